@@ -1,0 +1,181 @@
+#pragma once
+/// \file
+/// The shared-memory bank model: how many passes (wavefronts) a warp's shared-memory read takes.
+///
+/// The per-lane algorithms of pbs.hpp run, lane by lane, with a recording accessor that logs
+/// every key index a lane reads. Since all lanes of a warp take the same number of steps, step s
+/// of every lane is one SIMD access; the model maps each lane's address to banks and counts, per
+/// bank, the distinct words requested. The largest such count is the number of passes the access
+/// takes (the paper's "memory accesses"); the passes beyond the fewest possible are its bank
+/// conflicts (what Nsight reports as additional accesses).
+///
+/// Host-only (std::vector); it is a model and a test oracle, not a kernel.
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "gsearch/core/config.hpp"
+#include "gsearch/core/key_traits.hpp"
+#include "gsearch/core/padding.hpp"
+#include "gsearch/core/pbs.hpp"
+
+namespace gsearch::model {
+
+/// A shared-memory bank configuration. The H100 (and every GPU since Maxwell) has 32 banks of
+/// 4 bytes with same-address multicast; Kepler (the paper's GTX 770) could run 8-byte banks.
+struct bank_config {
+  int banks = 32;
+  int bank_bytes = 4;      ///< 4 or 8
+  bool multicast = true;   ///< lanes reading the same word are served in one pass
+};
+
+/// The cost of one SIMD shared-memory read by one warp.
+struct access_cost {
+  int lanes = 0;           ///< lanes taking part
+  int passes = 0;          ///< max over banks of the distinct words requested in that bank
+  int ideal = 0;           ///< the fewest passes that many distinct words could take
+  int conflicts() const { return passes - ideal; }
+  std::vector<int> words_per_bank;  ///< distinct words requested in each bank
+};
+
+/// Cost of one warp-wide read: byte_addresses[l] is lane l's address, each reading
+/// access_bytes bytes (the key size).
+inline access_cost cost_of_access(const std::vector<int64_t>& byte_addresses, int access_bytes,
+                                  const bank_config& cfg) {
+  if (cfg.banks <= 0 || (cfg.bank_bytes != 4 && cfg.bank_bytes != 8))
+    throw std::invalid_argument("bank model: banks must be positive and bank_bytes 4 or 8");
+  access_cost c;
+  c.lanes = static_cast<int>(byte_addresses.size());
+  c.words_per_bank.assign(cfg.banks, 0);
+  std::vector<std::vector<int64_t>> words(cfg.banks);  // words requested, per bank
+  for (int64_t a : byte_addresses) {
+    for (int64_t word = a / cfg.bank_bytes; word <= (a + access_bytes - 1) / cfg.bank_bytes; ++word)
+      words[word % cfg.banks].push_back(word);
+  }
+  int distinct_total = 0;
+  for (int b = 0; b < cfg.banks; ++b) {
+    auto& v = words[b];
+    std::sort(v.begin(), v.end());
+    if (cfg.multicast) v.erase(std::unique(v.begin(), v.end()), v.end());
+    c.words_per_bank[b] = static_cast<int>(v.size());
+    c.passes = std::max(c.passes, c.words_per_bank[b]);
+    distinct_total += c.words_per_bank[b];
+  }
+  c.ideal = c.lanes == 0 ? 0 : std::max(1, (distinct_total + cfg.banks - 1) / cfg.banks);
+  return c;
+}
+
+/// An accessor that reads a padded key array (like core::padded_accessor) and appends every
+/// index it reads to a log: one log per lane.
+template <class T>
+struct recording_accessor {
+  const T* data;                   ///< key 0 of a padded array
+  std::vector<int64_t>* log;       ///< indices read, in order
+  T operator()(int64_t i) const {
+    log->push_back(i);
+    return data[i];
+  }
+};
+
+/// The steps of one warp: cost of step s, and the algorithm's stage of that step (1 or 2; PBS,
+/// binary and the final comparison count as stage 1 for the one-stage algorithms).
+struct warp_trace {
+  std::vector<access_cost> steps;
+  std::vector<int> stage;
+  int64_t total_passes() const {
+    int64_t t = 0;
+    for (auto& s : steps) t += s.passes;
+    return t;
+  }
+  int64_t total_conflicts() const {
+    int64_t t = 0;
+    for (auto& s : steps) t += s.conflicts();
+    return t;
+  }
+};
+
+/// Runs one warp of the algorithm `A` over the padded keys and returns the cost of each step.
+/// queries.size() <= warp_width; query j runs on lane j. Addresses are byte offsets into the
+/// padded array (key i at (i + w) * sizeof(T)), which starts at a bank boundary, as the GPU's
+/// dynamic shared memory does.
+template <algorithm A, bool Strict, class T>
+warp_trace trace_warp(const std::vector<T>& padded, int64_t k, const T* queries, int lanes,
+                      const bank_config& cfg, int64_t* ranks_out = nullptr) {
+  constexpr int w = warp_width;
+  std::vector<std::vector<int64_t>> logs(lanes);
+  for (int l = 0; l < lanes; ++l) {
+    recording_accessor<T> acc{padded.data() + w, &logs[l]};
+    const int64_t r = core::search_rank<A>(acc, k, before<Strict, T>{queries[l]}, l);
+    if (ranks_out) ranks_out[l] = r;
+  }
+  warp_trace t;
+  const size_t steps = lanes ? logs[0].size() : 0;
+  for (auto& log : logs)
+    if (log.size() != steps) throw std::logic_error("bank model: lanes took different step counts");
+  const int s1 = (A == algorithm::pbs_cf || A == algorithm::pbs_cl) ? core::stage1_steps(k) : int(steps);
+  std::vector<int64_t> addr(lanes);
+  for (size_t s = 0; s < steps; ++s) {
+    for (int l = 0; l < lanes; ++l) addr[l] = (logs[l][s] + w) * int64_t(sizeof(T));
+    t.steps.push_back(cost_of_access(addr, int(sizeof(T)), cfg));
+    t.stage.push_back(int(s) < s1 ? 1 : 2);
+  }
+  return t;
+}
+
+/// Runtime-dispatched trace_warp.
+template <class T>
+warp_trace trace_warp(algorithm a, side sd, const std::vector<T>& padded, int64_t k,
+                      const T* queries, int lanes, const bank_config& cfg,
+                      int64_t* ranks_out = nullptr) {
+  const bool strict = sd == side::left;
+  auto run = [&]<algorithm A>() {
+    return strict ? trace_warp<A, true>(padded, k, queries, lanes, cfg, ranks_out)
+                  : trace_warp<A, false>(padded, k, queries, lanes, cfg, ranks_out);
+  };
+  switch (a) {
+    case algorithm::pbs: return run.template operator()<algorithm::pbs>();
+    case algorithm::pbs_cf: return run.template operator()<algorithm::pbs_cf>();
+    case algorithm::pbs_cl: return run.template operator()<algorithm::pbs_cl>();
+    case algorithm::binary: return run.template operator()<algorithm::binary>();
+    default: throw std::invalid_argument("bank model: choose pbs, pbs-cf, pbs-cl or binary");
+  }
+}
+
+/// Totals over many warps: the sum of each step's passes and conflicts, and of whole warps.
+struct run_summary {
+  int64_t warps = 0;
+  std::vector<int64_t> step_passes, step_conflicts;  ///< summed over warps, per step
+  std::vector<int> stage;                            ///< stage of each step
+  int64_t passes = 0, conflicts = 0;                 ///< summed over warps and steps
+  int64_t max_warp_passes = 0;                       ///< worst single warp
+};
+
+/// Runs the model over all queries, warp_width per warp (query j on lane j % w).
+template <class T>
+run_summary model_run(algorithm a, side sd, const T* keys, int64_t k, const T* queries, int64_t q,
+                      const bank_config& cfg) {
+  const auto padded = core::pad_keys(keys, k);
+  run_summary r;
+  for (int64_t base = 0; base < q; base += warp_width) {
+    const int lanes = int(std::min<int64_t>(warp_width, q - base));
+    const warp_trace t = trace_warp(a, sd, padded, k, queries + base, lanes, cfg);
+    if (r.step_passes.size() < t.steps.size()) {
+      r.step_passes.resize(t.steps.size());
+      r.step_conflicts.resize(t.steps.size());
+      r.stage = t.stage;
+    }
+    for (size_t s = 0; s < t.steps.size(); ++s) {
+      r.step_passes[s] += t.steps[s].passes;
+      r.step_conflicts[s] += t.steps[s].conflicts();
+    }
+    r.passes += t.total_passes();
+    r.conflicts += t.total_conflicts();
+    r.max_warp_passes = std::max(r.max_warp_passes, t.total_passes());
+    ++r.warps;
+  }
+  return r;
+}
+
+}  // namespace gsearch::model

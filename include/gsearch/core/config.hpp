@@ -1,0 +1,31 @@
+#pragma once
+/// \file
+/// Compiler glue shared by every layer: the host/device qualifier and the warp width.
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define GSEARCH_HD __host__ __device__
+#define GSEARCH_FORCEINLINE __forceinline__
+#define GSEARCH_UNROLL _Pragma("unroll")
+#else
+#define GSEARCH_HD
+#define GSEARCH_FORCEINLINE inline __attribute__((always_inline))
+#define GSEARCH_UNROLL _Pragma("GCC unroll 32")
+#endif
+
+namespace gsearch {
+
+/// Threads per warp, and number of shared-memory banks the algorithms are designed for (w in
+/// the paper). The per-lane algorithms take the lane number; the padding of the staged keys is
+/// `warp_width` sentinels at each end.
+inline constexpr int warp_width = 32;
+
+/// ceil(log2(n)) for n >= 1; 0 for n <= 1.
+GSEARCH_HD constexpr int ceil_log2(int64_t n) {
+  int r = 0;
+  while ((int64_t{1} << r) < n) ++r;
+  return r;
+}
+
+}  // namespace gsearch

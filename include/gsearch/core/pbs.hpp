@@ -1,0 +1,156 @@
+#pragma once
+/// \file
+/// The per-lane search algorithms of Karsin, Casanova and Sitchinava, "Efficient Batched
+/// Predecessor Search in Shared Memory on GPUs" (seeds/000): PBS, PBS-CF and PBS-CL, plus the
+/// plain branch-free binary search. Each is one function, written once and run by both backends:
+/// on the GPU each thread calls it with its lane (threadIdx.x % 32) and an accessor that reads the
+/// keys staged in shared memory; on the CPU it runs for every lane of a simulated warp. A
+/// recording accessor (bank_model.hpp) logs the addresses, which is how the paper's
+/// bank-conflict analysis becomes a test.
+///
+/// Common contract:
+///  - `keys(i)` returns the i-th key for i in [-w, k + w), w = warp_width: the sorted keys with
+///    w padding sentinels at each end, key_traits<T>::lowest() in front and highest() behind.
+///    The padded list must be sorted in the order of key_traits.hpp (the sentinels are the
+///    ends of that order, so it is). `binary` reads only [0, k).
+///  - `before(key)` is the monotone predicate of key_traits.hpp (key < q or key <= q).
+///  - The result is the rank of q: the number of keys before q, in [0, k]. So
+///    lower_bound = rank with key < q, upper_bound = rank with key <= q, predecessor =
+///    upper_bound - 1.
+///  - Every lane of a warp runs the same number of steps (no divergent trip counts), one key
+///    read per step, so the steps of a warp line up: step s of every lane is one SIMD access.
+///  - Index is the index type (int32 for shared memory, int64 for global memory and the CPU).
+///
+/// Sentinels may compare "before" q when q is itself an end of the order (lower_bound of the
+/// lowest value, upper_bound of the highest or of NaN). The result is then clamped into
+/// [0, k], which is exact: such a q has every key, or no key, before it.
+
+#include <cstdint>
+
+#include "gsearch/core/algorithm.hpp"
+#include "gsearch/core/config.hpp"
+
+namespace gsearch::core {
+
+template <class Index>
+GSEARCH_HD GSEARCH_FORCEINLINE constexpr Index clamp_rank(Index last_before, Index k) {
+  // last_before is the padded index of the last key before q; the rank is one past it.
+  const Index r = last_before + 1;
+  return r < 0 ? Index{0} : (r > k ? k : r);
+}
+
+/// PBS: Algorithm 1 of the paper, as written (index = floor(k/2), delta = ceil(k/4), halved
+/// with rounding up, ceil(log2 k) iterations, then one final comparison), with the min/max
+/// bounds checks replaced by the padding. The index wanders at most ceil(log2 k) + 1 past
+/// either end, so w = 32 sentinels suffice for k < 2^31.
+/// Reads: ceil(log2 k) + 1 per lane. Bank conflicts: up to w-way per step (Corollary 4.1).
+template <class Accessor, class Pred, class Index>
+GSEARCH_HD GSEARCH_FORCEINLINE Index pbs(const Accessor& keys, Index k, Pred before, int /*lane*/) {
+  Index index = k / 2;
+  Index delta = (k + 3) / 4;
+  const int steps = ceil_log2(k);
+  for (int s = 0; s < steps; ++s) {
+    index += before(keys(index)) ? delta : -delta;
+    delta = (delta + 1) / 2;
+  }
+  index -= before(keys(index)) ? 0 : 1;
+  return clamp_rank(index, k);
+}
+
+/// Stage 1 of PBS-CF and PBS-CL (Algorithm 2). Lane l only reads keys whose index is congruent
+/// to l modulo `stride` (w for the paper's algorithms), so with stride = number of banks each
+/// lane stays in a bank of its own and the stage is free of bank conflicts. It is a binary
+/// search over the lane's column l, l + stride, l + 2 stride, ...: it returns the index s of
+/// the last column entry before q (s = l - stride when there is none), so the answer lies in
+/// [s, s + stride).
+///
+/// The paper's version rounds delta down to a multiple of w, which loses keys when k is not a
+/// multiple of 2w^2 (k = 100: delta rounds to 0 and stage 1 does nothing); this one searches the
+/// column exactly for every k, in ceil(log2(ceil(k/stride) + 1)) steps, the same for all lanes.
+/// With stride = 1 and lane = 0 it is the plain branch-free binary search.
+template <class Accessor, class Pred, class Index>
+GSEARCH_HD GSEARCH_FORCEINLINE Index strided_stage(const Accessor& keys, Index k, Pred before,
+                                                   Index stride, Index lane) {
+  const Index columns = (k + stride - 1) / stride;  // the same for every lane
+  Index base = -1;            // column entry -1 (the front padding) is taken as before q
+  Index len = columns + 1;    // the answer is a column entry in [base, base + len)
+  while (len > 1) {
+    const Index half = len / 2;
+    base = before(keys((base + half) * stride + lane)) ? base + half : base;
+    len -= half;
+  }
+  // A lane whose last column entry is past the keys lands on it only when the back padding
+  // compares before q, and then every key does; stepping back to the lane's last real entry
+  // keeps the stage-2 window [s, s + stride) inside the padding without changing the answer.
+  const Index lane_columns = (k - lane + stride - 1) / stride;
+  if (base > lane_columns - 1) base = lane_columns - 1;
+  return base * stride + lane;
+}
+
+/// PBS-CF: stage 1 above, then Algorithm 3's linear stage 2: the lane reads the w - 1 keys
+/// after s in lockstep, s + 1, s + 2, ..., each step one key per bank: no bank conflicts on any
+/// input. Reads: ceil(log2(ceil(k/w) + 1)) + w - 1 per lane.
+template <class Accessor, class Pred, class Index>
+GSEARCH_HD GSEARCH_FORCEINLINE Index pbs_cf(const Accessor& keys, Index k, Pred before, int lane) {
+  constexpr int w = warp_width;
+  const Index s = strided_stage(keys, k, before, Index{w}, Index(lane));
+  Index count = 0;
+  GSEARCH_UNROLL
+  for (int i = 1; i < w; ++i) count += before(keys(s + i)) ? 1 : 0;
+  return clamp_rank(s + count, k);
+}
+
+/// PBS-CL: stage 1 above, then a binary stage 2 over the window [s, s + w) in which every lane
+/// uses the same deltas w/2, w/4, ..., 1, so the lanes keep their distinct offsets from stage 1:
+/// step j of stage 2 has at most a 2^j-way conflict, at most w - 1 accesses in all.
+/// Reads: ceil(log2(ceil(k/w) + 1)) + log2(w) per lane.
+template <class Accessor, class Pred, class Index>
+GSEARCH_HD GSEARCH_FORCEINLINE Index pbs_cl(const Accessor& keys, Index k, Pred before, int lane) {
+  constexpr int w = warp_width;
+  Index s = strided_stage(keys, k, before, Index{w}, Index(lane));
+  GSEARCH_UNROLL
+  for (int half = w / 2; half >= 1; half /= 2) s = before(keys(s + half)) ? s + half : s;
+  return clamp_rank(s, k);
+}
+
+/// Branch-free binary search over [0, k) (no padding read): ceil(log2(k + 1)) reads.
+template <class Accessor, class Pred, class Index>
+GSEARCH_HD GSEARCH_FORCEINLINE Index binary(const Accessor& keys, Index k, Pred before, int /*lane*/) {
+  return strided_stage(keys, k, before, Index{1}, Index{0}) + 1;
+}
+
+/// Number of key reads of stage 1 of PBS-CF / PBS-CL per lane (used by the model to label
+/// steps as stage 1 or stage 2).
+constexpr int stage1_steps(int64_t k, int w = warp_width) { return ceil_log2((k + w - 1) / w + 1); }
+
+/// Runs the algorithm named at compile time. `A` must not be algorithm::auto_.
+template <algorithm A, class Accessor, class Pred, class Index>
+GSEARCH_HD GSEARCH_FORCEINLINE Index search_rank(const Accessor& keys, Index k, Pred before, int lane) {
+  static_assert(A != algorithm::auto_, "resolve algorithm::auto_ before dispatching");
+  if constexpr (A == algorithm::pbs) return pbs(keys, k, before, lane);
+  else if constexpr (A == algorithm::pbs_cf) return pbs_cf(keys, k, before, lane);
+  else if constexpr (A == algorithm::pbs_cl) return pbs_cl(keys, k, before, lane);
+  else return binary(keys, k, before, lane);
+}
+
+/// Reads a sorted array with warp_width sentinels in front: `data` points at key 0.
+template <class T>
+struct padded_accessor {
+  const T* data;
+  template <class Index>
+  GSEARCH_HD GSEARCH_FORCEINLINE T operator()(Index i) const { return data[i]; }
+};
+
+/// Reads an unpadded sorted array and supplies the sentinels for indices outside [0, k): the
+/// same algorithms then run straight over keys in global memory, with no copy.
+template <class T, class Sentinels>
+struct bounded_accessor {
+  const T* data;
+  int64_t k;
+  template <class Index>
+  GSEARCH_HD GSEARCH_FORCEINLINE T operator()(Index i) const {
+    return i < 0 ? Sentinels::lowest() : (i >= k ? Sentinels::highest() : data[i]);
+  }
+};
+
+}  // namespace gsearch::core

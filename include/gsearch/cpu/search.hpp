@@ -1,0 +1,24 @@
+#pragma once
+/// \file
+/// The CPU backend of the batched search (instantiated in src/cpu/search.cpp for every key and
+/// output type). Arguments are validated by the public API (src/search.cpp) before they get here.
+
+#include <cstdint>
+
+#include "gsearch/core/algorithm.hpp"
+#include "gsearch/core/key_traits.hpp"
+
+namespace gsearch::cpu_backend {
+
+/// out[j] = result of query j. `algo` is never auto_: binary is the CPU's own fast path
+/// (branch-free, all cores); pbs / pbs_cf / pbs_cl run the per-lane GPU code, query j on lane
+/// j % 32 of a simulated warp, over keys padded as the GPU stages them.
+template <class T, class Out>
+void search(int threads, side s, algorithm algo, const T* keys, int64_t k, const T* queries,
+            int64_t n, Out* out);
+
+/// keys sorted in the order of key_traits.hpp.
+template <class T>
+bool is_sorted(const T* keys, int64_t k);
+
+}  // namespace gsearch::cpu_backend

@@ -1,0 +1,29 @@
+#pragma once
+/// \file
+/// The CUDA backend of the batched search, as the public API sees it: host-compilable
+/// declarations (no CUDA headers), defined in src/cuda/ (or src/cuda_disabled.cpp when the
+/// library is built without CUDA, where each throws gsearch::error).
+
+#include <cstdint>
+
+#include "gsearch/core/algorithm.hpp"
+#include "gsearch/core/key_traits.hpp"
+
+struct CUstream_st;
+
+namespace gsearch::cuda_backend {
+
+/// out[j] = result of query j, enqueued on `stream`. Device pointers. `algo` may be auto_.
+template <class T, class Out>
+void search(CUstream_st* stream, side s, algorithm algo, const T* keys, int64_t k,
+            const T* queries, int64_t n, Out* out);
+
+/// Keys sorted in the order of key_traits.hpp; waits for the answer.
+template <class T>
+bool is_sorted(CUstream_st* stream, const T* keys, int64_t k);
+
+/// The algorithm `auto_` resolves to for k keys of type T on the current device.
+template <class T>
+algorithm auto_algorithm(int64_t k);
+
+}  // namespace gsearch::cuda_backend

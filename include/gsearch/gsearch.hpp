@@ -1,0 +1,11 @@
+#pragma once
+/// \file
+/// Everything a user of gsearch includes.
+
+#include "gsearch/core/algorithm.hpp"
+#include "gsearch/core/error.hpp"
+#include "gsearch/core/key_traits.hpp"
+#include "gsearch/core/span.hpp"
+#include "gsearch/device.hpp"
+#include "gsearch/execution.hpp"
+#include "gsearch/search.hpp"

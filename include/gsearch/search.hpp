@@ -1,0 +1,91 @@
+#pragma once
+/// \file
+/// Batched search of sorted keys: lower_bound, upper_bound and predecessor for many queries.
+///
+/// Semantics (numpy.searchsorted and torch.searchsorted, with side='left' / 'right'):
+///   lower_bound(q)  = first i with keys[i] >= q  (the number of keys < q)
+///   upper_bound(q)  = first i with keys[i] > q   (the number of keys <= q)
+///   predecessor(q)  = largest i with keys[i] <= q, or -1 (upper_bound(q) - 1)
+/// in the order of core/key_traits.hpp: floats with NaN after +inf and -0.0 equal to 0.0.
+///
+/// Key and query types: int32_t, uint32_t, int64_t, uint64_t, float, double; keys and queries
+/// must have the same type (a mixed call does not compile: nothing is cast). The output is
+/// int64_t, or int32_t as an opt-in for speed, which throws invalid_argument when keys.size()
+/// does not fit in int32.
+///
+/// Precondition: keys sorted in that order. Unsorted keys give unspecified (but in-range)
+/// results, unless options.check_sorted is set, in which case the call throws
+/// invalid_argument and writes nothing.
+///
+/// Complexity: O(queries * log(keys)) work; on the GPU keys that fit in shared memory are
+/// staged once per block, larger key lists are searched in global memory.
+///
+/// Execution: gsearch::cpu takes host memory; gsearch::cuda (or gsearch::cuda.on(stream))
+/// takes device memory and is stream-ordered: it returns once the work is enqueued, except
+/// with check_sorted, which waits for the check. No temporary device memory is allocated,
+/// except 4 bytes for check_sorted.
+///
+/// Errors: invalid_argument (sizes that differ, null data, unsorted keys when checked, an
+/// int32 output too small, an algorithm the backend lacks), cuda_error, out_of_memory.
+
+#include <cstdint>
+
+#include "gsearch/core/algorithm.hpp"
+#include "gsearch/core/error.hpp"
+#include "gsearch/core/key_traits.hpp"
+#include "gsearch/core/span.hpp"
+#include "gsearch/execution.hpp"
+
+namespace gsearch {
+
+/// Options common to the batched searches.
+struct search_options {
+  /// Which algorithm; auto_ picks per backend, key count and key type (docs/design.md).
+  /// On the CPU, pbs / pbs_cf / pbs_cl run the GPU's per-lane code warp by warp (slower than
+  /// the default, which is the branch-free binary search on all cores).
+  algorithm algo = algorithm::auto_;
+  /// Check that the keys are sorted first (O(keys)); throw invalid_argument if not.
+  bool check_sorted = false;
+};
+
+#define GSEARCH_DECLARE_SEARCH(EXEC, T, OUT)                                                     \
+  /** Batched search on `side`; see the file comment. */                                         \
+  void search(const EXEC& exec, side s, span<const T> keys, span<const T> queries, span<OUT> out, \
+              const search_options& options = {});                                               \
+  /** numpy side='left': the number of keys < q. */                                             \
+  inline void lower_bound(const EXEC& exec, span<const T> keys, span<const T> queries,           \
+                          span<OUT> out, const search_options& options = {}) {                   \
+    search(exec, side::left, keys, queries, out, options);                                       \
+  }                                                                                              \
+  /** numpy side='right': the number of keys <= q. */                                           \
+  inline void upper_bound(const EXEC& exec, span<const T> keys, span<const T> queries,           \
+                          span<OUT> out, const search_options& options = {}) {                   \
+    search(exec, side::right, keys, queries, out, options);                                      \
+  }                                                                                              \
+  /** The largest i with keys[i] <= q, or -1. */                                                \
+  inline void predecessor(const EXEC& exec, span<const T> keys, span<const T> queries,           \
+                          span<OUT> out, const search_options& options = {}) {                   \
+    search(exec, side::pred, keys, queries, out, options);                                       \
+  }
+
+#define GSEARCH_DECLARE_SEARCH_ALL_OUT(EXEC, T) \
+  GSEARCH_DECLARE_SEARCH(EXEC, T, int64_t)      \
+  GSEARCH_DECLARE_SEARCH(EXEC, T, int32_t)
+
+#define GSEARCH_FOR_EACH_KEY_TYPE(X, ARG) \
+  X(ARG, int32_t) X(ARG, uint32_t) X(ARG, int64_t) X(ARG, uint64_t) X(ARG, float) X(ARG, double)
+
+GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_SEARCH_ALL_OUT, cpu_t)
+GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_SEARCH_ALL_OUT, cuda_t)
+
+#define GSEARCH_DECLARE_IS_SORTED(EXEC, T)                                                  \
+  /** True when keys are sorted in the order of key_traits.hpp. On CUDA it synchronizes. */ \
+  bool is_sorted(const EXEC& exec, span<const T> keys);
+GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_IS_SORTED, cpu_t)
+GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_IS_SORTED, cuda_t)
+
+#undef GSEARCH_DECLARE_SEARCH
+#undef GSEARCH_DECLARE_SEARCH_ALL_OUT
+#undef GSEARCH_DECLARE_IS_SORTED
+
+}  // namespace gsearch

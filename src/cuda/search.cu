@@ -1,0 +1,138 @@
+// The CUDA backend's entry points: device limits, the `auto` choice, dispatch to the kernels
+// instantiated per algorithm, the sortedness check, and the device queries of device.hpp.
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "gsearch/cuda/search.hpp"
+#include "gsearch/cuda/search_kernel.cuh"
+#include "gsearch/device.hpp"
+
+namespace gsearch::cuda_backend {
+
+#define GSEARCH_DECLARE_ALL_T(A)                  \
+  GSEARCH_DECLARE_LAUNCH_SEARCH_T(A, int32_t)     \
+  GSEARCH_DECLARE_LAUNCH_SEARCH_T(A, uint32_t)    \
+  GSEARCH_DECLARE_LAUNCH_SEARCH_T(A, int64_t)     \
+  GSEARCH_DECLARE_LAUNCH_SEARCH_T(A, uint64_t)    \
+  GSEARCH_DECLARE_LAUNCH_SEARCH_T(A, float)       \
+  GSEARCH_DECLARE_LAUNCH_SEARCH_T(A, double)
+GSEARCH_DECLARE_ALL_T(algorithm::pbs)
+GSEARCH_DECLARE_ALL_T(algorithm::pbs_cf)
+GSEARCH_DECLARE_ALL_T(algorithm::pbs_cl)
+GSEARCH_DECLARE_ALL_T(algorithm::binary)
+#undef GSEARCH_DECLARE_ALL_T
+
+namespace {
+
+device_limits current_device_limits() {
+  int dev = 0;
+  GSEARCH_CUDA_CHECK(cudaGetDevice(&dev));
+  device_limits d;
+  int optin = 0;
+  GSEARCH_CUDA_CHECK(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev));
+  GSEARCH_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  d.max_shared_per_block = optin;
+  return d;
+}
+
+template <class T>
+__global__ void find_unsorted_kernel(const T* __restrict__ keys, int64_t k, int* __restrict__ flag) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  bool bad = false;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i + 1 < k; i += stride)
+    bad |= key_less(keys[i + 1], keys[i]);
+  if (__syncthreads_or(bad) && threadIdx.x == 0) *flag = 1;
+}
+
+}  // namespace
+
+template <class T>
+algorithm auto_algorithm(int64_t k) {
+  return auto_choice(int(sizeof(T)), k, current_device_limits().max_shared_per_block);
+}
+
+template <class T, class Out>
+void search(CUstream_st* stream, side s, algorithm algo, const T* keys, int64_t k,
+            const T* queries, int64_t n, Out* out) {
+  const device_limits dev = current_device_limits();
+  if (algo == algorithm::auto_) algo = auto_choice(int(sizeof(T)), k, dev.max_shared_per_block);
+  const bool strict = s == side::left;
+  const int offset = s == side::pred ? -1 : 0;
+  switch (algo) {
+    case algorithm::pbs:
+      return launch_search<algorithm::pbs>(stream, strict, offset, keys, k, queries, n, out, dev);
+    case algorithm::pbs_cf:
+      return launch_search<algorithm::pbs_cf>(stream, strict, offset, keys, k, queries, n, out, dev);
+    case algorithm::pbs_cl:
+      return launch_search<algorithm::pbs_cl>(stream, strict, offset, keys, k, queries, n, out, dev);
+    case algorithm::binary:
+    case algorithm::auto_:
+      return launch_search<algorithm::binary>(stream, strict, offset, keys, k, queries, n, out, dev);
+  }
+}
+
+template <class T>
+bool is_sorted(CUstream_st* stream, const T* keys, int64_t k) {
+  if (k < 2) return true;
+  int* flag = nullptr;
+  GSEARCH_CUDA_CHECK(cudaMallocAsync(&flag, sizeof(int), stream));
+  int host_flag = 0;
+  try {
+    GSEARCH_CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(int), stream));
+    const device_limits dev = current_device_limits();
+    const int64_t blocks = (k + 255) / 256;
+    const int grid = int(blocks < 4LL * dev.sms ? blocks : 4LL * dev.sms);
+    find_unsorted_kernel<<<grid, 256, 0, stream>>>(keys, k, flag);
+    GSEARCH_CUDA_CHECK_LAUNCH();
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&host_flag, flag, sizeof(int), cudaMemcpyDeviceToHost, stream));
+    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  } catch (...) {
+    cudaFreeAsync(flag, stream);
+    throw;
+  }
+  GSEARCH_CUDA_CHECK(cudaFreeAsync(flag, stream));
+  return host_flag == 0;
+}
+
+#define GSEARCH_INSTANTIATE(T)                                                                 \
+  template void search<T, int64_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*, \
+                                   int64_t, int64_t*);                                         \
+  template void search<T, int32_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*, \
+                                   int64_t, int32_t*);                                         \
+  template bool is_sorted<T>(CUstream_st*, const T*, int64_t);                                 \
+  template algorithm auto_algorithm<T>(int64_t);
+GSEARCH_INSTANTIATE(int32_t)
+GSEARCH_INSTANTIATE(uint32_t)
+GSEARCH_INSTANTIATE(int64_t)
+GSEARCH_INSTANTIATE(uint64_t)
+GSEARCH_INSTANTIATE(float)
+GSEARCH_INSTANTIATE(double)
+#undef GSEARCH_INSTANTIATE
+
+}  // namespace gsearch::cuda_backend
+
+namespace gsearch {
+
+bool built_with_cuda() noexcept { return true; }
+
+int cuda_device_count() noexcept {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no device" / "insufficient driver" error
+    return 0;
+  }
+  return n;
+}
+
+std::string cuda_device_name() {
+  if (cuda_device_count() == 0) return {};
+  int dev = 0;
+  cudaDeviceProp p{};
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&p, dev) != cudaSuccess) return {};
+  return std::string(p.name) + ", sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " +
+         std::to_string(p.multiProcessorCount) + " SMs";
+}
+
+}  // namespace gsearch

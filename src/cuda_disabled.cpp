@@ -1,0 +1,43 @@
+// Built instead of src/cuda/ when GSEARCH_CUDA=OFF: the CUDA entry points exist, and say why
+// they cannot run.
+
+#include "gsearch/core/error.hpp"
+#include "gsearch/cuda/search.hpp"
+#include "gsearch/device.hpp"
+
+namespace gsearch::cuda_backend {
+namespace {
+[[noreturn]] void no_cuda() {
+  throw invalid_argument("gsearch was built without CUDA (GSEARCH_CUDA=OFF): use the CPU backend");
+}
+}  // namespace
+
+template <class T, class Out>
+void search(CUstream_st*, side, algorithm, const T*, int64_t, const T*, int64_t, Out*) { no_cuda(); }
+template <class T>
+bool is_sorted(CUstream_st*, const T*, int64_t) { no_cuda(); }
+template <class T>
+algorithm auto_algorithm(int64_t) { no_cuda(); }
+
+#define GSEARCH_INSTANTIATE(T)                                                                 \
+  template void search<T, int64_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*, \
+                                   int64_t, int64_t*);                                         \
+  template void search<T, int32_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*, \
+                                   int64_t, int32_t*);                                         \
+  template bool is_sorted<T>(CUstream_st*, const T*, int64_t);                                 \
+  template algorithm auto_algorithm<T>(int64_t);
+GSEARCH_INSTANTIATE(int32_t)
+GSEARCH_INSTANTIATE(uint32_t)
+GSEARCH_INSTANTIATE(int64_t)
+GSEARCH_INSTANTIATE(uint64_t)
+GSEARCH_INSTANTIATE(float)
+GSEARCH_INSTANTIATE(double)
+#undef GSEARCH_INSTANTIATE
+
+}  // namespace gsearch::cuda_backend
+
+namespace gsearch {
+bool built_with_cuda() noexcept { return false; }
+int cuda_device_count() noexcept { return 0; }
+std::string cuda_device_name() { return {}; }
+}  // namespace gsearch

@@ -1,0 +1,126 @@
+// The per-lane algorithms of core/pbs.hpp against std::lower_bound / std::upper_bound:
+// every algorithm, side, lane and accessor, exhaustively on small key lists and on the edges
+// of every key type's order.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "gsearch/core/padding.hpp"
+#include "gsearch/core/pbs.hpp"
+#include "test_util.hpp"
+
+namespace gsearch::test {
+namespace {
+
+constexpr algorithm kAlgorithms[] = {algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl,
+                                     algorithm::binary};
+constexpr side kSides[] = {side::left, side::right, side::pred};
+
+// Rank of q by algorithm `a` on `lane`, through the padded accessor (as in shared memory) or
+// the bounded accessor (as in global memory). Index type I as the GPU uses it.
+template <class T, class I = int64_t>
+int64_t run_one(algorithm a, side s, const std::vector<T>& keys, const std::vector<T>& padded,
+                T q, int lane, bool bounded) {
+  const I k = I(keys.size());
+  auto go = [&](const auto& acc) -> int64_t {
+    auto with = [&](auto pred) -> int64_t {
+      switch (a) {
+        case algorithm::pbs: return core::search_rank<algorithm::pbs>(acc, k, pred, lane);
+        case algorithm::pbs_cf: return core::search_rank<algorithm::pbs_cf>(acc, k, pred, lane);
+        case algorithm::pbs_cl: return core::search_rank<algorithm::pbs_cl>(acc, k, pred, lane);
+        default: return core::search_rank<algorithm::binary>(acc, k, pred, lane);
+      }
+    };
+    const int64_t r = s == side::left ? with(before<true, T>{q}) : with(before<false, T>{q});
+    return s == side::pred ? r - 1 : r;
+  };
+  if (bounded) return go(core::bounded_accessor<T, key_traits<T>>{keys.data(), int64_t(keys.size())});
+  return go(core::padded_accessor<T>{padded.data() + warp_width});
+}
+
+template <class T, class I = int64_t>
+void check_all(const std::vector<T>& keys, const std::vector<T>& queries, const char* what) {
+  const auto padded = core::pad_keys(keys.data(), int64_t(keys.size()));
+  for (algorithm a : kAlgorithms)
+    for (side s : kSides)
+      for (const T q : queries) {
+        const int64_t want = reference(keys, q, s);
+        for (int lane = 0; lane < warp_width; ++lane)
+          for (bool bounded : {false, true}) {
+            const int64_t got = run_one<T, I>(a, s, keys, padded, q, lane, bounded);
+            ASSERT_EQ(got, want) << what << ": " << to_string(a) << " side=" << side_name(s)
+                                 << " k=" << keys.size() << " q=" << q << " lane=" << lane
+                                 << (bounded ? " (global accessor)" : " (padded)");
+          }
+      }
+}
+
+// Every k up to 3w + 1 and some around w^2, distinct even keys, every query from below the
+// first key to above the last (hits and misses).
+TEST(CoreAlgorithms, ExhaustiveSmallDistinct) {
+  std::vector<int> sizes;
+  for (int k = 0; k <= 3 * warp_width + 1; ++k) sizes.push_back(k);
+  for (int k : {127, 128, 129, 255, 256, 1023, 1024, 1025, 2048, 3000}) sizes.push_back(k);
+  for (int k : sizes) {
+    std::vector<int32_t> keys(k);
+    for (int i = 0; i < k; ++i) keys[i] = 2 * i;
+    std::vector<int32_t> queries;
+    const int step = k > 200 ? 7 : 1;
+    for (int q = -2; q <= 2 * k + 1; q += step) queries.push_back(q);
+    check_all(keys, queries, "distinct");
+    check_all<int32_t, int32_t>(keys, queries, "distinct, int32 index");
+  }
+}
+
+TEST(CoreAlgorithms, DuplicatesAndAllEqual) {
+  std::mt19937_64 rng(test_seed());
+  for (int k : {1, 2, 31, 32, 33, 100, 1024, 1500}) {
+    for (int range : {1, 2, 5, 50}) {
+      std::vector<int64_t> keys(k);
+      for (auto& x : keys) x = small_value<int64_t>(rng, range);
+      sort_keys(keys);
+      std::vector<int64_t> queries;
+      for (int q = -range; q <= range; ++q) queries.push_back(q);
+      check_all(keys, queries, "duplicates");
+    }
+  }
+}
+
+template <class T>
+class CoreAlgorithmsTyped : public ::testing::Test {};
+TYPED_TEST_SUITE(CoreAlgorithmsTyped, KeyTypes);
+
+// Keys and queries at the ends of the order: the sentinels themselves (lowest, highest, NaN,
+// +-inf) must not confuse any algorithm.
+TYPED_TEST(CoreAlgorithmsTyped, EdgeValues) {
+  using T = TypeParam;
+  const std::vector<T> edges = edge_values<T>();
+  std::mt19937_64 rng(test_seed());
+  for (int k : {1, 2, 31, 32, 33, 64, 100, 1024}) {
+    for (int rep = 0; rep < 3; ++rep) {
+      std::vector<T> keys(k);
+      for (auto& x : keys) x = rng() % 3 == 0 ? edges[rng() % edges.size()] : small_value<T>(rng, 20);
+      sort_keys(keys);
+      std::vector<T> queries = edges;
+      for (int i = 0; i < 20; ++i) queries.push_back(small_value<T>(rng, 24));
+      check_all(keys, queries, "edges");
+    }
+  }
+  // All keys at one end of the order.
+  for (T v : {std::numeric_limits<T>::lowest(), key_traits<T>::highest()}) {
+    check_all(std::vector<T>(33, v), edges, "all keys at an end");
+  }
+}
+
+TEST(CoreAlgorithms, NegativeZeroEqualsZero) {
+  const std::vector<float> keys{-1.f, -0.f, 0.f, -0.f, 2.f};  // sorted: -0 == 0
+  check_all(keys, std::vector<float>{0.f, -0.f}, "signed zeros");
+  EXPECT_EQ(reference(keys, 0.f, side::left), 1);
+  EXPECT_EQ(reference(keys, -0.f, side::right), 4);
+}
+
+}  // namespace
+}  // namespace gsearch::test

@@ -1,0 +1,76 @@
+#pragma once
+// Helpers shared by the tests: the reference searches (std::lower_bound / upper_bound in the
+// key_traits order), special float values, and the typed-test type list.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <type_traits>
+#include <vector>
+
+#include "gsearch/core/key_traits.hpp"
+
+namespace gsearch::test {
+
+using KeyTypes = ::testing::Types<int32_t, uint32_t, int64_t, uint64_t, float, double>;
+
+/// The reference: std:: algorithms with the library's order.
+template <class T>
+int64_t reference(const std::vector<T>& keys, T q, side s) {
+  auto less = [](T a, T b) { return key_less(a, b); };
+  if (s == side::left) return std::lower_bound(keys.begin(), keys.end(), q, less) - keys.begin();
+  const int64_t ub = std::upper_bound(keys.begin(), keys.end(), q, less) - keys.begin();
+  return s == side::right ? ub : ub - 1;
+}
+
+template <class T>
+std::vector<int64_t> reference_all(const std::vector<T>& keys, const std::vector<T>& queries, side s) {
+  std::vector<int64_t> r(queries.size());
+  for (size_t i = 0; i < queries.size(); ++i) r[i] = reference(keys, queries[i], s);
+  return r;
+}
+
+template <class T>
+void sort_keys(std::vector<T>& v) {
+  std::sort(v.begin(), v.end(), [](T a, T b) { return key_less(a, b); });
+}
+
+/// The values at the edges of T's order: lowest, highest, and for floats -inf, -0.0, 0.0,
+/// +inf, NaN, denormals.
+template <class T>
+std::vector<T> edge_values() {
+  std::vector<T> v{std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max(), T(0), T(1)};
+  if constexpr (std::is_floating_point_v<T>) {
+    v.insert(v.end(), {-std::numeric_limits<T>::infinity(), std::numeric_limits<T>::infinity(),
+                       std::numeric_limits<T>::quiet_NaN(), T(-0.0), std::numeric_limits<T>::denorm_min(),
+                       -std::numeric_limits<T>::denorm_min(), T(-1)});
+  } else {
+    v.push_back(std::numeric_limits<T>::max() - 1);
+    v.push_back(T(std::numeric_limits<T>::min() + 1));
+  }
+  return v;
+}
+
+/// A fresh seed, printed so that a failure can be replayed (set GSEARCH_SEED to replay).
+inline uint64_t test_seed() {
+  if (const char* s = std::getenv("GSEARCH_SEED")) return std::strtoull(s, nullptr, 10);
+  const uint64_t seed = std::random_device{}();
+  std::printf("[ seed     ] GSEARCH_SEED=%llu\n", static_cast<unsigned long long>(seed));
+  return seed;
+}
+
+/// Values of T spread over a small range, so that random keys collide (duplicates).
+template <class T>
+T small_value(std::mt19937_64& rng, int range) {
+  const int v = int(rng() % uint64_t(range));
+  if constexpr (std::is_signed_v<T>) return T(v - range / 2);
+  else return T(v);
+}
+
+inline const char* side_name(side s) { return s == side::left ? "left" : s == side::right ? "right" : "pred"; }
+
+}  // namespace gsearch::test
