@@ -37,7 +37,18 @@ GSEARCH_INSTANTIATE(double)
 }  // namespace gsearch::cuda_backend
 
 namespace gsearch {
+namespace {
+[[noreturn]] void no_cuda() {
+  throw invalid_argument("gsearch was built without CUDA (GSEARCH_CUDA=OFF): use the CPU backend");
+}
+}  // namespace
 bool built_with_cuda() noexcept { return false; }
 int cuda_device_count() noexcept { return 0; }
 std::string cuda_device_name() { return {}; }
+void* device_malloc(size_t) { no_cuda(); }
+void device_free(void*) noexcept {}
+void copy_to_device(void*, const void*, size_t) { no_cuda(); }
+void copy_to_host(void*, const void*, size_t) { no_cuda(); }
+void synchronize(const cuda_t&) { no_cuda(); }
+double elapsed_ms(const cuda_t&, const std::function<void()>&) { no_cuda(); }
 }  // namespace gsearch

@@ -1,0 +1,120 @@
+// The public batched-search API on the CPU backend: every key type, size and adversarial input
+// against std::lower_bound / std::upper_bound, for the CPU fast path and for the GPU's per-lane
+// algorithms run warp by warp; and the API's argument checks.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "gsearch/gsearch.hpp"
+#include "search_cases.hpp"
+#include "test_util.hpp"
+
+namespace gsearch::test {
+namespace {
+
+template <class T>
+std::vector<int64_t> run_cpu(const std::vector<T>& keys, const std::vector<T>& queries, side s,
+                             algorithm a, bool out32) {
+  const search_options opt{a, /*check_sorted=*/true};
+  if (out32) {
+    std::vector<int32_t> out(queries.size(), -7);
+    search(cpu, s, span<const T>(keys), span<const T>(queries), span<int32_t>(out), opt);
+    return {out.begin(), out.end()};
+  }
+  std::vector<int64_t> out(queries.size(), -7);
+  search(cpu, s, span<const T>(keys), span<const T>(queries), span<int64_t>(out), opt);
+  return out;
+}
+
+template <class T>
+class CpuSearch : public ::testing::Test {};
+TYPED_TEST_SUITE(CpuSearch, KeyTypes);
+
+TYPED_TEST(CpuSearch, MatchesStdAlgorithms) {
+  using T = TypeParam;
+  run_search_matrix<T>(run_cpu<T>, 300,
+                       {algorithm::auto_, algorithm::binary, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl},
+                       test_seed());
+}
+
+// Many queries over all threads, warps split across chunk boundaries.
+TYPED_TEST(CpuSearch, ManyQueriesAllThreads) {
+  using T = TypeParam;
+  const auto keys = gen::sorted_keys<T>(5000, 1);
+  const auto queries = gen::random_queries_from_keys(keys.data(), 5000, 100003, 2);
+  for (algorithm a : {algorithm::auto_, algorithm::pbs_cl}) {
+    for (int threads : {0, 1, 3}) {
+      std::vector<int64_t> out(queries.size());
+      lower_bound(cpu.with_threads(threads), span<const T>(keys), span<const T>(queries), span<int64_t>(out),
+                  {a, false});
+      EXPECT_EQ(out, reference_all(keys, queries, side::left)) << to_string(a) << " threads=" << threads;
+    }
+  }
+}
+
+TEST(CpuSearchApi, NamedFunctionsAndContainers) {
+  const std::vector<double> keys{-1.0, 0.0, 0.0, 2.5, std::numeric_limits<double>::quiet_NaN()};
+  const std::vector<double> queries{-0.0, 2.5, std::numeric_limits<double>::quiet_NaN(), -5.0};
+  std::vector<int64_t> out(queries.size());
+  lower_bound(cpu, keys, queries, out);
+  EXPECT_EQ(out, (std::vector<int64_t>{1, 3, 4, 0}));
+  upper_bound(cpu, keys, queries, out);
+  EXPECT_EQ(out, (std::vector<int64_t>{3, 4, 5, 0}));
+  predecessor(cpu, keys, queries, out);
+  EXPECT_EQ(out, (std::vector<int64_t>{2, 3, 4, -1}));
+}
+
+TEST(CpuSearchApi, EmptyInputs) {
+  const std::vector<int32_t> none;
+  const std::vector<int32_t> queries{1, 2, 3};
+  std::vector<int64_t> out(3, 99);
+  upper_bound(cpu, none, queries, out);
+  EXPECT_EQ(out, (std::vector<int64_t>{0, 0, 0}));
+  predecessor(cpu, none, queries, out);
+  EXPECT_EQ(out, (std::vector<int64_t>{-1, -1, -1}));
+  std::vector<int64_t> no_out;
+  EXPECT_NO_THROW(upper_bound(cpu, queries, none, no_out));
+}
+
+TEST(CpuSearchApi, RejectsBadArguments) {
+  const std::vector<int32_t> keys{1, 2, 3};
+  const std::vector<int32_t> queries{1, 2};
+  std::vector<int64_t> short_out(1);
+  EXPECT_THROW(upper_bound(cpu, keys, queries, short_out), invalid_argument);
+  std::vector<int64_t> out(2);
+  EXPECT_THROW(upper_bound(cpu, span<const int32_t>(nullptr, 3), queries, out), invalid_argument);
+  // int32 output with more keys than int32 can count: rejected before any key is read.
+  std::vector<int32_t> out32(2);
+  EXPECT_THROW(upper_bound(cpu, span<const int32_t>(keys.data(), int64_t{1} << 31), queries, out32),
+               invalid_argument);
+  try {
+    upper_bound(cpu, keys, queries, short_out);
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find("2 queries but 1 output"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CpuSearchApi, CheckSortedThrowsAndWritesNothing) {
+  const std::vector<float> unsorted{1.f, 3.f, 2.f};
+  const std::vector<float> queries{2.f, 5.f};
+  std::vector<int64_t> out{-7, -7};
+  EXPECT_THROW(upper_bound(cpu, unsorted, queries, out, {algorithm::auto_, true}), invalid_argument);
+  EXPECT_EQ(out, (std::vector<int64_t>{-7, -7}));
+  const std::vector<float> nan_first{std::numeric_limits<float>::quiet_NaN(), 1.f};
+  EXPECT_FALSE(is_sorted(cpu, span<const float>(nan_first)));
+  const std::vector<float> zeros{0.f, -0.f, 0.f, std::numeric_limits<float>::quiet_NaN()};
+  EXPECT_TRUE(is_sorted(cpu, span<const float>(zeros)));
+}
+
+TEST(CpuSearchApi, CudaTagWithoutDeviceFailsClearly) {
+  if (cuda_device_count() > 0) GTEST_SKIP() << "a GPU is present; see the gpu tests";
+  const std::vector<int32_t> keys{1, 2, 3};
+  std::vector<int64_t> out(3);
+  EXPECT_THROW(upper_bound(gsearch::cuda, keys, keys, out), error);
+}
+
+}  // namespace
+}  // namespace gsearch::test

@@ -1,0 +1,108 @@
+// The batched search on the GPU (label `gpu`): the CPU test matrix again, through the CUDA
+// backend, every result against std::lower_bound / std::upper_bound and equal to the CPU's
+// per-lane run; many blocks; streams; the sortedness check. Skips visibly without a GPU.
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "gsearch/cuda/search.hpp"
+#include "gsearch/gsearch.hpp"
+#include "search_cases.hpp"
+#include "test_util.hpp"
+
+namespace gsearch::test {
+namespace {
+
+class Gpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  }
+};
+
+template <class T, class Out>
+std::vector<int64_t> run_gpu_out(const cuda_t& exec, const std::vector<T>& keys, const std::vector<T>& queries,
+                                 side s, algorithm a, bool check) {
+  device_vector<T> d_keys{span<const T>(keys)};
+  device_vector<T> d_queries{span<const T>(queries)};
+  device_vector<Out> d_out(int64_t(queries.size()));
+  search(exec, s, span<const T>(d_keys), span<const T>(d_queries), span<Out>(d_out), {a, check});
+  synchronize(exec);
+  std::vector<Out> out(queries.size());
+  d_out.copy_to(span<Out>(out));
+  return {out.begin(), out.end()};
+}
+
+template <class T>
+std::vector<int64_t> run_gpu(const std::vector<T>& keys, const std::vector<T>& queries, side s, algorithm a,
+                             bool out32) {
+  return out32 ? run_gpu_out<T, int32_t>(cuda, keys, queries, s, a, true)
+               : run_gpu_out<T, int64_t>(cuda, keys, queries, s, a, true);
+}
+
+template <class T>
+class GpuSearch : public Gpu {};
+TYPED_TEST_SUITE(GpuSearch, KeyTypes);
+
+TYPED_TEST(GpuSearch, MatchesStdAlgorithms) {
+  using T = TypeParam;
+  run_search_matrix<T>(run_gpu<T>, 2048,
+                       {algorithm::auto_, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl, algorithm::binary},
+                       test_seed());
+}
+
+// Many blocks, every SM busy, results equal to the CPU running the same per-lane code.
+TYPED_TEST(GpuSearch, ManyBlocksEqualCpu) {
+  using T = TypeParam;
+  const uint64_t seed = test_seed();
+  for (int64_t k : {int64_t(1000), int64_t(4096), int64_t(20000), int64_t(100000)}) {
+    const auto keys = gen::sorted_keys<T>(k, seed + uint64_t(k));
+    const auto queries = gen::random_queries_from_keys(keys.data(), k, (int64_t(1) << 20) + 17, seed);
+    for (algorithm a : {algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl, algorithm::binary}) {
+      for (side s : {side::left, side::pred}) {
+        std::vector<int64_t> on_cpu(queries.size());
+        search(cpu, s, span<const T>(keys), span<const T>(queries), span<int64_t>(on_cpu), {a, false});
+        const auto on_gpu = run_gpu<T>(keys, queries, s, a, false);
+        ASSERT_EQ(on_gpu, on_cpu) << "k=" << k << " " << to_string(a) << " side=" << side_name(s);
+        ASSERT_EQ(on_cpu, reference_all(keys, queries, s)) << "k=" << k << " " << to_string(a);
+      }
+    }
+  }
+}
+
+TEST_F(Gpu, RunsOnAStream) {
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  const auto keys = gen::sorted_keys<int32_t>(3000, 5);
+  const auto queries = gen::worst_case_queries(keys.data(), 3000, 100000, 6);
+  const auto got = run_gpu_out<int32_t, int32_t>(cuda.on(stream), keys, queries, side::right, algorithm::auto_, false);
+  EXPECT_EQ(got, reference_all(keys, queries, side::right));
+  cudaStreamDestroy(stream);
+}
+
+TEST_F(Gpu, CheckSortedThrowsAndWritesNothing) {
+  const std::vector<double> keys{1.0, std::numeric_limits<double>::quiet_NaN(), 2.0};
+  const std::vector<double> queries{1.5, 2.5};
+  device_vector<double> d_keys{span<const double>(keys)}, d_queries{span<const double>(queries)};
+  const std::vector<int64_t> poison{-7, -7};
+  device_vector<int64_t> d_out{span<const int64_t>(poison)};
+  EXPECT_FALSE(is_sorted(cuda, span<const double>(d_keys)));
+  EXPECT_THROW(upper_bound(cuda, d_keys, d_queries, d_out, {algorithm::auto_, true}), invalid_argument);
+  std::vector<int64_t> out(2);
+  d_out.copy_to(span<int64_t>(out));
+  EXPECT_EQ(out, poison);
+  const std::vector<double> sorted{-0.0, 0.0, std::numeric_limits<double>::quiet_NaN()};
+  device_vector<double> d_sorted{span<const double>(sorted)};
+  EXPECT_TRUE(is_sorted(cuda, span<const double>(d_sorted)));
+}
+
+TEST_F(Gpu, AutoPicksSharedMemoryThenGlobal) {
+  EXPECT_EQ(cuda_backend::auto_algorithm<int32_t>(1024), algorithm::pbs_cl);
+  EXPECT_EQ(cuda_backend::auto_algorithm<int32_t>(int64_t(1) << 24), algorithm::binary);
+}
+
+}  // namespace
+}  // namespace gsearch::test

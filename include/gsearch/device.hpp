@@ -1,8 +1,18 @@
 #pragma once
 /// \file
-/// What this build and this machine offer.
+/// What this build and this machine offer, and the little device-memory handling that programs
+/// without CUDA headers (the CLI, tests, the Python bindings) need to call the CUDA backend.
+/// Every function here that touches a device throws gsearch::invalid_argument when the library
+/// was built without CUDA, and cuda_error / out_of_memory when CUDA fails.
 
+#include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
+
+#include "gsearch/core/span.hpp"
+#include "gsearch/execution.hpp"
 
 namespace gsearch {
 
@@ -15,5 +25,54 @@ int cuda_device_count() noexcept;
 /// A one-line description of the current CUDA device ("NVIDIA H100 80GB HBM3, sm_90, 132 SMs"),
 /// or an empty string when there is none.
 std::string cuda_device_name();
+
+/// cudaMalloc / cudaFree.
+void* device_malloc(size_t bytes);
+void device_free(void* p) noexcept;
+/// Synchronous copies between host and device memory.
+void copy_to_device(void* device_dst, const void* host_src, size_t bytes);
+void copy_to_host(void* host_dst, const void* device_src, size_t bytes);
+/// Waits for all work on the stream.
+void synchronize(const cuda_t& exec);
+/// Runs `work` (which enqueues on exec's stream) between two CUDA events and returns the
+/// elapsed device time in milliseconds; waits for the work to finish.
+double elapsed_ms(const cuda_t& exec, const std::function<void()>& work);
+
+/// An owning array in device memory.
+template <class T>
+class device_vector {
+ public:
+  device_vector() = default;
+  explicit device_vector(int64_t n) : n_(n) {
+    if (n > 0) p_ = static_cast<T*>(device_malloc(size_t(n) * sizeof(T)));
+  }
+  /// A device copy of host data.
+  explicit device_vector(span<const T> host) : device_vector(host.size()) {
+    if (n_ > 0) copy_to_device(p_, host.data(), size_t(n_) * sizeof(T));
+  }
+  device_vector(const device_vector&) = delete;
+  device_vector& operator=(const device_vector&) = delete;
+  device_vector(device_vector&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  device_vector& operator=(device_vector&& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(n_, o.n_);
+    return *this;
+  }
+  ~device_vector() { device_free(p_); }
+
+  T* data() const { return p_; }
+  int64_t size() const { return n_; }
+  span<T> view() const { return {p_, n_}; }
+  operator span<T>() const { return view(); }              // NOLINT: a view, like std::span
+  operator span<const T>() const { return {p_, n_}; }      // NOLINT
+  /// Copies to host memory (host.size() must be size()).
+  void copy_to(span<T> host) const {
+    if (n_ > 0) copy_to_host(host.data(), p_, size_t(n_) * sizeof(T));
+  }
+
+ private:
+  T* p_ = nullptr;
+  int64_t n_ = 0;
+};
 
 }  // namespace gsearch

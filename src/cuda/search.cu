@@ -7,7 +7,6 @@
 
 #include "gsearch/cuda/search.hpp"
 #include "gsearch/cuda/search_kernel.cuh"
-#include "gsearch/device.hpp"
 
 namespace gsearch::cuda_backend {
 
@@ -112,27 +111,3 @@ GSEARCH_INSTANTIATE(double)
 #undef GSEARCH_INSTANTIATE
 
 }  // namespace gsearch::cuda_backend
-
-namespace gsearch {
-
-bool built_with_cuda() noexcept { return true; }
-
-int cuda_device_count() noexcept {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky "no device" / "insufficient driver" error
-    return 0;
-  }
-  return n;
-}
-
-std::string cuda_device_name() {
-  if (cuda_device_count() == 0) return {};
-  int dev = 0;
-  cudaDeviceProp p{};
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&p, dev) != cudaSuccess) return {};
-  return std::string(p.name) + ", sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " +
-         std::to_string(p.multiProcessorCount) + " SMs";
-}
-
-}  // namespace gsearch

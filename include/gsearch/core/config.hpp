@@ -7,11 +7,21 @@
 #if defined(__CUDACC__)
 #define GSEARCH_HD __host__ __device__
 #define GSEARCH_FORCEINLINE __forceinline__
-#define GSEARCH_UNROLL _Pragma("unroll")
 #else
 #define GSEARCH_HD
 #define GSEARCH_FORCEINLINE inline __attribute__((always_inline))
+#endif
+
+// Full unrolling of the fixed-length stage-2 loops: in nvcc's device pass, and under plain g++
+// (nvcc's host pass gets nothing: its front end rejects GCC's pragma).
+#if defined(__CUDA_ARCH__)
+#define GSEARCH_UNROLL _Pragma("unroll")
+#elif defined(__CUDACC__)
+#define GSEARCH_UNROLL
+#elif defined(__GNUC__) && !defined(__clang__)
 #define GSEARCH_UNROLL _Pragma("GCC unroll 32")
+#else
+#define GSEARCH_UNROLL
 #endif
 
 namespace gsearch {

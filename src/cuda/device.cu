@@ -1,0 +1,73 @@
+// device.hpp on CUDA: device queries, memory, copies and event timing.
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "gsearch/cuda/check.cuh"
+#include "gsearch/device.hpp"
+
+namespace gsearch {
+
+bool built_with_cuda() noexcept { return true; }
+
+int cuda_device_count() noexcept {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the "no device" / "insufficient driver" error
+    return 0;
+  }
+  return n;
+}
+
+std::string cuda_device_name() {
+  if (cuda_device_count() == 0) return {};
+  int dev = 0;
+  cudaDeviceProp p{};
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&p, dev) != cudaSuccess) return {};
+  return std::string(p.name) + ", sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " +
+         std::to_string(p.multiProcessorCount) + " SMs";
+}
+
+void* device_malloc(size_t bytes) {
+  void* p = nullptr;
+  GSEARCH_CUDA_CHECK(cudaMalloc(&p, bytes));
+  return p;
+}
+
+void device_free(void* p) noexcept {
+  if (p) cudaFree(p);
+}
+
+void copy_to_device(void* dst, const void* src, size_t bytes) {
+  GSEARCH_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+}
+
+void copy_to_host(void* dst, const void* src, size_t bytes) {
+  GSEARCH_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+}
+
+void synchronize(const cuda_t& exec) { GSEARCH_CUDA_CHECK(cudaStreamSynchronize(exec.stream)); }
+
+double elapsed_ms(const cuda_t& exec, const std::function<void()>& work) {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  GSEARCH_CUDA_CHECK(cudaEventCreate(&start));
+  GSEARCH_CUDA_CHECK(cudaEventCreate(&stop));
+  float ms = 0;
+  try {
+    GSEARCH_CUDA_CHECK(cudaEventRecord(start, exec.stream));
+    work();
+    GSEARCH_CUDA_CHECK(cudaEventRecord(stop, exec.stream));
+    GSEARCH_CUDA_CHECK(cudaEventSynchronize(stop));
+    GSEARCH_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  } catch (...) {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    throw;
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return ms;
+}
+
+}  // namespace gsearch

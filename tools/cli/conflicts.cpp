@@ -1,0 +1,120 @@
+// `gsearch conflicts`: the shared-memory bank model (core/bank_model.hpp) run on generated keys
+// and queries: how many passes each step of a warp's search takes, and how many are conflicts.
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "common.hpp"
+#include "gsearch/core/bank_model.hpp"
+
+namespace gsearch::cli {
+namespace {
+
+struct conflicts_args {
+  std::string algo, queries = "random", side = "left";
+  int64_t keys = 0;
+  int key_bytes = 4, warps = 64, banks = 32, bank_bytes = 4;
+  bool no_multicast = false, json = false;
+  uint64_t seed = 1;
+};
+
+template <class T>
+exit_code run_model(const conflicts_args& a) {
+  const int64_t q = int64_t(a.warps) * warp_width;
+  const generated<T> g = generate<T>(a.keys, q, a.queries, a.seed);
+  const model::bank_config cfg{a.banks, a.bank_bytes, !a.no_multicast};
+  const algorithm algo = parse_algorithm(a.algo);
+  const side sd = side_from_string(a.side);
+  const model::run_summary r = model::model_run(algo, sd, g.keys.data(), a.keys, g.queries.data(), q, cfg);
+
+  const double w = double(r.warps);
+  if (a.json) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (size_t s = 0; s < r.step_passes.size(); ++s)
+      steps.push_back({{"step", s},
+                       {"stage", r.stage[s]},
+                       {"accesses_per_warp", double(r.step_passes[s]) / w},
+                       {"conflicts_per_warp", double(r.step_conflicts[s]) / w}});
+    const nlohmann::json j = {{"command", "conflicts"},
+                              {"algo", to_string(algo)},
+                              {"keys", a.keys},
+                              {"key_bytes", a.key_bytes},
+                              {"key_dtype", key_traits<T>::name},
+                              {"queries", a.queries},
+                              {"side", to_string(sd)},
+                              {"seed", a.seed},
+                              {"banks", a.banks},
+                              {"bank_bytes", a.bank_bytes},
+                              {"multicast", cfg.multicast},
+                              {"warps", r.warps},
+                              {"accesses_per_warp", double(r.passes) / w},
+                              {"conflicts_per_warp", double(r.conflicts) / w},
+                              {"max_accesses_per_warp", r.max_warp_passes},
+                              {"steps", steps}};
+    std::cout << j.dump() << '\n';
+    return exit_ok;
+  }
+  std::printf("conflicts: %s, %lld %s keys, %s queries, side=%s, %lld warps of %d queries, "
+              "%d banks of %d bytes, multicast %s\n",
+              to_string(algo).data(), (long long)a.keys, key_traits<T>::name, a.queries.c_str(),
+              to_string(sd).data(), (long long)r.warps, warp_width, a.banks, a.bank_bytes,
+              cfg.multicast ? "on" : "off");
+  std::printf("per warp: %.2f accesses (passes), %.2f of them conflicts; worst warp: %lld accesses\n",
+              double(r.passes) / w, double(r.conflicts) / w, (long long)r.max_warp_passes);
+  std::printf("%6s %6s %16s %16s\n", "step", "stage", "accesses/warp", "conflicts/warp");
+  for (size_t s = 0; s < r.step_passes.size(); ++s)
+    std::printf("%6zu %6d %16.2f %16.2f\n", s, r.stage[s], double(r.step_passes[s]) / w,
+                double(r.step_conflicts[s]) / w);
+  return exit_ok;
+}
+
+}  // namespace
+
+command add_conflicts_command(CLI::App& app) {
+  auto a = std::make_shared<conflicts_args>();
+  CLI::App* sub = app.add_subcommand(
+      "conflicts",
+      "Count shared-memory accesses and bank conflicts of a search with the bank model: N sorted "
+      "random keys (int32 for 4-byte keys, int64 for 8-byte keys; the same data as `gsearch gen` "
+      "with that dtype and seed) and W warps of 32 queries, traced lane by lane.");
+  sub->add_option("--algo", a->algo, "Search algorithm to model")
+      ->required()
+      ->check(CLI::IsMember(algorithm_names(false)));
+  sub->add_option("--keys", a->keys, "Number of keys")
+      ->required()
+      ->check(CLI::PositiveNumber)
+      ->type_name("N");
+  sub->add_option("--key-bytes", a->key_bytes, "Key size: 4 (int32 keys) or 8 (int64 keys)")
+      ->check(CLI::IsMember({4, 8}))
+      ->capture_default_str();
+  sub->add_option("--queries", a->queries,
+                  "random: keys drawn at random; worst: the paper's worst case for PBS")
+      ->check(CLI::IsMember(query_kind_names))
+      ->capture_default_str();
+  sub->add_option("--warps", a->warps, "Number of warps (32 queries each)")
+      ->check(CLI::PositiveNumber)
+      ->type_name("W")
+      ->capture_default_str();
+  sub->add_option("--banks", a->banks, "Shared-memory banks")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--bank-bytes", a->bank_bytes, "Bank width in bytes: 4, or 8 (Kepler's mode)")
+      ->check(CLI::IsMember({4, 8}))
+      ->capture_default_str();
+  sub->add_flag("--no-multicast", a->no_multicast,
+                "Lanes reading the same word are not served in one pass");
+  sub->add_option("--side", a->side, "left (key < q), right or pred (key <= q)")
+      ->check(CLI::IsMember(side_names))
+      ->capture_default_str();
+  sub->add_option("--seed", a->seed, "Seed of the keys; the queries use seed + 1")
+      ->type_name("S")
+      ->capture_default_str();
+  sub->add_flag("--json", a->json, "Print the counts as one line of JSON");
+  return {sub, [a] { return a->key_bytes == 4 ? run_model<int32_t>(*a) : run_model<int64_t>(*a); }};
+}
+
+}  // namespace gsearch::cli

@@ -1,0 +1,90 @@
+// The gsearch command-line tool: subcommand wiring, and the one place where errors become a
+// message and an exit code.
+
+#include <CLI/CLI.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <new>
+#include <string>
+
+#include "common.hpp"
+#include "gsearch/core/error.hpp"
+#include "gsearch/device.hpp"
+
+namespace {
+
+using namespace gsearch::cli;
+
+constexpr const char* exit_codes_text = R"(Exit codes:
+  0     success
+  1     bad usage or input: a missing, unreadable, truncated or malformed .npy file, a dtype
+        gsearch does not support (or big-endian data), keys and queries of different dtypes,
+        unsorted keys, bad option values
+  2     device or I/O failure: --device cuda without a usable CUDA device, a CUDA error, out of
+        memory, an output file or stdout that cannot be written
+  3     search --verify found results that differ from the reference
+  100+  the command line could not be parsed (CLI11's codes, e.g. 105 a value not allowed,
+        106 a required option missing, 109 an unexpected argument))";
+
+std::string version_text() {
+  return std::string("gsearch ") + GSEARCH_VERSION + " (CUDA backend " +
+         (gsearch::built_with_cuda() ? "built in" : "not built") + ")";
+}
+
+void report(const char* what) { std::fprintf(stderr, "gsearch: error: %s\n", what); }
+
+// Runs a parsed subcommand and turns what it throws into a message and an exit code.
+int run(const command& c) {
+  try {
+    const exit_code code = c.run();
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0)
+      throw failure(exit_device_or_io, std::string("cannot write to standard output: ") + std::strerror(errno));
+    return code;
+  } catch (const failure& e) {
+    report(e.what());
+    return e.code();
+  } catch (const gsearch::invalid_argument& e) {  // a precondition of the library
+    report(e.what());
+    return exit_bad_input;
+  } catch (const gsearch::error& e) {  // cuda_error, out_of_memory
+    report(e.what());
+    return exit_device_or_io;
+  } catch (const std::bad_alloc&) {
+    report("out of host memory");
+    return exit_device_or_io;
+  } catch (const std::exception& e) {
+    report(e.what());
+    return exit_device_or_io;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("gsearch: batched search of sorted keys on GPUs (CUDA) and CPUs, on .npy files.",
+               "gsearch");
+  app.set_version_flag("--version", version_text(), "Print the version and exit");
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "gsearch: error: " + std::string(e.what()) + "\nRun with --help for more information.\n";
+  });
+  app.require_subcommand(0, 1);
+  app.footer(exit_codes_text);
+
+  const command commands[] = {add_search_command(app), add_gen_command(app),
+                              add_conflicts_command(app)};
+  for (const command& c : commands) c.app->footer(exit_codes_text);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  for (const command& c : commands)
+    if (c.app->parsed()) return run(c);
+  std::cout << app.help();  // no subcommand
+  return exit_ok;
+}

@@ -1,0 +1,310 @@
+// .npy reading and writing: see npy.hpp.
+
+#include "npy.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <utility>
+
+namespace gsearch::cli::npy {
+
+static_assert(std::endian::native == std::endian::little, "the .npy code assumes a little-endian host");
+
+namespace {
+
+constexpr char magic[] = "\x93NUMPY";
+constexpr size_t magic_len = 6;
+constexpr int64_t max_header_len = int64_t{1} << 20;  // numpy's own limit is far smaller
+constexpr int align = 64;
+
+[[noreturn]] void bad_input(const std::string& what) { throw failure(exit_bad_input, what); }
+
+std::string errno_text() { return std::strerror(errno); }
+
+// A Python literal value of a .npy header: a string, a bool or a tuple of ints.
+struct literal {
+  enum { string, boolean, tuple } kind;
+  std::string text;
+  bool flag = false;
+  std::vector<int64_t> ints;
+};
+
+// Recursive descent over the dict literal numpy writes (keys in any order, either quote,
+// tuples with or without a trailing comma, Python 2's "10L").
+class dict_parser {
+ public:
+  dict_parser(std::string_view s, const std::string& path) : s_(s), path_(path) {}
+
+  std::map<std::string, literal> parse() {
+    std::map<std::string, literal> d;
+    expect('{');
+    while (!eat('}')) {
+      std::string key = quoted();
+      expect(':');
+      d[key] = value();
+      if (!eat(',')) {
+        expect('}');
+        break;
+      }
+    }
+    skip_space();
+    if (pos_ != s_.size()) fail("text after the dict");
+    return d;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    std::string shown(s_.substr(0, 100));
+    while (!shown.empty() && (shown.back() == ' ' || shown.back() == '\n')) shown.pop_back();
+    for (char& c : shown)
+      if (static_cast<unsigned char>(c) < 32 || static_cast<unsigned char>(c) > 126) c = '?';
+    bad_input(path_ + " has a .npy header gsearch cannot parse (" + what + " at character " +
+              std::to_string(pos_) + "): " + shown + (s_.size() > 100 ? "..." : ""));
+  }
+  void skip_space() {
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\t')) ++pos_;
+  }
+  bool eat(char c) {
+    skip_space();
+    if (pos_ < s_.size() && s_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  void expect(char c) {
+    if (!eat(c)) fail(std::string("expected '") + c + "'");
+  }
+  bool eat_word(std::string_view w) {
+    skip_space();
+    if (s_.substr(pos_, w.size()) != w) return false;
+    pos_ += w.size();
+    return true;
+  }
+  std::string quoted() {
+    skip_space();
+    if (pos_ >= s_.size() || (s_[pos_] != '\'' && s_[pos_] != '"')) fail("expected a string");
+    const char q = s_[pos_++];
+    const size_t end = s_.find(q, pos_);
+    if (end == std::string_view::npos) fail("unterminated string");
+    std::string r(s_.substr(pos_, end - pos_));
+    pos_ = end + 1;
+    return r;
+  }
+  int64_t integer() {
+    skip_space();
+    const char* first = s_.data() + pos_;
+    int64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(first, s_.data() + s_.size(), v);
+    if (ec != std::errc() || v < 0) fail("expected a non-negative integer");
+    pos_ += size_t(ptr - first);
+    if (pos_ < s_.size() && s_[pos_] == 'L') ++pos_;  // Python 2 long
+    return v;
+  }
+  literal value() {
+    skip_space();
+    literal v{literal::string, {}, false, {}};
+    if (eat_word("True")) {
+      v = {literal::boolean, {}, true, {}};
+    } else if (eat_word("False")) {
+      v = {literal::boolean, {}, false, {}};
+    } else if (eat('(')) {
+      v.kind = literal::tuple;
+      while (!eat(')')) {
+        v.ints.push_back(integer());
+        if (!eat(',')) {
+          expect(')');
+          break;
+        }
+      }
+    } else {
+      if (pos_ < s_.size() && s_[pos_] == '[') fail("structured dtypes are not supported");
+      v.text = quoted();
+    }
+    return v;
+  }
+
+  std::string_view s_;
+  const std::string& path_;
+  size_t pos_ = 0;
+};
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+dtype parse_descr(const std::string& descr, const std::string& path) {
+  auto find = [](std::string_view d) -> std::optional<dtype> {
+    for (dtype t : all_dtypes)
+      if (npy_descr(t) == d) return t;
+    return std::nullopt;
+  };
+  if (!descr.empty()) {
+    const std::string little = '<' + descr.substr(1);
+    if (descr[0] == '<' || descr[0] == '=') {  // '=' is native: little-endian here
+      if (auto t = find(little)) return *t;
+    } else if (descr[0] == '>' && find(little)) {
+      bad_input(path + " is big-endian (dtype '" + descr +
+                "'); gsearch reads little-endian .npy files only (numpy: a.astype('" + little + "'))");
+    }
+  }
+  std::string names;
+  for (dtype t : all_dtypes) names += (names.empty() ? "" : ", ") + std::string(name(t));
+  bad_input(path + " has dtype '" + descr + "', which gsearch does not support (it reads " + names + ")");
+}
+
+}  // namespace
+
+header parse_header(std::string_view dict, const std::string& path) {
+  auto d = dict_parser(dict, path).parse();
+  auto get = [&](const char* key, decltype(literal::kind) kind) -> const literal& {
+    auto it = d.find(key);
+    if (it == d.end()) bad_input(path + " has a .npy header without '" + key + "'");
+    if (it->second.kind != kind) bad_input(path + " has a .npy header with a bad '" + key + "'");
+    return it->second;
+  };
+  const dtype t = parse_descr(get("descr", literal::string).text, path);
+  get("fortran_order", literal::boolean);  // either way: one dimension has one layout
+  const auto& shape = get("shape", literal::tuple).ints;
+  if (shape.size() != 1)
+    bad_input(path + " has shape " + shape_text(shape) + ", but gsearch reads 1-D arrays only" +
+              (shape.empty() ? " (this is a scalar)" : ""));
+  if (shape[0] > std::numeric_limits<int64_t>::max() / itemsize(t))
+    bad_input(path + " has shape " + shape_text(shape) + ": too large");
+  return header{t, shape[0]};
+}
+
+std::string encode_header(dtype t, int64_t size) {
+  const std::string dict = "{'descr': '" + std::string(npy_descr(t)) +
+                           "', 'fortran_order': False, 'shape': (" + std::to_string(size) + ",), }";
+  // numpy.lib.format._wrap_header: pad with 1..64 spaces, then '\n'.
+  auto padding = [&](size_t prefix) { return align - (prefix + dict.size() + 1) % align; };
+  const bool v1 = dict.size() + 1 + padding(magic_len + 4) <= 0xffff;
+  const size_t prefix = magic_len + (v1 ? 4 : 6);
+  const size_t len = dict.size() + padding(prefix) + 1;
+  std::string h(magic, magic_len);
+  h += char(v1 ? 1 : 2);
+  h += char(0);
+  for (size_t i = 0; i < (v1 ? 2u : 4u); ++i) h += char((len >> (8 * i)) & 0xff);
+  h += dict;
+  h.append(padding(prefix), ' ');
+  h += '\n';
+  return h;
+}
+
+// ---- reading -------------------------------------------------------------------------------
+
+input::input(std::string path) : path_(std::move(path)), file_(nullptr, &std::fclose) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path_, ec)) bad_input("cannot read " + path_ + ": it is a directory");
+  file_.reset(std::fopen(path_.c_str(), "rb"));
+  if (!file_) bad_input("cannot open " + path_ + ": " + errno_text());
+
+  // Reads exactly n bytes of the header, or explains why not.
+  auto read_exactly = [&](void* dst, size_t n, const char* what) {
+    if (std::fread(dst, 1, n, file_.get()) == n) return;
+    if (std::ferror(file_.get())) bad_input("cannot read " + path_ + ": " + errno_text());
+    bad_input(path_ + " is not a .npy file (" + what + ")");
+  };
+  char prefix[magic_len + 2];
+  read_exactly(prefix, sizeof prefix, "too short for the .npy magic");
+  if (std::memcmp(prefix, magic, magic_len) != 0)
+    bad_input(path_ + " is not a .npy file (it does not start with \"\\x93NUMPY\")");
+  const int major = static_cast<unsigned char>(prefix[magic_len]);
+  const int minor = static_cast<unsigned char>(prefix[magic_len + 1]);
+  if (major < 1 || major > 3)
+    bad_input(path_ + " is .npy version " + std::to_string(major) + "." + std::to_string(minor) +
+              ", which gsearch does not read (1.0, 2.0 and 3.0)");
+  unsigned char len_bytes[4] = {};
+  const size_t len_size = major == 1 ? 2 : 4;
+  read_exactly(len_bytes, len_size, "truncated header");
+  int64_t len = 0;
+  for (size_t i = 0; i < len_size; ++i) len |= int64_t(len_bytes[i]) << (8 * i);
+  if (len > max_header_len) bad_input(path_ + " has a .npy header of " + std::to_string(len) + " bytes: too long");
+  std::string dict(static_cast<size_t>(len), '\0');
+  read_exactly(dict.data(), dict.size(), "truncated header");
+  header_ = parse_header(dict, path_);
+
+  // The data must all be there; a regular file says how long it is up front.
+  struct stat st {};
+  if (fstat(fileno(file_.get()), &st) == 0 && S_ISREG(st.st_mode)) {
+    const int64_t have = int64_t(st.st_size) - int64_t(magic_len + 2 + len_size) - len;
+    const int64_t need = header_.size * itemsize(header_.type);
+    if (have < need)
+      bad_input(path_ + " is truncated: header says " + std::to_string(header_.size) + " " +
+                std::string(name(header_.type)) + " values (" + std::to_string(need) +
+                " bytes) but the file has " + std::to_string(have) + " bytes of data");
+  }
+}
+
+void input::check_type(dtype wanted) const {
+  if (wanted != type())
+    throw std::logic_error("npy::input::read: " + path_ + " holds " + std::string(name(type())) +
+                           ", not " + std::string(name(wanted)));
+}
+
+void input::read_into(void* dst, size_t bytes) {
+  const size_t got = bytes ? std::fread(dst, 1, bytes, file_.get()) : 0;
+  if (got == bytes) return;
+  if (std::ferror(file_.get())) bad_input("cannot read " + path_ + ": " + errno_text());
+  bad_input(path_ + " is truncated: header says " + std::to_string(size()) + " " +
+            std::string(name(type())) + " values (" + std::to_string(bytes) +
+            " bytes) but the file has " + std::to_string(got) + " bytes of data");
+}
+
+// ---- writing -------------------------------------------------------------------------------
+
+staged_file::staged_file(std::string path, dtype t, const void* data, int64_t size)
+    : path_(std::move(path)) {
+  const std::string h = encode_header(t, size);
+  const size_t bytes = size_t(size) * size_t(itemsize(t));
+  const std::filesystem::path p(path_);
+  const std::filesystem::path dir = p.parent_path().empty() ? "." : p.parent_path();
+  std::string tmpl = (dir / ("." + p.filename().string() + ".tmp-XXXXXX")).string();
+  const int fd = mkstemp(tmpl.data());
+  if (fd < 0) throw failure(exit_device_or_io, "cannot write " + path_ + ": " + errno_text());
+  temp_ = tmpl;
+
+  // mkstemp makes the file private (0600); give it the mode a plain fopen would have.
+  const mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
+
+  std::FILE* f = fdopen(fd, "wb");
+  errno = 0;
+  bool ok = f && std::fwrite(h.data(), 1, h.size(), f) == h.size() &&
+            (bytes == 0 || std::fwrite(data, 1, bytes, f) == bytes) && std::fflush(f) == 0 &&
+            fsync(fd) == 0;
+  int err = ok ? 0 : errno;
+  if ((f ? std::fclose(f) : close(fd)) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
+    std::remove(temp_.c_str());
+    temp_.clear();
+    throw failure(exit_device_or_io, "cannot write " + path_ + ": " + std::strerror(err ? err : EIO));
+  }
+}
+
+staged_file::~staged_file() {
+  if (!temp_.empty()) std::remove(temp_.c_str());
+}
+
+void staged_file::commit() {
+  if (std::rename(temp_.c_str(), path_.c_str()) != 0)
+    throw failure(exit_device_or_io, "cannot write " + path_ + ": " + errno_text());
+  temp_.clear();
+}
+
+}  // namespace gsearch::cli::npy

@@ -1,0 +1,91 @@
+#pragma once
+// NumPy .npy files of one dimension, as the gsearch CLI reads and writes them.
+//
+// Format (numpy.lib.format): the magic "\x93NUMPY", a version (1.0: 2-byte little-endian header
+// length; 2.0 and 3.0: 4-byte), then a Python dict literal such as
+//   {'descr': '<i4', 'fortran_order': False, 'shape': (10,), }
+// padded with spaces and a '\n' so that the data starts at a multiple of 64 bytes, then the
+// data. gsearch reads little-endian arrays of shape (n,) (n may be 0) of the six dtypes of
+// common.hpp, and writes version 1.0 (2.0 if a header could ever outgrow it), as numpy does.
+// Every error is a cli::failure naming the file: exit_bad_input when reading, exit_device_or_io
+// when writing.
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common.hpp"
+#include "gsearch/core/span.hpp"
+
+namespace gsearch::cli::npy {
+
+/// What a .npy header says.
+struct header {
+  dtype type;
+  int64_t size;  ///< number of elements
+};
+
+/// Parses the header dict (the text after the length field). `path` names the file in errors.
+header parse_header(std::string_view dict, const std::string& path);
+
+/// Everything before the data of a .npy file holding `size` values of type `t`: magic, version,
+/// length and the padded dict, byte for byte as numpy.save writes it.
+std::string encode_header(dtype t, int64_t size);
+
+/// A .npy file opened for reading, its header parsed and its length checked.
+class input {
+ public:
+  explicit input(std::string path);
+  const std::string& path() const { return path_; }
+  dtype type() const { return header_.type; }
+  int64_t size() const { return header_.size; }
+
+  /// The data, in one read. T must be the file's type.
+  template <class T>
+  std::vector<T> read() {
+    check_type(dtype_of<T>());
+    std::vector<T> v(static_cast<size_t>(size()));
+    read_into(v.data(), v.size() * sizeof(T));
+    return v;
+  }
+
+ private:
+  void check_type(dtype wanted) const;
+  void read_into(void* dst, size_t bytes);
+
+  std::string path_;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_;
+  header header_{};
+};
+
+/// Reads a whole .npy file of T.
+template <class T>
+std::vector<T> load(const std::string& path) {
+  return input(path).read<T>();
+}
+
+/// A .npy file written to a temporary file next to its destination (same directory, so the
+/// rename cannot cross file systems) and renamed there by commit(): the destination is never a
+/// partial file, and it is left as it was if anything fails or commit() is never called.
+class staged_file {
+ public:
+  staged_file(std::string path, dtype t, const void* data, int64_t size);
+  staged_file(const staged_file&) = delete;
+  staged_file& operator=(const staged_file&) = delete;
+  ~staged_file();  ///< removes the temporary file unless committed
+  void commit();   ///< renames the temporary file to the destination
+
+ private:
+  std::string path_, temp_;
+};
+
+/// Writes `data` to `path` atomically (a staged_file, committed).
+template <class T>
+void save(const std::string& path, span<const T> data) {
+  staged_file(path, dtype_of<T>(), data.data(), data.size()).commit();
+}
+
+}  // namespace gsearch::cli::npy
