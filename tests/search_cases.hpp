@@ -88,9 +88,11 @@ void run_search_matrix(const Runner<T>& run, int64_t queries_per_case, const std
   for (int64_t k : key_count_sweep<T>()) {
     for (const auto& [kname, keys] : key_sets<T>(k, seed + uint64_t(k))) {
       // Big key lists: one key set is enough to cover the shared-memory limit.
-      if (k > 5000 && kname != "random" && kname != "duplicates") continue;
+      if ((k > 5000 || test_subset()) && kname != "random" && kname != "duplicates") continue;
       for (const auto& [qname, queries] : query_sets<T>(keys, queries_per_case, seed ^ uint64_t(k))) {
+        if (test_subset() && qname != "random" && qname != "worst-case") continue;
         for (side s : {side::left, side::right, side::pred}) {
+          if (test_subset() && s == side::pred) continue;
           const auto want = reference_all(keys, queries, s);
           for (algorithm a : algos) {
             for (bool out32 : {false, true}) {

@@ -71,6 +71,13 @@ T small_value(std::mt19937_64& rng, int range) {
   else return T(v);
 }
 
+/// GSEARCH_TEST_SUBSET=1 shrinks the matrices (for compute-sanitizer, which runs kernels ~100x
+/// slower): every kernel and size is still covered, with fewer input combinations.
+inline bool test_subset() {
+  const char* s = std::getenv("GSEARCH_TEST_SUBSET");
+  return s && *s && *s != '0';
+}
+
 inline const char* side_name(side s) { return s == side::left ? "left" : s == side::right ? "right" : "pred"; }
 
 }  // namespace gsearch::test

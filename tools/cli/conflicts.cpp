@@ -15,7 +15,7 @@ namespace gsearch::cli {
 namespace {
 
 struct conflicts_args {
-  std::string algo, queries = "random", side = "left";
+  std::string algo, queries = "random", side = "pred";
   int64_t keys = 0;
   int key_bytes = 4, warps = 64, banks = 32, bank_bytes = 4;
   bool no_multicast = false, json = false;
@@ -33,13 +33,13 @@ exit_code run_model(const conflicts_args& a) {
 
   const double w = double(r.warps);
   if (a.json) {
-    nlohmann::json steps = nlohmann::json::array();
+    nlohmann::ordered_json steps = nlohmann::ordered_json::array();
     for (size_t s = 0; s < r.step_passes.size(); ++s)
       steps.push_back({{"step", s},
                        {"stage", r.stage[s]},
                        {"accesses_per_warp", double(r.step_passes[s]) / w},
                        {"conflicts_per_warp", double(r.step_conflicts[s]) / w}});
-    const nlohmann::json j = {{"command", "conflicts"},
+    const nlohmann::ordered_json j = {{"command", "conflicts"},
                               {"algo", to_string(algo)},
                               {"keys", a.keys},
                               {"key_bytes", a.key_bytes},
@@ -77,10 +77,14 @@ exit_code run_model(const conflicts_args& a) {
 command add_conflicts_command(CLI::App& app) {
   auto a = std::make_shared<conflicts_args>();
   CLI::App* sub = app.add_subcommand(
-      "conflicts",
-      "Count shared-memory accesses and bank conflicts of a search with the bank model: N sorted "
-      "random keys (int32 for 4-byte keys, int64 for 8-byte keys; the same data as `gsearch gen` "
-      "with that dtype and seed) and W warps of 32 queries, traced lane by lane.");
+      "conflicts", "Count a search's shared-memory accesses and bank conflicts with the bank model");
+  sub->footer(
+      "Keys: N sorted random int32 values (--key-bytes 4) or int64 values (--key-bytes 8), the "
+      "same as `gsearch gen --dtype int32|int64 --seed S` makes. Queries: W warps of 32. Every "
+      "lane's key reads are traced; step s of all lanes of a warp is one shared-memory access, "
+      "which takes as many passes as the most distinct words requested from one bank. Conflicts "
+      "are the passes beyond the fewest possible.\n"
+      "Example: gsearch conflicts --algo pbs --keys 1024 --queries worst");
   sub->add_option("--algo", a->algo, "Search algorithm to model")
       ->required()
       ->check(CLI::IsMember(algorithm_names(false)));
@@ -107,7 +111,7 @@ command add_conflicts_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_flag("--no-multicast", a->no_multicast,
                 "Lanes reading the same word are not served in one pass");
-  sub->add_option("--side", a->side, "left (key < q), right or pred (key <= q)")
+  sub->add_option("--side", a->side, "pred (the paper's predecessor search) or right: count keys <= q; left: keys < q")
       ->check(CLI::IsMember(side_names))
       ->capture_default_str();
   sub->add_option("--seed", a->seed, "Seed of the keys; the queries use seed + 1")

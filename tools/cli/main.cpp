@@ -8,6 +8,7 @@
 #include <cstring>
 #include <iostream>
 #include <new>
+#include <sstream>
 #include <string>
 
 #include "common.hpp"
@@ -22,7 +23,7 @@ constexpr const char* exit_codes_text = R"(Exit codes:
   0     success
   1     bad usage or input: a missing, unreadable, truncated or malformed .npy file, a dtype
         gsearch does not support (or big-endian data), keys and queries of different dtypes,
-        unsorted keys, bad option values
+        unsorted keys, options that do not go together (--json without --out)
   2     device or I/O failure: --device cuda without a usable CUDA device, a CUDA error, out of
         memory, an output file or stdout that cannot be written
   3     search --verify found results that differ from the reference
@@ -32,6 +33,33 @@ constexpr const char* exit_codes_text = R"(Exit codes:
 std::string version_text() {
   return std::string("gsearch ") + GSEARCH_VERSION + " (CUDA backend " +
          (gsearch::built_with_cuda() ? "built in" : "not built") + ")";
+}
+
+// CLI11 does not wrap help text: break each line of `text` into lines of at most `width`.
+std::string wrap(const std::string& text, size_t width) {
+  std::string out, line;
+  std::istringstream lines(text);
+  for (std::string para; std::getline(lines, para);) {
+    std::istringstream words(para);
+    line.clear();
+    for (std::string word; words >> word;) {
+      if (!line.empty() && line.size() + 1 + word.size() > width) {
+        out += line + '\n';
+        line.clear();
+      }
+      line += (line.empty() ? "" : " ") + word;
+    }
+    out += line + '\n';
+  }
+  if (!out.empty()) out.pop_back();
+  return out;
+}
+
+// Wraps the option descriptions of a subcommand and puts the exit codes under its own footer.
+void finish_help(CLI::App* app) {
+  for (CLI::Option* o : app->get_options()) o->description(wrap(o->get_description(), 66));
+  const std::string own = app->get_footer();
+  app->footer((own.empty() ? "" : wrap(own, 96) + "\n\n") + exit_codes_text);
 }
 
 void report(const char* what) { std::fprintf(stderr, "gsearch: error: %s\n", what); }
@@ -76,7 +104,7 @@ int main(int argc, char** argv) {
 
   const command commands[] = {add_search_command(app), add_gen_command(app),
                               add_conflicts_command(app)};
-  for (const command& c : commands) c.app->footer(exit_codes_text);
+  for (const command& c : commands) finish_help(c.app);
 
   try {
     app.parse(argc, argv);

@@ -179,7 +179,7 @@ exit_code search_typed(const search_args& a, const target& dev, npy::input& keys
   }
 
   if (a.json) {
-    nlohmann::json j = {{"command", "search"},
+    nlohmann::ordered_json j = {{"command", "search"},
                         {"device", dev.cuda ? "cuda" : "cpu"},
                         {"device_name", dev.name},
                         {"algo", to_string(opts.algo)},
@@ -242,10 +242,11 @@ exit_code run_search(const search_args& a) {
 command add_search_command(CLI::App& app) {
   auto a = std::make_shared<search_args>();
   CLI::App* sub = app.add_subcommand(
-      "search",
-      "Search sorted keys for each query, like numpy.searchsorted: keys and queries are 1-D .npy "
-      "files of the same dtype (int32, uint32, int64, uint64, float32 or float64; floats in "
-      "numpy's order: NaN last, -0.0 == 0.0).");
+      "search", "Search sorted keys for queries, like numpy.searchsorted, on the CPU or a GPU");
+  sub->footer(
+      "Keys and queries are 1-D little-endian .npy files of one dtype: int32, uint32, int64, "
+      "uint64, float32 or float64 (gsearch never casts). Floats are in numpy's order: NaN last, "
+      "-0.0 == 0.0.");
   sub->add_option("--keys", a->keys, "Sorted keys (.npy)")->required()->type_name("K.npy");
   sub->add_option("--queries", a->queries, "Queries (.npy, the keys' dtype)")
       ->required()

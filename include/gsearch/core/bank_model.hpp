@@ -29,6 +29,11 @@ struct bank_config {
   int banks = 32;
   int bank_bytes = 4;      ///< 4 or 8
   bool multicast = true;   ///< lanes reading the same word are served in one pass
+  /// Accesses wider than a bank word are served in lane groups that each fit one pass
+  /// (16 lanes for 8-byte keys in 4-byte banks), one group after the other, unless the whole
+  /// warp fits in one pass (a broadcast). This is what Nsight Compute counts for 64-bit shared
+  /// loads on the H100 (docs/bank-conflicts.md). Off: the whole warp is one group.
+  bool split_wide_accesses = true;
 };
 
 /// The cost of one SIMD shared-memory read by one warp.
@@ -49,21 +54,34 @@ inline access_cost cost_of_access(const std::vector<int64_t>& byte_addresses, in
   access_cost c;
   c.lanes = static_cast<int>(byte_addresses.size());
   c.words_per_bank.assign(cfg.banks, 0);
-  std::vector<std::vector<int64_t>> words(cfg.banks);  // words requested, per bank
-  for (int64_t a : byte_addresses) {
-    for (int64_t word = a / cfg.bank_bytes; word <= (a + access_bytes - 1) / cfg.bank_bytes; ++word)
-      words[word % cfg.banks].push_back(word);
+  // Lanes served together: a pass moves at most banks * bank_bytes bytes.
+  const bool split = cfg.split_wide_accesses && access_bytes > cfg.bank_bytes;
+  const int group = split ? std::max(1, cfg.banks * cfg.bank_bytes / access_bytes) : std::max(1, c.lanes);
+  if (split) {  // a warp whose words all fit in one pass is served in one
+    bank_config whole = cfg;
+    whole.split_wide_accesses = false;
+    const access_cost w = cost_of_access(byte_addresses, access_bytes, whole);
+    if (w.passes <= 1) return w;
   }
-  int distinct_total = 0;
-  for (int b = 0; b < cfg.banks; ++b) {
-    auto& v = words[b];
-    std::sort(v.begin(), v.end());
-    if (cfg.multicast) v.erase(std::unique(v.begin(), v.end()), v.end());
-    c.words_per_bank[b] = static_cast<int>(v.size());
-    c.passes = std::max(c.passes, c.words_per_bank[b]);
-    distinct_total += c.words_per_bank[b];
+  for (int first = 0; first < c.lanes; first += group) {
+    std::vector<std::vector<int64_t>> words(cfg.banks);  // words requested, per bank
+    for (int l = first; l < std::min(c.lanes, first + group); ++l) {
+      const int64_t a = byte_addresses[l];
+      for (int64_t word = a / cfg.bank_bytes; word <= (a + access_bytes - 1) / cfg.bank_bytes; ++word)
+        words[word % cfg.banks].push_back(word);
+    }
+    int group_passes = 0, group_distinct = 0;
+    for (int b = 0; b < cfg.banks; ++b) {
+      auto& v = words[b];
+      std::sort(v.begin(), v.end());
+      if (cfg.multicast) v.erase(std::unique(v.begin(), v.end()), v.end());
+      c.words_per_bank[b] += static_cast<int>(v.size());
+      group_passes = std::max(group_passes, static_cast<int>(v.size()));
+      group_distinct += static_cast<int>(v.size());
+    }
+    c.passes += group_passes;
+    c.ideal += group_distinct == 0 ? 0 : std::max(1, (group_distinct + cfg.banks - 1) / cfg.banks);
   }
-  c.ideal = c.lanes == 0 ? 0 : std::max(1, (distinct_total + cfg.banks - 1) / cfg.banks);
   return c;
 }
 

@@ -18,7 +18,7 @@ namespace gsearch::cuda_backend {
 /// Query j is processed by lane j % 32 (blocks and the grid stride are multiples of 32), as in
 /// the CPU's simulated warps and the bank model.
 template <algorithm A, bool Strict, class T, class Out>
-__global__ void search_shared_kernel(const T* __restrict__ keys, int k,
+__global__ void __launch_bounds__(max_block_threads) search_shared_kernel(const T* __restrict__ keys, int k,
                                      const T* __restrict__ queries, int64_t n,
                                      Out* __restrict__ out, int offset) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
@@ -41,7 +41,7 @@ __global__ void search_shared_kernel(const T* __restrict__ keys, int k,
 /// The same algorithm straight over the keys in global memory: the bounded accessor supplies
 /// the padding sentinels.
 template <algorithm A, bool Strict, class T, class Out>
-__global__ void search_global_kernel(const T* __restrict__ keys, int64_t k,
+__global__ void __launch_bounds__(max_block_threads) search_global_kernel(const T* __restrict__ keys, int64_t k,
                                      const T* __restrict__ queries, int64_t n,
                                      Out* __restrict__ out, int offset) {
   const core::bounded_accessor<T, key_traits<T>> acc{keys, k};

@@ -15,9 +15,13 @@ struct device_limits {
   int64_t max_shared_per_block = 0;  ///< the opt-in maximum (227 KB on the H100)
 };
 
+/// The most threads per block a search kernel is compiled for (its __launch_bounds__): it caps
+/// registers at 65536 / max_block_threads, so every tuned launch fits.
+inline constexpr int max_block_threads = 512;
+
 /// How a search kernel is launched.
 struct launch_config {
-  int threads;  ///< threads per block (a multiple of 32)
+  int threads;  ///< threads per block (a multiple of 32, at most max_block_threads)
 };
 
 /// Launch parameters for an algorithm, key size and key count.

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (through the device tool), from the repository root, with the
+# binaries built here for sm_90 carried in carry/bin (scripts/device/stage.sh puts them there).
+#   gpu_checks.sh tests       GPU tests, then the > 2^31 test
+#   gpu_checks.sh sanitize    compute-sanitizer memcheck and racecheck over the GPU tests
+#   gpu_checks.sh ncu         bank conflicts: Nsight Compute vs the model (bench/conflicts_table.py)
+# Logs and results go to $OUT (or ./out).
+set -uo pipefail
+OUT=${OUT:-out}; mkdir -p "$OUT"
+B=carry/bin
+status=0
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/device.txt"
+for what in "$@"; do
+  case "$what" in
+    tests)
+      "$B/test_gpu_search" 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
+      "$B/test_gpu_large" 2>&1 | tee "$OUT/gpu_large.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|OK \]" || status=1
+      ;;
+    sanitize)
+      for tool in memcheck racecheck; do
+        GSEARCH_TEST_SUBSET=1 compute-sanitizer --tool $tool --error-exitcode 9 "$B/test_gpu_search" \
+          > "$OUT/$tool.log" 2>&1; rc=$?
+        echo "compute-sanitizer $tool: exit $rc; $(grep -E '^========= (ERROR SUMMARY|RACECHECK SUMMARY)' "$OUT/$tool.log" | tr '\n' ' ') $(grep -E '^\[  (PASSED|FAILED)' "$OUT/$tool.log" | tr '\n' ' ')"
+        [ $rc -eq 0 ] || status=1
+      done
+      ;;
+    ncu)
+      "$B/conflicts_probe" ${PROBE_ARGS:-} > "$OUT/model.jsonl" || status=1
+      ncu --csv --kernel-name regex:search_shared_kernel \
+        --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_ld.sum \
+        "$B/conflicts_probe" ${PROBE_ARGS:-} > "$OUT/ncu.csv" 2> "$OUT/ncu.err" || status=1
+      python3 bench/conflicts_table.py "$OUT/model.jsonl" "$OUT/ncu.csv" > "$OUT/conflicts.md" || status=1
+      tail -n 80 "$OUT/conflicts.md"
+      ;;
+  esac
+done
+exit $status
