@@ -73,29 +73,36 @@ class TempDir : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = "gsearch_cli_test_" + std::to_string(getpid()) + "_" + info->test_suite_name() + "_" + info->name();
+    std::string name = "gsearch_cli_test_" + std::to_string(getpid()) + "_" +
+                       info->test_suite_name() + "_" + info->name();
     std::replace(name.begin(), name.end(), '/', '_');  // typed tests: "Suite/0"
     dir_ = fs::temp_directory_path() / name;
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "work");
   }
   void TearDown() override { fs::remove_all(dir_); }
-  fs::path work(const std::string& name = "") const { return name.empty() ? dir_ / "work" : dir_ / "work" / name; }
+  fs::path work(const std::string& name = "") const {
+    return name.empty() ? dir_ / "work" : dir_ / "work" / name;
+  }
 
   // The files in the work directory and their contents.
   std::map<std::string, std::string> snapshot() const {
     std::map<std::string, std::string> m;
-    for (const auto& e : fs::directory_iterator(work())) m[e.path().filename().string()] = read_bytes(e.path());
+    for (const auto& e : fs::directory_iterator(work()))
+      m[e.path().filename().string()] = read_bytes(e.path());
     return m;
   }
 
   fs::path dir_;
 };
 
+// Tests that write .npy files.
+class NpyFile : public TempDir {};
+
 // ---- .npy: round trips ---------------------------------------------------------------------
 
 template <class T>
-class NpyRoundTrip : public TempDir {};
+class NpyRoundTrip : public NpyFile {};
 TYPED_TEST_SUITE(NpyRoundTrip, gsearch::test::KeyTypes);
 
 TYPED_TEST(NpyRoundTrip, EveryValueAndBitSurvives) {
@@ -113,7 +120,8 @@ TYPED_TEST(NpyRoundTrip, EveryValueAndBitSurvives) {
   EXPECT_EQ(bytes_of(back), bytes_of(v));  // bit for bit: NaN, -0.0
   const std::string file = read_bytes(path);
   EXPECT_EQ(file.size(), 128 + v.size() * sizeof(T));
-  EXPECT_NE(file.find(std::string("'descr': '") + gsearch::key_traits<T>::npy_descr + "'"), std::string::npos);
+  EXPECT_NE(file.find(std::string("'descr': '") + gsearch::key_traits<T>::npy_descr + "'"),
+            std::string::npos);
 }
 
 TYPED_TEST(NpyRoundTrip, EmptyArray) {
@@ -138,7 +146,8 @@ TEST(NpyHeader, IsWhatNumpyWrites) {
 
 TEST(NpyHeader, DataStartsAtA64ByteBoundary) {
   for (dtype t : gsearch::cli::all_dtypes)
-    for (int64_t n : {int64_t(0), int64_t(1), int64_t(12345), int64_t(1) << 40, int64_t(999999999999999)}) {
+    for (int64_t n :
+         {int64_t(0), int64_t(1), int64_t(12345), int64_t(1) << 40, int64_t(999999999999999)}) {
       const std::string h = npy::encode_header(t, n);
       EXPECT_EQ(h.size() % 64, 0u) << n;
       EXPECT_EQ(h.back(), '\n');
@@ -158,7 +167,8 @@ TEST(NpyHeader, ParsesWhatNumpyMightWrite) {
       {"{\"descr\": \"<i8\", \"fortran_order\": True, \"shape\": (7,)}", dtype::int64, 7},
       {"{'descr':'<u4','fortran_order':False,'shape':(5L,),}", dtype::uint32, 5},
       {"{'descr': '=f4', 'fortran_order': False, 'shape': (0,), }", dtype::float32, 0},
-      {"{'descr': '<i4', 'fortran_order': False, 'shape': (3,), 'extra': 'ignored'}", dtype::int32, 3},
+      {"{'descr': '<i4', 'fortran_order': False, 'shape': (3,), 'extra': 'ignored'}", dtype::int32,
+       3},
   };
   for (const variant& v : variants) {
     const npy::header h = npy::parse_header(v.dict, "x.npy");
@@ -167,18 +177,19 @@ TEST(NpyHeader, ParsesWhatNumpyMightWrite) {
   }
 }
 
-TEST_F(TempDir, NpyReadsVersion2And3) {
+TEST_F(NpyFile, ReadsVersion2And3) {
   const std::vector<int64_t> v{-5, 0, 5};
   for (int major : {2, 3}) {
-    const fs::path p = work("v" + std::to_string(major) + ".npy");
-    write_bytes(p, raw_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }", bytes_of(v), major));
+    const fs::path p = work(std::to_string(major) + ".npy");
+    write_bytes(p, raw_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }", bytes_of(v),
+                           major));
     EXPECT_EQ(npy::load<int64_t>(p.string()), v);
   }
 }
 
 // ---- .npy: bad files -----------------------------------------------------------------------
 
-TEST_F(TempDir, NpyRejectsBadFiles) {
+TEST_F(NpyFile, RejectsBadFiles) {
   const std::string data(4000, '\0');
   struct bad_file {
     const char* name;
@@ -186,49 +197,67 @@ TEST_F(TempDir, NpyRejectsBadFiles) {
     const char* message;
   };
   const bad_file cases[] = {
-      {"trunc.npy", raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (1000,), }", data.substr(0, 1234)),
-       "trunc.npy is truncated: header says 1000 int32 values (4000 bytes) but the file has 1234 bytes of data"},
+      {"trunc.npy",
+       raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (1000,), }",
+               data.substr(0, 1234)),
+       "trunc.npy is truncated: header says 1000 int32 values (4000 bytes) but the file has 1234 "
+       "bytes of data"},
       {"empty.npy", "", "is not a .npy file"},
-      {"short_header.npy", raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }", "").substr(0, 40),
+      {"short_header.npy",
+       raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }", "").substr(0, 40),
        "is not a .npy file (truncated header)"},
       {"magic.npy", "PK\x03\x04 this is a zip file, not an array", "is not a .npy file"},
-      {"v9.npy", raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }", data.substr(0, 4), 9),
+      {"v9.npy",
+       raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }", data.substr(0, 4), 9),
        "version 9.0"},
-      {"2d.npy", raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", data.substr(0, 24)),
+      {"2d.npy",
+       raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", data.substr(0, 24)),
        "has shape (2, 3), but gsearch reads 1-D arrays only"},
-      {"2d_fortran.npy", raw_npy("{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }", data.substr(0, 24)),
+      {"2d_fortran.npy",
+       raw_npy("{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }", data.substr(0, 24)),
        "1-D arrays only"},
-      {"scalar.npy", raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (), }", data.substr(0, 4)),
+      {"scalar.npy",
+       raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (), }", data.substr(0, 4)),
        "scalar"},
-      {"big.npy", raw_npy("{'descr': '>i4', 'fortran_order': False, 'shape': (1,), }", data.substr(0, 4)),
+      {"big.npy",
+       raw_npy("{'descr': '>i4', 'fortran_order': False, 'shape': (1,), }", data.substr(0, 4)),
        "big-endian"},
-      {"i2.npy", raw_npy("{'descr': '<i2', 'fortran_order': False, 'shape': (1,), }", data.substr(0, 2)),
+      {"i2.npy",
+       raw_npy("{'descr': '<i2', 'fortran_order': False, 'shape': (1,), }", data.substr(0, 2)),
        "dtype '<i2', which gsearch does not support"},
-      {"bool.npy", raw_npy("{'descr': '|b1', 'fortran_order': False, 'shape': (1,), }", data.substr(0, 1)),
+      {"bool.npy",
+       raw_npy("{'descr': '|b1', 'fortran_order': False, 'shape': (1,), }", data.substr(0, 1)),
        "does not support"},
-      {"struct.npy", raw_npy("{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (1,), }", data.substr(0, 4)),
+      {"struct.npy",
+       raw_npy("{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (1,), }",
+               data.substr(0, 4)),
        "structured"},
       {"garbage.npy", raw_npy("this is not a dict", ""), "cannot parse"},
-      {"negative.npy", raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (-1,), }", ""), "cannot parse"},
-      {"nokey.npy", raw_npy("{'descr': '<i4', 'shape': (1,), }", data.substr(0, 4)), "without 'fortran_order'"},
+      {"negative.npy", raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (-1,), }", ""),
+       "cannot parse"},
+      {"nokey.npy", raw_npy("{'descr': '<i4', 'shape': (1,), }", data.substr(0, 4)),
+       "without 'fortran_order'"},
       {"unterminated.npy", raw_npy("{'descr': '<i4", ""), "cannot parse"},
   };
   for (const bad_file& c : cases) {
     write_bytes(work(c.name), c.bytes);
-    const std::string msg = failure_of([&] { npy::input in(work(c.name).string()); }, gsearch::cli::exit_bad_input);
+    const std::string msg =
+        failure_of([&] { npy::input in(work(c.name).string()); }, gsearch::cli::exit_bad_input);
     EXPECT_NE(msg.find(c.message), std::string::npos) << c.name << ": " << msg;
     EXPECT_NE(msg.find(c.name), std::string::npos) << "the message names the file: " << msg;
   }
-  EXPECT_NE(failure_of([&] { npy::input in(work("missing.npy").string()); }, gsearch::cli::exit_bad_input)
-                .find("cannot open"),
-            std::string::npos);
-  EXPECT_NE(failure_of([&] { npy::input in(work().string()); }, gsearch::cli::exit_bad_input).find("directory"),
+  EXPECT_NE(
+      failure_of([&] { npy::input in(work("missing.npy").string()); }, gsearch::cli::exit_bad_input)
+          .find("cannot open"),
+      std::string::npos);
+  EXPECT_NE(failure_of([&] { npy::input in(work().string()); }, gsearch::cli::exit_bad_input)
+                .find("directory"),
             std::string::npos);
 }
 
 // ---- .npy: writing is atomic ---------------------------------------------------------------
 
-TEST_F(TempDir, NpySaveReplacesAtomicallyAndLeavesNoTemporaryFile) {
+TEST_F(NpyFile, SaveReplacesAtomicallyAndLeavesNoTemporaryFile) {
   const std::vector<float> v{1.5f, 2.5f};
   write_bytes(work("a.npy"), "old");
   npy::save(work("a.npy").string(), gsearch::span<const float>(v));
@@ -239,9 +268,7 @@ TEST_F(TempDir, NpySaveReplacesAtomicallyAndLeavesNoTemporaryFile) {
   umask(mask);
   EXPECT_EQ(fs::status(work("a.npy")).permissions(), fs::perms(0666 & ~mask));
 
-  {
-    npy::staged_file uncommitted(work("b.npy").string(), dtype::float32, v.data(), 2);
-  }
+  { npy::staged_file uncommitted(work("b.npy").string(), dtype::float32, v.data(), 2); }
   EXPECT_EQ(snapshot().size(), 1u) << "an uncommitted file leaves nothing behind";
 
   const std::string msg = failure_of(
@@ -262,12 +289,14 @@ class Cli : public TempDir {
  protected:
   // Runs `gsearch <args>` in the work directory.
   run_result gsearch(const std::string& args) const {
-    const std::string cmd = "cd '" + work().string() + "' && '" GSEARCH_CLI_PATH "' " + args + " > '" +
-                            (dir_ / "stdout").string() + "' 2> '" + (dir_ / "stderr").string() + "'";
+    const std::string cmd = "cd '" + work().string() + "' && '" GSEARCH_CLI_PATH "' " + args +
+                            " > '" + (dir_ / "stdout").string() + "' 2> '" +
+                            (dir_ / "stderr").string() + "'";
     const int status = std::system(cmd.c_str());
     const run_result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_bytes(dir_ / "stdout"),
                        read_bytes(dir_ / "stderr")};
-    if (::testing::Test::HasFailure()) std::printf("$ gsearch %s\n%s%s", args.c_str(), r.out.c_str(), r.err.c_str());
+    if (::testing::Test::HasFailure())
+      std::printf("$ gsearch %s\n%s%s", args.c_str(), r.out.c_str(), r.err.c_str());
     return r;
   }
   // Runs it and expects success.
@@ -276,8 +305,9 @@ class Cli : public TempDir {
     EXPECT_EQ(r.code, 0) << "gsearch " << args << "\n" << r.err;
     return r;
   }
-  // Runs it with --out out.npy (which exists beforehand) and expects `code`, a one-line error
-  // naming `message` on stderr, and the work directory exactly as it was.
+  // Runs it (adding --out out.npy if with_out) while out.npy exists, and expects exit `code`
+  // (any non-zero one if code < 0), stderr starting with "gsearch: error: " and containing
+  // `message`, and the work directory exactly as it was: nothing created, nothing clobbered.
   void fails(const std::string& args, int code, const std::string& message, bool with_out = true) {
     write_bytes(work("out.npy"), "precious");
     const auto before = snapshot();
@@ -297,7 +327,9 @@ class Cli : public TempDir {
   }
 };
 
-std::string reference_name(side s) { return s == side::left ? "std::lower_bound" : "std::upper_bound"; }
+std::string reference_name(side s) {
+  return s == side::left ? "std::lower_bound" : "std::upper_bound";
+}
 
 template <class T>
 void expect_results(const std::vector<T>& keys, const std::vector<T>& queries, side s,
@@ -311,8 +343,9 @@ TEST_F(Cli, SearchVerifiesEverySideAlgorithmAndType) {
   int i = 0;
   for (dtype t : gsearch::cli::all_dtypes) {
     const std::string dt(gsearch::cli::name(t));
-    ok("gen --keys 3000 --queries 2001 --dtype " + dt + " --query-kind " + (i % 2 ? "worst" : "random") +
-       " --seed " + std::to_string(i) + " --keys-out k.npy --queries-out q.npy");
+    ok("gen --keys 3000 --queries 2001 --dtype " + dt + " --query-kind " +
+       (i % 2 ? "worst" : "random") + " --seed " + std::to_string(i) +
+       " --keys-out k.npy --queries-out q.npy");
     gsearch::cli::visit(t, [&]<class T>() {
       const auto keys = npy::load<T>(work("k.npy").string());
       const auto queries = npy::load<T>(work("q.npy").string());
@@ -320,13 +353,18 @@ TEST_F(Cli, SearchVerifiesEverySideAlgorithmAndType) {
         // Every algorithm for every side, spread over the types (the library tests do the rest).
         const std::string algo = algos[i++ % 5];
         const std::string side_name = gsearch::test::side_name(s);
-        const run_result r = ok("search --keys k.npy --queries q.npy --out o.npy --device cpu --verify --side " +
-                                side_name + " --algo " + algo);
-        EXPECT_NE(r.out.find("search: 2001 queries, 3000 " + dt + " keys, side=" + side_name), std::string::npos)
+        const run_result r =
+            ok("search --keys k.npy --queries q.npy --out o.npy --device cpu --verify --side " +
+               side_name + " --algo " + algo);
+        EXPECT_NE(r.out.find("search: 2001 queries, 3000 " + dt + " keys, side=" + side_name),
+                  std::string::npos)
             << r.out;
-        EXPECT_NE(r.out.find("check: all 2001 results match " + reference_name(s)), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("check: all 2001 results match " + reference_name(s)),
+                  std::string::npos)
+            << r.out;
         EXPECT_EQ(r.err, "");
-        expect_results(keys, queries, s, npy::load<int64_t>(work("o.npy").string()), dt + " " + side_name + " " + algo);
+        expect_results(keys, queries, s, npy::load<int64_t>(work("o.npy").string()),
+                       dt + " " + side_name + " " + algo);
       }
     });
   }
@@ -339,7 +377,8 @@ TEST_F(Cli, FloatOrderNaNLastAndSignedZero) {
   save("k.npy", keys);
   save("q.npy", queries);
   for (side s : {side::left, side::right, side::pred}) {
-    ok("search --keys k.npy --queries q.npy --out o.npy --verify --side " + std::string(gsearch::test::side_name(s)));
+    ok("search --keys k.npy --queries q.npy --out o.npy --verify --side " +
+       std::string(gsearch::test::side_name(s)));
     expect_results(keys, queries, s, npy::load<int64_t>(work("o.npy").string()), "float64");
   }
 }
@@ -356,20 +395,23 @@ TEST_F(Cli, Int32Output) {
 
 TEST_F(Cli, IndicesToStdoutSummaryToStderr) {
   ok("gen --keys 100 --queries 50 --dtype float32 --keys-out k.npy --queries-out q.npy");
-  const run_result r = ok("search --keys k.npy --queries q.npy --side right --verify");
+  const run_result r = ok("search --keys k.npy --queries q.npy --side right --verify --device cpu");
   std::vector<int64_t> got;
   std::istringstream lines(r.out);
   for (int64_t x; lines >> x;) got.push_back(x);
-  expect_results(npy::load<float>(work("k.npy").string()), npy::load<float>(work("q.npy").string()), side::right,
-                 got, "stdout");
-  EXPECT_NE(r.err.find("search: 50 queries, 100 float32 keys, side=right, algo=binary, device=cpu ("), std::string::npos)
+  expect_results(npy::load<float>(work("k.npy").string()), npy::load<float>(work("q.npy").string()),
+                 side::right, got, "stdout");
+  EXPECT_NE(
+      r.err.find("search: 50 queries, 100 float32 keys, side=right, algo=binary, device=cpu ("),
+      std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("check: all 50 results match std::upper_bound"), std::string::npos) << r.err;
 }
 
 TEST_F(Cli, JsonSummary) {
   ok("gen --keys 2000 --queries 100 --dtype int64 --keys-out k.npy --queries-out q.npy");
-  run_result r = ok("search --keys k.npy --queries q.npy --out o.npy --json --repeat 3");
+  run_result r =
+      ok("search --keys k.npy --queries q.npy --out o.npy --json --repeat 3 --device cpu");
   const auto j = nlohmann::json::parse(r.out);  // all of stdout is the one object
   EXPECT_EQ(j["command"], "search");
   EXPECT_EQ(j["device"], "cpu");
@@ -387,7 +429,9 @@ TEST_F(Cli, JsonSummary) {
   EXPECT_TRUE(j["verified"].is_null());
   EXPECT_EQ(r.err, "");
 
-  r = ok("search --keys k.npy --queries q.npy --out o.npy --json --verify --algo pbs-cf --side pred --int32");
+  r =
+      ok("search --keys k.npy --queries q.npy --out o.npy --json --verify --algo pbs-cf --side "
+         "pred --int32");
   const auto v = nlohmann::json::parse(r.out);
   EXPECT_EQ(v["verified"], true);
   EXPECT_EQ(v["algo"], "pbs-cf");
@@ -405,12 +449,15 @@ TEST_F(Cli, EmptyKeysAndQueries) {
 }
 
 TEST_F(Cli, GenIsDeterministic) {
-  ok("gen --keys 500 --queries 64 --dtype float64 --query-kind worst --seed 9 --keys-out k1.npy --queries-out q1.npy");
-  const run_result r = ok("gen --keys 500 --queries 64 --dtype float64 --query-kind worst --seed 9 --keys-out k2.npy "
-                          "--queries-out q2.npy");
+  ok("gen --keys 500 --queries 64 --dtype float64 --query-kind worst --seed 9 --keys-out k1.npy "
+     "--queries-out q1.npy");
+  const run_result r = ok(
+      "gen --keys 500 --queries 64 --dtype float64 --query-kind worst --seed 9 --keys-out k2.npy "
+      "--queries-out q2.npy");
   EXPECT_NE(r.err.find("gen: 500 sorted float64 keys -> k2.npy"), std::string::npos) << r.err;
   EXPECT_EQ(r.out, "");
-  ok("gen --keys 500 --queries 64 --dtype float64 --seed 10 --keys-out k3.npy --queries-out q3.npy");
+  ok("gen --keys 500 --queries 64 --dtype float64 --seed 10 --keys-out k3.npy --queries-out "
+     "q3.npy");
   EXPECT_EQ(read_bytes(work("k1.npy")), read_bytes(work("k2.npy")));
   EXPECT_EQ(read_bytes(work("q1.npy")), read_bytes(work("q2.npy")));
   EXPECT_NE(read_bytes(work("k1.npy")), read_bytes(work("k3.npy")));
@@ -423,8 +470,10 @@ TEST_F(Cli, ConflictsPbsWorstCaseMatchesThePaper) {
   // K = 1024 4-byte keys, w = 32: the ten loop steps take w (log2 K - log2 w + 1) - 1 = 191
   // accesses per warp (1, 2, 4, 8, 16, then 32 five times), then the final comparison.
   for (const char* seed : {"1", "2", "3"}) {
-    const run_result r = ok(std::string("conflicts --algo pbs --keys 1024 --key-bytes 4 --queries worst --side pred "
-                                        "--json --seed ") + seed);
+    const run_result r =
+        ok(std::string("conflicts --algo pbs --keys 1024 --key-bytes 4 --queries worst --side pred "
+                       "--json --seed ") +
+           seed);
     const auto j = nlohmann::json::parse(r.out);
     ASSERT_EQ(j["steps"].size(), 11u);
     double sum = 0;
@@ -445,17 +494,21 @@ TEST_F(Cli, ConflictsPbsWorstCaseMatchesThePaper) {
     EXPECT_GT(j["conflicts_per_warp"].get<double>(), 100.0);
   }
   // PBS-CF on the same queries: no conflicts.
-  const auto cf = nlohmann::json::parse(ok("conflicts --algo pbs-cf --keys 1024 --queries worst --json").out);
+  const auto cf =
+      nlohmann::json::parse(ok("conflicts --algo pbs-cf --keys 1024 --queries worst --json").out);
   EXPECT_EQ(cf["conflicts_per_warp"], 0.0);
   EXPECT_EQ(cf["steps"][0]["stage"], 1);
 }
 
 TEST_F(Cli, ConflictsTable) {
   const run_result r =
-      ok("conflicts --algo pbs-cl --keys 5000 --key-bytes 8 --bank-bytes 8 --warps 4 --no-multicast --side left");
-  EXPECT_NE(r.out.find("conflicts: pbs-cl, 5000 int64 keys, random queries, side=left, 4 warps of 32 queries, "
-                       "32 banks of 8 bytes, multicast off"),
-            std::string::npos)
+      ok("conflicts --algo pbs-cl --keys 5000 --key-bytes 8 --bank-bytes 8 --warps 4 "
+         "--no-multicast --side left");
+  EXPECT_NE(
+      r.out.find(
+          "conflicts: pbs-cl, 5000 int64 keys, random queries, side=left, 4 warps of 32 queries, "
+          "32 banks of 8 bytes, multicast off"),
+      std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("per warp: "), std::string::npos);
   EXPECT_NE(r.out.find("step"), std::string::npos);
@@ -482,20 +535,26 @@ TEST_F(Cli, BadInputFilesExit1AndWriteNothing) {
   std::string trunc = read_bytes(work("k.npy"));
   write_bytes(work("trunc.npy"), trunc.substr(0, trunc.size() - 2));
   write_bytes(work("magic.npy"), "hello, world");
-  write_bytes(work("2d.npy"), raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }", trunc.substr(128)));
-  write_bytes(work("big.npy"), raw_npy("{'descr': '>i4', 'fortran_order': False, 'shape': (4,), }", trunc.substr(128)));
-  write_bytes(work("i2.npy"), raw_npy("{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }", "abcd"));
+  write_bytes(work("2d.npy"), raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }",
+                                      trunc.substr(128)));
+  write_bytes(work("big.npy"), raw_npy("{'descr': '>i4', 'fortran_order': False, 'shape': (4,), }",
+                                       trunc.substr(128)));
+  write_bytes(work("i2.npy"),
+              raw_npy("{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }", "abcd"));
 
   fails("search --keys missing.npy --queries q.npy", 1, "cannot open missing.npy");
-  fails("search --keys k.npy --queries trunc.npy", 1, "trunc.npy is truncated: header says 4 int32 values (16 bytes)");
+  fails("search --keys k.npy --queries trunc.npy", 1,
+        "trunc.npy is truncated: header says 4 int32 values (16 bytes)");
   fails("search --keys magic.npy --queries q.npy", 1, "magic.npy is not a .npy file");
   fails("search --keys 2d.npy --queries q.npy", 1, "1-D");
   fails("search --keys k.npy --queries big.npy", 1, "big-endian");
   fails("search --keys i2.npy --queries q.npy", 1, "does not support");
-  fails("search --keys k.npy --queries f.npy", 1, "keys are int32 but queries are float64: gsearch never casts");
+  fails("search --keys k.npy --queries f.npy", 1,
+        "keys are int32 but queries are float64: gsearch never casts");
   fails("search --keys unsorted.npy --queries q.npy", 1, "keys are not sorted at index 3");
   fails("search --keys k.npy --queries q.npy --json", 1, "--json needs --out", false);
-  fails("gen --keys 10 --queries 10 --keys-out same.npy --queries-out ./same.npy", 1, "same file", false);
+  fails("gen --keys 10 --queries 10 --keys-out same.npy --queries-out ./same.npy", 1, "same file",
+        false);
 }
 
 TEST_F(Cli, BadFlagsExitNonZero) {
@@ -508,7 +567,8 @@ TEST_F(Cli, BadFlagsExitNonZero) {
   fails("search --keys k.npy --queries q.npy --frobnicate", -1, "frobnicate");
   fails("search --queries q.npy", -1, "--keys");
   fails("frobnicate", -1, "frobnicate", false);
-  fails("gen --keys 10 --queries 10 --dtype int16 --keys-out a.npy --queries-out b.npy", -1, "int16", false);
+  fails("gen --keys 10 --queries 10 --dtype int16 --keys-out a.npy --queries-out b.npy", -1,
+        "int16", false);
   fails("gen --keys -1 --queries 10 --keys-out a.npy --queries-out b.npy", -1, "--keys", false);
   fails("conflicts --algo pbs --keys 100 --bank-bytes 3", -1, "bank-bytes", false);
   fails("conflicts --algo auto --keys 100", -1, "auto", false);
@@ -518,9 +578,11 @@ TEST_F(Cli, BadFlagsExitNonZero) {
 TEST_F(Cli, UnwritableOutputExits2) {
   save("k.npy", std::vector<int32_t>{1, 2, 3, 4});
   save("q.npy", std::vector<int32_t>{0, 3, 9});
-  fails("search --keys k.npy --queries q.npy --out no/such/dir/o.npy", 2, "cannot write no/such/dir/o.npy", false);
+  fails("search --keys k.npy --queries q.npy --out no/such/dir/o.npy", 2,
+        "cannot write no/such/dir/o.npy", false);
   // gen writes both files or neither.
-  fails("gen --keys 10 --queries 10 --keys-out a.npy --queries-out no/such/dir/b.npy", 2, "cannot write", false);
+  fails("gen --keys 10 --queries 10 --keys-out a.npy --queries-out no/such/dir/b.npy", 2,
+        "cannot write", false);
 }
 
 TEST_F(Cli, VerifyMismatchExits3AndWritesNothing) {
@@ -530,7 +592,8 @@ TEST_F(Cli, VerifyMismatchExits3AndWritesNothing) {
   for (int i = 0; i < 1000; ++i) keys[size_t(i)] = 1000 - i, queries[size_t(i)] = (i * 7919) % 1000;
   save("k.npy", keys);
   save("q.npy", queries);
-  fails("search --keys k.npy --queries q.npy --assume-sorted --verify", 3, "results differ from std::lower_bound");
+  fails("search --keys k.npy --queries q.npy --assume-sorted --verify", 3,
+        "results differ from std::lower_bound");
   const run_result r = gsearch("search --keys k.npy --queries q.npy --assume-sorted --verify");
   EXPECT_EQ(r.code, 3);
   EXPECT_EQ(r.out, "") << "no indices printed";
@@ -548,16 +611,19 @@ TEST_F(Cli, CudaWithoutDevice) {
   EXPECT_EQ(r.err.rfind("gsearch: error: --device cuda: ", 0), 0u) << r.err;
   EXPECT_EQ(read_bytes(work("out.npy")), "precious");
   // auto falls back to the CPU.
-  EXPECT_NE(ok("search --keys k.npy --queries q.npy --device auto").err.find("device=cpu"), std::string::npos);
+  EXPECT_NE(ok("search --keys k.npy --queries q.npy --device auto").err.find("device=cpu"),
+            std::string::npos);
 }
 
 TEST_F(Cli, CudaSearchVerifies) {
   if (gsearch::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   ok("gen --keys 100000 --queries 100000 --dtype float32 --keys-out k.npy --queries-out q.npy");
   for (const char* algo : {"auto", "pbs", "pbs-cf", "pbs-cl", "binary"}) {
-    const auto j = nlohmann::json::parse(
-        ok(std::string("search --keys k.npy --queries q.npy --out o.npy --device cuda --verify --json --algo ") + algo)
-            .out);
+    const auto j =
+        nlohmann::json::parse(ok(std::string("search --keys k.npy --queries q.npy --out o.npy "
+                                             "--device cuda --verify --json --algo ") +
+                                 algo)
+                                  .out);
     EXPECT_EQ(j["device"], "cuda");
     EXPECT_EQ(j["verified"], true);
     EXPECT_NE(j["algo"], "auto");

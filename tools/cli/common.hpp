@@ -27,9 +27,9 @@ namespace gsearch::cli {
 /// CLI11's own codes (100 and up).
 enum exit_code : int {
   exit_ok = 0,
-  exit_bad_input = 1,       ///< bad usage or input: flags, files, types, unsorted keys
-  exit_device_or_io = 2,    ///< no / failing CUDA device, output that cannot be written
-  exit_mismatch = 3,        ///< --verify found results that differ from the reference
+  exit_bad_input = 1,     ///< bad usage or input: flags, files, types, unsorted keys
+  exit_device_or_io = 2,  ///< no / failing CUDA device, output that cannot be written
+  exit_mismatch = 3,      ///< --verify found results that differ from the reference
 };
 
 /// An error the CLI reports as `gsearch: error: <what>` and exits with `code`.
@@ -47,14 +47,15 @@ enum class dtype { int32, uint32, int64, uint64, float32, float64 };
 inline constexpr dtype all_dtypes[] = {dtype::int32,  dtype::uint32,  dtype::int64,
                                        dtype::uint64, dtype::float32, dtype::float64};
 
-template <class T>
-constexpr dtype dtype_of();
+// clang-format off
+template <class T> constexpr dtype dtype_of();
 template <> constexpr dtype dtype_of<int32_t>() { return dtype::int32; }
 template <> constexpr dtype dtype_of<uint32_t>() { return dtype::uint32; }
 template <> constexpr dtype dtype_of<int64_t>() { return dtype::int64; }
 template <> constexpr dtype dtype_of<uint64_t>() { return dtype::uint64; }
 template <> constexpr dtype dtype_of<float>() { return dtype::float32; }
 template <> constexpr dtype dtype_of<double>() { return dtype::float64; }
+// clang-format on
 
 /// Calls f.template operator()<T>() with the C++ type T of `t`: the only switch over types.
 template <class F>
@@ -111,8 +112,8 @@ inline side side_from_string(std::string_view s) {
 /// The CLI's names of the algorithms (gsearch::to_string), without or with "auto".
 inline std::vector<std::string> algorithm_names(bool with_auto) {
   std::vector<std::string> v;
-  for (algorithm a : {algorithm::auto_, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl,
-                      algorithm::binary})
+  for (algorithm a :
+       {algorithm::auto_, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl, algorithm::binary})
     if (with_auto || a != algorithm::auto_) v.emplace_back(gsearch::to_string(a));
   return v;
 }
@@ -132,9 +133,8 @@ struct generated {
 template <class T>
 generated<T> generate(int64_t k, int64_t q, std::string_view query_kind, uint64_t seed) {
   generated<T> g{gen::sorted_keys<T>(k, seed), {}};
-  g.queries = query_kind == "worst"
-                  ? gen::worst_case_queries(g.keys.data(), k, q, seed + 1)
-                  : gen::random_queries_from_keys(g.keys.data(), k, q, seed + 1);
+  g.queries = query_kind == "worst" ? gen::worst_case_queries(g.keys.data(), k, q, seed + 1)
+                                    : gen::random_queries_from_keys(g.keys.data(), k, q, seed + 1);
   return g;
 }
 

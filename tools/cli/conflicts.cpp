@@ -2,7 +2,6 @@
 // and queries: how many passes each step of a warp's search takes, and how many are conflicts.
 
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -29,7 +28,8 @@ exit_code run_model(const conflicts_args& a) {
   const model::bank_config cfg{a.banks, a.bank_bytes, !a.no_multicast};
   const algorithm algo = parse_algorithm(a.algo);
   const side sd = side_from_string(a.side);
-  const model::run_summary r = model::model_run(algo, sd, g.keys.data(), a.keys, g.queries.data(), q, cfg);
+  const model::run_summary r =
+      model::model_run(algo, sd, g.keys.data(), a.keys, g.queries.data(), q, cfg);
 
   const double w = double(r.warps);
   if (a.json) {
@@ -40,31 +40,33 @@ exit_code run_model(const conflicts_args& a) {
                        {"accesses_per_warp", double(r.step_passes[s]) / w},
                        {"conflicts_per_warp", double(r.step_conflicts[s]) / w}});
     const nlohmann::ordered_json j = {{"command", "conflicts"},
-                              {"algo", to_string(algo)},
-                              {"keys", a.keys},
-                              {"key_bytes", a.key_bytes},
-                              {"key_dtype", key_traits<T>::name},
-                              {"queries", a.queries},
-                              {"side", to_string(sd)},
-                              {"seed", a.seed},
-                              {"banks", a.banks},
-                              {"bank_bytes", a.bank_bytes},
-                              {"multicast", cfg.multicast},
-                              {"warps", r.warps},
-                              {"accesses_per_warp", double(r.passes) / w},
-                              {"conflicts_per_warp", double(r.conflicts) / w},
-                              {"max_accesses_per_warp", r.max_warp_passes},
-                              {"steps", steps}};
+                                      {"algo", to_string(algo)},
+                                      {"keys", a.keys},
+                                      {"key_bytes", a.key_bytes},
+                                      {"key_dtype", key_traits<T>::name},
+                                      {"queries", a.queries},
+                                      {"side", to_string(sd)},
+                                      {"seed", a.seed},
+                                      {"banks", a.banks},
+                                      {"bank_bytes", a.bank_bytes},
+                                      {"multicast", cfg.multicast},
+                                      {"warps", r.warps},
+                                      {"accesses_per_warp", double(r.passes) / w},
+                                      {"conflicts_per_warp", double(r.conflicts) / w},
+                                      {"max_accesses_per_warp", r.max_warp_passes},
+                                      {"steps", steps}};
     std::cout << j.dump() << '\n';
     return exit_ok;
   }
-  std::printf("conflicts: %s, %lld %s keys, %s queries, side=%s, %lld warps of %d queries, "
-              "%d banks of %d bytes, multicast %s\n",
-              to_string(algo).data(), (long long)a.keys, key_traits<T>::name, a.queries.c_str(),
-              to_string(sd).data(), (long long)r.warps, warp_width, a.banks, a.bank_bytes,
-              cfg.multicast ? "on" : "off");
-  std::printf("per warp: %.2f accesses (passes), %.2f of them conflicts; worst warp: %lld accesses\n",
-              double(r.passes) / w, double(r.conflicts) / w, (long long)r.max_warp_passes);
+  std::printf(
+      "conflicts: %s, %lld %s keys, %s queries, side=%s, %lld warps of %d queries, "
+      "%d banks of %d bytes, multicast %s\n",
+      to_string(algo).data(), (long long)a.keys, key_traits<T>::name, a.queries.c_str(),
+      to_string(sd).data(), (long long)r.warps, warp_width, a.banks, a.bank_bytes,
+      cfg.multicast ? "on" : "off");
+  std::printf(
+      "per warp: %.2f accesses (passes), %.2f of them conflicts; worst warp: %lld accesses\n",
+      double(r.passes) / w, double(r.conflicts) / w, (long long)r.max_warp_passes);
   std::printf("%6s %6s %16s %16s\n", "step", "stage", "accesses/warp", "conflicts/warp");
   for (size_t s = 0; s < r.step_passes.size(); ++s)
     std::printf("%6zu %6d %16.2f %16.2f\n", s, r.stage[s], double(r.step_passes[s]) / w,
@@ -77,7 +79,8 @@ exit_code run_model(const conflicts_args& a) {
 command add_conflicts_command(CLI::App& app) {
   auto a = std::make_shared<conflicts_args>();
   CLI::App* sub = app.add_subcommand(
-      "conflicts", "Count a search's shared-memory accesses and bank conflicts with the bank model");
+      "conflicts",
+      "Count a search's shared-memory accesses and bank conflicts with the bank model");
   sub->footer(
       "Keys: N sorted random int32 values (--key-bytes 4) or int64 values (--key-bytes 8), the "
       "same as `gsearch gen --dtype int32|int64 --seed S` makes. Queries: W warps of 32. Every "
@@ -111,7 +114,8 @@ command add_conflicts_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_flag("--no-multicast", a->no_multicast,
                 "Lanes reading the same word are not served in one pass");
-  sub->add_option("--side", a->side, "pred (the paper's predecessor search) or right: count keys <= q; left: keys < q")
+  sub->add_option("--side", a->side,
+                  "pred (the paper's predecessor search) or right: count keys <= q; left: keys < q")
       ->check(CLI::IsMember(side_names))
       ->capture_default_str();
   sub->add_option("--seed", a->seed, "Seed of the keys; the queries use seed + 1")

@@ -1,7 +1,6 @@
 // `gsearch gen`: sorted random keys and queries, as .npy files.
 
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -20,7 +19,8 @@ struct gen_args {
 
 exit_code run_gen(const gen_args& a) {
   namespace fs = std::filesystem;
-  if (fs::weakly_canonical(fs::absolute(a.keys_out)) == fs::weakly_canonical(fs::absolute(a.queries_out)))
+  if (fs::weakly_canonical(fs::absolute(a.keys_out)) ==
+      fs::weakly_canonical(fs::absolute(a.queries_out)))
     throw failure(exit_bad_input, "--keys-out and --queries-out name the same file");
   const auto t = dtype_from_name(a.dtype);
   if (!t) throw failure(exit_bad_input, "unknown dtype '" + a.dtype + "'");
@@ -42,7 +42,8 @@ exit_code run_gen(const gen_args& a) {
 
 command add_gen_command(CLI::App& app) {
   auto a = std::make_shared<gen_args>();
-  CLI::App* sub = app.add_subcommand("gen", "Generate sorted random keys and queries as .npy files");
+  CLI::App* sub =
+      app.add_subcommand("gen", "Generate sorted random keys and queries as .npy files");
   sub->footer(
       "The generator is splitmix64: a seed gives the same files on every machine. Each file is "
       "written to a temporary file and renamed; neither is renamed unless both were written.");

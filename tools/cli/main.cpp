@@ -2,7 +2,6 @@
 // message and an exit code.
 
 #include <CLI/CLI.hpp>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -70,7 +69,8 @@ int run(const command& c) {
     const exit_code code = c.run();
     std::cout.flush();
     if (!std::cout || std::fflush(stdout) != 0)
-      throw failure(exit_device_or_io, std::string("cannot write to standard output: ") + std::strerror(errno));
+      throw failure(exit_device_or_io,
+                    std::string("cannot write to standard output: ") + std::strerror(errno));
     return code;
   } catch (const failure& e) {
     report(e.what());

@@ -16,7 +16,8 @@
 
 namespace gsearch::cli::npy {
 
-static_assert(std::endian::native == std::endian::little, "the .npy code assumes a little-endian host");
+static_assert(std::endian::native == std::endian::little,
+              "the .npy code assumes a little-endian host");
 
 namespace {
 
@@ -155,12 +156,14 @@ dtype parse_descr(const std::string& descr, const std::string& path) {
       if (auto t = find(little)) return *t;
     } else if (descr[0] == '>' && find(little)) {
       bad_input(path + " is big-endian (dtype '" + descr +
-                "'); gsearch reads little-endian .npy files only (numpy: a.astype('" + little + "'))");
+                "'); gsearch reads little-endian .npy files only (numpy: a.astype('" + little +
+                "'))");
     }
   }
   std::string names;
   for (dtype t : all_dtypes) names += (names.empty() ? "" : ", ") + std::string(name(t));
-  bad_input(path + " has dtype '" + descr + "', which gsearch does not support (it reads " + names + ")");
+  bad_input(path + " has dtype '" + descr + "', which gsearch does not support (it reads " + names +
+            ")");
 }
 
 }  // namespace
@@ -206,7 +209,8 @@ std::string encode_header(dtype t, int64_t size) {
 
 input::input(std::string path) : path_(std::move(path)), file_(nullptr, &std::fclose) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path_, ec)) bad_input("cannot read " + path_ + ": it is a directory");
+  if (std::filesystem::is_directory(path_, ec))
+    bad_input("cannot read " + path_ + ": it is a directory");
   file_.reset(std::fopen(path_.c_str(), "rb"));
   if (!file_) bad_input("cannot open " + path_ + ": " + errno_text());
 
@@ -230,7 +234,8 @@ input::input(std::string path) : path_(std::move(path)), file_(nullptr, &std::fc
   read_exactly(len_bytes, len_size, "truncated header");
   int64_t len = 0;
   for (size_t i = 0; i < len_size; ++i) len |= int64_t(len_bytes[i]) << (8 * i);
-  if (len > max_header_len) bad_input(path_ + " has a .npy header of " + std::to_string(len) + " bytes: too long");
+  if (len > max_header_len)
+    bad_input(path_ + " has a .npy header of " + std::to_string(len) + " bytes: too long");
   std::string dict(static_cast<size_t>(len), '\0');
   read_exactly(dict.data(), dict.size(), "truncated header");
   header_ = parse_header(dict, path_);
@@ -240,10 +245,7 @@ input::input(std::string path) : path_(std::move(path)), file_(nullptr, &std::fc
   if (fstat(fileno(file_.get()), &st) == 0 && S_ISREG(st.st_mode)) {
     const int64_t have = int64_t(st.st_size) - int64_t(magic_len + 2 + len_size) - len;
     const int64_t need = header_.size * itemsize(header_.type);
-    if (have < need)
-      bad_input(path_ + " is truncated: header says " + std::to_string(header_.size) + " " +
-                std::string(name(header_.type)) + " values (" + std::to_string(need) +
-                " bytes) but the file has " + std::to_string(have) + " bytes of data");
+    if (have < need) truncated(have);
   }
 }
 
@@ -257,9 +259,13 @@ void input::read_into(void* dst, size_t bytes) {
   const size_t got = bytes ? std::fread(dst, 1, bytes, file_.get()) : 0;
   if (got == bytes) return;
   if (std::ferror(file_.get())) bad_input("cannot read " + path_ + ": " + errno_text());
+  truncated(int64_t(got));
+}
+
+void input::truncated(int64_t data_bytes) const {
   bad_input(path_ + " is truncated: header says " + std::to_string(size()) + " " +
-            std::string(name(type())) + " values (" + std::to_string(bytes) +
-            " bytes) but the file has " + std::to_string(got) + " bytes of data");
+            std::string(name(type())) + " values (" + std::to_string(size() * itemsize(type())) +
+            " bytes) but the file has " + std::to_string(data_bytes) + " bytes of data");
 }
 
 // ---- writing -------------------------------------------------------------------------------
@@ -270,7 +276,8 @@ staged_file::staged_file(std::string path, dtype t, const void* data, int64_t si
   const size_t bytes = size_t(size) * size_t(itemsize(t));
   const std::filesystem::path p(path_);
   const std::filesystem::path dir = p.parent_path().empty() ? "." : p.parent_path();
-  std::string tmpl = (dir / ("." + p.filename().string() + ".tmp-XXXXXX")).string();
+  const std::string name = p.filename().string();  // (an lvalue: GCC 12 -Wrestrict false positive)
+  std::string tmpl = (dir / ("." + name + ".tmp-XXXXXX")).string();
   const int fd = mkstemp(tmpl.data());
   if (fd < 0) throw failure(exit_device_or_io, "cannot write " + path_ + ": " + errno_text());
   temp_ = tmpl;
@@ -293,7 +300,8 @@ staged_file::staged_file(std::string path, dtype t, const void* data, int64_t si
   if (!ok) {
     std::remove(temp_.c_str());
     temp_.clear();
-    throw failure(exit_device_or_io, "cannot write " + path_ + ": " + std::strerror(err ? err : EIO));
+    throw failure(exit_device_or_io,
+                  "cannot write " + path_ + ": " + std::strerror(err ? err : EIO));
   }
 }
 

@@ -55,6 +55,7 @@ class input {
  private:
   void check_type(dtype wanted) const;
   void read_into(void* dst, size_t bytes);
+  [[noreturn]] void truncated(int64_t data_bytes) const;
 
   std::string path_;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_;

@@ -1,7 +1,6 @@
 // `gsearch search`: batched search of sorted keys in .npy files, on the CPU or a CUDA device.
 
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,7 +13,7 @@
 #include <type_traits>
 
 #include "common.hpp"
-#include "gsearch/cuda/search.hpp"
+#include "gsearch/cuda/search.hpp"  // cuda_backend::auto_algorithm
 #include "gsearch/gsearch.hpp"
 #include "npy.hpp"
 
@@ -46,10 +45,10 @@ std::string cpu_name() {
 target resolve_device(const std::string& device) {
   const bool have_gpu = cuda_device_count() > 0;
   if (device == "cuda" && !have_gpu)
-    throw failure(exit_device_or_io,
-                  built_with_cuda() ? "--device cuda: no CUDA device is available"
-                                    : "--device cuda: this gsearch was built without CUDA "
-                                      "(GSEARCH_CUDA=OFF); use --device cpu");
+    throw failure(exit_device_or_io, built_with_cuda()
+                                         ? "--device cuda: no CUDA device is available"
+                                         : "--device cuda: this gsearch was built without CUDA "
+                                           "(GSEARCH_CUDA=OFF); use --device cpu");
   if (device == "cuda" || (device == "auto" && have_gpu)) return {true, cuda_device_name()};
   return {false, cpu_name()};
 }
@@ -90,8 +89,10 @@ timing run_on_cpu(side sd, const std::vector<T>& keys, const std::vector<T>& que
                   std::vector<Out>& out, const search_options& opts, int repeat) {
   return time_runs(repeat, [&] {
     const auto start = std::chrono::steady_clock::now();
-    gsearch::search(gsearch::cpu, sd, span<const T>(keys), span<const T>(queries), span<Out>(out), opts);
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    gsearch::search(gsearch::cpu, sd, span<const T>(keys), span<const T>(queries), span<Out>(out),
+                    opts);
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
   });
 }
 
@@ -120,8 +121,9 @@ verification verify(side sd, const std::vector<T>& keys, const std::vector<T>& q
   const auto less = [](T a, T b) { return key_less(a, b); };
   verification v;
   for (size_t j = 0; j < queries.size(); ++j) {
-    const auto bound = sd == side::left ? std::lower_bound(keys.begin(), keys.end(), queries[j], less)
-                                        : std::upper_bound(keys.begin(), keys.end(), queries[j], less);
+    const auto bound = sd == side::left
+                           ? std::lower_bound(keys.begin(), keys.end(), queries[j], less)
+                           : std::upper_bound(keys.begin(), keys.end(), queries[j], less);
     const int64_t expected = (bound - keys.begin()) - (sd == side::pred ? 1 : 0);
     if (int64_t(out[j]) == expected) continue;
     if (v.mismatches == 0) v = {0, int64_t(j), int64_t(out[j]), expected};
@@ -130,7 +132,9 @@ verification verify(side sd, const std::vector<T>& keys, const std::vector<T>& q
   return v;
 }
 std::string_view reference_name(side sd) {
-  return sd == side::left ? "std::lower_bound" : sd == side::right ? "std::upper_bound" : "std::upper_bound - 1 (predecessor)";
+  return sd == side::left    ? "std::lower_bound"
+         : sd == side::right ? "std::upper_bound"
+                             : "std::upper_bound - 1 (predecessor)";
 }
 
 // The indices as text, one per line.
@@ -149,6 +153,67 @@ void print_indices(const std::vector<Out>& out) {
   std::fwrite(buf.data(), 1, buf.size(), stdout);
 }
 
+// What a search did, for the summary.
+struct search_report {
+  const target& dev;
+  algorithm algo;
+  side sd;
+  std::string_view dtype, out_dtype;
+  int64_t keys, queries;
+  timing time;
+  bool verified;  // --verify was given
+  verification check;
+};
+
+// The human summary (stdout with --out, else stderr) or the JSON one (stdout); then the
+// --verify verdict.
+exit_code report(const search_args& a, const search_report& r) {
+  const double queries_per_s =
+      r.time.median_ms > 0 ? double(r.queries) / (r.time.median_ms * 1e-3) : 0.0;
+  const std::string device = r.dev.cuda ? "cuda" : "cpu";
+  if (a.json) {
+    nlohmann::ordered_json j = {{"command", "search"},
+                                {"device", device},
+                                {"device_name", r.dev.name},
+                                {"algo", to_string(r.algo)},
+                                {"side", to_string(r.sd)},
+                                {"dtype", r.dtype},
+                                {"out_dtype", r.out_dtype},
+                                {"keys", r.keys},
+                                {"queries", r.queries},
+                                {"out", a.out},
+                                {"repeat", a.repeat},
+                                {"search_ms", r.time.median_ms},
+                                {"search_ms_runs", r.time.runs_ms},
+                                {"queries_per_s", queries_per_s},
+                                {"verified", nullptr}};
+    if (r.verified) {
+      j["verified"] = r.check.mismatches == 0;
+      j["mismatches"] = r.check.mismatches;
+    }
+    std::cout << j.dump() << '\n';
+  } else {
+    std::ostream& log = a.out.empty() ? std::cerr : std::cout;
+    char time[64];
+    std::snprintf(time, sizeof time, "%.3f ms, %.3f G queries/s", r.time.median_ms,
+                  queries_per_s * 1e-9);
+    log << "search: " << r.queries << " queries, " << r.keys << " " << r.dtype
+        << " keys, side=" << to_string(r.sd) << ", algo=" << to_string(r.algo)
+        << ", device=" << device << " (" << r.dev.name << "): " << time << '\n';
+    if (r.verified && r.check.mismatches == 0)
+      log << "check: all " << r.queries << " results match " << reference_name(r.sd) << '\n';
+    if (r.check.mismatches > 0)
+      log << "check: " << r.check.mismatches << " of " << r.queries
+          << " results differ (first at index " << r.check.first << ": got " << r.check.got
+          << ", expected " << r.check.expected << ")\n";
+  }
+  if (r.check.mismatches > 0)
+    throw failure(exit_mismatch, "--verify: " + std::to_string(r.check.mismatches) +
+                                     " results differ from " + std::string(reference_name(r.sd)) +
+                                     "; no output written");
+  return exit_ok;
+}
+
 template <class T, class Out>
 exit_code search_typed(const search_args& a, const target& dev, npy::input& keys_file,
                        npy::input& queries_file) {
@@ -157,19 +222,16 @@ exit_code search_typed(const search_args& a, const target& dev, npy::input& keys
   if (!a.assume_sorted) check_sorted(keys, keys_file.path());
 
   const side sd = side_from_string(a.side);
-  const int64_t k = int64_t(keys.size()), q = int64_t(queries.size());
   search_options opts;
   opts.algo = parse_algorithm(a.algo);
-  if (opts.algo == algorithm::auto_)  // resolved here, so that the report names what ran
-    opts.algo = dev.cuda ? cuda_backend::auto_algorithm<T>(k) : algorithm::binary;
+  if (opts.algo == algorithm::auto_)  // resolved here, so that the summary names what ran
+    opts.algo =
+        dev.cuda ? cuda_backend::auto_algorithm<T>(int64_t(keys.size())) : algorithm::binary;
 
   std::vector<Out> out(queries.size());
   const timing t = dev.cuda ? run_on_cuda(sd, keys, queries, out, opts, a.repeat)
                             : run_on_cpu(sd, keys, queries, out, opts, a.repeat);
-  const double queries_per_s = t.median_ms > 0 ? double(q) / (t.median_ms * 1e-3) : 0.0;
-
-  verification v;
-  if (a.verify) v = verify(sd, keys, queries, out);
+  const verification v = a.verify ? verify(sd, keys, queries, out) : verification{};
   if (v.mismatches == 0) {
     if (!a.out.empty()) {
       npy::save(a.out, span<const Out>(out));
@@ -177,50 +239,8 @@ exit_code search_typed(const search_args& a, const target& dev, npy::input& keys
       print_indices(out);
     }
   }
-
-  if (a.json) {
-    nlohmann::ordered_json j = {{"command", "search"},
-                        {"device", dev.cuda ? "cuda" : "cpu"},
-                        {"device_name", dev.name},
-                        {"algo", to_string(opts.algo)},
-                        {"side", to_string(sd)},
-                        {"dtype", key_traits<T>::name},
-                        {"out_dtype", key_traits<Out>::name},
-                        {"keys", k},
-                        {"queries", q},
-                        {"out", a.out},
-                        {"repeat", a.repeat},
-                        {"search_ms", t.median_ms},
-                        {"search_ms_runs", t.runs_ms},
-                        {"queries_per_s", queries_per_s},
-                        {"verified", nullptr}};
-    if (a.verify) {
-      j["verified"] = v.mismatches == 0;
-      j["mismatches"] = v.mismatches;
-    }
-    std::cout << j.dump() << '\n';
-  } else {
-    std::ostream& log = a.out.empty() ? std::cerr : std::cout;
-    char line[512];
-    std::snprintf(line, sizeof line,
-                  "search: %lld queries, %lld %s keys, side=%s, algo=%s, device=%s (%s): %.3f ms, "
-                  "%.3f G queries/s\n",
-                  (long long)q, (long long)k, key_traits<T>::name, to_string(sd).data(),
-                  to_string(opts.algo).data(), dev.cuda ? "cuda" : "cpu", dev.name.c_str(),
-                  t.median_ms, queries_per_s * 1e-9);
-    log << line;
-    if (a.verify && v.mismatches == 0) {
-      log << "check: all " << q << " results match " << reference_name(sd) << '\n';
-    } else if (a.verify) {
-      log << "check: " << v.mismatches << " of " << q << " results differ (first at index "
-          << v.first << ": got " << v.got << ", expected " << v.expected << ")\n";
-    }
-  }
-  if (v.mismatches > 0)
-    throw failure(exit_mismatch, "--verify: " + std::to_string(v.mismatches) +
-                                     " results differ from " + std::string(reference_name(sd)) +
-                                     "; no output written");
-  return exit_ok;
+  return report(a, {dev, opts.algo, sd, key_traits<T>::name, key_traits<Out>::name,
+                    int64_t(keys.size()), int64_t(queries.size()), t, a.verify, v});
 }
 
 exit_code run_search(const search_args& a) {
@@ -229,8 +249,9 @@ exit_code run_search(const search_args& a) {
   const target dev = resolve_device(a.device);
   npy::input keys(a.keys), queries(a.queries);
   if (keys.type() != queries.type())
-    throw failure(exit_bad_input, "keys are " + std::string(name(keys.type())) + " but queries are " +
-                                      std::string(name(queries.type())) + ": gsearch never casts");
+    throw failure(exit_bad_input, "keys are " + std::string(name(keys.type())) +
+                                      " but queries are " + std::string(name(queries.type())) +
+                                      ": gsearch never casts");
   return visit(keys.type(), [&]<class T>() {
     return a.int32 ? search_typed<T, int32_t>(a, dev, keys, queries)
                    : search_typed<T, int64_t>(a, dev, keys, queries);
@@ -273,7 +294,8 @@ command add_search_command(CLI::App& app) {
   sub->add_flag("--assume-sorted", a->assume_sorted,
                 "Do not check that the keys are sorted (unsorted keys then give unspecified "
                 "results)");
-  sub->add_flag("--int32", a->int32, "Write int32 indices (an error if the key count does not fit)");
+  sub->add_flag("--int32", a->int32,
+                "Write int32 indices (an error if the key count does not fit)");
   sub->add_flag("--verify", a->verify,
                 "Check every result against std::lower_bound / std::upper_bound on the host; "
                 "exit 3, writing no output, if any differs");
