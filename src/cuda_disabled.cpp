@@ -16,16 +16,14 @@ template <class T, class Out>
 void search(CUstream_st*, side, algorithm, const T*, int64_t, const T*, int64_t, Out*) { no_cuda(); }
 template <class T>
 bool is_sorted(CUstream_st*, const T*, int64_t) { no_cuda(); }
-template <class T>
-algorithm auto_algorithm(int64_t) { no_cuda(); }
+algorithm resolve(algorithm, int, int64_t) { no_cuda(); }
 
 #define GSEARCH_INSTANTIATE(T)                                                                 \
   template void search<T, int64_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*, \
                                    int64_t, int64_t*);                                         \
   template void search<T, int32_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*, \
                                    int64_t, int32_t*);                                         \
-  template bool is_sorted<T>(CUstream_st*, const T*, int64_t);                                 \
-  template algorithm auto_algorithm<T>(int64_t);
+  template bool is_sorted<T>(CUstream_st*, const T*, int64_t);
 GSEARCH_INSTANTIATE(int32_t)
 GSEARCH_INSTANTIATE(uint32_t)
 GSEARCH_INSTANTIATE(int64_t)

@@ -34,6 +34,13 @@ void check_arguments(span<const T> keys, span<const T> queries, span<Out> out) {
 
 }  // namespace
 
+algorithm resolve_algorithm(const cpu_t&, algorithm requested, int key_bytes, int64_t k) {
+  return cpu_backend::resolve(requested, key_bytes, k);
+}
+algorithm resolve_algorithm(const cuda_t&, algorithm requested, int key_bytes, int64_t k) {
+  return cuda_backend::resolve(requested, key_bytes, k);
+}
+
 #define GSEARCH_DEFINE(T, OUT)                                                                  \
   void search(const cpu_t& exec, side s, span<const T> keys, span<const T> queries,            \
               span<OUT> out, const search_options& options) {                                  \

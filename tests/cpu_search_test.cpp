@@ -67,6 +67,11 @@ TEST(CpuSearchApi, NamedFunctionsAndContainers) {
   EXPECT_EQ(out, (std::vector<int64_t>{2, 3, 4, -1}));
 }
 
+TEST(CpuSearchApi, ResolveAlgorithm) {
+  EXPECT_EQ(resolve_algorithm(cpu, algorithm::auto_, 4, 1000), algorithm::binary);
+  EXPECT_EQ(resolve_algorithm(cpu, algorithm::pbs_cf, 8, 1000), algorithm::pbs_cf);
+}
+
 TEST(CpuSearchApi, EmptyInputs) {
   const std::vector<int32_t> none;
   const std::vector<int32_t> queries{1, 2, 3};

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "gsearch/cuda/search.hpp"
 #include "gsearch/gsearch.hpp"
 #include "search_cases.hpp"
 #include "test_util.hpp"
@@ -26,8 +25,8 @@ class Gpu : public ::testing::Test {
 template <class T, class Out>
 std::vector<int64_t> run_gpu_out(const cuda_t& exec, const std::vector<T>& keys, const std::vector<T>& queries,
                                  side s, algorithm a, bool check) {
-  device_vector<T> d_keys{span<const T>(keys)};
-  device_vector<T> d_queries{span<const T>(queries)};
+  const auto d_keys = to_device(keys);
+  const auto d_queries = to_device(queries);
   device_vector<Out> d_out(int64_t(queries.size()));
   search(exec, s, span<const T>(d_keys), span<const T>(d_queries), span<Out>(d_out), {a, check});
   synchronize(exec);
@@ -103,8 +102,9 @@ TEST_F(Gpu, CheckSortedThrowsAndWritesNothing) {
 }
 
 TEST_F(Gpu, AutoPicksSharedMemoryThenGlobal) {
-  EXPECT_EQ(cuda_backend::auto_algorithm<int32_t>(1024), algorithm::pbs_cl);
-  EXPECT_EQ(cuda_backend::auto_algorithm<int32_t>(int64_t(1) << 24), algorithm::binary);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, 1024), algorithm::pbs_cl);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 24), algorithm::binary);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::pbs, 4, int64_t(1) << 24), algorithm::pbs);
 }
 
 }  // namespace

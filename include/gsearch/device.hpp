@@ -8,7 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <ranges>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "gsearch/core/span.hpp"
@@ -74,5 +76,13 @@ class device_vector {
   T* p_ = nullptr;
   int64_t n_ = 0;
 };
+
+/// A device copy of a contiguous host range: `auto d = gsearch::to_device(host_vector)`.
+/// (Avoids `device_vector<T> v(span<const T>(x));`, which C++ parses as a function declaration.)
+template <class R>
+auto to_device(const R& host_range) {
+  using T = std::remove_cvref_t<decltype(*std::ranges::data(host_range))>;
+  return device_vector<T>(span<const T>(host_range));
+}
 
 }  // namespace gsearch

@@ -78,6 +78,11 @@ struct search_options {
 GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_SEARCH_ALL_OUT, cpu_t)
 GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_SEARCH_ALL_OUT, cuda_t)
 
+/// The algorithm a search with `requested` runs for k keys of key_bytes bytes on this backend
+/// (and, for CUDA, the current device): `requested` itself unless it is algorithm::auto_.
+algorithm resolve_algorithm(const cpu_t& exec, algorithm requested, int key_bytes, int64_t k);
+algorithm resolve_algorithm(const cuda_t& exec, algorithm requested, int key_bytes, int64_t k);
+
 #define GSEARCH_DECLARE_IS_SORTED(EXEC, T)                                                  \
   /** True when keys are sorted in the order of key_traits.hpp. On CUDA it synchronizes. */ \
   bool is_sorted(const EXEC& exec, span<const T> keys);

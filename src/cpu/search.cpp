@@ -59,17 +59,22 @@ void dispatch(int threads, algorithm algo, const T* keys, int64_t k, const T* qu
     case algorithm::pbs_cl:
       return run_algorithm<algorithm::pbs_cl, Strict>(threads, keys, k, queries, n, out, offset);
     case algorithm::binary:
-    case algorithm::auto_:
+    case algorithm::auto_:  // resolved by the caller
       return run_algorithm<algorithm::binary, Strict>(threads, keys, k, queries, n, out, offset);
   }
 }
 
 }  // namespace
 
+algorithm resolve(algorithm requested, int /*key_bytes*/, int64_t /*k*/) {
+  return requested == algorithm::auto_ ? algorithm::binary : requested;
+}
+
 template <class T, class Out>
 void search(int threads, side s, algorithm algo, const T* keys, int64_t k, const T* queries,
             int64_t n, Out* out) {
   const int64_t offset = s == side::pred ? -1 : 0;
+  algo = resolve(algo, int(sizeof(T)), k);
   if (s == side::left) {
     dispatch<true>(threads, algo, keys, k, queries, n, out, offset);
   } else {

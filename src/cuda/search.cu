@@ -47,9 +47,9 @@ __global__ void find_unsorted_kernel(const T* __restrict__ keys, int64_t k, int*
 
 }  // namespace
 
-template <class T>
-algorithm auto_algorithm(int64_t k) {
-  return auto_choice(int(sizeof(T)), k, current_device_limits().max_shared_per_block);
+algorithm resolve(algorithm requested, int key_bytes, int64_t k) {
+  if (requested != algorithm::auto_) return requested;
+  return auto_choice(key_bytes, k, current_device_limits().max_shared_per_block);
 }
 
 template <class T, class Out>
@@ -100,8 +100,7 @@ bool is_sorted(CUstream_st* stream, const T* keys, int64_t k) {
                                    int64_t, int64_t*);                                         \
   template void search<T, int32_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*, \
                                    int64_t, int32_t*);                                         \
-  template bool is_sorted<T>(CUstream_st*, const T*, int64_t);                                 \
-  template algorithm auto_algorithm<T>(int64_t);
+  template bool is_sorted<T>(CUstream_st*, const T*, int64_t);
 GSEARCH_INSTANTIATE(int32_t)
 GSEARCH_INSTANTIATE(uint32_t)
 GSEARCH_INSTANTIATE(int64_t)

@@ -13,7 +13,6 @@
 #include <type_traits>
 
 #include "common.hpp"
-#include "gsearch/cuda/search.hpp"  // cuda_backend::auto_algorithm
 #include "gsearch/gsearch.hpp"
 #include "npy.hpp"
 
@@ -225,8 +224,8 @@ exit_code search_typed(const search_args& a, const target& dev, npy::input& keys
   search_options opts;
   opts.algo = parse_algorithm(a.algo);
   if (opts.algo == algorithm::auto_)  // resolved here, so that the summary names what ran
-    opts.algo =
-        dev.cuda ? cuda_backend::auto_algorithm<T>(int64_t(keys.size())) : algorithm::binary;
+    opts.algo = dev.cuda ? resolve_algorithm(cuda, opts.algo, int(sizeof(T)), int64_t(keys.size()))
+                         : resolve_algorithm(cpu, opts.algo, int(sizeof(T)), int64_t(keys.size()));
 
   std::vector<Out> out(queries.size());
   const timing t = dev.cuda ? run_on_cuda(sd, keys, queries, out, opts, a.repeat)

@@ -13,10 +13,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <stdexcept>
 #include <vector>
 
 #include "gsearch/core/config.hpp"
+#include "gsearch/core/error.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/padding.hpp"
 #include "gsearch/core/pbs.hpp"
@@ -50,7 +50,7 @@ struct access_cost {
 inline access_cost cost_of_access(const std::vector<int64_t>& byte_addresses, int access_bytes,
                                   const bank_config& cfg) {
   if (cfg.banks <= 0 || (cfg.bank_bytes != 4 && cfg.bank_bytes != 8))
-    throw std::invalid_argument("bank model: banks must be positive and bank_bytes 4 or 8");
+    throw gsearch::invalid_argument("bank model: banks must be positive and bank_bytes 4 or 8");
   access_cost c;
   c.lanes = static_cast<int>(byte_addresses.size());
   c.words_per_bank.assign(cfg.banks, 0);
@@ -131,7 +131,7 @@ warp_trace trace_warp(const std::vector<T>& padded, int64_t k, const T* queries,
   warp_trace t;
   const size_t steps = lanes ? logs[0].size() : 0;
   for (auto& log : logs)
-    if (log.size() != steps) throw std::logic_error("bank model: lanes took different step counts");
+    if (log.size() != steps) throw gsearch::error("bank model: lanes took different step counts");
   const int s1 = (A == algorithm::pbs_cf || A == algorithm::pbs_cl) ? core::stage1_steps(k) : int(steps);
   std::vector<int64_t> addr(lanes);
   for (size_t s = 0; s < steps; ++s) {
@@ -157,7 +157,7 @@ warp_trace trace_warp(algorithm a, side sd, const std::vector<T>& padded, int64_
     case algorithm::pbs_cf: return run.template operator()<algorithm::pbs_cf>();
     case algorithm::pbs_cl: return run.template operator()<algorithm::pbs_cl>();
     case algorithm::binary: return run.template operator()<algorithm::binary>();
-    default: throw std::invalid_argument("bank model: choose pbs, pbs-cf, pbs-cl or binary");
+    default: throw gsearch::invalid_argument("bank model: choose pbs, pbs-cf, pbs-cl or binary");
   }
 }
 

@@ -59,8 +59,9 @@ std::vector<T> random_queries_from_keys(const T* keys, int64_t k, int64_t q, uin
 }
 
 /// The worst case for PBS (Corollary 4.1): in every warp, lane i queries keys[i * (k / w) + C],
-/// with C drawn at random per warp in [0, k / w). When k is a multiple of w^2 every step after
-/// the first log2(w) is a w-way bank conflict. Query j runs on lane j % w, as on the GPU.
+/// with C drawn at random per warp in [0, k / w). With distinct keys, k a multiple of w^2 and
+/// side right or pred, every step after the first log2(w) is a w-way bank conflict (with side
+/// left a few warps see 31-way steps). Query j runs on lane j % w, as on the GPU.
 /// For k < w the stride is 1 and lanes past k wrap around.
 template <class T>
 std::vector<T> worst_case_queries(const T* keys, int64_t k, int64_t q, uint64_t seed,

@@ -17,6 +17,9 @@ template <class T, class Out>
 void search(int threads, side s, algorithm algo, const T* keys, int64_t k, const T* queries,
             int64_t n, Out* out);
 
+/// What algorithm::auto_ means on the CPU: the branch-free binary search (the CPU's fast path).
+algorithm resolve(algorithm requested, int key_bytes, int64_t k);
+
 /// keys sorted in the order of key_traits.hpp.
 template <class T>
 bool is_sorted(const T* keys, int64_t k);

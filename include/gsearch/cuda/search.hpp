@@ -22,8 +22,8 @@ void search(CUstream_st* stream, side s, algorithm algo, const T* keys, int64_t 
 template <class T>
 bool is_sorted(CUstream_st* stream, const T* keys, int64_t k);
 
-/// The algorithm `auto_` resolves to for k keys of type T on the current device.
-template <class T>
-algorithm auto_algorithm(int64_t k);
+/// `requested`, or for algorithm::auto_ the choice of tuning.hpp for k keys of key_bytes bytes on
+/// the current device.
+algorithm resolve(algorithm requested, int key_bytes, int64_t k);
 
 }  // namespace gsearch::cuda_backend
