@@ -4,6 +4,7 @@
 #   gpu_checks.sh tests       GPU tests, then the > 2^31 test
 #   gpu_checks.sh sanitize    compute-sanitizer memcheck and racecheck over the GPU tests
 #   gpu_checks.sh ncu         bank conflicts: Nsight Compute vs the model (bench/conflicts_table.py)
+#   gpu_checks.sh demo        the README's main job with the carried CLI: gen, then search --verify
 # Logs and results go to $OUT (or ./out).
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"
@@ -31,6 +32,12 @@ for what in "$@"; do
         "$B/conflicts_probe" ${PROBE_ARGS:-} > "$OUT/ncu.csv" 2> "$OUT/ncu.err" || status=1
       python3 bench/conflicts_table.py "$OUT/model.jsonl" "$OUT/ncu.csv" > "$OUT/conflicts.md" || status=1
       tail -n 80 "$OUT/conflicts.md"
+      ;;
+    demo)
+      d=$(mktemp -d)
+      "$B/gsearch" gen --keys 4096 --queries 16777216 --dtype int32 --keys-out "$d/keys.npy" --queries-out "$d/queries.npy" &&
+      "$B/gsearch" search --keys "$d/keys.npy" --queries "$d/queries.npy" --side right --device auto --verify --repeat 10 --out "$d/out.npy" || status=1
+      rm -rf "$d"
       ;;
   esac
 done

@@ -5,8 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${1:-build/sm90}
 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
-cmake --build "$B" --target test_gpu_search test_gpu_large conflicts_probe
+cmake --build "$B" --target test_gpu_search test_gpu_large conflicts_probe gsearch_cli
 mkdir -p carry/bin
 cp "$B/tests/test_gpu_search" "$B/tests/test_gpu_large" "$B/conflicts_probe" carry/bin/
-[ -x "$B/tools/cli/gsearch" ] && cp "$B/tools/cli/gsearch" carry/bin/ || true
+cp "$B/tools/cli/gsearch" carry/bin/
 du -sh carry
