@@ -43,6 +43,7 @@ namespace {
 bool built_with_cuda() noexcept { return false; }
 int cuda_device_count() noexcept { return 0; }
 std::string cuda_device_name() { return {}; }
+cuda_device_info cuda_device_properties() { return {}; }
 void* device_malloc(size_t) { no_cuda(); }
 void device_free(void*) noexcept {}
 void copy_to_device(void*, const void*, size_t) { no_cuda(); }

@@ -124,3 +124,42 @@ TEST(CoreAlgorithms, NegativeZeroEqualsZero) {
 
 }  // namespace
 }  // namespace gsearch::test
+
+namespace gsearch::test {
+namespace {
+
+// The batched form (N queries per lane in lockstep, as the GPU kernels run it) gives the same
+// ranks as N separate searches.
+template <algorithm A, int N>
+void check_batched(const std::vector<int32_t>& keys, const std::vector<int32_t>& queries) {
+  const auto padded = core::pad_keys(keys.data(), int64_t(keys.size()));
+  const core::padded_accessor<int32_t> acc{padded.data() + warp_width};
+  for (size_t base = 0; base + N <= queries.size(); base += N) {
+    before<false, int32_t> preds[N];
+    for (int i = 0; i < N; ++i) preds[i] = {queries[base + i]};
+    int rank[N];
+    core::search_ranks<A, N>(acc, int(keys.size()), preds, int(base % warp_width), rank);
+    for (int i = 0; i < N; ++i)
+      ASSERT_EQ(rank[i], reference(keys, queries[base + i], side::right))
+          << to_string(A) << " N=" << N << " k=" << keys.size() << " q=" << queries[base + i];
+  }
+}
+
+TEST(CoreAlgorithms, BatchedFormsMatch) {
+  std::mt19937_64 rng(test_seed());
+  for (int k : {1, 5, 32, 33, 1000, 4096}) {
+    std::vector<int32_t> keys(k);
+    for (auto& x : keys) x = small_value<int32_t>(rng, 3 * k);
+    sort_keys(keys);
+    std::vector<int32_t> queries(96);
+    for (auto& x : queries) x = small_value<int32_t>(rng, 3 * k + 4);
+    check_batched<algorithm::pbs, 4>(keys, queries);
+    check_batched<algorithm::pbs_cf, 3>(keys, queries);
+    check_batched<algorithm::pbs_cl, 4>(keys, queries);
+    check_batched<algorithm::pbs_cl, 2>(keys, queries);
+    check_batched<algorithm::binary, 4>(keys, queries);
+  }
+}
+
+}  // namespace
+}  // namespace gsearch::test

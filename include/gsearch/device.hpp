@@ -28,6 +28,18 @@ int cuda_device_count() noexcept;
 /// or an empty string when there is none.
 std::string cuda_device_name();
 
+/// What benchmarks and tools report about the current CUDA device (all zero / empty without one).
+struct cuda_device_info {
+  std::string name;
+  int compute_capability = 0;      ///< 90 for sm_90
+  int sms = 0;
+  int64_t l2_bytes = 0;
+  int64_t shared_per_block_optin = 0;
+  int64_t global_bytes = 0;
+  int driver_version = 0, runtime_version = 0;  ///< as CUDA encodes them (13000 = 13.0)
+};
+cuda_device_info cuda_device_properties();
+
 /// cudaMalloc / cudaFree.
 void* device_malloc(size_t bytes);
 void device_free(void* p) noexcept;

@@ -29,6 +29,24 @@ std::string cuda_device_name() {
          std::to_string(p.multiProcessorCount) + " SMs";
 }
 
+cuda_device_info cuda_device_properties() {
+  cuda_device_info info;
+  if (cuda_device_count() == 0) return info;
+  int dev = 0;
+  cudaDeviceProp p{};
+  GSEARCH_CUDA_CHECK(cudaGetDevice(&dev));
+  GSEARCH_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
+  info.name = p.name;
+  info.compute_capability = p.major * 10 + p.minor;
+  info.sms = p.multiProcessorCount;
+  info.l2_bytes = p.l2CacheSize;
+  info.shared_per_block_optin = int64_t(p.sharedMemPerBlockOptin);
+  info.global_bytes = int64_t(p.totalGlobalMem);
+  GSEARCH_CUDA_CHECK(cudaDriverGetVersion(&info.driver_version));
+  GSEARCH_CUDA_CHECK(cudaRuntimeGetVersion(&info.runtime_version));
+  return info;
+}
+
 void* device_malloc(size_t bytes) {
   void* p = nullptr;
   GSEARCH_CUDA_CHECK(cudaMalloc(&p, bytes));

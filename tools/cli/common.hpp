@@ -147,5 +147,6 @@ struct command {
 command add_search_command(CLI::App& app);
 command add_gen_command(CLI::App& app);
 command add_conflicts_command(CLI::App& app);
+command add_bench_command(CLI::App& app, int argc, char** argv);
 
 }  // namespace gsearch::cli

@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
   app.footer(exit_codes_text);
 
   const command commands[] = {add_search_command(app), add_gen_command(app),
-                              add_conflicts_command(app)};
+                              add_conflicts_command(app), add_bench_command(app, argc, argv)};
   for (const command& c : commands) finish_help(c.app);
 
   try {

@@ -271,9 +271,12 @@ void input::truncated(int64_t data_bytes) const {
 // ---- writing -------------------------------------------------------------------------------
 
 staged_file::staged_file(std::string path, dtype t, const void* data, int64_t size)
+    : staged_file(std::move(path),
+                  {encode_header(t, size),
+                   std::string_view(static_cast<const char*>(data), size_t(size) * size_t(itemsize(t)))}) {}
+
+staged_file::staged_file(std::string path, std::initializer_list<std::string_view> parts)
     : path_(std::move(path)) {
-  const std::string h = encode_header(t, size);
-  const size_t bytes = size_t(size) * size_t(itemsize(t));
   const std::filesystem::path p(path_);
   const std::filesystem::path dir = p.parent_path().empty() ? "." : p.parent_path();
   const std::string name = p.filename().string();  // (an lvalue: GCC 12 -Wrestrict false positive)
@@ -289,9 +292,10 @@ staged_file::staged_file(std::string path, dtype t, const void* data, int64_t si
 
   std::FILE* f = fdopen(fd, "wb");
   errno = 0;
-  bool ok = f && std::fwrite(h.data(), 1, h.size(), f) == h.size() &&
-            (bytes == 0 || std::fwrite(data, 1, bytes, f) == bytes) && std::fflush(f) == 0 &&
-            fsync(fd) == 0;
+  bool ok = f != nullptr;
+  for (std::string_view part : parts)
+    ok = ok && (part.empty() || std::fwrite(part.data(), 1, part.size(), f) == part.size());
+  ok = ok && std::fflush(f) == 0 && fsync(fd) == 0;
   int err = ok ? 0 : errno;
   if ((f ? std::fclose(f) : close(fd)) != 0 && ok) {
     ok = false;

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -74,6 +75,8 @@ std::vector<T> load(const std::string& path) {
 class staged_file {
  public:
   staged_file(std::string path, dtype t, const void* data, int64_t size);
+  /// Any bytes (the concatenation of `parts`), e.g. a JSON report.
+  staged_file(std::string path, std::initializer_list<std::string_view> parts);
   staged_file(const staged_file&) = delete;
   staged_file& operator=(const staged_file&) = delete;
   ~staged_file();  ///< removes the temporary file unless committed
@@ -87,6 +90,11 @@ class staged_file {
 template <class T>
 void save(const std::string& path, span<const T> data) {
   staged_file(path, dtype_of<T>(), data.data(), data.size()).commit();
+}
+
+/// Writes text to `path` atomically.
+inline void save_text(const std::string& path, std::string_view text) {
+  staged_file(path, {text}).commit();
 }
 
 }  // namespace gsearch::cli::npy

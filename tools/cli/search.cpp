@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "common.hpp"
+#include "timing.hpp"
 #include "gsearch/gsearch.hpp"
 #include "npy.hpp"
 
@@ -67,26 +68,10 @@ void check_sorted(const std::vector<T>& keys, const std::string& path) {
   throw failure(exit_bad_input, what + "; sort them, or pass --assume-sorted");
 }
 
-// One warm-up run, then `repeat` timed runs; the median of their times in ms, and all of them.
-struct timing {
-  double median_ms = 0;
-  std::vector<double> runs_ms;
-};
-timing time_runs(int repeat, const std::function<double()>& timed_run) {
-  timed_run();
-  timing t;
-  for (int i = 0; i < repeat; ++i) t.runs_ms.push_back(timed_run());
-  std::vector<double> s = t.runs_ms;
-  std::sort(s.begin(), s.end());
-  const size_t m = s.size() / 2;
-  t.median_ms = s.size() % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-  return t;
-}
-
 template <class T, class Out>
 timing run_on_cpu(side sd, const std::vector<T>& keys, const std::vector<T>& queries,
                   std::vector<Out>& out, const search_options& opts, int repeat) {
-  return time_runs(repeat, [&] {
+  return time_runs(1, repeat, [&] {
     const auto start = std::chrono::steady_clock::now();
     gsearch::search(gsearch::cpu, sd, span<const T>(keys), span<const T>(queries), span<Out>(out),
                     opts);
@@ -100,7 +85,7 @@ timing run_on_cuda(side sd, const std::vector<T>& keys, const std::vector<T>& qu
                    std::vector<Out>& out, const search_options& opts, int repeat) {
   const device_vector<T> d_keys{span<const T>(keys)}, d_queries{span<const T>(queries)};
   const device_vector<Out> d_out(int64_t(out.size()));
-  const timing t = time_runs(repeat, [&] {
+  const timing t = time_runs(1, repeat, [&] {
     return elapsed_ms(gsearch::cuda, [&] {
       gsearch::search(gsearch::cuda, sd, span<const T>(d_keys), span<const T>(d_queries),
                       span<Out>(d_out), opts);

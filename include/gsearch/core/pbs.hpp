@@ -39,22 +39,30 @@ GSEARCH_HD GSEARCH_FORCEINLINE constexpr Index clamp_rank(Index last_before, Ind
   return r < 0 ? Index{0} : (r > k ? k : r);
 }
 
+// Each algorithm comes in a batched form, `<name>_n<N>`, that searches N queries per lane in
+// lockstep: the steps of the N searches are interleaved, so a thread has N independent key reads
+// in flight (the GPU kernels use it to hide shared-memory latency). The one-query form is N = 1.
+
 /// PBS: Algorithm 1 of the paper, as written (index = floor(k/2), delta = ceil(k/4), halved
 /// with rounding up, ceil(log2 k) iterations, then one final comparison), with the min/max
 /// bounds checks replaced by the padding. The index wanders at most ceil(log2 k) + 1 past
 /// either end, so w = 32 sentinels suffice for k < 2^31.
 /// Reads: ceil(log2 k) + 1 per lane. Bank conflicts: up to w-way per step (Corollary 4.1).
-template <class Accessor, class Pred, class Index>
-GSEARCH_HD GSEARCH_FORCEINLINE Index pbs(const Accessor& keys, Index k, Pred before, int /*lane*/) {
-  Index index = k / 2;
+template <int N, class Accessor, class Pred, class Index>
+GSEARCH_HD GSEARCH_FORCEINLINE void pbs_n(const Accessor& keys, Index k, const Pred (&before)[N],
+                                          int /*lane*/, Index (&rank)[N]) {
+  Index index[N];
+  GSEARCH_UNROLL
+  for (int i = 0; i < N; ++i) index[i] = k / 2;
   Index delta = (k + 3) / 4;
   const int steps = ceil_log2(k);
   for (int s = 0; s < steps; ++s) {
-    index += before(keys(index)) ? delta : -delta;
+    GSEARCH_UNROLL
+    for (int i = 0; i < N; ++i) index[i] += before[i](keys(index[i])) ? delta : -delta;
     delta = (delta + 1) / 2;
   }
-  index -= before(keys(index)) ? 0 : 1;
-  return clamp_rank(index, k);
+  GSEARCH_UNROLL
+  for (int i = 0; i < N; ++i) rank[i] = clamp_rank(index[i] - (before[i](keys(index[i])) ? 0 : 1), k);
 }
 
 /// Stage 1 of PBS-CF and PBS-CL (Algorithm 2). Lane l only reads keys whose index is congruent
@@ -68,69 +76,121 @@ GSEARCH_HD GSEARCH_FORCEINLINE Index pbs(const Accessor& keys, Index k, Pred bef
 /// multiple of 2w^2 (k = 100: delta rounds to 0 and stage 1 does nothing); this one searches the
 /// column exactly for every k, in ceil(log2(ceil(k/stride) + 1)) steps, the same for all lanes.
 /// With stride = 1 and lane = 0 it is the plain branch-free binary search.
-template <class Accessor, class Pred, class Index>
-GSEARCH_HD GSEARCH_FORCEINLINE Index strided_stage(const Accessor& keys, Index k, Pred before,
-                                                   Index stride, Index lane) {
+template <int N, class Accessor, class Pred, class Index>
+GSEARCH_HD GSEARCH_FORCEINLINE void strided_stage_n(const Accessor& keys, Index k, const Pred (&before)[N],
+                                                    Index stride, Index lane, Index (&s)[N]) {
   const Index columns = (k + stride - 1) / stride;  // the same for every lane
-  Index base = -1;            // column entry -1 (the front padding) is taken as before q
-  Index len = columns + 1;    // the answer is a column entry in [base, base + len)
+  // s is the index of column entry `base`; entry -1 (in the front padding) is taken as before q,
+  // and the answer is a column entry in [base, base + len).
+  GSEARCH_UNROLL
+  for (int i = 0; i < N; ++i) s[i] = lane - stride;
+  Index len = columns + 1;
   while (len > 1) {
     const Index half = len / 2;
-    base = before(keys((base + half) * stride + lane)) ? base + half : base;
+    const Index step = half * stride;
+    GSEARCH_UNROLL
+    for (int i = 0; i < N; ++i) {
+      const Index probe = s[i] + step;
+      s[i] = before[i](keys(probe)) ? probe : s[i];
+    }
     len -= half;
   }
   // A lane whose last column entry is past the keys lands on it only when the back padding
   // compares before q, and then every key does; stepping back to the lane's last real entry
   // keeps the stage-2 window [s, s + stride) inside the padding without changing the answer.
-  const Index lane_columns = (k - lane + stride - 1) / stride;
-  if (base > lane_columns - 1) base = lane_columns - 1;
-  return base * stride + lane;
+  const Index last = ((k - lane + stride - 1) / stride - 1) * stride + lane;
+  GSEARCH_UNROLL
+  for (int i = 0; i < N; ++i) s[i] = s[i] > last ? last : s[i];
 }
 
 /// PBS-CF: stage 1 above, then Algorithm 3's linear stage 2: the lane reads the w - 1 keys
 /// after s in lockstep, s + 1, s + 2, ..., each step one key per bank: no bank conflicts on any
 /// input. Reads: ceil(log2(ceil(k/w) + 1)) + w - 1 per lane.
-template <class Accessor, class Pred, class Index>
-GSEARCH_HD GSEARCH_FORCEINLINE Index pbs_cf(const Accessor& keys, Index k, Pred before, int lane) {
+template <int N, class Accessor, class Pred, class Index>
+GSEARCH_HD GSEARCH_FORCEINLINE void pbs_cf_n(const Accessor& keys, Index k, const Pred (&before)[N],
+                                             int lane, Index (&rank)[N]) {
   constexpr int w = warp_width;
-  const Index s = strided_stage(keys, k, before, Index{w}, Index(lane));
-  Index count = 0;
+  Index s[N], count[N];
+  strided_stage_n(keys, k, before, Index{w}, Index(lane), s);
   GSEARCH_UNROLL
-  for (int i = 1; i < w; ++i) count += before(keys(s + i)) ? 1 : 0;
-  return clamp_rank(s + count, k);
+  for (int i = 0; i < N; ++i) count[i] = 0;
+  GSEARCH_UNROLL
+  for (int j = 1; j < w; ++j) {
+    GSEARCH_UNROLL
+    for (int i = 0; i < N; ++i) count[i] += before[i](keys(s[i] + j)) ? 1 : 0;
+  }
+  GSEARCH_UNROLL
+  for (int i = 0; i < N; ++i) rank[i] = clamp_rank(s[i] + count[i], k);
 }
 
 /// PBS-CL: stage 1 above, then a binary stage 2 over the window [s, s + w) in which every lane
 /// uses the same deltas w/2, w/4, ..., 1, so the lanes keep their distinct offsets from stage 1:
 /// step j of stage 2 has at most a 2^j-way conflict, at most w - 1 accesses in all.
 /// Reads: ceil(log2(ceil(k/w) + 1)) + log2(w) per lane.
-template <class Accessor, class Pred, class Index>
-GSEARCH_HD GSEARCH_FORCEINLINE Index pbs_cl(const Accessor& keys, Index k, Pred before, int lane) {
+template <int N, class Accessor, class Pred, class Index>
+GSEARCH_HD GSEARCH_FORCEINLINE void pbs_cl_n(const Accessor& keys, Index k, const Pred (&before)[N],
+                                             int lane, Index (&rank)[N]) {
   constexpr int w = warp_width;
-  Index s = strided_stage(keys, k, before, Index{w}, Index(lane));
+  Index s[N];
+  strided_stage_n(keys, k, before, Index{w}, Index(lane), s);
   GSEARCH_UNROLL
-  for (int half = w / 2; half >= 1; half /= 2) s = before(keys(s + half)) ? s + half : s;
-  return clamp_rank(s, k);
+  for (int half = w / 2; half >= 1; half /= 2) {
+    GSEARCH_UNROLL
+    for (int i = 0; i < N; ++i) s[i] = before[i](keys(s[i] + half)) ? s[i] + half : s[i];
+  }
+  GSEARCH_UNROLL
+  for (int i = 0; i < N; ++i) rank[i] = clamp_rank(s[i], k);
 }
 
 /// Branch-free binary search over [0, k) (no padding read): ceil(log2(k + 1)) reads.
-template <class Accessor, class Pred, class Index>
-GSEARCH_HD GSEARCH_FORCEINLINE Index binary(const Accessor& keys, Index k, Pred before, int /*lane*/) {
-  return strided_stage(keys, k, before, Index{1}, Index{0}) + 1;
+template <int N, class Accessor, class Pred, class Index>
+GSEARCH_HD GSEARCH_FORCEINLINE void binary_n(const Accessor& keys, Index k, const Pred (&before)[N],
+                                             int /*lane*/, Index (&rank)[N]) {
+  strided_stage_n(keys, k, before, Index{1}, Index{0}, rank);
+  GSEARCH_UNROLL
+  for (int i = 0; i < N; ++i) rank[i] += 1;
 }
 
 /// Number of key reads of stage 1 of PBS-CF / PBS-CL per lane (used by the model to label
 /// steps as stage 1 or stage 2).
 constexpr int stage1_steps(int64_t k, int w = warp_width) { return ceil_log2((k + w - 1) / w + 1); }
 
-/// Runs the algorithm named at compile time. `A` must not be algorithm::auto_.
+/// Runs the algorithm named at compile time on N queries. `A` must not be algorithm::auto_.
+template <algorithm A, int N, class Accessor, class Pred, class Index>
+GSEARCH_HD GSEARCH_FORCEINLINE void search_ranks(const Accessor& keys, Index k, const Pred (&before)[N],
+                                                 int lane, Index (&rank)[N]) {
+  static_assert(A != algorithm::auto_, "resolve algorithm::auto_ before dispatching");
+  if constexpr (A == algorithm::pbs) pbs_n(keys, k, before, lane, rank);
+  else if constexpr (A == algorithm::pbs_cf) pbs_cf_n(keys, k, before, lane, rank);
+  else if constexpr (A == algorithm::pbs_cl) pbs_cl_n(keys, k, before, lane, rank);
+  else binary_n(keys, k, before, lane, rank);
+}
+
+/// One query: the rank of q (the number of keys before it) by algorithm A on `lane`.
 template <algorithm A, class Accessor, class Pred, class Index>
 GSEARCH_HD GSEARCH_FORCEINLINE Index search_rank(const Accessor& keys, Index k, Pred before, int lane) {
-  static_assert(A != algorithm::auto_, "resolve algorithm::auto_ before dispatching");
-  if constexpr (A == algorithm::pbs) return pbs(keys, k, before, lane);
-  else if constexpr (A == algorithm::pbs_cf) return pbs_cf(keys, k, before, lane);
-  else if constexpr (A == algorithm::pbs_cl) return pbs_cl(keys, k, before, lane);
-  else return binary(keys, k, before, lane);
+  const Pred one[1] = {before};
+  Index rank[1];
+  search_ranks<A, 1>(keys, k, one, lane, rank);
+  return rank[0];
+}
+
+/// The one-query forms, by name.
+template <class Accessor, class Pred, class Index>
+GSEARCH_HD Index pbs(const Accessor& keys, Index k, Pred before, int lane) {
+  return search_rank<algorithm::pbs>(keys, k, before, lane);
+}
+template <class Accessor, class Pred, class Index>
+GSEARCH_HD Index pbs_cf(const Accessor& keys, Index k, Pred before, int lane) {
+  return search_rank<algorithm::pbs_cf>(keys, k, before, lane);
+}
+template <class Accessor, class Pred, class Index>
+GSEARCH_HD Index pbs_cl(const Accessor& keys, Index k, Pred before, int lane) {
+  return search_rank<algorithm::pbs_cl>(keys, k, before, lane);
+}
+template <class Accessor, class Pred, class Index>
+GSEARCH_HD Index binary(const Accessor& keys, Index k, Pred before, int lane) {
+  return search_rank<algorithm::binary>(keys, k, before, lane);
 }
 
 /// Reads a sorted array with warp_width sentinels in front: `data` points at key 0.

@@ -2,7 +2,8 @@
 /// \file
 /// The batched-search kernels: one per-lane algorithm of core/pbs.hpp, over keys staged in
 /// shared memory (the paper's setting) or read from global memory (key lists too large for
-/// shared memory). Instantiated once per algorithm in src/cuda/search_<algorithm>.cu.
+/// shared memory). Instantiated once per algorithm in src/cuda/search_<algorithm>.cu, with the
+/// launch configuration of tuning.hpp; bench/ instantiates other configurations to tune them.
 
 #include <cuda_runtime.h>
 
@@ -15,42 +16,64 @@
 
 namespace gsearch::cuda_backend {
 
-/// Query j is processed by lane j % 32 (blocks and the grid stride are multiples of 32), as in
-/// the CPU's simulated warps and the bank model.
-template <algorithm A, bool Strict, class T, class Out>
-__global__ void __launch_bounds__(max_block_threads) search_shared_kernel(const T* __restrict__ keys, int k,
-                                     const T* __restrict__ queries, int64_t n,
-                                     Out* __restrict__ out, int offset) {
+/// The queries of one tile: Items per thread, thread t taking queries t, t + Threads, ...
+/// of the tile, so that query j is always searched by lane j % 32 (as in the CPU's simulated
+/// warps and the bank model) and every load and store is coalesced.
+template <algorithm A, bool Strict, int Threads, int Items, class Accessor, class T, class Index, class Out>
+__device__ __forceinline__ void search_tile(const Accessor& acc, Index k, const T* __restrict__ queries,
+                                            int64_t tile_begin, int64_t n, Out* __restrict__ out,
+                                            int offset) {
+  const int lane = threadIdx.x % warp_width;
+  const int64_t first = tile_begin + threadIdx.x;
+  before<Strict, T> preds[Items];
+  Index rank[Items];
+  if (tile_begin + int64_t(Threads) * Items <= n) {  // a full tile: no bounds checks
+    GSEARCH_UNROLL
+    for (int i = 0; i < Items; ++i) preds[i].q = queries[first + i * Threads];
+    core::search_ranks<A, Items>(acc, k, preds, lane, rank);
+    GSEARCH_UNROLL
+    for (int i = 0; i < Items; ++i) out[first + i * Threads] = Out(rank[i] + offset);
+  } else {  // the last tile: queries past n repeat the last one, and are not written
+    GSEARCH_UNROLL
+    for (int i = 0; i < Items; ++i) {
+      const int64_t j = first + i * Threads;
+      preds[i].q = queries[j < n ? j : n - 1];
+    }
+    core::search_ranks<A, Items>(acc, k, preds, lane, rank);
+    GSEARCH_UNROLL
+    for (int i = 0; i < Items; ++i)
+      if (first + i * Threads < n) out[first + i * Threads] = Out(rank[i] + offset);
+  }
+}
+
+/// Each block stages the padded keys once, then takes tiles of Threads * Items queries.
+template <algorithm A, bool Strict, class T, class Out, int Threads, int Items>
+__global__ void __launch_bounds__(Threads)
+    search_shared_kernel(const T* __restrict__ keys, int k, const T* __restrict__ queries, int64_t n,
+                         Out* __restrict__ out, int offset) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   T* staged = reinterpret_cast<T*>(shared_bytes);
-  // Stage the padded keys once per block: w sentinels, the keys, w sentinels.
-  for (int i = threadIdx.x; i < k + 2 * warp_width; i += blockDim.x) {
+  for (int i = threadIdx.x; i < k + 2 * warp_width; i += Threads) {
     staged[i] = i < warp_width ? key_traits<T>::lowest()
                                : (i < warp_width + k ? keys[i - warp_width] : key_traits<T>::highest());
   }
   __syncthreads();
   const core::padded_accessor<T> acc{staged + warp_width};
-  const int lane = threadIdx.x % warp_width;
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n; j += stride) {
-    const int r = core::search_rank<A>(acc, k, before<Strict, T>{queries[j]}, lane);
-    out[j] = Out(r + offset);
-  }
+  constexpr int64_t tile = int64_t(Threads) * Items;
+  for (int64_t begin = int64_t(blockIdx.x) * tile; begin < n; begin += int64_t(gridDim.x) * tile)
+    search_tile<A, Strict, Threads, Items>(acc, k, queries, begin, n, out, offset);
 }
 
 /// The same algorithm straight over the keys in global memory: the bounded accessor supplies
 /// the padding sentinels.
-template <algorithm A, bool Strict, class T, class Out>
-__global__ void __launch_bounds__(max_block_threads) search_global_kernel(const T* __restrict__ keys, int64_t k,
-                                     const T* __restrict__ queries, int64_t n,
-                                     Out* __restrict__ out, int offset) {
+template <algorithm A, bool Strict, class T, class Out, int Threads, int Items>
+__global__ void __launch_bounds__(Threads)
+    search_global_kernel(const T* __restrict__ keys, int64_t k, const T* __restrict__ queries, int64_t n,
+                         Out* __restrict__ out, int offset) {
   const core::bounded_accessor<T, key_traits<T>> acc{keys, k};
-  const int lane = threadIdx.x % warp_width;
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n; j += stride) {
-    const int64_t r = core::search_rank<A>(acc, k, before<Strict, T>{queries[j]}, lane);
-    out[j] = Out(r + offset);
-  }
+  constexpr int64_t tile = int64_t(Threads) * Items;
+  for (int64_t begin = int64_t(blockIdx.x) * tile; begin < n; begin += int64_t(gridDim.x) * tile)
+    search_tile<A, Strict, Threads, Items>(acc, k, queries, begin, n, out, offset);
 }
 
 /// Shared-memory bytes the padded keys take.
@@ -59,36 +82,52 @@ constexpr int64_t staged_bytes(int64_t k) {
   return (k + 2 * warp_width) * int64_t(sizeof(T));
 }
 
-/// A grid that fills the device: `blocks_per_sm` resident blocks on each SM, no more blocks
-/// than there is work for.
+/// True when k keys of type T are searched in shared memory on this device.
+template <class T>
+constexpr bool fits_shared(int64_t k, const device_limits& dev) {
+  return staged_bytes<T>(k) <= dev.max_shared_per_block;
+}
+
+/// A grid that fills the device: the resident blocks of every SM, no more blocks than tiles.
 template <class Kernel>
-int grid_size(Kernel kernel, int threads, int64_t smem, int64_t n, const device_limits& dev) {
+int grid_size(Kernel kernel, int threads, int64_t smem, int64_t tiles, const device_limits& dev) {
   int per_sm = 0;
   GSEARCH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, size_t(smem)));
   if (per_sm < 1) per_sm = 1;
-  const int64_t needed = (n + threads - 1) / threads;
-  return int(needed < int64_t(per_sm) * dev.sms ? needed : int64_t(per_sm) * dev.sms);
+  return int(tiles < int64_t(per_sm) * dev.sms ? tiles : int64_t(per_sm) * dev.sms);
 }
 
-/// Enqueues the search with algorithm A (not auto_). Keys staged in shared memory when they fit.
+/// Enqueues the search with algorithm A (not auto_) and an explicit launch configuration:
+/// keys staged in shared memory when they fit (Threads x Items), else read from global memory.
+template <algorithm A, int Threads, int Items, class T, class Out>
+void launch_search_with(cudaStream_t stream, bool strict, int offset, const T* keys, int64_t k,
+                        const T* queries, int64_t n, Out* out, const device_limits& dev) {
+  if (n == 0) return;
+  if (fits_shared<T>(k, dev)) {
+    constexpr int threads = Threads, items = Items;
+    auto kernel = strict ? search_shared_kernel<A, true, T, Out, threads, items>
+                         : search_shared_kernel<A, false, T, Out, threads, items>;
+    const int64_t smem = staged_bytes<T>(k);
+    if (smem > 48 * 1024)
+      GSEARCH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    const int grid = grid_size(kernel, threads, smem, (n + threads * items - 1) / (threads * items), dev);
+    kernel<<<grid, threads, size_t(smem), stream>>>(keys, int(k), queries, n, out, offset);
+  } else {
+    constexpr int threads = global_config.threads, items = global_config.items;
+    auto kernel = strict ? search_global_kernel<A, true, T, Out, threads, items>
+                         : search_global_kernel<A, false, T, Out, threads, items>;
+    const int grid = grid_size(kernel, threads, 0, (n + threads * items - 1) / (threads * items), dev);
+    kernel<<<grid, threads, 0, stream>>>(keys, k, queries, n, out, offset);
+  }
+  GSEARCH_CUDA_CHECK_LAUNCH();
+}
+
+/// Enqueues the search with algorithm A and the tuned configuration of tuning.hpp.
 template <algorithm A, class T, class Out>
 void launch_search(cudaStream_t stream, bool strict, int offset, const T* keys, int64_t k,
                    const T* queries, int64_t n, Out* out, const device_limits& dev) {
-  if (n == 0) return;
-  const launch_config cfg = tuned_config(A, int(sizeof(T)), k);
-  const int64_t smem = staged_bytes<T>(k);
-  if (smem <= dev.max_shared_per_block) {
-    auto kernel = strict ? search_shared_kernel<A, true, T, Out> : search_shared_kernel<A, false, T, Out>;
-    if (smem > 48 * 1024)
-      GSEARCH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    const int grid = grid_size(kernel, cfg.threads, smem, n, dev);
-    kernel<<<grid, cfg.threads, size_t(smem), stream>>>(keys, int(k), queries, n, out, offset);
-  } else {
-    auto kernel = strict ? search_global_kernel<A, true, T, Out> : search_global_kernel<A, false, T, Out>;
-    const int grid = grid_size(kernel, cfg.threads, 0, n, dev);
-    kernel<<<grid, cfg.threads, 0, stream>>>(keys, k, queries, n, out, offset);
-  }
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  constexpr launch_config cfg = shared_config<A, int(sizeof(T))>;
+  launch_search_with<A, cfg.threads, cfg.items>(stream, strict, offset, keys, k, queries, n, out, dev);
 }
 
 #define GSEARCH_INSTANTIATE_LAUNCH_SEARCH_T(A, T)                                               \

@@ -15,19 +15,17 @@ struct device_limits {
   int64_t max_shared_per_block = 0;  ///< the opt-in maximum (227 KB on the H100)
 };
 
-/// The most threads per block a search kernel is compiled for (its __launch_bounds__): it caps
-/// registers at 65536 / max_block_threads, so every tuned launch fits.
-inline constexpr int max_block_threads = 512;
-
-/// How a search kernel is launched.
+/// How a search kernel is launched: both are compile-time parameters of the kernel.
 struct launch_config {
-  int threads;  ///< threads per block (a multiple of 32, at most max_block_threads)
+  int threads;  ///< threads per block (a multiple of 32); also the kernel's __launch_bounds__
+  int items;    ///< queries per thread searched in lockstep (independent reads in flight)
 };
 
-/// Launch parameters for an algorithm, key size and key count.
-constexpr launch_config tuned_config(algorithm /*a*/, int /*key_bytes*/, int64_t /*k*/) {
-  return launch_config{512};
-}
+/// The configuration the library's kernels are compiled with, per algorithm and key size, for
+/// keys in shared memory. Global-memory search always runs global_config.
+template <algorithm A, int KeyBytes>
+inline constexpr launch_config shared_config = {512, 1};
+inline constexpr launch_config global_config = {512, 1};
 
 /// The algorithm `auto_` picks: keys in shared memory -> PBS-CL (the paper's best); larger key
 /// lists -> the branch-free binary search in global memory.

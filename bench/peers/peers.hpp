@@ -1,0 +1,55 @@
+#pragma once
+// The GPU kernels `gsearch bench search` measures beside gsearch, behind a host-compilable
+// interface: the vectorized roofline copy, thrust::upper_bound from the CUDA toolkit's CCCL,
+// cub::DeviceFind::UpperBound from the newest CCCL headers we could build with (PyPI's
+// cuda-cccl), and gsearch's own kernels at launch configurations other than the tuned one (the
+// tuning sweep). Every function enqueues one run on `stream`; device pointers throughout;
+// outputs are int32 (the peers' fastest form, as in PEERS-H100.md).
+// Without CUDA (GSEARCH_CUDA=OFF) they throw gsearch::invalid_argument.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gsearch/core/algorithm.hpp"
+
+struct CUstream_st;
+
+namespace gsearch::bench {
+
+/// Reads n keys of type T and writes n int32, 16 bytes per access: the memory roofline of a
+/// search that reads each query once and writes each result once.
+template <class T>
+void roofline_copy(CUstream_st* stream, const T* in, int64_t n, int32_t* out);
+
+/// thrust::upper_bound(keys, keys + k, queries, queries + n, out), CUDA toolkit's CCCL.
+template <class T>
+void thrust_upper_bound(CUstream_st* stream, const T* keys, int64_t k, const T* queries, int64_t n,
+                        int32_t* out);
+std::string thrust_version();
+
+/// cub::DeviceFind::UpperBound from the newer CCCL; false from cub_available() when this build
+/// had no such headers (GSEARCH_BENCH_CCCL_INCLUDE unset). temp: at least cub_temp_bytes().
+bool cub_available();
+std::string cub_version();
+template <class T>
+size_t cub_temp_bytes(const T* keys, int64_t k, const T* queries, int64_t n, int32_t* out);
+template <class T>
+void cub_upper_bound(CUstream_st* stream, void* temp, size_t temp_bytes, const T* keys, int64_t k,
+                     const T* queries, int64_t n, int32_t* out);
+
+/// A launch configuration of gsearch's shared-memory kernel that the sweep can run.
+struct kernel_config {
+  algorithm algo;
+  int threads;
+  int items;
+};
+/// The configurations compiled into the sweep (for 4- and 8-byte keys: int32_t, int64_t).
+std::vector<kernel_config> sweep_configs();
+/// gsearch's upper_bound with an explicit kernel configuration (one of sweep_configs()).
+template <class T>
+void gsearch_upper_bound_with(CUstream_st* stream, kernel_config cfg, const T* keys, int64_t k,
+                              const T* queries, int64_t n, int32_t* out);
+
+}  // namespace gsearch::bench

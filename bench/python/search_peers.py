@@ -1,0 +1,497 @@
+#!/usr/bin/env python3
+"""Times the Python peers (torch.searchsorted, cupy.searchsorted) on exactly the inputs that
+`gsearch bench search` timed, and appends their rows to its JSON file.
+
+    python3 bench/python/search_peers.py --json RESULTS.json [--peers torch,cupy]
+                                         [--repeat R] [--warmup W]
+
+For every configuration (key type, K, query kind, Q) with a "gsearch" row in the file (or, with
+none, every one of the "config" block), the keys and queries are regenerated with inputs.py
+(keys from the seed of "config", queries from seed + 1, as `gsearch gen` does) and their
+checksums compared with the file's "inputs" record: a configuration whose record is missing or
+differs is refused (no rows; an entry in "skipped"; exit status 3). Each peer then runs
+searchsorted(keys, queries, side right) on the GPU: W warm-up runs, then R timed runs, each
+between two CUDA events; the row holds the median, min and max. When Q * sizeof(key) is below
+200 MB the runs rotate among min(ceil(200 MB / (Q * sizeof(key))), W + R) copies of the
+queries (and of the output), so that no timed run finds its inputs in the L2 cache left by the
+previous one. A sample of the results (SAMPLE positions, plus the first and last) is compared
+with numpy.searchsorted.
+
+R and W default to the file's config.repeat and config.warmup (else 15 and 2). A peer that
+does not import, or finds no GPU, is skipped with a message on stderr and an entry in
+"skipped"; so is a key type a peer cannot search (probed on a tiny input first). Rows of the
+peers being run that the file already holds are replaced, so a rerun does not duplicate them.
+The file is written back atomically (a temporary file in the same folder, then rename).
+
+Exit status: 0 done (peers may have been skipped), 1 bad usage or unreadable file, 3 a
+configuration was refused (checksum) or a peer's result failed the spot check.
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import inputs  # noqa: E402
+
+SCHEMA_PREFIX = "gsearch-bench-search/"
+ROTATE_BYTES = 200_000_000
+SAMPLE = 4096
+OUT_BYTES = {"int32": 4, "int64": 8}
+
+
+def log(msg):
+    print(f"search_peers: {msg}", file=sys.stderr, flush=True)
+
+
+class Unavailable(Exception):
+    """The peer cannot run at all here (no module, no GPU)."""
+
+
+class Unsupported(Exception):
+    """The peer cannot search this key type."""
+
+
+def first_line(e):
+    text = f"{type(e).__name__}: {e}".strip()
+    return text.splitlines()[0][:300] if text else type(e).__name__
+
+
+class Peer:
+    """What the timing loop needs from a library. Subclasses set name, out_type, version."""
+
+    name = "?"
+    out_type = "int64"
+    version = None
+
+    def versions(self):
+        return {self.name: self.version}
+
+    def device_name(self):
+        return None
+
+    def probe(self, key_type):
+        """Raises Unsupported when key_type cannot be searched."""
+        keys = np.array([1, 3], dtype=inputs.DTYPES[key_type])
+        queries = np.array([0, 1, 2, 3, 4], dtype=inputs.DTYPES[key_type])
+        try:
+            state = self.prepare(keys, queries, 1)
+            got = self.gather(self.search(state, 0), np.arange(5))
+            self.release(state)
+        except Exception as e:  # noqa: BLE001 - any failure means "cannot search this type"
+            raise Unsupported(first_line(e)) from e
+        if list(got) != [0, 1, 1, 2, 2]:
+            raise Unsupported(f"wrong results on a 2-key probe: {list(got)}")
+
+    def prepare(self, keys, queries, nbuf):
+        raise NotImplementedError
+
+    def search(self, state, b):
+        raise NotImplementedError
+
+    def event(self):
+        raise NotImplementedError
+
+    def elapsed_ms(self, start, stop):
+        raise NotImplementedError
+
+    def synchronize(self):
+        pass
+
+    def gather(self, result, idx):
+        raise NotImplementedError
+
+    def release(self, state):
+        pass
+
+
+class TorchPeer(Peer):
+    name = "torch"
+    out_type = "int32"
+
+    def __init__(self):
+        try:
+            import torch
+        except Exception as e:  # noqa: BLE001
+            raise Unavailable(f"torch does not import ({first_line(e)})") from e
+        if not torch.cuda.is_available():
+            raise Unavailable(f"torch {torch.__version__}: no CUDA device")
+        self.torch = torch
+        self.version = str(torch.__version__)
+        self.dev = torch.device("cuda")
+
+    def versions(self):
+        return {"torch": self.version, "torch_cuda": self.torch.version.cuda}
+
+    def device_name(self):
+        return self.torch.cuda.get_device_name(self.dev)
+
+    def _dtype(self, np_dtype):
+        name = np.dtype(np_dtype).name
+        dt = getattr(self.torch, name, None)
+        if dt is None:
+            raise Unsupported(f"torch {self.version} has no dtype {name}")
+        return dt
+
+    def prepare(self, keys, queries, nbuf):
+        t = self.torch
+        dt = self._dtype(keys.dtype)
+        keys_d = t.from_numpy(keys).to(self.dev)
+        q1 = t.from_numpy(queries).to(self.dev)
+        assert keys_d.dtype == dt
+        if nbuf > 1:
+            qbuf = t.empty((nbuf, len(queries)), dtype=dt, device=self.dev)
+            qbuf.copy_(q1.expand(nbuf, len(queries)))
+            del q1
+        else:
+            qbuf = q1.view(1, len(queries))
+        out = t.empty((nbuf, len(queries)), dtype=t.int32, device=self.dev)
+        t.cuda.synchronize()
+        return {"keys": keys_d, "queries": qbuf, "out": out}
+
+    def search(self, state, b):
+        out = state["out"][b]
+        self.torch.searchsorted(state["keys"], state["queries"][b], right=True, out_int32=True,
+                                out=out)
+        return out
+
+    def event(self):
+        return self.torch.cuda.Event(enable_timing=True)
+
+    def elapsed_ms(self, start, stop):
+        return float(start.elapsed_time(stop))
+
+    def synchronize(self):
+        self.torch.cuda.synchronize()
+
+    def gather(self, result, idx):
+        i = self.torch.from_numpy(np.asarray(idx, dtype=np.int64)).to(self.dev)
+        return result[i].cpu().numpy().astype(np.int64)
+
+    def release(self, state):
+        state.clear()
+        self.torch.cuda.synchronize()
+        self.torch.cuda.empty_cache()
+
+
+class CupyPeer(Peer):
+    name = "cupy"
+    out_type = "int64"  # cupy.searchsorted returns int64 and has no out= argument
+
+    def __init__(self):
+        try:
+            import cupy
+        except Exception as e:  # noqa: BLE001
+            raise Unavailable(f"cupy does not import ({first_line(e)})") from e
+        try:
+            n = cupy.cuda.runtime.getDeviceCount()
+        except Exception as e:  # noqa: BLE001
+            raise Unavailable(f"cupy {cupy.__version__}: no CUDA device ({first_line(e)})") from e
+        if n < 1:
+            raise Unavailable(f"cupy {cupy.__version__}: no CUDA device")
+        self.cp = cupy
+        self.version = str(cupy.__version__)
+
+    def versions(self):
+        rt = self.cp.cuda.runtime.runtimeGetVersion()
+        return {"cupy": self.version, "cupy_cuda_runtime": f"{rt // 1000}.{rt % 1000 // 10}"}
+
+    def device_name(self):
+        name = self.cp.cuda.runtime.getDeviceProperties(self.cp.cuda.Device().id)["name"]
+        return name.decode() if isinstance(name, bytes) else str(name)
+
+    def prepare(self, keys, queries, nbuf):
+        cp = self.cp
+        keys_d = cp.asarray(keys)
+        q1 = cp.asarray(queries)
+        if nbuf > 1:
+            qbuf = cp.empty((nbuf, len(queries)), dtype=queries.dtype)
+            qbuf[...] = q1[None, :]
+            del q1
+        else:
+            qbuf = q1.reshape(1, len(queries))
+        cp.cuda.runtime.deviceSynchronize()
+        return {"keys": keys_d, "queries": qbuf}
+
+    def search(self, state, b):
+        return self.cp.searchsorted(state["keys"], state["queries"][b], side="right")
+
+    def event(self):
+        return self.cp.cuda.Event()
+
+    def elapsed_ms(self, start, stop):
+        return float(self.cp.cuda.get_elapsed_time(start, stop))
+
+    def synchronize(self):
+        self.cp.cuda.runtime.deviceSynchronize()
+
+    def gather(self, result, idx):
+        return self.cp.asnumpy(result[self.cp.asarray(np.asarray(idx, dtype=np.int64))]).astype(
+            np.int64)
+
+    def release(self, state):
+        state.clear()
+        self.cp.cuda.runtime.deviceSynchronize()
+        self.cp.get_default_memory_pool().free_all_blocks()
+
+
+PEERS = {"torch": TorchPeer, "cupy": CupyPeer}
+
+
+def buffers(q, itemsize, runs):
+    """How many copies of the queries the runs rotate among: enough to span ROTATE_BYTES, never
+    more than the number of runs; 1 when one copy is ROTATE_BYTES or more."""
+    qbytes = q * itemsize
+    if qbytes >= ROTATE_BYTES or qbytes == 0:
+        return 1
+    return max(1, min(math.ceil(ROTATE_BYTES / qbytes), runs))
+
+
+def sample_positions(q, seed=12345):
+    if q == 0:
+        return np.zeros(0, dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, q, size=min(SAMPLE, q), dtype=np.int64)
+    return np.unique(np.concatenate([idx, [0, q - 1]]))
+
+
+def time_peer(peer, keys, queries, warmup, repeat):
+    """(times in ms, results at the sample positions): W warm-up runs, then R runs each between
+    two events, rotating among the query buffers."""
+    runs = warmup + repeat
+    nbuf = buffers(len(queries), queries.dtype.itemsize, runs)
+    state = peer.prepare(keys, queries, nbuf)
+    try:
+        result = None
+        for i in range(warmup):
+            result = peer.search(state, i % nbuf)
+        peer.synchronize()
+        events = [(peer.event(), peer.event()) for _ in range(repeat)]
+        for i, (start, stop) in enumerate(events):
+            start.record()
+            result = peer.search(state, (warmup + i) % nbuf)
+            stop.record()
+        peer.synchronize()
+        times = [peer.elapsed_ms(start, stop) for start, stop in events]
+        idx = sample_positions(len(queries))
+        got = peer.gather(result, idx) if result is not None and len(idx) else np.zeros(0, np.int64)
+        del result
+    finally:
+        peer.release(state)
+    return times, idx, got, nbuf
+
+
+def parse_checksum(v):
+    """A checksum as the file holds it: a JSON integer, or a string in decimal or 0x-hex."""
+    if isinstance(v, bool) or v is None:
+        raise ValueError(f"bad checksum {v!r}")
+    if isinstance(v, int):
+        return v & 0xFFFFFFFFFFFFFFFF
+    if isinstance(v, str):
+        return int(v, 0) & 0xFFFFFFFFFFFFFFFF
+    raise ValueError(f"bad checksum {v!r}")
+
+
+def configurations(doc):
+    """(key_type, k, query_kind, q) of the gsearch rows, or of the config block without any, in
+    the config's order."""
+    cfg = doc.get("config", {})
+    kt_order = {t: i for i, t in enumerate(cfg.get("key_types", []))}
+    kind_order = {t: i for i, t in enumerate(cfg.get("query_kinds", []))}
+    rows = [r for r in doc.get("results", []) if r.get("impl") == "gsearch"]
+    if rows:
+        found = {(r["key_type"], int(r["k"]), r["query_kind"], int(r["q"])) for r in rows}
+    else:
+        found = {(t, int(k), kind, int(cfg["queries"])) for t in cfg.get("key_types", [])
+                 for k in cfg.get("ks", []) for kind in cfg.get("query_kinds", [])}
+    return sorted(found, key=lambda c: (kt_order.get(c[0], len(kt_order)), c[0], c[1],
+                                        kind_order.get(c[2], len(kind_order)), c[2], c[3]))
+
+
+def find_input(doc, key_type, k, kind, q, seed):
+    for rec in doc.get("inputs", []):
+        if (rec.get("key_type") == key_type and int(rec.get("k", -1)) == k
+                and rec.get("query_kind") == kind and int(rec.get("q", -1)) == q
+                and int(rec.get("seed", -1)) & 0xFFFFFFFFFFFFFFFF == seed):
+            return rec
+    return None
+
+
+def make_row(peer, key_type, k, kind, q, times, verified):
+    ms = statistics.median(times)
+    key_bytes = inputs.DTYPES[key_type].itemsize
+    nbytes = q * key_bytes + q * OUT_BYTES[peer.out_type] + k * key_bytes
+    return {
+        "impl": peer.name, "algo": None, "key_type": key_type, "k": k, "query_kind": kind, "q": q,
+        "out_type": peer.out_type, "ms": ms, "ms_min": min(times), "ms_max": max(times),
+        "runs": len(times), "gqps": q / (ms * 1e6) if ms > 0 else None,
+        "gbps": nbytes / (ms * 1e6) if ms > 0 else None, "bytes": nbytes, "verified": verified,
+        "peer_version": peer.version, "threads": None, "items": None,
+    }
+
+
+def write_atomic(path, doc):
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".search_peers.", suffix=".json.tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.chmod(tmp, os.stat(path).st_mode & 0o777)
+        except OSError:
+            os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def run(doc, peer_names, repeat, warmup, command):
+    """Adds the peers' rows, versions and skips to doc; returns the exit status."""
+    cfg = doc["config"]
+    seed = int(cfg["seed"]) & 0xFFFFFFFFFFFFFFFF
+    results = doc.setdefault("results", [])
+    skipped = doc.setdefault("skipped", [])
+    versions = doc.setdefault("versions", {})
+    # A rerun replaces what an earlier run of these peers wrote.
+    results[:] = [r for r in results if r.get("impl") not in peer_names]
+    skipped[:] = [s for s in skipped if s.get("impl") not in peer_names]
+    versions["numpy"] = np.__version__
+    versions["python"] = platform.python_version()
+
+    peers = []
+    for name in peer_names:
+        try:
+            peer = PEERS[name]()
+        except Unavailable as e:
+            log(f"skipping {name}: {e}")
+            skipped.append({"impl": name, "key_type": None, "reason": str(e)})
+            continue
+        versions.update(peer.versions())
+        dev = peer.device_name()
+        bench_dev = doc.get("device", {}).get("name")
+        if dev and bench_dev and dev != bench_dev:
+            log(f"warning: {name} runs on '{dev}', the gsearch rows on '{bench_dev}'")
+        peers.append(peer)
+    doc["peers"] = {
+        "command": command, "repeat": repeat, "warmup": warmup, "rotate_bytes": ROTATE_BYTES,
+        "sample": SAMPLE, "devices": {p.name: p.device_name() for p in peers},
+    }
+    if not peers:
+        log("no peer can run here; no rows added")
+        return 0
+
+    status = 0
+    unsupported = {}  # (peer name, key type) -> reason
+    probed = set()
+    for key_type, k, kind, q in configurations(doc):
+        where = f"{key_type} k={k} {kind} q={q}"
+        todo = [p for p in peers if (p.name, key_type) not in unsupported]
+        if not todo:
+            continue
+        rec = find_input(doc, key_type, k, kind, q, seed)
+        reason = None
+        if rec is None:
+            reason = f"no inputs record for {where} seed={seed}: checksums cannot be compared"
+        else:
+            keys, queries = inputs.generate(key_type, k, q, kind, seed)
+            got = (inputs.checksum(keys), inputs.checksum(queries))
+            want = (parse_checksum(rec["keys_checksum"]), parse_checksum(rec["queries_checksum"]))
+            if got != want:
+                reason = (f"checksum mismatch for {where} seed={seed}: inputs.py gives keys "
+                          f"{got[0]} queries {got[1]}, the file has keys {want[0]} queries "
+                          f"{want[1]}")
+        if reason:
+            log(f"refusing {where}: {reason}")
+            for p in todo:
+                skipped.append({"impl": p.name, "key_type": key_type, "k": k, "query_kind": kind,
+                                "q": q, "reason": reason})
+            status = 3
+            continue
+        expected = None
+        for peer in todo:
+            if (peer.name, key_type) not in probed:
+                probed.add((peer.name, key_type))
+                try:
+                    peer.probe(key_type)
+                except Unsupported as e:
+                    unsupported[(peer.name, key_type)] = str(e)
+                    log(f"{peer.name} cannot search {key_type}: {e}; skipping that key type")
+                    skipped.append({"impl": peer.name, "key_type": key_type, "reason": str(e)})
+                    continue
+            try:
+                times, idx, got, nbuf = time_peer(peer, keys, queries, warmup, repeat)
+            except Exception as e:  # noqa: BLE001 - e.g. out of memory: skip, go on
+                log(f"{peer.name} {where} failed: {first_line(e)}")
+                skipped.append({"impl": peer.name, "key_type": key_type, "k": k,
+                                "query_kind": kind, "q": q, "reason": first_line(e)})
+                continue
+            if expected is None:
+                expected = np.searchsorted(keys, queries[idx], side="right").astype(np.int64)
+            verified = bool(np.array_equal(got, expected))
+            row = make_row(peer, key_type, k, kind, q, times, verified)
+            results.append(row)
+            gq = f"{row['gqps']:.2f}" if row["gqps"] is not None else "-"
+            log(f"{peer.name:5} {where}: {row['ms']:.4f} ms (min {row['ms_min']:.4f}, max "
+                f"{row['ms_max']:.4f}, {nbuf} buffers), {gq} G queries/s"
+                f"{'' if verified else ', RESULTS DIFFER FROM numpy.searchsorted'}")
+            if not verified:
+                status = 3
+        del keys, queries
+    return status
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(
+        description="Time torch/cupy searchsorted on the inputs of a `gsearch bench search` JSON "
+                    "file and append their rows to it.")
+    p.add_argument("--json", required=True, metavar="RESULTS.json",
+                   help="the file `gsearch bench search` wrote; updated in place")
+    p.add_argument("--peers", default="torch,cupy", help="comma-separated: torch, cupy")
+    p.add_argument("--repeat", type=int, help="timed runs (default: config.repeat, else 15)")
+    p.add_argument("--warmup", type=int, help="warm-up runs (default: config.warmup, else 2)")
+    a = p.parse_args(argv)
+    names = [n.strip() for n in a.peers.split(",") if n.strip()]
+    bad = [n for n in names if n not in PEERS]
+    if bad or not names:
+        p.error(f"unknown peer(s) {', '.join(bad) or '(none)'}; known: {', '.join(PEERS)}")
+    try:
+        with open(a.json) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        log(f"cannot read {a.json}: {e}")
+        return 1
+    if not isinstance(doc, dict) or not str(doc.get("schema", "")).startswith(SCHEMA_PREFIX):
+        log(f"{a.json}: not a {SCHEMA_PREFIX}* file (schema {doc.get('schema') if isinstance(doc, dict) else None!r})")
+        return 1
+    cfg = doc.get("config")
+    if not isinstance(cfg, dict) or "seed" not in cfg:
+        log(f"{a.json}: no config.seed")
+        return 1
+    repeat = a.repeat if a.repeat is not None else int(cfg.get("repeat", 15))
+    warmup = a.warmup if a.warmup is not None else int(cfg.get("warmup", 2))
+    if repeat < 1 or warmup < 0:
+        p.error("--repeat must be >= 1 and --warmup >= 0")
+    command = " ".join(["python3", *sys.argv]) if argv is None else " ".join(
+        ["search_peers.py", *argv])
+    status = run(doc, names, repeat, warmup, command)
+    try:
+        write_atomic(a.json, doc)
+    except OSError as e:
+        log(f"cannot write {a.json}: {e}")
+        return 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,334 @@
+// `gsearch bench search`: times gsearch's batched search against the memory roofline and the
+// peers (thrust::upper_bound, cub::DeviceFind::UpperBound; torch and cupy are added by
+// bench/python/search_peers.py on the same inputs), on a GPU; without one, gsearch's CPU backend
+// against std::upper_bound. Writes a table to stdout and, with --json, the JSON of
+// bench/README.md.
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common.hpp"
+#include "gsearch/gsearch.hpp"
+#include "npy.hpp"
+#include "peers.hpp"
+#include "timing.hpp"
+
+namespace gsearch::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+struct bench_args {
+  std::vector<int64_t> keys;  // empty: the default sweep of the device
+  int64_t queries = 0;        // 0: 2^27 on a GPU, 2^22 on the CPU
+  std::vector<std::string> key_types{"int32", "int64"};
+  std::vector<std::string> query_kinds{"random", "worst"};
+  std::vector<std::string> algos{"pbs", "pbs-cf", "pbs-cl", "binary"};
+  std::vector<std::string> peers{"roofline", "thrust", "cub"};
+  int repeat = 15, warmup = 3;
+  uint64_t seed = 1;
+  std::string device = "auto", json_path;
+  bool quick = false, sweep = false;
+  std::string command_line;
+};
+
+/// Sum of the bytes read as little-endian uint64 words, the last one zero-padded: the checksum
+/// bench/python/inputs.py computes to prove it regenerated the same inputs.
+template <class T>
+uint64_t checksum(const std::vector<T>& v) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(v.data());
+  const size_t n = v.size() * sizeof(T);
+  uint64_t sum = 0;
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t word = 0;
+    std::memcpy(&word, bytes + i, std::min<size_t>(8, n - i));
+    sum += word;
+  }
+  return sum;
+}
+
+/// The largest key count whose padded copy fits in shared memory (0 without a GPU).
+int64_t shared_max_keys(int key_bytes, const cuda_device_info& dev) {
+  return dev.shared_per_block_optin / key_bytes - 2 * warp_width;
+}
+
+std::vector<int64_t> default_keys(int key_bytes, bool gpu, bool quick, const cuda_device_info& dev) {
+  if (quick) return {1024, 65536};
+  if (!gpu) return {1024, 16384, 1 << 20};
+  std::vector<int64_t> ks;
+  const int64_t max = shared_max_keys(key_bytes, dev);
+  for (int64_t k = 32; k <= 32768 && k <= max; k *= 2) ks.push_back(k);
+  if (49152 <= max) ks.push_back(49152);
+  ks.push_back(max);
+  return ks;
+}
+
+/// Results of one timed configuration, as the JSON row of bench/README.md.
+json row(const char* impl, const std::string& algo, std::string_view key_type, int64_t k,
+         const std::string& kind, int64_t q, const char* out_type, int key_bytes, int out_bytes,
+         const timing& t, std::optional<bool> verified, const std::string& version) {
+  const double bytes = double(q) * (key_bytes + out_bytes) + double(k) * key_bytes;
+  json r = {{"impl", impl},
+            {"algo", algo.empty() ? json(nullptr) : json(algo)},
+            {"key_type", key_type},
+            {"k", k},
+            {"query_kind", kind},
+            {"q", q},
+            {"out_type", out_type},
+            {"ms", t.median_ms},
+            {"ms_min", t.min_ms},
+            {"ms_max", t.max_ms},
+            {"runs", t.runs_ms.size()},
+            {"gqps", t.median_ms > 0 ? double(q) / (t.median_ms * 1e6) : 0.0},
+            {"gbps", t.median_ms > 0 ? bytes / (t.median_ms * 1e6) : 0.0},
+            {"bytes", bytes},
+            {"verified", verified ? json(*verified) : json(nullptr)},
+            {"peer_version", version.empty() ? json(nullptr) : json(version)}};
+  return r;
+}
+
+void print_row(const json& r) {
+  std::printf("%-7s K=%-8lld %-6s %-9s %-14s %9.4f ms %9.3f G q/s %7.1f GB/s %s\n",
+              r["key_type"].get<std::string>().c_str(), (long long)r["k"].get<int64_t>(),
+              r["query_kind"].get<std::string>().c_str(), r["impl"].get<std::string>().c_str(),
+              r["algo"].is_null() ? "" : r["algo"].get<std::string>().c_str(), r["ms"].get<double>(),
+              r["gqps"].get<double>(), r["gbps"].get<double>(),
+              r["verified"].is_null() ? "" : (r["verified"].get<bool>() ? "ok" : "WRONG"));
+  std::fflush(stdout);
+}
+
+/// Checks a sample of results (every stride-th query, about 100,000) against std::upper_bound.
+template <class T>
+bool verify_sample(const std::vector<T>& keys, const std::vector<T>& queries, const std::vector<int32_t>& out) {
+  const auto less = [](T a, T b) { return key_less(a, b); };
+  const size_t stride = std::max<size_t>(1, queries.size() / 100000);
+  for (size_t j = 0; j < queries.size(); j += stride)
+    if (out[j] != int32_t(std::upper_bound(keys.begin(), keys.end(), queries[j], less) - keys.begin()))
+      return false;
+  return true;
+}
+
+// ---- GPU ----------------------------------------------------------------------------------
+
+template <class T>
+void bench_gpu_inputs(const bench_args& a, int64_t k, const std::string& kind, json& report) {
+  const int64_t q = a.queries;
+  const generated<T> in = generate<T>(k, q, kind, a.seed);
+  report["inputs"].push_back({{"key_type", key_traits<T>::name}, {"k", k}, {"query_kind", kind}, {"q", q},
+                              {"seed", a.seed}, {"keys_checksum", std::to_string(checksum(in.keys))},
+                              {"queries_checksum", std::to_string(checksum(in.queries))}});
+  const cuda_device_info dev = cuda_device_properties();
+  // Several copies of the queries when one would sit in L2, so that no run reads another's cache.
+  const int64_t query_bytes = q * int64_t(sizeof(T));
+  const int copies = int(std::clamp<int64_t>((2 * dev.l2_bytes + query_bytes - 1) / std::max<int64_t>(1, query_bytes), 1, 8));
+  const auto d_keys = to_device(in.keys);
+  std::vector<device_vector<T>> d_queries;
+  for (int c = 0; c < copies; ++c) d_queries.push_back(to_device(in.queries));
+  device_vector<int32_t> d_out(q);
+  std::vector<int32_t> out(static_cast<size_t>(q));
+  const char* key_type = key_traits<T>::name;
+
+  auto measure = [&](const char* impl, const std::string& algo, const std::string& version, auto&& enqueue) {
+    int next = 0;
+    const timing t = time_runs(a.warmup, a.repeat, [&] {
+      const T* queries = d_queries[size_t(next++ % copies)].data();
+      return elapsed_ms(cuda, [&] { enqueue(queries); });
+    });
+    std::optional<bool> ok;
+    if (std::strcmp(impl, "roofline") != 0) {
+      d_out.copy_to(span<int32_t>(out));
+      ok = verify_sample(in.keys, in.queries, out);
+    }
+    json r = row(impl, algo, key_type, k, kind, q, "int32", int(sizeof(T)), 4, t, ok, version);
+    r["copies"] = copies;
+    print_row(r);
+    report["results"].push_back(r);
+  };
+
+  if (a.sweep) {
+    if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
+      for (const bench::kernel_config c : bench::sweep_configs()) {
+        if (std::find(a.algos.begin(), a.algos.end(), std::string(to_string(c.algo))) == a.algos.end()) continue;
+        measure("gsearch", std::string(to_string(c.algo)), "", [&](const T* queries) {
+          bench::gsearch_upper_bound_with<T>(nullptr, c, d_keys.data(), k, queries, q, d_out.data());
+        });
+        report["results"].back()["threads"] = c.threads;
+        report["results"].back()["items"] = c.items;
+      }
+    }
+    return;
+  }
+  const bool shared = int64_t(sizeof(T)) * (k + 2 * warp_width) <= dev.shared_per_block_optin;
+  for (const std::string& name : a.algos) {
+    const algorithm algo = parse_algorithm(name);
+    const std::string resolved(to_string(resolve_algorithm(cuda, algo, int(sizeof(T)), k)));
+    measure("gsearch", name == "auto" ? "auto:" + resolved : name, "", [&](const T* queries) {
+      upper_bound(cuda, span<const T>(d_keys), span<const T>(queries, q), span<int32_t>(d_out), {algo, false});
+    });
+    report["results"].back()["path"] = shared ? "shared" : "global";
+  }
+  for (const std::string& peer : a.peers) {
+    if (peer == "roofline") {
+      measure("roofline", "", "", [&](const T* queries) { bench::roofline_copy<T>(nullptr, queries, q, d_out.data()); });
+    } else if (peer == "thrust") {
+      measure("thrust", "", bench::thrust_version(), [&](const T* queries) {
+        bench::thrust_upper_bound<T>(nullptr, d_keys.data(), k, queries, q, d_out.data());
+      });
+    } else if (peer == "cub" && bench::cub_available()) {
+      const size_t temp_bytes = bench::cub_temp_bytes<T>(d_keys.data(), k, d_queries[0].data(), q, d_out.data());
+      device_vector<unsigned char> temp(int64_t(std::max<size_t>(1, temp_bytes)));
+      measure("cub", "", bench::cub_version(), [&](const T* queries) {
+        bench::cub_upper_bound<T>(nullptr, temp.data(), temp_bytes, d_keys.data(), k, queries, q, d_out.data());
+      });
+    }
+  }
+}
+
+// ---- CPU ----------------------------------------------------------------------------------
+
+template <class T>
+void bench_cpu_inputs(const bench_args& a, int64_t k, const std::string& kind, json& report) {
+  const int64_t q = a.queries;
+  const generated<T> in = generate<T>(k, q, kind, a.seed);
+  std::vector<int32_t> out(static_cast<size_t>(q));
+  const char* key_type = key_traits<T>::name;
+  auto record = [&](const char* impl, const std::string& algo, const timing& t, int threads) {
+    json r = row(impl, algo, key_type, k, kind, q, "int32", int(sizeof(T)), 4, t,
+                 verify_sample(in.keys, in.queries, out), "");
+    r["threads"] = threads;
+    print_row(r);
+    report["results"].push_back(r);
+  };
+  const int threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  for (const std::string& name : a.algos) {
+    const algorithm algo = parse_algorithm(name);
+    const std::string resolved(to_string(resolve_algorithm(cpu, algo, int(sizeof(T)), k)));
+    const timing t = time_runs(a.warmup, a.repeat, [&] {
+      return wall_ms([&] {
+        upper_bound(cpu, span<const T>(in.keys), span<const T>(in.queries), span<int32_t>(out), {algo, false});
+      });
+    });
+    record("gsearch-cpu", name == "auto" ? "auto:" + resolved : name, t, threads);
+  }
+  const auto less = [](T x, T y) { return key_less(x, y); };
+  const timing t = time_runs(a.warmup, a.repeat, [&] {
+    return wall_ms([&] {
+      for (size_t j = 0; j < in.queries.size(); ++j)
+        out[j] = int32_t(std::upper_bound(in.keys.begin(), in.keys.end(), in.queries[j], less) - in.keys.begin());
+    });
+  });
+  record("std", "upper_bound", t, 1);
+}
+
+exit_code run_bench(bench_args a) {
+  const bool gpu = a.device == "cuda" || (a.device == "auto" && cuda_device_count() > 0);
+  if (a.device == "cuda" && cuda_device_count() == 0)
+    throw failure(exit_device_or_io, gsearch::built_with_cuda() ? "--device cuda: no CUDA device found"
+                                                                : "--device cuda: gsearch was built without CUDA");
+  if (a.sweep && !gpu) throw failure(exit_bad_input, "--sweep times GPU kernel configurations: it needs a GPU");
+  if (a.quick) {
+    if (a.queries == 0) a.queries = int64_t(1) << 20;
+    a.repeat = std::min(a.repeat, 3);
+    a.warmup = std::min(a.warmup, 1);
+    a.query_kinds = {"random"};
+    a.key_types = {"int32"};
+  }
+  if (a.queries == 0) a.queries = gpu ? int64_t(1) << 27 : int64_t(1) << 22;
+  if (!gpu && a.algos == bench_args{}.algos) a.algos = {"auto", "pbs-cl"};
+  for (const std::string& name : a.algos) (void)parse_algorithm(name);
+
+  const cuda_device_info dev = gpu ? cuda_device_properties() : cuda_device_info{};
+  json report = {{"schema", "gsearch-bench-search/1"}, {"command", a.command_line}};
+  if (gpu) {
+    report["device"] = {{"backend", "cuda"}, {"name", dev.name}, {"compute_capability", dev.compute_capability},
+                        {"sms", dev.sms}, {"l2_bytes", dev.l2_bytes},
+                        {"shared_per_block_optin", dev.shared_per_block_optin},
+                        {"driver_version", dev.driver_version}, {"runtime_version", dev.runtime_version}};
+    report["versions"] = {{"gsearch", GSEARCH_VERSION}, {"thrust", bench::thrust_version()},
+                          {"cub_devicefind", bench::cub_available() ? json(bench::cub_version()) : json(nullptr)}};
+  } else {
+    report["device"] = {{"backend", "cpu"}, {"threads", std::max(1u, std::thread::hardware_concurrency())}};
+    report["versions"] = {{"gsearch", GSEARCH_VERSION}};
+  }
+  std::vector<int64_t> all_ks;
+  report["config"] = {{"queries", a.queries}, {"seed", a.seed}, {"key_types", a.key_types},
+                      {"query_kinds", a.query_kinds}, {"algos", a.algos}, {"peers", a.peers},
+                      {"repeat", a.repeat}, {"warmup", a.warmup}, {"sweep", a.sweep}};
+  report["inputs"] = json::array();
+  report["results"] = json::array();
+  report["skipped"] = json::array();
+  for (const std::string& type_name : a.key_types) {
+    const auto t = dtype_from_name(type_name);
+    if (!t) throw failure(exit_bad_input, "unknown key type '" + type_name + "'");
+    visit(*t, [&]<class T>() {
+      const std::vector<int64_t> ks = a.keys.empty() ? default_keys(int(sizeof(T)), gpu, a.quick, dev) : a.keys;
+      for (int64_t k : ks) {
+        if (std::find(all_ks.begin(), all_ks.end(), k) == all_ks.end()) all_ks.push_back(k);
+        for (const std::string& kind : a.query_kinds) {
+          if (gpu) bench_gpu_inputs<T>(a, k, kind, report);
+          else bench_cpu_inputs<T>(a, k, kind, report);
+        }
+      }
+    });
+  }
+  report["config"]["ks"] = all_ks;
+  if (!a.json_path.empty()) {
+    npy::save_text(a.json_path, report.dump(1) + "\n");
+    std::fprintf(stderr, "bench: %zu results -> %s\n", report["results"].size(), a.json_path.c_str());
+  }
+  return exit_ok;
+}
+
+}  // namespace
+
+command add_bench_command(CLI::App& app, int argc, char** argv) {
+  auto a = std::make_shared<bench_args>();
+  for (int i = 0; i < argc; ++i) a->command_line += (i ? " " : "") + std::string(argv[i]);
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks: gsearch against the memory roofline and its peers");
+  bench->require_subcommand(1, 1);
+  CLI::App* sub = bench->add_subcommand(
+      "search", "Time batched search (upper_bound, int32 output) for many key counts: gsearch's algorithms, "
+                "the roofline copy, thrust::upper_bound, cub::DeviceFind::UpperBound; CPU: gsearch vs "
+                "std::upper_bound");
+  sub->footer(
+      "On a GPU: CUDA events around each run, --warmup untimed runs first, the median of --repeat runs; "
+      "query buffers are rotated when one would fit in L2. Inputs are those of `gsearch gen` (same "
+      "seed), so bench/python/search_peers.py can time torch and cupy on the same data. Every result "
+      "is spot-checked against std::upper_bound (about 100,000 queries per run).");
+  sub->add_option("--keys", a->keys, "Key counts (default: 32, 64, ..., 32768, 49152 and the shared-memory "
+                                     "maximum for each key type; CPU: 1024, 16384, 2^20)")
+      ->delimiter(',')->type_name("K,...");
+  sub->add_option("--queries", a->queries, "Queries per run (default 2^27 on a GPU, 2^22 on the CPU)")
+      ->check(CLI::PositiveNumber)->type_name("N");
+  sub->add_option("--key-type", a->key_types, "Key types")->delimiter(',')
+      ->check(CLI::IsMember(dtype_names()))->capture_default_str();
+  sub->add_option("--query-kind", a->query_kinds, "random (keys drawn at random) and/or worst (the paper's "
+                                                 "worst case for PBS)")
+      ->delimiter(',')->check(CLI::IsMember(query_kind_names))->capture_default_str();
+  sub->add_option("--algo", a->algos, "gsearch algorithms (CPU default: auto,pbs-cl)")->delimiter(',')
+      ->check(CLI::IsMember(algorithm_names(true)))->capture_default_str();
+  sub->add_option("--peers", a->peers, "GPU peers to run beside gsearch")->delimiter(',')
+      ->check(CLI::IsMember({"roofline", "thrust", "cub"}))->capture_default_str();
+  sub->add_option("--repeat", a->repeat, "Timed runs per configuration (the median is reported)")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("--warmup", a->warmup, "Untimed runs first")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sub->add_option("--seed", a->seed, "Seed of the inputs (as `gsearch gen --seed`)")->capture_default_str();
+  sub->add_option("--device", a->device, "auto: cuda if a CUDA device is available, else cpu")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
+  sub->add_flag("--quick", a->quick, "A small run (int32, random queries, K = 1024 and 65536, 2^20 queries, "
+                                     "3 runs): under a minute on a CPU");
+  sub->add_flag("--sweep", a->sweep, "Time gsearch's kernels at every compiled launch configuration "
+                                     "(threads per block x queries per thread) instead (GPU; int32/int64)");
+  sub->add_option("--json", a->json_path, "Also write the results as JSON (bench/README.md) to this file")
+      ->type_name("FILE");
+  return {sub, [a] { return run_bench(*a); }};
+}
+
+}  // namespace gsearch::cli
