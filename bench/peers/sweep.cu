@@ -25,9 +25,9 @@ device_limits limits() {
 // The swept configurations, as a type list so each becomes a kernel instantiation.
 template <algorithm A, int Threads, int Items>
 struct cfg {};
-#define GSEARCH_SWEEP_FOR(A) \
-  cfg<A, 256, 1>, cfg<A, 256, 2>, cfg<A, 256, 4>, cfg<A, 512, 1>, cfg<A, 512, 2>, cfg<A, 512, 4>, \
-      cfg<A, 1024, 1>, cfg<A, 1024, 2>
+#define GSEARCH_SWEEP_FOR(A)                                                                      \
+  cfg<A, 256, 1>, cfg<A, 256, 2>, cfg<A, 256, 4>, cfg<A, 256, 8>, cfg<A, 512, 1>, cfg<A, 512, 2>, \
+      cfg<A, 512, 4>, cfg<A, 512, 8>, cfg<A, 1024, 1>, cfg<A, 1024, 2>, cfg<A, 1024, 4>
 
 template <class... C>
 struct cfg_list {};

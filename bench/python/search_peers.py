@@ -11,11 +11,11 @@ none, every one of the "config" block), the keys and queries are regenerated wit
 checksums compared with the file's "inputs" record: a configuration whose record is missing or
 differs is refused (no rows; an entry in "skipped"; exit status 3). Each peer then runs
 searchsorted(keys, queries, side right) on the GPU: W warm-up runs, then R timed runs, each
-between two CUDA events; the row holds the median, min and max. When Q * sizeof(key) is below
-200 MB the runs rotate among min(ceil(200 MB / (Q * sizeof(key))), W + R) copies of the
-queries (and of the output), so that no timed run finds its inputs in the L2 cache left by the
-previous one. A sample of the results (SAMPLE positions, plus the first and last) is compared
-with numpy.searchsorted.
+between two CUDA events; the row holds the median, min and max. As in the C++ bench, the runs
+rotate among copies = clamp(ceil(2 * L2 / (Q * sizeof(key))), 1, 8) copies of the queries (L2:
+the file's device.l2_bytes, else the peer's device), so that no timed run finds its queries in
+the L2 cache left by the previous one; the row records "copies". A sample of the results
+(SAMPLE positions, plus the first and last) is compared with numpy.searchsorted.
 
 R and W default to the file's config.repeat and config.warmup (else 15 and 2). A peer that
 does not import, or finds no GPU, is skipped with a message on stderr and an entry in
@@ -28,7 +28,6 @@ configuration was refused (checksum) or a peer's result failed the spot check.
 """
 import argparse
 import json
-import math
 import os
 import platform
 import statistics
@@ -41,7 +40,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import inputs  # noqa: E402
 
 SCHEMA_PREFIX = "gsearch-bench-search/"
-ROTATE_BYTES = 200_000_000
+MAX_COPIES = 8
+DEFAULT_L2_BYTES = 50 * 1024 * 1024  # the H100's, when neither the file nor the peer says
 SAMPLE = 4096
 OUT_BYTES = {"int32": 4, "int64": 8}
 
@@ -74,6 +74,9 @@ class Peer:
         return {self.name: self.version}
 
     def device_name(self):
+        return None
+
+    def l2_bytes(self):
         return None
 
     def probe(self, key_type):
@@ -132,6 +135,9 @@ class TorchPeer(Peer):
     def device_name(self):
         return self.torch.cuda.get_device_name(self.dev)
 
+    def l2_bytes(self):
+        return int(getattr(self.torch.cuda.get_device_properties(self.dev), "L2_cache_size", 0)) or None
+
     def _dtype(self, np_dtype):
         name = np.dtype(np_dtype).name
         dt = getattr(self.torch, name, None)
@@ -151,12 +157,12 @@ class TorchPeer(Peer):
             del q1
         else:
             qbuf = q1.view(1, len(queries))
-        out = t.empty((nbuf, len(queries)), dtype=t.int32, device=self.dev)
+        out = t.empty(len(queries), dtype=t.int32, device=self.dev)  # one, as in the C++ bench
         t.cuda.synchronize()
         return {"keys": keys_d, "queries": qbuf, "out": out}
 
     def search(self, state, b):
-        out = state["out"][b]
+        out = state["out"]
         self.torch.searchsorted(state["keys"], state["queries"][b], right=True, out_int32=True,
                                 out=out)
         return out
@@ -206,6 +212,10 @@ class CupyPeer(Peer):
         name = self.cp.cuda.runtime.getDeviceProperties(self.cp.cuda.Device().id)["name"]
         return name.decode() if isinstance(name, bytes) else str(name)
 
+    def l2_bytes(self):
+        props = self.cp.cuda.runtime.getDeviceProperties(self.cp.cuda.Device().id)
+        return int(props.get("l2CacheSize", 0)) or None
+
     def prepare(self, keys, queries, nbuf):
         cp = self.cp
         keys_d = cp.asarray(keys)
@@ -244,13 +254,11 @@ class CupyPeer(Peer):
 PEERS = {"torch": TorchPeer, "cupy": CupyPeer}
 
 
-def buffers(q, itemsize, runs):
-    """How many copies of the queries the runs rotate among: enough to span ROTATE_BYTES, never
-    more than the number of runs; 1 when one copy is ROTATE_BYTES or more."""
-    qbytes = q * itemsize
-    if qbytes >= ROTATE_BYTES or qbytes == 0:
-        return 1
-    return max(1, min(math.ceil(ROTATE_BYTES / qbytes), runs))
+def buffers(q, itemsize, l2_bytes):
+    """How many copies of the queries the runs rotate among, as `gsearch bench search` does:
+    clamp(ceil(2 * L2 / (Q * itemsize)), 1, MAX_COPIES)."""
+    qbytes = max(1, q * itemsize)
+    return int(min(max(-(-2 * l2_bytes // qbytes), 1), MAX_COPIES))
 
 
 def sample_positions(q, seed=12345):
@@ -261,11 +269,10 @@ def sample_positions(q, seed=12345):
     return np.unique(np.concatenate([idx, [0, q - 1]]))
 
 
-def time_peer(peer, keys, queries, warmup, repeat):
-    """(times in ms, results at the sample positions): W warm-up runs, then R runs each between
-    two events, rotating among the query buffers."""
-    runs = warmup + repeat
-    nbuf = buffers(len(queries), queries.dtype.itemsize, runs)
+def time_peer(peer, keys, queries, warmup, repeat, l2_bytes=DEFAULT_L2_BYTES):
+    """(times in ms, sample positions, results there, copies): W warm-up runs, then R runs each
+    between two events, rotating among the copies of the queries."""
+    nbuf = buffers(len(queries), queries.dtype.itemsize, l2_bytes)
     state = peer.prepare(keys, queries, nbuf)
     try:
         result = None
@@ -323,7 +330,7 @@ def find_input(doc, key_type, k, kind, q, seed):
     return None
 
 
-def make_row(peer, key_type, k, kind, q, times, verified):
+def make_row(peer, key_type, k, kind, q, times, verified, copies):
     ms = statistics.median(times)
     key_bytes = inputs.DTYPES[key_type].itemsize
     nbytes = q * key_bytes + q * OUT_BYTES[peer.out_type] + k * key_bytes
@@ -332,7 +339,7 @@ def make_row(peer, key_type, k, kind, q, times, verified):
         "out_type": peer.out_type, "ms": ms, "ms_min": min(times), "ms_max": max(times),
         "runs": len(times), "gqps": q / (ms * 1e6) if ms > 0 else None,
         "gbps": nbytes / (ms * 1e6) if ms > 0 else None, "bytes": nbytes, "verified": verified,
-        "peer_version": peer.version, "threads": None, "items": None,
+        "peer_version": peer.version, "threads": None, "items": None, "copies": copies,
     }
 
 
@@ -384,8 +391,8 @@ def run(doc, peer_names, repeat, warmup, command):
             log(f"warning: {name} runs on '{dev}', the gsearch rows on '{bench_dev}'")
         peers.append(peer)
     doc["peers"] = {
-        "command": command, "repeat": repeat, "warmup": warmup, "rotate_bytes": ROTATE_BYTES,
-        "sample": SAMPLE, "devices": {p.name: p.device_name() for p in peers},
+        "command": command, "repeat": repeat, "warmup": warmup, "sample": SAMPLE,
+        "devices": {p.name: p.device_name() for p in peers},
     }
     if not peers:
         log("no peer can run here; no rows added")
@@ -430,7 +437,8 @@ def run(doc, peer_names, repeat, warmup, command):
                     skipped.append({"impl": peer.name, "key_type": key_type, "reason": str(e)})
                     continue
             try:
-                times, idx, got, nbuf = time_peer(peer, keys, queries, warmup, repeat)
+                l2 = (doc.get("device") or {}).get("l2_bytes") or peer.l2_bytes() or DEFAULT_L2_BYTES
+                times, idx, got, nbuf = time_peer(peer, keys, queries, warmup, repeat, int(l2))
             except Exception as e:  # noqa: BLE001 - e.g. out of memory: skip, go on
                 log(f"{peer.name} {where} failed: {first_line(e)}")
                 skipped.append({"impl": peer.name, "key_type": key_type, "k": k,
@@ -439,11 +447,11 @@ def run(doc, peer_names, repeat, warmup, command):
             if expected is None:
                 expected = np.searchsorted(keys, queries[idx], side="right").astype(np.int64)
             verified = bool(np.array_equal(got, expected))
-            row = make_row(peer, key_type, k, kind, q, times, verified)
+            row = make_row(peer, key_type, k, kind, q, times, verified, nbuf)
             results.append(row)
             gq = f"{row['gqps']:.2f}" if row["gqps"] is not None else "-"
             log(f"{peer.name:5} {where}: {row['ms']:.4f} ms (min {row['ms_min']:.4f}, max "
-                f"{row['ms_max']:.4f}, {nbuf} buffers), {gq} G queries/s"
+                f"{row['ms_max']:.4f}, {nbuf} copies), {gq} G queries/s"
                 f"{'' if verified else ', RESULTS DIFFER FROM numpy.searchsorted'}")
             if not verified:
                 status = 3
@@ -477,6 +485,10 @@ def main(argv=None):
     cfg = doc.get("config")
     if not isinstance(cfg, dict) or "seed" not in cfg:
         log(f"{a.json}: no config.seed")
+        return 1
+    if (doc.get("device") or {}).get("backend") == "cpu":
+        log(f"{a.json} comes from a CPU run (device.backend cpu): the GPU peers are compared with "
+            "GPU runs only; nothing done")
         return 1
     repeat = a.repeat if a.repeat is not None else int(cfg.get("repeat", 15))
     warmup = a.warmup if a.warmup is not None else int(cfg.get("warmup", 2))

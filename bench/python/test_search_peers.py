@@ -21,7 +21,7 @@ import search_peers  # noqa: E402
 
 ROW_FIELDS = {"impl", "algo", "key_type", "k", "query_kind", "q", "out_type", "ms", "ms_min",
               "ms_max", "runs", "gqps", "gbps", "bytes", "verified", "peer_version", "threads",
-              "items"}
+              "items", "copies"}
 
 
 class _Event:
@@ -100,9 +100,10 @@ def make_doc(q=1000, seed=5, key_types=("int32", "uint64"), ks=(31, 1000),
         for k in ks:
             for kind in kinds:
                 keys, queries = inputs.generate(t, k, q, kind, seed)
+                # Decimal text, as `gsearch bench search` writes them (std::to_string).
                 doc["inputs"].append({"key_type": t, "k": k, "query_kind": kind, "q": q,
-                                      "seed": seed, "keys_checksum": inputs.checksum(keys),
-                                      "queries_checksum": inputs.checksum(queries)})
+                                      "seed": seed, "keys_checksum": str(inputs.checksum(keys)),
+                                      "queries_checksum": str(inputs.checksum(queries))})
                 if gsearch_rows:
                     doc["results"].append({
                         "impl": "gsearch", "algo": "pbs-cl", "key_type": t, "k": k,
@@ -147,8 +148,9 @@ def test_rows_appended_with_schema(tmp_path):
 def test_checksum_mismatch_refused(tmp_path):
     doc = make_doc()
     bad = doc["inputs"][1]  # int32, k 31, worst
-    bad["queries_checksum"] = (bad["queries_checksum"] + 1) % 2**64
-    doc["inputs"][2]["keys_checksum"] = hex(doc["inputs"][2]["keys_checksum"])  # hex text: fine
+    bad["queries_checksum"] = str((int(bad["queries_checksum"]) + 1) % 2**64)
+    doc["inputs"][2]["keys_checksum"] = hex(int(doc["inputs"][2]["keys_checksum"]))  # also read
+    doc["inputs"][3]["keys_checksum"] = int(doc["inputs"][3]["keys_checksum"])  # also read
     p = write(tmp_path, doc)
     assert search_peers.main(["--json", str(p), "--peers", "fake"]) == 3
     out = json.loads(p.read_text())
@@ -241,6 +243,15 @@ def test_wrong_results_flagged(tmp_path):
     assert row["verified"] is False
 
 
+def test_cpu_run_refused(tmp_path):
+    doc = make_doc(key_types=("int32",), ks=(31,), kinds=("random",))
+    doc["device"] = {"backend": "cpu", "threads": 2}
+    p = write(tmp_path, doc)
+    before = p.read_text()
+    assert search_peers.main(["--json", str(p), "--peers", "fake"]) == 1
+    assert p.read_text() == before
+
+
 def test_bad_files(tmp_path):
     p = tmp_path / "x.json"
     p.write_text('{"schema": "something-else"}')
@@ -254,19 +265,20 @@ def test_bad_files(tmp_path):
 
 
 def test_buffers_rule():
+    # As `gsearch bench search`: clamp(ceil(2 * L2 / (Q * itemsize)), 1, 8).
     b = search_peers.buffers
-    assert b(1 << 27, 4, 17) == 1  # 512 MB: one copy
-    assert b(50_000_000, 4, 17) == 1  # exactly 200 MB
-    assert b(1 << 24, 4, 17) == 3  # 64 MB -> ceil(200 / 67.1) = 3
-    assert b(1 << 20, 8, 17) == 17  # 8 MB -> 24, capped by the 17 runs
-    assert b(0, 4, 17) == 1
+    l2 = 50 * 1024 * 1024
+    assert b(1 << 27, 4, l2) == 1  # 512 MB: one copy
+    assert b(1 << 24, 4, l2) == 2  # 64 MiB: ceil(100 / 64)
+    assert b(1 << 22, 4, l2) == 7  # 16 MiB: ceil(100 / 16)
+    assert b(1 << 20, 8, l2) == 8  # 8 MiB: 13, at most 8
+    assert b(0, 4, l2) == 8
 
 
-def test_rotation_used(tmp_path, monkeypatch):
-    monkeypatch.setattr(search_peers, "ROTATE_BYTES", 10_000)
+def test_rotation_used(tmp_path):
     peer = NumpyPeer()
     keys, queries = inputs.generate("int32", 100, 1000, "random", 1)
-    times, idx, got, nbuf = search_peers.time_peer(peer, keys, queries, 1, 5)
+    times, idx, got, nbuf = search_peers.time_peer(peer, keys, queries, 1, 5, l2_bytes=5000)
     assert nbuf == 3 and peer.prepared == [3] and len(times) == 5
     assert np.array_equal(got, np.searchsorted(keys, queries[idx], side="right"))
     assert idx[0] == 0 and idx[-1] == 999
