@@ -23,8 +23,15 @@ struct launch_config {
 
 /// The configuration the library's kernels are compiled with, per algorithm and key size, for
 /// keys in shared memory. Global-memory search always runs global_config.
+///
+/// 1024 threads x 4 queries per thread: the best or within 3% of the best of the 11 swept
+/// configurations (256/512/1024 threads x 1/2/4/8 queries) for PBS, PBS-CF and PBS-CL, 4- and
+/// 8-byte keys, K from 1,024 to the shared-memory maximum, on the H100
+/// (bench/results/h100/tuning/sweep-2-*.json, docs/perf-notes.md). Four independent searches per
+/// thread hide the shared-memory latency; 1024-thread blocks keep 32 warps per SM even when the
+/// keys take more than half of the SM's shared memory and only one block fits.
 template <algorithm A, int KeyBytes>
-inline constexpr launch_config shared_config = {512, 1};
+inline constexpr launch_config shared_config = {1024, 4};
 inline constexpr launch_config global_config = {512, 1};
 
 /// The algorithm `auto_` picks: keys in shared memory -> PBS-CL (the paper's best); larger key
