@@ -415,7 +415,8 @@ def fig_conflicts(plt, doc, rows, conflicts, out_dir, written):
                     for name, pts in s.items():
                         plot_ms(ax2, pts, f"time, {kind}" + (f" ({name[2]} out)" if name[2]
                                                             else ""),
-                                color="tab:gray", linestyle=ls, marker=marker, markersize=4)
+                                color="tab:red", linestyle=ls, marker=marker, markersize=4,
+                                alpha=0.8)
                 ax2.set_ylim(bottom=0)
                 h2, l2 = ax2.get_legend_handles_labels()
                 handles, labels = handles + h2, labels + l2

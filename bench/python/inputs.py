@@ -2,8 +2,8 @@
 """A numpy replica of gsearch's input generators (include/gsearch/core/query_gen.hpp and
 tools/cli/common.hpp's generate<T>()): the same seed gives bit-identical keys and queries, so
 the Python peers (search_peers.py) search exactly what `gsearch bench search` searched. The
-C++ bench prints checksum() of every input set; search_peers.py refuses a configuration whose
-checksum differs.
+C++ bench writes checksum() of every input set into its JSON file; search_peers.py refuses a
+configuration whose checksum differs.
 
     sorted_keys(dtype, k, seed)                  k sorted random keys
     random_queries_from_keys(keys, q, seed)      each query a key drawn at random
@@ -13,7 +13,8 @@ checksum differs.
 
 splitmix64 is counter-based: output j (0-based) of a generator seeded with s is
 mix(s + (j + 1) * 0x9E3779B97F4A7C15 mod 2^64), so every output is computed independently, in
-chunks of CHUNK elements, with numpy uint64 arithmetic (which wraps modulo 2^64).
+chunks of CHUNK elements on THREADS threads, with numpy uint64 arithmetic (which wraps modulo
+2^64).
 
 As a command: `python3 inputs.py --dtype int32 --keys K --queries Q --query-kind random
 --seed S [--keys-out k.npy --queries-out q.npy]` prints the two checksums (and writes the

@@ -17,7 +17,9 @@ the file's device.l2_bytes, else the peer's device), so that no timed run finds 
 the L2 cache left by the previous one; the row records "copies". A sample of the results
 (SAMPLE positions, plus the first and last) is compared with numpy.searchsorted.
 
-R and W default to the file's config.repeat and config.warmup (else 15 and 2). A peer that
+R and W default to the file's config.repeat and config.warmup (else 15 and 2). --spin-us N
+runs an N-microsecond spin kernel before each start event, so that Python's dispatch (some
+10-30 us) falls outside the timed interval: it matters for small Q (2^20), not for 2^27. A peer that
 does not import, or finds no GPU, is skipped with a message on stderr and an entry in
 "skipped"; so is a key type a peer cannot search (probed on a tiny input first). Rows of the
 peers being run that the file already holds are replaced, so a rerun does not duplicate them.
@@ -41,6 +43,7 @@ import inputs  # noqa: E402
 
 SCHEMA_PREFIX = "gsearch-bench-search/"
 MAX_COPIES = 8
+SPIN_CYCLES_PER_US = 2000  # clock cycles per microsecond of the spin kernel (H100: up to 1.98 GHz)
 DEFAULT_L2_BYTES = 50 * 1024 * 1024  # the H100's, when neither the file nor the peer says
 SAMPLE = 4096
 OUT_BYTES = {"int32": 4, "int64": 8}
@@ -106,6 +109,10 @@ class Peer:
 
     def synchronize(self):
         pass
+
+    def spin(self, us):
+        """Keeps the GPU busy for about `us` microseconds (stream-ordered); False if it cannot."""
+        return False
 
     def gather(self, result, idx):
         raise NotImplementedError
@@ -176,6 +183,13 @@ class TorchPeer(Peer):
     def synchronize(self):
         self.torch.cuda.synchronize()
 
+    def spin(self, us):
+        sleep = getattr(self.torch.cuda, "_sleep", None)  # a spin kernel of n clock cycles
+        if sleep is None:
+            return False
+        sleep(int(us * SPIN_CYCLES_PER_US))
+        return True
+
     def gather(self, result, idx):
         i = self.torch.from_numpy(np.asarray(idx, dtype=np.int64)).to(self.dev)
         return result[i].cpu().numpy().astype(np.int64)
@@ -203,6 +217,7 @@ class CupyPeer(Peer):
             raise Unavailable(f"cupy {cupy.__version__}: no CUDA device")
         self.cp = cupy
         self.version = str(cupy.__version__)
+        self._spin = None
 
     def versions(self):
         rt = self.cp.cuda.runtime.runtimeGetVersion()
@@ -241,6 +256,22 @@ class CupyPeer(Peer):
     def synchronize(self):
         self.cp.cuda.runtime.deviceSynchronize()
 
+    def spin(self, us):
+        if self._spin is None:
+            try:
+                self._spin = self.cp.RawKernel(
+                    'extern "C" __global__ void gsearch_spin(long long cycles) {'
+                    " long long t = clock64(); while (clock64() - t < cycles) {} }",
+                    "gsearch_spin")
+                self._spin.compile()
+            except Exception as e:  # noqa: BLE001
+                log(f"cupy: no spin kernel ({first_line(e)}): runs are timed without it")
+                self._spin = False
+        if self._spin is False:
+            return False
+        self._spin((1,), (1,), (np.int64(us * SPIN_CYCLES_PER_US),))
+        return True
+
     def gather(self, result, idx):
         return self.cp.asnumpy(result[self.cp.asarray(np.asarray(idx, dtype=np.int64))]).astype(
             np.int64)
@@ -269,9 +300,12 @@ def sample_positions(q, seed=12345):
     return np.unique(np.concatenate([idx, [0, q - 1]]))
 
 
-def time_peer(peer, keys, queries, warmup, repeat, l2_bytes=DEFAULT_L2_BYTES):
+def time_peer(peer, keys, queries, warmup, repeat, l2_bytes=DEFAULT_L2_BYTES, spin_us=0):
     """(times in ms, sample positions, results there, copies): W warm-up runs, then R runs each
-    between two events, rotating among the copies of the queries."""
+    between two events, rotating among the copies of the queries. With spin_us, a spin kernel
+    of that length runs before each start event, so that Python has enqueued the event, the
+    search and the stop event before the GPU reaches them: the interval is then the GPU's time
+    for the search alone, not Python's dispatch."""
     nbuf = buffers(len(queries), queries.dtype.itemsize, l2_bytes)
     state = peer.prepare(keys, queries, nbuf)
     try:
@@ -281,6 +315,8 @@ def time_peer(peer, keys, queries, warmup, repeat, l2_bytes=DEFAULT_L2_BYTES):
         peer.synchronize()
         events = [(peer.event(), peer.event()) for _ in range(repeat)]
         for i, (start, stop) in enumerate(events):
+            if spin_us > 0:
+                peer.spin(spin_us)
             start.record()
             result = peer.search(state, (warmup + i) % nbuf)
             stop.record()
@@ -363,7 +399,7 @@ def write_atomic(path, doc):
         raise
 
 
-def run(doc, peer_names, repeat, warmup, command):
+def run(doc, peer_names, repeat, warmup, command, spin_us=0):
     """Adds the peers' rows, versions and skips to doc; returns the exit status."""
     cfg = doc["config"]
     seed = int(cfg["seed"]) & 0xFFFFFFFFFFFFFFFF
@@ -392,6 +428,7 @@ def run(doc, peer_names, repeat, warmup, command):
         peers.append(peer)
     doc["peers"] = {
         "command": command, "repeat": repeat, "warmup": warmup, "sample": SAMPLE,
+        "spin_us": spin_us,
         "devices": {p.name: p.device_name() for p in peers},
     }
     if not peers:
@@ -438,7 +475,8 @@ def run(doc, peer_names, repeat, warmup, command):
                     continue
             try:
                 l2 = (doc.get("device") or {}).get("l2_bytes") or peer.l2_bytes() or DEFAULT_L2_BYTES
-                times, idx, got, nbuf = time_peer(peer, keys, queries, warmup, repeat, int(l2))
+                times, idx, got, nbuf = time_peer(peer, keys, queries, warmup, repeat, int(l2),
+                                                  spin_us)
             except Exception as e:  # noqa: BLE001 - e.g. out of memory: skip, go on
                 log(f"{peer.name} {where} failed: {first_line(e)}")
                 skipped.append({"impl": peer.name, "key_type": key_type, "k": k,
@@ -468,6 +506,10 @@ def main(argv=None):
     p.add_argument("--peers", default="torch,cupy", help="comma-separated: torch, cupy")
     p.add_argument("--repeat", type=int, help="timed runs (default: config.repeat, else 15)")
     p.add_argument("--warmup", type=int, help="warm-up runs (default: config.warmup, else 2)")
+    p.add_argument("--spin-us", type=float, default=0,
+                   help="before each timed run, keep the GPU busy this long (microseconds) so "
+                        "that Python's dispatch falls outside the timed interval (default 0: "
+                        "off, like the C++ bench)")
     a = p.parse_args(argv)
     names = [n.strip() for n in a.peers.split(",") if n.strip()]
     bad = [n for n in names if n not in PEERS]
@@ -496,7 +538,7 @@ def main(argv=None):
         p.error("--repeat must be >= 1 and --warmup >= 0")
     command = " ".join(["python3", *sys.argv]) if argv is None else " ".join(
         ["search_peers.py", *argv])
-    status = run(doc, names, repeat, warmup, command)
+    status = run(doc, names, repeat, warmup, command, a.spin_us)
     try:
         write_atomic(a.json, doc)
     except OSError as e:

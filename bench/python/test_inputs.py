@@ -86,6 +86,16 @@ def test_edges_and_seed_wrap(tmp_path, dtype, kind, k):
         assert_same_bits(pq, cq)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_threads_do_not_change_results(monkeypatch, kind):
+    monkeypatch.setattr(inputs, "CHUNK", 1000)
+    monkeypatch.setattr(inputs, "THREADS", 1)
+    one = inputs.generate("float32", 5000, 200_001, kind, 3)
+    monkeypatch.setattr(inputs, "THREADS", 8)
+    many = inputs.generate("float32", 5000, 200_001, kind, 3)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(one, many))
+
+
 def test_splitmix64_reference():
     # The reference sequence of splitmix64 seeded with 0 (Vigna's splitmix64.c).
     ref = [0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4, 0x06C45D188009454F, 0xF88BB8A8724C81EC]

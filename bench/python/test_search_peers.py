@@ -278,7 +278,8 @@ def test_buffers_rule():
 def test_rotation_used(tmp_path):
     peer = NumpyPeer()
     keys, queries = inputs.generate("int32", 100, 1000, "random", 1)
-    times, idx, got, nbuf = search_peers.time_peer(peer, keys, queries, 1, 5, l2_bytes=5000)
+    times, idx, got, nbuf = search_peers.time_peer(peer, keys, queries, 1, 5, l2_bytes=5000,
+                                                   spin_us=50)  # the stand-in cannot spin
     assert nbuf == 3 and peer.prepared == [3] and len(times) == 5
     assert np.array_equal(got, np.searchsorted(keys, queries[idx], side="right"))
     assert idx[0] == 0 and idx[-1] == 999
@@ -290,3 +291,21 @@ def test_parse_checksum():
     assert search_peers.parse_checksum("18446744073709551615") == 2**64 - 1
     with pytest.raises(ValueError):
         search_peers.parse_checksum(None)
+
+
+def test_sample_file_checksums(tmp_path):
+    """The sample's "inputs" records (checksums as decimal text, as the C++ writes them) match
+    inputs.py; a rerun of torch/cupy-like rows replaces the sample's."""
+    doc = json.loads((HERE / "sample_results.json").read_text())
+    doc["results"] = [r for r in doc["results"] if r["impl"] != "gsearch"
+                      or (r["key_type"], r["k"]) in (("int32", 32), ("int64", 4096))]
+    p = write(tmp_path, doc)
+    assert search_peers.main(["--json", str(p), "--peers", "fake", "--repeat", "1",
+                              "--warmup", "0"]) == 0
+    out = json.loads(p.read_text())
+    rows = peer_rows(out, "fake")
+    assert sorted((r["key_type"], r["k"], r["query_kind"]) for r in rows) == [
+        ("int32", 32, "random"), ("int32", 32, "worst"), ("int64", 4096, "random"),
+        ("int64", 4096, "worst")]
+    assert all(r["verified"] and r["copies"] == 8 for r in rows)  # 2^20 queries: 8 copies
+    assert len(peer_rows(out, "torch")) == len(peer_rows(doc, "torch"))
