@@ -8,7 +8,9 @@
 #include <random>
 #include <vector>
 
+#include "gsearch/core/bank_model.hpp"
 #include "gsearch/core/padding.hpp"
+#include "gsearch/core/query_gen.hpp"
 #include "gsearch/core/pbs.hpp"
 #include "test_util.hpp"
 
@@ -158,6 +160,77 @@ TEST(CoreAlgorithms, BatchedFormsMatch) {
     check_batched<algorithm::pbs_cl, 4>(keys, queries);
     check_batched<algorithm::pbs_cl, 2>(keys, queries);
     check_batched<algorithm::binary, 4>(keys, queries);
+  }
+}
+
+}  // namespace
+}  // namespace gsearch::test
+
+namespace gsearch::test {
+namespace {
+
+// PBS-CL with replicated keys (2 or 4 copies, read through replica_stride) gives the same ranks.
+template <class T, int Copies>
+void check_replicated(const std::vector<T>& keys, const std::vector<T>& queries) {
+  const int64_t k = int64_t(keys.size());
+  const auto layout = core::pad_keys_replicated(keys.data(), k, Copies);
+  ASSERT_EQ(int64_t(layout.size()), core::replicated_size<T>(k, Copies));
+  const core::padded_accessor<T> acc{layout.data() + warp_width};
+  const int64_t stride = core::replica_stride<T>(k, Copies);
+  EXPECT_EQ(((stride % bank_row_keys<T>()) + bank_row_keys<T>() / Copies) % bank_row_keys<T>(), 0);
+  for (size_t j = 0; j < queries.size(); ++j) {
+    for (bool strict : {false, true}) {
+      int64_t rank[1];
+      if (strict) {
+        const before<true, T> p[1] = {{queries[j]}};
+        core::search_ranks<algorithm::pbs_cl, 1, Copies>(acc, k, p, int(j % warp_width), rank, stride);
+      } else {
+        const before<false, T> p[1] = {{queries[j]}};
+        core::search_ranks<algorithm::pbs_cl, 1, Copies>(acc, k, p, int(j % warp_width), rank, stride);
+      }
+      ASSERT_EQ(rank[0], reference(keys, queries[j], strict ? side::left : side::right))
+          << "copies=" << Copies << " k=" << k << " q=" << queries[j];
+    }
+  }
+}
+
+TEST(CoreAlgorithms, ReplicatedPbsClMatches) {
+  std::mt19937_64 rng(test_seed());
+  for (int k : {0, 1, 31, 32, 33, 100, 1024, 1500, 4096}) {
+    std::vector<int32_t> k32(k);
+    for (auto& x : k32) x = small_value<int32_t>(rng, 2 * k + 2);
+    sort_keys(k32);
+    std::vector<int32_t> q32(300);
+    for (auto& x : q32) x = small_value<int32_t>(rng, 2 * k + 6);
+    for (int i = 0; i < 8; ++i) q32.push_back(edge_values<int32_t>()[size_t(i) % edge_values<int32_t>().size()]);
+    check_replicated<int32_t, 2>(k32, q32);
+    check_replicated<int32_t, 4>(k32, q32);
+    std::vector<double> k64(k32.begin(), k32.end()), q64(q32.begin(), q32.end());
+    q64.push_back(std::numeric_limits<double>::quiet_NaN());
+    check_replicated<double, 2>(k64, q64);
+    check_replicated<double, 4>(k64, q64);
+  }
+}
+
+// The model with replicated keys: the worst case of PBS-CL's stage 2 drops from w - 1 = 31 passes
+// to at most 16 (two copies) and 9 (four), 4-byte keys in 4-byte banks.
+TEST(CoreAlgorithms, ReplicatedPbsClBoundsStageTwo) {
+  for (int64_t k : {1024, 4096, 16384}) {
+    const auto keys = gen::sorted_keys<uint32_t>(k, 3);
+    const auto queries = gen::worst_case_queries(keys.data(), k, 64 * warp_width, 4);
+    for (int copies : {1, 2, 4}) {
+      const auto r = model::model_run(algorithm::pbs_cl, side::right, keys.data(), k, queries.data(),
+                                      int64_t(queries.size()), model::bank_config{}, copies);
+      int64_t per_warp_stage2 = 0;
+      for (size_t s = 0; s < r.step_passes.size(); ++s)
+        if (r.stage[s] == 2) per_warp_stage2 += r.step_passes[s];
+      per_warp_stage2 /= r.warps;
+      const int64_t bound = copies == 1 ? 31 : copies == 2 ? 16 : 9;
+      EXPECT_LE(per_warp_stage2, bound) << "k=" << k << " copies=" << copies;
+      if (copies == 1) {
+        EXPECT_EQ(per_warp_stage2, 31) << "the worst case reaches the paper's bound";
+      }
+    }
   }
 }
 

@@ -44,6 +44,7 @@ struct kernel_config {
   algorithm algo;
   int threads;
   int items;
+  int copies;  ///< replicas of the keys (PBS-CL), 1 otherwise
 };
 /// The configurations compiled into the sweep (for 4- and 8-byte keys: int32_t, int64_t).
 std::vector<kernel_config> sweep_configs();

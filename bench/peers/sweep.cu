@@ -23,7 +23,7 @@ device_limits limits() {
 }
 
 // The swept configurations, as a type list so each becomes a kernel instantiation.
-template <algorithm A, int Threads, int Items>
+template <algorithm A, int Threads, int Items, int Copies = 1>
 struct cfg {};
 #define GSEARCH_SWEEP_FOR(A)                                                                      \
   cfg<A, 256, 1>, cfg<A, 256, 2>, cfg<A, 256, 4>, cfg<A, 256, 8>, cfg<A, 512, 1>, cfg<A, 512, 2>, \
@@ -32,18 +32,20 @@ struct cfg {};
 template <class... C>
 struct cfg_list {};
 using sweep_list = cfg_list<GSEARCH_SWEEP_FOR(algorithm::pbs), GSEARCH_SWEEP_FOR(algorithm::pbs_cf),
-                            GSEARCH_SWEEP_FOR(algorithm::pbs_cl), GSEARCH_SWEEP_FOR(algorithm::binary)>;
+                            GSEARCH_SWEEP_FOR(algorithm::pbs_cl), GSEARCH_SWEEP_FOR(algorithm::binary),
+                            cfg<algorithm::pbs_cl, 1024, 4, 2>, cfg<algorithm::pbs_cl, 1024, 4, 4>,
+                            cfg<algorithm::pbs_cl, 512, 8, 2>, cfg<algorithm::pbs_cl, 512, 8, 4>>;
 
-template <algorithm A, int Threads, int Items>
-kernel_config info(cfg<A, Threads, Items>) {
-  return {A, Threads, Items};
+template <algorithm A, int Threads, int Items, int Copies>
+kernel_config info(cfg<A, Threads, Items, Copies>) {
+  return {A, Threads, Items, Copies};
 }
 
-template <class T, algorithm A, int Threads, int Items>
-bool run_if(cfg<A, Threads, Items>, kernel_config want, CUstream_st* stream, const T* keys, int64_t k,
+template <class T, algorithm A, int Threads, int Items, int Copies>
+bool run_if(cfg<A, Threads, Items, Copies>, kernel_config want, CUstream_st* stream, const T* keys, int64_t k,
             const T* queries, int64_t n, int32_t* out, const device_limits& dev) {
-  if (want.algo != A || want.threads != Threads || want.items != Items) return false;
-  cuda_backend::launch_search_with<A, Threads, Items>(stream, false, 0, keys, k, queries, n, out, dev);
+  if (want.algo != A || want.threads != Threads || want.items != Items || want.copies != Copies) return false;
+  cuda_backend::launch_search_with<A, Threads, Items, Copies>(stream, false, 0, keys, k, queries, n, out, dev);
   return true;
 }
 

@@ -161,6 +161,7 @@ void bench_gpu_inputs(const bench_args& a, int64_t k, const std::string& kind, j
         });
         report["results"].back()["threads"] = c.threads;
         report["results"].back()["items"] = c.items;
+        report["results"].back()["key_copies"] = c.copies;
       }
     }
     return;

@@ -117,16 +117,20 @@ struct warp_trace {
 /// Runs one warp of the algorithm `A` over the padded keys and returns the cost of each step.
 /// queries.size() <= warp_width; query j runs on lane j. Addresses are byte offsets into the
 /// padded array (key i at (i + w) * sizeof(T)), which starts at a bank boundary, as the GPU's
-/// dynamic shared memory does.
-template <algorithm A, bool Strict, class T>
+/// dynamic shared memory does. With Copies > 1 (PBS-CL only), `padded` is the replicated layout
+/// of core::pad_keys_replicated.
+template <algorithm A, bool Strict, int Copies = 1, class T>
 warp_trace trace_warp(const std::vector<T>& padded, int64_t k, const T* queries, int lanes,
                       const bank_config& cfg, int64_t* ranks_out = nullptr) {
   constexpr int w = warp_width;
   std::vector<std::vector<int64_t>> logs(lanes);
+  const int64_t stride = core::replica_stride<T>(k, Copies);
   for (int l = 0; l < lanes; ++l) {
     recording_accessor<T> acc{padded.data() + w, &logs[l]};
-    const int64_t r = core::search_rank<A>(acc, k, before<Strict, T>{queries[l]}, l);
-    if (ranks_out) ranks_out[l] = r;
+    const before<Strict, T> pred[1] = {{queries[l]}};
+    int64_t rank[1];
+    core::search_ranks<A, 1, Copies>(acc, k, pred, l, rank, stride);
+    if (ranks_out) ranks_out[l] = rank[0];
   }
   warp_trace t;
   const size_t steps = lanes ? logs[0].size() : 0;
@@ -142,20 +146,25 @@ warp_trace trace_warp(const std::vector<T>& padded, int64_t k, const T* queries,
   return t;
 }
 
-/// Runtime-dispatched trace_warp.
+/// Runtime-dispatched trace_warp; copies in {1, 2, 4} (more than 1 for PBS-CL only).
 template <class T>
 warp_trace trace_warp(algorithm a, side sd, const std::vector<T>& padded, int64_t k,
                       const T* queries, int lanes, const bank_config& cfg,
-                      int64_t* ranks_out = nullptr) {
+                      int64_t* ranks_out = nullptr, int copies = 1) {
   const bool strict = sd == side::left;
-  auto run = [&]<algorithm A>() {
-    return strict ? trace_warp<A, true>(padded, k, queries, lanes, cfg, ranks_out)
-                  : trace_warp<A, false>(padded, k, queries, lanes, cfg, ranks_out);
+  auto run = [&]<algorithm A, int Copies = 1>() {
+    return strict ? trace_warp<A, true, Copies>(padded, k, queries, lanes, cfg, ranks_out)
+                  : trace_warp<A, false, Copies>(padded, k, queries, lanes, cfg, ranks_out);
   };
+  if (copies != 1 && (a != algorithm::pbs_cl || (copies != 2 && copies != 4)))
+    throw gsearch::invalid_argument("bank model: replicated keys are for pbs-cl, with 2 or 4 copies");
   switch (a) {
     case algorithm::pbs: return run.template operator()<algorithm::pbs>();
     case algorithm::pbs_cf: return run.template operator()<algorithm::pbs_cf>();
-    case algorithm::pbs_cl: return run.template operator()<algorithm::pbs_cl>();
+    case algorithm::pbs_cl:
+      return copies == 4   ? run.template operator()<algorithm::pbs_cl, 4>()
+             : copies == 2 ? run.template operator()<algorithm::pbs_cl, 2>()
+                           : run.template operator()<algorithm::pbs_cl>();
     case algorithm::binary: return run.template operator()<algorithm::binary>();
     default: throw gsearch::invalid_argument("bank model: choose pbs, pbs-cf, pbs-cl or binary");
   }
@@ -170,15 +179,16 @@ struct run_summary {
   int64_t max_warp_passes = 0;                       ///< worst single warp
 };
 
-/// Runs the model over all queries, warp_width per warp (query j on lane j % w).
+/// Runs the model over all queries, warp_width per warp (query j on lane j % w); `copies` > 1
+/// for PBS-CL with replicated keys.
 template <class T>
 run_summary model_run(algorithm a, side sd, const T* keys, int64_t k, const T* queries, int64_t q,
-                      const bank_config& cfg) {
-  const auto padded = core::pad_keys(keys, k);
+                      const bank_config& cfg, int copies = 1) {
+  const auto padded = core::pad_keys_replicated(keys, k, copies);
   run_summary r;
   for (int64_t base = 0; base < q; base += warp_width) {
     const int lanes = int(std::min<int64_t>(warp_width, q - base));
-    const warp_trace t = trace_warp(a, sd, padded, k, queries + base, lanes, cfg);
+    const warp_trace t = trace_warp(a, sd, padded, k, queries + base, lanes, cfg, nullptr, copies);
     if (r.step_passes.size() < t.steps.size()) {
       r.step_passes.resize(t.steps.size());
       r.step_conflicts.resize(t.steps.size());

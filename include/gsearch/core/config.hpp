@@ -31,6 +31,14 @@ namespace gsearch {
 /// `warp_width` sentinels at each end.
 inline constexpr int warp_width = 32;
 
+/// Bytes in one row of shared-memory banks (32 banks of 4 bytes on every NVIDIA GPU since
+/// Maxwell): keys whose indices differ by a multiple of bank_row_keys<T>() share a bank.
+inline constexpr int bank_row_bytes = 128;
+template <class T>
+GSEARCH_HD constexpr int bank_row_keys() {
+  return bank_row_bytes / int(sizeof(T));
+}
+
 /// ceil(log2(n)) for n >= 1; 0 for n <= 1.
 GSEARCH_HD constexpr int ceil_log2(int64_t n) {
   int r = 0;

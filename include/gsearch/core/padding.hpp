@@ -10,6 +10,7 @@
 
 #include "gsearch/core/config.hpp"
 #include "gsearch/core/key_traits.hpp"
+#include "gsearch/core/pbs.hpp"
 
 namespace gsearch::core {
 
@@ -22,4 +23,20 @@ std::vector<T> pad_keys(const T* keys, int64_t k, int w = warp_width) {
   return p;
 }
 
+/// `copies` copies of the padded layout, replica_stride<T>(k, copies) elements apart (the gaps
+/// hold the back sentinel): what PBS-CL with replicated keys reads. Index w of the result is key 0
+/// of copy 0.
+template <class T>
+std::vector<T> pad_keys_replicated(const T* keys, int64_t k, int copies);
+
 }  // namespace gsearch::core
+
+template <class T>
+std::vector<T> gsearch::core::pad_keys_replicated(const T* keys, int64_t k, int copies) {
+  const std::vector<T> one = pad_keys(keys, k);
+  if (copies <= 1) return one;
+  const int64_t stride = replica_stride<T>(k, copies);
+  std::vector<T> all(static_cast<size_t>(replicated_size<T>(k, copies)), key_traits<T>::highest());
+  for (int c = 0; c < copies; ++c) std::copy(one.begin(), one.end(), all.begin() + c * stride);
+  return all;
+}

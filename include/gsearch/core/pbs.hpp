@@ -127,16 +127,34 @@ GSEARCH_HD GSEARCH_FORCEINLINE void pbs_cf_n(const Accessor& keys, Index k, cons
 /// uses the same deltas w/2, w/4, ..., 1, so the lanes keep their distinct offsets from stage 1:
 /// step j of stage 2 has at most a 2^j-way conflict, at most w - 1 accesses in all.
 /// Reads: ceil(log2(ceil(k/w) + 1)) + log2(w) per lane.
-template <int N, class Accessor, class Pred, class Index>
+///
+/// Copies > 1 (gsearch's extension, not in the paper): stage 2 reads from Copies replicas of the
+/// padded keys (replicated_layout below), each shifted by a fraction of a bank row, and a lane
+/// that has moved a distance a into its window reads the replica whose shift cancels the high
+/// part of a. The lanes' banks then differ by their offsets modulo row / Copies only, which cuts
+/// the worst case of stage 2 from w - 1 passes to (with 32 banks of 4 bytes) 16 for two copies
+/// and 9 for four. The accessor must read the replicas at keys(i + c * replica_stride).
+template <int N, int Copies = 1, class Accessor, class Pred, class Index>
 GSEARCH_HD GSEARCH_FORCEINLINE void pbs_cl_n(const Accessor& keys, Index k, const Pred (&before)[N],
-                                             int lane, Index (&rank)[N]) {
+                                             int lane, Index (&rank)[N], Index replica_stride = 0) {
   constexpr int w = warp_width;
-  Index s[N];
+  using T = decltype(keys(Index{0}));
+  constexpr int row = bank_row_keys<T>();  // keys per row of banks: a lane's bank is index % row
+  constexpr int unit = row / Copies;       // the shift between consecutive replicas
+  Index s[N], p[N];  // logical index in copy 0, and the physical index read from
   strided_stage_n(keys, k, before, Index{w}, Index(lane), s);
   GSEARCH_UNROLL
+  for (int i = 0; i < N; ++i) p[i] = s[i];
+  GSEARCH_UNROLL
   for (int half = w / 2; half >= 1; half /= 2) {
+    // Moving by `half` changes the replica when half is a multiple of the unit (within a row).
+    const Index jump = (Copies > 1 && half >= unit && half < row) ? Index(half / unit) * replica_stride : Index{0};
     GSEARCH_UNROLL
-    for (int i = 0; i < N; ++i) s[i] = before[i](keys(s[i] + half)) ? s[i] + half : s[i];
+    for (int i = 0; i < N; ++i) {
+      const bool moved = before[i](keys(p[i] + half));
+      s[i] = moved ? s[i] + half : s[i];
+      p[i] = moved ? p[i] + half + jump : p[i];
+    }
   }
   GSEARCH_UNROLL
   for (int i = 0; i < N; ++i) rank[i] = clamp_rank(s[i], k);
@@ -151,18 +169,35 @@ GSEARCH_HD GSEARCH_FORCEINLINE void binary_n(const Accessor& keys, Index k, cons
   for (int i = 0; i < N; ++i) rank[i] += 1;
 }
 
+/// Distance, in elements, between consecutive replicas of the padded keys for PBS-CL with
+/// `copies` copies: at least the padded length, and congruent to -(row / copies) modulo the
+/// bank row (32 banks of 4 bytes: 32 keys of 4 bytes, 16 of 8 bytes).
+template <class T>
+constexpr int64_t replica_stride(int64_t k, int copies) {
+  if (copies <= 1) return 0;
+  const int64_t row = bank_row_keys<T>(), padded = k + 2 * warp_width;
+  return (padded + row - 1) / row * row + (row - row / copies);
+}
+
+/// Elements of the replicated layout: copies of the padded keys, replica_stride apart.
+template <class T>
+constexpr int64_t replicated_size(int64_t k, int copies) {
+  return (copies - 1) * replica_stride<T>(k, copies) + k + 2 * warp_width;
+}
+
 /// Number of key reads of stage 1 of PBS-CF / PBS-CL per lane (used by the model to label
 /// steps as stage 1 or stage 2).
 constexpr int stage1_steps(int64_t k, int w = warp_width) { return ceil_log2((k + w - 1) / w + 1); }
 
 /// Runs the algorithm named at compile time on N queries. `A` must not be algorithm::auto_.
-template <algorithm A, int N, class Accessor, class Pred, class Index>
+/// `Copies` and `replica_stride` apply to PBS-CL only (see pbs_cl_n); the others read copy 0.
+template <algorithm A, int N, int Copies = 1, class Accessor, class Pred, class Index>
 GSEARCH_HD GSEARCH_FORCEINLINE void search_ranks(const Accessor& keys, Index k, const Pred (&before)[N],
-                                                 int lane, Index (&rank)[N]) {
+                                                 int lane, Index (&rank)[N], Index replica_stride = 0) {
   static_assert(A != algorithm::auto_, "resolve algorithm::auto_ before dispatching");
   if constexpr (A == algorithm::pbs) pbs_n(keys, k, before, lane, rank);
   else if constexpr (A == algorithm::pbs_cf) pbs_cf_n(keys, k, before, lane, rank);
-  else if constexpr (A == algorithm::pbs_cl) pbs_cl_n(keys, k, before, lane, rank);
+  else if constexpr (A == algorithm::pbs_cl) pbs_cl_n<N, Copies>(keys, k, before, lane, rank, replica_stride);
   else binary_n(keys, k, before, lane, rank);
 }
 

@@ -19,10 +19,11 @@ namespace gsearch::cuda_backend {
 /// The queries of one tile: Items per thread, thread t taking queries t, t + Threads, ...
 /// of the tile, so that query j is always searched by lane j % 32 (as in the CPU's simulated
 /// warps and the bank model) and every load and store is coalesced.
-template <algorithm A, bool Strict, int Threads, int Items, class Accessor, class T, class Index, class Out>
+template <algorithm A, bool Strict, int Threads, int Items, int Copies = 1, class Accessor, class T,
+          class Index, class Out>
 __device__ __forceinline__ void search_tile(const Accessor& acc, Index k, const T* __restrict__ queries,
                                             int64_t tile_begin, int64_t n, Out* __restrict__ out,
-                                            int offset) {
+                                            int offset, Index replica_stride = 0) {
   const int lane = threadIdx.x % warp_width;
   const int64_t first = tile_begin + threadIdx.x;
   before<Strict, T> preds[Items];
@@ -30,7 +31,7 @@ __device__ __forceinline__ void search_tile(const Accessor& acc, Index k, const 
   if (tile_begin + int64_t(Threads) * Items <= n) {  // a full tile: no bounds checks
     GSEARCH_UNROLL
     for (int i = 0; i < Items; ++i) preds[i].q = queries[first + i * Threads];
-    core::search_ranks<A, Items>(acc, k, preds, lane, rank);
+    core::search_ranks<A, Items, Copies>(acc, k, preds, lane, rank, replica_stride);
     GSEARCH_UNROLL
     for (int i = 0; i < Items; ++i) out[first + i * Threads] = Out(rank[i] + offset);
   } else {  // the last tile: queries past n repeat the last one, and are not written
@@ -39,29 +40,33 @@ __device__ __forceinline__ void search_tile(const Accessor& acc, Index k, const 
       const int64_t j = first + i * Threads;
       preds[i].q = queries[j < n ? j : n - 1];
     }
-    core::search_ranks<A, Items>(acc, k, preds, lane, rank);
+    core::search_ranks<A, Items, Copies>(acc, k, preds, lane, rank, replica_stride);
     GSEARCH_UNROLL
     for (int i = 0; i < Items; ++i)
       if (first + i * Threads < n) out[first + i * Threads] = Out(rank[i] + offset);
   }
 }
 
-/// Each block stages the padded keys once, then takes tiles of Threads * Items queries.
-template <algorithm A, bool Strict, class T, class Out, int Threads, int Items>
+/// Each block stages the padded keys once (Copies replicas of them for PBS-CL with replicated
+/// keys, core::replicated_size), then takes tiles of Threads * Items queries.
+template <algorithm A, bool Strict, class T, class Out, int Threads, int Items, int Copies = 1>
 __global__ void __launch_bounds__(Threads)
     search_shared_kernel(const T* __restrict__ keys, int k, const T* __restrict__ queries, int64_t n,
                          Out* __restrict__ out, int offset) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   T* staged = reinterpret_cast<T*>(shared_bytes);
-  for (int i = threadIdx.x; i < k + 2 * warp_width; i += Threads) {
-    staged[i] = i < warp_width ? key_traits<T>::lowest()
+  const int stride = int(core::replica_stride<T>(k, Copies));
+  const int size = int(core::replicated_size<T>(k, Copies));
+  for (int e = threadIdx.x; e < size; e += Threads) {
+    const int i = Copies > 1 ? e % stride : e;  // index in the padded layout of its copy
+    staged[e] = i < warp_width ? key_traits<T>::lowest()
                                : (i < warp_width + k ? keys[i - warp_width] : key_traits<T>::highest());
   }
   __syncthreads();
   const core::padded_accessor<T> acc{staged + warp_width};
   constexpr int64_t tile = int64_t(Threads) * Items;
   for (int64_t begin = int64_t(blockIdx.x) * tile; begin < n; begin += int64_t(gridDim.x) * tile)
-    search_tile<A, Strict, Threads, Items>(acc, k, queries, begin, n, out, offset);
+    search_tile<A, Strict, Threads, Items, Copies>(acc, k, queries, begin, n, out, offset, stride);
 }
 
 /// The same algorithm straight over the keys in global memory: the bounded accessor supplies
@@ -76,16 +81,16 @@ __global__ void __launch_bounds__(Threads)
     search_tile<A, Strict, Threads, Items>(acc, k, queries, begin, n, out, offset);
 }
 
-/// Shared-memory bytes the padded keys take.
+/// Shared-memory bytes the padded keys take (in `copies` replicas).
 template <class T>
-constexpr int64_t staged_bytes(int64_t k) {
-  return (k + 2 * warp_width) * int64_t(sizeof(T));
+constexpr int64_t staged_bytes(int64_t k, int copies = 1) {
+  return core::replicated_size<T>(k, copies) * int64_t(sizeof(T));
 }
 
 /// True when k keys of type T are searched in shared memory on this device.
 template <class T>
-constexpr bool fits_shared(int64_t k, const device_limits& dev) {
-  return staged_bytes<T>(k) <= dev.max_shared_per_block;
+constexpr bool fits_shared(int64_t k, const device_limits& dev, int copies = 1) {
+  return staged_bytes<T>(k, copies) <= dev.max_shared_per_block;
 }
 
 /// A grid that fills the device: the resident blocks of every SM, no more blocks than tiles.
@@ -98,20 +103,23 @@ int grid_size(Kernel kernel, int threads, int64_t smem, int64_t tiles, const dev
 }
 
 /// Enqueues the search with algorithm A (not auto_) and an explicit launch configuration:
-/// keys staged in shared memory when they fit (Threads x Items), else read from global memory.
-template <algorithm A, int Threads, int Items, class T, class Out>
+/// keys staged in shared memory (Copies replicas) when they fit, else read from global memory.
+template <algorithm A, int Threads, int Items, int Copies, class T, class Out>
 void launch_search_with(cudaStream_t stream, bool strict, int offset, const T* keys, int64_t k,
                         const T* queries, int64_t n, Out* out, const device_limits& dev) {
+  static_assert(Copies == 1 || A == algorithm::pbs_cl, "replicated keys are for PBS-CL");
   if (n == 0) return;
-  if (fits_shared<T>(k, dev)) {
-    constexpr int threads = Threads, items = Items;
-    auto kernel = strict ? search_shared_kernel<A, true, T, Out, threads, items>
-                         : search_shared_kernel<A, false, T, Out, threads, items>;
-    const int64_t smem = staged_bytes<T>(k);
+  if (fits_shared<T>(k, dev, Copies)) {
+    auto kernel = strict ? search_shared_kernel<A, true, T, Out, Threads, Items, Copies>
+                         : search_shared_kernel<A, false, T, Out, Threads, Items, Copies>;
+    const int64_t smem = staged_bytes<T>(k, Copies);
     if (smem > 48 * 1024)
       GSEARCH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    const int grid = grid_size(kernel, threads, smem, (n + threads * items - 1) / (threads * items), dev);
-    kernel<<<grid, threads, size_t(smem), stream>>>(keys, int(k), queries, n, out, offset);
+    const int grid = grid_size(kernel, Threads, smem, (n + Threads * Items - 1) / (Threads * Items), dev);
+    kernel<<<grid, Threads, size_t(smem), stream>>>(keys, int(k), queries, n, out, offset);
+  } else if constexpr (Copies > 1) {  // the replicas do not fit: one copy
+    launch_search_with<A, Threads, Items, 1>(stream, strict, offset, keys, k, queries, n, out, dev);
+    return;
   } else {
     constexpr int threads = global_config.threads, items = global_config.items;
     auto kernel = strict ? search_global_kernel<A, true, T, Out, threads, items>
@@ -127,7 +135,14 @@ template <algorithm A, class T, class Out>
 void launch_search(cudaStream_t stream, bool strict, int offset, const T* keys, int64_t k,
                    const T* queries, int64_t n, Out* out, const device_limits& dev) {
   constexpr launch_config cfg = shared_config<A, int(sizeof(T))>;
-  launch_search_with<A, cfg.threads, cfg.items>(stream, strict, offset, keys, k, queries, n, out, dev);
+  if constexpr (A == algorithm::pbs_cl) {
+    switch (pbs_cl_copies<T>(k, dev.max_shared_per_block)) {
+      case 4: return launch_search_with<A, cfg.threads, cfg.items, 4>(stream, strict, offset, keys, k, queries, n, out, dev);
+      case 2: return launch_search_with<A, cfg.threads, cfg.items, 2>(stream, strict, offset, keys, k, queries, n, out, dev);
+      default: break;
+    }
+  }
+  launch_search_with<A, cfg.threads, cfg.items, 1>(stream, strict, offset, keys, k, queries, n, out, dev);
 }
 
 #define GSEARCH_INSTANTIATE_LAUNCH_SEARCH_T(A, T)                                               \

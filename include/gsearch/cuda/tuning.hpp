@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "gsearch/core/algorithm.hpp"
+#include "gsearch/core/pbs.hpp"
 
 namespace gsearch::cuda_backend {
 
@@ -33,6 +34,19 @@ struct launch_config {
 template <algorithm A, int KeyBytes>
 inline constexpr launch_config shared_config = {1024, 4};
 inline constexpr launch_config global_config = {512, 1};
+
+/// Replicas of the keys PBS-CL stages for its stage 2 (core::pbs_cl_n): the most of 4, 2, 1 whose
+/// padded copies fit in `copies_budget_bytes` of shared memory. More copies cut the worst case of
+/// stage 2 from 31 to 16 (two) or 9 (four) passes per warp, and cost shared memory, hence
+/// occupancy, for large key lists.
+inline constexpr int64_t copies_budget_bytes = 227 * 1024;
+template <class T>
+constexpr int pbs_cl_copies(int64_t k, int64_t max_shared_per_block) {
+  const int64_t budget = max_shared_per_block < copies_budget_bytes ? max_shared_per_block : copies_budget_bytes;
+  for (int c : {4, 2})
+    if (core::replicated_size<T>(k, c) * int64_t(sizeof(T)) <= budget) return c;
+  return 1;
+}
 
 /// The algorithm `auto_` picks: keys in shared memory -> PBS-CL (the paper's best); larger key
 /// lists -> the branch-free binary search in global memory.
