@@ -141,23 +141,26 @@ GSEARCH_HD GSEARCH_FORCEINLINE void pbs_cl_n(const Accessor& keys, Index k, cons
   using T = decltype(keys(Index{0}));
   constexpr int row = bank_row_keys<T>();  // keys per row of banks: a lane's bank is index % row
   constexpr int unit = row / Copies;       // the shift between consecutive replicas
-  Index s[N], p[N];  // logical index in copy 0, and the physical index read from
-  strided_stage_n(keys, k, before, Index{w}, Index(lane), s);
+  Index p[N], d[N];  // the physical index read from, and its distance from the logical index
+  strided_stage_n(keys, k, before, Index{w}, Index(lane), p);
   GSEARCH_UNROLL
-  for (int i = 0; i < N; ++i) p[i] = s[i];
+  for (int i = 0; i < N; ++i) d[i] = 0;
   GSEARCH_UNROLL
   for (int half = w / 2; half >= 1; half /= 2) {
-    // Moving by `half` changes the replica when half is a multiple of the unit (within a row).
-    const Index jump = (Copies > 1 && half >= unit && half < row) ? Index(half / unit) * replica_stride : Index{0};
+    // Moving by `half` changes the replica when half is a multiple of the unit within a row: a
+    // compile-time property of the unrolled step, so the other steps cost what they cost
+    // without replicas.
+    const bool jump_step = Copies > 1 && half >= unit && half < row;
+    const Index jump = jump_step ? Index(half / unit) * replica_stride : Index{0};
     GSEARCH_UNROLL
     for (int i = 0; i < N; ++i) {
       const bool moved = before[i](keys(p[i] + half));
-      s[i] = moved ? s[i] + half : s[i];
       p[i] = moved ? p[i] + half + jump : p[i];
+      if (jump_step) d[i] = moved ? d[i] + jump : d[i];
     }
   }
   GSEARCH_UNROLL
-  for (int i = 0; i < N; ++i) rank[i] = clamp_rank(s[i], k);
+  for (int i = 0; i < N; ++i) rank[i] = clamp_rank(p[i] - d[i], k);
 }
 
 /// Branch-free binary search over [0, k) (no padding read): ceil(log2(k + 1)) reads.
