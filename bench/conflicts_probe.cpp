@@ -16,6 +16,7 @@
 
 #include "gsearch/core/bank_model.hpp"
 #include "gsearch/core/query_gen.hpp"
+#include "gsearch/cuda/tuning.hpp"
 #include "gsearch/gsearch.hpp"
 
 namespace {
@@ -29,16 +30,18 @@ void probe(algorithm a, int64_t k, const char* kind, int64_t n) {
                            ? gen::worst_case_queries(keys.data(), k, n, 77)
                            : gen::random_queries_from_keys(keys.data(), k, n, 77);
   const model::bank_config h100{32, 4, true};
-  const auto m = model::model_run(a, side::right, keys.data(), k, queries.data(), n, h100);
+  // PBS-CL stages the replicas the library picks for this k (tuning.hpp).
+  const int copies = a == algorithm::pbs_cl ? cuda_backend::pbs_cl_copies<T>(k, cuda_device_properties().shared_per_block_optin) : 1;
+  const auto m = model::model_run(a, side::right, keys.data(), k, queries.data(), n, h100, copies);
   device_vector<T> d_keys{span<const T>(keys)}, d_queries{span<const T>(queries)};
   device_vector<int32_t> d_out(n);
   upper_bound(cuda, d_keys, d_queries, d_out, {a, false});
   synchronize(cuda);
   std::printf(
       "{\"algo\": \"%s\", \"key_bytes\": %d, \"k\": %lld, \"queries\": \"%s\", \"n\": %lld, "
-      "\"warps\": %lld, \"steps\": %zu, \"model_passes\": %lld, \"model_conflicts\": %lld}\n",
+      "\"warps\": %lld, \"steps\": %zu, \"model_passes\": %lld, \"model_conflicts\": %lld, \"copies\": %d}\n",
       std::string(to_string(a)).c_str(), int(sizeof(T)), (long long)k, kind, (long long)n,
-      (long long)m.warps, m.step_passes.size(), (long long)m.passes, (long long)m.conflicts);
+      (long long)m.warps, m.step_passes.size(), (long long)m.passes, (long long)m.conflicts, copies);
 }
 
 }  // namespace

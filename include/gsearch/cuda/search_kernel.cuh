@@ -136,11 +136,8 @@ void launch_search(cudaStream_t stream, bool strict, int offset, const T* keys, 
                    const T* queries, int64_t n, Out* out, const device_limits& dev) {
   constexpr launch_config cfg = shared_config<A, int(sizeof(T))>;
   if constexpr (A == algorithm::pbs_cl) {
-    switch (pbs_cl_copies<T>(k, dev.max_shared_per_block)) {
-      case 4: return launch_search_with<A, cfg.threads, cfg.items, 4>(stream, strict, offset, keys, k, queries, n, out, dev);
-      case 2: return launch_search_with<A, cfg.threads, cfg.items, 2>(stream, strict, offset, keys, k, queries, n, out, dev);
-      default: break;
-    }
+    if (pbs_cl_copies<T>(k, dev.max_shared_per_block) == 2)
+      return launch_search_with<A, cfg.threads, cfg.items, 2>(stream, strict, offset, keys, k, queries, n, out, dev);
   }
   launch_search_with<A, cfg.threads, cfg.items, 1>(stream, strict, offset, keys, k, queries, n, out, dev);
 }

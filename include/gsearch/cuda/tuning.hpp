@@ -35,17 +35,15 @@ template <algorithm A, int KeyBytes>
 inline constexpr launch_config shared_config = {1024, 4};
 inline constexpr launch_config global_config = {512, 1};
 
-/// Replicas of the keys PBS-CL stages for its stage 2 (core::pbs_cl_n): the most of 4, 2, 1 whose
-/// padded copies fit in `copies_budget_bytes` of shared memory. More copies cut the worst case of
-/// stage 2 from 31 to 16 (two) or 9 (four) passes per warp, and cost shared memory, hence
-/// occupancy, for large key lists.
-inline constexpr int64_t copies_budget_bytes = 227 * 1024;
+/// Replicas of the keys PBS-CL stages for its stage 2 (core::pbs_cl_n): 2 when two padded copies
+/// fit in shared memory, else 1. Two copies cut the worst case of stage 2 from 31 to 16 passes
+/// per warp; on the H100 that brings worst-case queries to within 2% of random ones (from 30-37%
+/// slower), for 2-13% less throughput on random queries (int32 K = 1,024: 281 vs 322 G queries/s).
+/// Four copies (9 passes) measured slower than two on both (bench/results/h100/tuning/sweep-4-*;
+/// docs/perf-notes.md), so the kernels are compiled for 1 and 2.
 template <class T>
 constexpr int pbs_cl_copies(int64_t k, int64_t max_shared_per_block) {
-  const int64_t budget = max_shared_per_block < copies_budget_bytes ? max_shared_per_block : copies_budget_bytes;
-  for (int c : {4, 2})
-    if (core::replicated_size<T>(k, c) * int64_t(sizeof(T)) <= budget) return c;
-  return 1;
+  return core::replicated_size<T>(k, 2) * int64_t(sizeof(T)) <= max_shared_per_block ? 2 : 1;
 }
 
 /// The algorithm `auto_` picks: keys in shared memory -> PBS-CL (the paper's best); larger key
