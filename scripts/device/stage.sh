@@ -7,6 +7,6 @@ B=${1:-build/sm90}
 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
 cmake --build "$B" --target test_gpu_search test_gpu_large conflicts_probe gsearch_cli
 mkdir -p carry/bin
-cp "$B/tests/test_gpu_search" "$B/tests/test_gpu_large" "$B/conflicts_probe" carry/bin/
+cp "$B/tests/test_gpu_search" "$B/tests/test_gpu_large" "$B/bench/conflicts_probe" carry/bin/
 cp "$B/tools/cli/gsearch" carry/bin/
 du -sh carry
