@@ -38,7 +38,7 @@ inline constexpr launch_config global_config = {512, 1};
 /// Replicas of the keys PBS-CL stages for its stage 2 (core::pbs_cl_n): 2 when two padded copies
 /// fit in shared memory, else 1. Two copies cut the worst case of stage 2 from 31 to 16 passes
 /// per warp; on the H100 that brings worst-case queries to within 2% of random ones (from 30-37%
-/// slower), for 2-13% less throughput on random queries (int32 K = 1,024: 281 vs 322 G queries/s).
+/// slower), for 3-14% less throughput on random queries (int32 K = 1,024: 282 vs 322 G queries/s).
 /// Four copies (9 passes) measured slower than two on both (bench/results/h100/tuning/sweep-4-*;
 /// docs/perf-notes.md), so the kernels are compiled for 1 and 2.
 template <class T>
