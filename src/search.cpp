@@ -68,12 +68,7 @@ algorithm resolve_algorithm(const cuda_t&, algorithm requested, int key_bytes, i
   bool is_sorted(const cuda_t& exec, span<const T> keys) {                                     \
     return cuda_backend::is_sorted(exec.stream, keys.data(), keys.size());                     \
   }
-GSEARCH_DEFINE_T(int32_t)
-GSEARCH_DEFINE_T(uint32_t)
-GSEARCH_DEFINE_T(int64_t)
-GSEARCH_DEFINE_T(uint64_t)
-GSEARCH_DEFINE_T(float)
-GSEARCH_DEFINE_T(double)
+GSEARCH_KEY_TYPES(GSEARCH_DEFINE_T)
 #undef GSEARCH_DEFINE
 #undef GSEARCH_DEFINE_T
 

@@ -54,12 +54,7 @@ void cub_upper_bound(CUstream_st*, void*, size_t, const T*, int64_t, const T*, i
   template size_t cub_temp_bytes<T>(const T*, int64_t, const T*, int64_t, int32_t*);               \
   template void cub_upper_bound<T>(CUstream_st*, void*, size_t, const T*, int64_t, const T*, int64_t, \
                                    int32_t*);
-GSEARCH_INSTANTIATE(int32_t)
-GSEARCH_INSTANTIATE(uint32_t)
-GSEARCH_INSTANTIATE(int64_t)
-GSEARCH_INSTANTIATE(uint64_t)
-GSEARCH_INSTANTIATE(float)
-GSEARCH_INSTANTIATE(double)
+GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE)
 #undef GSEARCH_INSTANTIATE
 
 }  // namespace gsearch::bench

@@ -28,12 +28,7 @@ void gsearch_upper_bound_with(CUstream_st*, kernel_config, const T*, int64_t, co
   template size_t cub_temp_bytes<T>(const T*, int64_t, const T*, int64_t, int32_t*);                   \
   template void cub_upper_bound<T>(CUstream_st*, void*, size_t, const T*, int64_t, const T*, int64_t, \
                                    int32_t*);
-GSEARCH_INSTANTIATE(int32_t)
-GSEARCH_INSTANTIATE(uint32_t)
-GSEARCH_INSTANTIATE(int64_t)
-GSEARCH_INSTANTIATE(uint64_t)
-GSEARCH_INSTANTIATE(float)
-GSEARCH_INSTANTIATE(double)
+GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE)
 #undef GSEARCH_INSTANTIATE
 template void gsearch_upper_bound_with<int32_t>(CUstream_st*, kernel_config, const int32_t*, int64_t,
                                                 const int32_t*, int64_t, int32_t*);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gsearch/core/algorithm.hpp"
+#include "gsearch/core/key_traits.hpp"
 
 struct CUstream_st;
 

@@ -57,12 +57,7 @@ std::string thrust_version() {
 #define GSEARCH_INSTANTIATE(T)                                                       \
   template void roofline_copy<T>(CUstream_st*, const T*, int64_t, int32_t*);         \
   template void thrust_upper_bound<T>(CUstream_st*, const T*, int64_t, const T*, int64_t, int32_t*);
-GSEARCH_INSTANTIATE(int32_t)
-GSEARCH_INSTANTIATE(uint32_t)
-GSEARCH_INSTANTIATE(int64_t)
-GSEARCH_INSTANTIATE(uint64_t)
-GSEARCH_INSTANTIATE(float)
-GSEARCH_INSTANTIATE(double)
+GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE)
 #undef GSEARCH_INSTANTIATE
 
 }  // namespace gsearch::bench

@@ -93,12 +93,7 @@ bool is_sorted(const T* keys, int64_t k) {
   template void search<T, int32_t>(int, side, algorithm, const T*, int64_t, const T*, int64_t, \
                                    int32_t*);                                                  \
   template bool is_sorted<T>(const T*, int64_t);
-GSEARCH_INSTANTIATE(int32_t)
-GSEARCH_INSTANTIATE(uint32_t)
-GSEARCH_INSTANTIATE(int64_t)
-GSEARCH_INSTANTIATE(uint64_t)
-GSEARCH_INSTANTIATE(float)
-GSEARCH_INSTANTIATE(double)
+GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE)
 #undef GSEARCH_INSTANTIATE
 
 }  // namespace gsearch::cpu_backend

@@ -101,12 +101,7 @@ bool is_sorted(CUstream_st* stream, const T* keys, int64_t k) {
   template void search<T, int32_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*, \
                                    int64_t, int32_t*);                                         \
   template bool is_sorted<T>(CUstream_st*, const T*, int64_t);
-GSEARCH_INSTANTIATE(int32_t)
-GSEARCH_INSTANTIATE(uint32_t)
-GSEARCH_INSTANTIATE(int64_t)
-GSEARCH_INSTANTIATE(uint64_t)
-GSEARCH_INSTANTIATE(float)
-GSEARCH_INSTANTIATE(double)
+GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE)
 #undef GSEARCH_INSTANTIATE
 
 }  // namespace gsearch::cuda_backend

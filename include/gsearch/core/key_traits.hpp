@@ -44,6 +44,9 @@ GSEARCH_FLOAT_KEY(float, "float32", "<f4")
 GSEARCH_FLOAT_KEY(double, "float64", "<f8")
 #undef GSEARCH_FLOAT_KEY
 
+/// Expands X(T) for every supported key type: explicit instantiations are written once per list.
+#define GSEARCH_KEY_TYPES(X) X(int32_t) X(uint32_t) X(int64_t) X(uint64_t) X(float) X(double)
+
 /// True for the key types gsearch supports.
 template <class T>
 concept key_type = requires { key_traits<T>::name; };
