@@ -112,6 +112,13 @@ struct warp_trace {
     for (auto& s : steps) t += s.conflicts();
     return t;
   }
+  /// Passes of the steps of one stage (1 or 2).
+  int64_t stage_passes(int which) const {
+    int64_t t = 0;
+    for (size_t s = 0; s < steps.size(); ++s)
+      if (stage[s] == which) t += steps[s].passes;
+    return t;
+  }
 };
 
 /// Runs one warp of the algorithm `A` over the padded keys and returns the cost of each step.

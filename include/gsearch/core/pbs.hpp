@@ -213,24 +213,6 @@ GSEARCH_HD GSEARCH_FORCEINLINE Index search_rank(const Accessor& keys, Index k, 
   return rank[0];
 }
 
-/// The one-query forms, by name.
-template <class Accessor, class Pred, class Index>
-GSEARCH_HD Index pbs(const Accessor& keys, Index k, Pred before, int lane) {
-  return search_rank<algorithm::pbs>(keys, k, before, lane);
-}
-template <class Accessor, class Pred, class Index>
-GSEARCH_HD Index pbs_cf(const Accessor& keys, Index k, Pred before, int lane) {
-  return search_rank<algorithm::pbs_cf>(keys, k, before, lane);
-}
-template <class Accessor, class Pred, class Index>
-GSEARCH_HD Index pbs_cl(const Accessor& keys, Index k, Pred before, int lane) {
-  return search_rank<algorithm::pbs_cl>(keys, k, before, lane);
-}
-template <class Accessor, class Pred, class Index>
-GSEARCH_HD Index binary(const Accessor& keys, Index k, Pred before, int lane) {
-  return search_rank<algorithm::binary>(keys, k, before, lane);
-}
-
 /// Reads a sorted array with warp_width sentinels in front: `data` points at key 0.
 template <class T>
 struct padded_accessor {
