@@ -115,15 +115,23 @@ bool verify_sample(const std::vector<T>& keys, const std::vector<T>& queries, co
   return true;
 }
 
+/// The inputs of one configuration (those of `gsearch gen` with the same seed), recorded with
+/// their checksums in report["inputs"].
+template <class T>
+generated<T> generate_inputs(const bench_args& a, int64_t k, const std::string& kind, json& report) {
+  generated<T> in = generate<T>(k, a.queries, kind, a.seed);
+  report["inputs"].push_back({{"key_type", key_traits<T>::name}, {"k", k}, {"query_kind", kind}, {"q", a.queries},
+                              {"seed", a.seed}, {"keys_checksum", std::to_string(checksum(in.keys))},
+                              {"queries_checksum", std::to_string(checksum(in.queries))}});
+  return in;
+}
+
 // ---- GPU ----------------------------------------------------------------------------------
 
 template <class T>
 void bench_gpu_inputs(const bench_args& a, int64_t k, const std::string& kind, json& report) {
   const int64_t q = a.queries;
-  const generated<T> in = generate<T>(k, q, kind, a.seed);
-  report["inputs"].push_back({{"key_type", key_traits<T>::name}, {"k", k}, {"query_kind", kind}, {"q", q},
-                              {"seed", a.seed}, {"keys_checksum", std::to_string(checksum(in.keys))},
-                              {"queries_checksum", std::to_string(checksum(in.queries))}});
+  const generated<T> in = generate_inputs<T>(a, k, kind, report);
   const cuda_device_info dev = cuda_device_properties();
   // Several copies of the queries when one would sit in L2, so that no run reads another's cache.
   const int64_t query_bytes = q * int64_t(sizeof(T));
@@ -197,7 +205,7 @@ void bench_gpu_inputs(const bench_args& a, int64_t k, const std::string& kind, j
 template <class T>
 void bench_cpu_inputs(const bench_args& a, int64_t k, const std::string& kind, json& report) {
   const int64_t q = a.queries;
-  const generated<T> in = generate<T>(k, q, kind, a.seed);
+  const generated<T> in = generate_inputs<T>(a, k, kind, report);
   std::vector<int32_t> out(static_cast<size_t>(q));
   const char* key_type = key_traits<T>::name;
   auto record = [&](const char* impl, const std::string& algo, const timing& t, int threads) {
