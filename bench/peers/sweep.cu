@@ -12,16 +12,6 @@ namespace {
 
 using cuda_backend::device_limits;
 
-device_limits limits() {
-  int dev = 0, optin = 0;
-  device_limits d;
-  GSEARCH_CUDA_CHECK(cudaGetDevice(&dev));
-  GSEARCH_CUDA_CHECK(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev));
-  GSEARCH_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  d.max_shared_per_block = optin;
-  return d;
-}
-
 // The swept configurations, as a type list so each becomes a kernel instantiation.
 template <algorithm A, int Threads, int Items, int Copies = 1>
 struct cfg {};
@@ -52,7 +42,7 @@ bool run_if(cfg<A, Threads, Items, Copies>, kernel_config want, CUstream_st* str
 template <class T, class... C>
 void dispatch(cfg_list<C...>, kernel_config want, CUstream_st* stream, const T* keys, int64_t k,
               const T* queries, int64_t n, int32_t* out) {
-  const device_limits dev = limits();
+  const device_limits dev = cuda_backend::current_device_limits();
   if (!(run_if<T>(C{}, want, stream, keys, k, queries, n, out, dev) || ...))
     throw gsearch::invalid_argument("no such kernel configuration in the sweep");
 }

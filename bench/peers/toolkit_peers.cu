@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gsearch/cuda/check.cuh"
+#include "gsearch/cuda/search_kernel.cuh"
 #include "peers.hpp"
 
 namespace gsearch::bench {
@@ -34,9 +35,7 @@ template <class T>
 void roofline_copy(CUstream_st* stream, const T* in, int64_t n, int32_t* out) {
   // n is a multiple of 4 in every benchmark; a remainder would be left unread.
   const int64_t in_vecs = n * int64_t(sizeof(T)) / 16, out_vecs = n * 4 / 16;
-  int sms = 0, dev = 0;
-  GSEARCH_CUDA_CHECK(cudaGetDevice(&dev));
-  GSEARCH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int sms = cuda_backend::current_device_limits().sms;
   roofline_kernel<T><<<sms * 8, 256, 0, stream>>>(reinterpret_cast<const int4*>(in), in_vecs,
                                                    reinterpret_cast<int4*>(out), out_vecs);
   GSEARCH_CUDA_CHECK_LAUNCH();

@@ -21,12 +21,14 @@ int cuda_device_count() noexcept {
 }
 
 std::string cuda_device_name() {
-  if (cuda_device_count() == 0) return {};
-  int dev = 0;
-  cudaDeviceProp p{};
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&p, dev) != cudaSuccess) return {};
-  return std::string(p.name) + ", sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " +
-         std::to_string(p.multiProcessorCount) + " SMs";
+  cuda_device_info p;
+  try {
+    p = cuda_device_properties();
+  } catch (const error&) {
+    return {};
+  }
+  if (p.name.empty()) return {};
+  return p.name + ", sm_" + std::to_string(p.compute_capability) + ", " + std::to_string(p.sms) + " SMs";
 }
 
 cuda_device_info cuda_device_properties() {

@@ -23,8 +23,6 @@ GSEARCH_DECLARE_ALL_T(algorithm::pbs_cl)
 GSEARCH_DECLARE_ALL_T(algorithm::binary)
 #undef GSEARCH_DECLARE_ALL_T
 
-namespace {
-
 device_limits current_device_limits() {
   int dev = 0;
   GSEARCH_CUDA_CHECK(cudaGetDevice(&dev));
@@ -35,6 +33,8 @@ device_limits current_device_limits() {
   d.max_shared_per_block = optin;
   return d;
 }
+
+namespace {
 
 template <class T>
 __global__ void find_unsorted_kernel(const T* __restrict__ keys, int64_t k, int* __restrict__ flag) {

@@ -4,6 +4,7 @@
 // argument), names of the library's enums, and the subcommand registry used by main.cpp.
 // No CLI11 here, so that npy.hpp and the tests can include it cheaply.
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <functional>
@@ -120,6 +121,16 @@ inline std::vector<std::string> algorithm_names(bool with_auto) {
 inline algorithm parse_algorithm(std::string_view s) {
   if (auto a = algorithm_from_string(s)) return *a;
   throw failure(exit_bad_input, "unknown algorithm '" + std::string(s) + "'");
+}
+
+/// The reference every CLI check uses: std::lower_bound / std::upper_bound in the library's order
+/// (predecessor = upper_bound - 1).
+template <class T>
+int64_t reference_result(const std::vector<T>& keys, T q, side s) {
+  const auto less = [](T a, T b) { return key_less(a, b); };
+  const auto bound = s == side::left ? std::lower_bound(keys.begin(), keys.end(), q, less)
+                                     : std::upper_bound(keys.begin(), keys.end(), q, less);
+  return (bound - keys.begin()) - (s == side::pred ? 1 : 0);
 }
 
 /// The inputs of `gsearch gen` and `gsearch conflicts`: k sorted random keys (seed `seed`) and

@@ -102,13 +102,9 @@ struct verification {
 template <class T, class Out>
 verification verify(side sd, const std::vector<T>& keys, const std::vector<T>& queries,
                     const std::vector<Out>& out) {
-  const auto less = [](T a, T b) { return key_less(a, b); };
   verification v;
   for (size_t j = 0; j < queries.size(); ++j) {
-    const auto bound = sd == side::left
-                           ? std::lower_bound(keys.begin(), keys.end(), queries[j], less)
-                           : std::upper_bound(keys.begin(), keys.end(), queries[j], less);
-    const int64_t expected = (bound - keys.begin()) - (sd == side::pred ? 1 : 0);
+    const int64_t expected = reference_result(keys, queries[j], sd);
     if (int64_t(out[j]) == expected) continue;
     if (v.mismatches == 0) v = {0, int64_t(j), int64_t(out[j]), expected};
     ++v.mismatches;

@@ -81,6 +81,9 @@ __global__ void __launch_bounds__(Threads)
     search_tile<A, Strict, Threads, Items>(acc, k, queries, begin, n, out, offset);
 }
 
+/// The current device's SM count and opt-in shared memory per block (src/cuda/search.cu).
+device_limits current_device_limits();
+
 /// Shared-memory bytes the padded keys take (in `copies` replicas).
 template <class T>
 constexpr int64_t staged_bytes(int64_t k, int copies = 1) {
