@@ -17,13 +17,24 @@ void search(CUstream_st*, side, algorithm, const T*, int64_t, const T*, int64_t,
 template <class T>
 bool is_sorted(CUstream_st*, const T*, int64_t) { no_cuda(); }
 algorithm resolve(algorithm, int, int64_t) { no_cuda(); }
+template <class T, class Out>
+void search_rows(CUstream_st*, side, algorithm, int64_t, const T*, int64_t, const T*, int64_t, Out*) {
+  no_cuda();
+}
+template <class T>
+bool is_sorted_rows(CUstream_st*, const T*, int64_t, int64_t) { no_cuda(); }
 
 #define GSEARCH_INSTANTIATE(T)                                                                 \
   template void search<T, int64_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*, \
                                    int64_t, int64_t*);                                         \
   template void search<T, int32_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*, \
                                    int64_t, int32_t*);                                         \
-  template bool is_sorted<T>(CUstream_st*, const T*, int64_t);
+  template bool is_sorted<T>(CUstream_st*, const T*, int64_t);                                 \
+  template bool is_sorted_rows<T>(CUstream_st*, const T*, int64_t, int64_t);                   \
+  template void search_rows<T, int64_t>(CUstream_st*, side, algorithm, int64_t, const T*,       \
+                                        int64_t, const T*, int64_t, int64_t*);                  \
+  template void search_rows<T, int32_t>(CUstream_st*, side, algorithm, int64_t, const T*,       \
+                                        int64_t, const T*, int64_t, int32_t*);
 GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE)
 #undef GSEARCH_INSTANTIATE
 
@@ -39,6 +50,8 @@ bool built_with_cuda() noexcept { return false; }
 int cuda_device_count() noexcept { return 0; }
 std::string cuda_device_name() { return {}; }
 cuda_device_info cuda_device_properties() { return {}; }
+int cuda_current_device() { return 0; }
+void cuda_set_device(int) { no_cuda(); }
 void* device_malloc(size_t) { no_cuda(); }
 void device_free(void*) noexcept {}
 void copy_to_device(void*, const void*, size_t) { no_cuda(); }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gsearch/gsearch.hpp"
+#include "rows_cases.hpp"
 #include "search_cases.hpp"
 #include "test_util.hpp"
 
@@ -53,6 +54,68 @@ TYPED_TEST(CpuSearch, ManyQueriesAllThreads) {
       EXPECT_EQ(out, reference_all(keys, queries, side::left)) << to_string(a) << " threads=" << threads;
     }
   }
+}
+
+template <class T>
+std::vector<int64_t> run_cpu_rows(int64_t rows, const std::vector<T>& keys, const std::vector<T>& queries,
+                                  side s, algorithm a, bool out32) {
+  const search_options opt{a, /*check_sorted=*/true};
+  if (out32) {
+    std::vector<int32_t> out(queries.size(), -7);
+    search_rows(cpu, s, rows, span<const T>(keys), span<const T>(queries), span<int32_t>(out), opt);
+    return {out.begin(), out.end()};
+  }
+  std::vector<int64_t> out(queries.size(), -7);
+  search_rows(cpu, s, rows, span<const T>(keys), span<const T>(queries), span<int64_t>(out), opt);
+  return out;
+}
+
+TYPED_TEST(CpuSearch, RowsMatchStdAlgorithmsPerRow) {
+  using T = TypeParam;
+  run_rows_matrix<T>(run_cpu_rows<T>, test_seed());
+}
+
+// Rows split across the threads' chunks (chunks end mid-row), and one thread.
+TYPED_TEST(CpuSearch, RowsAllThreads) {
+  using T = TypeParam;
+  const RowsShape shape{300, 64, 129};
+  const auto [keys, queries] = rows_inputs<T>(shape, 7);
+  const auto want = rows_reference(shape, keys, queries, side::right);
+  for (algorithm a : {algorithm::auto_, algorithm::pbs_cl}) {
+    for (int threads : {0, 1, 3}) {
+      std::vector<int64_t> out(queries.size());
+      search_rows(cpu.with_threads(threads), side::right, shape.rows, span<const T>(keys), span<const T>(queries),
+                  span<int64_t>(out), {a, false});
+      EXPECT_EQ(out, want) << to_string(a) << " threads=" << threads;
+    }
+  }
+}
+
+TEST(CpuSearchApi, RowsRejectBadShapesAndUnsortedRows) {
+  const std::vector<int32_t> keys{1, 2, 3, 0, 1, 2};  // two sorted rows; unsorted as one list
+  const std::vector<int32_t> queries{2, 2, 2, 2};
+  std::vector<int64_t> out(4, -7);
+  const search_options checked{algorithm::auto_, true};
+  EXPECT_TRUE(is_sorted_rows(cpu, 2, span<const int32_t>(keys)));
+  EXPECT_FALSE(is_sorted_rows(cpu, 1, span<const int32_t>(keys)));
+  search_rows(cpu, side::left, 2, span<const int32_t>(keys), span<const int32_t>(queries), span<int64_t>(out), checked);
+  EXPECT_EQ(out, (std::vector<int64_t>{1, 1, 2, 2}));
+  std::fill(out.begin(), out.end(), -7);
+  const auto rows = [&](int64_t r, int64_t nk, int64_t nq, int64_t no, const search_options& o = {}) {
+    search_rows(cpu, side::left, r, span<const int32_t>(keys.data(), nk), span<const int32_t>(queries.data(), nq),
+                span<int64_t>(out.data(), no), o);
+  };
+  EXPECT_THROW(rows(1, 6, 4, 4, checked), invalid_argument);  // one unsorted row
+  EXPECT_THROW(rows(4, 6, 4, 4), invalid_argument);           // 6 keys do not split into 4 rows
+  EXPECT_THROW(rows(3, 6, 4, 4), invalid_argument);           // 4 queries do not
+  EXPECT_THROW(rows(2, 6, 4, 3), invalid_argument);           // output size
+  EXPECT_THROW(rows(-1, 6, 4, 4), invalid_argument);
+  EXPECT_THROW(rows(0, 6, 0, 0), invalid_argument);  // 0 rows with keys
+  EXPECT_EQ(out, (std::vector<int64_t>{-7, -7, -7, -7}));  // nothing written by any of them
+  rows(0, 0, 0, 0);                                         // 0 rows, nothing: fine
+  EXPECT_THROW(search_rows(cpu, side::left, 1, span<const int32_t>(nullptr, 3), span<const int32_t>(queries),
+                           span<int64_t>(out)),
+               invalid_argument);
 }
 
 TEST(CpuSearchApi, NamedFunctionsAndContainers) {

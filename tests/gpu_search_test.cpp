@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gsearch/gsearch.hpp"
+#include "rows_cases.hpp"
 #include "search_cases.hpp"
 #include "test_util.hpp"
 
@@ -73,6 +74,65 @@ TYPED_TEST(GpuSearch, ManyBlocksEqualCpu) {
       }
     }
   }
+}
+
+template <class T, class Out>
+std::vector<int64_t> run_gpu_rows_out(const cuda_t& exec, int64_t rows, const std::vector<T>& keys,
+                                      const std::vector<T>& queries, side s, algorithm a, bool check) {
+  const auto d_keys = to_device(keys);
+  const auto d_queries = to_device(queries);
+  device_vector<Out> d_out(int64_t(queries.size()));
+  search_rows(exec, s, rows, span<const T>(d_keys), span<const T>(d_queries), span<Out>(d_out), {a, check});
+  synchronize(exec);
+  std::vector<Out> out(queries.size());
+  d_out.copy_to(span<Out>(out));
+  return {out.begin(), out.end()};
+}
+
+template <class T>
+std::vector<int64_t> run_gpu_rows(int64_t rows, const std::vector<T>& keys, const std::vector<T>& queries, side s,
+                                  algorithm a, bool out32) {
+  return out32 ? run_gpu_rows_out<T, int32_t>(cuda, rows, keys, queries, s, a, true)
+               : run_gpu_rows_out<T, int64_t>(cuda, rows, keys, queries, s, a, true);
+}
+
+TYPED_TEST(GpuSearch, RowsMatchStdAlgorithmsPerRow) {
+  using T = TypeParam;
+  run_rows_matrix<T>(run_gpu_rows<T>, test_seed());
+}
+
+// The typical shapes (short rows many to a tile, long rows over many tiles), on a stream, equal
+// to the CPU backend.
+TYPED_TEST(GpuSearch, RowsManyBlocksEqualCpu) {
+  using T = TypeParam;
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  const std::vector<RowsShape> shapes = test_subset() ? std::vector<RowsShape>{{2000, 64, 128}, {3, 16384, 5000}}
+                                                      : std::vector<RowsShape>{{20000, 64, 128}, {500, 1024, 2048},
+                                                                               {40, 16384, 32768}, {64, 128, 32768}};
+  for (const RowsShape& shape : shapes) {
+    const auto [keys, queries] = rows_inputs<T>(shape, test_seed());
+    for (algorithm a : {algorithm::auto_, algorithm::binary}) {
+      std::vector<int64_t> on_cpu(queries.size());
+      search_rows(cpu, side::right, shape.rows, span<const T>(keys), span<const T>(queries), span<int64_t>(on_cpu));
+      const auto on_gpu = run_gpu_rows_out<T, int32_t>(cuda.on(stream), shape.rows, keys, queries, side::right, a, false);
+      ASSERT_EQ(on_gpu, on_cpu) << "rows=" << shape.rows << " k=" << shape.k << " m=" << shape.m << " " << to_string(a);
+    }
+  }
+  cudaStreamDestroy(stream);
+}
+
+TEST_F(Gpu, RowsCheckSortedPerRow) {
+  const std::vector<float> keys{1, 2, 3, 0, 1, 2};
+  const std::vector<float> queries{2, 2, 2, 2};
+  const auto d_keys = to_device(keys);
+  EXPECT_TRUE(is_sorted_rows(cuda, 2, span<const float>(d_keys)));
+  EXPECT_FALSE(is_sorted_rows(cuda, 1, span<const float>(d_keys)));
+  const auto run = [&](int64_t rows, const std::vector<float>& q) {
+    return run_gpu_rows_out<float, int64_t>(cuda, rows, keys, q, side::left, algorithm::auto_, true);
+  };
+  EXPECT_EQ(run(2, queries), (std::vector<int64_t>{1, 1, 2, 2}));
+  EXPECT_THROW(run(1, std::vector<float>{2, 2}), invalid_argument);
 }
 
 TEST_F(Gpu, RunsOnAStream) {

@@ -89,8 +89,41 @@ algorithm resolve_algorithm(const cuda_t& exec, algorithm requested, int key_byt
 GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_IS_SORTED, cpu_t)
 GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_IS_SORTED, cuda_t)
 
+/// Row-batched search: torch.searchsorted with an N-D sorted_sequence. `rows` independent
+/// searches, row r's queries searching row r's keys only:
+///   keys    rows x k, row-major (k = keys.size() / rows), each row sorted;
+///   queries rows x m, row-major (m = queries.size() / rows);
+///   out     rows x m: out[r * m + j] = the 1-D search of queries[r * m + j] in row r's k keys,
+///           an index in [0, k] (or [-1, k) for side::pred), not an offset into `keys`.
+/// Same semantics, types, options and errors as search(); `check_sorted` checks every row.
+/// rows == 0 needs empty keys and queries; otherwise both sizes must be multiples of rows
+/// (invalid_argument names the sizes if not). int32 output needs k to fit in int32.
+///
+/// GPU: each block stages one or more whole rows in shared memory (as many as fill a tile of
+/// queries) and runs the per-lane search on them; rows too long for shared memory are searched
+/// in global memory. CPU: all cores over the flat query range, the branch-free search per row.
+/// Complexity: O(rows * m * log k) work, keys and queries read once.
+#define GSEARCH_DECLARE_SEARCH_ROWS(EXEC, T, OUT)                                                \
+  void search_rows(const EXEC& exec, side s, int64_t rows, span<const T> keys,                   \
+                   span<const T> queries, span<OUT> out, const search_options& options = {});
+#define GSEARCH_DECLARE_SEARCH_ROWS_ALL_OUT(EXEC, T) \
+  GSEARCH_DECLARE_SEARCH_ROWS(EXEC, T, int64_t)      \
+  GSEARCH_DECLARE_SEARCH_ROWS(EXEC, T, int32_t)
+GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_SEARCH_ROWS_ALL_OUT, cpu_t)
+GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_SEARCH_ROWS_ALL_OUT, cuda_t)
+
+#define GSEARCH_DECLARE_IS_SORTED_ROWS(EXEC, T)                                                 \
+  /** True when each of the `rows` rows of keys (rows x keys.size() / rows, row-major) is sorted \
+      in the order of key_traits.hpp. On CUDA it synchronizes. */                               \
+  bool is_sorted_rows(const EXEC& exec, int64_t rows, span<const T> keys);
+GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_IS_SORTED_ROWS, cpu_t)
+GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_IS_SORTED_ROWS, cuda_t)
+
 #undef GSEARCH_DECLARE_SEARCH
 #undef GSEARCH_DECLARE_SEARCH_ALL_OUT
 #undef GSEARCH_DECLARE_IS_SORTED
+#undef GSEARCH_DECLARE_SEARCH_ROWS
+#undef GSEARCH_DECLARE_SEARCH_ROWS_ALL_OUT
+#undef GSEARCH_DECLARE_IS_SORTED_ROWS
 
 }  // namespace gsearch

@@ -64,6 +64,47 @@ void dispatch(int threads, algorithm algo, const T* keys, int64_t k, const T* qu
   }
 }
 
+// Queries [begin, end) of the row-batched search, row by row: the binary search reads the row in
+// place; the GPU's algorithms read a padded copy of it, made once per row a chunk touches.
+template <algorithm A, bool Strict, class T, class Out>
+void search_rows_chunk(const T* keys, int64_t k, const T* queries, int64_t m, Out* out,
+                       int64_t offset, int64_t begin, int64_t end) {
+  std::vector<T> padded;
+  for (int64_t j = begin; j < end;) {
+    const int64_t row = j / m, row_end = std::min(end, (row + 1) * m);
+    const T* row_keys = keys + row * k;
+    if constexpr (A != algorithm::binary) {
+      padded = core::pad_keys(row_keys, k);
+      row_keys = padded.data() + warp_width;
+    }
+    const core::padded_accessor<T> acc{row_keys};
+    for (; j < row_end; ++j) {
+      const int lane = int(j % warp_width);
+      out[j] = Out(core::search_rank<A>(acc, k, before<Strict, T>{queries[j]}, lane) + offset);
+    }
+  }
+}
+
+template <bool Strict, class T, class Out>
+void search_rows_dispatch(int threads, algorithm algo, int64_t rows, const T* keys, int64_t k,
+                          const T* queries, int64_t m, Out* out, int64_t offset) {
+  const int64_t n = rows * m;
+  parallel_for(n, thread_count(threads, n, min_queries_per_thread), warp_width,
+               [&](int64_t begin, int64_t end) {
+                 switch (algo) {
+                   case algorithm::pbs:
+                     return search_rows_chunk<algorithm::pbs, Strict>(keys, k, queries, m, out, offset, begin, end);
+                   case algorithm::pbs_cf:
+                     return search_rows_chunk<algorithm::pbs_cf, Strict>(keys, k, queries, m, out, offset, begin, end);
+                   case algorithm::pbs_cl:
+                     return search_rows_chunk<algorithm::pbs_cl, Strict>(keys, k, queries, m, out, offset, begin, end);
+                   case algorithm::binary:
+                   case algorithm::auto_:
+                     return search_rows_chunk<algorithm::binary, Strict>(keys, k, queries, m, out, offset, begin, end);
+                 }
+               });
+}
+
 }  // namespace
 
 algorithm resolve(algorithm requested, int /*key_bytes*/, int64_t /*k*/) {
@@ -82,6 +123,26 @@ void search(int threads, side s, algorithm algo, const T* keys, int64_t k, const
   }
 }
 
+template <class T, class Out>
+void search_rows(int threads, side s, algorithm algo, int64_t rows, const T* keys, int64_t k,
+                 const T* queries, int64_t m, Out* out) {
+  if (rows == 0 || m == 0) return;
+  const int64_t offset = s == side::pred ? -1 : 0;
+  algo = resolve(algo, int(sizeof(T)), k);
+  if (s == side::left) {
+    search_rows_dispatch<true>(threads, algo, rows, keys, k, queries, m, out, offset);
+  } else {
+    search_rows_dispatch<false>(threads, algo, rows, keys, k, queries, m, out, offset);
+  }
+}
+
+template <class T>
+bool is_sorted_rows(const T* keys, int64_t rows, int64_t k) {
+  for (int64_t r = 0; r < rows; ++r)
+    if (!is_sorted(keys + r * k, k)) return false;
+  return true;
+}
+
 template <class T>
 bool is_sorted(const T* keys, int64_t k) {
   return std::is_sorted(keys, keys + k, [](T a, T b) { return key_less(a, b); });
@@ -92,7 +153,12 @@ bool is_sorted(const T* keys, int64_t k) {
                                    int64_t*);                                                  \
   template void search<T, int32_t>(int, side, algorithm, const T*, int64_t, const T*, int64_t, \
                                    int32_t*);                                                  \
-  template bool is_sorted<T>(const T*, int64_t);
+  template bool is_sorted<T>(const T*, int64_t);                                              \
+  template bool is_sorted_rows<T>(const T*, int64_t, int64_t);                                \
+  template void search_rows<T, int64_t>(int, side, algorithm, int64_t, const T*, int64_t,      \
+                                        const T*, int64_t, int64_t*);                          \
+  template void search_rows<T, int32_t>(int, side, algorithm, int64_t, const T*, int64_t,      \
+                                        const T*, int64_t, int32_t*);
 GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE)
 #undef GSEARCH_INSTANTIATE
 

@@ -7,21 +7,26 @@
 
 #include "gsearch/cuda/search.hpp"
 #include "gsearch/cuda/search_kernel.cuh"
+#include "gsearch/cuda/search_rows_kernel.cuh"
 
 namespace gsearch::cuda_backend {
 
-#define GSEARCH_DECLARE_ALL_T(A)                  \
-  GSEARCH_DECLARE_LAUNCH_SEARCH_T(A, int32_t)     \
-  GSEARCH_DECLARE_LAUNCH_SEARCH_T(A, uint32_t)    \
-  GSEARCH_DECLARE_LAUNCH_SEARCH_T(A, int64_t)     \
-  GSEARCH_DECLARE_LAUNCH_SEARCH_T(A, uint64_t)    \
-  GSEARCH_DECLARE_LAUNCH_SEARCH_T(A, float)       \
-  GSEARCH_DECLARE_LAUNCH_SEARCH_T(A, double)
+#define GSEARCH_DECLARE_BOTH_T(A, T)    \
+  GSEARCH_DECLARE_LAUNCH_SEARCH_T(A, T) \
+  GSEARCH_DECLARE_LAUNCH_SEARCH_ROWS_T(A, T)
+#define GSEARCH_DECLARE_ALL_T(A)            \
+  GSEARCH_DECLARE_BOTH_T(A, int32_t)        \
+  GSEARCH_DECLARE_BOTH_T(A, uint32_t)       \
+  GSEARCH_DECLARE_BOTH_T(A, int64_t)        \
+  GSEARCH_DECLARE_BOTH_T(A, uint64_t)       \
+  GSEARCH_DECLARE_BOTH_T(A, float)          \
+  GSEARCH_DECLARE_BOTH_T(A, double)
 GSEARCH_DECLARE_ALL_T(algorithm::pbs)
 GSEARCH_DECLARE_ALL_T(algorithm::pbs_cf)
 GSEARCH_DECLARE_ALL_T(algorithm::pbs_cl)
 GSEARCH_DECLARE_ALL_T(algorithm::binary)
 #undef GSEARCH_DECLARE_ALL_T
+#undef GSEARCH_DECLARE_BOTH_T
 
 device_limits current_device_limits() {
   int dev = 0;
@@ -36,13 +41,40 @@ device_limits current_device_limits() {
 
 namespace {
 
+// Sets *flag when some keys[i + 1] < keys[i] within a row of row_length keys (pairs that
+// straddle two rows are not compared); a single list is one row of n keys.
 template <class T>
-__global__ void find_unsorted_kernel(const T* __restrict__ keys, int64_t k, int* __restrict__ flag) {
+__global__ void find_unsorted_kernel(const T* __restrict__ keys, int64_t n, int64_t row_length,
+                                     int* __restrict__ flag) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   bool bad = false;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i + 1 < k; i += stride)
-    bad |= key_less(keys[i + 1], keys[i]);
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i + 1 < n; i += stride)
+    bad |= (i + 1) % row_length != 0 && key_less(keys[i + 1], keys[i]);
   if (__syncthreads_or(bad) && threadIdx.x == 0) *flag = 1;
+}
+
+// Runs find_unsorted_kernel and waits for its answer.
+template <class T>
+bool sorted_rows(CUstream_st* stream, const T* keys, int64_t n, int64_t row_length) {
+  if (n < 2 || row_length < 2) return true;
+  int* flag = nullptr;
+  GSEARCH_CUDA_CHECK(cudaMallocAsync(&flag, sizeof(int), stream));
+  int host_flag = 0;
+  try {
+    GSEARCH_CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(int), stream));
+    const device_limits dev = current_device_limits();
+    const int64_t blocks = (n + 255) / 256;
+    const int grid = int(blocks < 4LL * dev.sms ? blocks : 4LL * dev.sms);
+    find_unsorted_kernel<<<grid, 256, 0, stream>>>(keys, n, row_length, flag);
+    GSEARCH_CUDA_CHECK_LAUNCH();
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&host_flag, flag, sizeof(int), cudaMemcpyDeviceToHost, stream));
+    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  } catch (...) {
+    cudaFreeAsync(flag, stream);
+    throw;
+  }
+  GSEARCH_CUDA_CHECK(cudaFreeAsync(flag, stream));
+  return host_flag == 0;
 }
 
 }  // namespace
@@ -72,27 +104,34 @@ void search(CUstream_st* stream, side s, algorithm algo, const T* keys, int64_t 
   }
 }
 
+template <class T, class Out>
+void search_rows(CUstream_st* stream, side s, algorithm algo, int64_t rows, const T* keys,
+                 int64_t k, const T* queries, int64_t m, Out* out) {
+  const device_limits dev = current_device_limits();
+  if (algo == algorithm::auto_) algo = auto_choice(int(sizeof(T)), k, dev.max_shared_per_block);
+  const bool strict = s == side::left;
+  const int offset = s == side::pred ? -1 : 0;
+  switch (algo) {
+    case algorithm::pbs:
+      return launch_search_rows<algorithm::pbs>(stream, strict, offset, rows, keys, k, queries, m, out, dev);
+    case algorithm::pbs_cf:
+      return launch_search_rows<algorithm::pbs_cf>(stream, strict, offset, rows, keys, k, queries, m, out, dev);
+    case algorithm::pbs_cl:
+      return launch_search_rows<algorithm::pbs_cl>(stream, strict, offset, rows, keys, k, queries, m, out, dev);
+    case algorithm::binary:
+    case algorithm::auto_:
+      return launch_search_rows<algorithm::binary>(stream, strict, offset, rows, keys, k, queries, m, out, dev);
+  }
+}
+
 template <class T>
 bool is_sorted(CUstream_st* stream, const T* keys, int64_t k) {
-  if (k < 2) return true;
-  int* flag = nullptr;
-  GSEARCH_CUDA_CHECK(cudaMallocAsync(&flag, sizeof(int), stream));
-  int host_flag = 0;
-  try {
-    GSEARCH_CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(int), stream));
-    const device_limits dev = current_device_limits();
-    const int64_t blocks = (k + 255) / 256;
-    const int grid = int(blocks < 4LL * dev.sms ? blocks : 4LL * dev.sms);
-    find_unsorted_kernel<<<grid, 256, 0, stream>>>(keys, k, flag);
-    GSEARCH_CUDA_CHECK_LAUNCH();
-    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&host_flag, flag, sizeof(int), cudaMemcpyDeviceToHost, stream));
-    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-  } catch (...) {
-    cudaFreeAsync(flag, stream);
-    throw;
-  }
-  GSEARCH_CUDA_CHECK(cudaFreeAsync(flag, stream));
-  return host_flag == 0;
+  return sorted_rows(stream, keys, k, k);
+}
+
+template <class T>
+bool is_sorted_rows(CUstream_st* stream, const T* keys, int64_t rows, int64_t k) {
+  return sorted_rows(stream, keys, rows * k, k);
 }
 
 #define GSEARCH_INSTANTIATE(T)                                                                 \
@@ -100,7 +139,12 @@ bool is_sorted(CUstream_st* stream, const T* keys, int64_t k) {
                                    int64_t, int64_t*);                                         \
   template void search<T, int32_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*, \
                                    int64_t, int32_t*);                                         \
-  template bool is_sorted<T>(CUstream_st*, const T*, int64_t);
+  template bool is_sorted<T>(CUstream_st*, const T*, int64_t);                                 \
+  template bool is_sorted_rows<T>(CUstream_st*, const T*, int64_t, int64_t);                   \
+  template void search_rows<T, int64_t>(CUstream_st*, side, algorithm, int64_t, const T*,       \
+                                        int64_t, const T*, int64_t, int64_t*);                  \
+  template void search_rows<T, int32_t>(CUstream_st*, side, algorithm, int64_t, const T*,       \
+                                        int64_t, const T*, int64_t, int32_t*);
 GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE)
 #undef GSEARCH_INSTANTIATE
 

@@ -39,6 +39,18 @@ GSEARCH_HD GSEARCH_FORCEINLINE constexpr Index clamp_rank(Index last_before, Ind
   return r < 0 ? Index{0} : (r > k ? k : r);
 }
 
+/// The accessor of item i of a batched search: one accessor shared by all N items, or an array
+/// of N accessors, one per item. The row-batched search (search_rows) passes an array when the
+/// N queries a lane searches in lockstep belong to different rows; every other caller passes one.
+template <class Accessor>
+GSEARCH_HD GSEARCH_FORCEINLINE constexpr const Accessor& item_keys(const Accessor& keys, int) {
+  return keys;
+}
+template <class Accessor, int N>
+GSEARCH_HD GSEARCH_FORCEINLINE constexpr const Accessor& item_keys(const Accessor (&keys)[N], int i) {
+  return keys[i];
+}
+
 // Each algorithm comes in a batched form, `<name>_n<N>`, that searches N queries per lane in
 // lockstep: the steps of the N searches are interleaved, so a thread has N independent key reads
 // in flight (the GPU kernels use it to hide shared-memory latency). The one-query form is N = 1.
@@ -58,11 +70,11 @@ GSEARCH_HD GSEARCH_FORCEINLINE void pbs_n(const Accessor& keys, Index k, const P
   const int steps = ceil_log2(k);
   for (int s = 0; s < steps; ++s) {
     GSEARCH_UNROLL
-    for (int i = 0; i < N; ++i) index[i] += before[i](keys(index[i])) ? delta : -delta;
+    for (int i = 0; i < N; ++i) index[i] += before[i](item_keys(keys, i)(index[i])) ? delta : -delta;
     delta = (delta + 1) / 2;
   }
   GSEARCH_UNROLL
-  for (int i = 0; i < N; ++i) rank[i] = clamp_rank(index[i] - (before[i](keys(index[i])) ? 0 : 1), k);
+  for (int i = 0; i < N; ++i) rank[i] = clamp_rank(index[i] - (before[i](item_keys(keys, i)(index[i])) ? 0 : 1), k);
 }
 
 /// Stage 1 of PBS-CF and PBS-CL (Algorithm 2). Lane l only reads keys whose index is congruent
@@ -91,7 +103,7 @@ GSEARCH_HD GSEARCH_FORCEINLINE void strided_stage_n(const Accessor& keys, Index 
     GSEARCH_UNROLL
     for (int i = 0; i < N; ++i) {
       const Index probe = s[i] + step;
-      s[i] = before[i](keys(probe)) ? probe : s[i];
+      s[i] = before[i](item_keys(keys, i)(probe)) ? probe : s[i];
     }
     len -= half;
   }
@@ -117,7 +129,7 @@ GSEARCH_HD GSEARCH_FORCEINLINE void pbs_cf_n(const Accessor& keys, Index k, cons
   GSEARCH_UNROLL
   for (int j = 1; j < w; ++j) {
     GSEARCH_UNROLL
-    for (int i = 0; i < N; ++i) count[i] += before[i](keys(s[i] + j)) ? 1 : 0;
+    for (int i = 0; i < N; ++i) count[i] += before[i](item_keys(keys, i)(s[i] + j)) ? 1 : 0;
   }
   GSEARCH_UNROLL
   for (int i = 0; i < N; ++i) rank[i] = clamp_rank(s[i] + count[i], k);
@@ -138,7 +150,7 @@ template <int N, int Copies = 1, class Accessor, class Pred, class Index>
 GSEARCH_HD GSEARCH_FORCEINLINE void pbs_cl_n(const Accessor& keys, Index k, const Pred (&before)[N],
                                              int lane, Index (&rank)[N], Index replica_stride = 0) {
   constexpr int w = warp_width;
-  using T = decltype(keys(Index{0}));
+  using T = decltype(item_keys(keys, 0)(Index{0}));
   constexpr int row = bank_row_keys<T>();  // keys per row of banks: a lane's bank is index % row
   constexpr int unit = row / Copies;       // the shift between consecutive replicas
   Index p[N], d[N];  // the physical index read from, and its distance from the logical index
@@ -154,7 +166,7 @@ GSEARCH_HD GSEARCH_FORCEINLINE void pbs_cl_n(const Accessor& keys, Index k, cons
     const Index jump = jump_step ? Index(half / unit) * replica_stride : Index{0};
     GSEARCH_UNROLL
     for (int i = 0; i < N; ++i) {
-      const bool moved = before[i](keys(p[i] + half));
+      const bool moved = before[i](item_keys(keys, i)(p[i] + half));
       p[i] = moved ? p[i] + half + jump : p[i];
       if (jump_step) d[i] = moved ? d[i] + jump : d[i];
     }

@@ -17,11 +17,21 @@ template <class T, class Out>
 void search(int threads, side s, algorithm algo, const T* keys, int64_t k, const T* queries,
             int64_t n, Out* out);
 
+/// Row-batched search: out[r * m + j] = result of queries[r * m + j] in row r of keys (rows x k,
+/// row-major). All cores over the flat range of rows * m queries; the same per-lane functions.
+template <class T, class Out>
+void search_rows(int threads, side s, algorithm algo, int64_t rows, const T* keys, int64_t k,
+                 const T* queries, int64_t m, Out* out);
+
 /// What algorithm::auto_ means on the CPU: the branch-free binary search (the CPU's fast path).
 algorithm resolve(algorithm requested, int key_bytes, int64_t k);
 
 /// keys sorted in the order of key_traits.hpp.
 template <class T>
 bool is_sorted(const T* keys, int64_t k);
+
+/// Each of the `rows` rows of k keys sorted.
+template <class T>
+bool is_sorted_rows(const T* keys, int64_t rows, int64_t k);
 
 }  // namespace gsearch::cpu_backend

@@ -18,6 +18,15 @@ template <class T, class Out>
 void search(CUstream_st* stream, side s, algorithm algo, const T* keys, int64_t k,
             const T* queries, int64_t n, Out* out);
 
+/// Row-batched search (rows x k keys, rows x m queries, row-major), enqueued on `stream`.
+template <class T, class Out>
+void search_rows(CUstream_st* stream, side s, algorithm algo, int64_t rows, const T* keys,
+                 int64_t k, const T* queries, int64_t m, Out* out);
+
+/// Each of the `rows` rows of k keys sorted; waits for the answer.
+template <class T>
+bool is_sorted_rows(CUstream_st* stream, const T* keys, int64_t rows, int64_t k);
+
 /// Keys sorted in the order of key_traits.hpp; waits for the answer.
 template <class T>
 bool is_sorted(CUstream_st* stream, const T* keys, int64_t k);

@@ -35,6 +35,14 @@ template <algorithm A, int KeyBytes>
 inline constexpr launch_config shared_config = {1024, 4};
 inline constexpr launch_config global_config = {512, 1};
 
+/// The row-batched search (search_rows_kernel.cuh): 256 threads x 4 queries per thread, a tile
+/// of 1,024 queries and as many whole rows as it holds. Smaller blocks than the 1-D search
+/// because a block stages its rows and synchronizes once per tile: with short rows (the 64-key,
+/// 128-query CDF case) tiles are small and many blocks per SM keep the chip busy through the
+/// barriers. First choice, to be checked by the H100 sweep (docs/perf-notes.md).
+template <int KeyBytes>
+inline constexpr launch_config rows_config = {256, 4};
+
 /// Replicas of the keys PBS-CL stages for its stage 2 (core::pbs_cl_n): 2 when two padded copies
 /// fit in shared memory, else 1. Two copies cut the worst case of stage 2 from 31 to 16 passes
 /// per warp; on the H100 that brings worst-case queries to within 2% of random ones (from 30-37%
