@@ -40,6 +40,11 @@ struct cuda_device_info {
 };
 cuda_device_info cuda_device_properties();
 
+/// The calling thread's current CUDA device (cudaGetDevice); 0 when built without CUDA.
+int cuda_current_device();
+/// Makes `device` the calling thread's current CUDA device (cudaSetDevice).
+void cuda_set_device(int device);
+
 /// cudaMalloc / cudaFree.
 void* device_malloc(size_t bytes);
 void device_free(void* p) noexcept;

@@ -49,6 +49,14 @@ cuda_device_info cuda_device_properties() {
   return info;
 }
 
+int cuda_current_device() {
+  int dev = 0;
+  GSEARCH_CUDA_CHECK(cudaGetDevice(&dev));
+  return dev;
+}
+
+void cuda_set_device(int device) { GSEARCH_CUDA_CHECK(cudaSetDevice(device)); }
+
 void* device_malloc(size_t bytes) {
   void* p = nullptr;
   GSEARCH_CUDA_CHECK(cudaMalloc(&p, bytes));
