@@ -12,10 +12,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gsearch/core/query_gen.hpp"
@@ -177,6 +180,102 @@ TEST(NpyHeader, ParsesWhatNumpyMightWrite) {
   }
 }
 
+TEST(NpyHeader, Encodes2DAsNumpyDoes) {
+  // np.save(f, np.zeros((3, 4), dtype='<i8')) with numpy 1.x and 2.x.
+  std::string expected = std::string("\x93NUMPY\x01\x00\x76\x00", 10) +
+                         "{'descr': '<i8', 'fortran_order': False, 'shape': (3, 4), }";
+  expected.append(128 - 1 - expected.size(), ' ');
+  expected += '\n';
+  EXPECT_EQ(npy::encode_header(dtype::int64, std::vector<int64_t>{3, 4}), expected);
+  // The 1-D form is unchanged, and both forms put the data at a multiple of 64 bytes.
+  EXPECT_EQ(npy::encode_header(dtype::int32, std::vector<int64_t>{3}),
+            npy::encode_header(dtype::int32, 3));
+  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{
+           {0, 0}, {0, 5}, {5, 0}, {1, 1}, {int64_t(1) << 20, int64_t(1) << 20}}) {
+    const std::string h = npy::encode_header(dtype::float32, shape);
+    EXPECT_EQ(h.size() % 64, 0u);
+    const npy::header back = npy::parse_header(h.substr(10), "x.npy");
+    EXPECT_EQ(back.shape, shape);
+    EXPECT_EQ(back.size, shape[0] * shape[1]);
+  }
+}
+
+TEST(NpyHeader, Parses2D) {
+  struct variant {
+    const char* dict;
+    std::vector<int64_t> shape;
+  };
+  const variant variants[] = {
+      {"{'descr': '<i8', 'fortran_order': False, 'shape': (3, 4), }", {3, 4}},
+      {"{'shape': (3,4,), 'fortran_order': False, 'descr': '<i8'}", {3, 4}},
+      {"{'descr': '<i8', 'fortran_order': False, 'shape': (0, 4), }", {0, 4}},
+      {"{'descr': '<i8', 'fortran_order': False, 'shape': (4, 0), }", {4, 0}},
+      {"{'descr': '<i8', 'fortran_order': False, 'shape': (7,), }", {7}},
+      {"{'descr': '<i8', 'fortran_order': True, 'shape': (7,), }", {7}},  // 1-D: one layout
+  };
+  for (const variant& v : variants) {
+    const npy::header h = npy::parse_header(v.dict, "x.npy");
+    EXPECT_EQ(h.type, dtype::int64) << v.dict;
+    EXPECT_EQ(h.shape, v.shape) << v.dict;
+    EXPECT_EQ(h.size, v.shape.size() == 1 ? v.shape[0] : v.shape[0] * v.shape[1]) << v.dict;
+  }
+}
+
+TEST_F(NpyFile, TwoDimensionalRoundTrip) {
+  const std::vector<int64_t> v{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  const std::string path = work("a.npy").string();
+  npy::save(path, gsearch::span<const int64_t>(v), {3, 4});
+  EXPECT_EQ(read_bytes(path),
+            npy::encode_header(dtype::int64, std::vector<int64_t>{3, 4}) + bytes_of(v));
+  npy::input in(path);
+  EXPECT_EQ(in.ndim(), 2);
+  EXPECT_EQ(in.shape(), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(in.size(), 12);
+  EXPECT_EQ(in.read<int64_t>(), v);
+  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{0, 4}, {4, 0}}) {
+    npy::save(path, gsearch::span<const int64_t>(), shape);
+    npy::input e(path);
+    EXPECT_EQ(e.shape(), shape);
+    EXPECT_EQ(e.size(), 0);
+    EXPECT_TRUE(e.read<int64_t>().empty());
+  }
+}
+
+// ---- outputs that name inputs: the shared check ----------------------------------------------
+
+TEST_F(NpyFile, CheckDistinctPathsSeesThroughSpellingsAndLinks) {
+  const std::vector<int32_t> v{1, 2, 3};
+  const std::string k = work("k.npy").string(), q = work("q.npy").string();
+  npy::save(k, gsearch::span<const int32_t>(v));
+  npy::save(q, gsearch::span<const int32_t>(v));
+  fs::create_directory(work("sub"));
+  fs::create_symlink("k.npy", work("link.npy"));
+  fs::create_hard_link(k, work("hard.npy"));
+  const std::string w = work().string();
+  const std::vector<npy::named_path> inputs{{"--keys", k}, {"--queries", q}};
+  for (const std::string& out : {k, w + "/./k.npy", w + "/sub/../k.npy", w + "//k.npy",
+                                 work("link.npy").string(), work("hard.npy").string()}) {
+    const std::string msg = failure_of(
+        [&] { npy::check_distinct_paths(inputs, {{"--out", out}}); }, gsearch::cli::exit_bad_input);
+    EXPECT_EQ(msg, "--out '" + out + "' is the same file as --keys '" + k +
+                       "': refusing to overwrite an input");
+  }
+  // Two outputs, one of which does not exist yet.
+  const std::string msg = failure_of(
+      [&] {
+        npy::check_distinct_paths({}, {{"--a", work("new.npy").string()},
+                                       {"--b", w + "/sub/../new.npy"}});
+      },
+      gsearch::cli::exit_bad_input);
+  EXPECT_EQ(msg, "--b '" + w + "/sub/../new.npy' is the same file as --a '" +
+                     work("new.npy").string() + "': refusing to write two outputs to one file");
+  // Distinct files, inputs that name each other, and options not given are fine.
+  npy::check_distinct_paths(inputs, {{"--out", work("o.npy").string()}, {"--json", ""}});
+  npy::check_distinct_paths({{"--keys", k}, {"--queries", work("link.npy").string()}},
+                            {{"--out", work("sub/k.npy").string()}});
+  npy::check_distinct_paths({{"--keys", ""}}, {{"--out", ""}, {"--json", ""}});
+}
+
 TEST_F(NpyFile, ReadsVersion2And3) {
   const std::vector<int64_t> v{-5, 0, 5};
   for (int major : {2, 3}) {
@@ -210,12 +309,20 @@ TEST_F(NpyFile, RejectsBadFiles) {
       {"v9.npy",
        raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }", data.substr(0, 4), 9),
        "version 9.0"},
-      {"2d.npy",
-       raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", data.substr(0, 24)),
-       "has shape (2, 3), but gsearch reads 1-D arrays only"},
+      {"3d.npy",
+       raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3, 4), }",
+               data.substr(0, 96)),
+       "has shape (2, 3, 4), but gsearch reads 1-D and 2-D arrays only"},
       {"2d_fortran.npy",
        raw_npy("{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }", data.substr(0, 24)),
-       "1-D arrays only"},
+       "has shape (2, 3) in Fortran order (fortran_order: True), but gsearch reads 2-D arrays in C "
+       "order only"},
+      {"2d_trunc.npy",
+       raw_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (2, 3), }", data.substr(0, 40)),
+       "2d_trunc.npy is truncated: header says 6 int64 values (48 bytes) but the file has 40"},
+      {"2d_huge.npy",
+       raw_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", ""),
+       "too large"},
       {"scalar.npy",
        raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (), }", data.substr(0, 4)),
        "scalar"},
@@ -325,6 +432,11 @@ class Cli : public TempDir {
   void save(const std::string& name, const std::vector<T>& v) const {
     npy::save(work(name).string(), gsearch::span<const T>(v));
   }
+  template <class T>
+  void save(const std::string& name, const std::vector<T>& v,
+            const std::vector<int64_t>& shape) const {
+    npy::save(work(name).string(), gsearch::span<const T>(v), shape);
+  }
 };
 
 std::string reference_name(side s) {
@@ -420,8 +532,10 @@ TEST_F(Cli, JsonSummary) {
   EXPECT_EQ(j["side"], "left");
   EXPECT_EQ(j["dtype"], "int64");
   EXPECT_EQ(j["out_dtype"], "int64");
+  EXPECT_EQ(j["rows"], 1);
   EXPECT_EQ(j["keys"], 2000);
   EXPECT_EQ(j["queries"], 100);
+  EXPECT_EQ(j["out_shape"], nlohmann::json::array({100}));
   EXPECT_EQ(j["repeat"], 3);
   EXPECT_EQ(j["search_ms_runs"].size(), 3u);
   EXPECT_GE(j["search_ms"].get<double>(), 0.0);
@@ -523,6 +637,11 @@ TEST_F(Cli, HelpAndVersion) {
   r = ok("search --help");
   EXPECT_NE(r.out.find("--assume-sorted"), std::string::npos);
   EXPECT_NE(r.out.find("Exit codes:"), std::string::npos);
+  EXPECT_NE(r.out.find("an output file that is the same file as an input\n        or as another "
+                       "output"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("2-D keys (R, K)"), std::string::npos);
 }
 
 // ---- the gsearch binary: errors ------------------------------------------------------------
@@ -546,15 +665,16 @@ TEST_F(Cli, BadInputFilesExit1AndWriteNothing) {
   fails("search --keys k.npy --queries trunc.npy", 1,
         "trunc.npy is truncated: header says 4 int32 values (16 bytes)");
   fails("search --keys magic.npy --queries q.npy", 1, "magic.npy is not a .npy file");
-  fails("search --keys 2d.npy --queries q.npy", 1, "1-D");
+  fails("search --keys 2d.npy --queries q.npy", 1,
+        "keys 2d.npy have shape (2, 2) but queries q.npy have shape (3,): 2-D keys");
   fails("search --keys k.npy --queries big.npy", 1, "big-endian");
   fails("search --keys i2.npy --queries q.npy", 1, "does not support");
   fails("search --keys k.npy --queries f.npy", 1,
         "keys are int32 but queries are float64: gsearch never casts");
   fails("search --keys unsorted.npy --queries q.npy", 1, "keys are not sorted at index 3");
   fails("search --keys k.npy --queries q.npy --json", 1, "--json needs --out", false);
-  fails("gen --keys 10 --queries 10 --keys-out same.npy --queries-out ./same.npy", 1, "same file",
-        false);
+  fails("gen --keys 10 --queries 10 --keys-out same.npy --queries-out ./same.npy", 1,
+        "--queries-out './same.npy' is the same file as --keys-out 'same.npy'", false);
 }
 
 TEST_F(Cli, BadFlagsExitNonZero) {
@@ -601,6 +721,242 @@ TEST_F(Cli, VerifyMismatchExits3AndWritesNothing) {
   EXPECT_NE(r.err.find(" of 1000 results differ (first at index "), std::string::npos) << r.err;
 }
 
+// ---- the gsearch binary: an output that names an input (issue 10) --------------------------
+
+// Each spelling of "the same file as k.npy": itself, ./, dir/.., a symlink, a hard link.
+const char* const same_as_k[] = {"k.npy", "./k.npy", "../work/k.npy", "link.npy", "hard.npy"};
+
+TEST_F(Cli, SearchRefusesAnOutputThatIsAnInput) {
+  save("k.npy", std::vector<int32_t>{1, 2, 3, 4});
+  save("q.npy", std::vector<int32_t>{0, 3, 9});
+  fs::create_symlink("k.npy", work("link.npy"));
+  fs::create_hard_link(work("k.npy"), work("hard.npy"));
+  const std::string k_bytes = read_bytes(work("k.npy")), q_bytes = read_bytes(work("q.npy"));
+  for (const std::string out : same_as_k) {
+    // fails() checks exit 1, the message, and that every file is byte for byte as it was.
+    fails("search --keys k.npy --queries q.npy --out " + out, 1,
+          "gsearch: error: --out '" + out +
+              "' is the same file as --keys 'k.npy': refusing to overwrite an input\n",
+          false);
+    fails("search --keys q.npy --queries k.npy --out " + out + " --verify", 1,
+          "--out '" + out + "' is the same file as --queries 'k.npy'", false);
+    // Checked first: even with 2-D, --json or unsorted-key troubles still to come.
+    fails("search --keys k.npy --queries q.npy --json --assume-sorted --out " + out, 1,
+          "refusing to overwrite an input", false);
+  }
+  // A symlink as the input and the real file as the output.
+  fails("search --keys link.npy --queries q.npy --out k.npy", 1,
+        "--out 'k.npy' is the same file as --keys 'link.npy'", false);
+  EXPECT_EQ(read_bytes(work("k.npy")), k_bytes);
+  EXPECT_EQ(read_bytes(work("q.npy")), q_bytes);
+  EXPECT_TRUE(fs::is_symlink(work("link.npy")));
+  // Inputs may name one file; an output next to them is fine.
+  ok("search --keys k.npy --queries ./k.npy --out o.npy --verify");
+  EXPECT_EQ(npy::load<int64_t>(work("o.npy").string()), (std::vector<int64_t>{0, 1, 2, 3}));
+}
+
+TEST_F(Cli, GenRefusesTwoOutputsThatAreOneFile) {
+  save("k.npy", std::vector<int32_t>{1, 2, 3, 4});  // an existing file, to be left alone
+  fs::create_symlink("k.npy", work("link.npy"));
+  fs::create_hard_link(work("k.npy"), work("hard.npy"));
+  for (const std::string other : same_as_k) {
+    fails("gen --keys 10 --queries 10 --keys-out k.npy --queries-out " + other, 1,
+          "gsearch: error: --queries-out '" + other +
+              "' is the same file as --keys-out 'k.npy': refusing to write two outputs to one "
+              "file\n",
+          false);
+    fails("gen --keys 10 --queries 10 --queries-out k.npy --keys-out " + other, 1,
+          "--queries-out 'k.npy' is the same file as --keys-out '" + other + "'", false);
+  }
+  // Neither file existing yet: the paths alone.
+  fails("gen --keys 10 --queries 10 --keys-out new.npy --queries-out ../work/./new.npy", 1,
+        "--queries-out '../work/./new.npy' is the same file as --keys-out 'new.npy'", false);
+  EXPECT_FALSE(fs::exists(work("new.npy")));
+}
+
+// ---- the gsearch binary: 2-D keys and queries (issue 6) -------------------------------------
+
+// R rows of K sorted keys (values from a small range: duplicates) and R rows of M queries,
+// row-major; for floats row 0 ends in NaN and one query is NaN.
+template <class T>
+struct rows_input {
+  std::vector<T> keys, queries;
+};
+template <class T>
+rows_input<T> make_rows(int64_t rows, int64_t k, int64_t m, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  rows_input<T> in;
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<T> row(static_cast<size_t>(k));
+    for (T& x : row) x = gsearch::test::small_value<T>(rng, 40);
+    if constexpr (std::is_floating_point_v<T>)
+      if (r == 0 && k > 0) row.back() = std::numeric_limits<T>::quiet_NaN();
+    gsearch::test::sort_keys(row);
+    in.keys.insert(in.keys.end(), row.begin(), row.end());
+    for (int64_t j = 0; j < m; ++j) in.queries.push_back(gsearch::test::small_value<T>(rng, 50));
+  }
+  if constexpr (std::is_floating_point_v<T>)
+    if (!in.queries.empty()) in.queries[0] = std::numeric_limits<T>::quiet_NaN();
+  return in;
+}
+
+// The per-row reference: row r's queries in row r's keys alone.
+template <class T>
+std::vector<int64_t> reference_rows(const rows_input<T>& in, int64_t rows, side s) {
+  std::vector<int64_t> r;
+  if (rows == 0) return r;
+  const size_t k = in.keys.size() / size_t(rows), m = in.queries.size() / size_t(rows);
+  for (size_t row = 0; row < size_t(rows); ++row) {
+    const std::vector<T> keys(in.keys.begin() + long(row * k),
+                              in.keys.begin() + long((row + 1) * k));
+    for (size_t j = 0; j < m; ++j)
+      r.push_back(gsearch::test::reference(keys, in.queries[row * m + j], s));
+  }
+  return r;
+}
+
+TEST_F(Cli, Search2DMatchesAPerRowReference) {
+  const int64_t R = 37, K = 50, M = 23;
+  int i = 0;
+  for (dtype t : {dtype::int32, dtype::uint64, dtype::float64}) {
+    gsearch::cli::visit(t, [&]<class T>() {
+      const std::string dt(gsearch::key_traits<T>::name);
+      const rows_input<T> in = make_rows<T>(R, K, M, 42 + uint64_t(i));
+      save("k.npy", in.keys, {R, K});
+      save("q.npy", in.queries, {R, M});
+      for (side s : {side::left, side::right, side::pred}) {
+        const std::string algo = i++ % 2 ? "pbs-cl" : "auto";
+        const std::string side_name = gsearch::test::side_name(s);
+        const run_result r = ok("search --keys k.npy --queries q.npy --out o.npy --device cpu "
+                                "--verify --side " + side_name + " --algo " + algo);
+        EXPECT_NE(r.out.find("search: 37 rows x 23 queries, 50 " + dt + " keys per row, side=" +
+                             side_name),
+                  std::string::npos)
+            << r.out;
+        EXPECT_NE(r.out.find("check: all 851 results match "), std::string::npos) << r.out;
+        npy::input o(work("o.npy").string());
+        EXPECT_EQ(o.shape(), (std::vector<int64_t>{R, M}));
+        EXPECT_EQ(o.read<int64_t>(), reference_rows(in, R, s)) << dt << " " << side_name;
+      }
+      // int32 output, the JSON summary.
+      const auto j = nlohmann::json::parse(
+          ok("search --keys k.npy --queries q.npy --out o32.npy --int32 --json --verify --side "
+             "right")
+              .out);
+      EXPECT_EQ(j["rows"], R);
+      EXPECT_EQ(j["keys"], K);
+      EXPECT_EQ(j["queries"], M);
+      EXPECT_EQ(j["out_shape"], nlohmann::json::array({R, M}));
+      EXPECT_EQ(j["verified"], true);
+      EXPECT_EQ(j["dtype"], dt);
+      const auto o32 = npy::load<int32_t>(work("o32.npy").string());
+      EXPECT_EQ(std::vector<int64_t>(o32.begin(), o32.end()), reference_rows(in, R, side::right));
+    });
+  }
+}
+
+TEST_F(Cli, Search2DToStdoutOneRowPerLine) {
+  save("k.npy", std::vector<int32_t>{1, 2, 3, 10, 20, 30}, {2, 3});
+  save("q.npy", std::vector<int32_t>{0, 2, 9, 15, 20, 99, 5, 25}, {2, 4});
+  const run_result r = ok("search --keys k.npy --queries q.npy --side right --verify");
+  EXPECT_EQ(r.out, "0 2 3 3\n2 3 0 2\n");
+  EXPECT_NE(r.err.find("search: 2 rows x 4 queries, 3 int32 keys per row"), std::string::npos)
+      << r.err;
+}
+
+TEST_F(Cli, Search1DKeys2DQueriesKeepsTheQueriesShape) {
+  const std::vector<double> keys{-1.0, 0.0, 0.5, 2.0, 2.0, 7.0};
+  std::vector<double> queries{2.0, -5.0, 0.25, 8.0, NAN, 0.0};
+  save("k.npy", keys);
+  save("q.npy", queries, {2, 3});
+  const run_result r = ok("search --keys k.npy --queries q.npy --out o.npy --side left --verify");
+  EXPECT_NE(r.out.find("search: 6 queries of shape (2, 3), 6 float64 keys"), std::string::npos)
+      << r.out;
+  npy::input o(work("o.npy").string());
+  EXPECT_EQ(o.shape(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(o.read<int64_t>(), gsearch::test::reference_all(keys, queries, side::left));
+  const auto j = nlohmann::json::parse(
+      ok("search --keys k.npy --queries q.npy --out o.npy --json").out);
+  EXPECT_EQ(j["rows"], 1);
+  EXPECT_EQ(j["keys"], 6);
+  EXPECT_EQ(j["queries"], 6);
+  EXPECT_EQ(j["out_shape"], nlohmann::json::array({2, 3}));
+}
+
+TEST_F(Cli, Search2DShapeErrorsExit1AndWriteNothing) {
+  const std::vector<int32_t> twelve{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  save("k34.npy", twelve, {3, 4});
+  save("q26.npy", twelve, {2, 6});
+  save("q34.npy", twelve, {3, 4});
+  save("q1.npy", twelve);
+  const std::string data = bytes_of(twelve);
+  write_bytes(work("fortran.npy"),
+              raw_npy("{'descr': '<i4', 'fortran_order': True, 'shape': (3, 4), }", data));
+  write_bytes(work("3d.npy"),
+              raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (3, 2, 2), }", data));
+  fails("search --keys k34.npy --queries q26.npy", 1,
+        "keys k34.npy have shape (3, 4) but queries q26.npy have shape (2, 6): 2-D keys need as "
+        "many rows of queries as of keys (3 and 2)");
+  fails("search --keys k34.npy --queries q1.npy", 1,
+        "keys k34.npy have shape (3, 4) but queries q1.npy have shape (12,): 2-D keys");
+  fails("search --keys fortran.npy --queries q34.npy", 1,
+        "fortran.npy has shape (3, 4) in Fortran order (fortran_order: True)");
+  fails("search --keys k34.npy --queries fortran.npy", 1,
+        "fortran.npy has shape (3, 4) in Fortran");
+  fails("search --keys 3d.npy --queries q34.npy", 1,
+        "3d.npy has shape (3, 2, 2), but gsearch reads 1-D and 2-D arrays only");
+  fails("search --keys q1.npy --queries 3d.npy", 1, "3d.npy has shape (3, 2, 2)");
+}
+
+TEST_F(Cli, Search2DUnsortedRowIsNamed) {
+  // Row 2 goes down at index 3.
+  const std::vector<int64_t> keys{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0, 5, 5, 5, 5};
+  save("k.npy", keys, {4, 4});
+  save("q.npy", keys, {4, 4});
+  fails("search --keys k.npy --queries q.npy", 1,
+        "keys are not sorted in row 2 of k.npy at index 3: keys[2, 2] = 11 > keys[2, 3] = 0; "
+        "sort each row");
+  ok("search --keys k.npy --queries q.npy --out o.npy --assume-sorted");
+  // Rows in descending order, searched as if sorted: --verify names the first row that differs.
+  std::vector<int64_t> down, dq;
+  for (int64_t r = 0; r < 3; ++r) {
+    for (int64_t i = 0; i < 100; ++i) down.push_back(100 * r + 100 - i);
+    for (int64_t j = 0; j < 50; ++j) dq.push_back(100 * r + (j * 37) % 100);
+  }
+  save("d.npy", down, {3, 100});
+  save("dq.npy", dq, {3, 50});
+  const run_result r = gsearch("search --keys d.npy --queries dq.npy --assume-sorted --verify");
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find(" results differ (first at row "), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, Search2DEmptyRowsAndEmptyKeys) {
+  // R = 0: nothing to search, an empty (0, M) output.
+  save("k0.npy", std::vector<int32_t>{}, {0, 5});
+  save("q0.npy", std::vector<int32_t>{}, {0, 3});
+  ok("search --keys k0.npy --queries q0.npy --out o.npy --verify");
+  EXPECT_EQ(npy::input(work("o.npy").string()).shape(), (std::vector<int64_t>{0, 3}));
+  const auto j = nlohmann::json::parse(
+      ok("search --keys k0.npy --queries q0.npy --out o.npy --json --verify").out);
+  EXPECT_EQ(j["rows"], 0);
+  EXPECT_EQ(j["verified"], true);
+  // K = 0: every query is before every key of its (empty) row.
+  save("kk.npy", std::vector<int32_t>{}, {3, 0});
+  save("qq.npy", std::vector<int32_t>{1, 2, 3, 4, 5, 6}, {3, 2});
+  for (side s : {side::left, side::right, side::pred}) {
+    ok("search --keys kk.npy --queries qq.npy --out o.npy --verify --side " +
+       std::string(gsearch::test::side_name(s)));
+    npy::input o(work("o.npy").string());
+    EXPECT_EQ(o.shape(), (std::vector<int64_t>{3, 2}));
+    EXPECT_EQ(o.read<int64_t>(), std::vector<int64_t>(6, s == side::pred ? -1 : 0));
+  }
+  // M = 0: rows of keys, no queries.
+  save("k2.npy", std::vector<int32_t>{1, 2, 3, 4}, {2, 2});
+  save("q2.npy", std::vector<int32_t>{}, {2, 0});
+  ok("search --keys k2.npy --queries q2.npy --out o.npy --verify");
+  EXPECT_EQ(npy::input(work("o.npy").string()).shape(), (std::vector<int64_t>{2, 0}));
+}
+
 TEST_F(Cli, CudaWithoutDevice) {
   if (gsearch::cuda_device_count() > 0) GTEST_SKIP() << "this machine has a CUDA device";
   save("k.npy", std::vector<int32_t>{1, 2, 3, 4});
@@ -627,6 +983,24 @@ TEST_F(Cli, CudaSearchVerifies) {
     EXPECT_EQ(j["device"], "cuda");
     EXPECT_EQ(j["verified"], true);
     EXPECT_NE(j["algo"], "auto");
+  }
+}
+
+TEST_F(Cli, CudaSearch2DVerifies) {
+  if (gsearch::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  const rows_input<float> in = make_rows<float>(300, 700, 900, 5);
+  save("k.npy", in.keys, {300, 700});
+  save("q.npy", in.queries, {300, 900});
+  for (const char* algo : {"auto", "pbs", "pbs-cf", "pbs-cl", "binary"}) {
+    const auto j = nlohmann::json::parse(ok(std::string("search --keys k.npy --queries q.npy "
+                                                        "--out o.npy --device cuda --verify "
+                                                        "--json --side right --algo ") +
+                                            algo)
+                                             .out);
+    EXPECT_EQ(j["device"], "cuda");
+    EXPECT_EQ(j["rows"], 300);
+    EXPECT_EQ(j["verified"], true);
+    EXPECT_EQ(npy::load<int64_t>(work("o.npy").string()), reference_rows(in, 300, side::right));
   }
 }
 

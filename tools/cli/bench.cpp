@@ -235,6 +235,7 @@ void bench_cpu_inputs(const bench_args& a, int64_t k, const std::string& kind, j
 }
 
 exit_code run_bench(bench_args a) {
+  npy::check_distinct_paths({}, {{"--json", a.json_path}});  // (no input files: nothing to clash)
   const bool gpu = a.device == "cuda" || (a.device == "auto" && cuda_device_count() > 0);
   if (a.device == "cuda" && cuda_device_count() == 0)
     throw failure(exit_device_or_io, gsearch::built_with_cuda() ? "--device cuda: no CUDA device found"

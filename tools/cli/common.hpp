@@ -125,12 +125,17 @@ inline algorithm parse_algorithm(std::string_view s) {
 
 /// The reference every CLI check uses: std::lower_bound / std::upper_bound in the library's order
 /// (predecessor = upper_bound - 1).
+/// `keys` points to k sorted keys (a row of 2-D keys).
+template <class T>
+int64_t reference_result(const T* keys, int64_t k, T q, side s) {
+  const auto less = [](T a, T b) { return key_less(a, b); };
+  const T* bound = s == side::left ? std::lower_bound(keys, keys + k, q, less)
+                                   : std::upper_bound(keys, keys + k, q, less);
+  return (bound - keys) - (s == side::pred ? 1 : 0);
+}
 template <class T>
 int64_t reference_result(const std::vector<T>& keys, T q, side s) {
-  const auto less = [](T a, T b) { return key_less(a, b); };
-  const auto bound = s == side::left ? std::lower_bound(keys.begin(), keys.end(), q, less)
-                                     : std::upper_bound(keys.begin(), keys.end(), q, less);
-  return (bound - keys.begin()) - (s == side::pred ? 1 : 0);
+  return reference_result(keys.data(), int64_t(keys.size()), q, s);
 }
 
 /// The inputs of `gsearch gen` and `gsearch conflicts`: k sorted random keys (seed `seed`) and

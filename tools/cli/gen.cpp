@@ -2,7 +2,6 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 
 #include "common.hpp"
@@ -18,10 +17,7 @@ struct gen_args {
 };
 
 exit_code run_gen(const gen_args& a) {
-  namespace fs = std::filesystem;
-  if (fs::weakly_canonical(fs::absolute(a.keys_out)) ==
-      fs::weakly_canonical(fs::absolute(a.queries_out)))
-    throw failure(exit_bad_input, "--keys-out and --queries-out name the same file");
+  npy::check_distinct_paths({}, {{"--keys-out", a.keys_out}, {"--queries-out", a.queries_out}});
   const auto t = dtype_from_name(a.dtype);
   if (!t) throw failure(exit_bad_input, "unknown dtype '" + a.dtype + "'");
   visit(*t, [&]<class T>() {
@@ -46,7 +42,9 @@ command add_gen_command(CLI::App& app) {
       app.add_subcommand("gen", "Generate sorted random keys and queries as .npy files");
   sub->footer(
       "The generator is splitmix64: a seed gives the same files on every machine. Each file is "
-      "written to a temporary file and renamed; neither is renamed unless both were written.");
+      "written to a temporary file and renamed; neither is renamed unless both were written. "
+      "--keys-out and --queries-out must name different files (also through ./, .., a symlink "
+      "or a hard link).");
   sub->add_option("--keys", a->keys,
                   "Number of keys: uniformly random (integers over the whole type, floats in "
                   "[-1e6, 1e6)), sorted")

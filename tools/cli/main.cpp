@@ -22,7 +22,9 @@ constexpr const char* exit_codes_text = R"(Exit codes:
   0     success
   1     bad usage or input: a missing, unreadable, truncated or malformed .npy file, a dtype
         gsearch does not support (or big-endian data), keys and queries of different dtypes,
-        unsorted keys, options that do not go together (--json without --out)
+        unsorted keys, keys and queries whose shapes do not go together, options that do not
+        go together (--json without --out), an output file that is the same file as an input
+        or as another output (checked before anything is read or written)
   2     device or I/O failure: --device cuda without a usable CUDA device, a CUDA error, out of
         memory, an output file or stdout that cannot be written
   3     search --verify found results that differ from the reference

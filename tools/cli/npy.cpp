@@ -30,6 +30,12 @@ constexpr int align = 64;
 
 std::string errno_text() { return std::strerror(errno); }
 
+int64_t element_count(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
 // A Python literal value of a .npy header: a string, a bool or a tuple of ints.
 struct literal {
   enum { string, boolean, tuple } kind;
@@ -138,12 +144,6 @@ class dict_parser {
   size_t pos_ = 0;
 };
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + (shape.size() == 1 ? ",)" : ")");
-}
-
 dtype parse_descr(const std::string& descr, const std::string& path) {
   auto find = [](std::string_view d) -> std::optional<dtype> {
     for (dtype t : all_dtypes)
@@ -168,6 +168,12 @@ dtype parse_descr(const std::string& descr, const std::string& path) {
 
 }  // namespace
 
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
 header parse_header(std::string_view dict, const std::string& path) {
   auto d = dict_parser(dict, path).parse();
   auto get = [&](const char* key, decltype(literal::kind) kind) -> const literal& {
@@ -177,19 +183,29 @@ header parse_header(std::string_view dict, const std::string& path) {
     return it->second;
   };
   const dtype t = parse_descr(get("descr", literal::string).text, path);
-  get("fortran_order", literal::boolean);  // either way: one dimension has one layout
+  const bool fortran = get("fortran_order", literal::boolean).flag;
   const auto& shape = get("shape", literal::tuple).ints;
-  if (shape.size() != 1)
-    bad_input(path + " has shape " + shape_text(shape) + ", but gsearch reads 1-D arrays only" +
+  if (shape.empty() || shape.size() > 2)
+    bad_input(path + " has shape " + shape_text(shape) +
+              ", but gsearch reads 1-D and 2-D arrays only" +
               (shape.empty() ? " (this is a scalar)" : ""));
-  if (shape[0] > std::numeric_limits<int64_t>::max() / itemsize(t))
-    bad_input(path + " has shape " + shape_text(shape) + ": too large");
-  return header{t, shape[0]};
+  // One dimension has one layout; two are read in C order (row-major) only.
+  if (shape.size() == 2 && fortran)
+    bad_input(path + " has shape " + shape_text(shape) +
+              " in Fortran order (fortran_order: True), but gsearch reads 2-D arrays in C order "
+              "only (numpy: np.ascontiguousarray(a))");
+  int64_t size = 1;
+  for (int64_t n : shape) {
+    if (n != 0 && size > std::numeric_limits<int64_t>::max() / itemsize(t) / n)
+      bad_input(path + " has shape " + shape_text(shape) + ": too large");
+    size *= n;
+  }
+  return header{t, size, shape};
 }
 
-std::string encode_header(dtype t, int64_t size) {
+std::string encode_header(dtype t, const std::vector<int64_t>& shape) {
   const std::string dict = "{'descr': '" + std::string(npy_descr(t)) +
-                           "', 'fortran_order': False, 'shape': (" + std::to_string(size) + ",), }";
+                           "', 'fortran_order': False, 'shape': " + shape_text(shape) + ", }";
   // numpy.lib.format._wrap_header: pad with 1..64 spaces, then '\n'.
   auto padding = [&](size_t prefix) { return align - (prefix + dict.size() + 1) % align; };
   const bool v1 = dict.size() + 1 + padding(magic_len + 4) <= 0xffff;
@@ -271,9 +287,14 @@ void input::truncated(int64_t data_bytes) const {
 // ---- writing -------------------------------------------------------------------------------
 
 staged_file::staged_file(std::string path, dtype t, const void* data, int64_t size)
+    : staged_file(std::move(path), t, data, std::vector<int64_t>{size}) {}
+
+staged_file::staged_file(std::string path, dtype t, const void* data,
+                         const std::vector<int64_t>& shape)
     : staged_file(std::move(path),
-                  {encode_header(t, size),
-                   std::string_view(static_cast<const char*>(data), size_t(size) * size_t(itemsize(t)))}) {}
+                  {encode_header(t, shape),
+                   std::string_view(static_cast<const char*>(data),
+                                    size_t(element_count(shape)) * size_t(itemsize(t)))}) {}
 
 staged_file::staged_file(std::string path, std::initializer_list<std::string_view> parts)
     : path_(std::move(path)) {
@@ -317,6 +338,46 @@ void staged_file::commit() {
   if (std::rename(temp_.c_str(), path_.c_str()) != 0)
     throw failure(exit_device_or_io, "cannot write " + path_ + ": " + errno_text());
   temp_.clear();
+}
+
+// ---- outputs that name inputs ----------------------------------------------------------------
+
+namespace {
+
+// The path made absolute with ".", ".." and the symlinks of its existing part resolved.
+std::filesystem::path resolved(const std::string& p) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path abs = fs::absolute(p, ec);
+  if (ec) abs = p;
+  fs::path r = fs::weakly_canonical(abs, ec);
+  return ec ? abs.lexically_normal() : r;
+}
+
+}  // namespace
+
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec) && !ec) return true;
+  return resolved(a) == resolved(b);
+}
+
+void check_distinct_paths(const std::vector<named_path>& inputs,
+                          const std::vector<named_path>& outputs) {
+  auto quoted = [](const named_path& p) { return p.option + " '" + p.path + "'"; };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const named_path& out = outputs[i];
+    if (out.path.empty()) continue;
+    for (const named_path& in : inputs)
+      if (!in.path.empty() && same_file(out.path, in.path))
+        bad_input(quoted(out) + " is the same file as " + quoted(in) +
+                  ": refusing to overwrite an input");
+    for (size_t j = 0; j < i; ++j)
+      if (!outputs[j].path.empty() && same_file(out.path, outputs[j].path))
+        bad_input(quoted(out) + " is the same file as " + quoted(outputs[j]) +
+                  ": refusing to write two outputs to one file");
+  }
 }
 
 }  // namespace gsearch::cli::npy

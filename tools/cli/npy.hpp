@@ -1,12 +1,14 @@
 #pragma once
-// NumPy .npy files of one dimension, as the gsearch CLI reads and writes them.
+// NumPy .npy files of one or two dimensions, as the gsearch CLI reads and writes them, the
+// atomic writes of its outputs, and the check that no output names an input or another output.
 //
 // Format (numpy.lib.format): the magic "\x93NUMPY", a version (1.0: 2-byte little-endian header
 // length; 2.0 and 3.0: 4-byte), then a Python dict literal such as
 //   {'descr': '<i4', 'fortran_order': False, 'shape': (10,), }
 // padded with spaces and a '\n' so that the data starts at a multiple of 64 bytes, then the
-// data. gsearch reads little-endian arrays of shape (n,) (n may be 0) of the six dtypes of
-// common.hpp, and writes version 1.0 (2.0 if a header could ever outgrow it), as numpy does.
+// data. gsearch reads little-endian arrays of shape (n,) or, in C order, (rows, n) (any of them
+// may be 0) of the six dtypes of common.hpp; Fortran-order 2-D arrays and 3-D or more are
+// errors. It writes version 1.0 (2.0 if a header could ever outgrow it), as numpy does.
 // Every error is a cli::failure naming the file: exit_bad_input when reading, exit_device_or_io
 // when writing.
 
@@ -26,15 +28,23 @@ namespace gsearch::cli::npy {
 /// What a .npy header says.
 struct header {
   dtype type;
-  int64_t size;  ///< number of elements
+  int64_t size;                ///< number of elements (the product of `shape`)
+  std::vector<int64_t> shape;  ///< (n) or (rows, n)
 };
+
+/// A shape as numpy prints it: "(10,)", "(3, 4)".
+std::string shape_text(const std::vector<int64_t>& shape);
 
 /// Parses the header dict (the text after the length field). `path` names the file in errors.
 header parse_header(std::string_view dict, const std::string& path);
 
-/// Everything before the data of a .npy file holding `size` values of type `t`: magic, version,
-/// length and the padded dict, byte for byte as numpy.save writes it.
-std::string encode_header(dtype t, int64_t size);
+/// Everything before the data of a .npy file holding values of type `t` of shape `shape`
+/// (C order), or `size` values in one dimension: magic, version, length and the padded dict,
+/// byte for byte as numpy.save writes it.
+std::string encode_header(dtype t, const std::vector<int64_t>& shape);
+inline std::string encode_header(dtype t, int64_t size) {
+  return encode_header(t, std::vector<int64_t>{size});
+}
 
 /// A .npy file opened for reading, its header parsed and its length checked.
 class input {
@@ -43,6 +53,8 @@ class input {
   const std::string& path() const { return path_; }
   dtype type() const { return header_.type; }
   int64_t size() const { return header_.size; }
+  const std::vector<int64_t>& shape() const { return header_.shape; }
+  int ndim() const { return int(header_.shape.size()); }
 
   /// The data, in one read. T must be the file's type.
   template <class T>
@@ -75,6 +87,8 @@ std::vector<T> load(const std::string& path) {
 class staged_file {
  public:
   staged_file(std::string path, dtype t, const void* data, int64_t size);
+  /// An array of shape `shape` (C order; `data` holds the product of `shape` values).
+  staged_file(std::string path, dtype t, const void* data, const std::vector<int64_t>& shape);
   /// Any bytes (the concatenation of `parts`), e.g. a JSON report.
   staged_file(std::string path, std::initializer_list<std::string_view> parts);
   staged_file(const staged_file&) = delete;
@@ -92,9 +106,33 @@ void save(const std::string& path, span<const T> data) {
   staged_file(path, dtype_of<T>(), data.data(), data.size()).commit();
 }
 
+/// Writes `data` as an array of shape `shape` (C order) to `path` atomically. The product of
+/// `shape` must be data.size().
+template <class T>
+void save(const std::string& path, span<const T> data, const std::vector<int64_t>& shape) {
+  staged_file(path, dtype_of<T>(), data.data(), shape).commit();
+}
+
 /// Writes text to `path` atomically.
 inline void save_text(const std::string& path, std::string_view text) {
   staged_file(path, {text}).commit();
 }
+
+/// A file named on the command line: the option that named it ("--keys") and the path as given.
+struct named_path {
+  std::string option, path;
+};
+
+/// True when `a` and `b` name the same file: the same path once made absolute and resolved
+/// (std::filesystem::weakly_canonical: ".", "..", symlinks, for files that may not exist yet),
+/// or, when both exist, the same file (std::filesystem::equivalent: hard links too).
+bool same_file(const std::string& a, const std::string& b);
+
+/// The check every subcommand that writes files makes before any work: throws
+/// failure(exit_bad_input) naming both options and paths if an output is the same file as an
+/// input ("--out 'k.npy' is the same file as --keys 'k.npy': refusing to overwrite an input")
+/// or as another output. Empty paths (options not given) are skipped.
+void check_distinct_paths(const std::vector<named_path>& inputs,
+                          const std::vector<named_path>& outputs);
 
 }  // namespace gsearch::cli::npy

@@ -53,41 +53,98 @@ target resolve_device(const std::string& device) {
   return {false, cpu_name()};
 }
 
-// The first index where the keys go down, named in the error (the check itself is the library's).
+// How the keys and queries line up. 1-D keys (K): one search of all the queries, whatever their
+// shape (numpy.searchsorted); the output has the queries' shape. 2-D keys (R, K): R independent
+// searches, row r's M queries in row r's K keys (torch.searchsorted, gsearch::search_rows); the
+// queries must be (R, M) and so is the output.
+struct layout {
+  bool by_rows = false;            // 2-D keys
+  int64_t rows = 1;                // rows of keys (1 for 1-D keys)
+  int64_t keys = 0;                // keys per row
+  int64_t queries = 0;             // queries per row (all of them for 1-D keys)
+  std::vector<int64_t> out_shape;  // the queries' shape
+  int64_t total_queries() const { return rows * queries; }
+};
+
+layout plan(const npy::input& keys, const npy::input& queries) {
+  const auto shapes = [&] {
+    return "keys " + keys.path() + " have shape " + npy::shape_text(keys.shape()) +
+           " but queries " + queries.path() + " have shape " + npy::shape_text(queries.shape());
+  };
+  if (keys.ndim() == 1) return {false, 1, keys.size(), queries.size(), queries.shape()};
+  const int64_t rows = keys.shape()[0];
+  if (queries.ndim() != 2)
+    throw failure(exit_bad_input,
+                  shapes() + ": 2-D keys (one sorted row of keys per search) need 2-D queries " +
+                      "with as many rows (numpy: q.reshape(" + std::to_string(rows) + ", -1))");
+  if (queries.shape()[0] != rows)
+    throw failure(exit_bad_input,
+                  shapes() + ": 2-D keys need as many rows of queries as of keys (" +
+                      std::to_string(rows) + " and " + std::to_string(queries.shape()[0]) + ")");
+  return {true, rows, keys.shape()[1], queries.shape()[1], queries.shape()};
+}
+
+// The first index where the keys go down (in the first such row), named in the error; the
+// check itself is the library's.
 template <class T>
-void check_sorted(const std::vector<T>& keys, const std::string& path) {
-  if (gsearch::is_sorted(gsearch::cpu, span<const T>(keys))) return;
+void check_sorted(const std::vector<T>& keys, const layout& l, const std::string& path) {
+  const span<const T> all(keys);
+  if (l.by_rows ? gsearch::is_sorted_rows(gsearch::cpu, l.rows, all)
+                : gsearch::is_sorted(gsearch::cpu, all))
+    return;
   const auto less = [](T a, T b) { return key_less(a, b); };
-  const int64_t i = std::is_sorted_until(keys.begin(), keys.end(), less) - keys.begin();
   std::string what = "keys are not sorted";
-  if (i < int64_t(keys.size()))
-    what += " at index " + std::to_string(i) + " of " + path + ": keys[" + std::to_string(i - 1) +
-            "] = " + to_text(keys[size_t(i - 1)]) + " > keys[" + std::to_string(i) +
-            "] = " + to_text(keys[size_t(i)]);
+  for (int64_t r = 0; r < l.rows; ++r) {
+    const auto first = keys.begin() + r * l.keys, last = first + l.keys;
+    const int64_t i = std::is_sorted_until(first, last, less) - first;
+    if (i == l.keys) continue;
+    const T before = first[i - 1], after = first[i];
+    const std::string row = l.by_rows ? std::to_string(r) + ", " : "";
+    what += l.by_rows ? " in row " + std::to_string(r) + " of " + path + " at index " +
+                            std::to_string(i)
+                      : " at index " + std::to_string(i) + " of " + path;
+    what += ": keys[" + row + std::to_string(i - 1) + "] = " + to_text(before) + " > keys[" + row +
+            std::to_string(i) + "] = " + to_text(after);
+    break;
+  }
   if constexpr (std::is_floating_point_v<T>) what += " (gsearch orders NaN last and -0.0 == 0.0)";
-  throw failure(exit_bad_input, what + "; sort them, or pass --assume-sorted");
+  throw failure(exit_bad_input, what + (l.by_rows ? "; sort each row (numpy: np.sort(k, axis=1))"
+                                                  : "; sort them") +
+                                    ", or pass --assume-sorted");
+}
+
+// One search of all the queries (1-D keys) or one per row (2-D keys), on either backend.
+template <class Exec, class T, class Out>
+void run_search_call(const Exec& exec, side sd, const layout& l, span<const T> keys,
+                     span<const T> queries, span<Out> out, const search_options& opts) {
+  if (l.by_rows)
+    gsearch::search_rows(exec, sd, l.rows, keys, queries, out, opts);
+  else
+    gsearch::search(exec, sd, keys, queries, out, opts);
 }
 
 template <class T, class Out>
-timing run_on_cpu(side sd, const std::vector<T>& keys, const std::vector<T>& queries,
-                  std::vector<Out>& out, const search_options& opts, int repeat) {
+timing run_on_cpu(side sd, const layout& l, const std::vector<T>& keys,
+                  const std::vector<T>& queries, std::vector<Out>& out, const search_options& opts,
+                  int repeat) {
   return time_runs(1, repeat, [&] {
     const auto start = std::chrono::steady_clock::now();
-    gsearch::search(gsearch::cpu, sd, span<const T>(keys), span<const T>(queries), span<Out>(out),
-                    opts);
+    run_search_call(gsearch::cpu, sd, l, span<const T>(keys), span<const T>(queries),
+                    span<Out>(out), opts);
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
         .count();
   });
 }
 
 template <class T, class Out>
-timing run_on_cuda(side sd, const std::vector<T>& keys, const std::vector<T>& queries,
-                   std::vector<Out>& out, const search_options& opts, int repeat) {
+timing run_on_cuda(side sd, const layout& l, const std::vector<T>& keys,
+                   const std::vector<T>& queries, std::vector<Out>& out, const search_options& opts,
+                   int repeat) {
   const device_vector<T> d_keys{span<const T>(keys)}, d_queries{span<const T>(queries)};
   const device_vector<Out> d_out(int64_t(out.size()));
   const timing t = time_runs(1, repeat, [&] {
     return elapsed_ms(gsearch::cuda, [&] {
-      gsearch::search(gsearch::cuda, sd, span<const T>(d_keys), span<const T>(d_queries),
+      run_search_call(gsearch::cuda, sd, l, span<const T>(d_keys), span<const T>(d_queries),
                       span<Out>(d_out), opts);
     });
   });
@@ -95,19 +152,23 @@ timing run_on_cuda(side sd, const std::vector<T>& keys, const std::vector<T>& qu
   return t;
 }
 
-// --verify: every result against std::lower_bound / std::upper_bound in the library's order.
+// --verify: every result against std::lower_bound / std::upper_bound (on its row of keys) in
+// the library's order.
 struct verification {
   int64_t mismatches = 0, first = -1, got = 0, expected = 0;
 };
 template <class T, class Out>
-verification verify(side sd, const std::vector<T>& keys, const std::vector<T>& queries,
-                    const std::vector<Out>& out) {
+verification verify(side sd, const layout& l, const std::vector<T>& keys,
+                    const std::vector<T>& queries, const std::vector<Out>& out) {
   verification v;
-  for (size_t j = 0; j < queries.size(); ++j) {
-    const int64_t expected = reference_result(keys, queries[j], sd);
-    if (int64_t(out[j]) == expected) continue;
-    if (v.mismatches == 0) v = {0, int64_t(j), int64_t(out[j]), expected};
-    ++v.mismatches;
+  for (int64_t r = 0; r < l.rows; ++r) {
+    const T* row = keys.data() + r * l.keys;
+    for (int64_t j = r * l.queries; j < (r + 1) * l.queries; ++j) {
+      const int64_t expected = reference_result(row, l.keys, queries[size_t(j)], sd);
+      if (int64_t(out[size_t(j)]) == expected) continue;
+      if (v.mismatches == 0) v = {0, j, int64_t(out[size_t(j)]), expected};
+      ++v.mismatches;
+    }
   }
   return v;
 }
@@ -117,20 +178,27 @@ std::string_view reference_name(side sd) {
                              : "std::upper_bound - 1 (predecessor)";
 }
 
-// The indices as text, one per line.
+// The indices as text: one per line, or for a 2-D output one row per line, separated by spaces
+// (numpy.savetxt's layout).
 template <class Out>
-void print_indices(const std::vector<Out>& out) {
+void print_indices(const std::vector<Out>& out, const std::vector<int64_t>& shape) {
+  const size_t per_line = shape.size() == 2 ? size_t(shape[1]) : 1;
   std::string buf;
   buf.reserve(1 << 20);
-  for (Out x : out) {
-    buf += to_text(x);
-    buf += '\n';
-    if (buf.size() > (1 << 20) - 32) {
-      std::fwrite(buf.data(), 1, buf.size(), stdout);
-      buf.clear();
+  const auto flush = [&] {
+    std::fwrite(buf.data(), 1, buf.size(), stdout);
+    buf.clear();
+  };
+  const size_t lines = per_line == 1 ? out.size() : size_t(shape[0]);
+  for (size_t line = 0; line < lines; ++line) {
+    for (size_t i = 0; i < per_line; ++i) {
+      if (i) buf += ' ';
+      buf += to_text(out[line * per_line + i]);
+      if (buf.size() > (1 << 20) - 32) flush();
     }
+    buf += '\n';
   }
-  std::fwrite(buf.data(), 1, buf.size(), stdout);
+  flush();
 }
 
 // What a search did, for the summary.
@@ -139,7 +207,7 @@ struct search_report {
   algorithm algo;
   side sd;
   std::string_view dtype, out_dtype;
-  int64_t keys, queries;
+  const layout& shape;
   timing time;
   bool verified;  // --verify was given
   verification check;
@@ -148,9 +216,16 @@ struct search_report {
 // The human summary (stdout with --out, else stderr) or the JSON one (stdout); then the
 // --verify verdict.
 exit_code report(const search_args& a, const search_report& r) {
+  const layout& l = r.shape;
+  const int64_t queries = l.total_queries();
   const double queries_per_s =
-      r.time.median_ms > 0 ? double(r.queries) / (r.time.median_ms * 1e-3) : 0.0;
+      r.time.median_ms > 0 ? double(queries) / (r.time.median_ms * 1e-3) : 0.0;
   const std::string device = r.dev.cuda ? "cuda" : "cpu";
+  // The first mismatch: "index j", or "row r, index j" for 2-D output.
+  std::string first_at = "index " + std::to_string(r.check.first);
+  if (l.out_shape.size() == 2 && l.out_shape[1] > 0)
+    first_at = "row " + std::to_string(r.check.first / l.out_shape[1]) + ", index " +
+               std::to_string(r.check.first % l.out_shape[1]);
   if (a.json) {
     nlohmann::ordered_json j = {{"command", "search"},
                                 {"device", device},
@@ -159,8 +234,10 @@ exit_code report(const search_args& a, const search_report& r) {
                                 {"side", to_string(r.sd)},
                                 {"dtype", r.dtype},
                                 {"out_dtype", r.out_dtype},
-                                {"keys", r.keys},
-                                {"queries", r.queries},
+                                {"rows", l.rows},
+                                {"keys", l.keys},
+                                {"queries", l.queries},
+                                {"out_shape", l.out_shape},
                                 {"out", a.out},
                                 {"repeat", a.repeat},
                                 {"search_ms", r.time.median_ms},
@@ -177,15 +254,22 @@ exit_code report(const search_args& a, const search_report& r) {
     char time[64];
     std::snprintf(time, sizeof time, "%.3f ms, %.3f G queries/s", r.time.median_ms,
                   queries_per_s * 1e-9);
-    log << "search: " << r.queries << " queries, " << r.keys << " " << r.dtype
-        << " keys, side=" << to_string(r.sd) << ", algo=" << to_string(r.algo)
-        << ", device=" << device << " (" << r.dev.name << "): " << time << '\n';
+    log << "search: ";
+    if (l.by_rows)
+      log << l.rows << " rows x " << l.queries << " queries, " << l.keys << " " << r.dtype
+          << " keys per row";
+    else
+      log << queries << " queries"
+          << (l.out_shape.size() == 1 ? "" : " of shape " + npy::shape_text(l.out_shape)) << ", "
+          << l.keys << " " << r.dtype << " keys";
+    log << ", side=" << to_string(r.sd) << ", algo=" << to_string(r.algo) << ", device=" << device
+        << " (" << r.dev.name << "): " << time << '\n';
     if (r.verified && r.check.mismatches == 0)
-      log << "check: all " << r.queries << " results match " << reference_name(r.sd) << '\n';
+      log << "check: all " << queries << " results match " << reference_name(r.sd)
+          << (l.by_rows ? " on their rows" : "") << '\n';
     if (r.check.mismatches > 0)
-      log << "check: " << r.check.mismatches << " of " << r.queries
-          << " results differ (first at index " << r.check.first << ": got " << r.check.got
-          << ", expected " << r.check.expected << ")\n";
+      log << "check: " << r.check.mismatches << " of " << queries << " results differ (first at "
+          << first_at << ": got " << r.check.got << ", expected " << r.check.expected << ")\n";
   }
   if (r.check.mismatches > 0)
     throw failure(exit_mismatch, "--verify: " + std::to_string(r.check.mismatches) +
@@ -195,35 +279,36 @@ exit_code report(const search_args& a, const search_report& r) {
 }
 
 template <class T, class Out>
-exit_code search_typed(const search_args& a, const target& dev, npy::input& keys_file,
-                       npy::input& queries_file) {
+exit_code search_typed(const search_args& a, const target& dev, const layout& l,
+                       npy::input& keys_file, npy::input& queries_file) {
   const std::vector<T> keys = keys_file.read<T>();
   const std::vector<T> queries = queries_file.read<T>();
-  if (!a.assume_sorted) check_sorted(keys, keys_file.path());
+  if (!a.assume_sorted) check_sorted(keys, l, keys_file.path());
 
   const side sd = side_from_string(a.side);
   search_options opts;
   opts.algo = parse_algorithm(a.algo);
   if (opts.algo == algorithm::auto_)  // resolved here, so that the summary names what ran
-    opts.algo = dev.cuda ? resolve_algorithm(cuda, opts.algo, int(sizeof(T)), int64_t(keys.size()))
-                         : resolve_algorithm(cpu, opts.algo, int(sizeof(T)), int64_t(keys.size()));
+    opts.algo = dev.cuda ? resolve_algorithm(cuda, opts.algo, int(sizeof(T)), l.keys)
+                         : resolve_algorithm(cpu, opts.algo, int(sizeof(T)), l.keys);
 
   std::vector<Out> out(queries.size());
-  const timing t = dev.cuda ? run_on_cuda(sd, keys, queries, out, opts, a.repeat)
-                            : run_on_cpu(sd, keys, queries, out, opts, a.repeat);
-  const verification v = a.verify ? verify(sd, keys, queries, out) : verification{};
+  const timing t = dev.cuda ? run_on_cuda(sd, l, keys, queries, out, opts, a.repeat)
+                            : run_on_cpu(sd, l, keys, queries, out, opts, a.repeat);
+  const verification v = a.verify ? verify(sd, l, keys, queries, out) : verification{};
   if (v.mismatches == 0) {
     if (!a.out.empty()) {
-      npy::save(a.out, span<const Out>(out));
+      npy::save(a.out, span<const Out>(out), l.out_shape);
     } else {
-      print_indices(out);
+      print_indices(out, l.out_shape);
     }
   }
-  return report(a, {dev, opts.algo, sd, key_traits<T>::name, key_traits<Out>::name,
-                    int64_t(keys.size()), int64_t(queries.size()), t, a.verify, v});
+  return report(a, {dev, opts.algo, sd, key_traits<T>::name, key_traits<Out>::name, l, t, a.verify,
+                    v});
 }
 
 exit_code run_search(const search_args& a) {
+  npy::check_distinct_paths({{"--keys", a.keys}, {"--queries", a.queries}}, {{"--out", a.out}});
   if (a.json && a.out.empty())
     throw failure(exit_bad_input, "--json needs --out (without --out the indices go to stdout)");
   const target dev = resolve_device(a.device);
@@ -232,9 +317,10 @@ exit_code run_search(const search_args& a) {
     throw failure(exit_bad_input, "keys are " + std::string(name(keys.type())) +
                                       " but queries are " + std::string(name(queries.type())) +
                                       ": gsearch never casts");
+  const layout l = plan(keys, queries);
   return visit(keys.type(), [&]<class T>() {
-    return a.int32 ? search_typed<T, int32_t>(a, dev, keys, queries)
-                   : search_typed<T, int64_t>(a, dev, keys, queries);
+    return a.int32 ? search_typed<T, int32_t>(a, dev, l, keys, queries)
+                   : search_typed<T, int64_t>(a, dev, l, keys, queries);
   });
 }
 
@@ -245,17 +331,31 @@ command add_search_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "search", "Search sorted keys for queries, like numpy.searchsorted, on the CPU or a GPU");
   sub->footer(
-      "Keys and queries are 1-D little-endian .npy files of one dtype: int32, uint32, int64, "
-      "uint64, float32 or float64 (gsearch never casts). Floats are in numpy's order: NaN last, "
-      "-0.0 == 0.0.");
-  sub->add_option("--keys", a->keys, "Sorted keys (.npy)")->required()->type_name("K.npy");
-  sub->add_option("--queries", a->queries, "Queries (.npy, the keys' dtype)")
+      "Keys and queries are little-endian .npy files of one dtype: int32, uint32, int64, uint64, "
+      "float32 or float64 (gsearch never casts), 1-D or 2-D in C order. Floats are in numpy's "
+      "order: NaN last, -0.0 == 0.0.\n"
+      "1-D keys (K): every query searches all the keys, like numpy.searchsorted; queries may be "
+      "1-D (M) or 2-D (R, M), and the output has their shape.\n"
+      "2-D keys (R, K): R independent searches, like torch.searchsorted with a 2-D sequence: "
+      "each row of keys is sorted, the queries are (R, M), and row r of the output holds the "
+      "indices of row r's queries in row r's keys (0..K, or -1..K-1 for pred: not offsets into "
+      "the file). 2-D keys with 1-D queries, or a different number of rows, are an error.\n"
+      "An output that is the same file as an input (also through ./, .., a symlink or a hard "
+      "link) is refused before anything is read.");
+  sub->add_option("--keys", a->keys, "Sorted keys (.npy): 1-D, or 2-D with each row sorted")
+      ->required()
+      ->type_name("K.npy");
+  sub->add_option("--queries", a->queries,
+                  "Queries (.npy, the keys' dtype): 1-D or 2-D; with 2-D keys, 2-D with as many "
+                  "rows")
       ->required()
       ->type_name("Q.npy");
   sub->add_option("--out", a->out,
-                  "Write the indices to this .npy file (int64, or int32 with --int32), through a "
-                  "temporary file renamed at the end; the summary then goes to stdout. Without "
-                  "--out the indices go to stdout, one per line, and the summary to stderr")
+                  "Write the indices to this .npy file (int64, or int32 with --int32; the queries' "
+                  "shape), through a temporary file renamed at the end; the summary then goes to "
+                  "stdout. Without --out the indices go to stdout, one per line (2-D: one row per "
+                  "line, separated by spaces), and the summary to stderr. It must not be the "
+                  "keys or queries file")
       ->type_name("OUT.npy");
   sub->add_option("--side", a->side,
                   "left: the first i with keys[i] >= q (numpy side='left'); right: the first i "
@@ -272,13 +372,13 @@ command add_search_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
   sub->add_flag("--assume-sorted", a->assume_sorted,
-                "Do not check that the keys are sorted (unsorted keys then give unspecified "
-                "results)");
+                "Do not check that the keys (each row of 2-D keys) are sorted (unsorted keys then "
+                "give unspecified results)");
   sub->add_flag("--int32", a->int32,
-                "Write int32 indices (an error if the key count does not fit)");
+                "Write int32 indices (an error if the key count per row does not fit)");
   sub->add_flag("--verify", a->verify,
-                "Check every result against std::lower_bound / std::upper_bound on the host; "
-                "exit 3, writing no output, if any differs");
+                "Check every result against std::lower_bound / std::upper_bound on the host (on "
+                "its row of 2-D keys); exit 3, writing no output, if any differs");
   sub->add_option("--repeat", a->repeat,
                   "Time N searches after one warm-up run and report the median (CUDA: events "
                   "around the search alone; CPU: wall clock)")
