@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gsearch/core/bank_model.hpp"
+#include "gsearch/core/fast_divide.hpp"
 #include "gsearch/core/padding.hpp"
 #include "gsearch/core/query_gen.hpp"
 #include "gsearch/core/pbs.hpp"
@@ -230,6 +231,32 @@ TEST(CoreAlgorithms, ReplicatedPbsClBoundsStageTwo) {
       if (copies == 1) {
         EXPECT_EQ(per_warp_stage2, 31) << "the worst case reaches the paper's bound";
       }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gsearch::test
+
+namespace gsearch::test {
+namespace {
+
+// The multiply-shift divider against the division it replaces: every numerator below 2^17 for
+// the small divisors (row lengths of short rows), random and extreme numerators up to 2^31 - 1
+// for divisors up to 2^31 - 1.
+TEST(CoreAlgorithms, FastDividerIsExact) {
+  for (uint32_t d = 1; d <= 300; ++d) {
+    const core::fast_divider div(d);
+    for (uint32_t n = 0; n < (1u << 17); ++n) ASSERT_EQ(div.divide(n), n / d) << n << " / " << d;
+  }
+  std::mt19937_64 rng(test_seed());
+  const uint32_t top = (1u << 31) - 1;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const uint32_t d = trial < 31 ? (1u << trial) + (trial % 2 ? 0u : 1u) : uint32_t(rng() % top) + 1;
+    const core::fast_divider div(std::min(d, top));
+    for (uint32_t n : {0u, 1u, div.divisor - 1, div.divisor, div.divisor + 1, top - 1, top, uint32_t(rng() % top)}) {
+      if (n > top) continue;
+      ASSERT_EQ(div.divide(n), n / div.divisor) << n << " / " << div.divisor;
     }
   }
 }

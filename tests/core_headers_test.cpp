@@ -3,6 +3,7 @@
 #include "gsearch/core/bank_model.hpp"
 #include "gsearch/core/config.hpp"
 #include "gsearch/core/error.hpp"
+#include "gsearch/core/fast_divide.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/padding.hpp"
 #include "gsearch/core/pbs.hpp"

@@ -5,10 +5,17 @@
 #   gpu_checks.sh sanitize    compute-sanitizer memcheck and racecheck over the GPU tests
 #   gpu_checks.sh ncu         bank conflicts: Nsight Compute vs the model (bench/conflicts_table.py)
 #   gpu_checks.sh demo        the README's main job with the carried CLI: gen, then search --verify
+#   gpu_checks.sh cli         the CLI tests that need a GPU (the carried test_cli and CLI)
+#   gpu_checks.sh rows        the row-batched search's launch-configuration sweep (rows_sweep.json)
+#   gpu_checks.sh python      builds and installs the Python package there (its Python is 3.12,
+#                             so the extension is compiled there), then runs its tests
 # Logs and results go to $OUT (or ./out).
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"
 B=carry/bin
+if [ ! -d "$B" ] && [ -f carry/bin.tar.xz ]; then  # stage.sh's packed binaries
+  python3 -c "import tarfile; tarfile.open('carry/bin.tar.xz').extractall('carry')" || exit 1
+fi
 status=0
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/device.txt"
 for what in "$@"; do
@@ -38,6 +45,19 @@ for what in "$@"; do
       "$B/gsearch" gen --keys 4096 --queries 16777216 --dtype int32 --keys-out "$d/keys.npy" --queries-out "$d/queries.npy" &&
       "$B/gsearch" search --keys "$d/keys.npy" --queries "$d/queries.npy" --side right --device auto --verify --repeat 10 --out "$d/out.npy" || status=1
       rm -rf "$d"
+      ;;
+    cli)
+      # test_cli runs the CLI at the path it was built with (stage.sh wrote it down).
+      cli=$(cat "$B/cli_path.txt"); mkdir -p "$(dirname "$cli")"; cp "$B/gsearch" "$cli"
+      "$B/test_cli" 2>&1 | tee "$OUT/cli_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|OK \] Cli.Cuda" || status=1
+      ;;
+    rows)
+      "$B/rows_sweep" > "$OUT/rows_sweep.json" 2> "$OUT/rows_sweep.err" || status=1
+      ;;
+    python)
+      python3 -m pip install --no-build-isolation --no-deps -q . > "$OUT/pip_install.log" 2>&1 || { status=1; tail -30 "$OUT/pip_install.log"; }
+      (cd /tmp && python3 -c "import gsearch; print('gsearch', gsearch.__version__, 'cuda', gsearch.cuda_available())")
+      (cd /tmp && python3 -m pytest -q -p no:cacheprovider "$OLDPWD/python/tests" 2>&1 | tee "$OUT/python_tests.log" | tail -15) || status=1
       ;;
   esac
 done

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Builds the GPU binaries here for sm_90 and copies them into carry/bin (git-ignored), the
-# folder the device tool carries to the GPU machine. Usage: scripts/device/stage.sh [build-dir]
+# folder the device tool carries to the GPU machine, and packs them into carry/bin.tar.xz (carry
+# that file alone). Usage: scripts/device/stage.sh [build-dir]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${1:-build/sm90}
 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
-cmake --build "$B" --target test_gpu_search test_gpu_large conflicts_probe gsearch_cli
+cmake --build "$B" --target test_gpu_search test_gpu_large conflicts_probe rows_sweep gsearch_cli test_cli
 mkdir -p carry/bin
-cp "$B/tests/test_gpu_search" "$B/tests/test_gpu_large" "$B/bench/conflicts_probe" carry/bin/
+cp "$B/tests/test_gpu_search" "$B/tests/test_gpu_large" "$B/bench/conflicts_probe" "$B/bench/rows_sweep" carry/bin/
+# test_cli runs the CLI at the path it was built with: gpu_checks.sh puts the carried one there.
+cp "$B/tests/cli/test_cli" carry/bin/
+realpath "$B/tools/cli/gsearch" > carry/bin/cli_path.txt
 cp "$B/tools/cli/gsearch" carry/bin/
-du -sh carry
+# The binaries each hold the library's kernels (some 14 MB of cubins): packed, they fit the
+# device tool's 64 MiB; gpu_checks.sh unpacks carry/bin.tar.xz when carry/bin is not there.
+tar -C carry -cf - bin | xz -T0 -6 > carry/bin.tar.xz
+du -sh carry/bin carry/bin.tar.xz

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 
+#include "gsearch/core/fast_divide.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/pbs.hpp"
 #include "gsearch/cuda/check.cuh"
@@ -24,54 +25,99 @@
 
 namespace gsearch::cuda_backend {
 
-/// Each block loops over tiles of `tile_rows` consecutive rows: it stages their padded keys
-/// (w sentinels, k keys, w sentinels per row) in shared memory, then searches the tile's
-/// tile_rows * m queries, Threads * Items at a time, thread t taking queries t, t + Threads, ...
-/// so that loads and stores are coalesced. The host keeps tile_rows * m < 2^31.
+/// Writes the 2w sentinels of each of the `nrows` padded rows (w in front, w behind the k keys;
+/// rows `padded` = k + 2w elements apart). Their slots are the same for every tile, so a block
+/// writes them once.
+template <int Threads, class T>
+__device__ __forceinline__ void stage_sentinels(T* staged, int nrows, int k) {
+  constexpr int w = warp_width;
+  const int padded = k + 2 * w;
+  for (int e = threadIdx.x; e < nrows * 2 * w; e += Threads) {
+    const int r = e / (2 * w), i = e % (2 * w);  // a power of two: shifts
+    staged[r * padded + (i < w ? i : k + i)] = i < w ? key_traits<T>::lowest() : key_traits<T>::highest();
+  }
+}
+
+/// Copies the keys of rows [row0, row0 + nrows) into their padded rows in shared memory. The
+/// rows are contiguous in global memory, so they are read coalesced, 16 bytes at a time when
+/// a row is a whole number of 16-byte words and the keys are 16-byte aligned (then every row
+/// starts on a word in both places: w keys of padding are 128 or 256 bytes).
+template <int Threads, class T>
+__device__ __forceinline__ void stage_rows(T* staged, const T* __restrict__ keys, int64_t row0, int nrows,
+                                           int k, const core::fast_divider& by_k) {
+  constexpr int w = warp_width;
+  const int padded = k + 2 * w;
+  const T* tile_keys = keys + row0 * k;
+  constexpr int per_word = 16 / int(sizeof(T));
+  if (k % per_word == 0 && reinterpret_cast<uintptr_t>(keys) % 16 == 0) {
+    const uint4* words = reinterpret_cast<const uint4*>(tile_keys);
+    for (int e = threadIdx.x * per_word; e < nrows * k; e += Threads * per_word) {
+      const int r = int(by_k.divide(uint32_t(e)));
+      *reinterpret_cast<uint4*>(staged + r * padded + w + (e - r * k)) = words[e / per_word];
+    }
+    return;
+  }
+  for (int e = threadIdx.x; e < nrows * k; e += Threads) {
+    const int r = int(by_k.divide(uint32_t(e)));
+    staged[r * padded + w + (e - r * k)] = tile_keys[e];
+  }
+}
+
+/// Each block loops over tiles of `tile_rows` consecutive rows (the host picks tile_rows, so
+/// that tile_rows * m < 2^31; by_k and by_m divide by k and m), staging their padded keys in shared memory and searching their
+/// queries. Two regimes, chosen per launch:
+///  - tile_rows == 1 (m >= Threads * Items): one row, searched like the 1-D search
+///    (search_tile: one accessor, full tiles without bounds checks), tile after tile of queries.
+///  - tile_rows > 1 (short rows): the tile's tile_rows * m <= Threads * Items queries are one
+///    batch, thread t taking queries t, t + Threads, ... (coalesced), each with the accessor of
+///    its own row (core::item_keys), the row found by a multiply-shift division. The batch's
+///    queries are loaded before the staging barrier, so their loads overlap the keys'.
 template <algorithm A, bool Strict, class T, class Out, int Threads, int Items>
 __global__ void __launch_bounds__(Threads)
     search_rows_shared_kernel(const T* __restrict__ keys, int k, const T* __restrict__ queries,
-                              int64_t rows, int m, Out* __restrict__ out, int offset, int tile_rows) {
+                              int64_t rows, int m, Out* __restrict__ out, int offset, int tile_rows,
+                              core::fast_divider by_k, core::fast_divider by_m) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   T* staged = reinterpret_cast<T*>(shared_bytes);
   constexpr int w = warp_width;
   const int padded = k + 2 * w;
-  const int lane = threadIdx.x % w;
+  stage_sentinels<Threads, T>(staged, tile_rows, k);  // ordered before the first search by the
+                                                      // barrier after the first staging
   for (int64_t row0 = int64_t(blockIdx.x) * tile_rows; row0 < rows; row0 += int64_t(gridDim.x) * tile_rows) {
     const int nrows = int(rows - row0 < tile_rows ? rows - row0 : tile_rows);
-    __syncthreads();  // the previous tile's searches are done with the staged rows
-    // The tile's keys are contiguous in global memory: read them coalesced, place each in its
-    // padded row; then the 2w sentinels of each row.
-    const T* tile_keys = keys + row0 * k;
-    for (int e = threadIdx.x; e < nrows * k; e += Threads) {
-      const int r = e / k;
-      staged[r * padded + w + (e - r * k)] = tile_keys[e];
-    }
-    for (int e = threadIdx.x; e < nrows * 2 * w; e += Threads) {
-      const int r = e / (2 * w), i = e % (2 * w);
-      staged[r * padded + (i < w ? i : k + i)] = i < w ? key_traits<T>::lowest() : key_traits<T>::highest();
-    }
-    __syncthreads();
-    const int n = nrows * m;
     const T* tile_queries = queries + row0 * m;
     Out* tile_out = out + row0 * m;
-    for (int begin = 0; begin < n; begin += Threads * Items) {
-      core::padded_accessor<T> acc[Items];
-      before<Strict, T> preds[Items];
-      int rank[Items];
-      GSEARCH_UNROLL
-      for (int i = 0; i < Items; ++i) {
-        int j = begin + int(threadIdx.x) + i * Threads;
-        j = j < n ? j : n - 1;  // past the end: repeat the last query, write nothing
-        acc[i].data = staged + (j / m) * padded + w;
-        preds[i].q = tile_queries[j];
-      }
-      core::search_ranks<A, Items>(acc, k, preds, lane, rank);
-      GSEARCH_UNROLL
-      for (int i = 0; i < Items; ++i) {
-        const int j = begin + int(threadIdx.x) + i * Threads;
-        if (j < n) tile_out[j] = Out(rank[i] + offset);
-      }
+    if (tile_rows == 1) {
+      __syncthreads();  // the previous row's searches are done with the staged keys
+      stage_rows<Threads>(staged, keys, row0, 1, k, by_k);
+      __syncthreads();
+      const core::padded_accessor<T> acc{staged + w};
+      for (int64_t begin = 0; begin < m; begin += int64_t(Threads) * Items)
+        search_tile<A, Strict, Threads, Items>(acc, k, tile_queries, begin, int64_t(m), tile_out, offset);
+      continue;
+    }
+    const int n = nrows * m;  // <= Threads * Items: one batch
+    before<Strict, T> preds[Items];
+    int row[Items];
+    GSEARCH_UNROLL
+    for (int i = 0; i < Items; ++i) {
+      int j = int(threadIdx.x) + i * Threads;
+      j = j < n ? j : n - 1;  // past the end: repeat the last query, write nothing
+      preds[i].q = tile_queries[j];
+      row[i] = int(by_m.divide(uint32_t(j)));
+    }
+    __syncthreads();  // the previous tile's searches are done with the staged rows
+    stage_rows<Threads>(staged, keys, row0, nrows, k, by_k);
+    __syncthreads();
+    core::padded_accessor<T> acc[Items];
+    int rank[Items];
+    GSEARCH_UNROLL
+    for (int i = 0; i < Items; ++i) acc[i].data = staged + row[i] * padded + w;
+    core::search_ranks<A, Items>(acc, k, preds, int(threadIdx.x) % w, rank);
+    GSEARCH_UNROLL
+    for (int i = 0; i < Items; ++i) {
+      const int j = int(threadIdx.x) + i * Threads;
+      if (j < n) tile_out[j] = Out(rank[i] + offset);
     }
   }
 }
@@ -116,25 +162,25 @@ constexpr int64_t rows_per_tile(int64_t k, int64_t m, int64_t tile_queries, int6
   return want < fit ? want : fit;
 }
 
-/// Enqueues the row-batched search with algorithm A (not auto_) and the configuration of
-/// tuning.hpp: rows staged in shared memory when one padded row fits (and a tile's queries
-/// number fewer than 2^31), else searched in global memory.
-template <algorithm A, class T, class Out>
-void launch_search_rows(cudaStream_t stream, bool strict, int offset, int64_t rows, const T* keys,
-                        int64_t k, const T* queries, int64_t m, Out* out, const device_limits& dev) {
+/// Enqueues the row-batched search with algorithm A (not auto_) and an explicit launch
+/// configuration of the shared-memory kernel: rows staged in shared memory when one padded row
+/// fits (and a tile's queries number fewer than 2^31), else searched in global memory.
+template <algorithm A, int Threads, int Items, class T, class Out>
+void launch_search_rows_with(cudaStream_t stream, bool strict, int offset, int64_t rows, const T* keys,
+                             int64_t k, const T* queries, int64_t m, Out* out, const device_limits& dev) {
   if (rows == 0 || m == 0) return;
-  constexpr launch_config cfg = rows_config<int(sizeof(T))>;
-  constexpr int64_t tile = int64_t(cfg.threads) * cfg.items;
+  constexpr int64_t tile = int64_t(Threads) * Items;
   const int64_t tile_rows = rows_per_tile<T>(k, m, tile, dev.max_shared_per_block);
   if (tile_rows > 0 && tile_rows * m < (int64_t(1) << 31) - tile) {
-    auto kernel = strict ? search_rows_shared_kernel<A, true, T, Out, cfg.threads, cfg.items>
-                         : search_rows_shared_kernel<A, false, T, Out, cfg.threads, cfg.items>;
+    auto kernel = strict ? search_rows_shared_kernel<A, true, T, Out, Threads, Items>
+                         : search_rows_shared_kernel<A, false, T, Out, Threads, Items>;
     const int64_t smem = tile_rows * (k + 2 * warp_width) * int64_t(sizeof(T));
     if (smem > 48 * 1024)
       GSEARCH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    const int grid = grid_size(kernel, cfg.threads, smem, (rows + tile_rows - 1) / tile_rows, dev);
-    kernel<<<grid, cfg.threads, size_t(smem), stream>>>(keys, int(k), queries, rows, int(m), out, offset,
-                                                        int(tile_rows));
+    const int grid = grid_size(kernel, Threads, smem, (rows + tile_rows - 1) / tile_rows, dev);
+    const core::fast_divider by_k{uint32_t(k > 0 ? k : 1)}, by_m{uint32_t(m)};  // the kernel divides by these
+    kernel<<<grid, Threads, size_t(smem), stream>>>(keys, int(k), queries, rows, int(m), out, offset,
+                                                    int(tile_rows), by_k, by_m);
   } else {
     constexpr int threads = global_config.threads, items = 4;
     auto kernel = strict ? search_rows_global_kernel<A, true, T, Out, threads, items>
@@ -144,6 +190,14 @@ void launch_search_rows(cudaStream_t stream, bool strict, int offset, int64_t ro
     kernel<<<grid, threads, 0, stream>>>(keys, k, queries, n, m, out, offset);
   }
   GSEARCH_CUDA_CHECK_LAUNCH();
+}
+
+/// Enqueues the row-batched search with algorithm A and the tuned configuration of tuning.hpp.
+template <algorithm A, class T, class Out>
+void launch_search_rows(cudaStream_t stream, bool strict, int offset, int64_t rows, const T* keys,
+                        int64_t k, const T* queries, int64_t m, Out* out, const device_limits& dev) {
+  constexpr launch_config cfg = rows_config<int(sizeof(T))>;
+  launch_search_rows_with<A, cfg.threads, cfg.items>(stream, strict, offset, rows, keys, k, queries, m, out, dev);
 }
 
 #define GSEARCH_ROWS_SIGNATURE_T(A, T, OUT) \

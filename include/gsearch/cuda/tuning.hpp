@@ -35,13 +35,17 @@ template <algorithm A, int KeyBytes>
 inline constexpr launch_config shared_config = {1024, 4};
 inline constexpr launch_config global_config = {512, 1};
 
-/// The row-batched search (search_rows_kernel.cuh): 256 threads x 4 queries per thread, a tile
-/// of 1,024 queries and as many whole rows as it holds. Smaller blocks than the 1-D search
-/// because a block stages its rows and synchronizes once per tile: with short rows (the 64-key,
-/// 128-query CDF case) tiles are small and many blocks per SM keep the chip busy through the
-/// barriers. First choice, to be checked by the H100 sweep (docs/perf-notes.md).
+/// The row-batched search (search_rows_kernel.cuh): 256 threads x 8 queries per thread, a tile
+/// of 2,048 queries and as many whole rows as it holds. Within 5% of the best of the 8 swept
+/// configurations (128-1024 threads x 4-8 queries) on each of the four shapes of the H100 sweep,
+/// float32 (bench/results/h100/tuning/rows-sweep-3.json; -1 and -2 are earlier kernels;
+/// docs/perf-notes.md):
+/// smaller blocks than the 1-D search because a block stages its rows and waits at a barrier
+/// once per tile, and with short rows (64 keys, 128 queries) tiles are small, so many blocks per
+/// SM keep the chip busy through the barriers; 8 queries per thread keep 8 loads in flight.
+/// 128 x 8 is 2% faster on 64-key rows and 5% faster on 1K-key rows, 17% slower on 16K-key rows.
 template <int KeyBytes>
-inline constexpr launch_config rows_config = {256, 4};
+inline constexpr launch_config rows_config = {256, 8};
 
 /// Replicas of the keys PBS-CL stages for its stage 2 (core::pbs_cl_n): 2 when two padded copies
 /// fit in shared memory, else 1. Two copies cut the worst case of stage 2 from 31 to 16 passes
