@@ -1,23 +1,40 @@
 #!/usr/bin/env bash
 # Builds and runs every test: the CPU tests (always), the GPU tests (they skip without a GPU),
-# the CLI and install tests, the benchmark tools' Python tests (installing numpy, pytest and
-# matplotlib from PyPI when missing); then the CPU tests again under AddressSanitizer + UBSan.
+# the CLI and install tests, the benchmark tools' Python tests, the Python package (installed
+# from the same build, then python/tests); then the CPU tests again under AddressSanitizer +
+# UBSan. Missing PyPI packages (numpy pytest hypothesis matplotlib nanobind scikit-build-core)
+# are installed with pip --user.
 # The CUDA backend is compiled when nvcc is there. Exit status: non-zero if anything fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 [ -x /usr/local/cuda/bin/nvcc ] && export PATH="$PATH:/usr/local/cuda/bin"
 jobs=$(nproc)
+python=$(python3 -c 'import sys; print(sys.executable)')  # the interpreter pip installs for
+
+python3 -c "import numpy, pytest, hypothesis, matplotlib, nanobind, scikit_build_core" 2>/dev/null ||
+  python3 -m pip install --quiet --user numpy pytest hypothesis matplotlib nanobind scikit-build-core
 
 echo "== build and test (CUDA backend $(command -v nvcc >/dev/null && echo on || echo off))"
-cmake -S . -B build/test -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+# One build for everything: the C++ tests, the CLI and the Python extension (built once here;
+# the pip install below reuses this build folder).
+cmake -S . -B build/test -G Ninja -DCMAKE_BUILD_TYPE=Release -DGSEARCH_BUILD_PYTHON=ON \
+  -DPython_EXECUTABLE="$python" >/dev/null
 cmake --build build/test -j "$jobs"
 ctest --test-dir build/test -j "$jobs" --output-on-failure --label-exclude large
 
 echo "== Python tests of the benchmark tools (bench/python: input replica, peers, plots)"
-python3 -c "import numpy, pytest, matplotlib" 2>/dev/null ||
-  python3 -m pip install --quiet --user numpy pytest matplotlib
 GSEARCH_CLI="$PWD/build/test/tools/cli/gsearch" MPLBACKEND=Agg python3 -m pytest -q bench/python
+
+echo "== Python package: pip install from build/test (compiles nothing), then python/tests"
+log=$(mktemp)
+python3 -m pip install --user --no-build-isolation --force-reinstall --no-deps -v \
+  -C build-dir=build/test -C cmake.define.GSEARCH_BUILD_TESTS=ON -C cmake.define.GSEARCH_BUILD_CLI=ON \
+  -C cmake.define.GSEARCH_BUILD_PYTHON=ON . >"$log" 2>&1 || { cat "$log"; exit 1; }
+grep -E "ninja: no work to do|Building (CXX|CUDA) object" "$log" | sed 's/^ */pip build step: /' || true
+rm -f "$log"
+(cd /tmp && python3 -c "import gsearch; print('gsearch', gsearch.__version__, 'cuda_available:', gsearch.cuda_available())")
+python3 -m pytest -q python/tests
 
 echo "== CPU tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGSEARCH_CUDA=OFF -DGSEARCH_SANITIZE=ON >/dev/null

@@ -1,0 +1,900 @@
+"""gsearch: batched search on GPUs, with a CPU backend.
+
+``searchsorted`` (numpy's, and torch's row-batched form), ``predecessor`` and ``bucketize``
+(torch's) over numpy arrays (the C++ CPU backend, all cores for large calls) and over CUDA
+arrays (torch tensors, cupy arrays, anything with ``__dlpack__`` or
+``__cuda_array_interface__`` on a CUDA device), which are searched on the GPU in place, on the
+caller's current stream, and answered with an array of the same kind on the same device.
+
+Keys sort in numpy's order: NaN after +inf, -0.0 equal to 0.0. Mixed key and query dtypes are
+searched in numpy's promoted dtype when that promotion is exact, and rejected with TypeError
+when it would round (int64 / uint64 with a float, uint64 with a signed integer): gsearch never
+casts lossily.
+
+Examples
+--------
+>>> import numpy as np, gsearch
+>>> gsearch.searchsorted(np.array([1, 2, 3, 5]), [0, 3, 4], side="right")
+array([0, 3, 3])
+>>> gsearch.predecessor(np.array([1.0, 2.0, np.nan]), 1.5)
+np.int64(0)
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from functools import lru_cache
+from typing import Any, Literal, NamedTuple, Optional, Union
+
+import numpy as np
+
+from . import _core
+
+__version__: str = _core.__version__
+
+__all__ = [
+    "__version__",
+    "bucketize",
+    "built_with_cuda",
+    "cuda_available",
+    "predecessor",
+    "searchsorted",
+]
+
+Side = Literal["left", "right"]
+Algo = Literal["auto", "pbs", "pbs-cf", "pbs-cl", "binary"]
+
+
+class _DefaultSide(str):
+    """'left', as the default of `side`: told apart from an explicit 'left' (torch's check
+    that side and right do not conflict)."""
+
+    __slots__ = ()
+
+
+_LEFT: Side = _DefaultSide("left")  # type: ignore[assignment]
+_ALGOS: dict[str, int] = dict(_core.ALGORITHMS)
+_NATIVE = frozenset(np.dtype(t) for t in ("int32", "uint32", "int64", "uint64", "float32", "float64"))
+_INT64 = np.dtype(np.int64)
+_INT32 = np.dtype(np.int32)
+_ndarray = np.ndarray
+_empty = np.empty
+_search_fast = _core.search_fast
+_FAST_SIDES = {"left": 0, "right": 1}
+_asarray = np.asarray
+# Python scalars the fast path takes, per key dtype: ints in [lo, hi] (held exactly), and
+# whether any float is (only float64 keys: a Python float is a float64).
+_SCALAR_FAST = {
+    np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max), False)
+    for t in ("int32", "uint32", "int64", "uint64")
+}
+_SCALAR_FAST[np.dtype("float64")] = (-(2**53), 2**53, True)
+_SCALAR_FAST[np.dtype("float32")] = (-(2**24), 2**24, False)
+_LEFT_I, _RIGHT_I, _PRED_I = 0, 1, 2
+
+
+def built_with_cuda() -> bool:
+    """True when the extension was built with gsearch's CUDA backend."""
+    return _core.built_with_cuda()
+
+
+def cuda_available() -> bool:
+    """True when CUDA arrays can be searched: the CUDA backend is built and a GPU is usable.
+
+    Returns
+    -------
+    bool
+        ``built_with_cuda()`` and at least one CUDA device with a working driver.
+    """
+    return _core.built_with_cuda() and _core.cuda_device_count() > 0
+
+
+# --- dtypes ------------------------------------------------------------------------------------
+
+# Exact widening of the dtypes the library lacks: compare in a supported dtype that holds every
+# value exactly (bool, 8- and 16-bit integers, float16; bfloat16 arrives here as float32).
+# int32 rather than uint32 for the unsigned ones: torch's uint32 has few operations.
+_WIDEN = {
+    np.dtype(np.bool_): np.dtype(np.int32),
+    np.dtype(np.int8): np.dtype(np.int32),
+    np.dtype(np.int16): np.dtype(np.int32),
+    np.dtype(np.uint8): np.dtype(np.int32),
+    np.dtype(np.uint16): np.dtype(np.int32),
+    np.dtype(np.float16): np.dtype(np.float32),
+}
+_MANTISSA_BITS = {2: 11, 4: 24, 8: 53}
+
+
+def _exact(src: np.dtype, dst: np.dtype) -> bool:
+    """Every value of src is exactly a value of dst."""
+    if src == dst or src.kind == "b":
+        return True
+    if dst.kind == "b":
+        return False
+    bits = src.itemsize * 8
+    if src.kind == "f":
+        return dst.kind == "f" and dst.itemsize >= src.itemsize
+    if src.kind == "i":
+        if dst.kind == "i":
+            return dst.itemsize >= src.itemsize
+        if dst.kind == "u":
+            return False
+        return bits - 1 <= _MANTISSA_BITS[dst.itemsize]  # |x| <= 2^(bits-1)
+    # unsigned
+    if dst.kind == "u":
+        return dst.itemsize >= src.itemsize
+    if dst.kind == "i":
+        return dst.itemsize > src.itemsize
+    return bits <= _MANTISSA_BITS[dst.itemsize]
+
+
+def _check_supported(d: np.dtype, what: str) -> None:
+    if d.kind not in "biuf" or d.itemsize > 8:
+        raise TypeError(
+            f"gsearch: unsupported {what} dtype {d} (bool, int8-64, uint8-64, float16-64)"
+        )
+
+
+@lru_cache(maxsize=256)
+def _resolve(da: np.dtype, dv: np.dtype) -> np.dtype:
+    """The supported dtype keys of dtype da and queries of dtype dv are compared in: numpy's
+    promotion of the pair, widened exactly; TypeError where that promotion would round."""
+    _check_supported(da, "key")
+    _check_supported(dv, "query")
+    p = np.result_type(da, dv)
+    if not _exact(da, p) or not _exact(dv, p):
+        lossy = " and ".join(str(d) for d in (da, dv) if not _exact(d, p))
+        raise TypeError(
+            f"gsearch: {da} keys and {dv} queries: numpy promotes them to {p}, which does not "
+            f"hold every {lossy} value exactly; convert one of them explicitly"
+        )
+    p = p.newbyteorder("=")
+    return _WIDEN.get(p, p)
+
+
+# --- inputs ------------------------------------------------------------------------------------
+
+
+class _Arr(NamedTuple):
+    x: Any  # the array in its framework (numpy, torch, cupy)
+    fw: str  # "numpy" | "torch" | "cupy"
+    dev: Optional[int]  # CUDA device index, None on the CPU
+    dtype: np.dtype  # its dtype for promotion (torch bfloat16 -> float32)
+
+
+class _Scalar(NamedTuple):
+    value: Any  # a Python int / float / bool (weak) or a numpy scalar (strong)
+    dtype: Optional[np.dtype]  # None for a Python scalar
+
+
+_WEAK = (int, float, bool)
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+def _cupy(required: bool = False):
+    cp = sys.modules.get("cupy")
+    if cp is None and required:
+        try:
+            import cupy as cp  # type: ignore[import-not-found, no-redef]
+        except Exception as e:  # pragma: no cover - depends on the machine
+            raise TypeError(
+                "gsearch: this CUDA array has only __cuda_array_interface__, which needs cupy"
+            ) from e
+    return cp
+
+
+_TT: Any = None  # torch.Tensor, once a tensor was seen (for the fast path)
+_TORCH_NATIVE: frozenset = frozenset()
+_INT64_T: Any = None
+_INT32_T: Any = None
+_raw_stream: Any = None
+
+
+def _register_torch(torch: Any) -> None:
+    global _TT, _TORCH_NATIVE, _INT64_T, _INT32_T, _raw_stream
+    if _TT is None:
+        _TORCH_NATIVE = frozenset(
+            getattr(torch, n) for n in ("int32", "int64", "float32", "float64", "uint32", "uint64") if hasattr(torch, n)
+        )
+        _INT64_T, _INT32_T = torch.int64, torch.int32
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        _raw_stream = raw if raw is not None else (lambda dev: torch.cuda.current_stream(dev).cuda_stream)
+        _TT = torch.Tensor
+
+
+_T2N: dict = {}  # torch dtype -> numpy dtype
+_N2T: dict = {}  # numpy dtype -> torch dtype
+
+
+def _torch_dtype_to_numpy(t: Any) -> np.dtype:
+    d = _T2N.get(t)
+    if d is None:
+        name = str(t).rsplit(".", 1)[-1]
+        if name == "bfloat16":
+            d = np.dtype(np.float32)  # exact widening; converted with torch
+        else:
+            try:
+                d = np.dtype(name)
+            except TypeError:
+                raise TypeError(f"gsearch: unsupported dtype {t}") from None
+        _T2N[t] = d
+    return d
+
+
+def _classify(x: Any, what: str) -> Union[_Arr, _Scalar]:
+    tx = type(x)
+    if tx is _ndarray:
+        return _Arr(x, "numpy", None, x.dtype)
+    if tx in _WEAK:
+        return _Scalar(x, None)
+    if isinstance(x, np.generic):
+        return _Scalar(x, x.dtype)
+    torch = _torch()
+    if torch is not None and isinstance(x, torch.Tensor):
+        _register_torch(torch)
+        x = x.detach()
+        dt = x.device.type
+        if dt not in ("cpu", "cuda"):
+            raise ValueError(f"gsearch: {what} on unsupported device {x.device}")
+        dev = x.device.index if dt == "cuda" else None
+        if dev is None and dt == "cuda":
+            dev = torch.cuda.current_device()
+        return _Arr(x, "torch", dev, _torch_dtype_to_numpy(x.dtype))
+    cp = _cupy()
+    if cp is not None and isinstance(x, cp.ndarray):
+        return _Arr(x, "cupy", x.device.id, x.dtype)
+    if isinstance(x, _ndarray):  # subclasses (np.matrix, masked arrays are taken as plain data)
+        x = np.asarray(x)
+        return _Arr(x, "numpy", None, x.dtype)
+    if hasattr(x, "__dlpack_device__") and hasattr(x, "__dlpack__"):
+        kind, _ = x.__dlpack_device__()
+        if kind == 2:  # kDLCUDA: wrap without a copy in torch (or cupy) to allocate the result
+            if torch is None:
+                try:
+                    import torch  # type: ignore[import-not-found, no-redef]
+                except Exception:
+                    torch = None
+            if torch is not None:
+                return _classify(torch.from_dlpack(x), what)
+            return _classify(_cupy(required=True).from_dlpack(x), what)
+    if hasattr(x, "__cuda_array_interface__"):
+        return _classify(_cupy(required=True).asarray(x), what)
+    x = np.asarray(x)
+    if x.ndim == 0 and x.dtype.kind in "biuf":
+        return _Scalar(x[()], x.dtype)
+    return _Arr(x, "numpy", None, x.dtype)
+
+
+def _torch_dtype(d: np.dtype):
+    t = _N2T.get(d)
+    if t is None:
+        t = _N2T[d] = getattr(_torch(), d.name)
+    return t
+
+
+def _convert(arr: _Arr, d: np.dtype) -> Any:
+    """arr in dtype d, C-contiguous (a copy only when needed)."""
+    x = arr.x
+    if arr.fw == "numpy":
+        return np.ascontiguousarray(x, dtype=d)
+    if arr.fw == "torch":
+        td = _torch_dtype(d)
+        if x.dtype is td and x.is_contiguous():
+            return x
+        return x.to(dtype=td).contiguous()
+    return _cupy().ascontiguousarray(x, dtype=d)
+
+
+def _full0d(fw: str, dev: Optional[int], value: Any, d: np.dtype) -> Any:
+    """A 0-d array holding value, of dtype d, in framework fw on device dev."""
+    if fw == "numpy":
+        return np.asarray(value, dtype=d)
+    if fw == "torch":
+        torch = _torch()
+        device = torch.device("cuda", dev) if dev is not None else torch.device("cpu")
+        return torch.full((), value, dtype=_torch_dtype(d), device=device)
+    return _cupy().full((), value, dtype=d)
+
+
+def _new_empty(fw: str, dev: Optional[int], shape: tuple, d: np.dtype) -> Any:
+    if fw == "numpy":
+        return np.empty(shape, dtype=d)
+    if fw == "torch":
+        torch = _torch()
+        device = torch.device("cuda", dev) if dev is not None else torch.device("cpu")
+        return torch.empty(shape, dtype=_torch_dtype(d), device=device)
+    return _cupy().empty(shape, dtype=d)
+
+
+def _shape(arr: _Arr) -> tuple:
+    return tuple(arr.x.shape)
+
+
+def _where(dev: Optional[int]) -> str:
+    return "the CPU" if dev is None else f"cuda:{dev}"
+
+
+class _StreamScope:
+    """The CUDA context of a call: the device and the stream (the framework's current stream,
+    or the caller's), entered for the framework's own work (conversions, allocations) so that
+    all of it and the search are ordered on one stream."""
+
+    def __init__(self, fw: str, dev: Optional[int], stream: Any) -> None:
+        self.fw, self.dev, self.handle = fw, dev, 0
+        self._ctx: list = []
+        if dev is None:
+            if stream is not None:
+                raise ValueError("gsearch: stream= applies to CUDA arrays; these are on the CPU")
+            return
+        if fw == "torch":
+            # torch's work names the device itself (tensors, device=); the search sets it.
+            torch = _torch()
+            if stream is None:
+                self.handle = _raw_stream(dev)
+            else:
+                s = stream
+                if not isinstance(s, torch.cuda.Stream):
+                    s = torch.cuda.ExternalStream(_stream_handle(stream), device=torch.device("cuda", dev))
+                self.handle = s.cuda_stream
+                self._ctx.append(torch.cuda.stream(s))
+        else:
+            cp = _cupy()
+            self._ctx.append(cp.cuda.Device(dev))
+            if stream is None:
+                with cp.cuda.Device(dev):
+                    self.handle = cp.cuda.get_current_stream().ptr
+            else:
+                self.handle = _stream_handle(stream)
+                self._ctx.append(cp.cuda.ExternalStream(self.handle, dev))
+
+    def __enter__(self) -> "_StreamScope":
+        for c in self._ctx:
+            c.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for c in reversed(self._ctx):
+            c.__exit__(*exc)
+
+
+def _stream_handle(stream: Any) -> int:
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        return stream
+    for attr in ("cuda_stream", "ptr"):
+        h = getattr(stream, attr, None)
+        if isinstance(h, int):
+            return h
+    raise TypeError(
+        "gsearch: stream= takes a cudaStream_t as an int, or an object with .cuda_stream "
+        f"(torch) or .ptr (cupy), not {type(stream).__name__}"
+    )
+
+
+# --- Python scalars: exact comparison, no cast ---------------------------------------------------
+
+_BELOW, _ABOVE = "below", "above"
+
+
+def _weak_query(value: Any, kd: np.dtype, key_dtype: np.dtype) -> tuple[Any, bool, Optional[str]]:
+    """A Python int / float query against keys compared in kd: (query in kd, search on the right
+    instead of the left, or a constant answer _BELOW / _ABOVE). Exact: a value that kd cannot
+    hold is replaced by the largest kd value below it, searched with side='right' (the same keys
+    are < value and <= value); a value outside kd's range is below or above every key."""
+    if isinstance(value, float) and key_dtype.kind in "iu" and key_dtype.itemsize == 8:
+        raise TypeError(
+            f"gsearch: {key_dtype} keys and a Python float query: numpy promotes them to "
+            f"float64, which does not hold every {key_dtype} value exactly; convert explicitly"
+        )
+    if kd.kind == "f":
+        t = kd.type
+        if value != value:  # NaN
+            return t(value), False, None
+        try:
+            with np.errstate(over="ignore"):
+                f = t(value)
+        except OverflowError:  # a Python int beyond float64
+            f = t(math.inf if value > 0 else -math.inf)
+        ff = float(f)
+        if ff == value:
+            return f, False, None
+        if ff > value:
+            f = np.nextafter(f, t(-math.inf))
+        return f, True, None
+    info = np.iinfo(kd)
+    if isinstance(value, float):
+        if value != value:
+            return None, False, _ABOVE  # NaN sorts after every key
+        if math.isinf(value):
+            return None, False, _ABOVE if value > 0 else _BELOW
+        fl = math.floor(value)
+        inexact = fl != value
+    else:
+        fl, inexact = int(value), False
+    if fl < info.min:
+        return None, False, _BELOW
+    if fl > info.max:
+        return None, False, _ABOVE
+    return kd.type(fl), inexact, None
+
+
+# --- the general path --------------------------------------------------------------------------
+
+
+def _side_code(side: Any, right: Any) -> int:
+    if right is not None and not isinstance(right, (bool, np.bool_)):
+        raise TypeError(f"gsearch: right must be a bool, not {type(right).__name__}")
+    if not isinstance(side, str):
+        raise TypeError(f"search side must be str, not {type(side).__name__}")
+    if side not in ("left", "right"):
+        raise ValueError(f"search side must be 'left' or 'right' (got {side!r})")
+    if right is None:
+        return _RIGHT_I if side == "right" else _LEFT_I
+    if side is _LEFT:
+        return _RIGHT_I if right else _LEFT_I
+    if right and side == "left":
+        raise ValueError("gsearch: side and right can't be set to opposites (side='left', right=True)")
+    return _RIGHT_I if side == "right" else _LEFT_I
+
+
+def _algo_code(algo: Any) -> int:
+    code = _ALGOS.get(algo) if isinstance(algo, str) else None
+    if code is None:
+        raise ValueError(f"gsearch: algo must be one of {', '.join(map(repr, _ALGOS))}, not {algo!r}")
+    return code
+
+
+def _apply_sorter(a: _Arr, sorter: Any) -> _Arr:
+    """a[sorter] along the last axis (numpy's and torch's sorter), validated."""
+    s = _classify(sorter, "sorter")
+    if isinstance(s, _Scalar):
+        s = _Arr(np.asarray(s.value), "numpy", None, np.asarray(s.value).dtype)
+    if s.dtype.kind not in "iu":
+        raise TypeError("sorter must only contain integers")
+    if s.dev != a.dev:
+        raise ValueError(f"gsearch: sorter on {_where(s.dev)} but the keys on {_where(a.dev)}")
+    ashape, sshape = _shape(a), _shape(s)
+    if len(ashape) == 1:
+        if len(sshape) != 1:
+            raise TypeError("could not parse sorter argument: sorter must be 1-D like a")
+        if sshape != ashape:
+            raise ValueError("sorter.size must equal a.size")
+    elif sshape != ashape:
+        raise ValueError(f"gsearch: sorter of shape {sshape} for keys of shape {ashape}: they must match")
+    k = ashape[-1]
+    x = s.x
+    if s.fw == "numpy":
+        bad = x.size and (int(x.min()) < 0 or int(x.max()) >= k)
+    else:
+        bad = x.numel() if s.fw == "torch" else x.size
+        bad = bool(bad) and bool(((x < 0) | (x >= k)).any())  # synchronizes on the GPU
+    if bad:
+        raise ValueError("Sorter index out of range.")
+    if a.fw == "numpy":
+        xs = (x if s.fw == "numpy" else np.asarray(x)).astype(np.intp, copy=False)
+        g = np.take(a.x, xs) if len(ashape) == 1 else np.take_along_axis(a.x, xs, -1)
+    elif a.fw == "torch":
+        torch = _torch()
+        idx = x if s.fw == "torch" else torch.as_tensor(x, device=a.x.device)
+        g = torch.gather(a.x, -1, idx.to(torch.int64))
+    else:
+        cp = _cupy()
+        g = cp.take_along_axis(a.x, cp.asarray(x).astype(cp.int64), -1)
+    return _Arr(g, a.fw, a.dev, a.dtype)
+
+
+def _check_out(out: Any, fw: str, dev: Optional[int], shape: tuple, od: np.dtype) -> Any:
+    """The array to write the result into (out itself, or a detached torch view of it)."""
+    r = _classify(out, "out")
+    if isinstance(r, _Scalar) or r.fw != fw or r.dev != dev:
+        raise ValueError(
+            f"gsearch: out must be a {fw} array on {_where(dev)}, like the result"
+            + ("" if isinstance(r, _Scalar) else f" (got a {r.fw} array on {_where(r.dev)})")
+        )
+    if r.x is not out and not (fw == "torch"):  # np.asarray made a copy: not writable in place
+        raise ValueError("gsearch: out must be an array the result can be written into")
+    if _shape(r) != shape:
+        raise ValueError(f"gsearch: out has shape {_shape(r)}, the result {shape}")
+    if r.dtype != od:
+        raise TypeError(f"gsearch: out has dtype {r.dtype}, the result {od} (out_int32 selects int32)")
+    x = r.x
+    if fw == "numpy":
+        ok, writable = x.flags.c_contiguous, x.flags.writeable
+    elif fw == "torch":
+        ok, writable = x.is_contiguous(), True
+    else:
+        ok, writable = x.flags.c_contiguous, True
+    if not ok:
+        raise ValueError("gsearch: out must be C-contiguous")
+    if not writable:
+        raise ValueError("gsearch: out is read-only")
+    return x
+
+
+def _search(
+    a: Any,
+    v: Any,
+    side: int,
+    sorter: Any,
+    out: Any,
+    algo: Any,
+    check_sorted: bool,
+    out_int32: bool,
+    stream: Any,
+    batched: bool = True,
+) -> Any:
+    algo_code = _algo_code(algo)
+    A = _classify(a, "keys")
+    if isinstance(A, _Scalar):
+        raise ValueError("gsearch: the keys must have at least one dimension (a is a scalar)")
+    V = _classify(v, "queries")
+    ashape = _shape(A)
+    if len(ashape) == 0:
+        raise ValueError("gsearch: the keys must have at least one dimension (a is 0-d)")
+    if not batched and len(ashape) != 1:
+        raise ValueError(f"gsearch: boundaries must be 1-D, not of shape {ashape}")
+
+    # Where it runs and what it returns: the queries' framework (the keys' for a scalar query).
+    if isinstance(V, _Arr):
+        if V.dev != A.dev:
+            raise ValueError(
+                f"gsearch: keys on {_where(A.dev)} but queries on {_where(V.dev)}: "
+                "move them to one device"
+            )
+        fw, dev, vshape = V.fw, V.dev, _shape(V)
+    else:
+        fw, dev, vshape = A.fw, A.dev, ()
+    rows = -1
+    if len(ashape) > 1:
+        if len(vshape) != len(ashape) or vshape[:-1] != ashape[:-1]:
+            raise ValueError(
+                f"gsearch: keys of shape {ashape} (row-batched) need queries of shape "
+                f"{ashape[:-1] + ('M',)}, not {vshape}"
+            )
+        rows = math.prod(ashape[:-1])
+    od = _INT32 if out_int32 else _INT64
+    target = _check_out(out, fw, dev, vshape, od) if out is not None else None
+
+    with _StreamScope(fw, dev, stream) as scope:
+        if sorter is not None:
+            A = _apply_sorter(A, sorter)
+        const = None
+        if isinstance(V, _Scalar) and V.dtype is None:  # a Python int / float / bool
+            _check_supported(A.dtype, "key")
+            kd = _WIDEN.get(A.dtype.newbyteorder("="), A.dtype.newbyteorder("="))
+            q, to_right, const = _weak_query(V.value, kd, A.dtype)
+            if to_right and side == _LEFT_I:
+                side = _RIGHT_I
+            if const is not None:
+                q = kd.type(0)
+            queries = _full0d(fw, dev, q if fw == "numpy" else q.item(), kd)
+        else:
+            vd = V.dtype
+            kd = _resolve(A.dtype, vd)
+            if isinstance(V, _Scalar):
+                queries = _full0d(fw, dev, V.value if fw == "numpy" else V.value.item(), kd)
+            else:
+                queries = _convert(V, kd)
+        keys = _convert(A, kd)
+        res = target if target is not None else _new_empty(fw, dev, vshape, od)
+        _core.search(keys, queries, res, side, algo_code, check_sorted, rows, scope.handle)
+        if const is not None:
+            k = ashape[-1]
+            res[...] = (0 if const == _BELOW else k) - (1 if side == _PRED_I else 0)
+    if out is not None:
+        return out
+    if fw == "numpy" and not vshape:
+        return res[()]
+    return res
+
+
+# --- the functions ----------------------------------------------------------------------------
+
+ArrayLike = Any  # numpy arrays, sequences, scalars, torch tensors, cupy arrays, DLPack objects
+
+
+def searchsorted(
+    a: ArrayLike,
+    v: ArrayLike,
+    side: Side = _LEFT,
+    sorter: Optional[ArrayLike] = None,
+    *,
+    out: Optional[Any] = None,
+    algo: Algo = "auto",
+    check_sorted: bool = False,
+    right: Optional[bool] = None,
+    out_int32: bool = False,
+    stream: Any = None,
+) -> Any:
+    """Find the indices where elements should be inserted to maintain order.
+
+    Find the indices into a sorted array `a` such that, if the corresponding elements in `v`
+    were inserted before the indices, the order of `a` would be preserved: numpy.searchsorted
+    for a 1-D `a`, and torch.searchsorted's row-batched form for an N-D `a`.
+
+    ================  ====================================
+    `side`            returned index `i` satisfies
+    ================  ====================================
+    left              ``a[i-1] < v <= a[i]``
+    right             ``a[i-1] <= v < a[i]``
+    ================  ====================================
+
+    Parameters
+    ----------
+    a : array_like, shape (K,) or (..., K)
+        Sorted keys (ascending; NaN last, -0.0 equal to 0.0). 1-D: numpy's semantics, `v` of any
+        shape. N-D: torch's, one sorted row per leading index, `v` of shape (..., M) with the
+        same leading dimensions, row r of `v` searching row r of `a` only.
+    v : array_like
+        Values to insert into `a`: a scalar, a sequence or an array of any shape (1-D `a`).
+    side : {'left', 'right'}, optional
+        'left' (the default): the first suitable index; 'right': the last one.
+    sorter : array_like of ints, optional
+        Indices that sort `a` along its last axis (e.g. from argsort): `a[sorter]` (1-D) or
+        ``take_along_axis(a, sorter, -1)`` (N-D) is searched. It must have `a`'s shape and hold
+        indices in [0, K) (ValueError otherwise: checked in full, which synchronizes on a GPU).
+        gsearch gathers the sorted keys once (an O(K) copy).
+    out : array, optional
+        Where to write the result: an array of the result's kind (numpy, torch, cupy) on its
+        device, of `v`'s shape, int64 (int32 with `out_int32`), C-contiguous. It is returned
+        (also for a scalar `v`).
+    algo : {'auto', 'pbs', 'pbs-cf', 'pbs-cl', 'binary'}, optional
+        The search algorithm (all give the same indices; they differ in speed). 'auto' picks by
+        backend, key count and dtype.
+    check_sorted : bool, optional
+        Check first that `a` (each row of it) is sorted; ValueError if not. O(K); on a GPU it
+        waits for the check.
+    right : bool, optional
+        torch's flag: True is side='right'. An explicit side='left' with right=True is a
+        ValueError; an explicit side wins over right=False.
+    out_int32 : bool, optional
+        Return int32 indices (torch's option; faster on GPUs). ValueError if K does not fit.
+    stream : int or stream object, optional
+        For CUDA arrays: the stream to run on (a cudaStream_t as an int, a torch.cuda.Stream,
+        a cupy Stream, or any object with ``.cuda_stream`` or ``.ptr``). Default: the current
+        stream of the result's framework on the arrays' device. The conversions and the
+        allocation of the result are ordered on the same stream.
+
+    Returns
+    -------
+    indices : int or array of ints
+        Array of insertion points with the same shape as `v` (int64, or int32 with
+        `out_int32`), or a numpy integer if `v` is a scalar or 0-d and numpy arrays are
+        searched. For torch or cupy inputs, a tensor / array of the same kind on the same
+        device (0-d for a scalar `v`).
+
+    Raises
+    ------
+    ValueError
+        Bad `side`, `algo`; shapes that do not match (N-D `a` and `v`, `sorter`, `out`); a 0-d
+        `a`; side and right in conflict; unsorted keys with `check_sorted`; keys and queries on
+        different devices; a sorter index out of range.
+    TypeError
+        A dtype gsearch cannot search (complex, object, strings, ...), or a key and query dtype
+        pair whose promotion would round (int64 or uint64 with a float, uint64 with a signed
+        integer, and the like): convert explicitly. An `out` of the wrong dtype.
+    MemoryError
+        An allocation failed.
+    RuntimeError
+        A CUDA error (the message names it).
+
+    Notes
+    -----
+    Binary search variants from Karsin, Casanova and Sitchinava (PBS, PBS-CF, PBS-CL) on the
+    GPU, a branch-free binary search on the CPU (all cores from 16K queries per thread; small
+    calls take a short path with the GIL held, large ones release the GIL).
+
+    Dtypes: keys and queries are compared in numpy's promoted dtype of the pair (``np.result_type``)
+    when every value of both converts to it exactly; bool, 8- and 16-bit integers, float16 and
+    bfloat16 are widened exactly to a 32-bit type. Python int and float scalars are compared
+    exactly, as Python compares numbers: a query outside the keys' range is below or above every
+    key, a float between two integer keys falls between them, an int too large for float32 keys
+    compares as the integer it is (this is numpy's answer wherever numpy's own conversion is
+    exact). A Python float with int64 / uint64 keys is a TypeError, as above. Lists are taken as
+    numpy takes them (``np.asarray``).
+
+    Copies: contiguous inputs of the compared dtype are searched in place (numpy, torch and cupy
+    alike: DLPack, no copy). Non-contiguous inputs are copied once, and inputs of another dtype
+    are converted once, with their own framework (on the GPU, on the call's stream). CUDA arrays
+    are searched on their own device (made current for the call and restored after) and the
+    call returns once the search is enqueued, except with `check_sorted` or `sorter`, which
+    wait. Keys and queries of two frameworks on one device are accepted; the result is of the
+    queries' framework. CPU torch tensors are accepted and give CPU torch tensors.
+
+    Examples
+    --------
+    >>> import numpy as np, gsearch
+    >>> gsearch.searchsorted(np.array([1, 2, 3, 4, 5]), 3)
+    np.int64(2)
+    >>> gsearch.searchsorted(np.array([1, 2, 3, 4, 5]), 3, side='right')
+    np.int64(3)
+    >>> gsearch.searchsorted(np.array([1, 2, 3, 4, 5]), [-10, 10, 2, 3])
+    array([0, 5, 1, 2])
+    >>> gsearch.searchsorted(np.array([[1, 3, 5], [2, 4, 6]]), np.array([[3], [3]]))
+    array([[1],
+           [1]])
+    """
+    # Fast paths: numpy keys, 1-D, of a supported dtype, default options; queries a numpy array
+    # of the same dtype, or a Python int / float that the keys' dtype holds exactly.
+    if (
+        type(a) is _ndarray
+        and sorter is None
+        and out is None
+        and right is None
+        and stream is None
+        and out_int32 is False
+        and check_sorted is False
+        and algo == "auto"
+    ):
+        s = 0 if side is _LEFT else (_FAST_SIDES.get(side) if type(side) is str else None)
+        tv = type(v)
+        if s is not None and a.ndim == 1:
+            dt = a.dtype
+            if tv is _ndarray:
+                if dt is v.dtype and dt in _NATIVE:
+                    res = _empty(v.shape, _INT64)
+                    if _search_fast(a, v, res, s):
+                        return res if v.ndim else res[()]
+            elif tv is int or tv is float:
+                lim = _SCALAR_FAST.get(dt)
+                if lim is not None and (lim[0] <= v <= lim[1] if tv is int else lim[2]):
+                    res = _empty((), _INT64)
+                    if _search_fast(a, _asarray(v, dt), res, s):
+                        return res[()]
+    # Fast path: torch tensors (CUDA or CPU) of one supported dtype, 1-D keys, no sorter, the
+    # current stream, out= (if any) a contiguous tensor of the result's shape, dtype and device.
+    if (
+        type(a) is _TT
+        and type(v) is _TT
+        and sorter is None
+        and stream is None
+        and check_sorted is False
+        and (out_int32 is False or out_int32 is True)
+        and type(algo) is str
+        and algo in _ALGOS
+    ):
+        s = _side_code(side, right)
+        dt = a.dtype
+        dev = v.device
+        if (
+            dt is v.dtype
+            and dt in _TORCH_NATIVE
+            and a.dim() == 1
+            and not (a.requires_grad or v.requires_grad)
+            and a.is_contiguous()
+            and v.is_contiguous()
+            and a.device == dev
+        ):
+            od = _INT32_T if out_int32 else _INT64_T
+            if out is None:
+                res = _TT.new_empty(v, v.shape, dtype=od)
+            elif (
+                type(out) is _TT
+                and out.dtype is od
+                and out.device == dev
+                and out.shape == v.shape
+                and out.is_contiguous()
+                and not out.requires_grad
+            ):
+                res = out
+            else:
+                res = None
+            if res is not None:
+                _core.search(a, v, res, s, _ALGOS[algo], False, -1, _raw_stream(dev.index) if v.is_cuda else 0)
+                return res
+    return _search(a, v, _side_code(side, right), sorter, out, algo, check_sorted, out_int32, stream)
+
+
+def predecessor(
+    a: ArrayLike,
+    v: ArrayLike,
+    *,
+    out: Optional[Any] = None,
+    algo: Algo = "auto",
+    check_sorted: bool = False,
+    out_int32: bool = False,
+    stream: Any = None,
+) -> Any:
+    """The index of the largest element of `a` that is less than or equal to each `v`.
+
+    ``predecessor(a, v) == searchsorted(a, v, side='right') - 1``: the largest i with
+    ``a[i] <= v``, or -1 when every element of `a` is greater than `v` (or `a` is empty).
+
+    Parameters
+    ----------
+    a : array_like, shape (K,) or (..., K)
+        Sorted keys (NaN last, -0.0 equal to 0.0); N-D: one sorted row per leading index, as in
+        :func:`searchsorted`.
+    v : array_like
+        Queries: any shape (1-D `a`) or (..., M) with `a`'s leading dimensions (N-D `a`).
+    out, algo, check_sorted, out_int32, stream
+        As in :func:`searchsorted`.
+
+    Returns
+    -------
+    indices : int or array of ints
+        Indices in [-1, K), `v`'s shape, int64 (int32 with `out_int32`); a numpy integer for a
+        scalar `v` over numpy keys; torch / cupy arrays on the inputs' device for those inputs.
+
+    Raises
+    ------
+    ValueError, TypeError, MemoryError, RuntimeError
+        As in :func:`searchsorted`.
+
+    Notes
+    -----
+    The same dtype rules, copies and devices as :func:`searchsorted` (CPU and CUDA).
+
+    Examples
+    --------
+    >>> import numpy as np, gsearch
+    >>> gsearch.predecessor(np.array([10, 20, 30]), [5, 10, 25, 99])
+    array([-1,  0,  1,  2])
+    """
+    return _search(a, v, _PRED_I, None, out, algo, check_sorted, out_int32, stream)
+
+
+def bucketize(
+    input: ArrayLike,
+    boundaries: ArrayLike,
+    *,
+    out_int32: bool = False,
+    right: bool = False,
+    out: Optional[Any] = None,
+    algo: Algo = "auto",
+    check_sorted: bool = False,
+    stream: Any = None,
+) -> Any:
+    """The indices of the buckets to which each value in `input` belongs (torch.bucketize).
+
+    ================  =============================================
+    `right`           returned index `i` satisfies
+    ================  =============================================
+    False             ``boundaries[i-1] < x <= boundaries[i]``
+    True              ``boundaries[i-1] <= x < boundaries[i]``
+    ================  =============================================
+
+    Parameters
+    ----------
+    input : array_like
+        Values: a scalar or an array of any shape.
+    boundaries : array_like, shape (K,)
+        1-D, sorted (NaN last, -0.0 equal to 0.0).
+    out_int32 : bool, optional
+        int32 indices instead of int64.
+    right : bool, optional
+        False (default): ``searchsorted(boundaries, input, side='left')``; True: side='right'.
+    out, algo, check_sorted, stream
+        As in :func:`searchsorted`.
+
+    Returns
+    -------
+    indices : int or array of ints
+        `input`'s shape, in [0, K]; a numpy integer for a scalar `input` over numpy
+        boundaries; torch / cupy arrays on the inputs' device for those inputs.
+
+    Raises
+    ------
+    ValueError
+        `boundaries` not 1-D, unsorted boundaries with `check_sorted`, devices that differ.
+    TypeError, MemoryError, RuntimeError
+        As in :func:`searchsorted`.
+
+    Examples
+    --------
+    >>> import numpy as np, gsearch
+    >>> b = np.array([1, 3, 5, 7, 9])
+    >>> gsearch.bucketize(np.array([[3, 6, 9], [3, 6, 9]]), b)
+    array([[1, 3, 4],
+           [1, 3, 4]])
+    >>> gsearch.bucketize(np.array([[3, 6, 9], [3, 6, 9]]), b, right=True)
+    array([[2, 3, 5],
+           [2, 3, 5]])
+    """
+    if not isinstance(right, (bool, np.bool_)):
+        raise TypeError(f"gsearch: right must be a bool, not {type(right).__name__}")
+    side = _RIGHT_I if right else _LEFT_I
+    return _search(boundaries, input, side, None, out, algo, check_sorted, out_int32, stream, batched=False)

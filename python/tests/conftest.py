@@ -1,0 +1,56 @@
+"""Shared helpers for the gsearch Python tests (CPU tests run everywhere; GPU tests skip)."""
+
+import os
+
+import numpy as np
+import pytest
+
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # the property tests skip (test_properties.py)
+    settings = None
+if settings is not None:
+    settings.register_profile(
+        "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
+    settings.register_profile("thorough", max_examples=2000, deadline=None)
+    settings.load_profile(os.environ.get("GSEARCH_HYPOTHESIS_PROFILE", "ci"))
+
+# Every dtype gsearch accepts: the six native ones and the ones it widens exactly.
+NATIVE_DTYPES = ["int32", "uint32", "int64", "uint64", "float32", "float64"]
+WIDENED_DTYPES = ["bool", "int8", "int16", "uint8", "uint16", "float16"]
+ALL_DTYPES = NATIVE_DTYPES + WIDENED_DTYPES
+ALGOS = ["auto", "pbs", "pbs-cf", "pbs-cl", "binary"]
+
+
+@pytest.fixture
+def rng(request):
+    """A seeded generator; the seed is printed so that a failure can be replayed."""
+    seed = int(os.environ.get("GSEARCH_TEST_SEED", np.random.SeedSequence().entropy % 2**32))
+    print(f"{request.node.name}: GSEARCH_TEST_SEED={seed}")
+    return np.random.default_rng(seed)
+
+
+def random_values(rng, dtype, n, pool=None):
+    """n values of dtype: the full range for integers, a mix with inf / -inf / NaN / -0.0 /
+    0.0 for floats; `pool` values only when given (heavy duplicates)."""
+    dt = np.dtype(dtype)
+    if pool is not None:
+        return rng.choice(np.asarray(pool, dtype=dt), size=n)
+    if dt.kind == "b":
+        return rng.integers(0, 2, n).astype(dt)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return rng.integers(int(info.min), int(info.max), n, dtype=dt, endpoint=True)
+    x = (rng.standard_normal(n) * 100).astype(dt)
+    special = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0], dtype=dt)
+    mask = rng.random(n) < 0.1
+    x[mask] = rng.choice(special, size=int(mask.sum()))
+    return x
+
+
+def sorted_keys(rng, dtype, k, duplicates=False):
+    pool = None
+    if duplicates:
+        pool = np.unique(random_values(rng, dtype, max(1, k // 8 + 1)))
+    return np.sort(random_values(rng, dtype, k, pool))

@@ -1,0 +1,268 @@
+"""gsearch on CUDA arrays: torch tensors and cupy arrays, searched in place on the GPU.
+
+Skipped unless torch sees a GPU and gsearch was built with CUDA (the cupy tests: unless cupy
+imports and sees a device)."""
+
+import numpy as np
+import pytest
+
+import gsearch
+from gsearch import _core
+
+try:
+    import torch
+
+    HAVE_TORCH_CUDA = torch.cuda.is_available()
+except Exception:
+    torch = None
+    HAVE_TORCH_CUDA = False
+
+try:
+    import cupy
+
+    HAVE_CUPY = cupy.cuda.runtime.getDeviceCount() > 0
+except Exception:
+    cupy = None
+    HAVE_CUPY = False
+
+NO_GSEARCH_CUDA = not gsearch.cuda_available()
+needs_torch = pytest.mark.skipif(
+    not HAVE_TORCH_CUDA or NO_GSEARCH_CUDA,
+    reason="needs torch with CUDA and gsearch built with CUDA on a machine with a GPU",
+)
+needs_cupy = pytest.mark.skipif(
+    not HAVE_CUPY or NO_GSEARCH_CUDA,
+    reason="needs cupy with a device and gsearch built with CUDA on a machine with a GPU",
+)
+
+TORCH_DTYPES = ["int32", "int64", "float32", "float64", "uint8", "int16", "float16", "bfloat16"]
+ALGOS = ["auto", "pbs", "pbs-cf", "pbs-cl", "binary"]
+
+
+def rand_sorted(n, dtype, device="cuda", gen_seed=0):
+    g = torch.Generator(device="cpu").manual_seed(gen_seed)
+    x = (torch.randn(n, generator=g) * 1000).to(getattr(torch, dtype))
+    return torch.sort(x).values.to(device)
+
+
+def rand_values(shape, dtype, device="cuda", gen_seed=1):
+    g = torch.Generator(device="cpu").manual_seed(gen_seed)
+    return (torch.randn(shape, generator=g) * 1100).to(getattr(torch, dtype)).to(device)
+
+
+@needs_torch
+class TestTorch:
+    @pytest.mark.parametrize("dtype", TORCH_DTYPES)
+    @pytest.mark.parametrize("side", ["left", "right"])
+    @pytest.mark.parametrize("k", [0, 1, 33, 1024, 50_000])
+    def test_against_torch_and_numpy(self, dtype, side, k):
+        a = rand_sorted(k, dtype)
+        v = rand_values((3, 333), dtype)
+        got = gsearch.searchsorted(a, v, side=side)
+        assert isinstance(got, torch.Tensor)
+        assert got.device == v.device and got.dtype == torch.int64 and got.shape == v.shape
+        assert torch.equal(got, torch.searchsorted(a, v, side=side))
+        if dtype != "bfloat16":
+            want = np.searchsorted(a.cpu().numpy(), v.cpu().numpy(), side=side)
+            np.testing.assert_array_equal(got.cpu().numpy(), want)
+
+    @pytest.mark.parametrize("algo", ALGOS)
+    @pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64", "float32", "float64"])
+    def test_every_algorithm_and_native_dtype(self, algo, dtype):
+        g = np.random.default_rng(5)
+        a_np = np.sort(g.integers(0, 10_000, 4096)).astype(dtype)
+        v_np = g.integers(-10, 10_010, 10_000).astype(dtype)
+        a, v = torch.from_numpy(a_np).cuda(), torch.from_numpy(v_np).cuda()
+        for side in ("left", "right"):
+            got = gsearch.searchsorted(a, v, side=side, algo=algo)
+            np.testing.assert_array_equal(got.cpu().numpy(), np.searchsorted(a_np, v_np, side=side))
+        pred = gsearch.predecessor(a, v, algo=algo)
+        np.testing.assert_array_equal(pred.cpu().numpy(), np.searchsorted(a_np, v_np, side="right") - 1)
+
+    def test_no_copy_of_the_inputs(self, monkeypatch):
+        a = rand_sorted(4096, "float32")
+        v = rand_values(10_000, "float32")
+        assert _core._data_pointer(a) == a.data_ptr()
+        assert _core._data_pointer(v) == v.data_ptr()
+        seen = {}
+        real = _core.search
+
+        def spy(keys, queries, out, *args):
+            seen.update(k=_core._data_pointer(keys), q=_core._data_pointer(queries), o=_core._data_pointer(out))
+            return real(keys, queries, out, *args)
+
+        monkeypatch.setattr(_core, "search", spy)
+        out = torch.empty(10_000, dtype=torch.int64, device="cuda")
+        r = gsearch.searchsorted(a, v, out=out)
+        assert r is out
+        assert seen == {"k": a.data_ptr(), "q": v.data_ptr(), "o": out.data_ptr()}
+        assert torch.equal(out, torch.searchsorted(a, v))
+
+    def test_stream_ordering_current_stream(self):
+        # A search queued on a non-default stream right after a kernel on that stream writes the
+        # queries sees the written values.
+        n, k = 1 << 20, 1 << 12
+        a = torch.arange(k, dtype=torch.int32, device="cuda")
+        src = torch.randint(0, k, (n,), dtype=torch.int32, device="cuda")
+        torch.cuda.synchronize()
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            v = torch.full((n,), -1, dtype=torch.int32, device="cuda")
+            torch.cuda._sleep(50_000_000)  # keep the stream busy, so that a race would show
+            v.copy_(src)
+            r = gsearch.searchsorted(a, v, side="right")
+        s.synchronize()
+        assert torch.equal(r, src.to(torch.int64) + 1)
+
+    def test_stream_ordering_explicit_stream(self):
+        n, k = 1 << 20, 1 << 12
+        a = torch.arange(k, dtype=torch.int64, device="cuda")
+        src = torch.randint(0, k, (n,), dtype=torch.int64, device="cuda")
+        torch.cuda.synchronize()
+        s = torch.cuda.Stream()
+        for stream in (s, s.cuda_stream):
+            with torch.cuda.stream(s):
+                v = torch.full((n,), -1, dtype=torch.int64, device="cuda")
+                torch.cuda._sleep(50_000_000)
+                v.copy_(src)
+            out = gsearch.searchsorted(a, v, stream=stream)  # called outside the stream context
+            s.synchronize()
+            assert torch.equal(out, src)
+
+    def test_out_int32_and_out(self):
+        a = rand_sorted(1000, "float32")
+        v = rand_values((4, 50), "float32")
+        r = gsearch.searchsorted(a, v, out_int32=True)
+        assert r.dtype == torch.int32 and r.is_cuda
+        assert torch.equal(r, torch.searchsorted(a, v, out_int32=True))
+        out = torch.empty((4, 50), dtype=torch.int32, device="cuda")
+        assert gsearch.searchsorted(a, v, out=out, out_int32=True) is out
+        with pytest.raises(ValueError):
+            gsearch.searchsorted(a, v, out=torch.empty((4, 50), dtype=torch.int64))  # CPU out
+        with pytest.raises(TypeError):
+            gsearch.searchsorted(a, v, out=torch.empty((4, 50), dtype=torch.int32, device="cuda"))
+
+    def test_scalar_and_0d_queries(self):
+        a = torch.tensor([1.0, 2.0, 2.0, 3.0], device="cuda")
+        for v in (2.0, 2, torch.tensor(2.0, device="cuda"), np.float32(2.0), 2.5, float("nan")):
+            for right in (False, True):
+                got = gsearch.searchsorted(a, v, right=right)
+                assert isinstance(got, torch.Tensor) and got.is_cuda and got.dim() == 0
+                want = torch.searchsorted(a, torch.tensor(float(v), device="cuda"), right=right)
+                assert got.item() == want.item()
+
+    def test_batched_against_torch(self):
+        a = torch.sort(rand_values((8, 3, 700), "float32", gen_seed=3), dim=-1).values
+        v = rand_values((8, 3, 129), "float32", gen_seed=4)
+        for right in (False, True):
+            for out_int32 in (False, True):
+                got = gsearch.searchsorted(a, v, right=right, out_int32=out_int32)
+                assert torch.equal(got, torch.searchsorted(a, v, right=right, out_int32=out_int32))
+        raw = rand_values((5, 100), "float64", gen_seed=5)
+        sorter = torch.argsort(raw, dim=-1)
+        q = rand_values((5, 20), "float64", gen_seed=6)
+        assert torch.equal(gsearch.searchsorted(raw, q, sorter=sorter), torch.searchsorted(raw, q, sorter=sorter))
+        with pytest.raises(ValueError, match="sorted"):
+            gsearch.searchsorted(raw, q, check_sorted=True)
+
+    def test_bucketize_and_predecessor(self):
+        b = rand_sorted(300, "float32")
+        x = rand_values((7, 9), "float32")
+        for right in (False, True):
+            assert torch.equal(gsearch.bucketize(x, b, right=right), torch.bucketize(x, b, right=right))
+        pred = gsearch.predecessor(b, x)
+        assert torch.equal(pred, torch.searchsorted(b, x, right=True) - 1)
+
+    def test_non_contiguous_and_promoted_inputs(self):
+        a = rand_sorted(2000, "int32")
+        v = rand_values((100, 60), "int64")
+        want = torch.searchsorted(a.to(torch.int64), v)
+        assert torch.equal(gsearch.searchsorted(a, v), want)  # int32 keys, int64 queries
+        assert torch.equal(gsearch.searchsorted(a[::2], v.t()), torch.searchsorted(a[::2].contiguous().to(torch.int64), v.t().contiguous()))
+        with pytest.raises(TypeError):
+            gsearch.searchsorted(a.to(torch.int64), v.to(torch.float64))
+
+    def test_check_sorted(self):
+        a = torch.tensor([3, 1, 2], device="cuda")
+        with pytest.raises(ValueError, match="sorted"):
+            gsearch.searchsorted(a, a, check_sorted=True)
+
+    def test_mixed_devices_are_value_errors(self):
+        a = rand_sorted(100, "float32")
+        with pytest.raises(ValueError):
+            gsearch.searchsorted(a, np.zeros(3, dtype=np.float32))
+        with pytest.raises(ValueError):
+            gsearch.searchsorted(a.cpu(), rand_values(3, "float32"))
+        with pytest.raises(ValueError):
+            gsearch.searchsorted(a, rand_values(3, "float32").cpu())
+
+    @pytest.mark.skipif(not HAVE_TORCH_CUDA or torch.cuda.device_count() < 2, reason="needs two GPUs")
+    def test_second_device(self):
+        prev = torch.cuda.current_device()
+        a = rand_sorted(1000, "float32", device="cuda:1")
+        v = rand_values(500, "float32", device="cuda:1")
+        r = gsearch.searchsorted(a, v)
+        assert r.device == v.device
+        assert torch.equal(r, torch.searchsorted(a, v))
+        assert torch.cuda.current_device() == prev and _core.cuda_current_device() == prev
+        with pytest.raises(ValueError):
+            gsearch.searchsorted(a, v.to("cuda:0"))
+
+    def test_cuda_array_interface_object(self):
+        if cupy is None:
+            pytest.skip("__cuda_array_interface__-only objects go through cupy")
+
+        class Wrapper:
+            def __init__(self, t):
+                self._t = t
+                self.__cuda_array_interface__ = t.__cuda_array_interface__
+
+        a = rand_sorted(100, "float32")
+        v = rand_values(20, "float32")
+        r = gsearch.searchsorted(Wrapper(a), Wrapper(v))
+        assert isinstance(r, cupy.ndarray)
+        np.testing.assert_array_equal(cupy.asnumpy(r), torch.searchsorted(a, v).cpu().numpy())
+
+
+@needs_cupy
+class TestCupy:
+    @pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64", "float32", "float64", "int8", "float16"])
+    @pytest.mark.parametrize("side", ["left", "right"])
+    def test_against_cupy(self, dtype, side):
+        g = np.random.default_rng(11)
+        a_np = np.sort(g.integers(0, 100, 3000)).astype(dtype)
+        v_np = g.integers(-5, 105, (7, 31)).astype(dtype)
+        a, v = cupy.asarray(a_np), cupy.asarray(v_np)
+        got = gsearch.searchsorted(a, v, side=side)
+        assert isinstance(got, cupy.ndarray) and got.device == v.device and got.dtype == cupy.int64
+        np.testing.assert_array_equal(cupy.asnumpy(got), cupy.asnumpy(cupy.searchsorted(a, v, side=side)))
+        np.testing.assert_array_equal(cupy.asnumpy(got), np.searchsorted(a_np, v_np, side=side))
+
+    def test_no_copy_and_stream(self):
+        a = cupy.arange(1 << 12, dtype=cupy.int32)
+        assert _core._data_pointer(a) == a.data.ptr
+        src = cupy.random.randint(0, 1 << 12, 1 << 20, dtype=cupy.int32)
+        s = cupy.cuda.Stream(non_blocking=True)
+        with s:
+            v = cupy.full(1 << 20, -1, dtype=cupy.int32)
+            v[...] = src
+            r = gsearch.searchsorted(a, v, side="right")
+        s.synchronize()
+        np.testing.assert_array_equal(cupy.asnumpy(r), cupy.asnumpy(src).astype(np.int64) + 1)
+
+    def test_batched_bucketize_predecessor(self):
+        g = np.random.default_rng(12)
+        a_np = np.sort(g.random((4, 100)), axis=-1)
+        v_np = g.random((4, 10))
+        got = gsearch.searchsorted(cupy.asarray(a_np), cupy.asarray(v_np), out_int32=True)
+        assert got.dtype == cupy.int32
+        want = np.stack([np.searchsorted(a_np[i], v_np[i]) for i in range(4)])
+        np.testing.assert_array_equal(cupy.asnumpy(got), want)
+        b = cupy.asarray(a_np[0])
+        x = cupy.asarray(v_np)
+        np.testing.assert_array_equal(cupy.asnumpy(gsearch.bucketize(x, b, right=True)), np.searchsorted(a_np[0], v_np, side="right"))
+        np.testing.assert_array_equal(cupy.asnumpy(gsearch.predecessor(b, x)), np.searchsorted(a_np[0], v_np, side="right") - 1)
+
+    def test_mixed_devices(self):
+        with pytest.raises(ValueError):
+            gsearch.searchsorted(cupy.arange(10), np.arange(3))

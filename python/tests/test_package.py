@@ -1,0 +1,77 @@
+"""The package itself: version, CUDA probe, typing files, docstrings, error mapping."""
+
+import importlib.resources
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gsearch
+
+
+def test_version_is_the_cmake_project_version():
+    cmake = Path(__file__).resolve().parents[2] / "CMakeLists.txt"
+    if not cmake.exists():
+        pytest.skip("not run from a source tree")
+    m = re.search(r"project\(gsearch\s+VERSION\s+([0-9.]+)", cmake.read_text())
+    assert gsearch.__version__ == m.group(1)
+
+
+def test_cuda_probe():
+    assert isinstance(gsearch.cuda_available(), bool)
+    assert isinstance(gsearch.built_with_cuda(), bool)
+    if not gsearch.built_with_cuda():
+        assert not gsearch.cuda_available()
+
+
+def test_typing_files_installed():
+    files = importlib.resources.files("gsearch")
+    assert files.joinpath("py.typed").is_file()
+    stub_path = Path(gsearch._core.__file__).with_name("_core.pyi")  # installed next to the module
+    assert stub_path.is_file()
+    stub = stub_path.read_text()
+    assert "def search(" in stub and "def search_fast(" in stub
+
+
+@pytest.mark.parametrize("fn", [gsearch.searchsorted, gsearch.predecessor, gsearch.bucketize])
+def test_numpy_style_docstrings(fn):
+    doc = fn.__doc__
+    for section in ("Parameters\n    ----------", "Returns\n    -------", "Raises\n    ------", "Examples\n    --------"):
+        assert section in doc, (fn.__name__, section)
+
+
+def test_docstring_examples():
+    import doctest
+
+    results = doctest.testmod(gsearch, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert results.failed == 0 and results.attempted > 5
+
+
+def test_errors_map_to_python_exceptions():
+    from gsearch import _core
+
+    a = np.array([3, 2, 1], dtype=np.int64)
+    out = np.empty(1, dtype=np.int64)
+    with pytest.raises(ValueError, match="sorted"):  # gsearch::invalid_argument
+        _core.search(a, a[:1], out, 0, 0, True)
+    with pytest.raises(ValueError):  # size mismatch
+        _core.search(a, a, out, 0)
+    with pytest.raises(TypeError):  # mixed dtypes never reach the library
+        _core.search(a, a[:1].astype(np.int32), out, 0)
+    with pytest.raises(TypeError):
+        _core.search(a.astype(np.int8), a[:1].astype(np.int8), out, 0)
+    if not gsearch.built_with_cuda():
+        # The CUDA entry points exist and say why they cannot run.
+        assert _core.cuda_device_count() == 0
+
+
+def test_fast_path_declines_what_it_cannot_do():
+    from gsearch import _core
+
+    a = np.arange(10, dtype=np.int64)
+    out = np.empty(3, dtype=np.int64)
+    assert _core.search_fast(a, a[:3], out, 1) and out.tolist() == [1, 2, 3]
+    assert not _core.search_fast(a[::2], a[:3], out, 0)  # non-contiguous
+    assert not _core.search_fast(a, a[:3].astype(np.int32), out, 0)  # dtypes differ
+    assert not _core.search_fast(a.astype(np.int8), a[:3].astype(np.int8), out, 0)

@@ -1,0 +1,369 @@
+"""gsearch.searchsorted on numpy inputs (the CPU backend) against numpy.searchsorted."""
+
+import math
+
+import numpy as np
+import pytest
+
+import gsearch
+from conftest import ALGOS, ALL_DTYPES, NATIVE_DTYPES, random_values, sorted_keys
+
+
+def check(a, v, side="left", sorter=None, **kw):
+    got = gsearch.searchsorted(a, v, side=side, sorter=sorter, **kw)
+    want = np.searchsorted(a, v, side=side, sorter=sorter)
+    assert type(got) is type(want), (type(got), type(want))
+    np.testing.assert_array_equal(got, want)
+    assert np.asarray(got).dtype == np.int64
+    return got
+
+
+# --- every dtype, both sides, sizes -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("k", [0, 1, 2, 31, 32, 33, 1000, 5000])
+def test_random_against_numpy(rng, dtype, side, k):
+    a = sorted_keys(rng, dtype, k)
+    v = random_values(rng, dtype, 257)
+    check(a, v, side)
+    check(a, a, side)  # every key as a query
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_duplicates_and_equal_keys(rng, dtype, side):
+    a = sorted_keys(rng, dtype, 3000, duplicates=True)
+    check(a, np.concatenate([a, random_values(rng, dtype, 100)]), side)
+    same = np.full(100, a[len(a) // 2])
+    check(same, np.concatenate([same[:3], random_values(rng, dtype, 50)]), side)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64", "int8", "uint8", "int16", "uint16"])
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_integer_extremes(dtype, side):
+    info = np.iinfo(dtype)
+    lo, hi = int(info.min), int(info.max)
+    a = np.array([lo, lo, lo + 1, 0 if lo < 0 else lo + 2, hi - 1, hi, hi], dtype=dtype)
+    a.sort()
+    v = np.array([lo, lo + 1, hi - 1, hi, (lo + hi) // 2], dtype=dtype)
+    check(a, v, side)
+    check(a, v[::-1].copy(), side)  # queries in descending order
+    check(a[:0], v, side)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_nan_inf_negative_zero(dtype, side):
+    a = np.array([-np.inf, -1.0, -0.0, 0.0, 0.0, 1.0, np.inf, np.nan, np.nan], dtype=dtype)
+    v = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-30, -1e-30, 1.0, 2.0], dtype=dtype)
+    check(a, v, side)
+    # -0.0 and 0.0 are equal: the two orders of them are both sorted.
+    b = np.array([0.0, -0.0, 0.0, -0.0], dtype=dtype)
+    check(b, np.array([0.0, -0.0], dtype=dtype), side, check_sorted=True)
+    # All NaN keys.
+    check(np.full(5, np.nan, dtype=dtype), v, side)
+
+
+def test_all_queries_below_and_above(rng):
+    a = np.arange(100, 200, dtype=np.int64)
+    check(a, np.arange(0, 100, dtype=np.int64))
+    check(a, np.arange(200, 300, dtype=np.int64), "right")
+
+
+# --- shapes: scalars, 0-d, N-D queries, empty ---------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", NATIVE_DTYPES)
+def test_scalar_and_0d_queries(dtype):
+    a = np.array([1, 2, 2, 3, 5], dtype=dtype)
+    for v in (np.array(2, dtype=dtype), a.dtype.type(2), 2, 4, 0, 9, True):
+        for side in ("left", "right"):
+            got = check(a, v, side)
+            assert isinstance(got, np.integer)
+    if np.dtype(dtype).kind == "f" or np.dtype(dtype).itemsize < 8:
+        check(a, 2.5)
+        check(a, -0.0)
+        check(a, float("nan"))
+
+
+def test_nd_queries_and_views(rng):
+    a = np.sort(rng.integers(-1000, 1000, 300))
+    v = rng.integers(-1200, 1200, (4, 5, 6))
+    check(a, v)
+    check(a, v, "right")
+    check(a, v[:, ::2, 1:])  # non-contiguous queries are copied
+    check(a[::2], v)  # non-contiguous keys too
+    check(a, v.T)
+    check(a, np.asfortranarray(v))
+    check(a, [[1, 2], [3, 4]])
+    check(a.tolist(), v)  # keys from a list
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (3, 0), (2, 0, 2)])
+def test_empty_queries(shape):
+    a = np.array([1.0, 2.0, 3.0])
+    got = check(a, np.zeros(shape))
+    assert got.shape == shape
+
+
+def test_empty_keys():
+    check(np.array([], dtype=np.float64), np.array([1.0, np.nan, -np.inf]))
+    check(np.array([], dtype=np.int32), np.array([], dtype=np.int32))
+    check(np.array([], dtype=np.int32), 5)
+
+
+def test_big_endian_and_readonly(rng):
+    a = np.sort(rng.integers(0, 1000, 100)).astype(">i8")
+    v = rng.integers(0, 1000, 50).astype(">i8")
+    check(a, v)
+    a2 = np.sort(rng.random(100))
+    a2.setflags(write=False)
+    v2 = rng.random(10)
+    v2.setflags(write=False)
+    check(a2, v2)
+
+
+# --- sorter -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_sorter(rng, dtype, side):
+    a = random_values(rng, dtype, 500)
+    sorter = np.argsort(a, kind="stable")
+    v = random_values(rng, dtype, 100)
+    check(a, v, side, sorter=sorter)
+    check(a, v, side, sorter=sorter.astype(np.int32))
+    check(a, v, side, sorter=sorter.tolist())
+
+
+def test_sorter_errors():
+    a = np.array([3, 1, 2])
+    with pytest.raises(ValueError):
+        gsearch.searchsorted(a, 2, sorter=[0, 1])  # numpy: sorter.size must equal a.size
+    with pytest.raises(TypeError):
+        gsearch.searchsorted(a, 2, sorter=[1.0, 2.0, 0.0])  # numpy: integers only
+    with pytest.raises(TypeError):
+        gsearch.searchsorted(a, 2, sorter=[[1, 2, 0]])  # numpy: could not parse
+    # Out of range: numpy checks only the indices its search touches; gsearch checks all.
+    with pytest.raises(ValueError, match="out of range"):
+        gsearch.searchsorted(a, 2, sorter=[1, 2, 3])
+    with pytest.raises(ValueError, match="out of range"):
+        gsearch.searchsorted(a, 2, sorter=[1, 2, -1])
+    with pytest.raises(ValueError, match="out of range"):
+        np.searchsorted(a, [0, 1, 2, 3, 4], sorter=[1, 2, 3])
+
+
+# --- dtypes: exact promotions answer like numpy, lossy ones raise ---------------------------------
+
+EXACT_PAIRS = [
+    ("int32", "int64"), ("int64", "int32"), ("float32", "float64"), ("float64", "float32"),
+    ("int32", "float64"), ("float64", "int32"), ("uint32", "int32"), ("int32", "uint32"),
+    ("uint32", "int64"), ("uint32", "float64"), ("int16", "float32"), ("int8", "float16"),
+    ("uint8", "int8"), ("bool", "int64"), ("bool", "float32"), ("uint64", "uint8"),
+    ("int8", "int64"), ("float16", "float64"), ("uint16", "int16"), ("int64", "bool"),
+]
+LOSSY_PAIRS = [
+    ("int64", "float64"), ("float64", "int64"), ("int64", "float32"), ("uint64", "float64"),
+    ("float32", "uint64"), ("uint64", "int64"), ("int64", "uint64"), ("uint64", "int32"),
+    ("int8", "uint64"), ("int64", "float16"), ("uint64", "float16"),
+]
+
+
+@pytest.mark.parametrize("ka,kv", EXACT_PAIRS)
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_exact_promotions_answer_like_numpy(rng, ka, kv, side):
+    a = sorted_keys(rng, ka, 400)
+    v = random_values(rng, kv, 300)
+    if np.dtype(ka).kind in "iu" and np.dtype(kv).kind in "iu":
+        v = np.concatenate([v, a.astype(kv, casting="unsafe")]) if np.can_cast(ka, kv) else v
+    check(a, v, side)
+
+
+@pytest.mark.parametrize("ka,kv", LOSSY_PAIRS)
+def test_lossy_promotions_raise(ka, kv):
+    a = np.zeros(3, dtype=ka)
+    v = np.zeros(2, dtype=kv)
+    with pytest.raises(TypeError) as e:
+        gsearch.searchsorted(a, v)
+    assert ka in str(e.value) and kv in str(e.value)
+    with pytest.raises(TypeError):
+        gsearch.predecessor(a, v)
+
+
+@pytest.mark.parametrize("v", ["x", 1j, None, np.array([1 + 2j]), np.array(["a"]), np.array([1], dtype=object)])
+def test_unsupported_query_types(v):
+    with pytest.raises(TypeError):
+        gsearch.searchsorted(np.array([1.0, 2.0]), v)
+
+
+def test_unsupported_key_types():
+    for a in (np.array([1 + 1j]), np.array(["a", "b"]), np.array([1, 2], dtype="datetime64[s]")):
+        with pytest.raises(TypeError):
+            gsearch.searchsorted(a, a)
+
+
+# --- Python scalars: exact, numpy's answer where numpy's is exact --------------------------------
+
+
+def exact_reference(keys, q, side):
+    """The count of keys < q (left) or <= q (right) with Python's exact number comparisons and
+    NaN after everything."""
+
+    def key(x):
+        x = x.item() if hasattr(x, "item") else x
+        return (1, 0) if isinstance(x, float) and math.isnan(x) else (0, x)
+
+    kq = key(q)
+    if side == "left":
+        return sum(1 for k in keys if key(k) < kq)
+    return sum(1 for k in keys if key(k) <= kq)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_python_scalars_exact(dtype):
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        a = np.array([False, False, True])
+    elif dt.kind in "iu":
+        info = np.iinfo(dt)
+        a = np.array(sorted({int(info.min), int(info.min) + 1, 0, 1, 2, int(info.max) - 1, int(info.max)}), dtype=dt)
+    else:
+        with np.errstate(over="ignore"):  # 1e30 is inf in float16
+            a = np.array([-np.inf, -3.5, -0.0, 0.1, 1.0, 16777216.0, 1e30, np.inf, np.nan], dtype=dt)
+    queries = [0, 1, -1, 2, 3, 2**31, -(2**31) - 1, 2**63, -(2**63) - 1, 2**64, 2**70, -(2**70), True, False]
+    queries += [16777217, 2**53 + 1, 10**400]
+    if not (dt.kind in "iu" and dt.itemsize == 8):
+        queries += [0.5, -0.5, 1.0, 2.5, 0.1, -0.0, float("inf"), float("-inf"), float("nan"), 1e300, -1e300]
+    for q in queries:
+        for side in ("left", "right"):
+            got = gsearch.searchsorted(a, q, side=side)
+            assert isinstance(got, np.int64)
+            assert got == exact_reference(a.tolist(), q, side), (dtype, q, side)
+            want_pred = exact_reference(a.tolist(), q, "right") - 1
+        assert gsearch.predecessor(a, q) == want_pred, (dtype, q)
+
+
+def test_python_scalars_like_numpy():
+    # Where numpy's own conversion is exact, the answers are numpy's (numpy 2 searches a Python
+    # int out of the keys' range in int64, it does not raise).
+    a8 = np.array([1, 2, 3], dtype=np.int8)
+    for q in (300, -300, 2, 2**40):
+        for side in ("left", "right"):
+            assert gsearch.searchsorted(a8, q, side) == np.searchsorted(a8, q, side)
+    au = np.array([1, 2, 3], dtype=np.uint64)
+    assert gsearch.searchsorted(au, -1) == np.searchsorted(au, -1) == 0
+    f32 = np.array([0.1, 0.2, 0.3], dtype=np.float32)
+    for q in (0.1, 0.2, 0.30000001, 1e300, -1e300):
+        for side in ("left", "right"):
+            assert gsearch.searchsorted(f32, q, side) == np.searchsorted(f32, q, side)
+
+
+def test_python_float_with_64_bit_integer_keys_raises():
+    for dt in ("int64", "uint64"):
+        with pytest.raises(TypeError, match=dt):
+            gsearch.searchsorted(np.array([1, 2], dtype=dt), 1.5)
+        with pytest.raises(TypeError):
+            gsearch.searchsorted(np.array([1, 2], dtype=dt), [1.5])
+
+
+def test_python_int_too_large_for_int64_list():
+    # A list is taken as numpy takes it: beyond uint64 it is an object array, which gsearch
+    # does not search.
+    with pytest.raises(TypeError):
+        gsearch.searchsorted(np.array([1, 2]), [2**70])
+
+
+# --- algorithms, check_sorted, options ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("dtype", NATIVE_DTYPES)
+@pytest.mark.parametrize("k", [0, 1, 33, 1024, 4099])
+def test_every_algorithm(rng, algo, dtype, k):
+    a = sorted_keys(rng, dtype, k, duplicates=k > 100)
+    v = np.concatenate([random_values(rng, dtype, 200), a[:50]])
+    for side in ("left", "right"):
+        check(a, v, side, algo=algo)
+    want = np.searchsorted(a, v, side="right") - 1
+    np.testing.assert_array_equal(gsearch.predecessor(a, v, algo=algo), want)
+
+
+def test_check_sorted():
+    with pytest.raises(ValueError, match="sorted"):
+        gsearch.searchsorted(np.array([1, 3, 2]), [2], check_sorted=True)
+    with pytest.raises(ValueError, match="sorted"):
+        gsearch.searchsorted(np.array([1.0, np.nan, 2.0]), [2.0], check_sorted=True)
+    with pytest.raises(ValueError):
+        gsearch.predecessor(np.array([5, 4]), 4, check_sorted=True)
+    with pytest.raises(ValueError):
+        gsearch.bucketize(4, np.array([5, 4]), check_sorted=True)
+    # Sorted keys (NaN last, equal zeros) pass; unsorted ones without the check still give
+    # in-range answers.
+    check(np.array([-1.0, -0.0, 0.0, np.nan]), [0.0], check_sorted=True)
+    r = gsearch.searchsorted(np.array([3, 1, 2]), [0, 1, 2, 3, 4])
+    assert ((r >= 0) & (r <= 3)).all()
+
+
+def test_bad_arguments():
+    a = np.array([1, 2, 3])
+    with pytest.raises(ValueError):
+        gsearch.searchsorted(a, 2, side="middle")
+    with pytest.raises(ValueError):
+        gsearch.searchsorted(a, 2, side="L")
+    with pytest.raises(TypeError):
+        gsearch.searchsorted(a, 2, side=None)
+    with pytest.raises(ValueError):
+        gsearch.searchsorted(a, 2, algo="fast")
+    with pytest.raises(ValueError):
+        gsearch.searchsorted(np.array(3), 2)  # 0-d keys
+    with pytest.raises(ValueError):
+        gsearch.searchsorted(5, 2)
+    with pytest.raises(ValueError):
+        gsearch.searchsorted(a, 2, side="left", right=True)  # torch: opposites
+    with pytest.raises(TypeError):
+        gsearch.searchsorted(a, 2, right="yes")
+    with pytest.raises(ValueError):
+        gsearch.searchsorted(a, 2, stream=0)  # streams are for CUDA arrays
+
+
+def test_right_flag():
+    a = np.array([1, 2, 2, 3])
+    v = np.array([2, 2])
+    np.testing.assert_array_equal(gsearch.searchsorted(a, v, right=True), [3, 3])
+    np.testing.assert_array_equal(gsearch.searchsorted(a, v, right=False), [1, 1])
+    np.testing.assert_array_equal(gsearch.searchsorted(a, v, side="right", right=True), [3, 3])
+    np.testing.assert_array_equal(gsearch.searchsorted(a, v, side="right", right=False), [3, 3])
+
+
+def test_out_int32_and_out(rng):
+    a = np.sort(rng.integers(0, 100, 50)).astype(np.int32)
+    v = rng.integers(-10, 110, (3, 4)).astype(np.int32)
+    want = np.searchsorted(a, v, side="right")
+    got = gsearch.searchsorted(a, v, side="right", out_int32=True)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, want)
+    out = np.empty((3, 4), dtype=np.int64)
+    r = gsearch.searchsorted(a, v, side="right", out=out)
+    assert r is out
+    np.testing.assert_array_equal(out, want)
+    out32 = np.empty((3, 4), dtype=np.int32)
+    assert gsearch.searchsorted(a, v, out=out32, out_int32=True) is out32
+    o0 = np.empty((), dtype=np.int64)
+    assert gsearch.searchsorted(a, 50, out=o0) is o0 and o0 == np.searchsorted(a, 50)
+    with pytest.raises(ValueError):
+        gsearch.searchsorted(a, v, out=np.empty((4, 3), dtype=np.int64))
+    with pytest.raises(TypeError):
+        gsearch.searchsorted(a, v, out=np.empty((3, 4), dtype=np.int32))  # int32 needs out_int32
+    with pytest.raises(TypeError):
+        gsearch.searchsorted(a, v, out=np.empty((3, 4), dtype=np.float64))
+    with pytest.raises(ValueError):
+        gsearch.searchsorted(a, v, out=np.empty((4, 3), dtype=np.int64).T)  # not C-contiguous
+    ro = np.empty((3, 4), dtype=np.int64)
+    ro.setflags(write=False)
+    with pytest.raises(ValueError):
+        gsearch.searchsorted(a, v, out=ro)
+    with pytest.raises(ValueError):
+        gsearch.searchsorted(a, v, out=[0] * 12)
