@@ -27,7 +27,11 @@ from collections import defaultdict
 
 PEERS = ["thrust", "cub", "torch", "cupy"]  # the GPU libraries gsearch is compared with
 GSEARCH_IMPLS = ["gsearch", "gsearch-cpu"]  # gsearch on the GPU, and its CPU backend
-PEER_IMPLS = PEERS + ["std"]  # std::upper_bound: the CPU run's peer
+# jax (search_peers.py --peers jax; wall-clock timed) and std::upper_bound (the CPU run's peer)
+# count as peers where present, without a fixed column.
+PEER_IMPLS = PEERS + ["jax", "std"]
+# gsearch's Python package (search_peers.py --peers gsearch-py): a column of its own, neither a
+# peer nor part of "best gsearch" (bench/python/py_vs_cpp.py compares it with the C++ rows).
 GSEARCH_ALGOS = ["pbs", "pbs-cf", "pbs-cl", "binary", "auto"]
 ALGO_NAMES = {"pbs": "PBS", "pbs-cf": "PBS-CF", "pbs-cl": "PBS-CL", "binary": "binary",
               "auto": "auto"}
@@ -37,7 +41,8 @@ COLORS = {("gsearch", "pbs"): "tab:blue", ("gsearch", "pbs-cf"): "tab:orange",
           ("gsearch", "pbs-cl"): "tab:green", ("gsearch", "binary"): "tab:olive",
           ("gsearch", "auto"): "tab:cyan", ("thrust", None): "tab:red",
           ("cub", None): "tab:purple", ("torch", None): "tab:brown", ("cupy", None): "tab:pink",
-          ("gsearch-cpu", None): "tab:gray", ("std", None): "darkgray"}
+          ("gsearch-cpu", None): "tab:gray", ("std", None): "darkgray",
+          ("gsearch-py", None): "olive", ("jax", None): "tab:blue"}
 
 
 def warn(msg):
@@ -87,7 +92,7 @@ def impl_label(key):
 
 def impl_order(key):
     impl, algo = key
-    order = ["gsearch", "gsearch-cpu", "roofline", *PEERS, "std"]
+    order = ["gsearch", "gsearch-cpu", "gsearch-py", "roofline", *PEERS, "jax", "std"]
     i = order.index(impl) if impl in order else len(order)
     base = str(algo).partition(":")[0]
     j = GSEARCH_ALGOS.index(base) if base in GSEARCH_ALGOS else len(GSEARCH_ALGOS)

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Times the Python peers (torch.searchsorted, cupy.searchsorted) on exactly the inputs that
-`gsearch bench search` timed, and appends their rows to its JSON file.
+"""Times the Python peers (torch.searchsorted, cupy.searchsorted, gsearch's own Python package
+on torch tensors, jax.numpy.searchsorted) on exactly the inputs that `gsearch bench search`
+timed, and appends their rows to its JSON file.
 
-    python3 bench/python/search_peers.py --json RESULTS.json [--peers torch,cupy]
-                                         [--repeat R] [--warmup W]
+    python3 bench/python/search_peers.py --json RESULTS.json
+                                         [--peers torch,cupy,gsearch-py,jax]
+                                         [--repeat R] [--warmup W] [--jax-method scan]
 
 For every configuration (key type, K, query kind, Q) with a "gsearch" row in the file (or, with
 none, every one of the "config" block), the keys and queries are regenerated with inputs.py
@@ -11,7 +13,7 @@ none, every one of the "config" block), the keys and queries are regenerated wit
 checksums compared with the file's "inputs" record: a configuration whose record is missing or
 differs is refused (no rows; an entry in "skipped"; exit status 3). Each peer then runs
 searchsorted(keys, queries, side right) on the GPU: W warm-up runs, then R timed runs, each
-between two CUDA events; the row holds the median, min and max. As in the C++ bench, the runs
+between two CUDA events (jax: see below); the row holds the median, min and max. As in the C++ bench, the runs
 rotate among copies = clamp(ceil(2 * L2 / (Q * sizeof(key))), 1, 8) copies of the queries (L2:
 the file's device.l2_bytes, else the peer's device), so that no timed run finds its queries in
 the L2 cache left by the previous one; the row records "copies". A sample of the results
@@ -25,6 +27,23 @@ does not import, or finds no GPU, is skipped with a message on stderr and an ent
 peers being run that the file already holds are replaced, so a rerun does not duplicate them.
 The file is written back atomically (a temporary file in the same folder, then rename).
 
+The peers (default: torch,cupy; gsearch-py and jax on request):
+  torch       torch.searchsorted(keys, q, right=True, out_int32=True, out=out)
+  cupy        cupy.searchsorted(keys, q, side='right') (int64, no out=)
+  gsearch-py  gsearch.searchsorted(keys, q, side='right', out=out, out_int32=...) on torch CUDA
+              tensors, timed exactly as torch (same events, same preallocated out= buffer);
+              int32 output when the file's gsearch rows have int32 output (they do), else int64
+  jax         jax.jit(jnp.searchsorted(keys, q, side='right', method=M)), M from --jax-method
+              (default 'scan', jax's default); inputs device_put once; jax_enable_x64 on so that
+              8-byte keys stay 8-byte. jax does not expose its CUDA stream, so CUDA events cannot
+              bracket its work: each run is timed with the host's wall clock (perf_counter)
+              around the call and block_until_ready(), which includes jax's dispatch (some tens
+              of microseconds) and the allocation of its output. Every row says which timer it
+              used: "timer": "cuda-event" or "wall".
+jax is imported with XLA_PYTHON_CLIENT_PREALLOCATE=false (unless set) so that it does not take
+75% of the GPU's memory from the other peers; running it in its own invocation
+(--peers jax) also works, since a run replaces only the rows of the peers it runs.
+
 Exit status: 0 done (peers may have been skipped), 1 bad usage or unreadable file, 3 a
 configuration was refused (checksum) or a peer's result failed the spot check.
 """
@@ -35,6 +54,7 @@ import platform
 import statistics
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -72,6 +92,11 @@ class Peer:
     name = "?"
     out_type = "int64"
     version = None
+    algo = None  # the row's "algo": peers that choose an algorithm say which
+    timer = "cuda-event"  # how the runs are timed: "cuda-event" or "wall" (host clock)
+
+    def configure(self, doc):
+        """Called once with the bench file before any configuration runs."""
 
     def versions(self):
         return {self.name: self.version}
@@ -164,7 +189,8 @@ class TorchPeer(Peer):
             del q1
         else:
             qbuf = q1.view(1, len(queries))
-        out = t.empty(len(queries), dtype=t.int32, device=self.dev)  # one, as in the C++ bench
+        out_dt = t.int32 if self.out_type == "int32" else t.int64
+        out = t.empty(len(queries), dtype=out_dt, device=self.dev)  # one, as in the C++ bench
         t.cuda.synchronize()
         return {"keys": keys_d, "queries": qbuf, "out": out}
 
@@ -282,7 +308,160 @@ class CupyPeer(Peer):
         self.cp.get_default_memory_pool().free_all_blocks()
 
 
-PEERS = {"torch": TorchPeer, "cupy": CupyPeer}
+def package_version(module, dist=None):
+    v = getattr(module, "__version__", None)
+    if v is None:
+        try:
+            from importlib import metadata
+
+            v = metadata.version(dist or module.__name__)
+        except Exception:  # noqa: BLE001
+            v = None
+    return None if v is None else str(v)
+
+
+def file_out_type(doc):
+    """The output type of the file's gsearch rows: "int32" when they all write int32 (the C++
+    bench always does) or there are none, else "int64"."""
+    types = {r.get("out_type") for r in doc.get("results", []) if r.get("impl") == "gsearch"}
+    return "int32" if types <= {"int32", None} else "int64"
+
+
+class GsearchPyPeer(TorchPeer):
+    """gsearch's Python package on torch CUDA tensors: no copy, torch's current stream, the
+    same preallocated output and the same CUDA events as the torch peer."""
+
+    name = "gsearch-py"
+    out_type = "int32"
+    algo = "auto"
+
+    def __init__(self):
+        try:
+            import gsearch
+        except Exception as e:  # noqa: BLE001
+            raise Unavailable(f"the gsearch Python package does not import ({first_line(e)})") from e
+        try:
+            ok = bool(gsearch.cuda_available())
+        except Exception as e:  # noqa: BLE001
+            raise Unavailable(f"gsearch.cuda_available() failed ({first_line(e)})") from e
+        if not ok:
+            raise Unavailable("gsearch.cuda_available() is False (built without CUDA, or no GPU)")
+        super().__init__()  # torch and its device; Unavailable without them
+        self.gs = gsearch
+        self.torch_version = self.version
+        self.version = package_version(gsearch)
+
+    def configure(self, doc):
+        self.out_type = file_out_type(doc)
+
+    def versions(self):
+        return {"gsearch_python": self.version, "torch": self.torch_version,
+                "torch_cuda": self.torch.version.cuda}
+
+    def search(self, state, b):
+        out = state["out"]
+        self.gs.searchsorted(state["keys"], state["queries"][b], side="right", out=out,
+                             out_int32=self.out_type == "int32", algo=self.algo)
+        return out
+
+
+class _WallEvent:
+    """An "event" for a peer without CUDA events: record() waits for the peer's last result,
+    then reads the host clock."""
+
+    def __init__(self, peer):
+        self.peer = peer
+        self.t = None
+
+    def record(self):
+        self.peer.synchronize()
+        self.t = time.perf_counter()
+
+
+class JaxPeer(Peer):
+    name = "jax"
+    out_type = "int32"  # set from the result's dtype (jax writes int32 unless K >= 2^30)
+    timer = "wall"
+    method = "scan"  # jnp.searchsorted's method (jax's default); --jax-method
+
+    def __init__(self):
+        os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+        try:
+            import jax
+            import jax.numpy as jnp
+        except Exception as e:  # noqa: BLE001
+            raise Unavailable(f"jax does not import ({first_line(e)})") from e
+        try:
+            jax.config.update("jax_enable_x64", True)  # int64/uint64/float64 keys stay 8-byte
+            devs = jax.devices("gpu")
+        except Exception as e:  # noqa: BLE001
+            raise Unavailable(f"jax {jax.__version__}: no GPU device ({first_line(e)})") from e
+        if not devs:
+            raise Unavailable(f"jax {jax.__version__}: no GPU device")
+        self.jax, self.jnp = jax, jnp
+        self.dev = devs[0]
+        self.version = str(jax.__version__)
+        self.algo = self.method
+        method = self.method
+        self._fn = jax.jit(lambda a, v: jnp.searchsorted(a, v, side="right", method=method))
+        self._last = None
+
+    def versions(self):
+        v = {"jax": self.version}
+        try:
+            import jaxlib
+
+            v["jaxlib"] = package_version(jaxlib)
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            v["jax_backend"] = str(self.dev.client.platform_version)
+        except Exception:  # noqa: BLE001
+            pass
+        return v
+
+    def device_name(self):
+        return str(getattr(self.dev, "device_kind", "")) or None
+
+    def prepare(self, keys, queries, nbuf):
+        jax = self.jax
+        keys_d = jax.device_put(keys, self.dev)
+        # Separate device buffers, each transferred from the host once.
+        qs = [jax.device_put(queries, self.dev) for _ in range(nbuf)]
+        if keys_d.dtype != keys.dtype or qs[0].dtype != queries.dtype:
+            raise Unsupported(f"jax holds {keys.dtype} as {keys_d.dtype}")
+        r = self._fn(keys_d, qs[0])  # compiles: outside the timed runs even with --warmup 0
+        r.block_until_ready()
+        self.out_type = "int32" if np.dtype(r.dtype) == np.int32 else "int64"
+        del r
+        return {"keys": keys_d, "queries": qs}
+
+    def search(self, state, b):
+        self._last = self._fn(state["keys"], state["queries"][b])
+        return self._last
+
+    def event(self):
+        return _WallEvent(self)
+
+    def elapsed_ms(self, start, stop):
+        return (stop.t - start.t) * 1e3
+
+    def synchronize(self):
+        if self._last is not None:
+            self._last.block_until_ready()
+
+    def gather(self, result, idx):
+        i = self.jnp.asarray(np.asarray(idx, dtype=np.int64))
+        return np.asarray(result[i]).astype(np.int64)
+
+    def release(self, state):
+        self.synchronize()
+        self._last = None
+        state.clear()
+
+
+PEERS = {"torch": TorchPeer, "cupy": CupyPeer, "gsearch-py": GsearchPyPeer, "jax": JaxPeer}
+DEFAULT_PEERS = "torch,cupy"
 
 
 def buffers(q, itemsize, l2_bytes):
@@ -371,11 +550,12 @@ def make_row(peer, key_type, k, kind, q, times, verified, copies):
     key_bytes = inputs.DTYPES[key_type].itemsize
     nbytes = q * key_bytes + q * OUT_BYTES[peer.out_type] + k * key_bytes
     return {
-        "impl": peer.name, "algo": None, "key_type": key_type, "k": k, "query_kind": kind, "q": q,
+        "impl": peer.name, "algo": peer.algo, "key_type": key_type, "k": k, "query_kind": kind, "q": q,
         "out_type": peer.out_type, "ms": ms, "ms_min": min(times), "ms_max": max(times),
         "runs": len(times), "gqps": q / (ms * 1e6) if ms > 0 else None,
         "gbps": nbytes / (ms * 1e6) if ms > 0 else None, "bytes": nbytes, "verified": verified,
         "peer_version": peer.version, "threads": None, "items": None, "copies": copies,
+        "timer": peer.timer,
     }
 
 
@@ -399,7 +579,7 @@ def write_atomic(path, doc):
         raise
 
 
-def run(doc, peer_names, repeat, warmup, command, spin_us=0):
+def run(doc, peer_names, repeat, warmup, command, spin_us=0, jax_method=None):
     """Adds the peers' rows, versions and skips to doc; returns the exit status."""
     cfg = doc["config"]
     seed = int(cfg["seed"]) & 0xFFFFFFFFFFFFFFFF
@@ -412,10 +592,13 @@ def run(doc, peer_names, repeat, warmup, command, spin_us=0):
     versions["numpy"] = np.__version__
     versions["python"] = platform.python_version()
 
+    if jax_method:
+        JaxPeer.method = jax_method
     peers = []
     for name in peer_names:
         try:
             peer = PEERS[name]()
+            peer.configure(doc)
         except Unavailable as e:
             log(f"skipping {name}: {e}")
             skipped.append({"impl": name, "key_type": None, "reason": str(e)})
@@ -426,10 +609,15 @@ def run(doc, peer_names, repeat, warmup, command, spin_us=0):
         if dev and bench_dev and dev != bench_dev:
             log(f"warning: {name} runs on '{dev}', the gsearch rows on '{bench_dev}'")
         peers.append(peer)
+    # Devices and timers of peers run by an earlier invocation (e.g. jax on its own) are kept.
+    old = doc.get("peers") if isinstance(doc.get("peers"), dict) else {}
+    devices = {k: v for k, v in (old.get("devices") or {}).items() if k not in peer_names}
+    timers = {k: v for k, v in (old.get("timers") or {}).items() if k not in peer_names}
+    devices.update({p.name: p.device_name() for p in peers})
+    timers.update({p.name: p.timer for p in peers})
     doc["peers"] = {
         "command": command, "repeat": repeat, "warmup": warmup, "sample": SAMPLE,
-        "spin_us": spin_us,
-        "devices": {p.name: p.device_name() for p in peers},
+        "spin_us": spin_us, "devices": devices, "timers": timers,
     }
     if not peers:
         log("no peer can run here; no rows added")
@@ -489,7 +677,7 @@ def run(doc, peer_names, repeat, warmup, command, spin_us=0):
             results.append(row)
             gq = f"{row['gqps']:.2f}" if row["gqps"] is not None else "-"
             log(f"{peer.name:5} {where}: {row['ms']:.4f} ms (min {row['ms_min']:.4f}, max "
-                f"{row['ms_max']:.4f}, {nbuf} copies), {gq} G queries/s"
+                f"{row['ms_max']:.4f}, {nbuf} copies, {peer.timer}), {gq} G queries/s"
                 f"{'' if verified else ', RESULTS DIFFER FROM numpy.searchsorted'}")
             if not verified:
                 status = 3
@@ -499,11 +687,16 @@ def run(doc, peer_names, repeat, warmup, command, spin_us=0):
 
 def main(argv=None):
     p = argparse.ArgumentParser(
-        description="Time torch/cupy searchsorted on the inputs of a `gsearch bench search` JSON "
-                    "file and append their rows to it.")
+        description="Time torch/cupy/gsearch-py/jax searchsorted on the inputs of a `gsearch "
+                    "bench search` JSON file and append their rows to it.")
     p.add_argument("--json", required=True, metavar="RESULTS.json",
                    help="the file `gsearch bench search` wrote; updated in place")
-    p.add_argument("--peers", default="torch,cupy", help="comma-separated: torch, cupy")
+    p.add_argument("--peers", default=DEFAULT_PEERS,
+                   help=f"comma-separated, of {', '.join(PEERS)} (default {DEFAULT_PEERS})")
+    p.add_argument("--jax-method", default=JaxPeer.method,
+                   choices=["scan", "scan_unrolled", "sort", "compare_all"],
+                   help="jax.numpy.searchsorted's method (default: scan, jax's default); "
+                        "recorded as the jax rows' algo")
     p.add_argument("--repeat", type=int, help="timed runs (default: config.repeat, else 15)")
     p.add_argument("--warmup", type=int, help="warm-up runs (default: config.warmup, else 2)")
     p.add_argument("--spin-us", type=float, default=0,
@@ -538,7 +731,7 @@ def main(argv=None):
         p.error("--repeat must be >= 1 and --warmup >= 0")
     command = " ".join(["python3", *sys.argv]) if argv is None else " ".join(
         ["search_peers.py", *argv])
-    status = run(doc, names, repeat, warmup, command, a.spin_us)
+    status = run(doc, names, repeat, warmup, command, a.spin_us, a.jax_method)
     try:
         write_atomic(a.json, doc)
     except OSError as e:

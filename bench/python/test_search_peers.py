@@ -1,5 +1,6 @@
 """search_peers.py without a GPU: the configuration flow, checksum refusal, skipped peers and key
-types, row schema, reruns and the atomic write, with a numpy stand-in for the GPU peers.
+types, row schema, reruns and the atomic write, with a numpy stand-in for the GPU peers; the
+torch, gsearch-py and jax peers' own code on numpy-backed stand-ins of torch, gsearch and jax.
 
     python3 -m pytest bench/python/test_search_peers.py
 """
@@ -10,6 +11,7 @@ import pathlib
 import subprocess
 import sys
 import time
+import types
 
 import numpy as np
 import pytest
@@ -21,7 +23,7 @@ import search_peers  # noqa: E402
 
 ROW_FIELDS = {"impl", "algo", "key_type", "k", "query_kind", "q", "out_type", "ms", "ms_min",
               "ms_max", "runs", "gqps", "gbps", "bytes", "verified", "peer_version", "threads",
-              "items", "copies"}
+              "items", "copies", "timer"}
 
 
 class _Event:
@@ -309,3 +311,285 @@ def test_sample_file_checksums(tmp_path):
         ("int64", 4096, "worst")]
     assert all(r["verified"] and r["copies"] == 8 for r in rows)  # 2^20 queries: 8 copies
     assert len(peer_rows(out, "torch")) == len(peer_rows(doc, "torch"))
+
+
+# ---------------------------------------------------------------------------------------------
+# The torch, gsearch-py and jax peers' code, on numpy-backed stand-ins of the three modules.
+
+
+class FakeTensor:
+    def __init__(self, a):
+        self.a = a
+
+    @property
+    def dtype(self):
+        return self.a.dtype
+
+    def __len__(self):
+        return len(self.a)
+
+    def to(self, dev):
+        return FakeTensor(self.a.copy())
+
+    def expand(self, *shape):
+        return FakeTensor(np.broadcast_to(self.a, shape))
+
+    def copy_(self, src):
+        self.a[...] = src.a
+        return self
+
+    def view(self, *shape):
+        return FakeTensor(self.a.reshape(shape))
+
+    def __getitem__(self, i):
+        return FakeTensor(self.a[i.a if isinstance(i, FakeTensor) else i])
+
+    def cpu(self):
+        return self
+
+    def numpy(self):
+        return self.a
+
+
+class FakeCudaEvent:
+    def __init__(self, enable_timing=False):
+        assert enable_timing
+        self.t = None
+
+    def record(self):
+        self.t = time.perf_counter()
+
+    def elapsed_time(self, stop):
+        return (stop.t - self.t) * 1e3
+
+
+def fake_torch():
+    t = types.ModuleType("torch")
+    t.__version__ = "0.0-faketorch"
+    t.version = types.SimpleNamespace(cuda="0.0")
+    t.device = lambda name: name
+    for name in inputs.DTYPES:
+        setattr(t, name, np.dtype(name))
+    t.from_numpy = FakeTensor
+    t.empty = lambda shape, dtype, device: FakeTensor(np.empty(shape, dtype))
+
+    def searchsorted(keys, q, right=False, out_int32=False, out=None):
+        assert out is not None and out_int32 and out.dtype == np.int32
+        out.a[...] = np.searchsorted(keys.a, q.a, side="right" if right else "left")
+        return out
+
+    t.searchsorted = searchsorted
+    t.cuda = types.SimpleNamespace(
+        is_available=lambda: True, get_device_name=lambda d: "Fake GPU",
+        get_device_properties=lambda d: types.SimpleNamespace(L2_cache_size=50 << 20),
+        Event=FakeCudaEvent, synchronize=lambda: None, empty_cache=lambda: None,
+        _sleep=lambda cycles: None)
+    return t
+
+
+def fake_gsearch(cuda=True):
+    g = types.ModuleType("gsearch")
+    g.__version__ = "0.0-fakegsearch"
+    g.calls = []
+    g.cuda_available = lambda: cuda
+
+    def searchsorted(a, v, side="left", sorter=None, *, out=None, algo="auto",
+                     check_sorted=False, right=None, out_int32=False, stream=None):
+        g.calls.append(dict(side=side, out=out, algo=algo, out_int32=out_int32, right=right,
+                            sorter=sorter, stream=stream))
+        assert out is not None and out.dtype == (np.int32 if out_int32 else np.int64)
+        out.a[...] = np.searchsorted(a.a, v.a, side=side)
+        return out
+
+    g.searchsorted = searchsorted
+    return g
+
+
+class FakeJaxArray:
+    blocked = 0
+
+    def __init__(self, a):
+        self.a = np.asarray(a)
+
+    @property
+    def dtype(self):
+        return self.a.dtype
+
+    def block_until_ready(self):
+        FakeJaxArray.blocked += 1
+        return self
+
+    def __getitem__(self, i):
+        return FakeJaxArray(self.a[i.a if isinstance(i, FakeJaxArray) else i])
+
+    def __array__(self, dtype=None, copy=None):
+        return self.a if dtype is None else self.a.astype(dtype)
+
+
+def fake_jax(gpu=True):
+    jax = types.ModuleType("jax")
+    jnp = types.ModuleType("jax.numpy")
+    jax.__version__ = "0.0-fakejax"
+    jax.numpy = jnp
+    jax.config_updates = {}
+    jax.config = types.SimpleNamespace(update=jax.config_updates.__setitem__)
+    dev = types.SimpleNamespace(device_kind="Fake GPU",
+                                client=types.SimpleNamespace(platform_version="fake cuda"))
+
+    def devices(kind):
+        if not gpu:
+            raise RuntimeError("Unknown backend: 'gpu' requested, but no platforms that are "
+                               "instances of gpu are present.")
+        return [dev]
+
+    jax.devices = devices
+    jax.jit_calls = 0
+
+    def jit(fn):
+        jax.jit_calls += 1
+        return fn
+
+    jax.jit = jit
+    jax.device_put = lambda x, d: FakeJaxArray(np.array(x, copy=True))
+    jax.methods = []
+
+    def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
+        jax.methods.append(method)
+        return FakeJaxArray(np.searchsorted(a.a, v.a, side=side).astype(np.int32))
+
+    jnp.searchsorted = searchsorted
+    jnp.asarray = FakeJaxArray
+    return jax, jnp
+
+
+@pytest.fixture
+def with_fakes(monkeypatch):
+    torch, gs = fake_torch(), fake_gsearch()
+    jax, jnp = fake_jax()
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setitem(sys.modules, "gsearch", gs)
+    monkeypatch.setitem(sys.modules, "jax", jax)
+    monkeypatch.setitem(sys.modules, "jax.numpy", jnp)
+    monkeypatch.setitem(sys.modules, "jaxlib", None)  # import jaxlib raises ImportError
+    monkeypatch.delenv("XLA_PYTHON_CLIENT_PREALLOCATE", raising=False)
+    monkeypatch.setattr(search_peers.JaxPeer, "method", "scan")
+    return types.SimpleNamespace(torch=torch, gsearch=gs, jax=jax)
+
+
+def test_gsearch_py_and_jax_rows(tmp_path, with_fakes):
+    p = write(tmp_path, make_doc(key_types=("int32", "float64"), ks=(31, 1000),
+                                 kinds=("random",)))
+    assert search_peers.main(["--json", str(p), "--peers", "torch,gsearch-py,jax"]) == 0
+    doc = json.loads(p.read_text())
+    assert doc["skipped"] == []
+    torch_rows, py_rows, jax_rows = (peer_rows(doc, n) for n in ("torch", "gsearch-py", "jax"))
+    assert len(torch_rows) == len(py_rows) == len(jax_rows) == 4
+    for r in py_rows:
+        assert set(r) == ROW_FIELDS and r["verified"] is True
+        assert r["out_type"] == "int32" and r["algo"] == "auto" and r["timer"] == "cuda-event"
+        assert r["peer_version"] == "0.0-fakegsearch" and r["copies"] == 8
+        kb = 4 if r["key_type"] == "int32" else 8
+        assert r["bytes"] == 1000 * kb + 1000 * 4 + r["k"] * kb
+    for r in jax_rows:
+        assert set(r) == ROW_FIELDS and r["verified"] is True
+        assert r["timer"] == "wall" and r["algo"] == "scan" and r["out_type"] == "int32"
+        assert r["peer_version"] == "0.0-fakejax"
+    assert all(r["timer"] == "cuda-event" and r["algo"] is None for r in torch_rows)
+    # gsearch.searchsorted was called as the torch peer calls torch: right side, the
+    # preallocated int32 output, gsearch's automatic algorithm, the current stream.
+    calls = with_fakes.gsearch.calls
+    assert calls and all(c["side"] == "right" and c["out_int32"] is True and c["algo"] == "auto"
+                         and c["out"] is not None and c["stream"] is None
+                         and c["right"] is None for c in calls)
+    # One preallocated output per configuration (4) and per key-type probe (2), reused by the
+    # warm-up (1) and the timed runs (3).
+    assert len({id(c["out"]) for c in calls}) == 6 and len(calls) == 2 + 4 * (1 + 3)
+    assert with_fakes.jax.config_updates == {"jax_enable_x64": True}
+    assert set(with_fakes.jax.methods) == {"scan"}
+    assert os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
+    assert doc["versions"]["gsearch_python"] == "0.0-fakegsearch"
+    assert doc["versions"]["jax"] == "0.0-fakejax" and doc["versions"]["torch"] == "0.0-faketorch"
+    assert doc["peers"]["timers"] == {"torch": "cuda-event", "gsearch-py": "cuda-event",
+                                      "jax": "wall"}
+    assert doc["peers"]["devices"]["jax"] == "Fake GPU"
+
+
+def test_jax_separate_invocation_keeps_other_peers(tmp_path, with_fakes):
+    p = write(tmp_path, make_doc(key_types=("int32",), ks=(31,), kinds=("random",)))
+    assert search_peers.main(["--json", str(p), "--peers", "torch,gsearch-py"]) == 0
+    assert search_peers.main(["--json", str(p), "--peers", "jax", "--jax-method",
+                              "compare_all"]) == 0
+    doc = json.loads(p.read_text())
+    assert [r["impl"] for r in doc["results"]] == ["gsearch", "torch", "gsearch-py", "jax"]
+    assert peer_rows(doc, "jax")[0]["algo"] == "compare_all"
+    assert set(with_fakes.jax.methods) == {"compare_all"}
+    assert doc["peers"]["timers"] == {"torch": "cuda-event", "gsearch-py": "cuda-event",
+                                      "jax": "wall"}
+    assert set(doc["peers"]["devices"]) == {"torch", "gsearch-py", "jax"}
+
+
+def test_gsearch_py_int64_output_when_the_file_has_it(tmp_path, with_fakes):
+    doc = make_doc(key_types=("int32",), ks=(31,), kinds=("random",))
+    for r in doc["results"]:
+        r["out_type"] = "int64"
+    p = write(tmp_path, doc)
+    assert search_peers.main(["--json", str(p), "--peers", "gsearch-py"]) == 0
+    (row,) = peer_rows(json.loads(p.read_text()), "gsearch-py")
+    assert row["out_type"] == "int64" and row["bytes"] == 1000 * 4 + 1000 * 8 + 31 * 4
+    assert all(c["out_int32"] is False for c in with_fakes.gsearch.calls)
+
+
+def test_file_out_type():
+    assert search_peers.file_out_type({"results": []}) == "int32"
+    assert search_peers.file_out_type(make_doc(ks=(31,), kinds=("random",))) == "int32"
+    doc = make_doc(ks=(31,), kinds=("random",))
+    doc["results"][0]["out_type"] = "int64"
+    assert search_peers.file_out_type(doc) == "int64"
+
+
+def test_jax_wall_timer_waits_for_each_run(with_fakes):
+    peer = search_peers.JaxPeer()
+    keys, queries = inputs.generate("int32", 100, 1000, "random", 1)
+    before = FakeJaxArray.blocked
+    times, idx, got, nbuf = search_peers.time_peer(peer, keys, queries, 2, 5, l2_bytes=5000)
+    assert nbuf == 3 and len(times) == 5 and all(t >= 0 for t in times)
+    # compile call + each start and stop event + the syncs after warm-up and at the end
+    assert FakeJaxArray.blocked - before >= 1 + 2 * 5
+    assert np.array_equal(got, np.searchsorted(keys, queries[idx], side="right"))
+
+
+def test_gsearch_py_unavailable_cases(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "gsearch", fake_gsearch(cuda=False))
+    with pytest.raises(search_peers.Unavailable, match="cuda_available"):
+        search_peers.GsearchPyPeer()
+    monkeypatch.setitem(sys.modules, "gsearch", fake_gsearch(cuda=True))
+    monkeypatch.setitem(sys.modules, "torch", None)  # torch does not import
+    with pytest.raises(search_peers.Unavailable, match="torch does not import"):
+        search_peers.GsearchPyPeer()
+    jax, jnp = fake_jax(gpu=False)
+    monkeypatch.setitem(sys.modules, "jax", jax)
+    monkeypatch.setitem(sys.modules, "jax.numpy", jnp)
+    monkeypatch.setenv("XLA_PYTHON_CLIENT_PREALLOCATE", "true")  # left as the user set it
+    with pytest.raises(search_peers.Unavailable, match="no GPU device"):
+        search_peers.JaxPeer()
+    assert os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] == "true"
+    p = write(tmp_path, make_doc(key_types=("int32",), ks=(31,), kinds=("random",)))
+    assert search_peers.main(["--json", str(p), "--peers", "gsearch-py,jax,fake"]) == 0
+    out = json.loads(p.read_text())
+    assert [s["impl"] for s in out["skipped"]] == ["gsearch-py", "jax"]
+    assert len(peer_rows(out, "fake")) == 1
+
+
+@pytest.mark.skipif(importlib.util.find_spec("gsearch") is not None
+                    or importlib.util.find_spec("jax") is not None,
+                    reason="gsearch or jax is installed here")
+def test_real_gsearch_py_and_jax_absent_here(tmp_path):
+    doc = make_doc(key_types=("int32",), ks=(31,), kinds=("random",))
+    p = write(tmp_path, doc)
+    r = subprocess.run([sys.executable, str(HERE / "search_peers.py"), "--json", str(p),
+                        "--peers", "gsearch-py,jax"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "skipping gsearch-py" in r.stderr and "skipping jax" in r.stderr
+    out = json.loads(p.read_text())
+    assert out["results"] == doc["results"]
+    assert {s["impl"] for s in out["skipped"]} == {"gsearch-py", "jax"}
