@@ -3,7 +3,12 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <mutex>
 #include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "gsearch/cuda/search.hpp"
 #include "gsearch/cuda/search_kernel.cuh"
@@ -29,14 +34,68 @@ GSEARCH_DECLARE_ALL_T(algorithm::binary)
 #undef GSEARCH_DECLARE_BOTH_T
 
 device_limits current_device_limits() {
+  // Attributes of a device do not change: query each device once (a benign race may query it
+  // twice). cudaGetDevice itself is a thread-local read.
+  constexpr int max_devices = 64;
+  static device_limits cache[max_devices];
+  static std::atomic<bool> known[max_devices];
   int dev = 0;
   GSEARCH_CUDA_CHECK(cudaGetDevice(&dev));
+  if (dev >= 0 && dev < max_devices && known[dev].load(std::memory_order_acquire)) return cache[dev];
   device_limits d;
+  d.device = dev;
   int optin = 0;
   GSEARCH_CUDA_CHECK(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev));
   GSEARCH_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   d.max_shared_per_block = optin;
+  if (dev >= 0 && dev < max_devices) {
+    cache[dev] = d;
+    known[dev].store(true, std::memory_order_release);
+  }
   return d;
+}
+
+namespace {
+
+// What the launch helpers remember per (kernel, device): occupancy per (threads, smem), and the
+// dynamic shared memory the kernel has been allowed.
+struct kernel_key {
+  const void* kernel;
+  int device;
+  bool operator==(const kernel_key&) const = default;
+};
+struct kernel_key_hash {
+  size_t operator()(const kernel_key& k) const {
+    return std::hash<const void*>{}(k.kernel) ^ (size_t(k.device) * 0x9E3779B97F4A7C15ull);
+  }
+};
+struct kernel_facts {
+  int64_t allowed_smem = 48 * 1024;
+  std::vector<std::pair<std::pair<int, int64_t>, int>> occupancy;  // ((threads, smem), blocks)
+};
+std::mutex facts_mutex;
+std::unordered_map<kernel_key, kernel_facts, kernel_key_hash> facts;
+
+}  // namespace
+
+int blocks_per_sm(const void* kernel, int threads, int64_t smem, const device_limits& dev) {
+  const std::lock_guard<std::mutex> lock(facts_mutex);
+  auto& known = facts[{kernel, dev.device}].occupancy;
+  for (const auto& [config, blocks] : known)
+    if (config.first == threads && config.second == smem) return blocks;
+  int per_sm = 0;
+  GSEARCH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, size_t(smem)));
+  if (per_sm < 1) per_sm = 1;
+  if (known.size() < 64) known.push_back({{threads, smem}, per_sm});  // a handful per kernel
+  return per_sm;
+}
+
+void allow_dynamic_shared(const void* kernel, int64_t smem, const device_limits& dev) {
+  const std::lock_guard<std::mutex> lock(facts_mutex);
+  int64_t& allowed = facts[{kernel, dev.device}].allowed_smem;
+  if (smem <= allowed) return;
+  GSEARCH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  allowed = smem;
 }
 
 namespace {

@@ -11,9 +11,16 @@
 
 namespace gsearch::cpu_backend {
 
+/// std::thread::hardware_concurrency(), asked once: glibc reads /sys on every call (some
+/// microseconds, more than a 10-query search takes).
+inline int hardware_threads() {
+  static const int n = int(std::max(1u, std::thread::hardware_concurrency()));
+  return n;
+}
+
 /// Threads to use for `work` units of work: 1 below min_work_per_thread, never more than asked.
 inline int thread_count(int requested, int64_t work, int64_t min_work_per_thread) {
-  int hw = requested > 0 ? requested : int(std::max(1u, std::thread::hardware_concurrency()));
+  int hw = requested > 0 ? requested : hardware_threads();
   return int(std::clamp<int64_t>(work / std::max<int64_t>(1, min_work_per_thread), 1, hw));
 }
 

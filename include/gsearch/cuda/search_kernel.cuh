@@ -81,7 +81,8 @@ __global__ void __launch_bounds__(Threads)
     search_tile<A, Strict, Threads, Items>(acc, k, queries, begin, n, out, offset);
 }
 
-/// The current device's SM count and opt-in shared memory per block (src/cuda/search.cu).
+/// The current device's SM count and opt-in shared memory per block, queried once per device
+/// (src/cuda/search.cu).
 device_limits current_device_limits();
 
 /// Shared-memory bytes the padded keys take (in `copies` replicas).
@@ -96,12 +97,20 @@ constexpr bool fits_shared(int64_t k, const device_limits& dev, int copies = 1) 
   return staged_bytes<T>(k, copies) <= dev.max_shared_per_block;
 }
 
+/// Resident blocks per SM of `kernel` with `threads` threads and `smem` bytes of dynamic shared
+/// memory on dev.device (cudaOccupancyMaxActiveBlocksPerMultiprocessor), remembered per kernel,
+/// configuration and device: the runtime's answer costs microseconds, which a small search
+/// called again and again would pay every time (src/cuda/search.cu).
+int blocks_per_sm(const void* kernel, int threads, int64_t smem, const device_limits& dev);
+
+/// Lets `kernel` use `smem` bytes of dynamic shared memory on dev.device (the attribute is needed
+/// above 48 KB), setting it only when it grows: once per kernel and device in practice.
+void allow_dynamic_shared(const void* kernel, int64_t smem, const device_limits& dev);
+
 /// A grid that fills the device: the resident blocks of every SM, no more blocks than tiles.
 template <class Kernel>
 int grid_size(Kernel kernel, int threads, int64_t smem, int64_t tiles, const device_limits& dev) {
-  int per_sm = 0;
-  GSEARCH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, size_t(smem)));
-  if (per_sm < 1) per_sm = 1;
+  const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernel), threads, smem, dev);
   return int(tiles < int64_t(per_sm) * dev.sms ? tiles : int64_t(per_sm) * dev.sms);
 }
 
@@ -116,8 +125,7 @@ void launch_search_with(cudaStream_t stream, bool strict, int offset, const T* k
     auto kernel = strict ? search_shared_kernel<A, true, T, Out, Threads, Items, Copies>
                          : search_shared_kernel<A, false, T, Out, Threads, Items, Copies>;
     const int64_t smem = staged_bytes<T>(k, Copies);
-    if (smem > 48 * 1024)
-      GSEARCH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
     const int grid = grid_size(kernel, Threads, smem, (n + Threads * Items - 1) / (Threads * Items), dev);
     kernel<<<grid, Threads, size_t(smem), stream>>>(keys, int(k), queries, n, out, offset);
   } else if constexpr (Copies > 1) {  // the replicas do not fit: one copy

@@ -175,8 +175,7 @@ void launch_search_rows_with(cudaStream_t stream, bool strict, int offset, int64
     auto kernel = strict ? search_rows_shared_kernel<A, true, T, Out, Threads, Items>
                          : search_rows_shared_kernel<A, false, T, Out, Threads, Items>;
     const int64_t smem = tile_rows * (k + 2 * warp_width) * int64_t(sizeof(T));
-    if (smem > 48 * 1024)
-      GSEARCH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
     const int grid = grid_size(kernel, Threads, smem, (rows + tile_rows - 1) / tile_rows, dev);
     const core::fast_divider by_k{uint32_t(k > 0 ? k : 1)}, by_m{uint32_t(m)};  // the kernel divides by these
     kernel<<<grid, Threads, size_t(smem), stream>>>(keys, int(k), queries, rows, int(m), out, offset,

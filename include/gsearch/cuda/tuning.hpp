@@ -12,6 +12,7 @@ namespace gsearch::cuda_backend {
 
 /// What the dispatcher needs to know of the current device.
 struct device_limits {
+  int device = 0;  ///< the CUDA device these are of
   int sms = 0;
   int64_t max_shared_per_block = 0;  ///< the opt-in maximum (227 KB on the H100)
 };
