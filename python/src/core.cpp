@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
-#include <thread>
 
 #include "gsearch/gsearch.hpp"
 
@@ -21,10 +20,6 @@ namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace {
-
-// The CPU backend's thread count, queried once: std::thread::hardware_concurrency() reads
-// /sys on glibc (a few microseconds), which a 10-query call cannot afford each time.
-const int cpu_threads = int(std::max(1u, std::thread::hardware_concurrency()));
 
 using in_array = nb::ndarray<nb::ro>;  // any dtype, shape and device; read-only
 using out_array = nb::ndarray<>;
@@ -100,7 +95,7 @@ void run(bool on_cuda, uintptr_t stream, gsearch::side s, int64_t rows, const vo
     else
       gsearch::search_rows(exec, s, rows, kk, qq, oo, options);
   } else {
-    const auto exec = gsearch::cpu.with_threads(cpu_threads);
+    const auto exec = gsearch::cpu;  // all cores, but a small call runs on the calling thread
     if (rows < 0)
       gsearch::search(exec, s, kk, qq, oo, options);
     else
