@@ -19,12 +19,20 @@ load drifts hit both); the reported per-call time is the minimum over the repeat
 (repeat time / n). "speedup" = numpy time / gsearch time; a configuration with speedup < 1 is
 flagged ("gsearch_slower": true, listed at the end and in "slower").
 
+Inputs ("inputs" in each row): "repeated" calls every time with the same query array, as a
+timeit loop does; with few queries (up to a few thousand) the CPU's branch predictor then learns
+every branch of a branchy search (numpy's), which a caller with new queries each call never sees.
+"fresh" (for Q <= 10^4, --modes) cycles through ceil(2^16 / Q) distinct query arrays (2^16
+distinct queries in all), each call taking the next, for both functions alike: the
+predictor-neutral comparison. The cycling costs both functions the same few tens of ns.
+
 If the gsearch package does not import, it says so and exits with status 2. Exit status: 0 done,
 1 bad usage, 2 gsearch does not import, 3 results differ from numpy's (the row says "equal":
 false; not timed), 4 with --fail-if-slower: some configuration is slower than numpy.
 """
 import argparse
 import importlib
+import itertools
 import json
 import os
 import platform
@@ -107,9 +115,19 @@ def interleaved_min(fns, n, repeat, clock=time.perf_counter):
     return best
 
 
-def make_row(dtype, side, k, q, g_s, n_s, n_g, n_n, repeat, equal, out_dtype):
+FRESH_QUERIES = 1 << 16  # distinct queries a "fresh" run cycles through
+FRESH_MAX_Q = 10**4       # larger calls are not run "fresh" (nothing left for a predictor to learn)
+
+
+def cycling(fn, keys, query_sets):
+    """fn(keys, <the next of query_sets>, **kwargs): each call a new query array."""
+    it = itertools.cycle(query_sets)
+    return lambda *_, **kwargs: fn(keys, next(it), **kwargs)
+
+
+def make_row(dtype, side, k, q, g_s, n_s, n_g, n_n, repeat, equal, out_dtype, inputs="repeated"):
     speedup = n_s / g_s if g_s and n_s else None
-    return {"dtype": dtype, "side": side, "k": k, "q": q,
+    return {"dtype": dtype, "side": side, "k": k, "q": q, "inputs": inputs,
             "gsearch_us": None if g_s is None else g_s * 1e6,
             "numpy_us": None if n_s is None else n_s * 1e6,
             "speedup": speedup, "gsearch_slower": None if speedup is None else speedup < 1.0,
@@ -134,15 +152,16 @@ def cpu_name():
 
 
 def table(rows):
-    lines = ["| dtype | side | K | Q | gsearch (us/call) | numpy (us/call) | numpy / gsearch |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+    lines = ["| dtype | side | K | Q | inputs | gsearch (us/call) | numpy (us/call) | numpy / gsearch |",
+             "|---|---|---:|---:|---|---:|---:|---:|"]
     for r in rows:
+        inputs = r.get("inputs", "repeated")
         if r["gsearch_us"] is None:
-            lines.append(f"| {r['dtype']} | {r['side']} | {r['k']} | {r['q']} | - | - | "
+            lines.append(f"| {r['dtype']} | {r['side']} | {r['k']} | {r['q']} | {inputs} | - | - | "
                          "results differ |")
             continue
         flag = " **slower**" if r["gsearch_slower"] else ""
-        lines.append(f"| {r['dtype']} | {r['side']} | {r['k']} | {r['q']} | "
+        lines.append(f"| {r['dtype']} | {r['side']} | {r['k']} | {r['q']} | {inputs} | "
                      f"{r['gsearch_us']:.2f} | {r['numpy_us']:.2f} | {speedup_text(r['speedup'])}{flag} |")
     return "\n".join(lines)
 
@@ -168,7 +187,7 @@ def int_list(text):
 # ---------------------------------------------------------------------------------------------
 
 
-def run(gs, dtypes, sides, ks, qs, min_time, repeat, seed):
+def run(gs, dtypes, sides, ks, qs, min_time, repeat, seed, modes=("repeated", "fresh")):
     rows = []
     status = 0
     for dtype in dtypes:
@@ -187,16 +206,25 @@ def run(gs, dtypes, sides, ks, qs, min_time, repeat, seed):
                                              False, out_dtype))
                         status = 3
                         continue
-                    fns = [(gs.searchsorted, (keys, queries), {"side": side}),
-                           (np.searchsorted, (keys, queries), {"side": side})]
-                    n = [calls_per_repeat(*f, min_time) for f in fns]
-                    g_s, n_s = interleaved_min(fns, n, repeat)
-                    row = make_row(dtype, side, k, q, g_s, n_s, n[0], n[1], repeat, True,
-                                   out_dtype)
-                    rows.append(row)
-                    log(f"{dtype:7} {side:5} K={k:<8} Q={q:<8} gsearch {row['gsearch_us']:10.2f} "
-                        f"us  numpy {row['numpy_us']:10.2f} us  {speedup_text(row['speedup'])}"
-                        f"{'  SLOWER' if row['gsearch_slower'] else ''}")
+                    for mode in modes:
+                        if mode == "fresh":
+                            if q > FRESH_MAX_Q:
+                                continue
+                            sets = [make_inputs(dtype, k, q, seed + 7919 * (i + 1))[1]
+                                    for i in range(-(-FRESH_QUERIES // q))]
+                            fns = [(cycling(gs.searchsorted, keys, sets), (), {"side": side}),
+                                   (cycling(np.searchsorted, keys, sets), (), {"side": side})]
+                        else:
+                            fns = [(gs.searchsorted, (keys, queries), {"side": side}),
+                                   (np.searchsorted, (keys, queries), {"side": side})]
+                        n = [calls_per_repeat(*f, min_time) for f in fns]
+                        g_s, n_s = interleaved_min(fns, n, repeat)
+                        row = make_row(dtype, side, k, q, g_s, n_s, n[0], n[1], repeat, True,
+                                       out_dtype, mode)
+                        rows.append(row)
+                        log(f"{dtype:7} {side:5} K={k:<8} Q={q:<8} {mode:8} gsearch "
+                            f"{row['gsearch_us']:10.2f} us  numpy {row['numpy_us']:10.2f} us  "
+                            f"{speedup_text(row['speedup'])}{'  SLOWER' if row['gsearch_slower'] else ''}")
     return rows, status
 
 
@@ -213,6 +241,8 @@ def main(argv=None):
     p.add_argument("--min-time", type=float, help="seconds per repeat at least (default 0.2)")
     p.add_argument("--repeat", type=int, help="repeats; the minimum is reported (default 5)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--modes", default="repeated,fresh",
+                   help="inputs: repeated (one query array) and/or fresh (cycled arrays, Q <= 10^4)")
     p.add_argument("--fail-if-slower", action="store_true",
                    help="exit status 4 if gsearch is slower than numpy anywhere")
     a = p.parse_args(argv)
@@ -240,8 +270,11 @@ def main(argv=None):
     command = " ".join(["python3", *sys.argv]) if argv is None else " ".join(
         ["cpu_bench.py", *argv])
     t0 = time.perf_counter()
-    rows, status = run(gs, dtypes, sides, ks, qs, min_time, repeat, a.seed)
-    slower = [{k: r[k] for k in ("dtype", "side", "k", "q", "speedup")} for r in rows
+    modes = [m.strip() for m in a.modes.split(",") if m.strip()]
+    if not modes or set(modes) - {"repeated", "fresh"}:
+        p.error("--modes from repeated, fresh")
+    rows, status = run(gs, dtypes, sides, ks, qs, min_time, repeat, a.seed, modes)
+    slower = [{k: r[k] for k in ("dtype", "side", "k", "q", "inputs", "speedup")} for r in rows
               if r["gsearch_slower"]]
     doc = {"schema": SCHEMA, "command": command,
            "device": {"backend": "cpu", "cpu": cpu_name(), "cores": os.cpu_count(),
@@ -250,13 +283,14 @@ def main(argv=None):
            "versions": {"gsearch_python": package_version(gs), "numpy": np.__version__,
                         "python": platform.python_version()},
            "config": {"dtypes": dtypes, "sides": sides, "ks": ks, "qs": qs, "min_time": min_time,
-                      "repeat": repeat, "seed": a.seed, "key_ranges": RANGES, "wider": WIDER},
+                      "repeat": repeat, "seed": a.seed, "key_ranges": RANGES, "wider": WIDER,
+                      "modes": modes, "fresh_queries": FRESH_QUERIES, "fresh_max_q": FRESH_MAX_Q},
            "seconds": time.perf_counter() - t0, "results": rows, "slower": slower}
     write_json(a.json, doc)
     print(table(rows))
     if slower:
         print(f"\ngsearch slower than numpy in {len(slower)} configuration(s): " + "; ".join(
-            f"{s['dtype']} {s['side']} K={s['k']} Q={s['q']} ({speedup_text(s['speedup'])})"
+            f"{s['dtype']} {s['side']} K={s['k']} Q={s['q']} {s['inputs']} ({speedup_text(s['speedup'])})"
             for s in slower))
     log(f"wrote {a.json}")
     if status == 0 and slower and a.fail_if_slower:

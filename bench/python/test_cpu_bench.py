@@ -112,7 +112,8 @@ def test_run_with_fake_gsearch(tmp_path, monkeypatch, capsys):
     assert doc["versions"]["gsearch_python"] == "0.0-fake"
     assert doc["config"]["ks"] == [1024, 4096] and doc["config"]["min_time"] == 0.002
     rows = doc["results"]
-    assert len(rows) == 2 * 2 * 2 * 2  # dtypes x K x Q x sides
+    assert len(rows) == 2 * 2 * 2 * 2 * 2  # dtypes x K x Q x sides x inputs (Q <= 10^4: both)
+    assert {r["inputs"] for r in rows} == {"repeated", "fresh"}
     assert {(r["dtype"], r["side"]) for r in rows} == {(d, s) for d in ("int32", "float64")
                                                         for s in ("left", "right")}
     for r in rows:
@@ -126,6 +127,14 @@ def test_run_with_fake_gsearch(tmp_path, monkeypatch, capsys):
     assert "**slower**" in out and "gsearch slower than numpy in" in out
     assert cpu_bench.main(["--json", str(p), "--ks", "1024", "--qs", "10", "--min-time",
                            "0.001", "--repeat", "1", "--fail-if-slower"]) == 4
+
+
+def test_fresh_inputs_cycle_through_distinct_query_arrays():
+    seen = []
+    fn = cpu_bench.cycling(lambda keys, q, side: seen.append(q), "keys", ["a", "b", "c"])
+    for _ in range(4):
+        fn(side="left")
+    assert seen == ["a", "b", "c", "a"]
 
 
 def test_differing_results_not_timed(tmp_path, monkeypatch):

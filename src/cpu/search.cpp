@@ -19,12 +19,27 @@ constexpr int64_t min_queries_per_thread = 1 << 14;
 // sentinels cover k < 2^31; larger key lists use the bounded accessor, which needs no copy.
 constexpr int64_t max_padded_keys = int64_t{1} << 30;
 
+// Queries the branch-free search runs in lockstep on one thread: their chains of dependent key
+// reads overlap (memory-level parallelism once the keys outgrow L1), where one query at a time
+// waits for each read before the next.
+constexpr int lockstep = 8;
+
 template <algorithm A, bool Strict, class T, class Out, class Accessor>
 void run(int threads, const Accessor& acc, int64_t k, const T* queries, int64_t n, Out* out,
          int64_t offset) {
   parallel_for(n, thread_count(threads, n, min_queries_per_thread), warp_width,
                [&](int64_t begin, int64_t end) {
-                 for (int64_t j = begin; j < end; ++j) {
+                 int64_t j = begin;
+                 if constexpr (A == algorithm::binary) {
+                   for (; j + lockstep <= end; j += lockstep) {
+                     before<Strict, T> preds[lockstep];
+                     int64_t rank[lockstep];
+                     for (int i = 0; i < lockstep; ++i) preds[i].q = queries[j + i];
+                     core::search_ranks<A, lockstep>(acc, k, preds, 0, rank);
+                     for (int i = 0; i < lockstep; ++i) out[j + i] = Out(rank[i] + offset);
+                   }
+                 }
+                 for (; j < end; ++j) {
                    const int lane = int(j % warp_width);
                    const int64_t r = core::search_rank<A>(acc, k, before<Strict, T>{queries[j]}, lane);
                    out[j] = Out(r + offset);
