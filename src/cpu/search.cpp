@@ -3,6 +3,8 @@
 #include "gsearch/cpu/search.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "gsearch/core/padding.hpp"
@@ -24,19 +26,41 @@ constexpr int64_t max_padded_keys = int64_t{1} << 30;
 // waits for each read before the next.
 constexpr int lockstep = 8;
 
+// The IEEE comparison alone, for floating-point keys: the library's order for every query but
+// NaN (NaN keys compare false, so they stay after q; -0.0 == 0.0 already). g++ compiles it
+// without branches, where the total-order predicate (key_less: a second comparison for NaN) makes
+// it branch on every step, which costs 7x once the queries are too many for the branch predictor
+// to learn (docs/perf-notes.md). NaN queries are answered apart (nan_rank below).
+template <bool Strict, class T>
+struct ieee_before {
+  T q;
+  bool operator()(T key) const { return Strict ? key < q : key <= q; }
+};
+
 template <algorithm A, bool Strict, class T, class Out, class Accessor>
 void run(int threads, const Accessor& acc, int64_t k, const T* queries, int64_t n, Out* out,
          int64_t offset) {
+  // The rank of a NaN query: the keys before NaN in the library's order (all but the NaN keys for
+  // side left, all of them for right).
+  [[maybe_unused]] int64_t nan_rank = k;
+  if constexpr (std::is_floating_point_v<T>)
+    if (Strict) nan_rank = core::search_rank<A>(acc, k, before<Strict, T>{std::numeric_limits<T>::quiet_NaN()}, 0);
   parallel_for(n, thread_count(threads, n, min_queries_per_thread), warp_width,
                [&](int64_t begin, int64_t end) {
                  int64_t j = begin;
                  if constexpr (A == algorithm::binary) {
+                   using pred = std::conditional_t<std::is_floating_point_v<T>, ieee_before<Strict, T>,
+                                                   before<Strict, T>>;
                    for (; j + lockstep <= end; j += lockstep) {
-                     before<Strict, T> preds[lockstep];
+                     pred preds[lockstep];
                      int64_t rank[lockstep];
                      for (int i = 0; i < lockstep; ++i) preds[i].q = queries[j + i];
                      core::search_ranks<A, lockstep>(acc, k, preds, 0, rank);
-                     for (int i = 0; i < lockstep; ++i) out[j + i] = Out(rank[i] + offset);
+                     for (int i = 0; i < lockstep; ++i) {
+                       if constexpr (std::is_floating_point_v<T>)
+                         if (preds[i].q != preds[i].q) rank[i] = nan_rank;
+                       out[j + i] = Out(rank[i] + offset);
+                     }
                    }
                  }
                  for (; j < end; ++j) {
