@@ -65,13 +65,14 @@ def rows_points(doc):
 
 
 def cpu_series(doc):
-    """{dtype: {side: {(impl, k): [(q, us)]}}} with impl gsearch / numpy."""
+    """{dtype: {(side, inputs): {(impl, k): [(q, us)]}}} with impl gsearch / numpy and inputs
+    "repeated" or "fresh" (cpu_bench.py's modes; files without the field are "repeated")."""
     out = {}
     for r in doc.get("results", []):
         if r.get("equal") is False or r.get("gsearch_us") is None:
             warn(f"leaving out {r['dtype']} {r['side']} K={r['k']} Q={r['q']}: results differ")
             continue
-        d = out.setdefault(r["dtype"], {}).setdefault(r["side"], {})
+        d = out.setdefault(r["dtype"], {}).setdefault((r["side"], r.get("inputs", "repeated")), {})
         for impl in ("gsearch", "numpy"):
             d.setdefault((impl, r["k"]), []).append((r["q"], r[f"{impl}_us"]))
     for d in out.values():
@@ -140,15 +141,16 @@ def cpu_table(doc):
     dev = (doc.get("device") or {}).get("cpu") or "CPU"
     lines = [f"### CPU: gsearch.searchsorted vs numpy.searchsorted, per call ({dev}, "
              f"{(doc.get('device') or {}).get('cores', '?')} cores)", "",
-             "| dtype | side | K | Q | gsearch (us) | numpy (us) | numpy / gsearch |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+             "| dtype | side | K | Q | inputs | gsearch (us) | numpy (us) | numpy / gsearch |",
+             "|---|---|---:|---:|---|---:|---:|---:|"]
     for r in rows:
+        inputs = r.get("inputs", "repeated")
         if r.get("gsearch_us") is None:
-            lines.append(f"| {r['dtype']} | {r['side']} | {pow2_text(r['k'])} | {r['q']:,} | - "
-                         "| - | results differ |")
+            lines.append(f"| {r['dtype']} | {r['side']} | {pow2_text(r['k'])} | {r['q']:,} | "
+                         f"{inputs} | - | - | results differ |")
             continue
         flag = " (slower)" if r.get("gsearch_slower") else ""
-        lines.append(f"| {r['dtype']} | {r['side']} | {pow2_text(r['k'])} | {r['q']:,} | "
+        lines.append(f"| {r['dtype']} | {r['side']} | {pow2_text(r['k'])} | {r['q']:,} | {inputs} | "
                      f"{r['gsearch_us']:.2f} | {r['numpy_us']:.2f} | {r['speedup']:.2f}x{flag} |")
     return "\n".join(lines)
 
@@ -226,16 +228,20 @@ def fig_rows(plt, doc, out_dir, written):
 def fig_cpu(plt, doc, out_dir, written):
     series = cpu_series(doc)
     dev = (doc.get("device") or {}).get("cpu") or "CPU"
-    for dtype, by_side in sorted(series.items()):
-        sides = [s for s in ("left", "right") if s in by_side] + sorted(
-            set(by_side) - {"left", "right"})
-        fig, axes = plt.subplots(1, len(sides), figsize=(6 * len(sides), 4.5), dpi=120,
-                                 squeeze=False)
-        for ax, side in zip(axes[0], sides):
-            ks = sorted({k for _, k in by_side[side]})
+    for dtype, by_panel in sorted(series.items()):
+        # One row of panels per input mode (repeated, then fresh), one column per side.
+        order = {"left": 0, "right": 1, "repeated": 0, "fresh": 1}
+        sides = sorted({sd for sd, _ in by_panel}, key=lambda x: (order.get(x, 9), x))
+        modes = sorted({m for _, m in by_panel}, key=lambda x: (order.get(x, 9), x))
+        fig, axes = plt.subplots(len(modes), len(sides), figsize=(6 * len(sides), 4.5 * len(modes)),
+                                 dpi=120, squeeze=False)
+        for (mi, mode), (si, side) in ((m, sd) for m in enumerate(modes) for sd in enumerate(sides)):
+            ax = axes[mi][si]
+            panel = by_panel.get((side, mode), {})
+            ks = sorted({k for _, k in panel})
             for ki, k in enumerate(ks):
                 for impl, marker in (("gsearch", "o"), ("numpy", "s")):
-                    pts = by_side[side].get((impl, k))
+                    pts = panel.get((impl, k))
                     if not pts:
                         continue
                     shades = CPU_SHADES[impl]
@@ -247,7 +253,7 @@ def fig_cpu(plt, doc, out_dir, written):
             ax.set_yscale("log")
             ax.set_xlabel("Q (queries per call)")
             ax.set_ylabel("time per call (us)")
-            ax.set_title(f"{dtype}, side='{side}'", fontsize=10)
+            ax.set_title(f"{dtype}, side='{side}', {mode} queries", fontsize=10)
             ax.grid(True, which="major", alpha=0.3)
             ax.legend(fontsize=8)
         fig.suptitle(f"gsearch.searchsorted vs numpy.searchsorted on the CPU ({dev})",
