@@ -167,16 +167,9 @@ def table(rows):
 
 
 def write_json(path, doc):
-    tmp = os.path.join(os.path.dirname(os.path.abspath(path)), f".cpu_bench.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Atomically (a temporary file in the same folder, then rename): search_peers' writer."""
+    from search_peers import write_atomic
+    write_atomic(path, doc)
 
 
 def int_list(text):

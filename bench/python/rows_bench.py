@@ -139,18 +139,9 @@ def make_row(impl, shape, st, traffic, roof_ms, torch_ms, verified, copies, vers
 
 
 def write_json(path, doc):
-    """Atomically: a temporary file in the same folder, then rename."""
-    folder = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(folder, f".rows_bench.{os.getpid()}.json.tmp")
-    try:
-        with open(tmp, "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Atomically (a temporary file in the same folder, then rename): search_peers' writer."""
+    from search_peers import write_atomic
+    write_atomic(path, doc)
 
 
 def first_line(e):

@@ -90,17 +90,9 @@ void run_algorithm(int threads, const T* keys, int64_t k, const T* queries, int6
 template <bool Strict, class T, class Out>
 void dispatch(int threads, algorithm algo, const T* keys, int64_t k, const T* queries, int64_t n,
               Out* out, int64_t offset) {
-  switch (algo) {
-    case algorithm::pbs:
-      return run_algorithm<algorithm::pbs, Strict>(threads, keys, k, queries, n, out, offset);
-    case algorithm::pbs_cf:
-      return run_algorithm<algorithm::pbs_cf, Strict>(threads, keys, k, queries, n, out, offset);
-    case algorithm::pbs_cl:
-      return run_algorithm<algorithm::pbs_cl, Strict>(threads, keys, k, queries, n, out, offset);
-    case algorithm::binary:
-    case algorithm::auto_:  // resolved by the caller
-      return run_algorithm<algorithm::binary, Strict>(threads, keys, k, queries, n, out, offset);
-  }
+  visit_algorithm(algo, [&]<algorithm A>() {
+    run_algorithm<A, Strict>(threads, keys, k, queries, n, out, offset);
+  });
 }
 
 // Queries [begin, end) of the row-batched search, row by row: the binary search reads the row in
@@ -130,17 +122,9 @@ void search_rows_dispatch(int threads, algorithm algo, int64_t rows, const T* ke
   const int64_t n = rows * m;
   parallel_for(n, thread_count(threads, n, min_queries_per_thread), warp_width,
                [&](int64_t begin, int64_t end) {
-                 switch (algo) {
-                   case algorithm::pbs:
-                     return search_rows_chunk<algorithm::pbs, Strict>(keys, k, queries, m, out, offset, begin, end);
-                   case algorithm::pbs_cf:
-                     return search_rows_chunk<algorithm::pbs_cf, Strict>(keys, k, queries, m, out, offset, begin, end);
-                   case algorithm::pbs_cl:
-                     return search_rows_chunk<algorithm::pbs_cl, Strict>(keys, k, queries, m, out, offset, begin, end);
-                   case algorithm::binary:
-                   case algorithm::auto_:
-                     return search_rows_chunk<algorithm::binary, Strict>(keys, k, queries, m, out, offset, begin, end);
-                 }
+                 visit_algorithm(algo, [&]<algorithm A>() {
+                   search_rows_chunk<A, Strict>(keys, k, queries, m, out, offset, begin, end);
+                 });
                });
 }
 

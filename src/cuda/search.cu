@@ -150,17 +150,9 @@ void search(CUstream_st* stream, side s, algorithm algo, const T* keys, int64_t 
   if (algo == algorithm::auto_) algo = auto_choice(int(sizeof(T)), k, dev.max_shared_per_block);
   const bool strict = s == side::left;
   const int offset = s == side::pred ? -1 : 0;
-  switch (algo) {
-    case algorithm::pbs:
-      return launch_search<algorithm::pbs>(stream, strict, offset, keys, k, queries, n, out, dev);
-    case algorithm::pbs_cf:
-      return launch_search<algorithm::pbs_cf>(stream, strict, offset, keys, k, queries, n, out, dev);
-    case algorithm::pbs_cl:
-      return launch_search<algorithm::pbs_cl>(stream, strict, offset, keys, k, queries, n, out, dev);
-    case algorithm::binary:
-    case algorithm::auto_:
-      return launch_search<algorithm::binary>(stream, strict, offset, keys, k, queries, n, out, dev);
-  }
+  visit_algorithm(algo, [&]<algorithm A>() {
+    launch_search<A>(stream, strict, offset, keys, k, queries, n, out, dev);
+  });
 }
 
 template <class T, class Out>
@@ -170,17 +162,9 @@ void search_rows(CUstream_st* stream, side s, algorithm algo, int64_t rows, cons
   if (algo == algorithm::auto_) algo = auto_choice(int(sizeof(T)), k, dev.max_shared_per_block);
   const bool strict = s == side::left;
   const int offset = s == side::pred ? -1 : 0;
-  switch (algo) {
-    case algorithm::pbs:
-      return launch_search_rows<algorithm::pbs>(stream, strict, offset, rows, keys, k, queries, m, out, dev);
-    case algorithm::pbs_cf:
-      return launch_search_rows<algorithm::pbs_cf>(stream, strict, offset, rows, keys, k, queries, m, out, dev);
-    case algorithm::pbs_cl:
-      return launch_search_rows<algorithm::pbs_cl>(stream, strict, offset, rows, keys, k, queries, m, out, dev);
-    case algorithm::binary:
-    case algorithm::auto_:
-      return launch_search_rows<algorithm::binary>(stream, strict, offset, rows, keys, k, queries, m, out, dev);
-  }
+  visit_algorithm(algo, [&]<algorithm A>() {
+    launch_search_rows<A>(stream, strict, offset, rows, keys, k, queries, m, out, dev);
+  });
 }
 
 template <class T>

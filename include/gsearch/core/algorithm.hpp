@@ -29,6 +29,21 @@ constexpr std::string_view to_string(algorithm a) {
   return "?";
 }
 
+/// Calls f.template operator()<A>() with A the compile-time form of `a`: how the backends turn
+/// the runtime choice into a kernel or loop instantiated per algorithm. `auto_` must have been
+/// resolved by the caller; it is treated as `binary`, the choice that is right for any K.
+template <class F>
+constexpr decltype(auto) visit_algorithm(algorithm a, F&& f) {
+  switch (a) {
+    case algorithm::pbs: return f.template operator()<algorithm::pbs>();
+    case algorithm::pbs_cf: return f.template operator()<algorithm::pbs_cf>();
+    case algorithm::pbs_cl: return f.template operator()<algorithm::pbs_cl>();
+    case algorithm::binary:
+    case algorithm::auto_: break;
+  }
+  return f.template operator()<algorithm::binary>();
+}
+
 /// Inverse of to_string; nullopt for an unknown name.
 constexpr std::optional<algorithm> algorithm_from_string(std::string_view s) {
   for (algorithm a : {algorithm::auto_, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl,
