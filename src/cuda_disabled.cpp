@@ -24,19 +24,7 @@ void search_rows(CUstream_st*, side, algorithm, int64_t, const T*, int64_t, cons
 template <class T>
 bool is_sorted_rows(CUstream_st*, const T*, int64_t, int64_t) { no_cuda(); }
 
-#define GSEARCH_INSTANTIATE(T)                                                                 \
-  template void search<T, int64_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*, \
-                                   int64_t, int64_t*);                                         \
-  template void search<T, int32_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*, \
-                                   int64_t, int32_t*);                                         \
-  template bool is_sorted<T>(CUstream_st*, const T*, int64_t);                                 \
-  template bool is_sorted_rows<T>(CUstream_st*, const T*, int64_t, int64_t);                   \
-  template void search_rows<T, int64_t>(CUstream_st*, side, algorithm, int64_t, const T*,       \
-                                        int64_t, const T*, int64_t, int64_t*);                  \
-  template void search_rows<T, int32_t>(CUstream_st*, side, algorithm, int64_t, const T*,       \
-                                        int64_t, const T*, int64_t, int32_t*);
-GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE)
-#undef GSEARCH_INSTANTIATE
+GSEARCH_KEY_TYPES(GSEARCH_CUDA_BACKEND_INSTANTIATE)
 
 }  // namespace gsearch::cuda_backend
 

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "gsearch/gsearch.hpp"
@@ -103,28 +104,43 @@ void run(bool on_cuda, uintptr_t stream, gsearch::side s, int64_t rows, const vo
   }
 }
 
+/// Calls f.template operator()<T>() with T the key type of DLPack dtype t; false (and no call)
+/// for a dtype gsearch does not search. The one list of supported dtypes in the extension.
+template <class F>
+bool visit_key_type(nb::dlpack::dtype t, F&& f) {
+  using code = nb::dlpack::dtype_code;
+  if (t.lanes != 1 || (t.bits != 32 && t.bits != 64)) return false;
+  const bool wide = t.bits == 64;
+  if (t.code == uint8_t(code::Int)) return wide ? f.template operator()<int64_t>() : f.template operator()<int32_t>();
+  if (t.code == uint8_t(code::UInt)) return wide ? f.template operator()<uint64_t>() : f.template operator()<uint32_t>();
+  if (t.code == uint8_t(code::Float)) return wide ? f.template operator()<double>() : f.template operator()<float>();
+  return false;
+}
+
+/// Runs `call` with the GIL released unless the call is small: releasing and re-taking the GIL
+/// costs more than searching a few thousand queries (a search is O(log K) per query; the
+/// sortedness check is O(K)). CUDA calls only enqueue, but may wait (check_sorted): they always
+/// release it.
+template <class F>
+void with_gil_policy(bool on_cuda, int64_t n, bool check_sorted, F&& call) {
+  if (on_cuda || n >= 2048 || check_sorted) {
+    nb::gil_scoped_release nogil;
+    call();
+  } else {
+    call();
+  }
+}
+
+/// out = search of queries in keys (rows < 0) or of each row (rows >= 0), Out the output type;
+/// false for an unsupported key dtype.
 template <class Out>
-void dispatch_key(nb::dlpack::dtype t, bool on_cuda, uintptr_t stream, gsearch::side s, int64_t rows,
+bool dispatch_key(nb::dlpack::dtype t, bool on_cuda, uintptr_t stream, gsearch::side s, int64_t rows,
                   const void* keys, int64_t k, const void* queries, int64_t n, void* out,
                   const gsearch::search_options& o) {
-  using code = nb::dlpack::dtype_code;
-  if (t.lanes == 1) {
-    if (t.code == uint8_t(code::Int) && t.bits == 32)
-      return run<int32_t, Out>(on_cuda, stream, s, rows, keys, k, queries, n, out, o);
-    if (t.code == uint8_t(code::Int) && t.bits == 64)
-      return run<int64_t, Out>(on_cuda, stream, s, rows, keys, k, queries, n, out, o);
-    if (t.code == uint8_t(code::UInt) && t.bits == 32)
-      return run<uint32_t, Out>(on_cuda, stream, s, rows, keys, k, queries, n, out, o);
-    if (t.code == uint8_t(code::UInt) && t.bits == 64)
-      return run<uint64_t, Out>(on_cuda, stream, s, rows, keys, k, queries, n, out, o);
-    if (t.code == uint8_t(code::Float) && t.bits == 32)
-      return run<float, Out>(on_cuda, stream, s, rows, keys, k, queries, n, out, o);
-    if (t.code == uint8_t(code::Float) && t.bits == 64)
-      return run<double, Out>(on_cuda, stream, s, rows, keys, k, queries, n, out, o);
-  }
-  throw nb::type_error(("gsearch._core.search: unsupported key dtype " + dtype_name(t) +
-                        " (int32, uint32, int64, uint64, float32, float64)")
-                           .c_str());
+  return visit_key_type(t, [&]<class T>() {
+    run<T, Out>(on_cuda, stream, s, rows, keys, k, queries, n, out, o);
+    return true;
+  });
 }
 
 void search(const in_array& keys, const in_array& queries, out_array& out, int side_code, int algo,
@@ -164,23 +180,18 @@ void search(const in_array& keys, const in_array& queries, out_array& out, int s
     throw nb::type_error(("gsearch._core.search: out must be int64 or int32, not " +
                           dtype_name(out.dtype()))
                              .c_str());
-  auto call = [&] {
+  if (!visit_key_type(kt, []<class T>() { return true; }))
+    throw nb::type_error(("gsearch._core.search: unsupported key dtype " + dtype_name(kt) +
+                          " (int32, uint32, int64, uint64, float32, float64)")
+                             .c_str());
+  with_gil_policy(on_cuda, n, check_sorted, [&] {
+    std::optional<device_guard> guard;
+    if (on_cuda) guard.emplace(dev_id);
     if (out64)
       dispatch_key<int64_t>(kt, on_cuda, stream, s, rows, kp, k, qp, n, op, options);
     else
       dispatch_key<int32_t>(kt, on_cuda, stream, s, rows, kp, k, qp, n, op, options);
-  };
-  if (on_cuda) {
-    nb::gil_scoped_release nogil;
-    device_guard guard(dev_id);
-    call();
-  } else if (n >= 2048 || check_sorted || k >= (1 << 16)) {
-    // Small calls keep the GIL: releasing and re-taking it costs more than the search.
-    nb::gil_scoped_release nogil;
-    call();
-  } else {
-    call();
-  }
+  });
 }
 
 /// The fast path of gsearch.searchsorted for numpy arrays of one supported dtype: returns false
@@ -195,23 +206,12 @@ bool search_fast(const in_array& keys, const in_array& queries, out_array& out, 
       side_code < 0 || side_code > 2)
     return false;
   const auto t = keys.dtype();
-  const bool supported =
-      t.lanes == 1 && (((t.code == uint8_t(nb::dlpack::dtype_code::Int) ||
-                         t.code == uint8_t(nb::dlpack::dtype_code::UInt)) &&
-                        (t.bits == 32 || t.bits == 64)) ||
-                       (t.code == uint8_t(nb::dlpack::dtype_code::Float) && (t.bits == 32 || t.bits == 64)));
-  if (!supported) return false;
+  if (!visit_key_type(t, []<class T>() { return true; })) return false;
   const int64_t k = int64_t(keys.size()), n = int64_t(queries.size());
-  auto call = [&] {
+  with_gil_policy(false, n, false, [&] {
     dispatch_key<int64_t>(t, false, 0, gsearch::side(side_code), -1, keys.data(), k, queries.data(), n,
                           out.data(), gsearch::search_options{});
-  };
-  if (n >= 2048) {
-    nb::gil_scoped_release nogil;
-    call();
-  } else {
-    call();
-  }
+  });
   return true;
 }
 

@@ -177,18 +177,6 @@ bool is_sorted_rows(CUstream_st* stream, const T* keys, int64_t rows, int64_t k)
   return sorted_rows(stream, keys, rows * k, k);
 }
 
-#define GSEARCH_INSTANTIATE(T)                                                                 \
-  template void search<T, int64_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*, \
-                                   int64_t, int64_t*);                                         \
-  template void search<T, int32_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*, \
-                                   int64_t, int32_t*);                                         \
-  template bool is_sorted<T>(CUstream_st*, const T*, int64_t);                                 \
-  template bool is_sorted_rows<T>(CUstream_st*, const T*, int64_t, int64_t);                   \
-  template void search_rows<T, int64_t>(CUstream_st*, side, algorithm, int64_t, const T*,       \
-                                        int64_t, const T*, int64_t, int64_t*);                  \
-  template void search_rows<T, int32_t>(CUstream_st*, side, algorithm, int64_t, const T*,       \
-                                        int64_t, const T*, int64_t, int32_t*);
-GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE)
-#undef GSEARCH_INSTANTIATE
+GSEARCH_KEY_TYPES(GSEARCH_CUDA_BACKEND_INSTANTIATE)
 
 }  // namespace gsearch::cuda_backend

@@ -35,4 +35,18 @@ bool is_sorted(CUstream_st* stream, const T* keys, int64_t k);
 /// the current device.
 algorithm resolve(algorithm requested, int key_bytes, int64_t k);
 
+/// Instantiates the entry points above for key type T (both output types): the one list that
+/// src/cuda/search.cu and, without CUDA, src/cuda_disabled.cpp expand for every key type.
+#define GSEARCH_CUDA_BACKEND_INSTANTIATE(T)                                                      \
+  template void search<T, int64_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*,  \
+                                   int64_t, int64_t*);                                          \
+  template void search<T, int32_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*,  \
+                                   int64_t, int32_t*);                                          \
+  template bool is_sorted<T>(CUstream_st*, const T*, int64_t);                                  \
+  template bool is_sorted_rows<T>(CUstream_st*, const T*, int64_t, int64_t);                    \
+  template void search_rows<T, int64_t>(CUstream_st*, side, algorithm, int64_t, const T*,        \
+                                        int64_t, const T*, int64_t, int64_t*);                   \
+  template void search_rows<T, int32_t>(CUstream_st*, side, algorithm, int64_t, const T*,        \
+                                        int64_t, const T*, int64_t, int32_t*);
+
 }  // namespace gsearch::cuda_backend

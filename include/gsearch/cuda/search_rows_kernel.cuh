@@ -181,7 +181,7 @@ void launch_search_rows_with(cudaStream_t stream, bool strict, int offset, int64
     kernel<<<grid, Threads, size_t(smem), stream>>>(keys, int(k), queries, rows, int(m), out, offset,
                                                     int(tile_rows), by_k, by_m);
   } else {
-    constexpr int threads = global_config.threads, items = 4;
+    constexpr int threads = rows_global_config.threads, items = rows_global_config.items;
     auto kernel = strict ? search_rows_global_kernel<A, true, T, Out, threads, items>
                          : search_rows_global_kernel<A, false, T, Out, threads, items>;
     const int64_t n = rows * m;

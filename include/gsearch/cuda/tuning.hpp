@@ -48,6 +48,11 @@ inline constexpr launch_config global_config = {512, 1};
 template <int KeyBytes>
 inline constexpr launch_config rows_config = {256, 8};
 
+/// Rows too long for shared memory (search_rows_global_kernel): 512 threads x 4 queries, four
+/// independent global-memory searches in flight per thread. A choice, not a measurement: no
+/// benchmark shape has rows this long, so it has not been swept.
+inline constexpr launch_config rows_global_config = {512, 4};
+
 /// Replicas of the keys PBS-CL stages for its stage 2 (core::pbs_cl_n): 2 when two padded copies
 /// fit in shared memory, else 1. Two copies cut the worst case of stage 2 from 31 to 16 passes
 /// per warp; on the H100 that brings worst-case queries to within 2% of random ones (from 30-37%
