@@ -2,6 +2,7 @@
 // they cannot run.
 
 #include "gsearch/core/error.hpp"
+#include "gsearch/cuda/find.hpp"
 #include "gsearch/cuda/search.hpp"
 #include "gsearch/device.hpp"
 
@@ -24,7 +25,21 @@ void search_rows(CUstream_st*, side, algorithm, int64_t, const T*, int64_t, cons
 template <class T>
 bool is_sorted_rows(CUstream_st*, const T*, int64_t, int64_t) { no_cuda(); }
 
+template <class T>
+void find(CUstream_st*, find_mode, const T*, int64_t, const predicate<T>&, find_strategy, int64_t,
+          uint64_t, int64_t*) {
+  no_cuda();
+}
+template <class T>
+int64_t find_all(CUstream_st*, const T*, int64_t, const predicate<T>&,
+                 const std::function<int64_t*(int64_t)>&) {
+  no_cuda();
+}
+template <class T>
+void isin(CUstream_st*, const T*, int64_t, const T*, int64_t, bool*, bool, int) { no_cuda(); }
+
 GSEARCH_KEY_TYPES(GSEARCH_CUDA_BACKEND_INSTANTIATE)
+GSEARCH_KEY_TYPES(GSEARCH_CUDA_FIND_INSTANTIATE)
 
 }  // namespace gsearch::cuda_backend
 

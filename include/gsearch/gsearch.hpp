@@ -8,4 +8,5 @@
 #include "gsearch/core/span.hpp"
 #include "gsearch/device.hpp"
 #include "gsearch/execution.hpp"
+#include "gsearch/find.hpp"
 #include "gsearch/search.hpp"

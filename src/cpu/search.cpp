@@ -26,17 +26,6 @@ constexpr int64_t max_padded_keys = int64_t{1} << 30;
 // waits for each read before the next.
 constexpr int lockstep = 8;
 
-// The IEEE comparison alone, for floating-point keys: the library's order for every query but
-// NaN (NaN keys compare false, so they stay after q; -0.0 == 0.0 already). g++ compiles it
-// without branches, where the total-order predicate (key_less: a second comparison for NaN) makes
-// it branch on every step, which costs 7x once the queries are too many for the branch predictor
-// to learn (docs/perf-notes.md). NaN queries are answered apart (nan_rank below).
-template <bool Strict, class T>
-struct ieee_before {
-  T q;
-  bool operator()(T key) const { return Strict ? key < q : key <= q; }
-};
-
 template <algorithm A, bool Strict, class T, class Out, class Accessor>
 void run(int threads, const Accessor& acc, int64_t k, const T* queries, int64_t n, Out* out,
          int64_t offset) {

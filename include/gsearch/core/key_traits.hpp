@@ -46,6 +46,9 @@ GSEARCH_FLOAT_KEY(double, "float64", "<f8")
 
 /// Expands X(T) for every supported key type: explicit instantiations are written once per list.
 #define GSEARCH_KEY_TYPES(X) X(int32_t) X(uint32_t) X(int64_t) X(uint64_t) X(float) X(double)
+/// The same with a first argument: X(ARG, T) for every key type (declarations per backend).
+#define GSEARCH_FOR_EACH_KEY_TYPE(X, ARG) \
+  X(ARG, int32_t) X(ARG, uint32_t) X(ARG, int64_t) X(ARG, uint64_t) X(ARG, float) X(ARG, double)
 
 /// True for the key types gsearch supports.
 template <class T>
@@ -91,6 +94,20 @@ struct before {
     } else {
       return key_less_equal(key, q);
     }
+  }
+};
+
+/// `before` in IEEE comparisons alone: key < q or key <= q. The same order as `before` for
+/// every q but NaN (NaN keys compare false, so they stay after q; -0.0 == 0.0 already), and
+/// branch-free where key_less needs a second comparison for NaN: g++ makes key_less branch on
+/// every step of a search, which costs 7x once the queries are too many for the branch
+/// predictor to learn (docs/perf-notes.md). Callers answer NaN queries apart, or, like isin,
+/// need no rank for them.
+template <bool Strict, class T>
+struct ieee_before {
+  T q;
+  GSEARCH_HD GSEARCH_FORCEINLINE constexpr bool operator()(T key) const {
+    return Strict ? key < q : key <= q;
   }
 };
 

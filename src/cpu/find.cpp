@@ -1,0 +1,291 @@
+// The CPU backend of the unsorted search: blocked scans on all cores over core/find.hpp's match,
+// the study strategies as a simulated grid, and isin over a sorted copy or a hash set.
+
+#include "gsearch/cpu/find.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "gsearch/core/pbs.hpp"
+#include "gsearch/cpu/parallel.hpp"
+
+namespace gsearch::cpu_backend {
+namespace {
+
+// Elements per block: the unit of early exit (first / any) and of the counts find_random and
+// find_all keep. 16 KB of int32: small enough that a thread past the best hit stops soon, large
+// enough that the atomic per block costs nothing.
+constexpr int64_t block_elements = 4096;
+// Elements per thread below which more threads cost more than they save.
+constexpr int64_t min_elements_per_thread = int64_t{1} << 16;
+// A study strategy's k when the caller passes 0: seeds/001's best.
+constexpr int64_t default_per_thread = 12;
+
+// The number of matches in data[begin, end): a loop g++ vectorizes (the match's flags are loop
+// invariants it hoists).
+template <class T>
+int64_t count_range(const core::match<T>& m, const T* data, int64_t begin, int64_t end) {
+  int64_t c = 0;
+  for (int64_t i = begin; i < end; ++i) c += m(data[i]) ? 1 : 0;
+  return c;
+}
+
+// The first match in data[begin, end), or end. Tests 256 elements at a time without branching
+// (vectorized), then looks inside the group that has one.
+template <class T>
+int64_t first_in_range(const core::match<T>& m, const T* data, int64_t begin, int64_t end) {
+  constexpr int64_t group = 256;
+  for (int64_t g = begin; g < end; g += group) {
+    const int64_t g_end = std::min(end, g + group);
+    bool any = false;
+    for (int64_t i = g; i < g_end; ++i) any |= m(data[i]);
+    if (any)
+      for (int64_t i = g;; ++i)
+        if (m(data[i])) return i;
+  }
+  return end;
+}
+
+// The index of the r-th match (0-based) in data[begin, end), which holds more than r matches.
+template <class T>
+int64_t nth_in_range(const core::match<T>& m, const T* data, int64_t begin, int64_t end, int64_t r) {
+  for (int64_t i = begin; i < end; ++i)
+    if (m(data[i]) && r-- == 0) return i;
+  return end;  // unreachable when the precondition holds
+}
+
+int64_t blocks_of(int64_t n) { return (n + block_elements - 1) / block_elements; }
+
+// first / any: threads take blocks in increasing order; a block is skipped once a hit at a lower
+// index (first) or any hit (any) is known, so no thread reads past the best hit's block.
+template <class T>
+int64_t scan_first(int threads, const core::match<T>& m, const T* data, int64_t n, bool any) {
+  const int64_t blocks = blocks_of(n);
+  std::atomic<int64_t> next{0}, best{n};
+  const int workers = thread_count(threads, n, min_elements_per_thread);
+  parallel_for(workers, workers, 1, [&](int64_t, int64_t) {
+    for (int64_t b; (b = next.fetch_add(1, std::memory_order_relaxed)) < blocks;) {
+      const int64_t begin = b * block_elements;
+      const int64_t known = best.load(std::memory_order_relaxed);
+      if (any ? known < n : known < begin) return;
+      const int64_t end = std::min(n, begin + block_elements);
+      const int64_t hit = first_in_range(m, data, begin, end);
+      if (hit < end) {
+        int64_t cur = best.load(std::memory_order_relaxed);
+        while (hit < cur && !best.compare_exchange_weak(cur, hit, std::memory_order_relaxed)) {
+        }
+      }
+    }
+  });
+  const int64_t b = best.load();
+  return b < n ? b : -1;
+}
+
+// Matches per block, on all cores.
+template <class T>
+std::vector<int64_t> block_counts(int threads, const core::match<T>& m, const T* data, int64_t n) {
+  std::vector<int64_t> counts(size_t(blocks_of(n)));
+  parallel_for(int64_t(counts.size()), thread_count(threads, n, min_elements_per_thread), 1,
+               [&](int64_t b0, int64_t b1) {
+                 for (int64_t b = b0; b < b1; ++b)
+                   counts[size_t(b)] = count_range(m, data, b * block_elements,
+                                                   std::min(n, (b + 1) * block_elements));
+               });
+  return counts;
+}
+
+template <class T>
+int64_t scan_count(int threads, const core::match<T>& m, const T* data, int64_t n) {
+  const int workers = thread_count(threads, n, min_elements_per_thread);
+  int64_t total = 0;
+  std::vector<int64_t> per(size_t(workers), 0);
+  const int64_t chunk = (n + workers - 1) / workers;
+  parallel_for(workers, workers, 1, [&](int64_t w0, int64_t w1) {
+    for (int64_t w = w0; w < w1; ++w)
+      per[size_t(w)] = count_range(m, data, std::min(n, w * chunk), std::min(n, (w + 1) * chunk));
+  });
+  for (int64_t c : per) total += c;
+  return total;
+}
+
+// find_random: the r-th match for r drawn from the seed, r uniform in [0, count).
+template <class T>
+int64_t scan_random(int threads, const core::match<T>& m, const T* data, int64_t n, uint64_t seed) {
+  const std::vector<int64_t> counts = block_counts(threads, m, data, n);
+  int64_t total = 0;
+  for (int64_t c : counts) total += c;
+  if (total == 0) return -1;
+  int64_t r = core::random_below(seed, total);
+  for (size_t b = 0;; ++b) {
+    if (r < counts[b]) {
+      const int64_t begin = int64_t(b) * block_elements;
+      return nth_in_range(m, data, begin, std::min(n, begin + block_elements), r);
+    }
+    r -= counts[b];
+  }
+}
+
+// A study strategy as a simulated grid: thread t's steps e = 0..k-1 read
+// core::strategy_element(s, t, e, k, threads); every element is read (the seed's kernels have no
+// early exit). first / any keep the lowest hit, count counts.
+template <class T>
+int64_t simulate_strategy(int threads, find_mode mode, const core::match<T>& m, const T* data,
+                          int64_t n, find_strategy s, int64_t k) {
+  if (s == find_strategy::one_per_thread) k = 1;
+  const int64_t grid = core::strategy_threads(n, k);
+  std::atomic<int64_t> best{n}, total{0};
+  parallel_for(grid, thread_count(threads, n, min_elements_per_thread), 1,
+               [&](int64_t t0, int64_t t1) {
+                 int64_t lo = n, c = 0;
+                 for (int64_t t = t0; t < t1; ++t)
+                   for (int64_t e = 0; e < k; ++e) {
+                     const int64_t i = core::strategy_element(s, t, e, k, grid);
+                     if (i < n && m(data[i])) {
+                       lo = std::min(lo, i);
+                       ++c;
+                     }
+                   }
+                 total += c;
+                 int64_t cur = best.load();
+                 while (lo < cur && !best.compare_exchange_weak(cur, lo)) {
+                 }
+               });
+  if (mode == find_mode::count) return total.load();
+  return best.load() < n ? best.load() : -1;
+}
+
+// isin over sorted test elements: the branch-free search, 8 elements in lockstep (their key
+// reads overlap), IEEE comparisons (core::sorted_members).
+template <class T>
+void isin_sorted(int threads, const T* elements, int64_t n, std::vector<T> tests, bool* out,
+                 bool invert) {
+  for (T& t : tests) t = core::canonical(t);
+  std::sort(tests.begin(), tests.end(), [](T a, T b) { return key_less(a, b); });
+  tests.erase(std::unique(tests.begin(), tests.end(), [](T a, T b) { return a == b; }),
+              tests.end());
+  // NaN test elements sort last, and unique keeps them (NaN != NaN): drop them, they match nothing.
+  if constexpr (std::is_floating_point_v<T>)
+    while (!tests.empty() && std::isnan(tests.back())) tests.pop_back();
+  const int64_t k = int64_t(tests.size());
+  if (k == 0) {
+    std::fill(out, out + n, invert);
+    return;
+  }
+  const core::padded_accessor<T> acc{tests.data()};  // binary reads only [0, k)
+  constexpr int lockstep = 8;
+  parallel_for(n, thread_count(threads, n, min_elements_per_thread / 4), lockstep,
+               [&](int64_t begin, int64_t end) {
+                 int64_t i = begin;
+                 for (; i + lockstep <= end; i += lockstep) {
+                   T x[lockstep];
+                   bool member[lockstep];
+                   for (int j = 0; j < lockstep; ++j) x[j] = elements[i + j];
+                   core::sorted_members<algorithm::binary>(acc, k, x, 0, member);
+                   for (int j = 0; j < lockstep; ++j) out[i + j] = member[j] != invert;
+                 }
+                 for (; i < end; ++i) {
+                   const T x[1] = {elements[i]};
+                   bool member[1];
+                   core::sorted_members<algorithm::binary>(acc, k, x, 0, member);
+                   out[i] = member[0] != invert;
+                 }
+               });
+}
+
+// isin through core::hash_set_view, built here as the GPU builds it (one key at a time).
+template <class T>
+void isin_hash(int threads, const T* elements, int64_t n, const T* tests, int64_t m, bool* out,
+               bool invert) {
+  using set = core::hash_set_view<T>;
+  std::vector<T> slots(size_t(core::hash_set_capacity(m)), set::empty_key());
+  set view{slots.data(), uint64_t(slots.size()) - 1, false};
+  for (int64_t j = 0; j < m; ++j) {
+    const T x = core::canonical(tests[j]);
+    if constexpr (std::is_floating_point_v<T>) {
+      if (x != x) continue;
+    } else {
+      if (x == set::empty_key()) {
+        view.holds_empty_key = true;
+        continue;
+      }
+    }
+    for (uint64_t s = set::hash(x) & view.mask;; s = (s + 1) & view.mask) {
+      if (set::is_empty(slots[s])) {
+        slots[s] = x;
+        break;
+      }
+      if (slots[s] == x) break;
+    }
+  }
+  const auto load = [](const T* p) { return *p; };
+  parallel_for(n, thread_count(threads, n, min_elements_per_thread / 4), 1,
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t i = begin; i < end; ++i)
+                   out[i] = view.contains(elements[i], load) != invert;
+               });
+}
+
+}  // namespace
+
+template <class T>
+void find(int threads, find_mode mode, const T* data, int64_t n, const predicate<T>& pred,
+          find_strategy strategy, int64_t per_thread, uint64_t seed, int64_t* result) {
+  const core::match<T> m = core::make_match(pred);
+  if (strategy != find_strategy::auto_) {
+    *result = n == 0 ? (mode == find_mode::count ? 0 : -1)
+                     : simulate_strategy(threads, mode, m, data, n, strategy,
+                                         per_thread > 0 ? per_thread : default_per_thread);
+    return;
+  }
+  switch (mode) {
+    case find_mode::first: *result = scan_first(threads, m, data, n, false); return;
+    case find_mode::any: *result = scan_first(threads, m, data, n, true); return;
+    case find_mode::random: *result = scan_random(threads, m, data, n, seed); return;
+    case find_mode::count: *result = scan_count(threads, m, data, n); return;
+  }
+}
+
+template <class T>
+int64_t find_all(int threads, const T* data, int64_t n, const predicate<T>& pred,
+                 const std::function<int64_t*(int64_t)>& allocate) {
+  const core::match<T> m = core::make_match(pred);
+  std::vector<int64_t> offsets = block_counts(threads, m, data, n);
+  int64_t total = 0;
+  for (int64_t& c : offsets) total += std::exchange(c, total);  // exclusive prefix sum
+  int64_t* out = allocate(total);
+  if (total == 0) return 0;
+  parallel_for(int64_t(offsets.size()), thread_count(threads, n, min_elements_per_thread), 1,
+               [&](int64_t b0, int64_t b1) {
+                 for (int64_t b = b0; b < b1; ++b) {
+                   int64_t o = offsets[size_t(b)];
+                   const int64_t end = std::min(n, (b + 1) * block_elements);
+                   for (int64_t i = b * block_elements; i < end; ++i)
+                     if (m(data[i])) out[o++] = i;
+                 }
+               });
+  return total;
+}
+
+template <class T>
+void isin(int threads, const T* elements, int64_t n, const T* tests, int64_t m, bool* out,
+          bool invert, int method) {
+  if (n == 0) return;
+  if (isin_method(method) == isin_method::hash)
+    return isin_hash(threads, elements, n, tests, m, out, invert);
+  isin_sorted(threads, elements, n, std::vector<T>(tests, tests + m), out, invert);
+}
+
+#define GSEARCH_INSTANTIATE(T)                                                                   \
+  template void find<T>(int, find_mode, const T*, int64_t, const predicate<T>&, find_strategy,   \
+                        int64_t, uint64_t, int64_t*);                                            \
+  template int64_t find_all<T>(int, const T*, int64_t, const predicate<T>&,                      \
+                               const std::function<int64_t*(int64_t)>&);                         \
+  template void isin<T>(int, const T*, int64_t, const T*, int64_t, bool*, bool, int);
+GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE)
+#undef GSEARCH_INSTANTIATE
+
+}  // namespace gsearch::cpu_backend
