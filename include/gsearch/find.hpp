@@ -21,15 +21,18 @@
 /// Execution: gsearch::cpu takes host memory (all cores); gsearch::cuda(.on(stream)) takes
 /// device memory and is stream-ordered. find() writes its one result to `result` (device memory
 /// on CUDA) and does not synchronize; the forms that return a value (find_first, find_any,
-/// find_random, count, find_all) wait for it. Temporary device memory, where an operation needs
-/// it (find_random and find_all: 8 bytes per 4,096 elements; isin: the sorted test elements or
-/// a hash set of twice their number), is allocated stream-ordered (cudaMallocAsync).
+/// find_random, count) wait for it; find_all waits for the count, which sizes its output, and
+/// writes the indices stream-ordered. Temporary device memory, where an operation needs
+/// it (find_random and find_all: 16 bytes per 16 KB tile of data; isin: two copies of the test
+/// elements, or a hash set of 2-4 slots per test element), is allocated stream-ordered
+/// (cudaMallocAsync).
 ///
-/// Early exit: once a result is certain the scan stops (for first: no block reads past the first
-/// hit; for any: the first hit anywhere ends it).
+/// Early exit: once a result is certain the scan stops (first: a block stops at its next tile
+/// once a hit lies before it; any: at its next tile once any hit is known), so the bytes read
+/// past the hit are about one tile per block, not the rest of the data.
 ///
 /// Complexity: O(n) reads, stopping early for first and any; find_random and find_all read
-/// the data once, and again only the 4,096-element blocks that hold matches. isin:
+/// the data once, and again only the 16 KB tiles that hold matches. isin:
 /// O(m log m) to sort the m test elements, then O(n log m) (in shared memory) or O(n) expected
 /// (hash set), see isin_options.
 ///
@@ -95,8 +98,9 @@ struct isin_options {
                        const find_options& options = {}) {                                         \
     return find(exec, find_mode::count, data, pred, options);                                      \
   }                                                                                                \
-  /** Every index i with pred(data[i]), ascending: counts them (c), calls allocate(c) once for    \
-      c int64 (device memory on CUDA; c may be 0) and fills it. Returns c. Waits on CUDA. */      \
+  /** Every index i with pred(data[i]), ascending: counts them (c), calls allocate(c) once, on   \
+      the calling thread, for c int64 (device memory on CUDA; c may be 0) and fills it. Returns  \
+      c. On CUDA it waits for the count, then writes the indices stream-ordered. */              \
   int64_t find_all(const EXEC& exec, span<const T> data, const predicate<T>& pred,                \
                    const std::function<int64_t*(int64_t)>& allocate);                              \
   /** The same into `out`; throws invalid_argument, writing nothing, when out is too small. */    \

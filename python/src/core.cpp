@@ -2,18 +2,26 @@
 //
 // It takes arrays through nb::ndarray (DLPack or the buffer protocol: the caller's memory, no
 // copy), checks what the library cannot see (dtypes, devices, contiguity), and calls
-// gsearch::search / gsearch::search_rows on the CPU (GIL released) or on a CUDA stream (on the
-// arrays' device, restored afterwards). Promotion, shapes, sorter, framework arrays and the
-// numpy / torch semantics live in the Python layer.
+// gsearch::search / gsearch::search_rows, gsearch::find / find_all / isin on the CPU (GIL
+// released for large calls) or on a CUDA stream (on the arrays' device, restored afterwards).
+// Promotion, shapes, sorter, the exactness of a find value, framework arrays and the numpy /
+// torch semantics live in the Python layer.
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "gsearch/gsearch.hpp"
 
@@ -117,13 +125,18 @@ bool visit_key_type(nb::dlpack::dtype t, F&& f) {
   return false;
 }
 
-/// Runs `call` with the GIL released unless the call is small: releasing and re-taking the GIL
-/// costs more than searching a few thousand queries (a search is O(log K) per query; the
-/// sortedness check is O(K)). CUDA calls only enqueue, but may wait (check_sorted): they always
-/// release it.
+/// Calls below these sizes run with the GIL held: releasing and re-taking it costs more than
+/// the work (a search is O(log K) per query; a scan reads ~1 ns per element; the sortedness
+/// check is O(K)).
+constexpr int64_t small_search_queries = 2048;
+constexpr int64_t small_scan_elements = int64_t{1} << 15;
+
+/// Runs `call` with the GIL released when it is `large` (see above) or on CUDA (CUDA calls only
+/// enqueue, but may wait: check_sorted, find's result, find_all's count). The one GIL rule of
+/// the extension.
 template <class F>
-void with_gil_policy(bool on_cuda, int64_t n, bool check_sorted, F&& call) {
-  if (on_cuda || n >= 2048 || check_sorted) {
+void with_gil_policy(bool on_cuda, bool large, F&& call) {
+  if (on_cuda || large) {
     nb::gil_scoped_release nogil;
     call();
   } else {
@@ -184,7 +197,7 @@ void search(const in_array& keys, const in_array& queries, out_array& out, int s
     throw nb::type_error(("gsearch._core.search: unsupported key dtype " + dtype_name(kt) +
                           " (int32, uint32, int64, uint64, float32, float64)")
                              .c_str());
-  with_gil_policy(on_cuda, n, check_sorted, [&] {
+  with_gil_policy(on_cuda, n >= small_search_queries || check_sorted, [&] {
     std::optional<device_guard> guard;
     if (on_cuda) guard.emplace(dev_id);
     if (out64)
@@ -208,11 +221,244 @@ bool search_fast(const in_array& keys, const in_array& queries, out_array& out, 
   const auto t = keys.dtype();
   if (!visit_key_type(t, []<class T>() { return true; })) return false;
   const int64_t k = int64_t(keys.size()), n = int64_t(queries.size());
-  with_gil_policy(false, n, false, [&] {
+  with_gil_policy(false, n >= small_search_queries, [&] {
     dispatch_key<int64_t>(t, false, 0, gsearch::side(side_code), -1, keys.data(), k, queries.data(), n,
                           out.data(), gsearch::search_options{});
   });
   return true;
+}
+
+// --- unsorted search: gsearch/find.hpp ----------------------------------------------------------
+
+/// Where a call runs: its arrays' common device.
+struct placement {
+  bool on_cuda;
+  int dev_id;
+};
+struct located {
+  const char* name;
+  int type, id;
+};
+template <class Array>
+located locate(const char* name, const Array& a) {
+  return {name, a.device_type(), a.device_id()};
+}
+
+/// The common device of `arrays`; ValueError if they differ or it is neither the CPU nor CUDA.
+placement place(const std::string& fn, std::initializer_list<located> arrays) {
+  const located& first = *arrays.begin();
+  for (const located& a : arrays)
+    if (a.type != first.type || a.id != first.id) {
+      std::string msg = fn + ": arrays on different devices (";
+      const char* sep = "";
+      for (const located& b : arrays) {
+        msg += std::string(sep) + b.name + " on " + device_name(b.type, b.id);
+        sep = ", ";
+      }
+      value_error(msg + ")");
+    }
+  const bool on_cuda = first.type == nb::device::cuda::value;
+  if (!on_cuda && first.type != nb::device::cpu::value)
+    value_error(fn + ": unsupported device " + device_name(first.type, first.id));
+  return {on_cuda, first.id};
+}
+
+[[noreturn]] void unsupported_dtype(const std::string& fn, nb::dlpack::dtype t) {
+  throw nb::type_error((fn + ": unsupported dtype " + dtype_name(t) +
+                        " (int32, uint32, int64, uint64, float32, float64)")
+                           .c_str());
+}
+
+/// Calls f(exec) with gsearch::cpu or gsearch::cuda.on(stream), on the arrays' device (made
+/// current for the call), with the GIL released when the call is large or on CUDA.
+template <class F>
+void on_backend(placement at, uintptr_t stream, bool large, F&& f) {
+  with_gil_policy(at.on_cuda, large, [&] {
+    if (at.on_cuda) {
+      device_guard guard(at.dev_id);
+      f(gsearch::cuda.on(reinterpret_cast<CUstream_st*>(stream)));
+    } else {
+      f(gsearch::cpu);  // all cores, but a small call runs on the calling thread
+    }
+  });
+}
+
+/// v (a Python int, or a float for float types) as a T that equals it exactly; ValueError
+/// naming `what`, v and the dtype otherwise. The Python layer checks the caller's value against
+/// the array's own dtype first (and names it); this is the extension's own guard.
+template <class T>
+T key_value(const std::string& fn, const char* what, nb::handle v, nb::dlpack::dtype dt) {
+  if constexpr (std::is_integral_v<T>) {
+    T x{};
+    if (PyLong_Check(v.ptr()) && !PyBool_Check(v.ptr()) && nb::try_cast<T>(v, x, false)) return x;
+  } else {
+    if (PyFloat_Check(v.ptr())) {
+      const double d = PyFloat_AS_DOUBLE(v.ptr());
+      if (std::isnan(d)) return T(d);
+      if (std::isinf(d) || std::fabs(d) <= double(std::numeric_limits<T>::max())) {
+        const T x = T(d);
+        if (double(x) == d) return x;
+      }
+    } else if (PyLong_Check(v.ptr()) && !PyBool_Check(v.ptr())) {
+      const double d = PyLong_AsDouble(v.ptr());
+      if (d == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();  // beyond double: not a T either
+      } else if (std::fabs(d) <= double(std::numeric_limits<T>::max())) {
+        nb::object back = nb::steal(PyLong_FromDouble(d));
+        if (back.is_valid() && back.equal(v)) return T(d);
+        PyErr_Clear();
+      }
+    }
+  }
+  value_error(fn + ": " + what + " " + std::string(nb::repr(v).c_str()) +
+              " is not representable in " + dtype_name(dt) + " (pass a Python int for integer " +
+              "data, a float or int that the dtype holds exactly for float data)");
+}
+
+void check_op(const std::string& fn, int op) {
+  if (op < 0 || op > int(gsearch::find_op::in_range))
+    value_error(fn + ": op " + std::to_string(op) + " out of range (a value of FIND_OPS)");
+}
+
+/// The predicate `op` with value (and hi for in_range), read with the GIL held.
+template <class T>
+gsearch::predicate<T> make_predicate(const std::string& fn, int op, nb::handle value, nb::handle hi,
+                                     nb::dlpack::dtype dt) {
+  gsearch::predicate<T> p;
+  p.op = gsearch::find_op(op);
+  p.value = key_value<T>(fn, "value", value, dt);
+  if (p.op == gsearch::find_op::in_range) {
+    if (hi.is_none()) value_error(fn + ": op 'in' needs hi (value <= x < hi)");
+    p.hi = key_value<T>(fn, "hi", hi, dt);
+  } else {
+    p.hi = p.value;
+  }
+  return p;
+}
+
+/// The checks of find and find_all's data: one device, 1-D, C-contiguous.
+placement check_data(const std::string& fn, const in_array& data) {
+  const placement at = place(fn, {locate("data", data)});
+  if (data.ndim() != 1)
+    value_error(fn + ": data must be 1-D (has " + std::to_string(data.ndim()) + " dimensions)");
+  if (!is_c_contiguous(data)) value_error(fn + ": data must be contiguous");
+  return at;
+}
+
+int64_t py_find(const in_array& data, int mode, int op, nb::handle value, nb::handle hi, int strategy,
+                int64_t per_thread, uint64_t seed, uintptr_t stream) {
+  const std::string fn = "gsearch._core.find";
+  if (mode < 0 || mode > int(gsearch::find_mode::count))
+    value_error(fn + ": mode " + std::to_string(mode) + " out of range (a value of FIND_MODES)");
+  check_op(fn, op);
+  if (strategy < 0 || strategy > int(gsearch::find_strategy::one_per_thread))
+    value_error(fn + ": strategy " + std::to_string(strategy) + " out of range (a value of FIND_STRATEGIES)");
+  const placement at = check_data(fn, data);
+  const auto dt = data.dtype();
+  const int64_t n = int64_t(data.size());
+  int64_t result = 0;
+  const bool known = visit_key_type(dt, [&]<class T>() {
+    const gsearch::predicate<T> pred = make_predicate<T>(fn, op, value, hi, dt);
+    const gsearch::span<const T> d(static_cast<const T*>(data.data()), n);
+    gsearch::find_options options;
+    options.strategy = gsearch::find_strategy(strategy);
+    options.per_thread = per_thread;
+    options.seed = seed;
+    on_backend(at, stream, n >= small_scan_elements, [&](const auto& exec) {
+      result = gsearch::find(exec, gsearch::find_mode(mode), d, pred, options);
+    });
+    return true;
+  });
+  if (!known) unsupported_dtype(fn, dt);
+  return result;
+}
+
+/// find_all with the output allocated by the caller's framework: the library counts the matches
+/// (one scan), calls back once with the count, and fills the array the callback returned (only
+/// the blocks that hold matches are read again). The callback runs on the calling thread; it
+/// takes the GIL (released for large and CUDA calls) to call `allocate(count)`, which must return
+/// a C-contiguous int64 array of `count` elements on the data's device (numpy.empty, torch.empty,
+/// cupy.empty on the call's stream). Returns that array.
+nb::object py_find_all(const in_array& data, int op, nb::handle value, nb::callable allocate,
+                       nb::handle hi, uintptr_t stream) {
+  const std::string fn = "gsearch._core.find_all";
+  check_op(fn, op);
+  const placement at = check_data(fn, data);
+  const auto dt = data.dtype();
+  const int64_t n = int64_t(data.size());
+  nb::object result;  // the caller's array, once allocated
+  int64_t count = 0;
+  const auto alloc = [&](int64_t c) -> int64_t* {
+    nb::gil_scoped_acquire gil;
+    nb::object o = allocate(c);
+    out_array out;
+    if (!nb::try_cast<out_array>(o, out, false))
+      throw nb::type_error((fn + ": allocate(" + std::to_string(c) + ") returned " +
+                            std::string(nb::repr(o.type()).c_str()) + ", not an array")
+                               .c_str());
+    if (out.dtype() != nb::dtype<int64_t>() || out.ndim() != 1 || int64_t(out.size()) != c ||
+        !is_c_contiguous(out))
+      throw nb::type_error((fn + ": allocate(" + std::to_string(c) +
+                            ") must return a C-contiguous 1-D int64 array of that many elements "
+                            "(got " + dtype_name(out.dtype()) + ", " + std::to_string(out.size()) +
+                            " elements)")
+                               .c_str());
+    if (out.device_type() != data.device_type() || out.device_id() != data.device_id())
+      value_error(fn + ": allocate returned an array on " + device_name(out.device_type(), out.device_id()) +
+                  ", the data are on " + device_name(data.device_type(), data.device_id()));
+    if (c > 0 && !out.data()) value_error(fn + ": allocate returned a null array");
+    result = std::move(o);
+    return static_cast<int64_t*>(out.data());
+  };
+  const bool known = visit_key_type(dt, [&]<class T>() {
+    const gsearch::predicate<T> pred = make_predicate<T>(fn, op, value, hi, dt);
+    const gsearch::span<const T> d(static_cast<const T*>(data.data()), n);
+    on_backend(at, stream, n >= small_scan_elements, [&](const auto& exec) {
+      count = gsearch::find_all(exec, d, pred, std::function<int64_t*(int64_t)>(alloc));
+    });
+    return true;
+  });
+  if (!known) unsupported_dtype(fn, dt);
+  if (!result.is_valid()) {  // the library calls allocate once, also for 0 matches
+    if (count != 0) throw std::runtime_error(fn + ": the library returned matches without allocating");
+    alloc(0);
+  }
+  return result;
+}
+
+void py_isin(const in_array& elements, const in_array& tests, out_array& out, bool invert, int method,
+             uintptr_t stream) {
+  const std::string fn = "gsearch._core.isin";
+  if (method < 0 || method > int(gsearch::isin_method::hash))
+    value_error(fn + ": method " + std::to_string(method) + " out of range (a value of ISIN_METHODS)");
+  const placement at =
+      place(fn, {locate("elements", elements), locate("test_elements", tests), locate("out", out)});
+  if (elements.dtype() != tests.dtype())
+    throw nb::type_error((fn + ": elements are " + dtype_name(elements.dtype()) +
+                          " but test_elements are " + dtype_name(tests.dtype()))
+                             .c_str());
+  // bool (or uint8: an exporter's older spelling of a 1-byte bool), written as 0 / 1
+  if (out.dtype() != nb::dtype<bool>() && out.dtype() != nb::dtype<uint8_t>())
+    throw nb::type_error((fn + ": out must be bool, not " + dtype_name(out.dtype())).c_str());
+  if (!is_c_contiguous(elements) || !is_c_contiguous(tests) || !is_c_contiguous(out))
+    value_error(fn + ": arrays must be C-contiguous");
+  const int64_t n = int64_t(elements.size()), m = int64_t(tests.size());
+  if (int64_t(out.size()) != n)
+    value_error(fn + ": " + std::to_string(n) + " elements but " + std::to_string(out.size()) +
+                " output elements");
+  const auto dt = elements.dtype();
+  gsearch::isin_options options;
+  options.invert = invert;
+  options.method = gsearch::isin_method(method);
+  const bool known = visit_key_type(dt, [&]<class T>() {
+    const gsearch::span<const T> e(static_cast<const T*>(elements.data()), n);
+    const gsearch::span<const T> t(static_cast<const T*>(tests.data()), m);
+    const gsearch::span<bool> o(static_cast<bool*>(out.data()), n);
+    on_backend(at, stream, n >= small_search_queries || m >= small_scan_elements,
+               [&](const auto& exec) { gsearch::isin(exec, e, t, o, options); });
+    return true;
+  });
+  if (!known) unsupported_dtype(fn, dt);
 }
 
 }  // namespace
@@ -243,6 +489,24 @@ NB_MODULE(_core, m) {
     algos[nb::str(std::string(gsearch::to_string(a)).c_str())] = int(a);
   m.attr("ALGORITHMS") = algos;
 
+  nb::dict modes, ops, strategies, methods;
+  for (auto md : {gsearch::find_mode::first, gsearch::find_mode::any, gsearch::find_mode::random,
+                  gsearch::find_mode::count})
+    modes[nb::str(std::string(gsearch::to_string(md)).c_str())] = int(md);
+  for (int i = 0; i <= int(gsearch::find_op::in_range); ++i) {
+    const auto op = gsearch::find_op(i);
+    ops[nb::str(std::string(gsearch::to_symbol(op)).c_str())] = i;
+    ops[nb::str(std::string(gsearch::to_string(op)).c_str())] = i;
+  }
+  for (int i = 0; i <= int(gsearch::find_strategy::one_per_thread); ++i)
+    strategies[nb::str(std::string(gsearch::to_string(gsearch::find_strategy(i))).c_str())] = i;
+  for (int i = 0; i <= int(gsearch::isin_method::hash); ++i)
+    methods[nb::str(std::string(gsearch::to_string(gsearch::isin_method(i))).c_str())] = i;
+  m.attr("FIND_MODES") = modes;
+  m.attr("FIND_OPS") = ops;
+  m.attr("FIND_STRATEGIES") = strategies;
+  m.attr("ISIN_METHODS") = methods;
+
   m.def("search", &search, "keys"_a, "queries"_a, "out"_a, "side"_a, "algo"_a = 0,
         "check_sorted"_a = false, "rows"_a = -1, "stream"_a = 0,
         "Batched search: out[j] = the search of queries[j] in keys (side 0 = left, 1 = right,\n"
@@ -260,6 +524,31 @@ NB_MODULE(_core, m) {
         "search() for CPU arrays of one supported dtype and an int64 out, rows = -1, default\n"
         "options; returns False (doing nothing) where that does not apply (non-contiguous,\n"
         "non-CPU, mixed or unsupported dtypes), for the caller to take the general path.");
+  m.def("find", &py_find, "data"_a, "mode"_a, "op"_a, "value"_a, "hi"_a = nb::none(),
+        "strategy"_a = 0, "per_thread"_a = 0, "seed"_a = 0, "stream"_a = 0,
+        "Unsorted search (gsearch::find): the result of `mode` (a value of FIND_MODES: the\n"
+        "lowest matching index, any matching index, a random one drawn from `seed`, each -1 when\n"
+        "nothing matches, or the number of matches) for the predicate `op` (a value of FIND_OPS)\n"
+        "against `value` (x op value; 'in': value <= x < hi). data: a 1-D C-contiguous array of\n"
+        "a supported dtype on the CPU (the GIL is released for large calls) or on one CUDA device\n"
+        "(run on `stream`, a cudaStream_t as an int, and waited for). value and hi: Python ints\n"
+        "(integer data) or floats / ints that data's dtype holds exactly (ValueError otherwise).\n"
+        "strategy: a value of FIND_STRATEGIES, with per_thread elements per thread (0 = 12).");
+  m.def("find_all", &py_find_all, "data"_a, "op"_a, "value"_a, "allocate"_a,
+        "hi"_a = nb::none(), "stream"_a = 0,
+        "Every index i with data[i] op value, ascending (gsearch::find_all), in an array the\n"
+        "caller allocates: the library counts the matches in one scan and calls allocate(count)\n"
+        "once (with the GIL), which must return a C-contiguous 1-D int64 array of count\n"
+        "elements on data's device (numpy.empty, or torch.empty / cupy.empty on `stream`); the\n"
+        "library fills it and it is returned. Waits for the result on CUDA. data, op, value,\n"
+        "hi, stream: as in find().");
+  m.def("isin", &py_isin, "elements"_a, "test_elements"_a, "out"_a, "invert"_a = false,
+        "method"_a = 0, "stream"_a = 0,
+        "out[i] = elements[i] is among test_elements (gsearch::isin; np.isin, NaN never a\n"
+        "member, -0.0 == 0.0; not a member with invert). elements and test_elements: C-contiguous\n"
+        "arrays of one supported dtype, any shapes (taken flat); out: C-contiguous bool with\n"
+        "elements.size elements. On the CPU or one CUDA device (enqueued on `stream`), as search().\n"
+        "method: a value of ISIN_METHODS.");
   m.def(
       "_data_pointer", [](const in_array& a) { return uintptr_t(a.data()); }, "a"_a,
       "The data pointer the extension sees for `a` (a debugging hook: equal to the caller's\n"

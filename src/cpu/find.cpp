@@ -205,15 +205,11 @@ void isin_hash(int threads, const T* elements, int64_t n, const T* tests, int64_
   set view{slots.data(), uint64_t(slots.size()) - 1, false};
   for (int64_t j = 0; j < m; ++j) {
     const T x = core::canonical(tests[j]);
-    if constexpr (std::is_floating_point_v<T>) {
-      if (x != x) continue;
-    } else {
-      if (x == set::empty_key()) {
-        view.holds_empty_key = true;
-        continue;
-      }
+    if (view.answer_without_probe(x) >= 0) {  // a NaN (never a member) or the empty bits
+      if constexpr (!std::is_floating_point_v<T>) view.holds_empty_key = true;
+      continue;
     }
-    for (uint64_t s = set::hash(x) & view.mask;; s = (s + 1) & view.mask) {
+    for (uint64_t s = view.home(x);; s = (s + 1) & view.mask) {
       if (set::is_empty(slots[s])) {
         slots[s] = x;
         break;

@@ -241,39 +241,56 @@ GSEARCH_HD GSEARCH_FORCEINLINE key_bits_t<T> key_bits(T x) {
 
 /// An open-addressing hash set of keys with linear probing, `capacity` a power of two at least
 /// twice the number of keys (so a probe sequence is short and always ends at an empty slot).
-/// Empty slots hold `empty_key()`: a NaN for floats (NaN is never a member, so never stored);
-/// for integers the type's maximum, whose own membership is the flag `holds_empty_key`.
+/// Empty slots hold all-ones bits (memset 0xFF fills a table): -1 for signed integers, the
+/// maximum for unsigned ones, a NaN for floats. A NaN is never a member, so never stored; an
+/// integer key with those bits is not stored either, its membership is the flag
+/// `holds_empty_key`. Keys are stored canonical (-0.0 as 0.0) and compared with IEEE ==.
 template <class T>
 struct hash_set_view {
   T* slots;
   uint64_t mask;  ///< capacity - 1
   bool holds_empty_key;
 
-  GSEARCH_HD static constexpr T empty_key() {
-    if constexpr (std::is_floating_point_v<T>) {
-      return std::numeric_limits<T>::quiet_NaN();
-    } else {
-      return std::numeric_limits<T>::max();
-    }
+  GSEARCH_HD static constexpr key_bits_t<T> empty_bits() { return ~key_bits_t<T>(0); }
+  GSEARCH_HD static T empty_key() {
+    const key_bits_t<T> b = empty_bits();
+    T x;
+    std::memcpy(&x, &b, sizeof x);
+    return x;
   }
-  GSEARCH_HD static GSEARCH_FORCEINLINE uint64_t hash(T x) { return mix64(uint64_t(key_bits(canonical(x)))); }
-  GSEARCH_HD static GSEARCH_FORCEINLINE bool is_empty(T slot) {
-    return key_bits(slot) == key_bits(empty_key());
+  GSEARCH_HD static GSEARCH_FORCEINLINE bool is_empty(T slot) { return key_bits(slot) == empty_bits(); }
+  GSEARCH_HD static GSEARCH_FORCEINLINE uint64_t hash(T x) {
+    return mix64(uint64_t(key_bits(canonical(x))));
   }
 
-  /// Membership of x (slots read through `load`, so the GPU can choose its cache path).
-  template <class Load>
-  GSEARCH_HD GSEARCH_FORCEINLINE bool contains(T x, Load load) const {
+  /// 0 or 1 when x's membership needs no probe (a NaN; the empty bits), else -1.
+  GSEARCH_HD GSEARCH_FORCEINLINE int answer_without_probe(T x) const {
     if constexpr (std::is_floating_point_v<T>) {
-      if (x != x) return false;
+      return x != x ? 0 : -1;
     } else {
-      if (x == empty_key()) return holds_empty_key;
+      return key_bits(x) == empty_bits() ? int(holds_empty_key) : -1;
     }
-    for (uint64_t i = hash(x) & mask;; i = (i + 1) & mask) {
-      const T s = load(slots + i);
+  }
+  /// The slot x's probe sequence starts at.
+  GSEARCH_HD GSEARCH_FORCEINLINE uint64_t home(T x) const { return hash(x) & mask; }
+  /// Finishes the probe of x from slot i, whose content s has been read (slots read through
+  /// `load`, so the GPU can choose its cache path and issue first reads of several keys at once).
+  template <class Load>
+  GSEARCH_HD GSEARCH_FORCEINLINE bool probe(T x, uint64_t i, T s, Load load) const {
+    for (;;) {
       if (s == x) return true;  // IEEE ==: -0.0 finds 0.0
       if (is_empty(s)) return false;
+      i = (i + 1) & mask;
+      s = load(slots + i);
     }
+  }
+  /// Membership of x.
+  template <class Load>
+  GSEARCH_HD GSEARCH_FORCEINLINE bool contains(T x, Load load) const {
+    const int a = answer_without_probe(x);
+    if (a >= 0) return a == 1;
+    const uint64_t i = home(x);
+    return probe(x, i, load(slots + i), load);
   }
 };
 

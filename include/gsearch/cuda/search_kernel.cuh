@@ -47,14 +47,12 @@ __device__ __forceinline__ void search_tile(const Accessor& acc, Index k, const 
   }
 }
 
-/// Each block stages the padded keys once (Copies replicas of them for PBS-CL with replicated
-/// keys, core::replicated_size), then takes tiles of Threads * Items queries.
-template <algorithm A, bool Strict, class T, class Out, int Threads, int Items, int Copies = 1>
-__global__ void __launch_bounds__(Threads)
-    search_shared_kernel(const T* __restrict__ keys, int k, const T* __restrict__ queries, int64_t n,
-                         Out* __restrict__ out, int offset) {
-  extern __shared__ __align__(16) unsigned char shared_bytes[];
-  T* staged = reinterpret_cast<T*>(shared_bytes);
+/// Copies the k keys into shared memory as the per-lane algorithms read them: warp_width
+/// sentinels, the keys, warp_width sentinels, in Copies replicas (core::replicated_size) for
+/// PBS-CL with replicated keys; the whole block takes part and meets at a barrier. Returns the
+/// replica stride.
+template <int Threads, int Copies, class T>
+__device__ __forceinline__ int stage_padded_keys(const T* __restrict__ keys, int k, T* staged) {
   const int stride = int(core::replica_stride<T>(k, Copies));
   const int size = int(core::replicated_size<T>(k, Copies));
   for (int e = threadIdx.x; e < size; e += Threads) {
@@ -63,6 +61,18 @@ __global__ void __launch_bounds__(Threads)
                                : (i < warp_width + k ? keys[i - warp_width] : key_traits<T>::highest());
   }
   __syncthreads();
+  return stride;
+}
+
+/// Each block stages the padded keys once (Copies replicas of them for PBS-CL with replicated
+/// keys, core::replicated_size), then takes tiles of Threads * Items queries.
+template <algorithm A, bool Strict, class T, class Out, int Threads, int Items, int Copies = 1>
+__global__ void __launch_bounds__(Threads)
+    search_shared_kernel(const T* __restrict__ keys, int k, const T* __restrict__ queries, int64_t n,
+                         Out* __restrict__ out, int offset) {
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  T* staged = reinterpret_cast<T*>(shared_bytes);
+  const int stride = stage_padded_keys<Threads, Copies>(keys, k, staged);
   const core::padded_accessor<T> acc{staged + warp_width};
   constexpr int64_t tile = int64_t(Threads) * Items;
   for (int64_t begin = int64_t(blockIdx.x) * tile; begin < n; begin += int64_t(gridDim.x) * tile)

@@ -53,6 +53,26 @@ inline constexpr launch_config rows_config = {256, 8};
 /// benchmark shape has rows this long, so it has not been swept.
 inline constexpr launch_config rows_global_config = {512, 4};
 
+/// The tuned scan of find first / any / count (find_kernel.cuh's scan_kernel): 1024 threads,
+/// each with 4 16-byte loads in flight per tile (a tile of 64 KB), the grid filling the chip.
+/// On 2^28 int32 with no match, the best of 7 configurations (128-1024 threads x 2-8 loads) for
+/// first (0.348 ms, 99% of the read roofline measured beside it) and within 1% of the best for
+/// count (bench/results/h100/tuning/find-sweep-3.json; -1 and -2 are earlier kernels;
+/// docs/perf-notes.md, "Unsorted search"): larger blocks mean fewer reads of the best-hit word,
+/// which sits in one L2 slice.
+inline constexpr launch_config find_scan_config = {1024, 4};
+/// The tiles whose matches find_random and find_all count, and whose indices find_all writes:
+/// 256 threads x 4 16-byte loads, a tile of 4,096 int32. Smaller tiles than the scan's so that,
+/// with rare matches, find_all's second pass re-reads few bytes (at 1 match in 10^5 elements,
+/// 4% of the tiles hold one); count at this configuration ran at 99.9% of the roofline
+/// (find-sweep-3.json, 256 x 4).
+inline constexpr launch_config find_tiles_config = {256, 4};
+/// isin's hash-set probe (isin_kernel.cuh): 256 threads x 4 elements per thread, whose first
+/// slot reads are issued together (four independent L2 reads in flight per thread).
+inline constexpr launch_config isin_hash_config = {256, 4};
+/// Threads per block of seeds/001's study kernels (find_strategy other than auto_).
+inline constexpr int study_threads = 256;
+
 /// Replicas of the keys PBS-CL stages for its stage 2 (core::pbs_cl_n): 2 when two padded copies
 /// fit in shared memory, else 1. Two copies cut the worst case of stage 2 from 31 to 16 passes
 /// per warp; on the H100 that brings worst-case queries to within 2% of random ones (from 30-37%
