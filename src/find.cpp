@@ -2,6 +2,7 @@
 
 #include "gsearch/find.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,12 @@ void check_find(find_mode mode, span<const T> data, const predicate<T>& pred,
     throw invalid_argument("gsearch::find: strategy '" + std::string(to_string(options.strategy)) +
                            "' is a study of first / any / count, not of mode '" +
                            std::string(to_string(mode)) + "'");
+}
+
+// per_thread as the backends take it: 0 (their default) or at most max(n, 1), which already
+// gives each element to one thread (a larger k would only loop past the end).
+int64_t study_per_thread(const find_options& options, int64_t n) {
+  return options.per_thread > 0 ? std::min(options.per_thread, std::max<int64_t>(n, 1)) : 0;
 }
 
 void check_result(span<int64_t> result) {
@@ -75,14 +82,14 @@ std::function<int64_t*(int64_t)> into(span<int64_t> out) {
     check_find(mode, data, pred, options);                                                         \
     check_result(result);                                                                          \
     cpu_backend::find(exec.threads, mode, data.data(), data.size(), pred, options.strategy,        \
-                      options.per_thread, options.seed, result.data());                            \
+                      study_per_thread(options, data.size()), options.seed, result.data());        \
   }                                                                                                \
   void find(const cuda_t& exec, find_mode mode, span<const T> data, const predicate<T>& pred,      \
             span<int64_t> result, const find_options& options) {                                   \
     check_find(mode, data, pred, options);                                                         \
     check_result(result);                                                                          \
     cuda_backend::find(exec.stream, mode, data.data(), data.size(), pred, options.strategy,        \
-                       options.per_thread, options.seed, result.data());                           \
+                       study_per_thread(options, data.size()), options.seed, result.data());       \
   }                                                                                                \
   int64_t find(const cpu_t& exec, find_mode mode, span<const T> data, const predicate<T>& pred,    \
                const find_options& options) {                                                      \

@@ -6,17 +6,22 @@
 
 #include <algorithm>
 #include <charconv>
+#include <fstream>
+#include <thread>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "gsearch/core/algorithm.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/query_gen.hpp"
+#include "gsearch/device.hpp"
 
 namespace CLI {
 class App;
@@ -42,6 +47,35 @@ class failure : public std::runtime_error {
  private:
   exit_code code_;
 };
+
+/// Where a subcommand runs (--device auto|cpu|cuda).
+struct target {
+  bool cuda = false;
+  std::string name;  // "NVIDIA H100 ..., sm_90, 132 SMs" or "<CPU model>, 16 threads"
+};
+
+/// "<CPU model>, <n> threads", from /proc/cpuinfo.
+inline std::string cpu_name() {
+  std::string model;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; model.empty() && std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
+      model = line.substr(line.find(':') + 2) + ", ";
+  return model + std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " threads";
+}
+
+/// --device: cuda when asked (a failure(exit_device_or_io) if there is none), auto = cuda when
+/// there is a device, else cpu.
+inline target resolve_device(const std::string& device) {
+  const bool have_gpu = cuda_device_count() > 0;
+  if (device == "cuda" && !have_gpu)
+    throw failure(exit_device_or_io, built_with_cuda()
+                                         ? "--device cuda: no CUDA device is available"
+                                         : "--device cuda: this gsearch was built without CUDA "
+                                           "(GSEARCH_CUDA=OFF); use --device cpu");
+  if (device == "cuda" || (device == "auto" && have_gpu)) return {true, cuda_device_name()};
+  return {false, cpu_name()};
+}
 
 /// The element types of .npy files gsearch reads and writes: the library's key types.
 enum class dtype { int32, uint32, int64, uint64, float32, float64 };
@@ -99,6 +133,120 @@ std::string to_text(T v) {
   char buf[64];
   const auto r = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, r.ptr);
+}
+
+namespace detail {
+
+/// Decimal text ("-12.50e3") split into its sign, its significant digits (no leading zeros; none
+/// for zero) and the power of ten they are scaled by: value = digits * 10^exp10. nullopt when the
+/// text is not of the form [+-]digits[.digits][(e|E)[+-]digits] (at least one digit before the
+/// exponent).
+struct decimal_text {
+  bool negative = false;
+  std::string digits;
+  int64_t exp10 = 0;
+};
+inline std::optional<decimal_text> scan_decimal(std::string_view s) {
+  const auto digit = [&](size_t i) { return i < s.size() && s[i] >= '0' && s[i] <= '9'; };
+  decimal_text d;
+  size_t i = 0;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) d.negative = s[i++] == '-';
+  bool any = false;
+  for (; digit(i); ++i, any = true) d.digits += s[i];
+  if (i < s.size() && s[i] == '.')
+    for (++i; digit(i); ++i, any = true) {
+      d.digits += s[i];
+      --d.exp10;
+    }
+  if (!any) return std::nullopt;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    bool minus = false;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) minus = s[i++] == '-';
+    if (!digit(i)) return std::nullopt;
+    int64_t e = 0;
+    for (; digit(i); ++i) e = std::min<int64_t>(e * 10 + (s[i] - '0'), int64_t{1} << 40);
+    d.exp10 += minus ? -e : e;
+  }
+  if (i != s.size()) return std::nullopt;
+  d.digits.erase(0, std::min(d.digits.find_first_not_of('0'), d.digits.size()));
+  while (!d.digits.empty() && d.digits.back() == '0') {  // 1.50 -> 15e-1, 100 -> 1e2
+    d.digits.pop_back();
+    ++d.exp10;
+  }
+  if (d.digits.empty()) d.exp10 = 0;
+  return d;
+}
+
+/// "nan", "inf", "infinity" in any case, with an optional sign (and from_chars' "nan(...)").
+inline bool is_special_float_word(std::string_view s) {
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.remove_prefix(1);
+  std::string low(s.substr(0, 3));
+  for (char& c : low) c = char(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return low == "nan" || low == "inf";
+}
+
+}  // namespace detail
+
+/// `text` as a value of T, exactly, or a failure(exit_bad_input) naming `what` (the option, e.g.
+/// "--value"), the text and the dtype. No whitespace, no hexadecimal.
+///  - Integers: decimal, with an optional sign; a fraction or an exponent only when the value is
+///    still an integer ("1e3", "1.0", "-0"), and within the type's range. "1.5", "nan", "inf",
+///    "3e9" for int32 and "-1" for uint32 are errors.
+///  - Floats: decimal or scientific notation rounded to the nearest value of T (as numpy does),
+///    "nan", "inf", "infinity" (any case, optional sign), "-0.0". A non-zero number whose
+///    magnitude rounds to infinity ("1e39" for float32) or to 0 ("1e-50" for float32) is an
+///    error.
+template <class T>
+T parse_value(std::string_view text, std::string_view what) {
+  const std::string type(key_traits<T>::name);
+  const std::string quoted = std::string(what) + " '" + std::string(text) + "'";
+  const auto fail = [&](const std::string& why) -> T { throw failure(exit_bad_input, quoted + why); };
+  const auto d = detail::scan_decimal(text);
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!d && !detail::is_special_float_word(text))
+      return fail(" is not a number (a " + type + " value is written like 42, -1.5, 2.5e-3, nan or inf)");
+    const std::string_view s = text.substr(!text.empty() && text[0] == '+' ? 1 : 0);
+    T v{};
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec == std::errc::result_out_of_range && d) {
+      // digits * 10^exp10 with the digits read as 0.d1d2...: the magnitude is >= 1 when
+      // size + exp10 > 0, so out of range means it overflowed; otherwise it underflowed to 0.
+      const bool huge = int64_t(d->digits.size()) + d->exp10 > 0;
+      return fail(huge ? " is out of the range of " + type + ": it rounds to infinity (the largest " +
+                             type + " is " + to_text(std::numeric_limits<T>::max()) +
+                             "; write inf for infinity)"
+                       : " is too small for " + type + ": it rounds to 0 (the smallest positive " +
+                             type + " is " + to_text(std::numeric_limits<T>::denorm_min()) +
+                             "; write 0 for zero)");
+    }
+    if (ec != std::errc() || ptr != s.data() + s.size())
+      return fail(" is not a number (a " + type + " value is written like 42, -1.5, 2.5e-3, nan or inf)");
+    return v;
+  } else {
+    const std::string range = " [" + to_text(std::numeric_limits<T>::min()) + ", " +
+                              to_text(std::numeric_limits<T>::max()) + "]";
+    if (!d) {
+      if (detail::is_special_float_word(text))
+        return fail(" is not an " + type + " value: integers have no nan or inf");
+      return fail(" is not a number (an " + type + " value is an integer like 42, -7 or 1e3)");
+    }
+    if (d->exp10 < 0) return fail(" is not an " + type + " value: it is not an integer");
+    // Digits beyond 20 (10^20 > 2^64) cannot fit any of the types.
+    if (int64_t(d->digits.size()) + d->exp10 > 20)
+      return fail(" is out of the range of " + type + range);
+    unsigned __int128 m = 0;
+    for (char c : d->digits) m = m * 10 + unsigned(c - '0');
+    for (int64_t e = 0; e < d->exp10; ++e) m *= 10;
+    const unsigned __int128 max = std::numeric_limits<T>::max();
+    if (d->negative && m != 0) {
+      // |min| = max + 1 for the signed types; unsigned types hold no negative value.
+      if (std::is_unsigned_v<T> || m > max + 1) return fail(" is out of the range of " + type + range);
+      return T(-T(m - 1) - 1);
+    }
+    if (m > max) return fail(" is out of the range of " + type + range);
+    return T(m);
+  }
 }
 
 /// The CLI's names of the search sides, in enum order.
@@ -161,6 +309,7 @@ struct command {
   std::function<exit_code()> run;
 };
 command add_search_command(CLI::App& app);
+command add_find_command(CLI::App& app);
 command add_gen_command(CLI::App& app);
 command add_conflicts_command(CLI::App& app);
 command add_bench_command(CLI::App& app, int argc, char** argv);

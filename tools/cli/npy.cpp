@@ -204,7 +204,11 @@ header parse_header(std::string_view dict, const std::string& path) {
 }
 
 std::string encode_header(dtype t, const std::vector<int64_t>& shape) {
-  const std::string dict = "{'descr': '" + std::string(npy_descr(t)) +
+  return encode_header(npy_descr(t), shape);
+}
+
+std::string encode_header(std::string_view descr, const std::vector<int64_t>& shape) {
+  const std::string dict = "{'descr': '" + std::string(descr) +
                            "', 'fortran_order': False, 'shape': " + shape_text(shape) + ", }";
   // numpy.lib.format._wrap_header: pad with 1..64 spaces, then '\n'.
   auto padding = [&](size_t prefix) { return align - (prefix + dict.size() + 1) % align; };
@@ -328,6 +332,14 @@ staged_file::staged_file(std::string path, std::initializer_list<std::string_vie
     throw failure(exit_device_or_io,
                   "cannot write " + path_ + ": " + std::strerror(err ? err : EIO));
   }
+}
+
+void save_bool(const std::string& path, span<const bool> data) {
+  static_assert(sizeof(bool) == 1, "numpy's bool is one byte");
+  staged_file(path, {encode_header("|b1", {data.size()}),
+                     std::string_view(reinterpret_cast<const char*>(data.data()),
+                                      size_t(data.size()))})
+      .commit();
 }
 
 staged_file::~staged_file() {

@@ -45,6 +45,8 @@ std::string encode_header(dtype t, const std::vector<int64_t>& shape);
 inline std::string encode_header(dtype t, int64_t size) {
   return encode_header(t, std::vector<int64_t>{size});
 }
+/// The same for any numpy descr, e.g. "|b1" (bool), which gsearch writes but does not read.
+std::string encode_header(std::string_view descr, const std::vector<int64_t>& shape);
 
 /// A .npy file opened for reading, its header parsed and its length checked.
 class input {
@@ -112,6 +114,9 @@ template <class T>
 void save(const std::string& path, span<const T> data, const std::vector<int64_t>& shape) {
   staged_file(path, dtype_of<T>(), data.data(), shape).commit();
 }
+
+/// Writes a 1-D bool array (numpy dtype '|b1', one byte 0 or 1 each) to `path` atomically.
+void save_bool(const std::string& path, span<const bool> data);
 
 /// Writes text to `path` atomically.
 inline void save_text(const std::string& path, std::string_view text) {

@@ -27,32 +27,6 @@ struct search_args {
   int repeat = 1;
 };
 
-// Where the search runs.
-struct target {
-  bool cuda = false;
-  std::string name;  // "NVIDIA H100 ..., sm_90, 132 SMs" or "<CPU model>, 16 threads"
-};
-
-std::string cpu_name() {
-  std::string model;
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; model.empty() && std::getline(cpuinfo, line);)
-    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
-      model = line.substr(line.find(':') + 2) + ", ";
-  return model + std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " threads";
-}
-
-target resolve_device(const std::string& device) {
-  const bool have_gpu = cuda_device_count() > 0;
-  if (device == "cuda" && !have_gpu)
-    throw failure(exit_device_or_io, built_with_cuda()
-                                         ? "--device cuda: no CUDA device is available"
-                                         : "--device cuda: this gsearch was built without CUDA "
-                                           "(GSEARCH_CUDA=OFF); use --device cpu");
-  if (device == "cuda" || (device == "auto" && have_gpu)) return {true, cuda_device_name()};
-  return {false, cpu_name()};
-}
-
 // How the keys and queries line up. 1-D keys (K): one search of all the queries, whatever their
 // shape (numpy.searchsorted); the output has the queries' shape. 2-D keys (R, K): R independent
 // searches, row r's M queries in row r's K keys (torch.searchsorted, gsearch::search_rows); the
