@@ -24,6 +24,10 @@ template <class T>
 void check_find(find_mode mode, span<const T> data, const predicate<T>& pred,
                 const find_options& options) {
   check_data("gsearch::find", data);
+  if (int(mode) < 0 || mode > find_mode::count)
+    throw invalid_argument("gsearch::find: unknown mode " + std::to_string(int(mode)));
+  if (int(options.strategy) < 0 || options.strategy > find_strategy::one_per_thread)
+    throw invalid_argument("gsearch::find: unknown strategy " + std::to_string(int(options.strategy)));
   if (int(pred.op) < 0 || pred.op > find_op::in_range)
     throw invalid_argument("gsearch::find: unknown predicate op " + std::to_string(int(pred.op)));
   if (options.per_thread < 0)

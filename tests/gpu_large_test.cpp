@@ -1,9 +1,12 @@
 // More than 2^31 queries on the GPU (label `large`: run on the GPU machine only): the grid-stride
-// loop's 64-bit indexing and the int32 output path at full size.
+// loop's 64-bit indexing and the int32 output path at full size. And more than 2^31 elements of
+// unsorted search: find / count / find_all with matches past 2^31 (64-bit indices, int64
+// counts), a study strategy, and isin spot checks.
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "gsearch/gsearch.hpp"
@@ -31,6 +34,75 @@ TEST(GpuLarge, MoreThan2To31Queries) {
       if (out[j] != want && bad++ == 0) first_bad = j;
     }
     EXPECT_EQ(bad, 0) << to_string(a) << ": first wrong result at query " << first_bad;
+  }
+}
+
+TEST(GpuLarge, FindMoreThan2To31Elements) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  const int64_t n = (int64_t(1) << 31) + 5;                  // 8.6 GB of int32
+  const int64_t p1 = (int64_t(1) << 31) + 1, p2 = n - 2;     // the 7s, both past 2^31
+  std::vector<int32_t> host(static_cast<size_t>(n), 0);
+  host[100] = 9;
+  host[size_t(p1)] = 7;
+  host[size_t(p2)] = 7;
+  host[size_t(n - 1)] = -1;
+  device_vector<int32_t> d{span<const int32_t>(host)};
+  const span<const int32_t> data = d;
+  std::vector<int32_t>().swap(host);  // free the host copy
+
+  EXPECT_EQ(find_first(cuda, data, equal_to(7)), p1);
+  EXPECT_EQ(find_first(cuda, data, less(0)), n - 1);
+  EXPECT_EQ(find_first(cuda, data, greater(8)), 100);
+  EXPECT_EQ(find_first(cuda, data, equal_to(5)), -1);
+  const int64_t any = find_any(cuda, data, equal_to(7));
+  EXPECT_TRUE(any == p1 || any == p2) << any;
+  EXPECT_EQ(count(cuda, data, equal_to(7)), 2);
+  EXPECT_EQ(count(cuda, data, not_equal_to(0)), 4);
+  EXPECT_EQ(count(cuda, data, equal_to(0)), n - 4);  // more than 2^31: an int64 count
+  EXPECT_EQ(count(cuda, data, greater_equal(0)), n - 1);
+  EXPECT_EQ(count(cuda, data, in_range(1, 10)), 3);
+  for (uint64_t seed : {uint64_t(0), uint64_t(1), uint64_t(2), uint64_t(3)})
+    EXPECT_EQ(find_random(cuda, data, equal_to(7), seed), core::random_below(seed, 2) == 0 ? p1 : p2) << seed;
+  EXPECT_EQ(find_random(cuda, data, less(0), 5), n - 1);
+  {
+    device_vector<int64_t> out;
+    const int64_t c = find_all(cuda, data, greater(5), [&](int64_t k) {
+      out = device_vector<int64_t>(k);
+      return out.data();
+    });
+    ASSERT_EQ(c, 3);
+    std::vector<int64_t> got(3);
+    out.copy_to(span<int64_t>(got));
+    EXPECT_EQ(got, (std::vector<int64_t>{100, p1, p2}));
+  }
+  // The stream-ordered form into a device result.
+  {
+    device_vector<int64_t> r(1);
+    find(cuda, find_mode::first, data, equal_to(-1), r.view());
+    synchronize(cuda);
+    int64_t got = 0;
+    r.copy_to(span<int64_t>(&got, 1));
+    EXPECT_EQ(got, n - 1);
+  }
+  // A study strategy over more than 2^31 elements (k * threads past 2^31).
+  for (find_strategy s : {find_strategy::coalesced, find_strategy::strided}) {
+    const find_options opt{s, 12, 0};
+    EXPECT_EQ(count(cuda, data, equal_to(7), opt), 2) << to_string(s);
+    EXPECT_EQ(find_first(cuda, data, equal_to(7), opt), p1) << to_string(s);
+  }
+  // isin: the 7s and the -1 (all-ones bits: the hash set's empty marker) among 2^31 + 5 elements.
+  const std::vector<int32_t> tests{7, -1, 12345};
+  device_vector<int32_t> d_tests{span<const int32_t>(tests)};
+  device_vector<bool> d_out(n);
+  std::unique_ptr<bool[]> out(new bool[size_t(n)]);
+  for (isin_method method : {isin_method::sorted, isin_method::hash}) {
+    isin(cuda, data, d_tests, d_out, {false, method});
+    synchronize(cuda);
+    d_out.copy_to(span<bool>(out.get(), n));
+    int64_t members = 0;
+    for (int64_t i = 0; i < n; ++i) members += out[size_t(i)];
+    EXPECT_EQ(members, 3) << to_string(method);
+    EXPECT_TRUE(out[size_t(p1)] && out[size_t(p2)] && out[size_t(n - 1)] && !out[100] && !out[0]) << to_string(method);
   }
 }
 

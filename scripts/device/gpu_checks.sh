@@ -3,10 +3,12 @@
 # binaries built here for sm_90 carried in carry/bin (scripts/device/stage.sh puts them there).
 #   gpu_checks.sh tests       GPU tests, then the > 2^31 test
 #   gpu_checks.sh sanitize    compute-sanitizer memcheck and racecheck over the GPU tests
+#                             (SANITIZE_TESTS="test_gpu_find" narrows the list; GTEST_FILTER too)
 #   gpu_checks.sh ncu         bank conflicts: Nsight Compute vs the model (bench/conflicts_table.py)
 #   gpu_checks.sh demo        the README's main job with the carried CLI: gen, then search --verify
 #   gpu_checks.sh cli         the CLI tests that need a GPU (the carried test_cli and CLI)
 #   gpu_checks.sh rows        the row-batched search's launch-configuration sweep (rows_sweep.json)
+#   gpu_checks.sh find-sweep  the find scan's launch-configuration sweep (find_sweep.json)
 #   gpu_checks.sh python      builds and installs the Python package there (its Python is 3.12,
 #                             so the extension is compiled there), then runs its tests
 # Logs and results go to $OUT (or ./out).
@@ -22,14 +24,17 @@ for what in "$@"; do
   case "$what" in
     tests)
       "$B/test_gpu_search" 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
+      "$B/test_gpu_find" 2>&1 | tee "$OUT/gpu_find_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
       "$B/test_gpu_large" 2>&1 | tee "$OUT/gpu_large.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|OK \]" || status=1
       ;;
     sanitize)
-      for tool in memcheck racecheck; do
-        GSEARCH_TEST_SUBSET=1 compute-sanitizer --tool $tool --error-exitcode 9 "$B/test_gpu_search" \
-          > "$OUT/$tool.log" 2>&1; rc=$?
-        echo "compute-sanitizer $tool: exit $rc; $(grep -E '^========= (ERROR SUMMARY|RACECHECK SUMMARY)' "$OUT/$tool.log" | tr '\n' ' ') $(grep -E '^\[  (PASSED|FAILED)' "$OUT/$tool.log" | tr '\n' ' ')"
-        [ $rc -eq 0 ] || status=1
+      for t in ${SANITIZE_TESTS:-test_gpu_search test_gpu_find}; do
+        for tool in memcheck racecheck; do
+          log="$OUT/$tool-$t.log"
+          GSEARCH_TEST_SUBSET=1 compute-sanitizer --tool $tool --error-exitcode 9 "$B/$t" > "$log" 2>&1; rc=$?
+          echo "compute-sanitizer $tool $t: exit $rc; $(grep -E '^========= (ERROR SUMMARY|RACECHECK SUMMARY)' "$log" | tr '\n' ' ') $(grep -E '^\[  (PASSED|FAILED)' "$log" | tr '\n' ' ')"
+          [ $rc -eq 0 ] || status=1
+        done
       done
       ;;
     ncu)
@@ -53,6 +58,9 @@ for what in "$@"; do
       ;;
     rows)
       "$B/rows_sweep" > "$OUT/rows_sweep.json" 2> "$OUT/rows_sweep.err" || status=1
+      ;;
+    find-sweep)
+      "$B/find_sweep" > "$OUT/find_sweep.json" 2> "$OUT/find_sweep.err" || status=1
       ;;
     python)
       python3 -m pip install --no-build-isolation --no-deps -q . > "$OUT/pip_install.log" 2>&1 || { status=1; tail -30 "$OUT/pip_install.log"; }

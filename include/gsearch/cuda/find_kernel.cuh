@@ -6,6 +6,7 @@
 /// seeds/001's study strategies. The match itself is core::match (core/find.hpp), shared with
 /// the CPU backend. Instantiated in src/cuda/find.cu.
 
+#include <cuda/atomic>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -131,19 +132,21 @@ __global__ void __launch_bounds__(Threads)
   // along with the tile's loads, and leaves it in shared memory, where every thread checks it
   // before its next tile. One read per block and tile rather than one per warp: the word lives
   // in one L2 slice, and a read per warp and tile made find_first 5% slower than count on the
-  // H100 (docs/perf-notes.md). Reads of it need no barrier: a stale value is a larger one, which only
-  // means scanning one more tile. A block may read a tile or two past a published hit.
-  __shared__ volatile u64 block_best;
+  // H100 (docs/perf-notes.md). It is read and written with relaxed atomics and no barrier: a
+  // stale value is a larger one, which only means scanning one more tile. A block may read a
+  // tile or two past a published hit.
+  __shared__ u64 block_best_word;
+  cuda::atomic_ref<u64, cuda::thread_scope_block> block_best(block_best_word);
   if constexpr (Mode != find_mode::count) {
-    if (threadIdx.x == 0) block_best = no_match;
+    if (threadIdx.x == 0) block_best.store(no_match, cuda::memory_order_relaxed);
     __syncthreads();
   }
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-    u64 global_best = no_match;
+    u64 global_best = no_match, best = no_match;
     if constexpr (Mode != find_mode::count) {
       // Threads may see different values, so some leave earlier than others: nothing below
       // synchronises the block.
-      const u64 best = block_best;
+      best = block_best.load(cuda::memory_order_relaxed);
       if (Mode == find_mode::any ? best != no_match : best < u64(layout.tile_begin(t))) return;
       // Issued before the tile's loads, first used after them: it costs no stall.
       if (threadIdx.x == 0) global_best = *const_cast<volatile u64*>(result);
@@ -156,7 +159,7 @@ __global__ void __launch_bounds__(Threads)
     } else {
       if (head) atomicMin(result, u64(__ffs(int(head)) - 1));
       else if (view.flags) atomicMin(result, u64(view.first(layout.head + t * layout.tile)));
-      if (threadIdx.x == 0 && global_best < block_best) block_best = global_best;
+      if (threadIdx.x == 0 && global_best < best) block_best.store(global_best, cuda::memory_order_relaxed);
     }
   }
   if constexpr (Mode == find_mode::count) {
