@@ -57,30 +57,34 @@ void launch_study(cudaStream_t stream, find_strategy s, bool count, const T* dat
   GSEARCH_CUDA_CHECK_LAUNCH();
 }
 
-// The matches per tile and their exclusive prefix sum, in stream-ordered temporary memory:
-// what find_random and find_all start from.
+// The matches per tile and their inclusive prefix sum (each tile's end in the list of matches;
+// the last is the total, one copy away from the host), in stream-ordered temporary memory: what
+// find_random and find_all start from.
 template <class T>
 struct tile_offsets {
   layout_t<T> layout;
   stream_buffer memory;
-  int64_t* counts = nullptr;
-  int64_t* offsets = nullptr;
+  u64* counts = nullptr;  // CUDA's 64-bit atomicAdd takes unsigned long long
+  int64_t* ends = nullptr;
+  int64_t* kept = nullptr;  // find_all: the matches of tiles with at most kept_per_tile
 
   tile_offsets(cudaStream_t stream, const T* data, int64_t n, const core::match<T>& m,
-               const device_limits& dev)
+               const device_limits& dev, bool keep)
       : layout{n, unaligned_head(data, n)} {
     const int64_t tiles = layout.tiles();
     size_t scan_bytes = 0;
-    GSEARCH_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, counts, offsets, tiles, stream));
-    const size_t count_bytes = size_t(tiles) * sizeof(int64_t);
-    memory = stream_buffer(stream, 2 * count_bytes + scan_bytes);
-    counts = static_cast<int64_t*>(memory.get());
-    offsets = counts + tiles;
+    GSEARCH_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, counts, ends, tiles, stream));
+    const int64_t words = tiles * (2 + (keep ? kept_per_tile : 0));
+    memory = stream_buffer(stream, size_t(words) * sizeof(int64_t) + scan_bytes);
+    counts = static_cast<u64*>(memory.get());
+    ends = reinterpret_cast<int64_t*>(counts + tiles);
+    if (keep) kept = ends + tiles;
+    void* scan_temp = counts + words;
+    GSEARCH_CUDA_CHECK(cudaMemsetAsync(counts, 0, size_t(tiles) * sizeof(u64), stream));
     auto kernel = tile_counts_kernel<T, tile_threads, tile_loads>;
-    kernel<<<tile_grid(kernel, tiles, dev), tile_threads, 0, stream>>>(data, layout, m, counts);
+    kernel<<<tile_grid(kernel, tiles, dev), tile_threads, 0, stream>>>(data, layout, m, counts, kept);
     GSEARCH_CUDA_CHECK_LAUNCH();
-    GSEARCH_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(offsets + tiles, scan_bytes, counts, offsets,
-                                                     tiles, stream));
+    GSEARCH_CUDA_CHECK(cub::DeviceScan::InclusiveSum(scan_temp, scan_bytes, counts, ends, tiles, stream));
   }
 };
 
@@ -106,9 +110,9 @@ void find(CUstream_st* stream, find_mode mode, const T* data, int64_t n, const p
     case find_mode::any: return launch_scan<find_mode::any>(stream, data, n, m, res, dev);
     case find_mode::count: return launch_scan<find_mode::count>(stream, data, n, m, res, dev);
     case find_mode::random: {
-      const tile_offsets<T> tiles(stream, data, n, m, dev);
+      const tile_offsets<T> tiles(stream, data, n, m, dev, false);
       pick_random_kernel<T, tile_threads, tile_loads><<<1, tile_threads, 0, stream>>>(
-          data, tiles.layout, m, tiles.counts, tiles.offsets, seed, result);
+          data, tiles.layout, m, tiles.counts, tiles.ends, seed, result);
       GSEARCH_CUDA_CHECK_LAUNCH();
       return;
     }
@@ -124,20 +128,17 @@ int64_t find_all(CUstream_st* stream, const T* data, int64_t n, const predicate<
   }
   const core::match<T> m = core::make_match(pred);
   const device_limits dev = current_device_limits();
-  const tile_offsets<T> tiles(stream, data, n, m, dev);
-  const int64_t last = tiles.layout.tiles() - 1;
-  int64_t last_offset = 0, last_count = 0;
-  GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&last_offset, tiles.offsets + last, sizeof(int64_t),
-                                     cudaMemcpyDeviceToHost, stream));
-  GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&last_count, tiles.counts + last, sizeof(int64_t),
+  const tile_offsets<T> tiles(stream, data, n, m, dev, true);
+  int64_t total = 0;
+  GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&total, tiles.ends + tiles.layout.tiles() - 1, sizeof(int64_t),
                                      cudaMemcpyDeviceToHost, stream));
   GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-  const int64_t total = last_offset + last_count;
   int64_t* out = allocate(total);
   if (total == 0) return 0;
   auto kernel = write_matches_kernel<T, tile_threads, tile_loads>;
-  kernel<<<tile_grid(kernel, tiles.layout.tiles(), dev), tile_threads, 0, stream>>>(
-      data, tiles.layout, m, tiles.counts, tiles.offsets, out);
+  const int64_t chunks = (tiles.layout.tiles() + tiles_per_chunk - 1) / tiles_per_chunk;
+  kernel<<<tile_grid(kernel, chunks, dev), tile_threads, 0, stream>>>(
+      data, tiles.layout, m, tiles.counts, tiles.ends, tiles.kept, out);
   GSEARCH_CUDA_CHECK_LAUNCH();
   return total;
 }

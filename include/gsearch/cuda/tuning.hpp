@@ -54,12 +54,14 @@ inline constexpr launch_config rows_config = {256, 8};
 inline constexpr launch_config rows_global_config = {512, 4};
 
 /// The tuned scan of find first / any / count (find_kernel.cuh's scan_kernel): 1024 threads,
-/// each with 4 16-byte loads in flight per tile (a tile of 64 KB), the grid filling the chip.
-/// On 2^28 int32 with no match, the best of 7 configurations (128-1024 threads x 2-8 loads) for
-/// first (0.348 ms, 99% of the read roofline measured beside it) and within 1% of the best for
-/// count (bench/results/h100/tuning/find-sweep-3.json; -1 and -2 are earlier kernels;
-/// docs/perf-notes.md, "Unsorted search"): larger blocks mean fewer reads of the best-hit word,
-/// which sits in one L2 slice.
+/// each with 4 16-byte loads in flight per tile (a tile of 64 KB), the grid filling the chip,
+/// hits learnt through a barrier per tile (hit_check::barrier). On 2^28 int32, H100: no match,
+/// first 0.346 ms and count 0.346 ms against a read roofline of 0.343 ms measured beside them;
+/// the only match at 0 or at N/100, first in 12.9 / 13.9 us, where checking a tile late
+/// (hit_check::lagged) took 23.5 / 26.8 us and read a second wave of tiles
+/// (bench/results/h100/tuning/find-sweep-5.json; -1 to -3 are earlier kernels; docs/perf-notes.md,
+/// "Unsorted search"). 1024 x 2 is faster with an early match (8.3 / 11.8 us) and 0.6% slower
+/// without; 256 x 4 and 512 x 4 are within 1% without a match.
 inline constexpr launch_config find_scan_config = {1024, 4};
 /// The tiles whose matches find_random and find_all count, and whose indices find_all writes:
 /// 256 threads x 4 16-byte loads, a tile of 4,096 int32. Smaller tiles than the scan's so that,
