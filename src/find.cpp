@@ -119,7 +119,7 @@ std::function<int64_t*(int64_t)> into(span<int64_t> out) {
   int64_t find_all(const cuda_t& exec, span<const T> data, const predicate<T>& pred,               \
                    const std::function<int64_t*(int64_t)>& allocate) {                             \
     check_find(find_mode::first, data, pred, {});                                                  \
-    return cuda_backend::find_all(exec.stream, data.data(), data.size(), pred, allocate);          \
+    return cuda_backend::find_all(exec.stream, data.data(), data.size(), pred, allocate, nullptr); \
   }                                                                                                \
   int64_t find_all(const cpu_t& exec, span<const T> data, const predicate<T>& pred,                \
                    span<int64_t> out) {                                                            \
@@ -127,7 +127,10 @@ std::function<int64_t*(int64_t)> into(span<int64_t> out) {
   }                                                                                                \
   int64_t find_all(const cuda_t& exec, span<const T> data, const predicate<T>& pred,               \
                    span<int64_t> out) {                                                            \
-    return find_all(exec, data, pred, into(out));                                                  \
+    check_find(find_mode::first, data, pred, {});                                                  \
+    /* Room for any result: written without waiting for the count (one round trip less). */      \
+    int64_t* room = out.size() >= data.size() && out.data() ? out.data() : nullptr;               \
+    return cuda_backend::find_all(exec.stream, data.data(), data.size(), pred, into(out), room);   \
   }                                                                                                \
   void isin(const cpu_t& exec, span<const T> elements, span<const T> tests, span<bool> out,        \
             const isin_options& options) {                                                         \

@@ -453,9 +453,7 @@ TEST(CpuFindErrors, StudyStrategyOnlyForFirstAnyCount) {
   }
 }
 
-// LIBRARY BUG (issue 7, found by this test): src/find.cpp's check_find validates the op (and isin
-// its method) but not the mode or the strategy: find_mode(9) returns 0 without writing the result
-// span, find_strategy(9) runs as coalesced. Expected: invalid_argument, as for an unknown op.
+// An out-of-range mode or strategy is refused like an unknown op (it once ran as something else).
 TEST(CpuFindErrors, UnknownModeOrStrategyThrows) {
   const std::vector<int32_t> data{1, 2, 3};
   const span<const int32_t> d(data);

@@ -121,7 +121,7 @@ void find(CUstream_st* stream, find_mode mode, const T* data, int64_t n, const p
 
 template <class T>
 int64_t find_all(CUstream_st* stream, const T* data, int64_t n, const predicate<T>& pred,
-                 const std::function<int64_t*(int64_t)>& allocate) {
+                 const std::function<int64_t*(int64_t)>& allocate, int64_t* room) {
   if (n == 0) {
     allocate(0);
     return 0;
@@ -129,17 +129,20 @@ int64_t find_all(CUstream_st* stream, const T* data, int64_t n, const predicate<
   const core::match<T> m = core::make_match(pred);
   const device_limits dev = current_device_limits();
   const tile_offsets<T> tiles(stream, data, n, m, dev, true);
+  const auto write = [&](int64_t* out) {
+    auto kernel = write_matches_kernel<T, tile_threads, tile_loads>;
+    const int64_t chunks = (tiles.layout.tiles() + tiles_per_chunk - 1) / tiles_per_chunk;
+    kernel<<<tile_grid(kernel, chunks, dev), tile_threads, 0, stream>>>(
+        data, tiles.layout, m, tiles.counts, tiles.ends, tiles.kept, out);
+    GSEARCH_CUDA_CHECK_LAUNCH();
+  };
+  if (room) write(room);  // any count fits: no need to wait for it first
   int64_t total = 0;
   GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&total, tiles.ends + tiles.layout.tiles() - 1, sizeof(int64_t),
                                      cudaMemcpyDeviceToHost, stream));
   GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream));
   int64_t* out = allocate(total);
-  if (total == 0) return 0;
-  auto kernel = write_matches_kernel<T, tile_threads, tile_loads>;
-  const int64_t chunks = (tiles.layout.tiles() + tiles_per_chunk - 1) / tiles_per_chunk;
-  kernel<<<tile_grid(kernel, chunks, dev), tile_threads, 0, stream>>>(
-      data, tiles.layout, m, tiles.counts, tiles.ends, tiles.kept, out);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  if (!room && total > 0) write(out);
   return total;
 }
 
@@ -147,7 +150,7 @@ int64_t find_all(CUstream_st* stream, const T* data, int64_t n, const predicate<
   template void find<T>(CUstream_st*, find_mode, const T*, int64_t, const predicate<T>&,        \
                         find_strategy, int64_t, uint64_t, int64_t*);                            \
   template int64_t find_all<T>(CUstream_st*, const T*, int64_t, const predicate<T>&,            \
-                               const std::function<int64_t*(int64_t)>&);
+                               const std::function<int64_t*(int64_t)>&, int64_t*);
 GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE_FIND)
 #undef GSEARCH_INSTANTIATE_FIND
 
