@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -80,36 +81,57 @@ int64_t count_range(const M& m, const T* data, int64_t begin, int64_t end) {
   return total;
 }
 
-// The first match in data[begin, end), or end.
+// The first match in data[begin, end), or end: the vectorized count of the whole range first
+// (a loop with an exit every 16 or 256 elements ran at a third of count's speed), then the
+// scalar search of a range that has one.
 template <class M, class T>
 int64_t first_in_range(const M& m, const T* data, int64_t begin, int64_t end) {
-  int64_t g = begin;
-  for (; g + group <= end; g += group)
-    if (group_count(m, data, g))
-      for (int64_t i = g;; ++i)
-        if (m(data[i])) return i;
-  for (; g < end; ++g)
-    if (m(data[g])) return g;
-  return end;
+  if (count_range(m, data, begin, end) == 0) return end;
+  for (int64_t i = begin;; ++i)
+    if (m(data[i])) return i;
 }
 
-// Writes the matches of data[begin, end) in order to out; returns how many.
+// Writes the matches of data[begin, end) in order to out; returns how many. In slices of 4,096:
+// a byte flag per element first (a loop g++ vectorizes) and their sum; then a sparse slice reads
+// the flags 8 at a time and walks the set bytes of the words that have one, a dense slice (more
+// than 1 in 16) compacts without branches (each index written, kept when its flag is set).
+// (Testing and writing in one loop, with a branch or a mask per 16 elements, ran at numpy's
+// speed with 1% matches; walking the words alone was 3.6x slower than numpy at 50%.)
 template <class M, class T>
 int64_t write_range(const M& m, const T* data, int64_t begin, int64_t end, int64_t* out) {
-  int64_t o = 0, g = begin;
-  for (; g + group <= end; g += group)
-    if (group_count(m, data, g)) {
-      int64_t found[group];  // written always, kept when it matches: no branch
-      int c = 0;
-      for (int64_t i = g; i < g + group; ++i) {
-        found[c] = i;
-        c += m(data[i]);
-      }
-      std::copy(found, found + c, out + o);
-      o += c;
+  constexpr int64_t slice = 4096;
+  alignas(64) uint8_t flags[slice];
+  int64_t o = 0;
+  for (int64_t b = begin; b < end; b += slice) {
+    const int64_t len = std::min(slice, end - b);
+    unsigned c = 0;
+    for (int64_t i = 0; i < len; ++i) {
+      flags[i] = m(data[b + i]);
+      c += flags[i];
     }
-  for (; g < end; ++g)
-    if (m(data[g])) out[o++] = g;
+    if (c == 0) continue;
+    if (int64_t(c) * 16 > len) {
+      int64_t k = 0;
+      for (int64_t i = 0; i < len; ++i) {
+        out[o + std::min<int64_t>(k, c - 1)] = b + i;  // never past the slice's c matches
+        k += flags[i];
+      }
+      // The last write above may have overwritten match c - 1 with a later non-match: redo it.
+      for (int64_t i = len - 1;; --i)
+        if (flags[i]) {
+          out[o + c - 1] = b + i;
+          break;
+        }
+      o += c;
+      continue;
+    }
+    for (int64_t i = len; i % 8 != 0; ++i) flags[i] = 0;
+    for (int64_t w = 0; w < len; w += 8) {
+      uint64_t word;
+      std::memcpy(&word, flags + w, 8);
+      for (; word; word &= word - 1) out[o++] = b + w + __builtin_ctzll(word) / 8;
+    }
+  }
   return o;
 }
 
@@ -123,24 +145,25 @@ int64_t nth_in_range(const M& m, const T* data, int64_t begin, int64_t end, int6
 
 int64_t blocks_of(int64_t n) { return (n + block_elements - 1) / block_elements; }
 
-// first / any: threads take blocks in increasing order; a block is skipped once a hit at a lower
-// index (first) or any hit (any) is known, so no thread reads past the best hit's block.
+// first / any: each thread scans its own contiguous part in steps of 2^16 elements and stops at
+// its first hit, or once a hit before its position (first) or any hit (any) is known. (Blocks
+// handed out one at a time from a shared counter, interleaving the threads' reads, ran at half
+// the speed of count: the hardware prefetcher lost the streams.)
 template <class M, class T>
 int64_t scan_first(int threads, const M& m, const T* data, int64_t n, bool any) {
-  const int64_t blocks = blocks_of(n);
-  std::atomic<int64_t> next{0}, best{n};
-  const int workers = thread_count(threads, n, min_elements_per_thread);
-  parallel_for(workers, workers, 1, [&](int64_t, int64_t) {
-    for (int64_t b; (b = next.fetch_add(1, std::memory_order_relaxed)) < blocks;) {
-      const int64_t begin = b * block_elements;
+  constexpr int64_t step = int64_t{1} << 16;
+  std::atomic<int64_t> best{n};
+  parallel_for(n, thread_count(threads, n, min_elements_per_thread), step, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; b += step) {
       const int64_t known = best.load(std::memory_order_relaxed);
-      if (any ? known < n : known < begin) return;
-      const int64_t end = std::min(n, begin + block_elements);
-      const int64_t hit = first_in_range(m, data, begin, end);
-      if (hit < end) {
+      if (any ? known < n : known < b) return;
+      const int64_t e = std::min(end, b + step);
+      const int64_t hit = first_in_range(m, data, b, e);
+      if (hit < e) {
         int64_t cur = best.load(std::memory_order_relaxed);
         while (hit < cur && !best.compare_exchange_weak(cur, hit, std::memory_order_relaxed)) {
         }
+        return;
       }
     }
   });
