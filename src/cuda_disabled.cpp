@@ -31,6 +31,11 @@ void find(CUstream_st*, find_mode, const T*, int64_t, const predicate<T>&, find_
   no_cuda();
 }
 template <class T>
+int64_t find_value(CUstream_st*, find_mode, const T*, int64_t, const predicate<T>&, find_strategy,
+                   int64_t, uint64_t) {
+  no_cuda();
+}
+template <class T>
 int64_t find_all(CUstream_st*, const T*, int64_t, const predicate<T>&,
                  const std::function<int64_t*(int64_t)>&, int64_t*) {
   no_cuda();

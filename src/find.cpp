@@ -8,7 +8,6 @@
 
 #include "gsearch/cpu/find.hpp"
 #include "gsearch/cuda/find.hpp"
-#include "gsearch/device.hpp"
 
 namespace gsearch {
 namespace {
@@ -104,12 +103,9 @@ std::function<int64_t*(int64_t)> into(span<int64_t> out) {
   int64_t find(const cuda_t& exec, find_mode mode, span<const T> data, const predicate<T>& pred,   \
                const find_options& options) {                                                      \
     check_find(mode, data, pred, options);                                                         \
-    device_vector<int64_t> r(1);                                                                   \
-    find(exec, mode, data, pred, r.view(), options);                                               \
-    int64_t host = 0;                                                                              \
-    synchronize(exec);                                                                             \
-    r.copy_to(span<int64_t>(&host, 1));                                                            \
-    return host;                                                                                   \
+    return cuda_backend::find_value(exec.stream, mode, data.data(), data.size(), pred,             \
+                                    options.strategy, study_per_thread(options, data.size()),      \
+                                    options.seed);                                                 \
   }                                                                                                \
   int64_t find_all(const cpu_t& exec, span<const T> data, const predicate<T>& pred,                \
                    const std::function<int64_t*(int64_t)>& allocate) {                             \

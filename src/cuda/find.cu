@@ -120,6 +120,19 @@ void find(CUstream_st* stream, find_mode mode, const T* data, int64_t n, const p
 }
 
 template <class T>
+int64_t find_value(CUstream_st* stream, find_mode mode, const T* data, int64_t n,
+                   const predicate<T>& pred, find_strategy strategy, int64_t per_thread,
+                   uint64_t seed) {
+  const stream_buffer result(stream, sizeof(int64_t));
+  int64_t* d = static_cast<int64_t*>(result.get());
+  find(stream, mode, data, n, pred, strategy, per_thread, seed, d);
+  int64_t host = 0;
+  GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&host, d, sizeof(int64_t), cudaMemcpyDeviceToHost, stream));
+  GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return host;
+}
+
+template <class T>
 int64_t find_all(CUstream_st* stream, const T* data, int64_t n, const predicate<T>& pred,
                  const std::function<int64_t*(int64_t)>& allocate, int64_t* room) {
   if (n == 0) {
@@ -149,6 +162,8 @@ int64_t find_all(CUstream_st* stream, const T* data, int64_t n, const predicate<
 #define GSEARCH_INSTANTIATE_FIND(T)                                                              \
   template void find<T>(CUstream_st*, find_mode, const T*, int64_t, const predicate<T>&,        \
                         find_strategy, int64_t, uint64_t, int64_t*);                            \
+  template int64_t find_value<T>(CUstream_st*, find_mode, const T*, int64_t, const predicate<T>&, \
+                                 find_strategy, int64_t, uint64_t);                             \
   template int64_t find_all<T>(CUstream_st*, const T*, int64_t, const predicate<T>&,            \
                                const std::function<int64_t*(int64_t)>&, int64_t*);
 GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE_FIND)

@@ -17,6 +17,13 @@ template <class T>
 void find(CUstream_st* stream, find_mode mode, const T* data, int64_t n, const predicate<T>& pred,
           find_strategy strategy, int64_t per_thread, uint64_t seed, int64_t* result);
 
+/// find() with its result returned: 8 bytes of stream-ordered temporary memory (the pool's, no
+/// cudaMalloc), one copy back, a wait for the stream.
+template <class T>
+int64_t find_value(CUstream_st* stream, find_mode mode, const T* data, int64_t n,
+                   const predicate<T>& pred, find_strategy strategy, int64_t per_thread,
+                   uint64_t seed);
+
 /// Every matching index, ascending, into allocate(count) (device memory); waits for the count.
 /// `room`, when not null, is device memory for n indices (room for any result): the indices
 /// are then written there without waiting for the count first, and allocate(count) must return
@@ -36,6 +43,8 @@ void isin(CUstream_st* stream, const T* elements, int64_t n, const T* tests, int
 #define GSEARCH_CUDA_FIND_INSTANTIATE(T)                                                          \
   template void find<T>(CUstream_st*, find_mode, const T*, int64_t, const predicate<T>&,          \
                         find_strategy, int64_t, uint64_t, int64_t*);                              \
+  template int64_t find_value<T>(CUstream_st*, find_mode, const T*, int64_t, const predicate<T>&, \
+                                 find_strategy, int64_t, uint64_t);                               \
   template int64_t find_all<T>(CUstream_st*, const T*, int64_t, const predicate<T>&,              \
                                const std::function<int64_t*(int64_t)>&, int64_t*);                \
   template void isin<T>(CUstream_st*, const T*, int64_t, const T*, int64_t, bool*, bool, int);
