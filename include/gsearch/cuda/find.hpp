@@ -17,8 +17,8 @@ template <class T>
 void find(CUstream_st* stream, find_mode mode, const T* data, int64_t n, const predicate<T>& pred,
           find_strategy strategy, int64_t per_thread, uint64_t seed, int64_t* result);
 
-/// find() with its result returned: 8 bytes of stream-ordered temporary memory (the pool's, no
-/// cudaMalloc), one copy back, a wait for the stream.
+/// find() with its result returned: through an 8-byte device word kept per host thread and
+/// device (allocated once), one copy back, a wait for the stream.
 template <class T>
 int64_t find_value(CUstream_st* stream, find_mode mode, const T* data, int64_t n,
                    const predicate<T>& pred, find_strategy strategy, int64_t per_thread,
