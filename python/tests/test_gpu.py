@@ -9,31 +9,7 @@ import pytest
 import gsearch
 from gsearch import _core
 
-try:
-    import torch
-
-    HAVE_TORCH_CUDA = torch.cuda.is_available()
-except Exception:
-    torch = None
-    HAVE_TORCH_CUDA = False
-
-try:
-    import cupy
-
-    HAVE_CUPY = cupy.cuda.runtime.getDeviceCount() > 0
-except Exception:
-    cupy = None
-    HAVE_CUPY = False
-
-NO_GSEARCH_CUDA = not gsearch.cuda_available()
-needs_torch = pytest.mark.skipif(
-    not HAVE_TORCH_CUDA or NO_GSEARCH_CUDA,
-    reason="needs torch with CUDA and gsearch built with CUDA on a machine with a GPU",
-)
-needs_cupy = pytest.mark.skipif(
-    not HAVE_CUPY or NO_GSEARCH_CUDA,
-    reason="needs cupy with a device and gsearch built with CUDA on a machine with a GPU",
-)
+from gpu_support import HAVE_CUPY, HAVE_TORCH_CUDA, NO_GSEARCH_CUDA, cupy, needs_cupy, needs_torch, torch  # noqa: F401
 
 TORCH_DTYPES = ["int32", "int64", "float32", "float64", "uint8", "int16", "float16", "bfloat16"]
 ALGOS = ["auto", "pbs", "pbs-cf", "pbs-cl", "binary"]

@@ -1,0 +1,31 @@
+"""What the GPU tests need: torch and cupy when they import and see a device, and the skip
+markers (shared by test_gpu.py and test_find.py)."""
+
+import gsearch
+import pytest
+
+try:
+    import torch
+
+    HAVE_TORCH_CUDA = torch.cuda.is_available()
+except Exception:
+    torch = None
+    HAVE_TORCH_CUDA = False
+
+try:
+    import cupy
+
+    HAVE_CUPY = cupy.cuda.runtime.getDeviceCount() > 0
+except Exception:
+    cupy = None
+    HAVE_CUPY = False
+
+NO_GSEARCH_CUDA = not gsearch.cuda_available()
+needs_torch = pytest.mark.skipif(
+    not HAVE_TORCH_CUDA or NO_GSEARCH_CUDA,
+    reason="needs torch with CUDA and gsearch built with CUDA on a machine with a GPU",
+)
+needs_cupy = pytest.mark.skipif(
+    not HAVE_CUPY or NO_GSEARCH_CUDA,
+    reason="needs cupy with a device and gsearch built with CUDA on a machine with a GPU",
+)
