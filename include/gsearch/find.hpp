@@ -23,7 +23,7 @@
 /// on CUDA) and does not synchronize; the forms that return a value (find_first, find_any,
 /// find_random, count) wait for it; find_all waits for the count, which sizes its output, and
 /// writes the indices stream-ordered. Temporary device memory, where an operation needs
-/// it (find_random and find_all: 16 bytes per 16 KB tile of data; isin: two copies of the test
+/// it (find_random: 16 bytes, find_all: 48 bytes per 16 KB tile of data; isin: two copies of the test
 /// elements, or a hash set of 2-4 slots per test element), is allocated stream-ordered
 /// (cudaMallocAsync).
 ///
