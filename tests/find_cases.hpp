@@ -11,6 +11,21 @@
 
 namespace gsearch::test {
 
+// The reference match: numpy's elementwise (IEEE) comparisons, written out.
+template <class T>
+inline bool plain_match(const predicate<T>& p, T x) {
+  switch (p.op) {
+    case find_op::eq: return x == p.value;
+    case find_op::ne: return x != p.value;
+    case find_op::lt: return x < p.value;
+    case find_op::le: return x <= p.value;
+    case find_op::gt: return x > p.value;
+    case find_op::ge: return x >= p.value;
+    case find_op::in_range: return p.value <= x && x < p.hi;
+  }
+  return false;
+}
+
 enum class Pattern { none, first, last, first_and_last, middle, late, all, every_7th, random_10, block_ends };
 constexpr Pattern kPatterns[] = {Pattern::none,   Pattern::first, Pattern::last,      Pattern::first_and_last,
                                  Pattern::middle, Pattern::late,  Pattern::all,       Pattern::every_7th,

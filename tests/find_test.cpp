@@ -33,20 +33,6 @@ constexpr isin_method kIsinMethods[] = {isin_method::auto_, isin_method::sorted,
 // --- the reference: plain loops, numpy's elementwise (IEEE) comparisons ----------------------
 
 template <class T>
-bool plain_match(const predicate<T>& p, T x) {
-  switch (p.op) {
-    case find_op::eq: return x == p.value;
-    case find_op::ne: return x != p.value;
-    case find_op::lt: return x < p.value;
-    case find_op::le: return x <= p.value;
-    case find_op::gt: return x > p.value;
-    case find_op::ge: return x >= p.value;
-    case find_op::in_range: return p.value <= x && x < p.hi;
-  }
-  return false;
-}
-
-template <class T>
 std::vector<int64_t> plain_find_all(const std::vector<T>& data, const predicate<T>& p) {
   std::vector<int64_t> all;
   for (size_t i = 0; i < data.size(); ++i)

@@ -42,20 +42,6 @@ class Gpu : public ::testing::Test {
 // --- the plain loop ------------------------------------------------------------------------------
 
 template <class T>
-bool plain_match(const predicate<T>& p, T x) {
-  switch (p.op) {
-    case find_op::eq: return x == p.value;
-    case find_op::ne: return x != p.value;
-    case find_op::lt: return x < p.value;
-    case find_op::le: return x <= p.value;
-    case find_op::gt: return x > p.value;
-    case find_op::ge: return x >= p.value;
-    case find_op::in_range: return p.value <= x && x < p.hi;
-  }
-  return false;
-}
-
-template <class T>
 std::string describe(const predicate<T>& p) {
   std::ostringstream s;
   s << to_string(p.op) << "(" << p.value;
