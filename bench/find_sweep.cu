@@ -21,40 +21,20 @@
 #include "gsearch/cuda/find_kernel.cuh"
 #include "gsearch/cuda/search_kernel.cuh"
 #include "gsearch/gsearch.hpp"
+#include "sweep_timing.cuh"
 
 namespace {
 
 using namespace gsearch;
 using namespace gsearch::cuda_backend;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
 // Runs before each timed launch: set by main to a 128 MB read (evicts the data from L2).
 void (*flush_l2)() = nullptr;
 
+// The shared timing with the flush before each run.
 template <class F>
-double time_ms(F&& launch, int warmup = 2, int repeat = 10) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  for (int i = 0; i < warmup; ++i) launch();
-  std::vector<double> t;
-  for (int i = 0; i < repeat; ++i) {
-    if (flush_l2) flush_l2();
-    cudaEventRecord(a);
-    launch();
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, a, b);
-    t.push_back(ms);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return median(t);
+double time_ms(F&& launch) {
+  return bench::time_ms(launch, 2, 10, flush_l2);
 }
 
 // Reads every 16-byte vector once and writes one word per block: the read roofline.

@@ -19,6 +19,7 @@
 
 #include "gsearch/cuda/search_rows_kernel.cuh"
 #include "gsearch/gsearch.hpp"
+#include "sweep_timing.cuh"
 
 namespace {
 
@@ -39,32 +40,7 @@ struct cfg_list {};
 using sweep_list = cfg_list<GSEARCH_ROWS_SWEEP_FOR(algorithm::pbs_cl), GSEARCH_ROWS_SWEEP_FOR(algorithm::binary),
                             cfg<algorithm::pbs_cf, 256, 4>, cfg<algorithm::pbs, 256, 4>>;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-template <class F>
-double time_ms(F&& launch, int warmup = 2, int repeat = 10) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  for (int i = 0; i < warmup; ++i) launch();
-  std::vector<double> t;
-  for (int i = 0; i < repeat; ++i) {
-    cudaEventRecord(a);
-    launch();
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, a, b);
-    t.push_back(ms);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  if (cudaGetLastError() != cudaSuccess) throw std::runtime_error("CUDA error while timing");
-  return median(t);
-}
+using bench::time_ms;
 
 // Device-to-device copy bandwidth, bytes read + written per second.
 double copy_bandwidth() {
