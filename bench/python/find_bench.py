@@ -93,6 +93,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import inputs  # noqa: E402
+from cpu_bench import cpu_name  # noqa: E402  (the CPU model, as the searchsorted bench reports it)
 
 SCHEMA = "gsearch-bench-find-python/1"
 KEY_TYPE = "int32"
@@ -861,17 +862,6 @@ class CudaBackend:
         self.torch.cuda.empty_cache()
         if self.cp is not None:
             self.cp.get_default_memory_pool().free_all_blocks()
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or None
 
 
 def loadavg():

@@ -239,9 +239,7 @@ exit_code find_typed(const find_args& a, const plan& p, const target& dev, input
     r.pred.value = parse_value<T>(a.value, "--value");
     r.pred.hi = p.op == find_op::in_range ? parse_value<T>(a.hi, "--hi") : r.pred.value;
     r.options.strategy = p.strategy;
-    // k >= n runs as k = n (one simulated thread reads everything), so k is capped at n: the
-    // result is the same, and a huge k does not spin through steps past the data.
-    r.options.per_thread = std::min(a.per_thread, std::max<int64_t>(in.data.size(), 1));
+    r.options.per_thread = a.per_thread;  // the library runs k >= n as k = n (same result)
     r.options.seed = p.seed;
   }
   r.isin.invert = a.invert;
