@@ -103,20 +103,6 @@ __device__ uint32_t head_flags(const T* __restrict__ data, int64_t head, const c
   return f;
 }
 
-/// Sum of v over the block (every thread gets it). `shared` holds Threads / 32 values.
-template <int Threads, class V>
-__device__ V block_sum(V v, V* shared) {
-  GSEARCH_UNROLL
-  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-  __syncthreads();  // shared may still be read by a previous call
-  if (threadIdx.x % 32 == 0) shared[threadIdx.x / 32] = v;
-  __syncthreads();
-  V total = 0;
-  GSEARCH_UNROLL
-  for (int w = 0; w < Threads / 32; ++w) total += shared[w];
-  return total;
-}
-
 /// How scan_kernel learns of hits found by other blocks (first / any).
 enum class hit_check {
   /// Thread 0 reads the global word at the start of each tile, the block meets at a barrier and
