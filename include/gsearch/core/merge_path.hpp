@@ -96,6 +96,14 @@ GSEARCH_HD balanced_split<Index> balanced_path(const AccA& a, Index na, const Ac
   return {a_index, star};
 }
 
+/// One step of the stable merge at A[i], B[j]: true when the next element is A[i] (ties take
+/// A first). Reads only in-range elements.
+template <class AccA, class AccB, class Index>
+GSEARCH_HD GSEARCH_FORCEINLINE bool merge_takes_a(const AccA& a, Index na, const AccB& b, Index nb,
+                                                  Index i, Index j) {
+  return j >= nb || (i < na && !key_less(b(j), a(i)));
+}
+
 /// The serial merge between two Merge Path splits: writes `count` elements of the stable merge
 /// starting with A[i] and B[j] through out(k, from_a, index), k = 0 .. count-1 (from_a: the
 /// element is A[index], else B[index]). Ties take A first, as merge_path assumes.
@@ -103,12 +111,156 @@ template <class AccA, class AccB, class Index, class Out>
 GSEARCH_HD void serial_merge(const AccA& a, Index na, const AccB& b, Index nb, Index i, Index j,
                              Index count, Out out) {
   for (Index k = 0; k < count; ++k) {
-    const bool take_a = j >= nb || (i < na && !key_less(b(j), a(i)));
-    if (take_a) {
+    if (merge_takes_a(a, na, b, nb, i, j)) {
       out(k, true, i++);
     } else {
       out(k, false, j++);
     }
+  }
+}
+
+/// serial_merge with a compile-time count, unrolled so a GPU thread keeps its Count results in
+/// registers. Once both inputs are exhausted it goes on calling out(k, true, index >= na):
+/// a caller with fewer than Count elements left ignores those steps.
+template <int Count, class AccA, class AccB, class Index, class Out>
+GSEARCH_HD GSEARCH_FORCEINLINE void serial_merge_unrolled(const AccA& a, Index na, const AccB& b,
+                                                          Index nb, Index i, Index j, Out out) {
+  GSEARCH_UNROLL
+  for (int k = 0; k < Count; ++k) {
+    if (merge_takes_a(a, na, b, nb, i, j)) {
+      out(k, true, i++);
+    } else {
+      out(k, false, j++);
+    }
+  }
+}
+
+}  // namespace gsearch::core
+
+namespace gsearch {
+
+/// The multiset set operations (C++ semantics: a key m times in A and n times in B is written
+/// min(m, n) times by intersection, max(m, n) by union, max(m - n, 0) by difference and |m - n|
+/// by symmetric difference; intersection and union write A's copies where both have one).
+enum class set_op : int { intersection, union_, difference, symmetric_difference };
+
+/// The name used by the CLI and the JSON ("intersection", "union", "difference",
+/// "symmetric-difference").
+constexpr const char* to_string(set_op op) {
+  switch (op) {
+    case set_op::intersection: return "intersection";
+    case set_op::union_: return "union";
+    case set_op::difference: return "difference";
+    case set_op::symmetric_difference: return "symmetric-difference";
+  }
+  return "?";
+}
+
+}  // namespace gsearch
+
+namespace gsearch::core {
+
+/// The most elements `op` can write for inputs of na and nb elements.
+constexpr int64_t set_op_bound(set_op op, int64_t na, int64_t nb) {
+  switch (op) {
+    case set_op::intersection: return na < nb ? na : nb;
+    case set_op::difference: return na;
+    case set_op::union_:
+    case set_op::symmetric_difference: break;
+  }
+  return na + nb;
+}
+
+/// The serial set operation on A[i, a_end) and B[j, b_end): calls emit(from_a, index) for each
+/// element of the result in order (from_a: A[index], else B[index]). Between two Balanced Path
+/// splits the copies of a key are paired by rank on each side of the split, so this plain loop
+/// over a tile's ranges writes exactly the tile's part of the whole result.
+template <set_op Op, class AccA, class AccB, class Index, class Emit>
+GSEARCH_HD void serial_set_op(const AccA& a, Index i, Index a_end, const AccB& b, Index j,
+                              Index b_end, Emit emit) {
+  while (i < a_end && j < b_end) {
+    const auto x = a(i);
+    const auto y = b(j);
+    if (key_less(x, y)) {  // A alone
+      if constexpr (Op != set_op::intersection) emit(true, i);
+      ++i;
+    } else if (key_less(y, x)) {  // B alone
+      if constexpr (Op == set_op::union_ || Op == set_op::symmetric_difference) emit(false, j);
+      ++j;
+    } else {  // a pair: A's copy for intersection and union
+      if constexpr (Op == set_op::intersection || Op == set_op::union_) emit(true, i);
+      ++i;
+      ++j;
+    }
+  }
+  if constexpr (Op != set_op::intersection) {
+    for (; i < a_end; ++i) emit(true, i);
+  }
+  if constexpr (Op == set_op::union_ || Op == set_op::symmetric_difference) {
+    for (; j < b_end; ++j) emit(false, j);
+  }
+}
+
+/// Calls f.template operator()<Op>() with Op the compile-time form of `op`.
+template <class F>
+constexpr decltype(auto) visit_set_op(set_op op, F&& f) {
+  switch (op) {
+    case set_op::intersection: return f.template operator()<set_op::intersection>();
+    case set_op::union_: return f.template operator()<set_op::union_>();
+    case set_op::difference: return f.template operator()<set_op::difference>();
+    case set_op::symmetric_difference: break;
+  }
+  return f.template operator()<set_op::symmetric_difference>();
+}
+
+/// The A and B ranges of the tile of the Balanced Path between diagonals d0 < d1: the tile's
+/// set operation reads A[a0, a1) and B[b0, b1). Every tile but the last is cut at a diagonal
+/// below na + nb, where Balanced Path may take one more element of B (the star).
+template <class Index>
+struct set_tile {
+  Index a0, a1, b0, b1;
+};
+template <class AccA, class AccB, class Index>
+GSEARCH_HD set_tile<Index> set_tile_ranges(const AccA& a, Index na, const AccB& b, Index nb,
+                                           Index d0, Index d1) {
+  const auto start = balanced_path(a, na, b, nb, d0);
+  const Index a0 = start.a_index, b0 = d0 - start.a_index + Index(start.star);
+  if (d1 >= na + nb) return {a0, na, b0, nb};
+  const auto end = balanced_path(a, na, b, nb, d1);
+  return {a0, end.a_index, b0, d1 - end.a_index + Index(end.star)};
+}
+
+/// Where the merge of sorted keys and sorted queries crosses diagonal `diag`: keys[0, k) and
+/// queries[0, q) come first, k + q = diag. Ties put the query before equal keys for Strict
+/// (lower_bound: the keys before a query are those < it), after them otherwise (upper_bound).
+template <class Index>
+struct search_split {
+  Index k, q;
+};
+template <bool Strict, class AccK, class AccQ, class Index>
+GSEARCH_HD search_split<Index> sorted_search_split(const AccK& keys, Index nk, const AccQ& q,
+                                                   Index nq, Index diag) {
+  if constexpr (Strict) {
+    const Index qp = merge_path(q, nq, keys, nk, diag);  // queries as A: first on ties
+    return {diag - qp, qp};
+  } else {
+    const Index kp = merge_path(keys, nk, q, nq, diag);  // keys as A: first on ties
+    return {kp, diag - kp};
+  }
+}
+
+/// Sorted search by Merge Path: the ranks of sorted queries Q[q0, q1) among the keys, walking the
+/// merge of keys K[k0, k_end) and the queries (k0 = the rank of Q[q0], found by merge_path), one
+/// step per key or query: calls out(qi, rank) for each query, rank the number of keys before
+/// Q[qi] (Strict: key < q, lower_bound; else key <= q, upper_bound). O(keys + queries) in all.
+template <bool Strict, class AccK, class AccQ, class Index, class Out>
+GSEARCH_HD void serial_sorted_search(const AccK& keys, Index k0, Index k_end, const AccQ& q,
+                                     Index q0, Index q1, Out out) {
+  Index k = k0;
+  for (Index i = q0; i < q1; ++i) {
+    const auto x = q(i);
+    while (k < k_end && before<Strict, decltype(x)>{x}(keys(k))) ++k;
+    out(i, k);
   }
 }
 

@@ -93,4 +93,13 @@ constexpr algorithm auto_choice(int key_bytes, int64_t k, int64_t max_shared_per
   return staged <= max_shared_per_block ? algorithm::pbs_cl : algorithm::binary;
 }
 
+/// The merge-like kernels (merge_kernel.cuh, set_ops_kernel.cuh, sorted search): threads per
+/// block and elements per thread of a tile staged in shared memory, as in moderngpu and CUB's
+/// merge. The item counts are odd so a thread's run of `items` consecutive shared-memory words
+/// (the transposes between the staged tile and the per-thread registers) falls on distinct banks.
+/// A starting point from moderngpu's choices (128 x 11 and 128 x 7 on Kepler), not yet swept.
+template <int KeyBytes>
+inline constexpr launch_config merge_config = KeyBytes <= 4 ? launch_config{256, 11}
+                                                            : launch_config{256, 7};
+
 }  // namespace gsearch::cuda_backend

@@ -1,0 +1,243 @@
+#pragma once
+/// \file
+/// Merge Path tiles on the GPU (seeds/002): a partition kernel finds where every tile's first
+/// output diagonal crosses the two inputs (core::merge_path in global memory, one thread per
+/// tile); then one block per tile stages its slices of A and B in shared memory, each thread
+/// finds its own split there and merges `Items` elements in registers (core::serial_merge_unrolled),
+/// and the block writes the tile back through shared memory, coalesced. The same tile serves
+/// merge (two_lists) and the passes of merge sort (run_pairs), and block_sort_kernel sorts the
+/// tiles merge sort starts from.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "gsearch/core/key_traits.hpp"
+#include "gsearch/core/merge_path.hpp"
+#include "gsearch/cuda/check.cuh"
+#include "gsearch/cuda/stream_buffer.cuh"
+
+namespace gsearch::cuda_backend {
+
+/// One tile's merge problem: inputs A and B (with their values, or null), the diagonals
+/// [d0, d1) of their merge the tile writes, and the output index of that merge's diagonal 0.
+template <class T>
+struct merge_segment {
+  const T* a;
+  int64_t na;
+  const T* b;
+  int64_t nb;
+  const int64_t* a_values;
+  const int64_t* b_values;
+  int64_t d0, d1;
+  int64_t out;
+};
+
+/// merge(): tile t writes diagonals [t * tile, (t + 1) * tile) of the one merge of a and b.
+template <class T>
+struct two_lists {
+  const T* a;
+  int64_t na;
+  const T* b;
+  int64_t nb;
+  const int64_t* a_values;
+  const int64_t* b_values;
+  __device__ merge_segment<T> segment(int64_t t, int64_t tile) const {
+    const int64_t d0 = t * tile;
+    return {a, na, b, nb, a_values, b_values, d0, min(na + nb, d0 + tile), 0};
+  }
+};
+
+/// A merge-sort pass: the sorted runs of `width` elements are merged in pairs; tile t lies in the
+/// pair that holds output t * tile (the tile divides 2 * width).
+template <class T>
+struct run_pairs {
+  const T* keys;
+  const int64_t* values;
+  int64_t n, width;
+  __device__ merge_segment<T> segment(int64_t t, int64_t tile) const {
+    const int64_t start = t * tile, pair = start / (2 * width) * (2 * width);
+    const int64_t na = min(width, n - pair), nb = min(width, n - pair - na);
+    return {keys + pair, na, keys + pair + na, nb,
+            values ? values + pair : nullptr, values ? values + pair + na : nullptr,
+            start - pair, min(start + tile, pair + na + nb) - pair, pair};
+  }
+};
+
+/// Reads element i of a device array (the accessor the core functions take).
+template <class T>
+struct global_reader {
+  const T* p;
+  __device__ T operator()(int64_t i) const { return p[i]; }
+};
+
+/// partitions[t] = A's share of the merge before tile t's first diagonal, t < tiles.
+template <class Layout>
+__global__ void merge_partition_kernel(Layout layout, int64_t tile, int64_t tiles,
+                                       int64_t* partitions) {
+  const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= tiles) return;
+  const auto s = layout.segment(t, tile);
+  using T = decltype(+*s.a);
+  partitions[t] = core::merge_path(global_reader<T>{s.a}, s.na, global_reader<T>{s.b}, s.nb, s.d0);
+}
+
+/// One tile of a merge per block (see the file comment). Values, when carried, follow their
+/// keys through the source index each output remembers (the tile position it was staged at).
+template <int Threads, int Items, bool Values, class Layout, class T>
+__global__ __launch_bounds__(Threads) void merge_tiles_kernel(Layout layout,
+                                                              const int64_t* partitions, T* out,
+                                                              int64_t* out_values) {
+  constexpr int tile = Threads * Items;
+  __shared__ T keys_s[tile];
+  __shared__ int src_s[Values ? tile : 1];
+  const int64_t t = blockIdx.x;
+  const auto s = layout.segment(t, tile);
+  const int64_t a0 = partitions[t];
+  const int64_t a1 = s.d1 == s.na + s.nb ? s.na : partitions[t + 1];
+  const int64_t b0 = s.d0 - a0;
+  const int na = int(a1 - a0), count = int(s.d1 - s.d0), nb = count - na;
+
+  // Stage A's slice, then B's, with coalesced reads.
+  for (int i = 0; i < Items; ++i) {
+    const int idx = int(threadIdx.x) + i * Threads;
+    if (idx < count) keys_s[idx] = idx < na ? s.a[a0 + idx] : s.b[b0 + idx - na];
+  }
+  __syncthreads();
+
+  // This thread's split of the tile, then its Items outputs in registers.
+  const auto as = [&](int i) { return keys_s[i]; };
+  const auto bs = [&](int j) { return keys_s[na + j]; };
+  const int diag = min(int(threadIdx.x) * Items, count);
+  const int p = core::merge_path(as, na, bs, nb, diag);
+  T r[Items];
+  int src[Items];
+  core::serial_merge_unrolled<Items>(as, na, bs, nb, p, diag - p, [&](int k, bool from_a, int i) {
+    src[k] = min(from_a ? i : na + i, count - 1);  // past the end (ignored below): in range
+    r[k] = keys_s[src[k]];
+  });
+  __syncthreads();
+
+  // Back through shared memory (Items is odd: thread-contiguous stores hit distinct banks).
+  for (int k = 0; k < Items; ++k) {
+    if (diag + k < count) {
+      keys_s[diag + k] = r[k];
+      if constexpr (Values) src_s[diag + k] = src[k];
+    }
+  }
+  __syncthreads();
+  const int64_t o = s.out + s.d0;
+  for (int i = 0; i < Items; ++i) {
+    const int idx = int(threadIdx.x) + i * Threads;
+    if (idx < count) {
+      out[o + idx] = keys_s[idx];
+      if constexpr (Values) {
+        const int from = src_s[idx];
+        out_values[o + idx] = from < na ? s.a_values[a0 + from] : s.b_values[b0 + from - na];
+      }
+    }
+  }
+}
+
+/// Sorts each tile of Threads * Items keys (stable): each thread sorts its Items keys in
+/// registers (odd-even transposition: compares and swaps only strictly out-of-order neighbours,
+/// so equal keys keep their order), then the block merges runs of Items, 2 Items, ... in shared
+/// memory with core::merge_path and serial_merge_unrolled. A short last tile is padded with the
+/// largest key, which stays after any equal real key because the merges are stable and the
+/// padding comes last. out may be keys, out_values may be values (each block reads its whole
+/// tile before it writes).
+template <int Threads, int Items, bool Values, class T>
+__global__ __launch_bounds__(Threads) void block_sort_kernel(const T* keys, const int64_t* values,
+                                                             int64_t n, T* out,
+                                                             int64_t* out_values) {
+  constexpr int tile = Threads * Items;
+  __shared__ T keys_s[tile];
+  __shared__ int src_s[Values ? tile : 1];
+  const int64_t base = int64_t(blockIdx.x) * tile;
+  const int count = int(min(int64_t{tile}, n - base));
+  for (int i = 0; i < Items; ++i) {
+    const int idx = int(threadIdx.x) + i * Threads;
+    keys_s[idx] = idx < count ? keys[base + idx] : key_traits<T>::highest();
+  }
+  __syncthreads();
+
+  const int first = int(threadIdx.x) * Items;
+  T r[Items];
+  int src[Items];
+  for (int k = 0; k < Items; ++k) {
+    r[k] = keys_s[first + k];
+    src[k] = first + k;
+  }
+  for (int pass = 0; pass < Items; ++pass) {
+    for (int k = pass & 1; k + 1 < Items; k += 2) {
+      if (key_less(r[k + 1], r[k])) {
+        const T x = r[k];
+        r[k] = r[k + 1];
+        r[k + 1] = x;
+        const int y = src[k];
+        src[k] = src[k + 1];
+        src[k + 1] = y;
+      }
+    }
+  }
+  for (int width = Items; width < tile; width *= 2) {
+    __syncthreads();
+    for (int k = 0; k < Items; ++k) {
+      keys_s[first + k] = r[k];
+      if constexpr (Values) src_s[first + k] = src[k];
+    }
+    __syncthreads();
+    const int pair = first / (2 * width) * (2 * width);
+    const auto as = [&](int i) { return keys_s[pair + i]; };
+    const auto bs = [&](int j) { return keys_s[pair + width + j]; };
+    const int diag = first - pair;
+    const int p = core::merge_path(as, width, bs, width, diag);
+    core::serial_merge_unrolled<Items>(as, width, bs, width, p, diag - p,
+                                       [&](int k, bool from_a, int i) {
+                                         const int at = pair + (from_a ? i : width + i);
+                                         r[k] = keys_s[at];
+                                         if constexpr (Values) src[k] = src_s[at];
+                                       });
+  }
+  __syncthreads();
+  for (int k = 0; k < Items; ++k) {
+    keys_s[first + k] = r[k];
+    if constexpr (Values) src_s[first + k] = src[k];
+  }
+  __syncthreads();
+  int64_t v[Values ? Items : 1];
+  if constexpr (Values) {
+    for (int i = 0; i < Items; ++i) {
+      const int idx = int(threadIdx.x) + i * Threads;
+      if (idx < count) v[i] = values[base + src_s[idx]];
+    }
+    __syncthreads();  // every value of the tile read before any is overwritten (in place)
+  }
+  for (int i = 0; i < Items; ++i) {
+    const int idx = int(threadIdx.x) + i * Threads;
+    if (idx < count) {
+      out[base + idx] = keys_s[idx];
+      if constexpr (Values) out_values[base + idx] = v[i];
+    }
+  }
+}
+
+/// Enqueues a whole merge on `stream`: partitions for `tiles` tiles of Threads * Items outputs
+/// (8 bytes per tile, stream-ordered), then the tiles.
+template <int Threads, int Items, bool Values, class Layout, class T>
+void launch_merge(cudaStream_t stream, const Layout& layout, int64_t tiles, T* out,
+                  int64_t* out_values) {
+  if (tiles <= 0) return;
+  constexpr int tile = Threads * Items;
+  stream_buffer partitions(stream, size_t(tiles) * sizeof(int64_t));
+  auto* parts = static_cast<int64_t*>(partitions.get());
+  constexpr int partition_threads = 256;
+  merge_partition_kernel<<<unsigned((tiles + partition_threads - 1) / partition_threads),
+                           partition_threads, 0, stream>>>(layout, tile, tiles, parts);
+  GSEARCH_CUDA_CHECK_LAUNCH();
+  merge_tiles_kernel<Threads, Items, Values><<<unsigned(tiles), Threads, 0, stream>>>(
+      layout, parts, out, out_values);
+  GSEARCH_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace gsearch::cuda_backend

@@ -1,0 +1,121 @@
+#pragma once
+/// \file
+/// Multiset set operations on the GPU by Balanced Path (seeds/002), in one pass: a partition
+/// kernel finds where each tile's first diagonal crosses A and B (core::balanced_path, one thread
+/// per tile); one block per tile stages its slices in shared memory, each thread finds its own
+/// Balanced Path split there, counts its outputs (core::serial_set_op), and the block scans the
+/// counts; the tile's offset in the output comes from the tiles before it by decoupled look-back
+/// (CUB's ScanTileState, as in cub::DeviceSelect), so the inputs are read once and the result
+/// written once. The threads then run their set operation again, writing into shared memory,
+/// and the block writes its part of the result coalesced. Without an output (the size query) a
+/// block adds its count to one total instead.
+
+#include <cub/agent/single_pass_scan_operators.cuh>
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cuda/std/functional>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "gsearch/core/merge_path.hpp"
+#include "gsearch/cuda/merge_kernel.cuh"
+
+namespace gsearch::cuda_backend {
+
+using set_tile_state = cub::ScanTileState<int64_t>;
+
+/// a_splits[t], b_splits[t] = the elements of A and B before tile t, t < tiles; and the tile
+/// states' initialisation (tile_state may be empty: the size query needs none).
+template <class T>
+__global__ void set_partition_kernel(const T* a, int64_t na, const T* b, int64_t nb,
+                                     int64_t tile, int64_t tiles, int64_t* a_splits,
+                                     int64_t* b_splits, set_tile_state tile_state,
+                                     bool init_tile_state) {
+  const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (init_tile_state) tile_state.InitializeStatus(int(tiles));
+  if (t >= tiles) return;
+  const int64_t d = t * tile;
+  const auto split = core::balanced_path(global_reader<T>{a}, na, global_reader<T>{b}, nb, d);
+  a_splits[t] = split.a_index;
+  b_splits[t] = d - split.a_index + int64_t(split.star);
+}
+
+/// One tile per block; Write: the result into out and the total into *total (by the last
+/// tile); else only the total, summed with an atomic add.
+template <int Threads, int Items, set_op Op, bool Write, class T>
+__global__ __launch_bounds__(Threads) void set_op_kernel(const T* a, int64_t na, const T* b,
+                                                         int64_t nb, const int64_t* a_splits,
+                                                         const int64_t* b_splits, int64_t tiles,
+                                                         set_tile_state tile_state, T* out,
+                                                         int64_t* total) {
+  constexpr int tile = Threads * Items + 1;  // a starred split may add one element of B
+  using block_scan = cub::BlockScan<int, Threads>;
+  using block_reduce = cub::BlockReduce<int, Threads>;
+  using prefix_op = cub::TilePrefixCallbackOp<int64_t, ::cuda::std::plus<>, set_tile_state>;
+  __shared__ T staged[tile];
+  __shared__ T result[Write ? tile : 1];
+  __shared__ int thread_a[Threads + 1], thread_b[Threads + 1];
+  __shared__ union {
+    typename block_scan::TempStorage scan;
+    typename block_reduce::TempStorage reduce;
+  } temp;
+  __shared__ typename prefix_op::TempStorage prefix_temp;
+  __shared__ int64_t tile_offset;
+
+  const int64_t t = blockIdx.x;
+  const int64_t a0 = a_splits[t], b0 = b_splits[t];
+  const int64_t a1 = t + 1 < tiles ? a_splits[t + 1] : na;
+  const int64_t b1 = t + 1 < tiles ? b_splits[t + 1] : nb;
+  const int ta = int(a1 - a0), tb = int(b1 - b0), count = ta + tb;
+  for (int idx = threadIdx.x; idx < count; idx += Threads)
+    staged[idx] = idx < ta ? a[a0 + idx] : b[b0 + idx - ta];
+  __syncthreads();
+
+  // This thread's slice of the tile: Balanced Path at its diagonal, the end from the next one.
+  const auto as = [&](int i) { return staged[i]; };
+  const auto bs = [&](int j) { return staged[ta + j]; };
+  const int diag = min(int(threadIdx.x) * Items, count);
+  const auto split = core::balanced_path(as, ta, bs, tb, diag);
+  thread_a[threadIdx.x] = split.a_index;
+  thread_b[threadIdx.x] = diag - split.a_index + int(split.star);
+  if (threadIdx.x == 0) {
+    thread_a[Threads] = ta;
+    thread_b[Threads] = tb;
+  }
+  __syncthreads();
+  const int i0 = thread_a[threadIdx.x], i1 = thread_a[threadIdx.x + 1];
+  const int j0 = thread_b[threadIdx.x], j1 = thread_b[threadIdx.x + 1];
+  int n = 0;
+  core::serial_set_op<Op>(as, i0, i1, bs, j0, j1, [&](bool, int) { ++n; });
+
+  if constexpr (!Write) {
+    const int tile_count = block_reduce(temp.reduce).Sum(n);
+    if (threadIdx.x == 0)
+      atomicAdd(reinterpret_cast<unsigned long long*>(total), (unsigned long long)tile_count);
+  } else {
+    int offset, tile_count;
+    block_scan(temp.scan).ExclusiveSum(n, offset, tile_count);
+    if (t == 0) {
+      if (threadIdx.x == 0) {
+        if (tiles > 1) tile_state.SetInclusive(0, tile_count);
+        tile_offset = 0;
+      }
+    } else if (threadIdx.x < 32) {
+      // The look-back: the first warp waits for the tiles before this one.
+      prefix_op prefix(tile_state, prefix_temp, ::cuda::std::plus<>{}, int(t));
+      const int64_t before = prefix(int64_t(tile_count));
+      if (threadIdx.x == 0) tile_offset = before;
+    }
+    // The outputs into shared memory at the thread's offset in the tile.
+    core::serial_set_op<Op>(as, i0, i1, bs, j0, j1, [&](bool from_a, int i) {
+      result[offset++] = from_a ? staged[i] : staged[ta + i];
+    });
+    __syncthreads();
+    const int64_t base = tile_offset;
+    if (threadIdx.x == 0 && t + 1 == tiles) *total = base + tile_count;
+    for (int idx = threadIdx.x; idx < tile_count; idx += Threads) out[base + idx] = result[idx];
+  }
+}
+
+}  // namespace gsearch::cuda_backend

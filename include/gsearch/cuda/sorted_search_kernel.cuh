@@ -1,0 +1,77 @@
+#pragma once
+/// \file
+/// The search of sorted queries by Merge Path (seeds/002's "vectorized sorted search"): the
+/// keys and the queries are merged, never written: tile t of the merge covers diagonals
+/// [t * tile, (t + 1) * tile), a partition kernel finds where each starts
+/// (core::sorted_search_split, one thread per tile), and one block per tile stages its slices of
+/// keys and queries in shared memory, each thread finds its own split there and walks its part
+/// of the merge (core::serial_sorted_search), and the block writes its queries' ranks back
+/// through shared memory, coalesced. Keys and queries are read once: O(K + Q) in all.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "gsearch/core/merge_path.hpp"
+#include "gsearch/cuda/check.cuh"
+#include "gsearch/cuda/merge_kernel.cuh"
+#include "gsearch/cuda/stream_buffer.cuh"
+
+namespace gsearch::cuda_backend {
+
+/// key_splits[t] = the keys before tile t's first diagonal, t < tiles.
+template <bool Strict, class T>
+__global__ void sorted_search_partition_kernel(const T* keys, int64_t k, const T* queries,
+                                               int64_t q, int64_t tile, int64_t tiles,
+                                               int64_t* key_splits) {
+  const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= tiles) return;
+  key_splits[t] = core::sorted_search_split<Strict>(global_reader<T>{keys}, k,
+                                                    global_reader<T>{queries}, q, t * tile)
+                      .k;
+}
+
+/// One tile per block. out[j] = the keys before queries[j] (minus 1 for the predecessor).
+template <int Threads, int Items, bool Strict, bool Pred, class T, class Out>
+__global__ __launch_bounds__(Threads) void sorted_search_kernel(const T* keys, int64_t k,
+                                                                const T* queries, int64_t q,
+                                                                const int64_t* key_splits,
+                                                                int64_t tiles, Out* out) {
+  constexpr int tile = Threads * Items;
+  __shared__ T staged[tile];  // the tile's keys, then its queries
+  __shared__ Out ranks[tile];
+  __shared__ int thread_key_split[Threads + 1];
+  const int64_t t = blockIdx.x;
+  const int64_t d0 = t * tile, d1 = min(d0 + tile, k + q);
+  const int64_t k0 = key_splits[t], k1 = t + 1 < tiles ? key_splits[t + 1] : k;
+  const int64_t q0 = d0 - k0;
+  const int nk = int(k1 - k0), count = int(d1 - d0), nq = count - nk;
+
+  for (int i = 0; i < Items; ++i) {
+    const int idx = int(threadIdx.x) + i * Threads;
+    if (idx < count) staged[idx] = idx < nk ? keys[k0 + idx] : queries[q0 + idx - nk];
+  }
+  __syncthreads();
+
+  const auto ks = [&](int i) { return staged[i]; };
+  const auto qs = [&](int j) { return staged[nk + j]; };
+  const int diag = min(int(threadIdx.x) * Items, count);
+  const auto split = core::sorted_search_split<Strict>(ks, nk, qs, nq, diag);
+  thread_key_split[threadIdx.x] = split.k;
+  if (threadIdx.x == 0) thread_key_split[Threads] = nk;
+  __syncthreads();
+  // This thread's part of the merge ends where the next one's starts.
+  const int end_diag = min(int(threadIdx.x + 1) * Items, count);
+  const int k_end = thread_key_split[threadIdx.x + 1];
+  core::serial_sorted_search<Strict>(ks, split.k, k_end, qs, split.q, end_diag - k_end,
+                                     [&](int j, int rank) {
+                                       ranks[j] = Out(k0 + rank - (Pred ? 1 : 0));
+                                     });
+  __syncthreads();
+  for (int i = 0; i < Items; ++i) {
+    const int idx = int(threadIdx.x) + i * Threads;
+    if (idx < nq) out[q0 + idx] = ranks[idx];
+  }
+}
+
+}  // namespace gsearch::cuda_backend
