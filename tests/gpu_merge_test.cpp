@@ -1,0 +1,345 @@
+// The merge family on the GPU (label `gpu`): merge (keys and key-value), merge sort (in place
+// too), the search of sorted queries, the four multiset set operations and the six joins, for
+// every key type, against std::merge / std::stable_sort / std::set_* / std::lower_bound and a
+// group-by-group join, and equal to the CPU backend. Sizes around the tiles (256 x 11 for 4-byte
+// keys, 256 x 7 for 8-byte) and up to many tiles; heavy duplicates, all-equal, disjoint,
+// interleaved, one side empty, NaN / -0.0 / inf. Skips visibly without a GPU.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gsearch/gsearch.hpp"
+#include "test_util.hpp"
+
+namespace gsearch::test {
+namespace {
+
+template <class T>
+class GpuMerge : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  }
+};
+TYPED_TEST_SUITE(GpuMerge, KeyTypes);
+
+template <class T>
+bool less(T a, T b) { return key_less(a, b); }
+
+// Bit-for-bit equality (so -0.0 vs 0.0 and which copy of a key was written are checked).
+template <class T>
+void expect_same_bits(const std::vector<T>& want, const std::vector<T>& got, const std::string& what) {
+  ASSERT_EQ(want.size(), got.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_EQ(0, std::memcmp(&want[i], &got[i], sizeof(T))) << what << " at " << i << ": want "
+                                                           << want[i] << ", got " << got[i];
+}
+
+template <class T>
+std::vector<T> to_host(const device_vector<T>& d) {
+  std::vector<T> h(static_cast<size_t>(d.size()));
+  d.copy_to(span<T>(h.data(), int64_t(h.size())));
+  return h;
+}
+template <class T>
+device_vector<T> dev(const std::vector<T>& h) {
+  return device_vector<T>(span<const T>(h.data(), int64_t(h.size())));
+}
+
+// Shapes of the sorted inputs.
+enum class shape { random, duplicates, all_equal, disjoint, interleaved, specials };
+const char* name(shape s) {
+  constexpr const char* names[] = {"random", "duplicates", "all-equal", "disjoint", "interleaved", "specials"};
+  return names[int(s)];
+}
+
+template <class T>
+std::vector<T> sorted_input(int64_t n, shape s, int side, std::mt19937_64& rng) {
+  std::vector<T> v(static_cast<size_t>(n));
+  const auto specials = edge_values<T>();
+  for (int64_t i = 0; i < n; ++i) {
+    T x{};
+    switch (s) {
+      case shape::random: x = T(rng() % 1000000); break;
+      case shape::duplicates: x = T(rng() % 7); break;
+      case shape::all_equal: x = T(3); break;
+      case shape::disjoint: x = T(side * 1000000 + int64_t(rng() % 1000)); break;
+      case shape::interleaved: x = T(2 * i + side); break;
+      case shape::specials: x = specials[rng() % specials.size()]; break;
+    }
+    v[size_t(i)] = x;
+  }
+  std::stable_sort(v.begin(), v.end(), less<T>);
+  return v;
+}
+
+constexpr shape kShapes[] = {shape::random, shape::duplicates, shape::all_equal,
+                             shape::disjoint, shape::interleaved, shape::specials};
+
+template <class T>
+std::vector<std::pair<int64_t, int64_t>> size_pairs() {
+  const int64_t tile = sizeof(T) == 4 ? 256 * 11 : 256 * 7;
+  return {{0, 0}, {0, 5}, {5, 0}, {1, 1}, {tile - 1, 1}, {tile, 0}, {tile / 2, tile / 2 + 1},
+          {3 * tile + 7, 2 * tile - 3}, {100000, 37}, {(1 << 20) + 3, (1 << 19) + 1}};
+}
+
+TYPED_TEST(GpuMerge, MergeEqualsStdMergeAndTheCpu) {
+  using T = TypeParam;
+  std::mt19937_64 rng(test_seed());
+  for (auto [na, nb] : size_pairs<T>()) {
+    for (shape s : kShapes) {
+      const std::string what = std::string(name(s)) + " na=" + std::to_string(na) + " nb=" + std::to_string(nb);
+      const auto a = sorted_input<T>(na, s, 0, rng), b = sorted_input<T>(nb, s, 1, rng);
+      std::vector<T> want(a.size() + b.size());
+      std::merge(a.begin(), a.end(), b.begin(), b.end(), want.begin(), less<T>);
+      auto da = dev(a), db = dev(b);
+      device_vector<T> dout(na + nb);
+      merge(cuda, span<const T>(da), span<const T>(db), dout.view());
+      expect_same_bits(want, to_host(dout), "merge " + what);
+      std::vector<T> cpu_out(want.size());
+      merge(cpu, span<const T>(a), span<const T>(b), span<T>(cpu_out));
+      expect_same_bits(want, cpu_out, "cpu merge " + what);
+
+      // Key-value: each value names its source, so stability shows.
+      std::vector<int64_t> av(a.size()), bv(b.size());
+      for (size_t i = 0; i < av.size(); ++i) av[i] = int64_t(i);
+      for (size_t j = 0; j < bv.size(); ++j) bv[j] = (int64_t{1} << 40) + int64_t(j);
+      std::vector<std::pair<T, int64_t>> pa, pb, pw(want.size());
+      for (size_t i = 0; i < a.size(); ++i) pa.emplace_back(a[i], av[i]);
+      for (size_t j = 0; j < b.size(); ++j) pb.emplace_back(b[j], bv[j]);
+      std::merge(pa.begin(), pa.end(), pb.begin(), pb.end(), pw.begin(),
+                 [](auto x, auto y) { return key_less(x.first, y.first); });
+      std::vector<int64_t> want_values;
+      for (auto& p : pw) want_values.push_back(p.second);
+      auto dav = dev(av), dbv = dev(bv);
+      device_vector<int64_t> dov(na + nb);
+      device_vector<T> dout2(na + nb);
+      merge(cuda, span<const T>(da), span<const int64_t>(dav), span<const T>(db),
+            span<const int64_t>(dbv), dout2.view(), dov.view());
+      expect_same_bits(want, to_host(dout2), "merge pairs keys " + what);
+      EXPECT_EQ(want_values, to_host(dov)) << "merge pairs values " << what;
+    }
+  }
+}
+
+TYPED_TEST(GpuMerge, MergeSortEqualsStdStableSort) {
+  using T = TypeParam;
+  std::mt19937_64 rng(test_seed());
+  const int64_t tile = sizeof(T) == 4 ? 256 * 11 : 256 * 7;
+  for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{2}, tile - 1, tile, tile + 1, 2 * tile,
+                    5 * tile + 3, int64_t{100003}, int64_t{(1 << 21) + 5}}) {
+    for (shape s : {shape::random, shape::duplicates, shape::all_equal, shape::specials}) {
+      const std::string what = std::string(name(s)) + " n=" + std::to_string(n);
+      auto keys = sorted_input<T>(n, s, 0, rng);
+      std::shuffle(keys.begin(), keys.end(), rng);
+      if (n % 3 == 0) std::reverse(keys.begin(), keys.end());
+      std::vector<std::pair<T, int64_t>> pairs;
+      for (int64_t i = 0; i < n; ++i) pairs.emplace_back(keys[size_t(i)], i);
+      std::stable_sort(pairs.begin(), pairs.end(),
+                       [](auto x, auto y) { return key_less(x.first, y.first); });
+      std::vector<T> want;
+      std::vector<int64_t> want_values, values;
+      for (auto& p : pairs) {
+        want.push_back(p.first);
+        want_values.push_back(p.second);
+      }
+      for (int64_t i = 0; i < n; ++i) values.push_back(i);
+
+      auto dk = dev(keys);
+      device_vector<T> dout(n);
+      merge_sort(cuda, span<const T>(dk), dout.view());
+      expect_same_bits(want, to_host(dout), "merge_sort " + what);
+      merge_sort(cuda, span<const T>(dk), dk.view());  // in place
+      expect_same_bits(want, to_host(dk), "merge_sort in place " + what);
+
+      auto dk2 = dev(keys);
+      auto dv = dev(values);
+      device_vector<T> dko(n);
+      device_vector<int64_t> dvo(n);
+      merge_sort(cuda, span<const T>(dk2), span<const int64_t>(dv), dko.view(), dvo.view());
+      expect_same_bits(want, to_host(dko), "merge_sort pairs " + what);
+      EXPECT_EQ(want_values, to_host(dvo)) << "merge_sort pairs values " << what;
+      merge_sort(cuda, span<const T>(dk2), span<const int64_t>(dv), dk2.view(), dv.view());
+      EXPECT_EQ(want_values, to_host(dv)) << "merge_sort pairs in place " << what;
+    }
+  }
+}
+
+TYPED_TEST(GpuMerge, SortedQueriesEqualStdBounds) {
+  using T = TypeParam;
+  std::mt19937_64 rng(test_seed());
+  for (auto [k, q] : size_pairs<T>()) {
+    for (shape s : kShapes) {
+      const auto keys = sorted_input<T>(k, s, 0, rng), queries = sorted_input<T>(q, s, 1, rng);
+      auto dk = dev(keys), dq = dev(queries);
+      search_options o;
+      o.queries_sorted = true;
+      o.check_sorted = true;
+      for (side sd : {side::left, side::right, side::pred}) {
+        const std::string what = std::string(name(s)) + " k=" + std::to_string(k) + " q=" +
+                                 std::to_string(q) + " side=" + side_name(sd);
+        const auto want = reference_all(keys, queries, sd);
+        device_vector<int64_t> out(q);
+        search(cuda, sd, span<const T>(dk), span<const T>(dq), out.view(), o);
+        EXPECT_EQ(want, to_host(out)) << what;
+        device_vector<int32_t> out32(q);
+        search(cuda, sd, span<const T>(dk), span<const T>(dq), out32.view(), o);
+        const auto got32 = to_host(out32);
+        EXPECT_EQ(want, std::vector<int64_t>(got32.begin(), got32.end())) << "int32 " << what;
+      }
+    }
+  }
+}
+
+template <class T>
+std::vector<T> std_set_op(set_op op, const std::vector<T>& a, const std::vector<T>& b) {
+  std::vector<T> r;
+  auto out = std::back_inserter(r);
+  switch (op) {
+    case set_op::intersection: std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), out, less<T>); break;
+    case set_op::union_: std::set_union(a.begin(), a.end(), b.begin(), b.end(), out, less<T>); break;
+    case set_op::difference: std::set_difference(a.begin(), a.end(), b.begin(), b.end(), out, less<T>); break;
+    case set_op::symmetric_difference:
+      std::set_symmetric_difference(a.begin(), a.end(), b.begin(), b.end(), out, less<T>);
+      break;
+  }
+  return r;
+}
+
+TYPED_TEST(GpuMerge, SetOperationsEqualStdSetAlgorithms) {
+  using T = TypeParam;
+  std::mt19937_64 rng(test_seed());
+  for (auto [na, nb] : size_pairs<T>()) {
+    for (shape s : kShapes) {
+      const auto a = sorted_input<T>(na, s, 0, rng), b = sorted_input<T>(nb, s, 1, rng);
+      auto da = dev(a), db = dev(b);
+      for (set_op op : {set_op::intersection, set_op::union_, set_op::difference,
+                        set_op::symmetric_difference}) {
+        const std::string what = std::string(to_string(op)) + " " + name(s) + " na=" +
+                                 std::to_string(na) + " nb=" + std::to_string(nb);
+        const auto want = std_set_op(op, a, b);
+        EXPECT_EQ(int64_t(want.size()), set_operation_size(cuda, op, span<const T>(da), span<const T>(db))) << what;
+        // One pass (room for any result), then exactly the result's size (a counting pass first).
+        for (int64_t room : {core::set_op_bound(op, na, nb), int64_t(want.size())}) {
+          device_vector<T> out(room);
+          const int64_t size = set_operation(cuda, op, span<const T>(da), span<const T>(db), out.view());
+          ASSERT_EQ(int64_t(want.size()), size) << what;
+          auto got = to_host(out);
+          got.resize(size_t(size));
+          expect_same_bits(want, got, what);
+        }
+        std::vector<T> cpu_out(size_t(core::set_op_bound(op, na, nb)));
+        const int64_t cpu_size = set_operation(cpu, op, span<const T>(a), span<const T>(b), span<T>(cpu_out));
+        cpu_out.resize(size_t(cpu_size));
+        expect_same_bits(want, cpu_out, "cpu " + what);
+      }
+    }
+  }
+}
+
+// The join group by group: keys in increasing order; per key its left rows x right rows (left
+// major), or the unmatched side's rows alone where the kind keeps them.
+template <class T>
+std::pair<std::vector<int64_t>, std::vector<int64_t>> reference_join(join_kind kind,
+                                                                     const std::vector<T>& l,
+                                                                     const std::vector<T>& r) {
+  std::vector<int64_t> li, ri;
+  const bool keep_left = kind == join_kind::left || kind == join_kind::full;
+  const bool keep_right = kind == join_kind::right || kind == join_kind::full;
+  size_t i = 0, j = 0;
+  while (i < l.size() || j < r.size()) {
+    if (j == r.size() || (i < l.size() && less(l[i], r[j]))) {
+      size_t e = i;
+      while (e < l.size() && !less(l[i], l[e])) ++e;
+      for (; i < e; ++i) {
+        if (keep_left) { li.push_back(int64_t(i)); ri.push_back(-1); }
+        if (kind == join_kind::anti) li.push_back(int64_t(i));
+      }
+    } else if (i == l.size() || less(r[j], l[i])) {
+      size_t e = j;
+      while (e < r.size() && !less(r[j], r[e])) ++e;
+      for (; j < e; ++j)
+        if (keep_right) { li.push_back(-1); ri.push_back(int64_t(j)); }
+    } else {
+      size_t ie = i, je = j;
+      while (ie < l.size() && !less(l[i], l[ie])) ++ie;
+      while (je < r.size() && !less(r[j], r[je])) ++je;
+      for (size_t x = i; x < ie; ++x) {
+        if (kind == join_kind::semi) li.push_back(int64_t(x));
+        if (kind == join_kind::semi || kind == join_kind::anti) continue;
+        for (size_t y = j; y < je; ++y) { li.push_back(int64_t(x)); ri.push_back(int64_t(y)); }
+      }
+      i = ie;
+      j = je;
+    }
+  }
+  return {li, ri};
+}
+
+TYPED_TEST(GpuMerge, JoinsEqualTheGroupByGroupJoin) {
+  using T = TypeParam;
+  std::mt19937_64 rng(test_seed());
+  const std::pair<int64_t, int64_t> sizes[] = {{0, 0}, {0, 4}, {4, 0}, {1, 1}, {100, 3000}, {3000, 100}, {20000, 20011}};
+  for (auto [nl, nr] : sizes) {
+    for (shape s : kShapes) {
+      const auto l = sorted_input<T>(nl, s, 0, rng), r = sorted_input<T>(nr, s, 1, rng);
+      // All-equal or 7 distinct keys on 20,000 rows a side: 10^7 to 4 x 10^8 rows, too many here.
+      if ((s == shape::all_equal || s == shape::duplicates) && nl * nr > 1000000) continue;
+      auto dl = dev(l), dr = dev(r);
+      for (join_kind kind : {join_kind::inner, join_kind::left, join_kind::right, join_kind::full,
+                             join_kind::semi, join_kind::anti}) {
+        const std::string what = std::string(to_string(kind)) + " " + name(s) + " nl=" +
+                                 std::to_string(nl) + " nr=" + std::to_string(nr);
+        const auto [want_l, want_r] = reference_join(kind, l, r);
+        const int64_t rows = int64_t(want_l.size());
+        EXPECT_EQ(rows, join_size(cuda, kind, span<const T>(dl), span<const T>(dr))) << what;
+        device_vector<int64_t> gl(rows), gr(core::join_left_only(kind) ? 0 : rows);
+        const int64_t got_rows = join(cuda, kind, span<const T>(dl), span<const T>(dr), gl.view(), gr.view());
+        ASSERT_EQ(rows, got_rows) << what;
+        EXPECT_EQ(want_l, to_host(gl)) << what;
+        if (!core::join_left_only(kind)) EXPECT_EQ(want_r, to_host(gr)) << what;
+
+        std::vector<int64_t> cl(static_cast<size_t>(rows)), cr(core::join_left_only(kind) ? 0 : static_cast<size_t>(rows));
+        EXPECT_EQ(rows, join(cpu, kind, span<const T>(l), span<const T>(r), span<int64_t>(cl), span<int64_t>(cr))) << what;
+        EXPECT_EQ(want_l, cl) << "cpu " << what;
+        if (!core::join_left_only(kind)) EXPECT_EQ(want_r, cr) << "cpu " << what;
+      }
+    }
+  }
+}
+
+// One left row matching many right rows, and the reverse: the expansion spreads a row over tiles.
+TYPED_TEST(GpuMerge, JoinOfHeavyKeysSpreadsOverTiles) {
+  using T = TypeParam;
+  std::vector<T> l{T(1), T(2), T(2), T(5)}, r(300000, T(2));
+  r.push_back(T(9));
+  auto dl = dev(l), dr = dev(r);
+  for (join_kind kind : {join_kind::inner, join_kind::full}) {
+    const auto [want_l, want_r] = reference_join(kind, l, r);
+    device_vector<int64_t> gl(int64_t(want_l.size())), gr(int64_t(want_r.size()));
+    ASSERT_EQ(int64_t(want_l.size()), join(cuda, kind, span<const T>(dl), span<const T>(dr), gl.view(), gr.view()));
+    EXPECT_EQ(want_l, to_host(gl));
+    EXPECT_EQ(want_r, to_host(gr));
+  }
+}
+
+TYPED_TEST(GpuMerge, UnsortedInputsAreRefusedAndNothingIsWritten) {
+  using T = TypeParam;
+  const std::vector<T> a{T(1), T(3), T(2)}, b{T(1), T(2)};
+  auto da = dev(a), db = dev(b);
+  const std::vector<T> poison(5, T(7));
+  auto dout = dev(poison);
+  EXPECT_THROW(merge(cuda, span<const T>(da), span<const T>(db), dout.view()), invalid_argument);
+  EXPECT_THROW(set_operation(cuda, set_op::union_, span<const T>(da), span<const T>(db), dout.view()),
+               invalid_argument);
+  expect_same_bits(poison, to_host(dout), "untouched");
+}
+
+}  // namespace
+}  // namespace gsearch::test
