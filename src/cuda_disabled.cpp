@@ -3,6 +3,7 @@
 
 #include "gsearch/core/error.hpp"
 #include "gsearch/cuda/find.hpp"
+#include "gsearch/cuda/merge.hpp"
 #include "gsearch/cuda/search.hpp"
 #include "gsearch/device.hpp"
 
@@ -43,7 +44,33 @@ int64_t find_all(CUstream_st*, const T*, int64_t, const predicate<T>&,
 template <class T>
 void isin(CUstream_st*, const T*, int64_t, const T*, int64_t, bool*, bool, int) { no_cuda(); }
 
+template <class T>
+void merge(CUstream_st*, const T*, int64_t, const T*, int64_t, T*, const int64_t*, const int64_t*,
+           int64_t*) {
+  no_cuda();
+}
+template <class T>
+void merge_sort(CUstream_st*, const T*, int64_t, const int64_t*, T*, int64_t*) { no_cuda(); }
+template <class T, class Out>
+void sorted_search(CUstream_st*, side, const T*, int64_t, const T*, int64_t, Out*) { no_cuda(); }
+template <class T>
+int64_t set_operation_size(CUstream_st*, set_op, const T*, int64_t, const T*, int64_t) { no_cuda(); }
+template <class T>
+int64_t set_operation(CUstream_st*, set_op, const T*, int64_t, const T*, int64_t, T*) { no_cuda(); }
+template <class T>
+int64_t join_size(CUstream_st*, join_kind, const T*, int64_t, const T*, int64_t) { no_cuda(); }
+template <class T>
+int64_t join(CUstream_st*, join_kind, const T*, int64_t, const T*, int64_t,
+             const std::function<join_output(int64_t)>&) {
+  no_cuda();
+}
+
 GSEARCH_KEY_TYPES(GSEARCH_CUDA_BACKEND_INSTANTIATE)
+GSEARCH_KEY_TYPES(GSEARCH_CUDA_MERGE_INSTANTIATE)
+GSEARCH_KEY_TYPES(GSEARCH_CUDA_MERGE_SORT_INSTANTIATE)
+GSEARCH_KEY_TYPES(GSEARCH_CUDA_SORTED_SEARCH_INSTANTIATE)
+GSEARCH_KEY_TYPES(GSEARCH_CUDA_SET_OPS_INSTANTIATE)
+GSEARCH_KEY_TYPES(GSEARCH_CUDA_JOIN_INSTANTIATE)
 GSEARCH_KEY_TYPES(GSEARCH_CUDA_FIND_INSTANTIATE)
 
 }  // namespace gsearch::cuda_backend

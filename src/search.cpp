@@ -6,7 +6,9 @@
 #include <utility>
 #include <string>
 
+#include "gsearch/cpu/merge.hpp"
 #include "gsearch/cpu/search.hpp"
+#include "gsearch/cuda/merge.hpp"
 #include "gsearch/cuda/search.hpp"
 
 namespace gsearch {
@@ -69,6 +71,13 @@ algorithm resolve_algorithm(const cuda_t&, algorithm requested, int key_bytes, i
     check_arguments(keys, queries, out);                                                       \
     if (options.check_sorted && !cpu_backend::is_sorted(keys.data(), keys.size()))             \
       throw_unsorted();                                                                        \
+    if (options.queries_sorted) {                                                              \
+      if (options.check_sorted && !cpu_backend::is_sorted(queries.data(), queries.size()))     \
+        throw_unsorted("gsearch::search: queries_sorted, but the queries are not sorted");     \
+      cpu_backend::sorted_search(exec.threads, s, keys.data(), keys.size(), queries.data(),    \
+                                 queries.size(), out.data());                                  \
+      return;                                                                                  \
+    }                                                                                          \
     cpu_backend::search(exec.threads, s, options.algo, keys.data(), keys.size(), queries.data(), \
                         queries.size(), out.data());                                           \
   }                                                                                            \
@@ -77,8 +86,31 @@ algorithm resolve_algorithm(const cuda_t&, algorithm requested, int key_bytes, i
     check_arguments(keys, queries, out);                                                       \
     if (options.check_sorted && !cuda_backend::is_sorted(exec.stream, keys.data(), keys.size())) \
       throw_unsorted();                                                                        \
+    if (options.queries_sorted) {                                                              \
+      if (options.check_sorted &&                                                              \
+          !cuda_backend::is_sorted(exec.stream, queries.data(), queries.size()))               \
+        throw_unsorted("gsearch::search: queries_sorted, but the queries are not sorted");     \
+      cuda_backend::sorted_search(exec.stream, s, keys.data(), keys.size(), queries.data(),    \
+                                  queries.size(), out.data());                                 \
+      return;                                                                                  \
+    }                                                                                          \
     cuda_backend::search(exec.stream, s, options.algo, keys.data(), keys.size(), queries.data(), \
                          queries.size(), out.data());                                          \
+  }
+
+// equal_range: the two searches, after the checks of both outputs (nothing is written when
+// either is wrong).
+#define GSEARCH_DEFINE_EQUAL_RANGE(EXEC, T, OUT)                                               \
+  void equal_range(const EXEC& exec, span<const T> keys, span<const T> queries,               \
+                   span<OUT> lower, span<OUT> upper, const search_options& options) {         \
+    check_arguments(keys, queries, lower);                                                     \
+    check_arguments(keys, queries, upper);                                                     \
+    if (lower.size() > 0 && lower.data() == upper.data())                                      \
+      throw invalid_argument("gsearch::equal_range: lower and upper are the same array");     \
+    search(exec, side::left, keys, queries, lower, options);                                   \
+    search_options again = options;                                                            \
+    again.check_sorted = false; /* checked by the first search */                             \
+    search(exec, side::right, keys, queries, upper, again);                                    \
   }
 
 #define GSEARCH_DEFINE_ROWS(T, OUT)                                                            \
@@ -102,6 +134,10 @@ algorithm resolve_algorithm(const cuda_t&, algorithm requested, int key_bytes, i
 #define GSEARCH_DEFINE_T(T)                                                                    \
   GSEARCH_DEFINE(T, int64_t)                                                                   \
   GSEARCH_DEFINE(T, int32_t)                                                                   \
+  GSEARCH_DEFINE_EQUAL_RANGE(cpu_t, T, int64_t)                                                \
+  GSEARCH_DEFINE_EQUAL_RANGE(cpu_t, T, int32_t)                                                \
+  GSEARCH_DEFINE_EQUAL_RANGE(cuda_t, T, int64_t)                                               \
+  GSEARCH_DEFINE_EQUAL_RANGE(cuda_t, T, int32_t)                                               \
   GSEARCH_DEFINE_ROWS(T, int64_t)                                                              \
   GSEARCH_DEFINE_ROWS(T, int32_t)                                                              \
   bool is_sorted_rows(const cpu_t&, int64_t rows, span<const T> keys) {                        \
@@ -122,5 +158,6 @@ GSEARCH_KEY_TYPES(GSEARCH_DEFINE_T)
 #undef GSEARCH_DEFINE
 #undef GSEARCH_DEFINE_T
 #undef GSEARCH_DEFINE_ROWS
+#undef GSEARCH_DEFINE_EQUAL_RANGE
 
 }  // namespace gsearch

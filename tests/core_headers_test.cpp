@@ -5,6 +5,7 @@
 #include "gsearch/core/error.hpp"
 #include "gsearch/core/fast_divide.hpp"
 #include "gsearch/core/find.hpp"
+#include "gsearch/core/join.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/merge_path.hpp"
 #include "gsearch/core/padding.hpp"

@@ -1,5 +1,7 @@
 // core/merge_path.hpp against std::merge and the definition of Balanced Path: every diagonal of
-// every pair of small sorted inputs with heavy duplicates (values 0..3), and random larger ones.
+// every pair of small sorted inputs with heavy duplicates (values 0..3), and random larger ones;
+// the set operations and the sorted search cut into tiles of every width, each tile's serial
+// loop between its splits, concatenated, against std::set_* and std::lower_bound / upper_bound.
 
 #include <gtest/gtest.h>
 
@@ -7,6 +9,8 @@
 #include <cstdint>
 #include <map>
 #include <random>
+#include <iterator>
+#include <utility>
 #include <vector>
 
 #include "gsearch/core/merge_path.hpp"
@@ -16,6 +20,7 @@ namespace {
 using gsearch::core::balanced_path;
 using gsearch::core::merge_path;
 using gsearch::core::serial_merge;
+using gsearch::set_op;
 
 struct acc {
   const std::vector<int>* v;
@@ -142,6 +147,136 @@ TEST(BalancedPath, AllEqualAndDisjoint) {
       check_balanced_path(hi, lo);
       if (::testing::Test::HasFatalFailure()) return;
     }
+}
+
+// --- set operations: set_tile_ranges + serial_set_op ------------------------------------------
+
+// std::set_* on (value, from A, index) items compared by value: which copy each output element is,
+// per the C++ rules (A's copies for pairs; the last m - n copies of the side with more).
+std::vector<std::pair<bool, int64_t>> reference_set_op(set_op op, const std::vector<int>& a,
+                                                       const std::vector<int>& b) {
+  std::vector<item> ia, ib, out;
+  for (size_t i = 0; i < a.size(); ++i) ia.push_back({a[i], true, int64_t(i)});
+  for (size_t i = 0; i < b.size(); ++i) ib.push_back({b[i], false, int64_t(i)});
+  const auto by_value = [](const item& x, const item& y) { return x.value < y.value; };
+  auto o = std::back_inserter(out);
+  switch (op) {
+    case set_op::intersection: std::set_intersection(ia.begin(), ia.end(), ib.begin(), ib.end(), o, by_value); break;
+    case set_op::union_: std::set_union(ia.begin(), ia.end(), ib.begin(), ib.end(), o, by_value); break;
+    case set_op::difference: std::set_difference(ia.begin(), ia.end(), ib.begin(), ib.end(), o, by_value); break;
+    case set_op::symmetric_difference:
+      std::set_symmetric_difference(ia.begin(), ia.end(), ib.begin(), ib.end(), o, by_value);
+      break;
+  }
+  std::vector<std::pair<bool, int64_t>> r;
+  for (const item& x : out) r.emplace_back(x.from_a, x.index);
+  return r;
+}
+
+// The tiles of width `width` over the diagonals [0, na + nb), each running serial_set_op on its
+// set_tile_ranges, concatenated.
+std::vector<std::pair<bool, int64_t>> tiled_set_op(set_op op, const std::vector<int>& a,
+                                                   const std::vector<int>& b, int64_t width) {
+  const int64_t na = int64_t(a.size()), nb = int64_t(b.size());
+  std::vector<std::pair<bool, int64_t>> r;
+  int64_t last_a1 = 0, last_b1 = 0;
+  for (int64_t d0 = 0; d0 < na + nb; d0 += width) {
+    const auto t = gsearch::core::set_tile_ranges(acc{&a}, na, acc{&b}, nb, d0, d0 + width);
+    // Consecutive tiles meet exactly; the last ends at (na, nb).
+    EXPECT_EQ(t.a0, last_a1) << "d0=" << d0;
+    EXPECT_EQ(t.b0, last_b1) << "d0=" << d0;
+    EXPECT_TRUE(t.a0 <= t.a1 && t.b0 <= t.b1) << "d0=" << d0;
+    last_a1 = t.a1;
+    last_b1 = t.b1;
+    gsearch::core::visit_set_op(op, [&]<set_op Op>() {
+      gsearch::core::serial_set_op<Op>(acc{&a}, t.a0, t.a1, acc{&b}, t.b0, t.b1,
+                                       [&](bool from_a, int64_t i) { r.emplace_back(from_a, i); });
+    });
+  }
+  EXPECT_EQ(last_a1, na);
+  EXPECT_EQ(last_b1, nb);
+  return r;
+}
+
+constexpr set_op kSetOps[] = {set_op::intersection, set_op::union_, set_op::difference,
+                              set_op::symmetric_difference};
+
+void check_set_ops(const std::vector<int>& a, const std::vector<int>& b) {
+  const int64_t total = int64_t(a.size() + b.size());
+  for (set_op op : kSetOps) {
+    const auto want = reference_set_op(op, a, b);
+    ASSERT_LE(int64_t(want.size()), gsearch::core::set_op_bound(op, int64_t(a.size()), int64_t(b.size())));
+    for (int64_t width = 1; width <= std::max<int64_t>(total, 1); ++width) {
+      const auto got = tiled_set_op(op, a, b, width);
+      ASSERT_EQ(got, want) << gsearch::to_string(op) << " width=" << width << " na=" << a.size()
+                           << " nb=" << b.size();
+    }
+  }
+}
+
+TEST(SetOps, EveryTileWidthOfSmallMultisets) {
+  std::mt19937 g(17);
+  for (int na = 0; na <= 9; ++na)
+    for (int nb = 0; nb <= 9; ++nb)
+      for (int trial = 0; trial < 4; ++trial) {
+        const auto a = sorted_random(g, na, 1 + trial), b = sorted_random(g, nb, 1 + trial);
+        check_set_ops(a, b);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+}
+
+TEST(SetOps, RandomLargerMultisets) {
+  std::mt19937 g(19);
+  for (int trial = 0; trial < 12; ++trial) {
+    const auto a = sorted_random(g, int(g() % 60), 1 + int(g() % 12));
+    const auto b = sorted_random(g, int(g() % 60), 1 + int(g() % 12));
+    check_set_ops(a, b);
+    if (HasFatalFailure()) return;
+  }
+}
+
+// --- sorted search: sorted_search_split + serial_sorted_search ----------------------------------
+
+template <bool Strict>
+void check_sorted_search(const std::vector<int>& keys, const std::vector<int>& queries) {
+  const int64_t nk = int64_t(keys.size()), nq = int64_t(queries.size());
+  std::vector<int64_t> want(queries.size());
+  for (size_t j = 0; j < queries.size(); ++j)
+    want[j] = (Strict ? std::lower_bound(keys.begin(), keys.end(), queries[j])
+                      : std::upper_bound(keys.begin(), keys.end(), queries[j])) - keys.begin();
+  for (int64_t width = 1; width <= std::max<int64_t>(nk + nq, 1); ++width) {
+    std::vector<int64_t> got;
+    for (int64_t d0 = 0; d0 < nk + nq; d0 += width) {
+      const int64_t d1 = std::min(nk + nq, d0 + width);
+      const auto s0 = gsearch::core::sorted_search_split<Strict>(acc{&keys}, nk, acc{&queries}, nq, d0);
+      const auto s1 = gsearch::core::sorted_search_split<Strict>(acc{&keys}, nk, acc{&queries}, nq, d1);
+      ASSERT_EQ(s0.k + s0.q, d0);
+      ASSERT_EQ(s1.k + s1.q, d1);
+      ASSERT_TRUE(s0.k <= s1.k && s0.q <= s1.q) << "d0=" << d0 << " width=" << width;
+      gsearch::core::serial_sorted_search<Strict>(acc{&keys}, s0.k, s1.k, acc{&queries}, s0.q, s1.q,
+                                                  [&](int64_t j, int64_t rank) {
+                                                    EXPECT_EQ(j, int64_t(got.size()));
+                                                    got.push_back(rank);
+                                                  });
+    }
+    ASSERT_EQ(got, want) << (Strict ? "lower" : "upper") << " width=" << width << " nk=" << nk
+                         << " nq=" << nq;
+  }
+}
+
+TEST(SortedSearch, EveryTileWidthOfSmallInputs) {
+  std::mt19937 g(23);
+  for (int nk = 0; nk <= 9; ++nk)
+    for (int nq = 0; nq <= 9; ++nq)
+      for (int trial = 0; trial < 4; ++trial) {
+        const auto keys = sorted_random(g, nk, 2 + trial), queries = sorted_random(g, nq, 3 + trial);
+        check_sorted_search<true>(keys, queries);
+        check_sorted_search<false>(keys, queries);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+  const auto keys = sorted_random(g, 80, 20), queries = sorted_random(g, 70, 25);
+  check_sorted_search<true>(keys, queries);
+  check_sorted_search<false>(keys, queries);
 }
 
 }  // namespace

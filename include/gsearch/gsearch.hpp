@@ -9,4 +9,5 @@
 #include "gsearch/device.hpp"
 #include "gsearch/execution.hpp"
 #include "gsearch/find.hpp"
+#include "gsearch/merge.hpp"
 #include "gsearch/search.hpp"

@@ -46,6 +46,11 @@ struct search_options {
   algorithm algo = algorithm::auto_;
   /// Check that the keys are sorted first (O(keys)); throw invalid_argument if not.
   bool check_sorted = false;
+  /// The queries are sorted too (same order): search them by Merge Path (seeds/002's
+  /// "vectorized sorted search"), O(keys + queries) work and both read once, instead of
+  /// O(queries * log(keys)). `algo` is then ignored. Unsorted queries give unspecified (but
+  /// in-range) results, unless check_sorted is set, which then checks the queries as well.
+  bool queries_sorted = false;
 };
 
 #define GSEARCH_DECLARE_SEARCH(EXEC, T, OUT)                                                     \
@@ -66,7 +71,11 @@ struct search_options {
   inline void predecessor(const EXEC& exec, span<const T> keys, span<const T> queries,           \
                           span<OUT> out, const search_options& options = {}) {                   \
     search(exec, side::pred, keys, queries, out, options);                                       \
-  }
+  }                                                                                              \
+  /** lower[j], upper[j] = lower_bound and upper_bound of queries[j]: keys[lower[j], upper[j])   \
+      are the keys equal to it, upper[j] - lower[j] their count. Two searches. */               \
+  void equal_range(const EXEC& exec, span<const T> keys, span<const T> queries,                 \
+                   span<OUT> lower, span<OUT> upper, const search_options& options = {});
 
 #define GSEARCH_DECLARE_SEARCH_ALL_OUT(EXEC, T) \
   GSEARCH_DECLARE_SEARCH(EXEC, T, int64_t)      \

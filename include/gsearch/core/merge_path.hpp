@@ -56,6 +56,21 @@ GSEARCH_HD Index upper_bound_in(const Acc& acc, Index begin, Index end, T x) {
   return begin;
 }
 
+/// lower_bound_in(acc, 0, end, x), searched from the end: probes end - 1, end - 2, end - 4, ...
+/// until one is before x, then binary-searches the last gap. O(log r) reads for a run of r
+/// elements not before x at the end, which is how Balanced Path finds the start of the run of
+/// its split key (short, in most data) without a search over the whole prefix.
+template <class Acc, class T, class Index>
+GSEARCH_HD Index lower_bound_from_end(const Acc& acc, Index end, T x) {
+  Index hi = end;  // the answer is at most hi
+  for (Index step = 1; hi > 0; step *= 2) {
+    const Index probe = hi > step ? hi - step : Index{0};
+    if (key_less(acc(probe), x)) return lower_bound_in(acc, probe + 1, hi, x);
+    hi = probe;  // acc(probe) is not before x: neither is anything after it
+  }
+  return 0;
+}
+
 /// Where Balanced Path crosses diagonal `diag`: a_index elements of A and diag - a_index of B
 /// precede the split, plus, when `star`, one more of B (B[diag - a_index]).
 template <class Index>
@@ -80,8 +95,8 @@ GSEARCH_HD balanced_split<Index> balanced_path(const AccA& a, Index na, const Ac
   bool star = false;
   if (b_index < nb) {
     const auto x = b(b_index);
-    const Index a_start = lower_bound_in(a, Index{0}, a_index, x);  // the run of x before the split
-    const Index b_start = lower_bound_in(b, Index{0}, b_index, x);
+    const Index a_start = lower_bound_from_end(a, a_index, x);  // the run of x before the split
+    const Index b_start = lower_bound_from_end(b, b_index, x);
     const Index a_run = a_index - a_start;
     Index b_run = b_index - b_start;
     const Index x_count = a_run + b_run;
@@ -120,17 +135,26 @@ GSEARCH_HD void serial_merge(const AccA& a, Index na, const AccB& b, Index nb, I
 }
 
 /// serial_merge with a compile-time count, unrolled so a GPU thread keeps its Count results in
-/// registers. Once both inputs are exhausted it goes on calling out(k, true, index >= na):
-/// a caller with fewer than Count elements left ignores those steps.
+/// registers, and reading each input element once (the next element of A and of B are kept):
+/// calls out(k, from_a, index, key). Once both inputs are exhausted it goes on calling
+/// out(k, true, index >= na, any key): a caller with fewer than Count elements left ignores
+/// those steps.
 template <int Count, class AccA, class AccB, class Index, class Out>
 GSEARCH_HD GSEARCH_FORCEINLINE void serial_merge_unrolled(const AccA& a, Index na, const AccB& b,
                                                           Index nb, Index i, Index j, Out out) {
+  using T = decltype(a(i));
+  T x{}, y{};
+  if (i < na) x = a(i);
+  if (j < nb) y = b(j);
   GSEARCH_UNROLL
   for (int k = 0; k < Count; ++k) {
-    if (merge_takes_a(a, na, b, nb, i, j)) {
-      out(k, true, i++);
+    const bool take_a = j >= nb || (i < na && !key_less(y, x));
+    if (take_a) {
+      out(k, true, i, x);
+      if (++i < na) x = a(i);
     } else {
-      out(k, false, j++);
+      out(k, false, j, y);
+      if (++j < nb) y = b(j);
     }
   }
 }

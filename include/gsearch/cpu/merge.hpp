@@ -14,8 +14,9 @@
 
 namespace gsearch::cpu_backend {
 
-/// out[0, na + nb) = the stable merge of a and b; with values (a_values, b_values and
-/// out_values all non-null) out_values carries each key's value.
+/// out[0, na + nb) = the stable merge of a and b; with values (out_values non-null; a_values
+/// or b_values is null when its side is empty, as an empty span's data() may be) out_values
+/// carries each key's value.
 template <class T>
 void merge(int threads, const T* a, int64_t na, const T* b, int64_t nb, T* out,
            const int64_t* a_values, const int64_t* b_values, int64_t* out_values);

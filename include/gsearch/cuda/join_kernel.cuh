@@ -72,7 +72,7 @@ __global__ __launch_bounds__(Threads) void join_expand_kernel(
   const int diag = min(int(threadIdx.x) * Items, count);
   const int p = core::merge_path(es, rows, us, outputs, diag);
   core::serial_merge_unrolled<Items>(es, rows, us, outputs, p, diag - p,
-                                     [&](int k, bool row_end, int j) {
+                                     [&](int k, bool row_end, int j, int64_t) {
     if (row_end || diag + k >= count) return;
     // Before this step diag + k elements were taken, j of them outputs: the rest are row ends.
     const int64_t row = r0 + (diag + k - j), u = u0 + j;

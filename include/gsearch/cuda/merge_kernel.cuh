@@ -112,10 +112,11 @@ __global__ __launch_bounds__(Threads) void merge_tiles_kernel(Layout layout,
   const int p = core::merge_path(as, na, bs, nb, diag);
   T r[Items];
   int src[Items];
-  core::serial_merge_unrolled<Items>(as, na, bs, nb, p, diag - p, [&](int k, bool from_a, int i) {
-    src[k] = min(from_a ? i : na + i, count - 1);  // past the end (ignored below): in range
-    r[k] = keys_s[src[k]];
-  });
+  core::serial_merge_unrolled<Items>(as, na, bs, nb, p, diag - p,
+                                     [&](int k, bool from_a, int i, T key) {
+                                       r[k] = key;
+                                       if constexpr (Values) src[k] = from_a ? i : na + i;
+                                     });
   __syncthreads();
 
   // Back through shared memory (Items is odd: thread-contiguous stores hit distinct banks).
@@ -193,10 +194,10 @@ __global__ __launch_bounds__(Threads) void block_sort_kernel(const T* keys, cons
     const int diag = first - pair;
     const int p = core::merge_path(as, width, bs, width, diag);
     core::serial_merge_unrolled<Items>(as, width, bs, width, p, diag - p,
-                                       [&](int k, bool from_a, int i) {
-                                         const int at = pair + (from_a ? i : width + i);
-                                         r[k] = keys_s[at];
-                                         if constexpr (Values) src[k] = src_s[at];
+                                       [&](int k, bool from_a, int i, T key) {
+                                         r[k] = key;
+                                         if constexpr (Values)
+                                           src[k] = src_s[pair + (from_a ? i : width + i)];
                                        });
   }
   __syncthreads();

@@ -19,7 +19,9 @@
 #include <cstdint>
 
 #include "gsearch/core/merge_path.hpp"
+#include "gsearch/cuda/check.cuh"
 #include "gsearch/cuda/merge_kernel.cuh"
+#include "gsearch/cuda/stream_buffer.cuh"
 
 namespace gsearch::cuda_backend {
 
@@ -116,6 +118,49 @@ __global__ __launch_bounds__(Threads) void set_op_kernel(const T* a, int64_t na,
     if (threadIdx.x == 0 && t + 1 == tiles) *total = base + tile_count;
     for (int idx = threadIdx.x; idx < tile_count; idx += Threads) out[base + idx] = result[idx];
   }
+}
+
+/// The set operation in tiles of Threads * Items diagonals into out, or its size only (out null);
+/// returns the size (waits for it). Temporary memory: 32 bytes per tile, stream-ordered.
+template <int Threads, int Items, class T>
+int64_t run_set_op(cudaStream_t stream, set_op op, const T* a, int64_t na, const T* b, int64_t nb,
+                   T* out) {
+  if (na + nb == 0) return 0;
+  constexpr int64_t tile = int64_t(Threads) * Items;
+  constexpr int partition_threads = 256;
+  const int64_t tiles = (na + nb + tile - 1) / tile;
+  const bool write = out != nullptr;
+  size_t state_bytes = 0;
+  if (write) GSEARCH_CUDA_CHECK(set_tile_state::AllocationSize(int(tiles), state_bytes));
+  // One allocation: the total, A's and B's splits, the tile states.
+  const size_t split_bytes = size_t(tiles) * sizeof(int64_t);
+  stream_buffer temp(stream, 256 + 2 * split_bytes + state_bytes);
+  auto* base = static_cast<char*>(temp.get());
+  auto* total = reinterpret_cast<int64_t*>(base);
+  auto* a_splits = reinterpret_cast<int64_t*>(base + 256);
+  auto* b_splits = reinterpret_cast<int64_t*>(base + 256 + split_bytes);
+  set_tile_state state;
+  if (write) GSEARCH_CUDA_CHECK(state.Init(int(tiles), base + 256 + 2 * split_bytes, state_bytes));
+  if (!write) GSEARCH_CUDA_CHECK(cudaMemsetAsync(total, 0, sizeof(int64_t), stream));
+
+  set_partition_kernel<<<unsigned((tiles + partition_threads - 1) / partition_threads),
+                         partition_threads, 0, stream>>>(a, na, b, nb, tile, tiles, a_splits,
+                                                         b_splits, state, write);
+  GSEARCH_CUDA_CHECK_LAUNCH();
+  core::visit_set_op(op, [&]<set_op Op>() {
+    if (write) {
+      set_op_kernel<Threads, Items, Op, true><<<unsigned(tiles), Threads, 0, stream>>>(
+          a, na, b, nb, a_splits, b_splits, tiles, state, out, total);
+    } else {
+      set_op_kernel<Threads, Items, Op, false><<<unsigned(tiles), Threads, 0, stream>>>(
+          a, na, b, nb, a_splits, b_splits, tiles, state, out, total);
+    }
+  });
+  GSEARCH_CUDA_CHECK_LAUNCH();
+  int64_t size = 0;
+  GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&size, total, sizeof(size), cudaMemcpyDeviceToHost, stream));
+  GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return size;
 }
 
 }  // namespace gsearch::cuda_backend

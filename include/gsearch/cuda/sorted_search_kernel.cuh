@@ -5,7 +5,7 @@
 /// [t * tile, (t + 1) * tile), a partition kernel finds where each starts
 /// (core::sorted_search_split, one thread per tile), and one block per tile stages its slices of
 /// keys and queries in shared memory, each thread finds its own split there and walks its part
-/// of the merge (core::serial_sorted_search), and the block writes its queries' ranks back
+/// of the merge (core::serial_merge_unrolled, Items steps), and the block writes its queries' ranks back
 /// through shared memory, coalesced. Keys and queries are read once: O(K + Q) in all.
 
 #include <cuda_runtime.h>
@@ -40,7 +40,6 @@ __global__ __launch_bounds__(Threads) void sorted_search_kernel(const T* keys, i
   constexpr int tile = Threads * Items;
   __shared__ T staged[tile];  // the tile's keys, then its queries
   __shared__ Out ranks[tile];
-  __shared__ int thread_key_split[Threads + 1];
   const int64_t t = blockIdx.x;
   const int64_t d0 = t * tile, d1 = min(d0 + tile, k + q);
   const int64_t k0 = key_splits[t], k1 = t + 1 < tiles ? key_splits[t + 1] : k;
@@ -57,21 +56,44 @@ __global__ __launch_bounds__(Threads) void sorted_search_kernel(const T* keys, i
   const auto qs = [&](int j) { return staged[nk + j]; };
   const int diag = min(int(threadIdx.x) * Items, count);
   const auto split = core::sorted_search_split<Strict>(ks, nk, qs, nq, diag);
-  thread_key_split[threadIdx.x] = split.k;
-  if (threadIdx.x == 0) thread_key_split[Threads] = nk;
-  __syncthreads();
-  // This thread's part of the merge ends where the next one's starts.
-  const int end_diag = min(int(threadIdx.x + 1) * Items, count);
-  const int k_end = thread_key_split[threadIdx.x + 1];
-  core::serial_sorted_search<Strict>(ks, split.k, k_end, qs, split.q, end_diag - k_end,
-                                     [&](int j, int rank) {
-                                       ranks[j] = Out(k0 + rank - (Pred ? 1 : 0));
-                                     });
+  // This thread's Items steps of the merge (core::serial_merge_unrolled, ties as the split put
+  // them): a query taken at step s has diag + s - (its index) keys before it in the tile.
+  const auto rank = [&](int s, int j) { ranks[j] = Out(k0 + (diag + s - j) - (Pred ? 1 : 0)); };
+  if constexpr (Strict) {  // queries first on ties: they are the merge's A
+    core::serial_merge_unrolled<Items>(qs, nq, ks, nk, split.q, split.k,
+                                       [&](int s, bool is_query, int j, T) {
+                                         if (is_query && diag + s < count) rank(s, j);
+                                       });
+  } else {  // keys first on ties
+    core::serial_merge_unrolled<Items>(ks, nk, qs, nq, split.k, split.q,
+                                       [&](int s, bool is_key, int j, T) {
+                                         if (!is_key && diag + s < count) rank(s, j);
+                                       });
+  }
   __syncthreads();
   for (int i = 0; i < Items; ++i) {
     const int idx = int(threadIdx.x) + i * Threads;
     if (idx < nq) out[q0 + idx] = ranks[idx];
   }
+}
+
+/// Enqueues the search of q sorted queries on `stream` in tiles of Threads * Items (8 bytes of
+/// temporary memory per tile, stream-ordered).
+template <int Threads, int Items, bool Strict, bool Pred, class T, class Out>
+void launch_sorted_search(cudaStream_t stream, const T* keys, int64_t k, const T* queries,
+                          int64_t q, Out* out) {
+  constexpr int64_t tile = int64_t(Threads) * Items;
+  const int64_t tiles = (k + q + tile - 1) / tile;
+  stream_buffer splits(stream, size_t(tiles) * sizeof(int64_t));
+  auto* key_splits = static_cast<int64_t*>(splits.get());
+  constexpr int partition_threads = 256;
+  sorted_search_partition_kernel<Strict>
+      <<<unsigned((tiles + partition_threads - 1) / partition_threads), partition_threads, 0,
+         stream>>>(keys, k, queries, q, tile, tiles, key_splits);
+  GSEARCH_CUDA_CHECK_LAUNCH();
+  sorted_search_kernel<Threads, Items, Strict, Pred>
+      <<<unsigned(tiles), Threads, 0, stream>>>(keys, k, queries, q, key_splits, tiles, out);
+  GSEARCH_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace gsearch::cuda_backend

@@ -1,0 +1,156 @@
+// The merge-like kernels (merge_kernel.cuh, sorted_search_kernel.cuh, set_ops_kernel.cuh) at
+// several tile shapes (threads x items per thread), beside a copy roofline (16-byte loads and
+// stores, each input element read once and each output written once): merge of two sorted 2^26
+// int32 inputs, sorted search of 2^27 sorted queries in 2^24 keys (int32 output), set union and
+// intersection of two sorted 2^26 int32 multisets. Chooses tuning.hpp's merge_config.
+//
+//   merge_sweep [--quick] > merge-sweep.json
+//
+// Times: CUDA events around the library's whole call for that shape (partition kernel, tile
+// kernel, temporary memory; the set operations' size read-back included), 2 warm-ups, the
+// median of 10. Inputs: uniform random int32 in [0, 2^30), sorted on the device; every result
+// is checked against the library's configuration.
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gsearch/cuda/merge_kernel.cuh"
+#include "gsearch/cuda/set_ops_kernel.cuh"
+#include "gsearch/cuda/sorted_search_kernel.cuh"
+#include "gsearch/gsearch.hpp"
+#include "sweep_timing.cuh"
+
+namespace {
+
+using namespace gsearch;
+using namespace gsearch::cuda_backend;
+
+// Copies `in` to `out` with 16-byte loads and stores: the read+write roofline of a merge.
+__global__ void __launch_bounds__(256) copy_roofline(const uint4* __restrict__ in, int64_t vecs,
+                                                     uint4* __restrict__ out) {
+  for (int64_t i = int64_t(blockIdx.x) * 256 + threadIdx.x; i < vecs; i += int64_t(gridDim.x) * 256)
+    out[i] = __ldcs(in + i);
+}
+
+struct row {
+  std::string what;
+  int threads, items;
+  double ms, bytes;
+};
+
+template <class T>
+std::vector<T> host(const T* d, int64_t n) {
+  std::vector<T> h(static_cast<size_t>(n));
+  copy_to_host(h.data(), d, size_t(n) * sizeof(T));
+  return h;
+}
+
+struct inputs {
+  int64_t n, k, q;
+  device_vector<int32_t> a, b, keys, queries, out;
+  device_vector<int32_t> ranks;
+};
+
+template <int Threads, int Items>
+void run_config(std::vector<row>& rows, inputs& in, const std::vector<int32_t>& merged,
+                const std::vector<int32_t>& ranks, const std::vector<int64_t>& set_sizes,
+                bool& ok) {
+  const int64_t n = in.n;
+  const int64_t tiles = (2 * n + Threads * Items - 1) / (Threads * Items);
+  const two_lists<int32_t> lists{in.a.data(), n, in.b.data(), n, nullptr, nullptr};
+  rows.push_back({"merge", Threads, Items, bench::time_ms([&] {
+                    launch_merge<Threads, Items, false>(nullptr, lists, tiles, in.out.data(),
+                                                        static_cast<int64_t*>(nullptr));
+                  }),
+                  16.0 * double(n)});
+  ok &= host(in.out.data(), 2 * n) == merged;
+  rows.push_back({"sorted-search", Threads, Items, bench::time_ms([&] {
+                    launch_sorted_search<Threads, Items, false, false>(
+                        nullptr, in.keys.data(), in.k, in.queries.data(), in.q, in.ranks.data());
+                  }),
+                  4.0 * double(in.k + 2 * in.q)});
+  ok &= host(in.ranks.data(), in.q) == ranks;
+  int s = 0;
+  for (set_op op : {set_op::union_, set_op::intersection}) {
+    int64_t size = 0;
+    const double ms = bench::time_ms([&] {
+      size = run_set_op<Threads, Items>(nullptr, op, in.a.data(), n, in.b.data(), n, in.out.data());
+    });
+    ok &= size == set_sizes[size_t(s++)];
+    rows.push_back({std::string("set-") + to_string(op), Threads, Items, ms,
+                    4.0 * double(2 * n + size)});
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  if (cuda_device_count() == 0) {
+    std::fprintf(stderr, "merge_sweep: no CUDA device\n");
+    return 2;
+  }
+  inputs in;
+  in.n = quick ? int64_t{1} << 20 : int64_t{1} << 26;
+  in.k = quick ? int64_t{1} << 18 : int64_t{1} << 24;
+  in.q = quick ? int64_t{1} << 21 : int64_t{1} << 27;
+  std::mt19937 gen(1);
+  const auto random_sorted = [&](int64_t n) {
+    std::vector<int32_t> h(static_cast<size_t>(n));
+    for (auto& x : h) x = int32_t(gen() & 0x3fffffff);
+    device_vector<int32_t> d(n);
+    copy_to_device(d.data(), h.data(), size_t(n) * 4);
+    merge_sort(gsearch::cuda, span<const int32_t>(d), d.view());
+    return d;
+  };
+  in.a = random_sorted(in.n);
+  in.b = random_sorted(in.n);
+  in.keys = random_sorted(in.k);
+  in.queries = random_sorted(in.q);
+  in.out = device_vector<int32_t>(2 * in.n);
+  in.ranks = device_vector<int32_t>(in.q);
+
+  // The library's own answers, to check every configuration against.
+  merge(gsearch::cuda, span<const int32_t>(in.a), span<const int32_t>(in.b), in.out.view());
+  const auto merged = host(in.out.data(), 2 * in.n);
+  search_options so;
+  so.queries_sorted = true;
+  upper_bound(gsearch::cuda, span<const int32_t>(in.keys), span<const int32_t>(in.queries), in.ranks.view(), so);
+  const auto ranks = host(in.ranks.data(), in.q);
+  const std::vector<int64_t> set_sizes = {
+      set_operation_size(gsearch::cuda, set_op::union_, span<const int32_t>(in.a), span<const int32_t>(in.b)),
+      set_operation_size(gsearch::cuda, set_op::intersection, span<const int32_t>(in.a), span<const int32_t>(in.b))};
+
+  std::vector<row> rows;
+  bool ok = true;
+  const int64_t vecs = 2 * in.n / 4;
+  device_vector<int32_t> copy(2 * in.n);
+  device_vector<int32_t> both(2 * in.n);
+  rows.push_back({"copy-roofline", 256, 1, bench::time_ms([&] {
+                    copy_roofline<<<132 * 8, 256>>>(reinterpret_cast<const uint4*>(in.out.data()),
+                                                    vecs, reinterpret_cast<uint4*>(copy.data()));
+                  }),
+                  16.0 * double(in.n)});
+  run_config<128, 11>(rows, in, merged, ranks, set_sizes, ok);
+  run_config<128, 15>(rows, in, merged, ranks, set_sizes, ok);
+  run_config<256, 7>(rows, in, merged, ranks, set_sizes, ok);
+  run_config<256, 11>(rows, in, merged, ranks, set_sizes, ok);
+  run_config<256, 15>(rows, in, merged, ranks, set_sizes, ok);
+  run_config<512, 7>(rows, in, merged, ranks, set_sizes, ok);
+  std::printf("{\"device\": \"%s\", \"n\": %lld, \"k\": %lld, \"q\": %lld, \"dtype\": \"int32\", "
+              "\"correct\": %s, \"rows\": [\n",
+              cuda_device_name().c_str(), (long long)in.n, (long long)in.k, (long long)in.q,
+              ok ? "true" : "false");
+  for (size_t i = 0; i < rows.size(); ++i)
+    std::printf("  {\"what\": \"%s\", \"threads\": %d, \"items\": %d, \"ms\": %.5f, \"GBps\": %.1f}%s\n",
+                rows[i].what.c_str(), rows[i].threads, rows[i].items, rows[i].ms,
+                rows[i].bytes / rows[i].ms / 1e6, i + 1 < rows.size() ? "," : "");
+  std::printf("]}\n");
+  return ok ? 0 : 1;
+}
