@@ -1,7 +1,10 @@
 """gsearch: batched search on GPUs, with a CPU backend.
 
-``searchsorted`` (numpy's, and torch's row-batched form), ``predecessor`` and ``bucketize``
-(torch's) for sorted data, ``find``, ``count`` and ``isin`` (numpy's) for unsorted data, over
+``searchsorted`` (numpy's, and torch's row-batched form), ``predecessor``, ``equal_range`` and
+``bucketize`` (torch's) for sorted data, ``find``, ``count`` and ``isin`` (numpy's) for unsorted
+data, the merge family (``merge``, stable ``sort`` and ``argsort``, the multiset
+``set_intersection`` / ``set_union`` / ``set_difference`` / ``set_symmetric_difference``,
+numpy's ``intersect1d`` / ``union1d`` / ``setdiff1d`` / ``setxor1d``, and ``join``), over
 numpy arrays (the C++ CPU backend, all cores for large calls) and over CUDA
 arrays (torch tensors, cupy arrays, anything with ``__dlpack__`` or
 ``__cuda_array_interface__`` on a CUDA device), which are searched on the GPU in place, on the
@@ -41,14 +44,27 @@ __version__: str = _core.__version__
 
 __all__ = [
     "__version__",
+    "argsort",
     "bucketize",
     "built_with_cuda",
     "count",
     "cuda_available",
+    "equal_range",
     "find",
+    "intersect1d",
     "isin",
+    "join",
+    "merge",
     "predecessor",
     "searchsorted",
+    "set_difference",
+    "set_intersection",
+    "set_symmetric_difference",
+    "set_union",
+    "setdiff1d",
+    "setxor1d",
+    "sort",
+    "union1d",
 ]
 
 Side = Literal["left", "right"]
@@ -538,8 +554,11 @@ def _search(
     out_int32: bool,
     stream: Any,
     batched: bool = True,
+    sorted_queries: Optional[bool] = False,
 ) -> Any:
     algo_code = _algo_code(algo)
+    if sorted_queries is not None and not isinstance(sorted_queries, (bool, np.bool_)):
+        raise TypeError(f"gsearch: sorted_queries must be True, False or None, not {sorted_queries!r}")
     A = _classify(a, "keys")
     if isinstance(A, _Scalar):
         raise ValueError("gsearch: the keys must have at least one dimension (a is a scalar)")
@@ -568,6 +587,11 @@ def _search(
                 f"{ashape[:-1] + ('M',)}, not {vshape}"
             )
         rows = math.prod(ashape[:-1])
+        if sorted_queries:
+            raise ValueError(
+                "gsearch: sorted_queries=True applies to 1-D keys (one search of all the queries), "
+                f"not to keys of shape {ashape}"
+            )
     od = _INT32 if out_int32 else _INT64
     target = _check_out(out, fw, dev, vshape, od) if out is not None else None
 
@@ -593,7 +617,10 @@ def _search(
                 queries = _convert(V, kd)
         keys = _convert(A, kd)
         res = target if target is not None else _new_empty(fw, dev, vshape, od)
-        _core.search(keys, queries, res, side, algo_code, check_sorted, rows, scope.handle)
+        qs = bool(sorted_queries)
+        if sorted_queries is None and rows < 0 and const is None:
+            qs = _sorted_path_pays(dev, kd, ashape[-1], queries, scope.handle)
+        _core.search(keys, queries, res, side, algo_code, check_sorted, rows, scope.handle, qs)
         if const is not None:
             k = ashape[-1]
             res[...] = (0 if const == _BELOW else k) - (1 if side == _PRED_I else 0)
@@ -602,6 +629,26 @@ def _search(
     if fw == "numpy" and not vshape:
         return res[()]
     return res
+
+
+# sorted_queries=None takes the sorted path for at least this many queries (on a GPU, keys
+# beyond shared memory, and at least a quarter as many queries as keys) when they are sorted.
+_SORTED_AUTO_MIN_QUERIES = 1 << 20
+
+
+def _sorted_path_pays(dev: Optional[int], kd: np.dtype, k: int, queries: Any, handle: int) -> bool:
+    """sorted_queries=None: search by Merge Path when it pays and the queries are sorted. On a
+    GPU, with the keys too large for shared memory (where auto would run the global-memory
+    binary search), at least _SORTED_AUTO_MIN_QUERIES queries and n >= k / 4, one O(n) check
+    that the queries are sorted (it waits for its answer) decides. Never on the CPU."""
+    if dev is None:
+        return False
+    n = _size(queries)
+    if n < _SORTED_AUTO_MIN_QUERIES or 4 * n < k:
+        return False
+    if not _core.keys_beyond_shared(True, kd.itemsize, k):
+        return False
+    return bool(_core.is_sorted(queries, handle))
 
 
 # --- the functions ----------------------------------------------------------------------------
@@ -621,6 +668,7 @@ def searchsorted(
     right: Optional[bool] = None,
     out_int32: bool = False,
     stream: Any = None,
+    sorted_queries: Optional[bool] = None,
 ) -> Any:
     """Find the indices where elements should be inserted to maintain order.
 
@@ -670,6 +718,17 @@ def searchsorted(
         a cupy Stream, or any object with ``.cuda_stream`` or ``.ptr``). Default: the current
         stream of the result's framework on the arrays' device. The conversions and the
         allocation of the result are ordered on the same stream.
+    sorted_queries : bool or None, optional
+        Whether `v` (taken flat) is sorted too, which a 1-D `a` can use: the sorted queries are
+        searched by Merge Path ("vectorized sorted search"), O(K + M) work with keys and
+        queries each read once, instead of a binary search per query. True: take that path
+        (`v` must be sorted: unspecified, in-range results otherwise; `check_sorted` then
+        checks `v` as well; ValueError for N-D `a`). False: never. None (the default): decide
+        cheaply: on a GPU, when the keys are too large for shared memory (where 'auto' would
+        run the global-memory binary search), `v` has at least 2**20 elements and at least a
+        quarter as many as `a`, one O(M) check of whether `v` is sorted (which waits for its
+        answer) picks the sorted path if it is; on the CPU, and otherwise, never. `algo` is
+        ignored on the sorted path.
 
     Returns
     -------
@@ -741,6 +800,7 @@ def searchsorted(
         and out_int32 is False
         and check_sorted is False
         and algo == "auto"
+        and not sorted_queries
     ):
         s = 0 if side is _LEFT else (_FAST_SIDES.get(side) if type(side) is str else None)
         tv = type(v)
@@ -765,6 +825,7 @@ def searchsorted(
         and sorter is None
         and stream is None
         and check_sorted is False
+        and (sorted_queries is False or (sorted_queries is None and (not v.is_cuda or v.numel() < _SORTED_AUTO_MIN_QUERIES)))
         and (out_int32 is False or out_int32 is True)
         and type(algo) is str
         and algo in _ALGOS
@@ -796,9 +857,11 @@ def searchsorted(
             else:
                 res = None
             if res is not None:
-                _core.search(a, v, res, s, _ALGOS[algo], False, -1, _raw_stream(dev.index) if v.is_cuda else 0)
+                _core.search(a, v, res, s, _ALGOS[algo], False, -1, _raw_stream(dev.index) if v.is_cuda else 0, False)
                 return res
-    return _search(a, v, _side_code(side, right), sorter, out, algo, check_sorted, out_int32, stream)
+    return _search(
+        a, v, _side_code(side, right), sorter, out, algo, check_sorted, out_int32, stream, sorted_queries=sorted_queries
+    )
 
 
 def predecessor(
@@ -1503,3 +1566,751 @@ def isin(
         out = _new_empty(fw, dev, shape, _BOOL)
         _core.isin(elements, tests, out, invert, method_code, scope.handle)
     return out
+
+
+# --- the merge-like operations: merge, sort, set operations, joins ----------------------------
+
+SetOp = Literal["intersection", "union", "difference", "symmetric-difference"]
+JoinHow = Literal["inner", "left", "right", "full", "semi", "anti"]
+
+_SET_OPS: dict[str, int] = dict(_core.SET_OPS)
+_JOIN_KINDS: dict[str, int] = dict(_core.JOIN_KINDS)
+_LEFT_ONLY_JOINS = frozenset(("semi", "anti"))
+
+
+def _xp(fw: str) -> Any:
+    """The array module of framework fw."""
+    if fw == "numpy":
+        return np
+    return _torch() if fw == "torch" else _cupy()
+
+
+def _cat(fw: str, parts: list) -> Any:
+    return _torch().cat(parts) if fw == "torch" else _xp(fw).concatenate(parts)
+
+
+def _isnan(fw: str, x: Any) -> Any:
+    return _xp(fw).isnan(x)
+
+
+def _true1(fw: str, dev: Optional[int]) -> Any:
+    """A 1-element True array of framework fw on dev."""
+    return _full0d(fw, dev, True, _BOOL).reshape(1)
+
+
+def _arange(fw: str, dev: Optional[int], n: int) -> Any:
+    if fw == "numpy":
+        return np.arange(n, dtype=np.int64)
+    if fw == "torch":
+        torch = _torch()
+        device = torch.device("cuda", dev) if dev is not None else torch.device("cpu")
+        return torch.arange(n, dtype=torch.int64, device=device)
+    return _cupy().arange(n, dtype=np.int64)
+
+
+def _size(x: Any) -> int:
+    return int(x.numel()) if hasattr(x, "numel") and not isinstance(x, np.ndarray) else int(x.size)
+
+
+def _cast(x: Any, fw: str, d: np.dtype) -> Any:
+    """x (an array of framework fw) in dtype d: a no-op when it has it; exact here (the values
+    came from arrays of dtype d, computed in a wider one)."""
+    if fw == "numpy" or fw == "cupy":
+        return x if x.dtype == d else x.astype(d)
+    td = _torch_dtype(d)
+    return x if x.dtype is td else x.to(td)
+
+
+def _flat(fn: str, x: Any, what: str, ravel: bool = False) -> _Arr:
+    """x as a 1-D array; with ravel (numpy's set functions) any shape, and scalars, flattened."""
+    X = _classify(x, what)
+    if isinstance(X, _Scalar):
+        if not ravel:
+            raise ValueError(f"gsearch.{fn}: {what} must be a 1-D array, not a scalar")
+        arr = np.asarray(X.value).reshape(1)
+        return _Arr(arr, "numpy", None, arr.dtype)
+    shape = _shape(X)
+    if len(shape) != 1:
+        if not ravel:
+            raise ValueError(f"gsearch.{fn}: {what} must be 1-D, not of shape {shape} (pass {what}.ravel())")
+        X = _Arr(X.x.reshape(-1), X.fw, X.dev, X.dtype)
+    return X
+
+
+def _pair(fn: str, a: Any, b: Any, names: tuple, ravel: bool = False) -> tuple:
+    """Two 1-D inputs on one device: (A, B, the dtype of the result (numpy's promotion of the
+    pair), the dtype they are computed in (it, widened exactly))."""
+    A = _flat(fn, a, names[0], ravel)
+    B = _flat(fn, b, names[1], ravel)
+    if A.dev != B.dev:
+        raise ValueError(
+            f"gsearch.{fn}: {names[0]} on {_where(A.dev)} but {names[1]} on {_where(B.dev)}: "
+            "move them to one device"
+        )
+    kd = _resolve(A.dtype, B.dtype, names + names)
+    p = np.result_type(A.dtype, B.dtype).newbyteorder("=")
+    return A, B, p, kd
+
+
+def _one(fn: str, a: Any) -> tuple:
+    """One 1-D input: (A, its dtype, the dtype it is computed in)."""
+    A = _flat(fn, a, "a")
+    _check_supported(A.dtype, "array")
+    p = A.dtype.newbyteorder("=")
+    return A, p, _WIDEN.get(p, p)
+
+
+def _values_in(fn: str, v: Any, what: str, keys: _Arr, n: int) -> tuple:
+    """Values that go with n keys, as the int64 array the library carries: 8-byte dtypes bit
+    for bit (a view), other integer and bool dtypes converted exactly. Returns (it, the values'
+    dtype)."""
+    V = _classify(v, what)
+    if isinstance(V, _Scalar):
+        raise ValueError(f"gsearch.{fn}: {what} must be a 1-D array, not a scalar")
+    if _shape(V) != (n,):
+        raise ValueError(f"gsearch.{fn}: {what} has shape {_shape(V)}, but there are {n} keys (one value each)")
+    if V.dev != keys.dev:
+        raise ValueError(f"gsearch.{fn}: {what} on {_where(V.dev)} but the keys on {_where(keys.dev)}")
+    d = V.dtype
+    if _is_bfloat16(V) or d.kind not in "biuf" or (d.kind == "f" and d.itemsize != 8):
+        raise TypeError(
+            f"gsearch.{fn}: {what} of dtype {'bfloat16' if _is_bfloat16(V) else d}: values are integers "
+            "(int8-64, uint8-32, bool: converted exactly) or of an 8-byte dtype (int64, uint64, "
+            "float64: carried bit for bit)"
+        )
+    if d.itemsize == 8:
+        x = _convert(V, d)  # contiguous
+        if d == _INT64:
+            return x, d
+        return (x.view(_INT64_T) if V.fw == "torch" else x.view(np.int64)), d
+    return _convert(V, _INT64), d
+
+
+def _values_out(x: Any, fw: str, d: np.dtype) -> Any:
+    """The carried int64 values back in their own dtype d."""
+    if d == _INT64:
+        return x
+    if d.itemsize == 8:
+        return x.view(_torch_dtype(d)) if fw == "torch" else x.view(d)
+    return _cast(x, fw, d)
+
+
+def _sorted_copy(x: Any, fw: str, dev: Optional[int], d: np.dtype, handle: int) -> Any:
+    """A sorted copy of the contiguous 1-D array x of dtype d (the library's stable sort)."""
+    out = _new_empty(fw, dev, (_size(x),), d)
+    _core.merge_sort(x, out, None, None, handle)
+    return out
+
+
+def _unique_sorted(x: Any, fw: str, dev: Optional[int], d: np.dtype) -> Any:
+    """np.unique of the sorted 1-D array x (NaN last): the first of each run of equal elements
+    (-0.0 == 0.0), and one NaN for all of them (numpy's equal_nan=True)."""
+    if _size(x) < 2:
+        return x
+    differ = x[1:] != x[:-1]
+    if d.kind == "f":
+        nan = _isnan(fw, x)
+        differ = differ & ~(nan[1:] & nan[:-1])
+    return x[_cat(fw, [_true1(fw, dev), differ])]
+
+
+def _split_nan(x: Any, fw: str, d: np.dtype) -> tuple:
+    """(the elements of x that are not NaN, those that are) for float dtypes; (x, None) else."""
+    if d.kind != "f":
+        return x, None
+    nan = _isnan(fw, x)
+    return x[~nan], x[nan]
+
+
+def merge(
+    a: ArrayLike,
+    b: ArrayLike,
+    a_values: Optional[ArrayLike] = None,
+    b_values: Optional[ArrayLike] = None,
+    *,
+    check: bool = True,
+    stream: Any = None,
+) -> Any:
+    """The stable merge of two sorted 1-D arrays, optionally carrying a value per key.
+
+    ``merge(a, b)`` equals ``np.sort(np.concatenate([a, b]), kind='stable')`` for sorted `a` and
+    `b` (in O(len(a) + len(b)), by Merge Path): equal keys keep `a`'s before `b`'s.
+
+    Parameters
+    ----------
+    a, b : array_like, shape (N,) and (M,)
+        Sorted (ascending; NaN last, -0.0 equal to 0.0). numpy arrays are merged on the CPU,
+        torch tensors / cupy arrays on a CUDA device on the GPU, in place (no copy).
+    a_values, b_values : array_like, optional
+        One value per key of `a` and of `b` (both or neither; one dtype): integers and bool
+        (converted exactly to int64 and back) or any 8-byte dtype (int64, uint64, float64:
+        carried bit for bit). On the keys' device.
+    check : bool, optional
+        Check that `a` and `b` are sorted first (the default; ValueError naming the unsorted
+        one, and nothing computed). O(N + M); on a GPU it waits for the check. False skips it:
+        unsorted inputs then give an unspecified (but in-bounds) result.
+    stream : int or stream object, optional
+        For CUDA arrays: the stream to run on, as in :func:`searchsorted`.
+
+    Returns
+    -------
+    merged : array, shape (N + M,)
+        In numpy's promotion of the two dtypes, of `a`'s framework on its device.
+    merged_values : array, shape (N + M,)
+        With values only: ``merged_values[k]`` is the value of the key ``merged[k]`` came from,
+        in the values' dtype. Returned as ``(merged, merged_values)``.
+
+    Raises
+    ------
+    ValueError
+        Inputs not 1-D, on different devices, unsorted (with `check`), values of the wrong
+        length or only one of them.
+    TypeError
+        Key dtypes whose promotion would round (int64 with a float, ...), unsupported dtypes,
+        values of two dtypes or of a dtype that is not carried.
+
+    Examples
+    --------
+    >>> import numpy as np, gsearch
+    >>> gsearch.merge(np.array([1, 3, 5]), np.array([2, 3, 4]))
+    array([1, 2, 3, 3, 4, 5])
+    >>> gsearch.merge(np.array([1, 3]), np.array([3]), np.array([10, 11]), np.array([20]))
+    (array([1, 3, 3]), array([10, 11, 20]))
+    """
+    A, B, p, kd = _pair("merge", a, b, ("a", "b"))
+    if (a_values is None) != (b_values is None):
+        raise ValueError("gsearch.merge: pass both a_values and b_values, or neither")
+    na, nb = _shape(A)[0], _shape(B)[0]
+    fw, dev = A.fw, A.dev
+    with _StreamScope(fw, dev, stream) as scope:
+        ka, kb = _convert(A, kd), _convert(B, kd)
+        out = _new_empty(fw, dev, (na + nb,), kd)
+        if a_values is None:
+            _core.merge(ka, kb, out, None, None, None, bool(check), scope.handle)
+            return _cast(out, fw, p)
+        av, vd = _values_in("merge", a_values, "a_values", A, na)
+        bv, vd2 = _values_in("merge", b_values, "b_values", B, nb)
+        if vd != vd2:
+            raise TypeError(f"gsearch.merge: a_values are {vd} but b_values are {vd2}: one dtype")
+        ov = _new_empty(fw, dev, (na + nb,), _INT64)
+        _core.merge(ka, kb, out, av, bv, ov, bool(check), scope.handle)
+        return _cast(out, fw, p), _values_out(ov, fw, vd)
+
+
+def sort(a: ArrayLike, values: Optional[ArrayLike] = None, *, stream: Any = None) -> Any:
+    """A stable sort of a 1-D array (merge sort), optionally carrying a value per key.
+
+    ``sort(a) == np.sort(a, kind='stable')``: ascending, NaN last, equal keys (and -0.0 and
+    0.0, which are equal) in their input order.
+
+    Parameters
+    ----------
+    a : array_like, shape (N,)
+        The keys, any order. numpy arrays are sorted on the CPU, torch / cupy CUDA arrays on the
+        GPU (read in place; the result is a new array).
+    values : array_like, shape (N,), optional
+        One value per key (integers and bool, or any 8-byte dtype, as in :func:`merge`): the
+        result's values are ``values[np.argsort(a, kind='stable')]``.
+    stream : int or stream object, optional
+        For CUDA arrays: the stream to run on (the call returns once the work is enqueued).
+
+    Returns
+    -------
+    sorted : array, shape (N,)
+        `a`'s dtype, framework and device; ``(sorted, sorted_values)`` with `values`.
+
+    Raises
+    ------
+    ValueError
+        `a` not 1-D, `values` of another length or device.
+    TypeError
+        Unsupported dtypes.
+
+    Examples
+    --------
+    >>> import numpy as np, gsearch
+    >>> gsearch.sort(np.array([3.0, np.nan, -1.0, 2.0]))
+    array([-1.,  2.,  3., nan])
+    >>> gsearch.sort(np.array([2, 1, 2, 1]), np.array([0, 1, 2, 3]))
+    (array([1, 1, 2, 2]), array([1, 3, 0, 2]))
+    """
+    A, p, kd = _one("sort", a)
+    n = _shape(A)[0]
+    fw, dev = A.fw, A.dev
+    with _StreamScope(fw, dev, stream) as scope:
+        keys = _convert(A, kd)
+        out = _new_empty(fw, dev, (n,), kd)
+        if values is None:
+            _core.merge_sort(keys, out, None, None, scope.handle)
+            return _cast(out, fw, p)
+        v, vd = _values_in("sort", values, "values", A, n)
+        ov = _new_empty(fw, dev, (n,), _INT64)
+        _core.merge_sort(keys, out, v, ov, scope.handle)
+        return _cast(out, fw, p), _values_out(ov, fw, vd)
+
+
+def argsort(a: ArrayLike, *, stream: Any = None) -> Any:
+    """The stable sorting permutation of a 1-D array: ``np.argsort(a, kind='stable')``.
+
+    ``a[argsort(a)]`` is sorted (NaN last); equal keys (-0.0 and 0.0 among them) keep their
+    input order. A key-value merge sort of `a` with the values 0, 1, ..., N - 1.
+
+    Parameters
+    ----------
+    a : array_like, shape (N,)
+        The keys (numpy on the CPU, torch / cupy CUDA arrays on the GPU).
+    stream : int or stream object, optional
+        For CUDA arrays: the stream to run on.
+
+    Returns
+    -------
+    indices : array of int64, shape (N,)
+        Of `a`'s framework, on its device.
+
+    Raises
+    ------
+    ValueError
+        `a` not 1-D.
+    TypeError
+        An unsupported dtype.
+
+    Examples
+    --------
+    >>> import numpy as np, gsearch
+    >>> gsearch.argsort(np.array([3, 1, 2, 1]))
+    array([1, 3, 2, 0])
+    """
+    A, p, kd = _one("argsort", a)
+    n = _shape(A)[0]
+    fw, dev = A.fw, A.dev
+    with _StreamScope(fw, dev, stream) as scope:
+        keys = _convert(A, kd)
+        scratch = _new_empty(fw, dev, (n,), kd)
+        perm = _new_empty(fw, dev, (n,), _INT64)
+        _core.merge_sort(keys, scratch, _arange(fw, dev, n), perm, scope.handle)
+    return perm
+
+
+def _multiset(fn: str, op: str, a: Any, b: Any, check: bool, stream: Any) -> Any:
+    A, B, p, kd = _pair(fn, a, b, ("a", "b"))
+    fw, dev = A.fw, A.dev
+    with _StreamScope(fw, dev, stream) as scope:
+        res = _core.set_operation(
+            _convert(A, kd), _convert(B, kd), _SET_OPS[op], lambda c: _new_empty(fw, dev, (c,), kd),
+            bool(check), scope.handle,
+        )
+    return _cast(res, fw, p)
+
+
+_MULTISET_DOC = """The multiset {what} of two sorted 1-D arrays (``std::{cpp}`` semantics).
+
+    A value m times in `a` and n times in `b` is written {count} times{whose}; the result is
+    sorted. NaN equals NaN and -0.0 equals 0.0 here (gsearch's order). For numpy's
+    unique-element ``np.{np}``, see :func:`{np}`.
+
+    Parameters
+    ----------
+    a, b : array_like, 1-D
+        Sorted (NaN last). numpy arrays run on the CPU, torch / cupy CUDA arrays on the GPU
+        (read in place).
+    check : bool, optional
+        Check that both are sorted first (default; ValueError naming the unsorted one).
+    stream : int or stream object, optional
+        For CUDA arrays: the stream to run on. The call waits for the result's size.
+
+    Returns
+    -------
+    array, 1-D
+        numpy's promotion of the two dtypes, `a`'s framework and device.
+
+    Raises
+    ------
+    ValueError
+        Inputs not 1-D, on two devices, or unsorted (with `check`).
+    TypeError
+        Dtypes whose promotion would round, unsupported dtypes.
+
+    Examples
+    --------
+    >>> import numpy as np, gsearch
+    >>> gsearch.{name}(np.array([1, 2, 2, 2, 3]), np.array([2, 2, 4]))
+    {example}
+    """
+
+
+def set_intersection(a: ArrayLike, b: ArrayLike, *, check: bool = True, stream: Any = None) -> Any:
+    return _multiset("set_intersection", "intersection", a, b, check, stream)
+
+
+def set_union(a: ArrayLike, b: ArrayLike, *, check: bool = True, stream: Any = None) -> Any:
+    return _multiset("set_union", "union", a, b, check, stream)
+
+
+def set_difference(a: ArrayLike, b: ArrayLike, *, check: bool = True, stream: Any = None) -> Any:
+    return _multiset("set_difference", "difference", a, b, check, stream)
+
+
+def set_symmetric_difference(a: ArrayLike, b: ArrayLike, *, check: bool = True, stream: Any = None) -> Any:
+    return _multiset("set_symmetric_difference", "symmetric-difference", a, b, check, stream)
+
+
+set_intersection.__doc__ = _MULTISET_DOC.format(
+    what="intersection", cpp="set_intersection", count="min(m, n)", whose=" (a's copies)",
+    np="intersect1d", name="set_intersection", example="array([2, 2])")
+set_union.__doc__ = _MULTISET_DOC.format(
+    what="union", cpp="set_union", count="max(m, n)", whose=" (a's copies first)",
+    np="union1d", name="set_union", example="array([1, 2, 2, 2, 3, 4])")
+set_difference.__doc__ = _MULTISET_DOC.format(
+    what="difference a - b", cpp="set_difference", count="max(m - n, 0)", whose="",
+    np="setdiff1d", name="set_difference", example="array([1, 2, 3])")
+set_symmetric_difference.__doc__ = _MULTISET_DOC.format(
+    what="symmetric difference", cpp="set_symmetric_difference", count="|m - n|", whose="",
+    np="setxor1d", name="set_symmetric_difference", example="array([1, 2, 3, 4])")
+
+
+def _unique_pair(fw, dev, kd, a, b, handle) -> tuple:
+    """np.unique of a and of b (sorted by the library, then the first of each run)."""
+    ua = _unique_sorted(_sorted_copy(a, fw, dev, kd, handle), fw, dev, kd)
+    ub = _unique_sorted(_sorted_copy(b, fw, dev, kd, handle), fw, dev, kd)
+    return ua, ub
+
+
+def _setop(fw, dev, kd, op: str, a, b, handle) -> Any:
+    """The library's set operation of sorted a and b (contiguous copies: masked results are)."""
+    return _core.set_operation(
+        _contiguous(fw, a), _contiguous(fw, b), _SET_OPS[op], lambda c: _new_empty(fw, dev, (c,), kd),
+        False, handle,
+    )
+
+
+def _contiguous(fw: str, x: Any) -> Any:
+    if fw == "torch":
+        return x.contiguous()
+    return _xp(fw).ascontiguousarray(x)
+
+
+def _merged_sorted(fw, dev, kd, a, b, handle) -> Any:
+    """np.sort(np.concatenate([a, b])): both sorted by the library, then merged."""
+    sa, sb = _sorted_copy(a, fw, dev, kd, handle), _sorted_copy(b, fw, dev, kd, handle)
+    out = _new_empty(fw, dev, (_size(sa) + _size(sb),), kd)
+    _core.merge(sa, sb, out, None, None, None, False, handle)
+    return out
+
+
+def intersect1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False) -> Any:
+    """The sorted unique values that are in both arrays: ``np.intersect1d`` exactly.
+
+    Parameters
+    ----------
+    ar1, ar2 : array_like
+        Any shapes (flattened), any order. numpy arrays run on the CPU, torch / cupy CUDA
+        arrays on the GPU.
+    assume_unique : bool, optional
+        numpy's: the inputs hold no duplicates, which skips the unique step. With duplicates
+        the result is numpy's for that case too (each adjacent equal pair of the sorted
+        concatenation gives one element).
+
+    Returns
+    -------
+    array, 1-D
+        Sorted; numpy's promotion of the two dtypes; `ar1`'s framework and device.
+
+    Raises
+    ------
+    ValueError
+        The inputs on different devices.
+    TypeError
+        Dtypes whose promotion would round (int64 with float64, ...), unsupported dtypes.
+
+    Notes
+    -----
+    As numpy: NaN is never in the intersection (NaN != NaN), -0.0 and 0.0 are one value (which
+    of the two zeros represents it may differ from numpy, whose sort is not stable).
+    gsearch sorts with its merge sort, removes duplicates by comparing neighbours, and
+    intersects with its Balanced Path set operation. Dtypes whose promotion would round
+    (int64 with float64, ...) are a TypeError, as everywhere in gsearch.
+
+    Examples
+    --------
+    >>> import numpy as np, gsearch
+    >>> gsearch.intersect1d([1, 3, 4, 3], [3, 1, 2, 1])
+    array([1, 3])
+    """
+    A, B, p, kd = _pair("intersect1d", ar1, ar2, ("ar1", "ar2"), ravel=True)
+    fw, dev = A.fw, A.dev
+    with _StreamScope(fw, dev, None) as scope:
+        a, b = _convert(A, kd), _convert(B, kd)
+        if assume_unique:
+            aux = _merged_sorted(fw, dev, kd, a, b, scope.handle)
+            res = aux[:-1][aux[1:] == aux[:-1]] if _size(aux) > 1 else aux[:0]
+        else:
+            ua, ub = _unique_pair(fw, dev, kd, a, b, scope.handle)
+            res = _setop(fw, dev, kd, "intersection", _split_nan(ua, fw, kd)[0], ub, scope.handle)
+    return _cast(res, fw, p)
+
+
+def union1d(ar1: ArrayLike, ar2: ArrayLike) -> Any:
+    """The sorted unique values that are in either array: ``np.union1d`` exactly.
+
+    Parameters
+    ----------
+    ar1, ar2 : array_like
+        Any shapes (flattened), any order (numpy on the CPU, torch / cupy CUDA arrays on the
+        GPU).
+
+    Returns
+    -------
+    array, 1-D
+        Sorted, unique; one NaN if either has NaNs (numpy's ``np.unique``); -0.0 and 0.0 are
+        one value. numpy's promotion of the dtypes; `ar1`'s framework and device.
+
+    Raises
+    ------
+    ValueError
+        The inputs on different devices.
+    TypeError
+        Dtypes whose promotion would round (int64 with float64, ...), unsupported dtypes.
+
+    Examples
+    --------
+    >>> import numpy as np, gsearch
+    >>> gsearch.union1d([-1, 0, 1], [-2, 0, 2])
+    array([-2, -1,  0,  1,  2])
+    """
+    A, B, p, kd = _pair("union1d", ar1, ar2, ("ar1", "ar2"), ravel=True)
+    fw, dev = A.fw, A.dev
+    with _StreamScope(fw, dev, None) as scope:
+        ua, ub = _unique_pair(fw, dev, kd, _convert(A, kd), _convert(B, kd), scope.handle)
+        res = _setop(fw, dev, kd, "union", ua, ub, scope.handle)  # NaN == NaN: one NaN, as numpy
+    return _cast(res, fw, p)
+
+
+def setdiff1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False) -> Any:
+    """The unique values of `ar1` that are not in `ar2`: ``np.setdiff1d`` exactly.
+
+    Parameters
+    ----------
+    ar1, ar2 : array_like
+        Any shapes (flattened), any order (numpy on the CPU, torch / cupy CUDA arrays on the
+        GPU).
+    assume_unique : bool, optional
+        numpy's: the inputs hold no duplicates. Then, as numpy, `ar1`'s elements not in `ar2`
+        are returned in `ar1`'s order (not sorted): ``ar1[~isin(ar1, ar2)]``, which is also
+        what gsearch returns when they do hold duplicates (numpy's answer then depends on the
+        algorithm its isin picks).
+
+    Returns
+    -------
+    array, 1-D
+        Sorted unique values (without `assume_unique`), of `ar1`'s dtype, framework and device.
+
+    Raises
+    ------
+    ValueError
+        The inputs on different devices.
+    TypeError
+        Dtypes whose promotion would round (int64 with float64, ...), unsupported dtypes.
+
+    Notes
+    -----
+    As numpy: a NaN of `ar1` is kept even when `ar2` has NaN (NaN is never a member), and
+    -0.0 and 0.0 are one value.
+
+    Examples
+    --------
+    >>> import numpy as np, gsearch
+    >>> gsearch.setdiff1d(np.array([1, 2, 3, 2, 4, 1]), np.array([3, 4, 5, 6]))
+    array([1, 2])
+    """
+    A, B, p, kd = _pair("setdiff1d", ar1, ar2, ("ar1", "ar2"), ravel=True)
+    fw, dev = A.fw, A.dev
+    with _StreamScope(fw, dev, None) as scope:
+        a, b = _convert(A, kd), _convert(B, kd)
+        if assume_unique:
+            mask = _new_empty(fw, dev, (_size(a),), _BOOL)
+            _core.isin(a, b, mask, True, 0, scope.handle)
+            res = a[mask]
+        else:
+            ua, ub = _unique_pair(fw, dev, kd, a, b, scope.handle)
+            num, nan = _split_nan(ua, fw, kd)
+            res = _setop(fw, dev, kd, "difference", num, ub, scope.handle)
+            if nan is not None:
+                res = _cat(fw, [res, nan])  # numpy keeps ar1's NaN
+    return _cast(res, fw, A.dtype.newbyteorder("="))
+
+
+def setxor1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False) -> Any:
+    """The sorted unique values that are in exactly one of the arrays: ``np.setxor1d`` exactly.
+
+    Parameters
+    ----------
+    ar1, ar2 : array_like
+        Any shapes (flattened), any order (numpy on the CPU, torch / cupy CUDA arrays on the
+        GPU).
+    assume_unique : bool, optional
+        numpy's: the inputs hold no duplicates, which skips the unique step (with duplicates
+        the result is numpy's for that case too: a value that occurs twice or more in the
+        sorted concatenation is dropped).
+
+    Returns
+    -------
+    array, 1-D
+        Sorted; numpy's promotion of the dtypes; `ar1`'s framework and device.
+
+    Raises
+    ------
+    ValueError
+        The inputs on different devices.
+    TypeError
+        Dtypes whose promotion would round (int64 with float64, ...), unsupported dtypes.
+
+    Notes
+    -----
+    As numpy: NaN != NaN, so each array's NaN is kept (two NaNs when both have one); -0.0 and
+    0.0 are one value.
+
+    Examples
+    --------
+    >>> import numpy as np, gsearch
+    >>> gsearch.setxor1d(np.array([1, 2, 3, 2, 4]), np.array([2, 3, 5, 7, 5]))
+    array([1, 4, 5, 7])
+    """
+    A, B, p, kd = _pair("setxor1d", ar1, ar2, ("ar1", "ar2"), ravel=True)
+    fw, dev = A.fw, A.dev
+    with _StreamScope(fw, dev, None) as scope:
+        a, b = _convert(A, kd), _convert(B, kd)
+        if assume_unique:
+            aux = _merged_sorted(fw, dev, kd, a, b, scope.handle)
+            if _size(aux) == 0:
+                res = aux
+            else:
+                t = _true1(fw, dev)
+                flag = _cat(fw, [t, aux[1:] != aux[:-1], t])
+                res = aux[flag[1:] & flag[:-1]]
+        else:
+            ua, ub = _unique_pair(fw, dev, kd, a, b, scope.handle)
+            na_, nan_a = _split_nan(ua, fw, kd)
+            nb_, nan_b = _split_nan(ub, fw, kd)
+            res = _setop(fw, dev, kd, "symmetric-difference", na_, nb_, scope.handle)
+            if nan_a is not None:
+                res = _cat(fw, [res, nan_a, nan_b])  # numpy keeps each side's NaN
+    return _cast(res, fw, p)
+
+
+def join(
+    left: ArrayLike,
+    right: ArrayLike,
+    how: JoinHow = "inner",
+    *,
+    check: bool = True,
+    stream: Any = None,
+) -> tuple:
+    """A sort-merge join of two sorted key arrays, as int64 gather maps.
+
+    Each output row pairs a left index i and a right index j with ``left[i] == right[j]``
+    (NaN equals NaN, -0.0 equals 0.0); duplicate keys give every pair (their cross product).
+
+    ==========  ===========================================================================
+    `how`       rows
+    ==========  ===========================================================================
+    'inner'     the matching pairs (i, j)
+    'left'      those, and (i, -1) for each left row without a match
+    'right'     those, and (-1, j) for each right row without a match
+    'full'      both
+    'semi'      the left rows with a match (left indices only)
+    'anti'      the left rows without a match (left indices only)
+    ==========  ===========================================================================
+
+    Rows are ordered by key, then left index, then right index (the same on CPU and GPU).
+
+    Parameters
+    ----------
+    left, right : array_like, 1-D
+        Sorted keys (NaN last), numpy on the CPU or torch / cupy CUDA arrays on the GPU (read in
+        place), of dtypes numpy promotes exactly.
+    how : {'inner', 'left', 'right', 'full', 'semi', 'anti'}, optional
+        The kind of join (default 'inner').
+    check : bool, optional
+        Check that both are sorted first (default; ValueError naming the unsorted one).
+    stream : int or stream object, optional
+        For CUDA arrays: the stream to run on. The call waits for the row count, then the
+        maps are filled in order on the stream.
+
+    Returns
+    -------
+    (left_index, right_index) : tuple of int64 arrays
+        Of `left`'s framework and device, of the row count (which may exceed 2**31);
+        `right_index` is None for 'semi' and 'anti'. -1 marks a missing side: gather with
+        ``left_table[left_index]`` where ``left_index >= 0``.
+
+    Raises
+    ------
+    ValueError
+        A bad `how`, inputs not 1-D, on two devices, or unsorted (with `check`).
+    TypeError
+        Dtypes whose promotion would round, unsupported dtypes.
+
+    Examples
+    --------
+    >>> import numpy as np, gsearch
+    >>> gsearch.join(np.array([1, 2, 2, 5]), np.array([2, 2, 3, 5]))
+    (array([1, 1, 2, 2, 3]), array([0, 1, 0, 1, 3]))
+    >>> gsearch.join(np.array([1, 2, 5]), np.array([2, 3]), how='full')
+    (array([ 0,  1, -1,  2]), array([-1,  0,  1, -1]))
+    >>> gsearch.join(np.array([1, 2, 5]), np.array([2, 3]), how='anti')
+    (array([0, 2]), None)
+    """
+    kind = _choice("join", "how", how, _JOIN_KINDS)
+    left_only = how in _LEFT_ONLY_JOINS
+    A, B, p, kd = _pair("join", left, right, ("left", "right"))
+    fw, dev = A.fw, A.dev
+
+    def allocate(rows: int) -> tuple:
+        li = _new_empty(fw, dev, (rows,), _INT64)
+        return li, (None if left_only else _new_empty(fw, dev, (rows,), _INT64))
+
+    with _StreamScope(fw, dev, stream) as scope:
+        li, ri = _core.join(_convert(A, kd), _convert(B, kd), kind, allocate, bool(check), scope.handle)
+    return li, ri
+
+
+def equal_range(
+    a: ArrayLike,
+    v: ArrayLike,
+    *,
+    check_sorted: bool = False,
+    sorted_queries: Optional[bool] = None,
+    out_int32: bool = False,
+    algo: Algo = "auto",
+    stream: Any = None,
+) -> tuple:
+    """The range of the keys equal to each query: ``(searchsorted(a, v, 'left'),
+    searchsorted(a, v, 'right'))``.
+
+    ``a[lower[j]:upper[j]]`` are the keys equal to ``v[j]`` (NaN equal to NaN, -0.0 to 0.0) and
+    ``upper - lower`` their count.
+
+    Parameters
+    ----------
+    a, v, check_sorted, sorted_queries, out_int32, algo, stream
+        As in :func:`searchsorted` (1-D or N-D `a`); `check_sorted` checks once.
+
+    Returns
+    -------
+    (lower, upper) : tuple of arrays (or numpy integers for a scalar `v`)
+        `v`'s shape, int64 (int32 with `out_int32`).
+
+    Raises
+    ------
+    ValueError, TypeError, MemoryError, RuntimeError
+        As in :func:`searchsorted`.
+
+    Examples
+    --------
+    >>> import numpy as np, gsearch
+    >>> gsearch.equal_range(np.array([1, 2, 2, 2, 5]), np.array([2, 3, 5]))
+    (array([1, 4, 4]), array([4, 4, 5]))
+    """
+    lower = _search(a, v, _LEFT_I, None, None, algo, check_sorted, out_int32, stream, sorted_queries=sorted_queries)
+    upper = _search(a, v, _RIGHT_I, None, None, algo, False, out_int32, stream, sorted_queries=sorted_queries)
+    return lower, upper

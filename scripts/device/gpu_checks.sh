@@ -9,6 +9,7 @@
 #   gpu_checks.sh cli         the CLI tests that need a GPU (the carried test_cli and CLI)
 #   gpu_checks.sh rows        the row-batched search's launch-configuration sweep (rows_sweep.json)
 #   gpu_checks.sh find-sweep  the find scan's launch-configuration sweep (find_sweep.json)
+#   gpu_checks.sh merge-sweep the merge-like kernels' tile shapes (merge_sweep.json)
 #   gpu_checks.sh python      builds and installs the Python package there (its Python is 3.12,
 #                             so the extension is compiled there), then runs its tests
 # Logs and results go to $OUT (or ./out).
@@ -25,10 +26,11 @@ for what in "$@"; do
     tests)
       "$B/test_gpu_search" 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
       "$B/test_gpu_find" 2>&1 | tee "$OUT/gpu_find_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
+      "$B/test_gpu_merge" 2>&1 | tee "$OUT/gpu_merge_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
       "$B/test_gpu_large" 2>&1 | tee "$OUT/gpu_large.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|OK \]" || status=1
       ;;
     sanitize)
-      for t in ${SANITIZE_TESTS:-test_gpu_search test_gpu_find}; do
+      for t in ${SANITIZE_TESTS:-test_gpu_search test_gpu_find test_gpu_merge}; do
         for tool in memcheck racecheck; do
           log="$OUT/$tool-$t.log"
           GSEARCH_TEST_SUBSET=1 compute-sanitizer --tool $tool --error-exitcode 9 "$B/$t" > "$log" 2>&1; rc=$?
@@ -61,6 +63,9 @@ for what in "$@"; do
       ;;
     find-sweep)
       "$B/find_sweep" > "$OUT/find_sweep.json" 2> "$OUT/find_sweep.err" || status=1
+      ;;
+    merge-sweep)
+      "$B/merge_sweep" > "$OUT/merge_sweep.json" 2> "$OUT/merge_sweep.err" || status=1
       ;;
     python)
       python3 -m pip install --no-build-isolation --no-deps -q . > "$OUT/pip_install.log" 2>&1 || { status=1; tail -30 "$OUT/pip_install.log"; }

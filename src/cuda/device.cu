@@ -2,9 +2,12 @@
 
 #include <cuda_runtime.h>
 
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "gsearch/cuda/check.cuh"
+#include "gsearch/cuda/stream_buffer.cuh"
 #include "gsearch/device.hpp"
 
 namespace gsearch {
@@ -99,3 +102,28 @@ double elapsed_ms(const cuda_t& exec, const std::function<void()>& work) {
 }
 
 }  // namespace gsearch
+
+namespace gsearch::cuda_backend {
+
+cudaMemPool_t temporary_pool() {
+  static std::mutex mutex;
+  static std::vector<cudaMemPool_t> pools;  // per device; made once, kept for the process
+  int device = 0;
+  GSEARCH_CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (pools.size() <= size_t(device)) pools.resize(size_t(device) + 1, nullptr);
+  cudaMemPool_t& pool = pools[size_t(device)];
+  if (!pool) {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    GSEARCH_CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+    uint64_t keep = temporary_pool_keep_bytes;
+    GSEARCH_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  }
+  return pool;
+}
+
+}  // namespace gsearch::cuda_backend

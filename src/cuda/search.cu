@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gsearch/cuda/search.hpp"
+#include "gsearch/cuda/stream_buffer.cuh"
 #include "gsearch/cuda/search_kernel.cuh"
 #include "gsearch/cuda/search_rows_kernel.cuh"
 
@@ -116,23 +117,17 @@ __global__ void find_unsorted_kernel(const T* __restrict__ keys, int64_t n, int6
 template <class T>
 bool sorted_rows(CUstream_st* stream, const T* keys, int64_t n, int64_t row_length) {
   if (n < 2 || row_length < 2) return true;
-  int* flag = nullptr;
-  GSEARCH_CUDA_CHECK(cudaMallocAsync(&flag, sizeof(int), stream));
+  const stream_buffer memory(stream, sizeof(int));
+  int* flag = static_cast<int*>(memory.get());
   int host_flag = 0;
-  try {
-    GSEARCH_CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(int), stream));
-    const device_limits dev = current_device_limits();
-    const int64_t blocks = (n + 255) / 256;
-    const int grid = int(blocks < 4LL * dev.sms ? blocks : 4LL * dev.sms);
-    find_unsorted_kernel<<<grid, 256, 0, stream>>>(keys, n, row_length, flag);
-    GSEARCH_CUDA_CHECK_LAUNCH();
-    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&host_flag, flag, sizeof(int), cudaMemcpyDeviceToHost, stream));
-    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-  } catch (...) {
-    cudaFreeAsync(flag, stream);
-    throw;
-  }
-  GSEARCH_CUDA_CHECK(cudaFreeAsync(flag, stream));
+  GSEARCH_CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(int), stream));
+  const device_limits dev = current_device_limits();
+  const int64_t blocks = (n + 255) / 256;
+  const int grid = int(blocks < 4LL * dev.sms ? blocks : 4LL * dev.sms);
+  find_unsorted_kernel<<<grid, 256, 0, stream>>>(keys, n, row_length, flag);
+  GSEARCH_CUDA_CHECK_LAUNCH();
+  GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&host_flag, flag, sizeof(int), cudaMemcpyDeviceToHost, stream));
+  GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream));
   return host_flag == 0;
 }
 

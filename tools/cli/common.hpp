@@ -310,6 +310,10 @@ struct command {
 };
 command add_search_command(CLI::App& app);
 command add_find_command(CLI::App& app);
+command add_merge_command(CLI::App& app);
+command add_sort_command(CLI::App& app);
+command add_set_command(CLI::App& app);
+command add_join_command(CLI::App& app);
 command add_gen_command(CLI::App& app);
 command add_conflicts_command(CLI::App& app);
 command add_bench_command(CLI::App& app, int argc, char** argv);

@@ -22,9 +22,11 @@ constexpr const char* exit_codes_text = R"(Exit codes:
   0     success
   1     bad usage or input: a missing, unreadable, truncated or malformed .npy file, a dtype
         gsearch does not support (or big-endian data), inputs of different dtypes (keys and
-        queries; find's --data and --values), unsorted keys, shapes that do not go together
-        (and 2-D data for find), a find --value the data's dtype cannot hold, options that do
-        not go together (search --json without --out, find --seed without --mode random),
+        queries; find's --data and --values; the two inputs of merge, set and join; values
+        that are not int64), unsorted keys or inputs, shapes that do not go together (and 2-D
+        data for find, merge, sort, set, join), a find --value the data's dtype cannot hold,
+        options that do not go together (search --json without --out, find --seed without
+        --mode random, join --out-right with semi or anti, or without it for the others),
         an output file that is the same file as an input or as another output (checked
         before anything is read or written)
   2     device or I/O failure: --device cuda without a usable CUDA device, a CUDA error, out of
@@ -97,8 +99,9 @@ int run(const command& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app("gsearch: batched search of sorted keys, and search of unsorted data, on GPUs "
-               "(CUDA) and CPUs, on .npy files.",
+  CLI::App app("gsearch: batched search of sorted keys, search of unsorted data, and merge, "
+               "sort, multiset set operations and joins of sorted arrays, on GPUs (CUDA) and "
+               "CPUs, on .npy files.",
                "gsearch");
   app.set_version_flag("--version", version_text(), "Print the version and exit");
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
@@ -107,8 +110,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   app.footer(exit_codes_text);
 
-  const command commands[] = {add_search_command(app), add_find_command(app), add_gen_command(app),
-                              add_conflicts_command(app), add_bench_command(app, argc, argv)};
+  const command commands[] = {add_search_command(app), add_find_command(app),
+                              add_merge_command(app),  add_sort_command(app),
+                              add_set_command(app),    add_join_command(app),
+                              add_gen_command(app),    add_conflicts_command(app),
+                              add_bench_command(app, argc, argv)};
   for (const command& c : commands) finish_help(c.app);
 
   try {

@@ -23,7 +23,7 @@ namespace {
 struct search_args {
   std::string keys, queries, out;
   std::string side = "left", algo = "auto", device = "auto";
-  bool assume_sorted = false, int32 = false, verify = false, json = false;
+  bool assume_sorted = false, sorted_queries = false, int32 = false, verify = false, json = false;
   int repeat = 1;
 };
 
@@ -85,6 +85,22 @@ void check_sorted(const std::vector<T>& keys, const layout& l, const std::string
   throw failure(exit_bad_input, what + (l.by_rows ? "; sort each row (numpy: np.sort(k, axis=1))"
                                                   : "; sort them") +
                                     ", or pass --assume-sorted");
+}
+
+// --sorted-queries: the queries (in their flat order) must be sorted too; the first index where
+// they go down is named.
+template <class T>
+void check_queries_sorted(const std::vector<T>& queries, const std::string& path) {
+  if (gsearch::is_sorted(gsearch::cpu, span<const T>(queries))) return;
+  const auto less = [](T a, T b) { return key_less(a, b); };
+  const int64_t i = std::is_sorted_until(queries.begin(), queries.end(), less) - queries.begin();
+  std::string what = "--sorted-queries: queries are not sorted at (flat) index " +
+                     std::to_string(i) + " of " + path + ": queries[" + std::to_string(i - 1) +
+                     "] = " + to_text(queries[size_t(i - 1)]) + " > queries[" + std::to_string(i) +
+                     "] = " + to_text(queries[size_t(i)]);
+  if constexpr (std::is_floating_point_v<T>) what += " (gsearch orders NaN last and -0.0 == 0.0)";
+  throw failure(exit_bad_input,
+                what + "; sort them, drop --sorted-queries, or pass --assume-sorted");
 }
 
 // One search of all the queries (1-D keys) or one per row (2-D keys), on either backend.
@@ -178,7 +194,7 @@ void print_indices(const std::vector<Out>& out, const std::vector<int64_t>& shap
 // What a search did, for the summary.
 struct search_report {
   const target& dev;
-  algorithm algo;
+  std::string algo;  // the algorithm's name, or "merge-path" (--sorted-queries)
   side sd;
   std::string_view dtype, out_dtype;
   const layout& shape;
@@ -204,7 +220,8 @@ exit_code report(const search_args& a, const search_report& r) {
     nlohmann::ordered_json j = {{"command", "search"},
                                 {"device", device},
                                 {"device_name", r.dev.name},
-                                {"algo", to_string(r.algo)},
+                                {"algo", r.algo},
+                                {"sorted_queries", a.sorted_queries},
                                 {"side", to_string(r.sd)},
                                 {"dtype", r.dtype},
                                 {"out_dtype", r.out_dtype},
@@ -236,7 +253,7 @@ exit_code report(const search_args& a, const search_report& r) {
       log << queries << " queries"
           << (l.out_shape.size() == 1 ? "" : " of shape " + npy::shape_text(l.out_shape)) << ", "
           << l.keys << " " << r.dtype << " keys";
-    log << ", side=" << to_string(r.sd) << ", algo=" << to_string(r.algo) << ", device=" << device
+    log << ", side=" << to_string(r.sd) << ", algo=" << r.algo << ", device=" << device
         << " (" << r.dev.name << "): " << time << '\n';
     if (r.verified && r.check.mismatches == 0)
       log << "check: all " << queries << " results match " << reference_name(r.sd)
@@ -258,10 +275,12 @@ exit_code search_typed(const search_args& a, const target& dev, const layout& l,
   const std::vector<T> keys = keys_file.read<T>();
   const std::vector<T> queries = queries_file.read<T>();
   if (!a.assume_sorted) check_sorted(keys, l, keys_file.path());
+  if (!a.assume_sorted && a.sorted_queries) check_queries_sorted(queries, queries_file.path());
 
   const side sd = side_from_string(a.side);
   search_options opts;
   opts.algo = parse_algorithm(a.algo);
+  opts.queries_sorted = a.sorted_queries;  // then Merge Path, whatever algo says
   if (opts.algo == algorithm::auto_)  // resolved here, so that the summary names what ran
     opts.algo = dev.cuda ? resolve_algorithm(cuda, opts.algo, int(sizeof(T)), l.keys)
                          : resolve_algorithm(cpu, opts.algo, int(sizeof(T)), l.keys);
@@ -277,7 +296,9 @@ exit_code search_typed(const search_args& a, const target& dev, const layout& l,
       print_indices(out, l.out_shape);
     }
   }
-  return report(a, {dev, opts.algo, sd, key_traits<T>::name, key_traits<Out>::name, l, t, a.verify,
+  const std::string algo_name =
+      a.sorted_queries ? std::string("merge-path") : std::string(to_string(opts.algo));
+  return report(a, {dev, algo_name, sd, key_traits<T>::name, key_traits<Out>::name, l, t, a.verify,
                     v});
 }
 
@@ -285,6 +306,10 @@ exit_code run_search(const search_args& a) {
   npy::check_distinct_paths({{"--keys", a.keys}, {"--queries", a.queries}}, {{"--out", a.out}});
   if (a.json && a.out.empty())
     throw failure(exit_bad_input, "--json needs --out (without --out the indices go to stdout)");
+  if (a.sorted_queries && a.algo != "auto")
+    throw failure(exit_bad_input, "--algo " + a.algo +
+                                      " does not apply with --sorted-queries (sorted queries are "
+                                      "searched by Merge Path): leave --algo auto");
   const target dev = resolve_device(a.device);
   npy::input keys(a.keys), queries(a.queries);
   if (keys.type() != queries.type())
@@ -292,6 +317,10 @@ exit_code run_search(const search_args& a) {
                                       " but queries are " + std::string(name(queries.type())) +
                                       ": gsearch never casts");
   const layout l = plan(keys, queries);
+  if (a.sorted_queries && l.by_rows)
+    throw failure(exit_bad_input,
+                  "--sorted-queries applies to 1-D keys (one search of all the queries), not to "
+                  "2-D keys");
   return visit(keys.type(), [&]<class T>() {
     return a.int32 ? search_typed<T, int32_t>(a, dev, l, keys, queries)
                    : search_typed<T, int64_t>(a, dev, l, keys, queries);
@@ -346,8 +375,14 @@ command add_search_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
   sub->add_flag("--assume-sorted", a->assume_sorted,
-                "Do not check that the keys (each row of 2-D keys) are sorted (unsorted keys then "
-                "give unspecified results)");
+                "Do not check that the keys (each row of 2-D keys), and with --sorted-queries "
+                "the queries, are sorted (unsorted ones then give unspecified results)");
+  sub->add_flag("--sorted-queries", a->sorted_queries,
+                "The queries are sorted too (in their flat order; 1-D keys only): search them "
+                "by Merge Path, O(keys + queries) instead of a binary search per query "
+                "(search_options::queries_sorted; --algo must stay auto, and the summary says "
+                "algo=merge-path). The default sorted check then checks the queries as well "
+                "(--assume-sorted skips both)");
   sub->add_flag("--int32", a->int32,
                 "Write int32 indices (an error if the key count per row does not fit)");
   sub->add_flag("--verify", a->verify,

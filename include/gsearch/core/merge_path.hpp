@@ -225,6 +225,36 @@ GSEARCH_HD void serial_set_op(const AccA& a, Index i, Index a_end, const AccB& b
   }
 }
 
+/// serial_set_op in at most Count steps, unrolled, for a GPU thread whose ranges hold at most
+/// Count elements: step k compares the next element of A and of B (kept in registers, each
+/// read once), takes one of them or a pair, and calls emit(k, key) when the result gets an
+/// element (A's copy of a pair). Steps past the end of both ranges do nothing. A thread keeps
+/// its outputs in registers by step, so it can count them before it writes them.
+template <int Count, set_op Op, class AccA, class AccB, class Index, class Emit>
+GSEARCH_HD GSEARCH_FORCEINLINE void serial_set_op_unrolled(const AccA& a, Index i, Index a_end,
+                                                           const AccB& b, Index j, Index b_end,
+                                                           Emit emit) {
+  using T = decltype(a(i));
+  T x{}, y{};
+  if (i < a_end) x = a(i);
+  if (j < b_end) y = b(j);
+  GSEARCH_UNROLL
+  for (int k = 0; k < Count; ++k) {
+    const bool has_a = i < a_end, has_b = j < b_end;
+    const bool a_alone = has_a && (!has_b || key_less(x, y));
+    const bool b_alone = has_b && (!has_a || key_less(y, x));
+    if (a_alone) {
+      if constexpr (Op != set_op::intersection) emit(k, x);
+    } else if (b_alone) {
+      if constexpr (Op == set_op::union_ || Op == set_op::symmetric_difference) emit(k, y);
+    } else if (has_a) {  // a pair
+      if constexpr (Op == set_op::intersection || Op == set_op::union_) emit(k, x);
+    }
+    if (has_a && !b_alone && ++i < a_end) x = a(i);
+    if (has_b && !a_alone && ++j < b_end) y = b(j);
+  }
+}
+
 /// Calls f.template operator()<Op>() with Op the compile-time form of `op`.
 template <class F>
 constexpr decltype(auto) visit_set_op(set_op op, F&& f) {

@@ -3,11 +3,12 @@
 /// Multiset set operations on the GPU by Balanced Path (seeds/002), in one pass: a partition
 /// kernel finds where each tile's first diagonal crosses A and B (core::balanced_path, one thread
 /// per tile); one block per tile stages its slices in shared memory, each thread finds its own
-/// Balanced Path split there, counts its outputs (core::serial_set_op), and the block scans the
+/// Balanced Path split there, runs its set operation into registers
+/// (core::serial_set_op_unrolled) and counts its outputs, and the block scans the
 /// counts; the tile's offset in the output comes from the tiles before it by decoupled look-back
 /// (CUB's ScanTileState, as in cub::DeviceSelect), so the inputs are read once and the result
-/// written once. The threads then run their set operation again, writing into shared memory,
-/// and the block writes its part of the result coalesced. Without an output (the size query) a
+/// written once. The threads then put their outputs in shared memory at their offsets, and the
+/// block writes its part of the result coalesced. Without an output (the size query) a
 /// block adds its count to one total instead.
 
 #include <cub/agent/single_pass_scan_operators.cuh>
@@ -88,8 +89,16 @@ __global__ __launch_bounds__(Threads) void set_op_kernel(const T* a, int64_t na,
   __syncthreads();
   const int i0 = thread_a[threadIdx.x], i1 = thread_a[threadIdx.x + 1];
   const int j0 = thread_b[threadIdx.x], j1 = thread_b[threadIdx.x + 1];
-  int n = 0;
-  core::serial_set_op<Op>(as, i0, i1, bs, j0, j1, [&](bool, int) { ++n; });
+  // A thread's slice holds at most Items + 1 elements (a starred split at its end): its outputs
+  // stay in registers, by step, until the block knows where they go.
+  constexpr int steps = Items + 1;
+  T r[steps];
+  unsigned taken = 0;
+  core::serial_set_op_unrolled<steps, Op>(as, i0, i1, bs, j0, j1, [&](int k, T key) {
+    r[k] = key;
+    taken |= 1u << k;
+  });
+  const int n = __popc(taken);
 
   if constexpr (!Write) {
     const int tile_count = block_reduce(temp.reduce).Sum(n);
@@ -110,9 +119,8 @@ __global__ __launch_bounds__(Threads) void set_op_kernel(const T* a, int64_t na,
       if (threadIdx.x == 0) tile_offset = before;
     }
     // The outputs into shared memory at the thread's offset in the tile.
-    core::serial_set_op<Op>(as, i0, i1, bs, j0, j1, [&](bool from_a, int i) {
-      result[offset++] = from_a ? staged[i] : staged[ta + i];
-    });
+    for (int k = 0; k < steps; ++k)
+      if (taken >> k & 1) result[offset++] = r[k];
     __syncthreads();
     const int64_t base = tile_offset;
     if (threadIdx.x == 0 && t + 1 == tiles) *total = base + tile_count;

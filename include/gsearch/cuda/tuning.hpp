@@ -97,9 +97,13 @@ constexpr algorithm auto_choice(int key_bytes, int64_t k, int64_t max_shared_per
 /// block and elements per thread of a tile staged in shared memory, as in moderngpu and CUB's
 /// merge. The item counts are odd so a thread's run of `items` consecutive shared-memory words
 /// (the transposes between the staged tile and the per-thread registers) falls on distinct banks.
-/// A starting point from moderngpu's choices (128 x 11 and 128 x 7 on Kepler), not yet swept.
+/// 4-byte keys: 256 x 15, the best of 6 shapes (128-512 threads x 7-15 items) for merge (0.529
+/// ms against 0.558-0.650), set union and set intersection on 2 x 2^26 int32, and 6% behind the
+/// best (128 x 15) for the sorted search of 2^27 queries in 2^24 keys (H100,
+/// bench/results/h100/tuning/merge-sweep-1.json; docs/perf-notes.md "Merge"). 8-byte keys:
+/// 256 x 7, the same bytes per tile as 256 x 15 int32 within 7%; not yet swept.
 template <int KeyBytes>
-inline constexpr launch_config merge_config = KeyBytes <= 4 ? launch_config{256, 11}
+inline constexpr launch_config merge_config = KeyBytes <= 4 ? launch_config{256, 15}
                                                             : launch_config{256, 7};
 
 }  // namespace gsearch::cuda_backend
