@@ -1,8 +1,9 @@
 // The merge family on the GPU (label `gpu`): merge (keys and key-value), merge sort (in place
 // too), the search of sorted queries, the four multiset set operations and the six joins, for
 // every key type, against std::merge / std::stable_sort / std::set_* / std::lower_bound and a
-// group-by-group join, and equal to the CPU backend. Sizes around the tiles (256 x 15 for 4-byte
-// keys, 256 x 7 for 8-byte) and up to many tiles; heavy duplicates, all-equal, disjoint,
+// group-by-group join, and equal to the CPU backend. Sizes around the tiles (256 x 19 for 4-byte
+// keys, 256 x 15 for their sorted search, 256 x 7 for 8-byte keys) and up to many tiles; heavy
+// duplicates, all-equal, disjoint,
 // interleaved, one side empty, NaN / -0.0 / inf. Skips visibly without a GPU.
 
 #include <gtest/gtest.h>
@@ -84,10 +85,10 @@ constexpr shape kShapes[] = {shape::random, shape::duplicates, shape::all_equal,
 
 template <class T>
 std::vector<std::pair<int64_t, int64_t>> size_pairs() {
-  const int64_t tile = sizeof(T) == 4 ? 256 * 15 : 256 * 7;
+  const int64_t tile = sizeof(T) == 4 ? 256 * 19 : 256 * 7;
   std::vector<std::pair<int64_t, int64_t>> sizes = {
       {0, 0}, {0, 5}, {5, 0}, {1, 1}, {tile - 1, 1}, {tile, 0}, {tile / 2, tile / 2 + 1},
-      {3 * tile + 7, 2 * tile - 3}};
+      {3 * tile + 7, 2 * tile - 3}, {256 * 15 - 1, 1}, {256 * 15, 256 * 15 + 1}};
   if (!test_subset()) {  // many tiles, but slow under compute-sanitizer
     sizes.push_back({100000, 37});
     sizes.push_back({(1 << 20) + 3, (1 << 19) + 1});
@@ -137,7 +138,7 @@ TYPED_TEST(GpuMerge, MergeEqualsStdMergeAndTheCpu) {
 TYPED_TEST(GpuMerge, MergeSortEqualsStdStableSort) {
   using T = TypeParam;
   std::mt19937_64 rng(test_seed());
-  const int64_t tile = sizeof(T) == 4 ? 256 * 15 : 256 * 7;
+  const int64_t tile = sizeof(T) == 4 ? 256 * 19 : 256 * 7;
   std::vector<int64_t> sizes = {0, 1, 2, tile - 1, tile, tile + 1, 2 * tile, 5 * tile + 3};
   if (!test_subset()) sizes.insert(sizes.end(), {100003, (1 << 21) + 5});
   for (int64_t n : sizes) {

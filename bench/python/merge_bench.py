@@ -408,6 +408,15 @@ def import_gsearch():
     return gsearch
 
 
+def count_arg(text):
+    """A count: an integer or a power of two written 2^k ("2^24")."""
+    base, sep, exponent = text.partition("^")
+    try:
+        return int(base) ** int(exponent) if sep else int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer or 2^k") from None
+
+
 def main(argv=None, backend_factory=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--device", choices=["cuda", "cpu"], required=True)
@@ -415,7 +424,7 @@ def main(argv=None, backend_factory=None):
     p.add_argument("--quick", action="store_true", help="2^18-element inputs, 3 runs")
     p.add_argument("--ops", default=",".join(OPS))
     for name in ("n", "sort-n", "search-keys", "search-queries", "repeat", "warmup"):
-        p.add_argument(f"--{name}", type=lambda s: int(eval(s.replace("^", "**"), {})), default=None)  # noqa: S307
+        p.add_argument(f"--{name}", type=count_arg, default=None)
     p.add_argument("--seed", type=int, default=1)
     args = p.parse_args(argv)
     ops = [o for o in args.ops.split(",") if o]

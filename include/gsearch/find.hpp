@@ -24,8 +24,9 @@
 /// find_random, count) wait for it; find_all waits for the count, which sizes its output, and
 /// writes the indices stream-ordered. Temporary device memory, where an operation needs
 /// it (find_random: 16 bytes, find_all: 48 bytes per 16 KB tile of data; isin: two copies of the test
-/// elements, or a hash set of 2-4 slots per test element), is allocated stream-ordered
-/// (cudaMallocAsync).
+/// elements, or a hash set of 2-4 slots per test element), is allocated stream-ordered from
+/// gsearch's own pool (cuda/stream_buffer.cuh), which keeps up to 256 MB of freed memory between
+/// calls.
 ///
 /// Early exit: once a result is certain the scan stops (first: a block stops at its next tile
 /// once a hit lies before it; any: at its next tile once any hit is known), so the bytes read

@@ -527,7 +527,8 @@ class TestTorch:
         got = gsearch.merge(a, b)
         assert isinstance(got, torch.Tensor) and got.is_cuda and got.dtype == a.dtype
         same(got.cpu().numpy(), stable(np.concatenate([a_np, b_np])))
-        keys, vals = gsearch.merge(a, b, torch.arange(70_000, device="cuda"), torch.arange(50_001, device="cuda"))
+        keys, vals = gsearch.merge(a, b, torch.arange(70_000, device="cuda"),
+                                   torch.arange(70_000, 120_001, device="cuda"))
         same(vals.cpu().numpy(), np.argsort(np.concatenate([a_np, b_np]), kind="stable"))
         x_np = data(rng, dtype, 100_000)
         x = torch.from_numpy(x_np).cuda()

@@ -10,7 +10,7 @@ template <class T, class Out>
 void sorted_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries,
                    int64_t n, Out* out) {
   if (n <= 0) return;
-  constexpr launch_config c = merge_config<sizeof(T)>;
+  constexpr launch_config c = sorted_search_config<sizeof(T)>;
   switch (s) {
     case side::left:
       return launch_sorted_search<c.threads, c.items, true, false>(stream, keys, k, queries, n, out);

@@ -111,27 +111,30 @@ GSEARCH_HD balanced_split<Index> balanced_path(const AccA& a, Index na, const Ac
   return {a_index, star};
 }
 
-/// One step of the stable merge at A[i], B[j]: true when the next element is A[i] (ties take
-/// A first). Reads only in-range elements.
-template <class AccA, class AccB, class Index>
-GSEARCH_HD GSEARCH_FORCEINLINE bool merge_takes_a(const AccA& a, Index na, const AccB& b, Index nb,
-                                                  Index i, Index j) {
-  return j >= nb || (i < na && !key_less(b(j), a(i)));
-}
-
 /// The serial merge between two Merge Path splits: writes `count` elements of the stable merge
 /// starting with A[i] and B[j] through out(k, from_a, index), k = 0 .. count-1 (from_a: the
 /// element is A[index], else B[index]). Ties take A first, as merge_path assumes.
 template <class AccA, class AccB, class Index, class Out>
 GSEARCH_HD void serial_merge(const AccA& a, Index na, const AccB& b, Index nb, Index i, Index j,
                              Index count, Out out) {
-  for (Index k = 0; k < count; ++k) {
-    if (merge_takes_a(a, na, b, nb, i, j)) {
-      out(k, true, i++);
-    } else {
-      out(k, false, j++);
+  Index k = 0;
+  if (i < na && j < nb) {  // both sides left: one comparison per element, each read once
+    auto x = a(i);
+    auto y = b(j);
+    while (k < count) {
+      if (!key_less(y, x)) {
+        out(k++, true, i);
+        if (++i == na) break;
+        x = a(i);
+      } else {
+        out(k++, false, j);
+        if (++j == nb) break;
+        y = b(j);
+      }
     }
   }
+  for (; k < count && i < na; ++k) out(k, true, i++);  // then what is left of one side
+  for (; k < count; ++k) out(k, false, j++);
 }
 
 /// serial_merge with a compile-time count, unrolled so a GPU thread keeps its Count results in

@@ -93,17 +93,23 @@ constexpr algorithm auto_choice(int key_bytes, int64_t k, int64_t max_shared_per
   return staged <= max_shared_per_block ? algorithm::pbs_cl : algorithm::binary;
 }
 
-/// The merge-like kernels (merge_kernel.cuh, set_ops_kernel.cuh, sorted search): threads per
+/// The merge-like kernels (merge_kernel.cuh, set_ops_kernel.cuh, block sort, joins): threads per
 /// block and elements per thread of a tile staged in shared memory, as in moderngpu and CUB's
 /// merge. The item counts are odd so a thread's run of `items` consecutive shared-memory words
 /// (the transposes between the staged tile and the per-thread registers) falls on distinct banks.
-/// 4-byte keys: 256 x 15, the best of 6 shapes (128-512 threads x 7-15 items) for merge (0.529
-/// ms against 0.558-0.650), set union and set intersection on 2 x 2^26 int32, and 6% behind the
-/// best (128 x 15) for the sorted search of 2^27 queries in 2^24 keys (H100,
-/// bench/results/h100/tuning/merge-sweep-1.json; docs/perf-notes.md "Merge"). 8-byte keys:
-/// 256 x 7, the same bytes per tile as 256 x 15 int32 within 7%; not yet swept.
+/// 4-byte keys: 256 x 19, the best of the 11 shapes swept (128-512 threads x 7-23 items) for
+/// merge (0.451 ms, 256 x 15 0.469, the worst 0.544), set union (0.659) and set intersection
+/// (0.483) of 2 x 2^26 int32 on the H100 (bench/results/h100/tuning/merge-sweep-4.json;
+/// docs/perf-notes.md "Merge"). More items per thread mean fewer per-thread splits and fewer
+/// tiles; 256 x 23 lost occupancy (0.516). 8-byte keys: 256 x 7, about the bytes per tile of
+/// 256 x 15 int32; not yet swept.
 template <int KeyBytes>
-inline constexpr launch_config merge_config = KeyBytes <= 4 ? launch_config{256, 15}
+inline constexpr launch_config merge_config = KeyBytes <= 4 ? launch_config{256, 19}
                                                             : launch_config{256, 7};
+/// The search of sorted queries (sorted_search_kernel.cuh): 256 x 15 for 4-byte keys, the best
+/// of the same sweep (0.476 ms for 2^27 queries in 2^24 keys; 256 x 19 0.489, the worst 0.545).
+template <int KeyBytes>
+inline constexpr launch_config sorted_search_config = KeyBytes <= 4 ? launch_config{256, 15}
+                                                                   : launch_config{256, 7};
 
 }  // namespace gsearch::cuda_backend
