@@ -23,7 +23,8 @@
 /// Execution: gsearch::cpu takes host memory; gsearch::cuda (or gsearch::cuda.on(stream))
 /// takes device memory and is stream-ordered: it returns once the work is enqueued, except
 /// with check_sorted, which waits for the check. No temporary device memory is allocated,
-/// except 4 bytes for check_sorted.
+/// except 4 bytes for check_sorted and, with queries_sorted, 8 bytes per tile of 3,840 merged
+/// keys and queries (1,792 for 8-byte keys), from gsearch's stream-ordered pool.
 ///
 /// Errors: invalid_argument (sizes that differ, null data, unsorted keys when checked, an
 /// int32 output too small, an algorithm the backend lacks), cuda_error, out_of_memory.
