@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gsearch/gsearch.hpp"
+#include "merge_cases.hpp"
 #include "test_util.hpp"
 
 namespace gsearch::test {
@@ -29,9 +30,6 @@ class GpuMerge : public ::testing::Test {
   }
 };
 TYPED_TEST_SUITE(GpuMerge, KeyTypes);
-
-template <class T>
-bool less(T a, T b) { return key_less(a, b); }
 
 // Bit-for-bit equality (so -0.0 vs 0.0 and which copy of a key was written are checked).
 template <class T>
@@ -117,13 +115,7 @@ TYPED_TEST(GpuMerge, MergeEqualsStdMergeAndTheCpu) {
       std::vector<int64_t> av(a.size()), bv(b.size());
       for (size_t i = 0; i < av.size(); ++i) av[i] = int64_t(i);
       for (size_t j = 0; j < bv.size(); ++j) bv[j] = (int64_t{1} << 40) + int64_t(j);
-      std::vector<std::pair<T, int64_t>> pa, pb, pw(want.size());
-      for (size_t i = 0; i < a.size(); ++i) pa.emplace_back(a[i], av[i]);
-      for (size_t j = 0; j < b.size(); ++j) pb.emplace_back(b[j], bv[j]);
-      std::merge(pa.begin(), pa.end(), pb.begin(), pb.end(), pw.begin(),
-                 [](auto x, auto y) { return key_less(x.first, y.first); });
-      std::vector<int64_t> want_values;
-      for (auto& p : pw) want_values.push_back(p.second);
+      const std::vector<int64_t> want_values = reference_merge(a, av, b, bv).values;
       auto dav = dev(av), dbv = dev(bv);
       device_vector<int64_t> dov(na + nb);
       device_vector<T> dout2(na + nb);
@@ -147,17 +139,9 @@ TYPED_TEST(GpuMerge, MergeSortEqualsStdStableSort) {
       auto keys = sorted_input<T>(n, s, 0, rng);
       std::shuffle(keys.begin(), keys.end(), rng);
       if (n % 3 == 0) std::reverse(keys.begin(), keys.end());
-      std::vector<std::pair<T, int64_t>> pairs;
-      for (int64_t i = 0; i < n; ++i) pairs.emplace_back(keys[size_t(i)], i);
-      std::stable_sort(pairs.begin(), pairs.end(),
-                       [](auto x, auto y) { return key_less(x.first, y.first); });
-      std::vector<T> want;
-      std::vector<int64_t> want_values, values;
-      for (auto& p : pairs) {
-        want.push_back(p.first);
-        want_values.push_back(p.second);
-      }
+      std::vector<int64_t> values;
       for (int64_t i = 0; i < n; ++i) values.push_back(i);
+      const auto [want, want_values] = reference_sort(keys, values);
 
       auto dk = dev(keys);
       device_vector<T> dout(n);
@@ -205,21 +189,6 @@ TYPED_TEST(GpuMerge, SortedQueriesEqualStdBounds) {
   }
 }
 
-template <class T>
-std::vector<T> std_set_op(set_op op, const std::vector<T>& a, const std::vector<T>& b) {
-  std::vector<T> r;
-  auto out = std::back_inserter(r);
-  switch (op) {
-    case set_op::intersection: std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), out, less<T>); break;
-    case set_op::union_: std::set_union(a.begin(), a.end(), b.begin(), b.end(), out, less<T>); break;
-    case set_op::difference: std::set_difference(a.begin(), a.end(), b.begin(), b.end(), out, less<T>); break;
-    case set_op::symmetric_difference:
-      std::set_symmetric_difference(a.begin(), a.end(), b.begin(), b.end(), out, less<T>);
-      break;
-  }
-  return r;
-}
-
 TYPED_TEST(GpuMerge, SetOperationsEqualStdSetAlgorithms) {
   using T = TypeParam;
   std::mt19937_64 rng(test_seed());
@@ -227,11 +196,10 @@ TYPED_TEST(GpuMerge, SetOperationsEqualStdSetAlgorithms) {
     for (shape s : kShapes) {
       const auto a = sorted_input<T>(na, s, 0, rng), b = sorted_input<T>(nb, s, 1, rng);
       auto da = dev(a), db = dev(b);
-      for (set_op op : {set_op::intersection, set_op::union_, set_op::difference,
-                        set_op::symmetric_difference}) {
+      for (set_op op : kSetOps) {
         const std::string what = std::string(to_string(op)) + " " + name(s) + " na=" +
                                  std::to_string(na) + " nb=" + std::to_string(nb);
-        const auto want = std_set_op(op, a, b);
+        const auto want = reference_set(op, a, b);
         EXPECT_EQ(int64_t(want.size()), set_operation_size(cuda, op, span<const T>(da), span<const T>(db))) << what;
         // One pass (room for any result), then exactly the result's size (a counting pass first).
         for (int64_t room : {core::set_op_bound(op, na, nb), int64_t(want.size())}) {
@@ -251,45 +219,6 @@ TYPED_TEST(GpuMerge, SetOperationsEqualStdSetAlgorithms) {
   }
 }
 
-// The join group by group: keys in increasing order; per key its left rows x right rows (left
-// major), or the unmatched side's rows alone where the kind keeps them.
-template <class T>
-std::pair<std::vector<int64_t>, std::vector<int64_t>> reference_join(join_kind kind,
-                                                                     const std::vector<T>& l,
-                                                                     const std::vector<T>& r) {
-  std::vector<int64_t> li, ri;
-  const bool keep_left = kind == join_kind::left || kind == join_kind::full;
-  const bool keep_right = kind == join_kind::right || kind == join_kind::full;
-  size_t i = 0, j = 0;
-  while (i < l.size() || j < r.size()) {
-    if (j == r.size() || (i < l.size() && less(l[i], r[j]))) {
-      size_t e = i;
-      while (e < l.size() && !less(l[i], l[e])) ++e;
-      for (; i < e; ++i) {
-        if (keep_left) { li.push_back(int64_t(i)); ri.push_back(-1); }
-        if (kind == join_kind::anti) li.push_back(int64_t(i));
-      }
-    } else if (i == l.size() || less(r[j], l[i])) {
-      size_t e = j;
-      while (e < r.size() && !less(r[j], r[e])) ++e;
-      for (; j < e; ++j)
-        if (keep_right) { li.push_back(-1); ri.push_back(int64_t(j)); }
-    } else {
-      size_t ie = i, je = j;
-      while (ie < l.size() && !less(l[i], l[ie])) ++ie;
-      while (je < r.size() && !less(r[j], r[je])) ++je;
-      for (size_t x = i; x < ie; ++x) {
-        if (kind == join_kind::semi) li.push_back(int64_t(x));
-        if (kind == join_kind::semi || kind == join_kind::anti) continue;
-        for (size_t y = j; y < je; ++y) { li.push_back(int64_t(x)); ri.push_back(int64_t(y)); }
-      }
-      i = ie;
-      j = je;
-    }
-  }
-  return {li, ri};
-}
-
 TYPED_TEST(GpuMerge, JoinsEqualTheGroupByGroupJoin) {
   using T = TypeParam;
   std::mt19937_64 rng(test_seed());
@@ -301,8 +230,7 @@ TYPED_TEST(GpuMerge, JoinsEqualTheGroupByGroupJoin) {
       // All-equal or 7 distinct keys on 20,000 rows a side: 10^7 to 4 x 10^8 rows, too many here.
       if ((s == shape::all_equal || s == shape::duplicates) && nl * nr > 1000000) continue;
       auto dl = dev(l), dr = dev(r);
-      for (join_kind kind : {join_kind::inner, join_kind::left, join_kind::right, join_kind::full,
-                             join_kind::semi, join_kind::anti}) {
+      for (join_kind kind : kJoins) {
         const std::string what = std::string(to_string(kind)) + " " + name(s) + " nl=" +
                                  std::to_string(nl) + " nr=" + std::to_string(nr);
         const auto [want_l, want_r] = reference_join(kind, l, r);

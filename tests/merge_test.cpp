@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "gsearch/gsearch.hpp"
+#include "merge_cases.hpp"
 #include "test_util.hpp"
 
 namespace gsearch::test {
@@ -32,15 +33,6 @@ namespace {
 
 // src/cpu/merge.cpp's tile: a thread's share of the output diagonals is a whole number of these.
 constexpr int64_t kTile = int64_t{1} << 16;
-
-template <class T>
-bool less(T a, T b) {
-  return key_less(a, b);
-}
-template <class T>
-bool equal_keys(T a, T b) {
-  return !key_less(a, b) && !key_less(b, a);
-}
 
 template <class T>
 std::string show(T x) {
@@ -181,6 +173,39 @@ std::string ctx(const char* shape, Sizes s, int threads) {
          " threads=" + std::to_string(threads);
 }
 
+// Runs check(exec, a, b, what, every_form) on the input pairs of the merge and set tests, for
+// each shape: the small pairs on one thread, also swapped where the sizes differ (B first:
+// disjoint B below A); then the big pairs (cached) on each of their threads, also swapped where
+// the case says. every_form: on the small pairs and on the five tiles with three threads (not
+// swapped); a check may do less elsewhere.
+template <class T, class Check>
+void for_each_pair(const Check& check) {
+  const uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  for (Shape shape : kShapes) {
+    for (Sizes s : kSmallPairs) {
+      const auto a = make_sorted<T>(shape, s.a, 0, rng), b = make_sorted<T>(shape, s.b, 1, rng);
+      ASSERT_NO_FATAL_FAILURE(check(cpu, a, b, ctx(name(shape), s, 0), true));
+      if (s.a != s.b) {
+        ASSERT_NO_FATAL_FAILURE(check(cpu, b, a, ctx(name(shape), {s.b, s.a}, 0) + " swapped", true));
+      }
+    }
+    for (const BigCase& big : kBigPairs) {
+      if (!runs_shape(big, shape)) continue;
+      const auto& [s, threads_list, swapped] = big;
+      const auto &a = cached_sorted<T>(shape, s.a, 0), &b = cached_sorted<T>(shape, s.b, 1);
+      for (int threads : threads_list) {
+        ASSERT_NO_FATAL_FAILURE(check(cpu.with_threads(threads), a, b, ctx(name(shape), s, threads),
+                                      threads == 3 && swapped));
+        if (swapped) {
+          ASSERT_NO_FATAL_FAILURE(check(cpu.with_threads(threads), b, a,
+                                        ctx(name(shape), {s.b, s.a}, threads) + " swapped", false));
+        }
+      }
+    }
+  }
+}
+
 template <class T>
 class CpuMerge : public ::testing::Test {
  public:
@@ -201,16 +226,11 @@ void check_merge(const cpu_t& exec, const std::vector<T>& a, const std::vector<T
   ASSERT_TRUE(same(want, got)) << what << " (keys)";
 
   // Key-value: A's values 0, 1, ..., B's -1, -2, ...; std::merge of the pairs is stable.
-  using kv = std::pair<T, int64_t>;
-  std::vector<kv> pa(a.size()), pb(b.size()), pw(n);
   std::vector<int64_t> av(a.size()), bv(b.size());
-  for (size_t i = 0; i < a.size(); ++i) pa[i] = {a[i], av[i] = int64_t(i)};
-  for (size_t j = 0; j < b.size(); ++j) pb[j] = {b[j], bv[j] = -1 - int64_t(j)};
-  std::merge(pa.begin(), pa.end(), pb.begin(), pb.end(), pw.begin(),
-             [](const kv& x, const kv& y) { return key_less(x.first, y.first); });
-  std::vector<T> want_keys(n);
-  std::vector<int64_t> want_values(n), got_values(n, 99);
-  for (size_t k = 0; k < n; ++k) std::tie(want_keys[k], want_values[k]) = pw[k];
+  for (size_t i = 0; i < a.size(); ++i) av[i] = int64_t(i);
+  for (size_t j = 0; j < b.size(); ++j) bv[j] = -1 - int64_t(j);
+  const auto [want_keys, want_values] = reference_merge(a, av, b, bv);
+  std::vector<int64_t> got_values(n, 99);
   std::fill(got.begin(), got.end(), T(3));
   merge(exec, span<const T>(a), span<const int64_t>(av), span<const T>(b), span<const int64_t>(bv),
         span<T>(got), span<int64_t>(got_values));
@@ -220,28 +240,8 @@ void check_merge(const cpu_t& exec, const std::vector<T>& a, const std::vector<T
 
 TYPED_TEST(CpuMerge, MergeAgainstStdMerge) {
   using T = TypeParam;
-  const uint64_t seed = test_seed();
-  std::mt19937_64 rng(seed);
-  for (Shape shape : kShapes) {
-    for (Sizes s : kSmallPairs) {
-      const auto a = make_sorted<T>(shape, s.a, 0, rng), b = make_sorted<T>(shape, s.b, 1, rng);
-      ASSERT_NO_FATAL_FAILURE(check_merge(cpu, a, b, ctx(name(shape), s, 0)));
-      if (s.a != s.b) {  // B first: disjoint B below A
-        ASSERT_NO_FATAL_FAILURE(check_merge(cpu, b, a, ctx(name(shape), {s.b, s.a}, 0) + " swapped"));
-      }
-    }
-    for (const BigCase& big : kBigPairs) {
-      if (!runs_shape(big, shape)) continue;
-      const auto& [s, threads_list, swapped] = big;
-      const auto &a = cached_sorted<T>(shape, s.a, 0), &b = cached_sorted<T>(shape, s.b, 1);
-      for (int threads : threads_list) {
-        ASSERT_NO_FATAL_FAILURE(check_merge(cpu.with_threads(threads), a, b, ctx(name(shape), s, threads)));
-        if (swapped) {
-          ASSERT_NO_FATAL_FAILURE(check_merge(cpu.with_threads(threads), b, a, ctx(name(shape), s, threads) + " swapped"));
-        }
-      }
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(for_each_pair<T>([](const cpu_t& exec, const std::vector<T>& a, const std::vector<T>& b,
+                                              const std::string& what, bool) { check_merge(exec, a, b, what); }));
 }
 
 // --- merge sort ------------------------------------------------------------------------------
@@ -249,14 +249,9 @@ TYPED_TEST(CpuMerge, MergeAgainstStdMerge) {
 template <class T>
 void check_sort(const cpu_t& exec, const std::vector<T>& keys, const std::string& what) {
   const size_t n = keys.size();
-  using kv = std::pair<T, int64_t>;
-  std::vector<kv> pairs(n);
   std::vector<int64_t> values(n);
-  for (size_t i = 0; i < n; ++i) pairs[i] = {keys[i], values[i] = int64_t(i) * 3 - 5};
-  std::stable_sort(pairs.begin(), pairs.end(), [](const kv& x, const kv& y) { return key_less(x.first, y.first); });
-  std::vector<T> want_keys(n);
-  std::vector<int64_t> want_values(n);
-  for (size_t i = 0; i < n; ++i) std::tie(want_keys[i], want_values[i]) = pairs[i];
+  for (size_t i = 0; i < n; ++i) values[i] = int64_t(i) * 3 - 5;
+  const auto [want_keys, want_values] = reference_sort(keys, values);
 
   std::vector<T> got(n, T(3));
   merge_sort(exec, span<const T>(keys), span<T>(got));
@@ -305,24 +300,6 @@ TYPED_TEST(CpuMerge, MergeSortIsStdStableSort) {
 }
 
 // --- set operations --------------------------------------------------------------------------
-
-constexpr set_op kSetOps[] = {set_op::intersection, set_op::union_, set_op::difference,
-                              set_op::symmetric_difference};
-
-template <class T>
-std::vector<T> reference_set(set_op op, const std::vector<T>& a, const std::vector<T>& b) {
-  std::vector<T> r;
-  auto out = std::back_inserter(r);
-  switch (op) {
-    case set_op::intersection: std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), out, less<T>); break;
-    case set_op::union_: std::set_union(a.begin(), a.end(), b.begin(), b.end(), out, less<T>); break;
-    case set_op::difference: std::set_difference(a.begin(), a.end(), b.begin(), b.end(), out, less<T>); break;
-    case set_op::symmetric_difference:
-      std::set_symmetric_difference(a.begin(), a.end(), b.begin(), b.end(), out, less<T>);
-      break;
-  }
-  return r;
-}
 
 template <class T>
 void check_set_ops(const cpu_t& exec, const std::vector<T>& a, const std::vector<T>& b,
@@ -373,32 +350,9 @@ void check_set_ops(const cpu_t& exec, const std::vector<T>& a, const std::vector
 
 TYPED_TEST(CpuMerge, SetOperationsAgainstStd) {
   using T = TypeParam;
-  const uint64_t seed = test_seed();
-  std::mt19937_64 rng(seed);
-  for (Shape shape : kShapes) {
-    for (Sizes s : kSmallPairs) {
-      const auto a = make_sorted<T>(shape, s.a, 0, rng), b = make_sorted<T>(shape, s.b, 1, rng);
-      ASSERT_NO_FATAL_FAILURE(check_set_ops(cpu, a, b, ctx(name(shape), s, 0)));
-      if (s.a != s.b) {
-        ASSERT_NO_FATAL_FAILURE(check_set_ops(cpu, b, a, ctx(name(shape), {s.b, s.a}, 0) + " swapped"));
-      }
-    }
-    for (const BigCase& big : kBigPairs) {
-      if (!runs_shape(big, shape)) continue;
-      const auto& [s, threads_list, swapped] = big;
-      const auto &a = cached_sorted<T>(shape, s.a, 0), &b = cached_sorted<T>(shape, s.b, 1);
-      for (int threads : threads_list) {
-        // Every form on the five tiles with three threads, the sizes and the bound-sized form
-        // elsewhere.
-        ASSERT_NO_FATAL_FAILURE(check_set_ops(cpu.with_threads(threads), a, b, ctx(name(shape), s, threads),
-                                              threads == 3 && swapped));
-        if (swapped) {
-          ASSERT_NO_FATAL_FAILURE(check_set_ops(cpu.with_threads(threads), b, a,
-                                                ctx(name(shape), {s.b, s.a}, threads) + " swapped", false));
-        }
-      }
-    }
-  }
+  // Every form on the small pairs and the five tiles with three threads, the sizes and the
+  // bound-sized form elsewhere.
+  ASSERT_NO_FATAL_FAILURE(for_each_pair<T>(check_set_ops<T>));
 }
 
 // Long runs of one key split across tiles and threads: Balanced Path pairs the copies by rank,
@@ -430,49 +384,6 @@ TYPED_TEST(CpuMerge, SetOperationsLongRunsAcrossTiles) {
 }
 
 // --- joins -----------------------------------------------------------------------------------
-
-constexpr join_kind kJoins[] = {join_kind::inner, join_kind::left, join_kind::right,
-                                join_kind::full,  join_kind::semi, join_kind::anti};
-
-struct Pairs {
-  std::vector<int64_t> left, right;
-};
-
-// The join from its definition (core/join.hpp), group by group of equal keys: both sides
-// present, the cross product (left index major); left alone, (i, -1); right alone, (-1, j).
-template <class T>
-Pairs reference_join(join_kind kind, const std::vector<T>& l, const std::vector<T>& r) {
-  Pairs p;
-  const bool left_only = kind == join_kind::semi || kind == join_kind::anti;
-  const auto emit = [&](int64_t i, int64_t j) {
-    p.left.push_back(i);
-    if (!left_only) p.right.push_back(j);
-  };
-  size_t i = 0, j = 0;
-  while (i < l.size() || j < r.size()) {
-    T x;
-    if (j == r.size() || (i < l.size() && !key_less(r[j], l[i]))) x = l[i];
-    else x = r[j];
-    size_t i1 = i, j1 = j;
-    while (i1 < l.size() && equal_keys(l[i1], x)) ++i1;
-    while (j1 < r.size() && equal_keys(r[j1], x)) ++j1;
-    const bool both = i1 > i && j1 > j;
-    for (size_t a = i; a < i1; ++a) {
-      if (both) {
-        if (kind == join_kind::semi) emit(int64_t(a), -1);
-        else if (kind != join_kind::anti)
-          for (size_t b = j; b < j1; ++b) emit(int64_t(a), int64_t(b));
-      } else if (kind == join_kind::left || kind == join_kind::full || kind == join_kind::anti) {
-        emit(int64_t(a), -1);
-      }
-    }
-    if (!both && (kind == join_kind::right || kind == join_kind::full))
-      for (size_t b = j; b < j1; ++b) emit(-1, int64_t(b));
-    i = i1;
-    j = j1;
-  }
-  return p;
-}
 
 // The same by a nested loop over all (i, j), then sorted by (key, left index, right index):
 // a cross-check of the reference above on small inputs.

@@ -1891,14 +1891,19 @@ def argsort(a: ArrayLike, *, stream: Any = None) -> Any:
     return perm
 
 
+def _set_operation(fw, dev, kd, op: str, a, b, check, handle) -> Any:
+    """The library's set operation `op` of the sorted contiguous a and b (dtype kd), into a new
+    array of its size (allocated once the size is known)."""
+    return _core.set_operation(
+        a, b, _SET_OPS[op], lambda c: _new_empty(fw, dev, (c,), kd), bool(check), handle,
+    )
+
+
 def _multiset(fn: str, op: str, a: Any, b: Any, check: bool, stream: Any) -> Any:
     A, B, p, kd = _pair(fn, a, b, ("a", "b"))
     fw, dev = A.fw, A.dev
     with _StreamScope(fw, dev, stream) as scope:
-        res = _core.set_operation(
-            _convert(A, kd), _convert(B, kd), _SET_OPS[op], lambda c: _new_empty(fw, dev, (c,), kd),
-            bool(check), scope.handle,
-        )
+        res = _set_operation(fw, dev, kd, op, _convert(A, kd), _convert(B, kd), check, scope.handle)
     return _cast(res, fw, p)
 
 
@@ -1977,10 +1982,7 @@ def _unique_pair(fw, dev, kd, a, b, handle) -> tuple:
 
 def _setop(fw, dev, kd, op: str, a, b, handle) -> Any:
     """The library's set operation of sorted a and b (contiguous copies: masked results are)."""
-    return _core.set_operation(
-        _contiguous(fw, a), _contiguous(fw, b), _SET_OPS[op], lambda c: _new_empty(fw, dev, (c,), kd),
-        False, handle,
-    )
+    return _set_operation(fw, dev, kd, op, _contiguous(fw, a), _contiguous(fw, b), False, handle)
 
 
 def _contiguous(fw: str, x: Any) -> Any:

@@ -1,8 +1,9 @@
-"""What the GPU tests need: torch and cupy when they import and see a device, and the skip
-markers (shared by test_gpu.py and test_find.py)."""
+"""What the GPU tests need: torch and cupy when they import and see a device, the skip markers
+and a spy on the extension's calls (shared by test_gpu.py, test_find.py and test_merge.py)."""
 
 import gsearch
 import pytest
+from gsearch import _core
 
 try:
     import torch
@@ -29,3 +30,16 @@ needs_cupy = pytest.mark.skipif(
     not HAVE_CUPY or NO_GSEARCH_CUDA,
     reason="needs cupy with a device and gsearch built with CUDA on a machine with a GPU",
 )
+
+
+def spy_on(monkeypatch, name):
+    """Records the data pointers the extension's `name` receives."""
+    seen = []
+    real = getattr(_core, name)
+
+    def spy(*args, **kw):
+        seen.append([_core._data_pointer(x) for x in args if hasattr(x, "__dlpack__")])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(_core, name, spy)
+    return seen

@@ -547,22 +547,9 @@ def test_core_entry_points():
 
 # --- GPU: torch and cupy CUDA arrays (skipped without a GPU) ------------------------------------
 
-from gpu_support import HAVE_CUPY, HAVE_TORCH_CUDA, NO_GSEARCH_CUDA, cupy, needs_cupy, needs_torch, torch  # noqa: F401
+from gpu_support import HAVE_CUPY, HAVE_TORCH_CUDA, NO_GSEARCH_CUDA, cupy, needs_cupy, needs_torch, spy_on, torch  # noqa: F401
 
 TORCH_DTYPES = ["int32", "int64", "float32", "float64", "uint8", "int16", "float16", "bool"]
-
-
-def spy_on(monkeypatch, name):
-    """Records the data pointers the extension's `name` receives."""
-    seen = []
-    real = getattr(_core, name)
-
-    def spy(*args, **kw):
-        seen.append([_core._data_pointer(x) for x in args if hasattr(x, "__dlpack__")])
-        return real(*args, **kw)
-
-    monkeypatch.setattr(_core, name, spy)
-    return seen
 
 
 @needs_torch

@@ -13,7 +13,7 @@ import gsearch
 from gsearch import _core
 from conftest import ALL_DTYPES, NATIVE_DTYPES
 
-from gpu_support import cupy, needs_cupy, needs_torch, torch  # noqa: F401
+from gpu_support import cupy, needs_cupy, needs_torch, spy_on, torch  # noqa: F401
 
 SIZES = [0, 1, 2, 33, 1000, 5000]
 MULTISET_OPS = {
@@ -503,19 +503,6 @@ def test_documented(fn):
 
 
 # --- GPU: torch and cupy CUDA arrays -------------------------------------------------------------
-
-
-def spy_on(monkeypatch, name):
-    """Records the data pointers the extension's `name` receives."""
-    seen = []
-    real = getattr(_core, name)
-
-    def spy(*args, **kw):
-        seen.append([_core._data_pointer(x) for x in args if hasattr(x, "__dlpack__")])
-        return real(*args, **kw)
-
-    monkeypatch.setattr(_core, name, spy)
-    return seen
 
 
 @needs_torch

@@ -76,6 +76,26 @@ void check_sorted(const std::vector<T>& x, const named_input& in) {
   bad(what + "; sort it (gsearch sort), or pass --no-check");
 }
 
+// The two sorted key inputs of merge, set and join ("--a" and "--b", "--left" and "--right"),
+// opened and checked: 1-D (`command` names the subcommand in the message), of one dtype.
+struct key_inputs {
+  named_input x, y;
+  key_inputs(const std::string& command, std::string x_option, const std::string& x_path,
+             std::string y_option, const std::string& y_path)
+      : x(std::move(x_option), x_path), y(std::move(y_option), y_path) {
+    check_1d(x, command);
+    check_1d(y, command);
+    check_same_dtype(x, y);
+  }
+  // The CLI's sorted check of both (naming the input), unless --no-check.
+  template <class T>
+  void check_both_sorted(const std::vector<T>& kx, const std::vector<T>& ky, bool no_check) const {
+    if (no_check) return;
+    check_sorted(kx, x);
+    check_sorted(ky, y);
+  }
+};
+
 // What ran, for the summary.
 struct outcome {
   int64_t result = 0;  // the output's element (or row) count
@@ -86,6 +106,13 @@ std::string ms_text(double ms) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.3f ms", ms);
   return buf;
+}
+
+// The --json summary, with the fields every summary ends with: the result and the time.
+void print_json(json& j, const outcome& o) {
+  j["result"] = o.result;
+  j["time_ms"] = o.ms;
+  std::cout << j.dump() << '\n';
 }
 
 // The fields every summary starts with.
@@ -161,29 +188,23 @@ exit_code run_merge_command(const merge_args& a) {
         "int64 value per key)");
   const bool with_values = given == 3;
   const target dev = resolve_device(a.device);
-  named_input in_a("--a", a.a), in_b("--b", a.b);
-  check_1d(in_a, "merge");
-  check_1d(in_b, "merge");
-  check_same_dtype(in_a, in_b);
+  key_inputs in("merge", "--a", a.a, "--b", a.b);
   std::optional<named_input> in_av, in_bv;
   if (with_values) {
     in_av.emplace("--a-values", a.a_values);
     in_bv.emplace("--b-values", a.b_values);
-    check_values(*in_av, in_a);
-    check_values(*in_bv, in_b);
+    check_values(*in_av, in.x);
+    check_values(*in_bv, in.y);
   }
-  return visit(in_a.file.type(), [&]<class T>() {
-    const std::vector<T> ka = in_a.file.read<T>();
-    const std::vector<T> kb = in_b.file.read<T>();
+  return visit(in.x.file.type(), [&]<class T>() {
+    const std::vector<T> ka = in.x.file.read<T>();
+    const std::vector<T> kb = in.y.file.read<T>();
     std::vector<int64_t> av, bv;
     if (with_values) {
       av = in_av->file.read<int64_t>();
       bv = in_bv->file.read<int64_t>();
     }
-    if (!a.no_check) {
-      check_sorted(ka, in_a);
-      check_sorted(kb, in_b);
-    }
+    in.check_both_sorted(ka, kb, a.no_check);
     std::vector<T> out(ka.size() + kb.size());
     std::vector<int64_t> ov(with_values ? out.size() : 0);
     const outcome o = run_merge(dev, ka, kb, av, bv, with_values, out, ov);
@@ -203,9 +224,7 @@ exit_code run_merge_command(const merge_args& a) {
       j["checked"] = !a.no_check;
       j["out"] = a.out;
       j["out_values"] = with_values ? json(a.out_values) : json(nullptr);
-      j["result"] = o.result;
-      j["time_ms"] = o.ms;
-      std::cout << j.dump() << '\n';
+      print_json(j, o);
     } else {
       std::cout << "merge: " << ka.size() << " + " << kb.size() << " " << dt << " keys"
                 << (with_values ? " with int64 values" : "") << ", " << device_text(dev) << ": "
@@ -314,9 +333,7 @@ exit_code run_sort_command(const sort_args& a) {
       j["out"] = a.out.empty() ? json(nullptr) : json(a.out);
       j["out_values"] = values ? json(a.out_values) : json(nullptr);
       j["argsort"] = a.argsort.empty() ? json(nullptr) : json(a.argsort);
-      j["result"] = o.result;
-      j["time_ms"] = o.ms;
-      std::cout << j.dump() << '\n';
+      print_json(j, o);
     } else {
       std::string to;
       if (!a.out.empty()) to += " keys -> " + a.out;
@@ -382,17 +399,11 @@ exit_code run_set_command(const set_args& a) {
   npy::check_distinct_paths({{"--a", a.a}, {"--b", a.b}}, {{"--out", a.out}});
   const set_op op = parse_set_op(a.op);
   const target dev = resolve_device(a.device);
-  named_input in_a("--a", a.a), in_b("--b", a.b);
-  check_1d(in_a, "set");
-  check_1d(in_b, "set");
-  check_same_dtype(in_a, in_b);
-  return visit(in_a.file.type(), [&]<class T>() {
-    const std::vector<T> ka = in_a.file.read<T>();
-    const std::vector<T> kb = in_b.file.read<T>();
-    if (!a.no_check) {
-      check_sorted(ka, in_a);
-      check_sorted(kb, in_b);
-    }
+  key_inputs in("set", "--a", a.a, "--b", a.b);
+  return visit(in.x.file.type(), [&]<class T>() {
+    const std::vector<T> ka = in.x.file.read<T>();
+    const std::vector<T> kb = in.y.file.read<T>();
+    in.check_both_sorted(ka, kb, a.no_check);
     std::vector<T> out;
     const outcome o = run_set(dev, op, ka, kb, out);
     npy::save(a.out, span<const T>(out));
@@ -405,9 +416,7 @@ exit_code run_set_command(const set_args& a) {
       j["b"] = int64_t(kb.size());
       j["checked"] = !a.no_check;
       j["out"] = a.out;
-      j["result"] = o.result;
-      j["time_ms"] = o.ms;
-      std::cout << j.dump() << '\n';
+      print_json(j, o);
     } else {
       std::cout << "set: " << gsearch::to_string(op) << " of " << ka.size() << " and " << kb.size()
                 << " " << dt << " keys, " << device_text(dev) << ": " << o.result << " keys -> "
@@ -482,17 +491,11 @@ exit_code run_join_command(const join_args& a) {
   if (!left_only && a.out_right.empty())
     bad("--how " + a.how + " needs --out-right J.npy (the right indices of the pairs)");
   const target dev = resolve_device(a.device);
-  named_input in_l("--left", a.left), in_r("--right", a.right);
-  check_1d(in_l, "join");
-  check_1d(in_r, "join");
-  check_same_dtype(in_l, in_r);
-  return visit(in_l.file.type(), [&]<class T>() {
-    const std::vector<T> l = in_l.file.read<T>();
-    const std::vector<T> r = in_r.file.read<T>();
-    if (!a.no_check) {
-      check_sorted(l, in_l);
-      check_sorted(r, in_r);
-    }
+  key_inputs in("join", "--left", a.left, "--right", a.right);
+  return visit(in.x.file.type(), [&]<class T>() {
+    const std::vector<T> l = in.x.file.read<T>();
+    const std::vector<T> r = in.y.file.read<T>();
+    in.check_both_sorted(l, r, a.no_check);
     std::vector<int64_t> li, ri;
     const outcome o = run_join(dev, kind, l, r, li, ri);
     // Both files are written before either is renamed into place.
@@ -511,9 +514,7 @@ exit_code run_join_command(const join_args& a) {
       j["checked"] = !a.no_check;
       j["out_left"] = a.out_left;
       j["out_right"] = left_only ? json(nullptr) : json(a.out_right);
-      j["result"] = o.result;
-      j["time_ms"] = o.ms;
-      std::cout << j.dump() << '\n';
+      print_json(j, o);
     } else {
       std::cout << "join: " << gsearch::to_string(kind) << " join of " << l.size() << " and "
                 << r.size() << " " << dt << " keys, " << device_text(dev) << ": " << o.result
@@ -537,6 +538,14 @@ constexpr const char* outputs_footer =
     "stdout (--json: one JSON object with \"result\", the output's length, and \"time_ms\", the "
     "library call's time: CUDA events on a GPU, wall clock on the CPU).";
 
+// A subcommand whose footer is its own text between the inputs' and the outputs' paragraphs.
+CLI::App* add_subcommand(CLI::App& app, const char* name, const char* description,
+                         const std::string& footer) {
+  CLI::App* sub = app.add_subcommand(name, description);
+  sub->footer(std::string(inputs_footer) + footer + outputs_footer);
+  return sub;
+}
+
 void add_device_and_json(CLI::App* sub, std::string& device, bool& json_flag) {
   sub->add_option("--device", device, "auto: cuda if a CUDA device is available, else cpu")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
@@ -544,6 +553,13 @@ void add_device_and_json(CLI::App* sub, std::string& device, bool& json_flag) {
   sub->add_flag("--json", json_flag,
                 "Print one JSON object to stdout (command, device, dtype, sizes, outputs, "
                 "\"result\", \"time_ms\") instead of the human summary");
+}
+
+void add_a_and_b(CLI::App* sub, std::string& a, std::string& b) {
+  sub->add_option("--a", a, "The first sorted input (.npy, 1-D)")->required()->type_name("A.npy");
+  sub->add_option("--b", b, "The second sorted input (.npy, 1-D, --a's dtype)")
+      ->required()
+      ->type_name("B.npy");
 }
 
 void add_no_check(CLI::App* sub, bool& no_check, const std::string& inputs) {
@@ -558,18 +574,14 @@ void add_no_check(CLI::App* sub, bool& no_check, const std::string& inputs) {
 
 command add_merge_command(CLI::App& app) {
   auto a = std::make_shared<merge_args>();
-  CLI::App* sub = app.add_subcommand(
-      "merge", "Merge two sorted arrays (stable: ties take --a's first), keys or key-value pairs");
-  sub->footer(std::string(inputs_footer) +
-              "The output is the merge of sorted --a and --b, of length len(a) + len(b): "
-              "np.sort(np.concatenate([a, b]), kind='stable') without the sort. With "
-              "--a-values, --b-values and --out-values (all three, int64, one per key), each "
-              "key's value goes with it.\n" +
-              outputs_footer);
-  sub->add_option("--a", a->a, "The first sorted input (.npy, 1-D)")->required()->type_name("A.npy");
-  sub->add_option("--b", a->b, "The second sorted input (.npy, 1-D, --a's dtype)")
-      ->required()
-      ->type_name("B.npy");
+  CLI::App* sub = add_subcommand(
+      app, "merge",
+      "Merge two sorted arrays (stable: ties take --a's first), keys or key-value pairs",
+      "The output is the merge of sorted --a and --b, of length len(a) + len(b): "
+      "np.sort(np.concatenate([a, b]), kind='stable') without the sort. With "
+      "--a-values, --b-values and --out-values (all three, int64, one per key), each "
+      "key's value goes with it.\n");
+  add_a_and_b(sub, a->a, a->b);
   sub->add_option("--out", a->out, "The merged keys (--a's dtype)")->required()->type_name("M.npy");
   sub->add_option("--a-values", a->a_values, "int64 values of --a's keys (one per key)")
       ->type_name("AV.npy");
@@ -586,15 +598,14 @@ command add_merge_command(CLI::App& app) {
 
 command add_sort_command(CLI::App& app) {
   auto a = std::make_shared<sort_args>();
-  CLI::App* sub = app.add_subcommand(
-      "sort", "Sort an array (stable merge sort), with int64 values or the sorting permutation");
-  sub->footer(std::string(inputs_footer) +
-              "--out gets np.sort(data, kind='stable'); --argsort gets the stable sorting "
-              "permutation, np.argsort(data, kind='stable') (int64: data[perm] is sorted, equal "
-              "keys in their input order); --values V.npy with --out-values carries one int64 "
-              "value per key (out_values = values[perm]). Give --out, --argsort or both. The "
-              "data need not be sorted, so there is no --no-check.\n" +
-              outputs_footer);
+  CLI::App* sub = add_subcommand(
+      app, "sort",
+      "Sort an array (stable merge sort), with int64 values or the sorting permutation",
+      "--out gets np.sort(data, kind='stable'); --argsort gets the stable sorting "
+      "permutation, np.argsort(data, kind='stable') (int64: data[perm] is sorted, equal "
+      "keys in their input order); --values V.npy with --out-values carries one int64 "
+      "value per key (out_values = values[perm]). Give --out, --argsort or both. The "
+      "data need not be sorted, so there is no --no-check.\n");
   sub->add_option("--data", a->data, "The keys to sort (.npy, 1-D, any order)")
       ->required()
       ->type_name("D.npy");
@@ -612,23 +623,19 @@ command add_sort_command(CLI::App& app) {
 
 command add_set_command(CLI::App& app) {
   auto a = std::make_shared<set_args>();
-  CLI::App* sub = app.add_subcommand(
-      "set", "Multiset intersection, union, difference, symmetric difference of sorted arrays");
-  sub->footer(std::string(inputs_footer) +
-              "C++'s std::set_* semantics on multisets: a value m times in --a and n times in "
-              "--b is written min(m, n) times (intersection), max(m, n) (union), max(m - n, 0) "
-              "(difference, a minus b) or |m - n| (symmetric-difference); the output is sorted. "
-              "For numpy's unique-element np.intersect1d etc., pass inputs without duplicates "
-              "(numpy: np.unique(a)).\n" +
-              outputs_footer);
+  CLI::App* sub = add_subcommand(
+      app, "set",
+      "Multiset intersection, union, difference, symmetric difference of sorted arrays",
+      "C++'s std::set_* semantics on multisets: a value m times in --a and n times in "
+      "--b is written min(m, n) times (intersection), max(m, n) (union), max(m - n, 0) "
+      "(difference, a minus b) or |m - n| (symmetric-difference); the output is sorted. "
+      "For numpy's unique-element np.intersect1d etc., pass inputs without duplicates "
+      "(numpy: np.unique(a)).\n");
   sub->add_option("--op", a->op, "intersection, union, difference (a - b) or symmetric-difference")
       ->required()
       ->check(CLI::IsMember(set_op_names))
       ->type_name("OP");
-  sub->add_option("--a", a->a, "The first sorted input (.npy, 1-D)")->required()->type_name("A.npy");
-  sub->add_option("--b", a->b, "The second sorted input (.npy, 1-D, --a's dtype)")
-      ->required()
-      ->type_name("B.npy");
+  add_a_and_b(sub, a->a, a->b);
   sub->add_option("--out", a->out, "The result (--a's dtype, sorted)")->required()->type_name("S.npy");
   add_no_check(sub, a->no_check, "--a and --b");
   add_device_and_json(sub, a->device, a->json);
@@ -637,17 +644,16 @@ command add_set_command(CLI::App& app) {
 
 command add_join_command(CLI::App& app) {
   auto a = std::make_shared<join_args>();
-  CLI::App* sub = app.add_subcommand(
-      "join", "Sort-merge join of sorted keys: int64 gather maps (left index, right index)");
-  sub->footer(std::string(inputs_footer) +
-              "Each output row pairs a left index i and a right index j with left[i] == "
-              "right[j]; duplicates give every pair (the cross product). Rows are in key "
-              "order, then left index, then right index. inner: the matching pairs; left: also "
-              "(i, -1) for each left row without a match; right: also (-1, j) for each right "
-              "row without one; full: both. semi: the left rows with a match, anti: those "
-              "without; these two write --out-left only (giving --out-right is an error; every "
-              "other kind needs it). Gather with numpy: left_table[I], with -1 meaning no row.\n" +
-              outputs_footer);
+  CLI::App* sub = add_subcommand(
+      app, "join",
+      "Sort-merge join of sorted keys: int64 gather maps (left index, right index)",
+      "Each output row pairs a left index i and a right index j with left[i] == "
+      "right[j]; duplicates give every pair (the cross product). Rows are in key "
+      "order, then left index, then right index. inner: the matching pairs; left: also "
+      "(i, -1) for each left row without a match; right: also (-1, j) for each right "
+      "row without one; full: both. semi: the left rows with a match, anti: those "
+      "without; these two write --out-left only (giving --out-right is an error; every "
+      "other kind needs it). Gather with numpy: left_table[I], with -1 meaning no row.\n");
   sub->add_option("--how", a->how, "inner, left, right, full, semi or anti")
       ->required()
       ->check(CLI::IsMember(join_kind_names))
