@@ -108,6 +108,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_host.hpp"
 #include "find_peers.hpp"
 #include "gsearch/cuda/check.cuh"
 #include "gsearch/gsearch.hpp"
@@ -122,64 +123,13 @@ namespace {
 using namespace gsearch;
 using json = nlohmann::ordered_json;
 namespace peers = gsearch::bench::find_peers;
+using namespace gsearch::bench::host;
 using T = int32_t;
 
 constexpr T V = -1;  // the value searched: the filler is never negative
-constexpr uint64_t golden = 0x9E3779B97F4A7C15ull;
-
-uint64_t word(uint64_t seed, uint64_t i) { return core::mix64(seed + (i + 1) * golden); }
 T filler(uint64_t seed, int64_t i) { return T(word(seed, uint64_t(i)) >> 33); }
 
-// ---- host helpers -------------------------------------------------------------------------------
-
-int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency())); }
-
-/// f(begin, end) over [0, n) in one contiguous chunk per hardware thread.
-template <class F>
-void parallel_for(int64_t n, F&& f) {
-  const int threads = host_threads();
-  const int64_t chunk = (n + threads - 1) / threads;
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    const int64_t b = t * chunk, e = std::min(n, b + chunk);
-    if (b >= e) break;
-    pool.emplace_back([&f, b, e] { f(b, e); });
-  }
-  for (auto& th : pool) th.join();
-}
-
-/// The number of i in [0, n) with pred(i).
-template <class P>
-int64_t parallel_count(int64_t n, P&& pred) {
-  std::atomic<int64_t> total{0};
-  parallel_for(n, [&](int64_t b, int64_t e) {
-    int64_t c = 0;
-    for (int64_t i = b; i < e; ++i) c += pred(i) ? 1 : 0;
-    total += c;
-  });
-  return total.load();
-}
-
-/// The checksum of bench/README.md (and bench/python/inputs.py): the bytes read as little-endian
-/// uint64 words, the last partial word zero-padded, summed modulo 2^64. Sums of consecutive
-/// pieces add up when every piece but the last holds a multiple of 8 bytes.
-uint64_t checksum(const void* p, size_t bytes) {
-  const auto* b = static_cast<const unsigned char*>(p);
-  const int64_t words = int64_t(bytes / 8);
-  std::atomic<uint64_t> sum{0};
-  parallel_for(words, [&](int64_t lo, int64_t hi) {
-    uint64_t s = 0;
-    for (int64_t w = lo; w < hi; ++w) {
-      uint64_t x;
-      std::memcpy(&x, b + w * 8, 8);
-      s += x;
-    }
-    sum += s;
-  });
-  uint64_t tail = 0;
-  std::memcpy(&tail, b + words * 8, bytes % 8);
-  return sum.load() + tail;
-}
+// ---- host helpers (bench_host.hpp has the rest) -------------------------------------------------
 
 /// Writes value(i) for i in [0, n) to device memory d, generated on the host in chunks;
 /// returns the checksum of the n elements.
@@ -777,21 +727,11 @@ struct runner {
   }
 };
 
-void write_json(const std::string& path, const json& report) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << report.dump(1, ' ', false, json::error_handler_t::replace) << "\n";
-    if (!f) throw std::runtime_error("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot rename " + tmp + " to " + path);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   args a;
-  for (int i = 0; i < argc; ++i) a.command_line += (i ? " " : "") + std::string(argv[i]);
+  a.command_line = command_line(argc, argv);
   CLI::App app{"find_bench: gsearch's unsorted search (find first / any / random, count, find_all, isin) on the GPU "
                "against the read roofline, thrust (CUDA toolkit CCCL) and CUB (newer CCCL), on the same buffers "
                "(issue 7). Writes a table to stdout and, with --json, one JSON file (bench/README.md)."};
@@ -863,9 +803,7 @@ int main(int argc, char** argv) {
 
   const cuda_device_info dev = cuda_device_properties();
   json report = {{"schema", "gsearch-bench-find/1"}, {"synthetic", false}, {"command", a.command_line}};
-  report["device"] = {{"name", dev.name}, {"compute_capability", dev.compute_capability}, {"sms", dev.sms},
-                      {"l2_bytes", dev.l2_bytes}, {"global_bytes", dev.global_bytes},
-                      {"driver_version", dev.driver_version}, {"runtime_version", dev.runtime_version}};
+  report["device"] = device_json(dev);
   report["versions"] = {{"gsearch", GSEARCH_VERSION}, {"thrust", peers::toolkit_cccl_version()},
                         {"cub", peers::cub_available() ? json(peers::cub_version()) : json(nullptr)}};
   report["config"] = {{"parts", a.parts}, {"n", a.n}, {"sizes", a.sizes}, {"ks", a.ks}, {"strategies", a.strategies},
@@ -880,36 +818,5 @@ int main(int argc, char** argv) {
   std::printf("%-10s %-7s %-11s %-15s %3s %10s %-9s %13s %13s %6s\n", "part", "impl", "op", "strategy", "k", "n",
               "where", "time", "rate", "roof");
 
-  int problems = 0;
-  try {
-    runner b(a);
-    b.report = std::move(report);
-    try {
-      b.run();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "find_bench: %s\n", e.what());
-      b.report["fatal"] = e.what();
-      ++b.problems;
-    }
-    problems = b.problems;
-    report = std::move(b.report);
-  } catch (const std::exception& e) {  // the bench's own device memory
-    std::fprintf(stderr, "find_bench: %s\n", e.what());
-    report["fatal"] = e.what();
-    ++problems;
-  }
-  if (problems > 0)
-    std::fprintf(stderr, "find_bench: %d configuration(s) failed their check or threw (see \"failures\", \"errors\")\n",
-                 problems);
-  const int rc = problems > 0 ? 3 : 0;
-  if (!a.json_path.empty()) {
-    try {
-      write_json(a.json_path, report);
-      std::fprintf(stderr, "find_bench: %zu results -> %s\n", report["results"].size(), a.json_path.c_str());
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "find_bench: %s\n", e.what());
-      return 1;
-    }
-  }
-  return rc;
+  return run_and_report<runner>("find_bench", a, a.json_path, std::move(report));
 }

@@ -131,6 +131,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_host.hpp"
 #include "gsearch/cuda/check.cuh"
 #include "gsearch/gsearch.hpp"
 #include "merge_peers.hpp"
@@ -145,82 +146,17 @@ namespace {
 using namespace gsearch;
 using json = nlohmann::ordered_json;
 namespace peers = gsearch::bench::merge_peers;
+using namespace gsearch::bench::host;
 
-constexpr uint64_t golden = 0x9E3779B97F4A7C15ull;
-uint64_t word(uint64_t seed, uint64_t i) { return core::mix64(seed + (i + 1) * golden); }
-
-const char* const set_op_names[] = {"intersection", "union", "difference", "symmetric-difference"};
 const char* const set_op_calls[] = {"set_intersection", "set_union", "set_difference", "set_symmetric_difference"};
 
 // ---- host helpers -------------------------------------------------------------------------------
-
-int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency())); }
-
-/// f(begin, end) over [0, n) in one contiguous chunk per hardware thread.
-template <class F>
-void parallel_for(int64_t n, F&& f) {
-  const int threads = host_threads();
-  const int64_t chunk = (n + threads - 1) / threads;
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    const int64_t b = t * chunk, e = std::min(n, b + chunk);
-    if (b >= e) break;
-    pool.emplace_back([&f, b, e] { f(b, e); });
-  }
-  for (auto& th : pool) th.join();
-}
-
-/// True when pred(i) holds for every i in [0, n).
-template <class P>
-bool parallel_all(int64_t n, P&& pred) {
-  std::atomic<bool> ok{true};
-  parallel_for(n, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e && ok.load(std::memory_order_relaxed); ++i)
-      if (!pred(i)) ok = false;
-  });
-  return ok.load();
-}
-
-/// bench/README.md's checksum: the bytes as little-endian uint64 words, the last partial word
-/// zero-padded, summed modulo 2^64.
-uint64_t checksum(const void* p, size_t bytes) {
-  const auto* b = static_cast<const unsigned char*>(p);
-  const int64_t words = int64_t(bytes / 8);
-  std::atomic<uint64_t> sum{0};
-  parallel_for(words, [&](int64_t lo, int64_t hi) {
-    uint64_t s = 0;
-    for (int64_t w = lo; w < hi; ++w) {
-      uint64_t x;
-      std::memcpy(&x, b + w * 8, 8);
-      s += x;
-    }
-    sum += s;
-  });
-  uint64_t tail = 0;
-  std::memcpy(&tail, b + words * 8, bytes % 8);
-  return sum.load() + tail;
-}
-
-template <class T, class F>
-std::vector<T> generate(int64_t n, F&& value) {
-  std::vector<T> v(static_cast<size_t>(n));
-  parallel_for(n, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) v[size_t(i)] = value(i);
-  });
-  return v;
-}
 
 template <class T>
 std::vector<T> to_host(const T* d, int64_t n) {
   std::vector<T> h(static_cast<size_t>(n));
   if (n > 0) copy_to_host(h.data(), d, size_t(n) * sizeof(T));
   return h;
-}
-
-template <class T>
-bool equal_parallel(const std::vector<T>& x, const std::vector<T>& y) {
-  if (x.size() != y.size()) return false;
-  return parallel_all(int64_t(x.size()), [&](int64_t i) { return x[size_t(i)] == y[size_t(i)]; });
 }
 
 /// Copies x to the device, sorts it there (thrust::sort, toolkit CCCL) and back: x sorted, and
@@ -1083,21 +1019,11 @@ struct runner {
   }
 };
 
-void write_json(const std::string& path, const json& report) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << report.dump(1, ' ', false, json::error_handler_t::replace) << "\n";
-    if (!f) throw std::runtime_error("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot rename " + tmp + " to " + path);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   args a;
-  for (int i = 0; i < argc; ++i) a.command_line += (i ? " " : "") + std::string(argv[i]);
+  a.command_line = command_line(argc, argv);
   CLI::App app{"merge_bench: gsearch's merge family (merge, set operations, sorted search, merge sort, joins) on the "
                "GPU against the copy roofline, thrust (CUDA toolkit CCCL), thrust and CUB (newer CCCL) and a CUB-built "
                "join, on the same buffers (issue 8). Writes a table to stdout and, with --json, one JSON file "
@@ -1183,9 +1109,7 @@ int main(int argc, char** argv) {
 
   const cuda_device_info dev = cuda_device_properties();
   json report = {{"schema", "gsearch-bench-merge/1"}, {"synthetic", false}, {"command", a.command_line}};
-  report["device"] = {{"name", dev.name}, {"compute_capability", dev.compute_capability}, {"sms", dev.sms},
-                      {"l2_bytes", dev.l2_bytes}, {"global_bytes", dev.global_bytes},
-                      {"driver_version", dev.driver_version}, {"runtime_version", dev.runtime_version}};
+  report["device"] = device_json(dev);
   report["versions"] = {{"gsearch", GSEARCH_VERSION}, {"thrust", peers::toolkit_cccl_version()},
                         {"cub", peers::cub_available() ? json(peers::cub_version()) : json(nullptr)}};
   report["config"] = {{"parts", a.parts}, {"n", a.n}, {"search_keys", a.search_keys},
@@ -1202,36 +1126,5 @@ int main(int argc, char** argv) {
   std::printf("%-13s %-9s %-20s %-30s %-5s %-11s %11s %11s %10s %6s %6s %s\n", "part", "impl", "op", "call", "dtype",
               "input", "na", "nb", "ms", "GB/s", "roof", "rate");
 
-  int problems = 0;
-  try {
-    runner b(a);
-    b.report = std::move(report);
-    try {
-      b.run();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "merge_bench: %s\n", e.what());
-      b.report["fatal"] = e.what();
-      ++b.problems;
-    }
-    problems = b.problems;
-    report = std::move(b.report);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "merge_bench: %s\n", e.what());
-    report["fatal"] = e.what();
-    ++problems;
-  }
-  if (problems > 0)
-    std::fprintf(stderr, "merge_bench: %d configuration(s) failed their check or threw (see \"failures\", \"errors\")\n",
-                 problems);
-  const int rc = problems > 0 ? 3 : 0;
-  if (!a.json_path.empty()) {
-    try {
-      write_json(a.json_path, report);
-      std::fprintf(stderr, "merge_bench: %zu results -> %s\n", report["results"].size(), a.json_path.c_str());
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "merge_bench: %s\n", e.what());
-      return 1;
-    }
-  }
-  return rc;
+  return run_and_report<runner>("merge_bench", a, a.json_path, std::move(report));
 }

@@ -46,6 +46,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_host.hpp"
 #include "gsearch/gsearch.hpp"
 #include "timing.hpp"
 
@@ -57,19 +58,8 @@ namespace {
 
 using namespace gsearch;
 using json = nlohmann::ordered_json;
+using namespace gsearch::bench::host;
 using T = int32_t;
-
-constexpr uint64_t golden = 0x9E3779B97F4A7C15ull;
-uint64_t word(uint64_t seed, uint64_t i) { return core::mix64(seed + (i + 1) * golden); }
-
-const char* const set_op_names[] = {"intersection", "union", "difference", "symmetric-difference"};
-
-template <class F>
-std::vector<T> generate(int64_t n, F&& f) {
-  std::vector<T> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[size_t(i)] = f(i);
-  return v;
-}
 
 /// /proc/loadavg's first three fields (the machine may be shared: ratios within one run count).
 std::string loadavg() {
@@ -131,13 +121,13 @@ struct runner {
   }
 
   int threads_of(const cpu_t& e) const {
-    return e.threads > 0 ? e.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+    return e.threads > 0 ? e.threads : host_threads();
   }
 
   void merge_and_sets() {
     const int64_t n = a.n;
-    auto A = generate(n, [&](int64_t i) { return T(word(a.seed, uint64_t(i)) >> 37); });
-    auto B = generate(n, [&](int64_t i) { return T(word(a.seed + 1, uint64_t(i)) >> 37); });
+    auto A = generate<T>(n, [&](int64_t i) { return T(word(a.seed, uint64_t(i)) >> 37); });
+    auto B = generate<T>(n, [&](int64_t i) { return T(word(a.seed + 1, uint64_t(i)) >> 37); });
     std::sort(A.begin(), A.end());
     std::sort(B.begin(), B.end());
     std::vector<T> ref(static_cast<size_t>(2 * n)), out(static_cast<size_t>(2 * n));
@@ -185,8 +175,8 @@ struct runner {
 
   void sorted_search() {
     const int64_t k = a.search_keys, q = a.search_queries;
-    auto K = generate(k, [&](int64_t i) { return T(word(a.seed + 4, uint64_t(i)) >> 33); });
-    auto Q = generate(q, [&](int64_t j) { return T(word(a.seed + 5, uint64_t(j)) >> 33); });
+    auto K = generate<T>(k, [&](int64_t i) { return T(word(a.seed + 4, uint64_t(i)) >> 33); });
+    auto Q = generate<T>(q, [&](int64_t j) { return T(word(a.seed + 5, uint64_t(j)) >> 33); });
     std::sort(K.begin(), K.end());
     std::sort(Q.begin(), Q.end());
     std::vector<int32_t> ref(static_cast<size_t>(q)), out(static_cast<size_t>(q));
@@ -218,7 +208,7 @@ struct runner {
 
   void sort() {
     const int64_t n = a.sort_n;
-    const auto X = generate(n, [&](int64_t i) { return T(uint32_t(word(a.seed + 6, uint64_t(i)) >> 32)); });
+    const auto X = generate<T>(n, [&](int64_t i) { return T(uint32_t(word(a.seed + 6, uint64_t(i)) >> 32)); });
     std::vector<T> ref, out(static_cast<size_t>(n));
     const auto ts = time([&] {
       ref = X;
@@ -242,8 +232,8 @@ struct runner {
   void join() {
     const int64_t n = a.join_n;
     const uint64_t R = uint64_t(a.join_range);
-    auto L = generate(n, [&](int64_t i) { return T(word(a.seed + 8, uint64_t(i)) % R); });
-    auto Rt = generate(n, [&](int64_t j) { return T(word(a.seed + 9, uint64_t(j)) % R); });
+    auto L = generate<T>(n, [&](int64_t i) { return T(word(a.seed + 8, uint64_t(i)) % R); });
+    auto Rt = generate<T>(n, [&](int64_t j) { return T(word(a.seed + 9, uint64_t(j)) % R); });
     std::sort(L.begin(), L.end());
     std::sort(Rt.begin(), Rt.end());
     // Rows: the sum over keys of the products of the counts.
@@ -314,7 +304,7 @@ struct runner {
 
 int main(int argc, char** argv) {
   args a;
-  for (int i = 0; i < argc; ++i) a.command_line += (i ? " " : "") + std::string(argv[i]);
+  a.command_line = command_line(argc, argv);
   CLI::App app{"merge_cpu_bench: gsearch's merge family on the CPU (all cores and one thread) against the C++ "
                "standard library on one thread (issue 8)."};
   app.add_option("--json", a.json_path, "Write the results as JSON to this file")->type_name("FILE");
@@ -354,7 +344,7 @@ int main(int argc, char** argv) {
   }
 
   json report = {{"schema", "gsearch-bench-merge-cpu/1"}, {"command", a.command_line}};
-  report["host"] = {{"cpu", cpu_name()}, {"threads", int(std::max(1u, std::thread::hardware_concurrency()))},
+  report["host"] = {{"cpu", cpu_name()}, {"threads", host_threads()},
 #if defined(__clang__)
                     {"compiler", std::string("clang ") + __clang_version__}
 #elif defined(__GNUC__)

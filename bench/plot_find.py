@@ -32,10 +32,12 @@ and left out of the figures. A file marked "synthetic": true (the test sample) s
 table title.
 """
 import argparse
-import json
 import math
 import os
 import sys
+
+import plot_common
+from plot_common import fmt, fmt_n, md_table, pick, ratio, title
 
 SCHEMA = "gsearch-bench-find/1"
 STUDY = ["strided", "coalesced", "unrolled"]
@@ -48,7 +50,7 @@ COLORS = {"gsearch": "tab:green", "gsearch-any": "tab:olive", "cub": "tab:purple
 
 
 def warn(msg):
-    print(f"plot_find: {msg}", file=sys.stderr)
+    plot_common.warn("plot_find", msg)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -56,24 +58,13 @@ def warn(msg):
 
 
 def load(path):
-    with open(path) as f:
-        doc = json.load(f)
-    if doc.get("schema") != SCHEMA:
-        raise SystemExit(f"plot_find: {path}: schema {doc.get('schema')!r}, expected {SCHEMA!r}")
-    return doc
+    return plot_common.load(path, SCHEMA, "plot_find")
 
 
 def usable_rows(doc):
-    rows = []
-    for r in doc.get("results", []):
-        if r.get("ms") is None:
-            continue
-        if r.get("verified") is False:
-            warn(f"leaving out unverified row {r.get('impl')} {r.get('op')} {r.get('strategy')} "
-                 f"k={r.get('per_thread')} n={r.get('n')} {r.get('position') or r.get('match_fraction')}")
-            continue
-        rows.append(r)
-    return rows
+    return plot_common.usable_rows(
+        doc, "plot_find", lambda r: f"{r.get('impl')} {r.get('op')} {r.get('strategy')} k={r.get('per_thread')} "
+                                    f"n={r.get('n')} {r.get('position') or r.get('match_fraction')}")
 
 
 def roofline_gbps(doc, rows):
@@ -83,12 +74,6 @@ def roofline_gbps(doc, rows):
         return float(roof["gbps"])
     rates = [r["gbps"] for r in rows if r["impl"] == "roofline" and r.get("gbps")]
     return max(rates) if rates else None
-
-
-def pick(rows, **want):
-    """The fastest row whose fields equal `want` (None if there is none)."""
-    hits = [r for r in rows if all(r.get(k) == v for k, v in want.items())]
-    return min(hits, key=lambda r: r["ms"]) if hits else None
 
 
 def peer_version(rows, impl):
@@ -111,27 +96,7 @@ def modes_n(doc, rows):
 
 
 def fmt_ms(ms):
-    if ms is None:
-        return "-"
-    if ms >= 100:
-        return f"{ms:.0f}"
-    if ms >= 10:
-        return f"{ms:.1f}"
-    if ms >= 1:
-        return f"{ms:.2f}"
-    if ms >= 0.01:
-        return f"{ms:.3f}"
-    return f"{ms:.4f}"
-
-
-def fmt(x, spec):
-    return "-" if x is None else format(x, spec)
-
-
-def fmt_n(n):
-    if n and n & (n - 1) == 0 and n >= 1024:
-        return f"2^{n.bit_length() - 1}"
-    return f"{n:,}"
+    return plot_common.fmt_ms(ms, tiny_digits=4)
 
 
 def fmt_fraction(f):
@@ -142,30 +107,9 @@ def fmt_fraction(f):
     return f"{f:g}"
 
 
-def ratio(a, b):
-    return a / b if a is not None and b is not None and b > 0 else None
-
-
-def md_table(header, lines):
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(str(c) for c in line) + " |" for line in lines]
-    return "\n".join(out)
-
-
-def title(doc, text):
-    tag = " (SYNTHETIC sample, not a measurement)" if doc.get("synthetic") else ""
-    return f"### {text}{tag}"
-
-
 def preamble(doc):
     """One line: the device, the versions, the settings and the command."""
-    dev = (doc.get("device") or {}).get("name", "?")
-    v = doc.get("versions") or {}
-    c = doc.get("config") or {}
-    syn = "**SYNTHETIC sample (made-up times), not a measurement.** " if doc.get("synthetic") else ""
-    return (f"{syn}find_bench on {dev}: gsearch {v.get('gsearch', '?')}, thrust {v.get('thrust') or '-'} "
-            f"(toolkit CCCL), CUB {v.get('cub') or '-'}; median of {c.get('repeat', '?')} runs after "
-            f"{c.get('warmup', '?')} warm-up; `{doc.get('command', '')}`")
+    return plot_common.preamble(doc, "find_bench", "CUB {}")
 
 
 def gbps_cell(r):
@@ -359,18 +303,8 @@ def fig_strategies(doc, rows, out):
         ax.set_title(f"find_first, {fmt_n(n)} int32")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle(_suptitle(doc, "seeds/001: time vs elements per thread"))
-    fig.tight_layout()
-    path = os.path.join(out, "find_strategies.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
-
-
-def _suptitle(doc, text):
-    dev = (doc.get("device") or {}).get("name", "")
-    syn = " (SYNTHETIC)" if doc.get("synthetic") else ""
-    return f"{text}{syn}" + (f" — {dev}" if dev else "")
+    fig.suptitle(plot_common.suptitle(doc, "seeds/001: time vs elements per thread"))
+    return plot_common.save(fig, out, "find_strategies.png")
 
 
 def fig_modes(doc, rows, roof, out):
@@ -423,14 +357,10 @@ def fig_modes(doc, rows, roof, out):
     ax.set_xticks(range(len(data)))
     ax.set_xticklabels([d[0] for d in data], fontsize=8)
     ax.set_ylabel("GB/s (log); labels: % of the read roofline")
-    ax.set_title(_suptitle(doc, f"full scans of {fmt_n(n)} int32"))
+    ax.set_title(plot_common.suptitle(doc, f"full scans of {fmt_n(n)} int32"))
     ax.legend(fontsize=8)
     ax.grid(True, axis="y", which="both", alpha=0.3)
-    fig.tight_layout()
-    path = os.path.join(out, "find_modes_gbps.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return plot_common.save(fig, out, "find_modes_gbps.png")
 
 
 def fig_positions(doc, rows, out):
@@ -463,14 +393,10 @@ def fig_positions(doc, rows, out):
     ax.set_xticks(range(len(POSITIONS)))
     ax.set_xticklabels(["match at 0", "N/100", "N/2", "N-1", "no match"])
     ax.set_ylabel("ms (median, log)")
-    ax.set_title(_suptitle(doc, f"first match by position, {fmt_n(n)} int32"))
+    ax.set_title(plot_common.suptitle(doc, f"first match by position, {fmt_n(n)} int32"))
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = os.path.join(out, "find_positions.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return plot_common.save(fig, out, "find_positions.png")
 
 
 def fig_find_all(doc, rows, out):
@@ -496,14 +422,10 @@ def fig_find_all(doc, rows, out):
     ax.set_yscale("log")
     ax.set_xlabel("fraction of elements matching")
     ax.set_ylabel("ms (median, log)")
-    ax.set_title(_suptitle(doc, f"find_all, {fmt_n(n)} int32, int64 indices"))
+    ax.set_title(plot_common.suptitle(doc, f"find_all, {fmt_n(n)} int32, int64 indices"))
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = os.path.join(out, "find_all_fraction.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return plot_common.save(fig, out, "find_all_fraction.png")
 
 
 def fig_isin(doc, rows, out):
@@ -532,14 +454,10 @@ def fig_isin(doc, rows, out):
     ax.set_xticks(range(len(needles)))
     ax.set_xticklabels([f"{fmt_n(m)} needles" for m in needles])
     ax.set_ylabel("ms (median, log)")
-    ax.set_title(_suptitle(doc, f"isin, {fmt_n(max(r['n'] for r in sel))} int32 elements"))
+    ax.set_title(plot_common.suptitle(doc, f"isin, {fmt_n(max(r['n'] for r in sel))} int32 elements"))
     ax.grid(True, axis="y", which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = os.path.join(out, "find_isin.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return plot_common.save(fig, out, "find_isin.png")
 
 
 def figures(doc, rows, out):

@@ -31,9 +31,11 @@ and left out of the figures. A file marked "synthetic": true (the test sample) s
 table title.
 """
 import argparse
-import json
 import os
 import sys
+
+import plot_common
+from plot_common import fmt, fmt_ms, fmt_n, md_table, pick, ratio, title
 
 SCHEMA = "gsearch-bench-merge/1"
 SET_OPS = ["intersection", "union", "difference", "symmetric-difference"]
@@ -46,7 +48,7 @@ FIGURES = ["merge_merge.png", "merge_set_ops.png", "merge_sorted_search.png", "m
 
 
 def warn(msg):
-    print(f"plot_merge: {msg}", file=sys.stderr)
+    plot_common.warn("plot_merge", msg)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -54,33 +56,13 @@ def warn(msg):
 
 
 def load(path):
-    with open(path) as f:
-        doc = json.load(f)
-    if doc.get("schema") != SCHEMA:
-        raise SystemExit(f"plot_merge: {path}: schema {doc.get('schema')!r}, expected {SCHEMA!r}")
-    return doc
+    return plot_common.load(path, SCHEMA, "plot_merge")
 
 
 def usable_rows(doc):
-    rows = []
-    for r in doc.get("results", []):
-        if r.get("ms") is None:
-            continue
-        if r.get("verified") is False:
-            warn(f"leaving out unverified row {r.get('part')} {r.get('impl')} {r.get('op')} {r.get('call')} "
-                 f"{r.get('dtype')} {r.get('input')}")
-            continue
-        rows.append(r)
-    return rows
-
-
-def pick(rows, **want):
-    """The fastest row whose fields equal `want` (None if there is none). `call_has` matches a
-    substring of the call."""
-    sub = want.pop("call_has", None)
-    hits = [r for r in rows if all(r.get(k) == v for k, v in want.items())
-            and (sub is None or sub in (r.get("call") or ""))]
-    return min(hits, key=lambda r: r["ms"]) if hits else None
+    return plot_common.usable_rows(
+        doc, "plot_merge", lambda r: f"{r.get('part')} {r.get('impl')} {r.get('op')} {r.get('call')} "
+                                     f"{r.get('dtype')} {r.get('input')}")
 
 
 def version(doc, impl):
@@ -96,57 +78,12 @@ def version(doc, impl):
 # Formatting
 
 
-def fmt_ms(ms):
-    if ms is None:
-        return "-"
-    if ms >= 100:
-        return f"{ms:.0f}"
-    if ms >= 10:
-        return f"{ms:.1f}"
-    if ms >= 1:
-        return f"{ms:.2f}"
-    return f"{ms:.3f}"
-
-
-def fmt(x, spec):
-    return "-" if x is None else format(x, spec)
-
-
-def fmt_n(n):
-    if n is None:
-        return "-"
-    if n and n & (n - 1) == 0 and n >= 1024:
-        return f"2^{n.bit_length() - 1}"
-    return f"{n:,}"
-
-
-def ratio(a, b):
-    return a / b if a is not None and b is not None and b > 0 else None
-
-
 def ms_of(r):
     return r["ms"] if r else None
 
 
-def md_table(header, lines):
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(str(c) for c in line) + " |" for line in lines]
-    return "\n".join(out)
-
-
-def title(doc, text):
-    tag = " (SYNTHETIC sample, not a measurement)" if doc.get("synthetic") else ""
-    return f"### {text}{tag}"
-
-
 def preamble(doc):
-    dev = (doc.get("device") or {}).get("name", "?")
-    v = doc.get("versions") or {}
-    c = doc.get("config") or {}
-    syn = "**SYNTHETIC sample (made-up times), not a measurement.** " if doc.get("synthetic") else ""
-    return (f"{syn}merge_bench on {dev}: gsearch {v.get('gsearch', '?')}, thrust {v.get('thrust') or '-'} "
-            f"(toolkit CCCL), CUB / thrust {v.get('cub') or '-'} (newer CCCL); median of {c.get('repeat', '?')} runs "
-            f"after {c.get('warmup', '?')} warm-up; `{doc.get('command', '')}`")
+    return plot_common.preamble(doc, "merge_bench", "CUB / thrust {} (newer CCCL)")
 
 
 def dtype_label(r_or_dtype, values=None):
@@ -322,12 +259,6 @@ def tables(doc, rows):
 # Figures
 
 
-def _suptitle(doc, text):
-    dev = (doc.get("device") or {}).get("name", "")
-    syn = " (SYNTHETIC)" if doc.get("synthetic") else ""
-    return f"{text}{syn}" + (f" — {dev}" if dev else "")
-
-
 def bars(ax, groups, series, value, label_fn=None):
     """Grouped bars: groups = [(label, {series: row})], series = [(key, legend, color)]."""
     width = 0.8 / max(1, len(series))
@@ -355,13 +286,8 @@ def bars(ax, groups, series, value, label_fn=None):
 
 
 def save(fig, doc, text, out, name):
-    fig.suptitle(_suptitle(doc, text), fontsize=10)
-    fig.tight_layout()
-    path = os.path.join(out, name)
-    fig.savefig(path, dpi=120)
-    import matplotlib.pyplot as plt
-    plt.close(fig)
-    return path
+    fig.suptitle(plot_common.suptitle(doc, text), fontsize=10)
+    return plot_common.save(fig, out, name)
 
 
 def fig_merge(doc, rows, out):

@@ -17,7 +17,9 @@ PLOT = HERE.parent / "plot.py"
 SAMPLE = HERE / "sample_results.json"
 CONFLICTS = HERE.parent / "results/h100/bank_conflicts.json"
 sys.path.insert(0, str(PLOT.parent))
+sys.path.insert(0, str(HERE))
 import plot  # noqa: E402
+from plot_test_helpers import pngs  # noqa: E402
 
 
 def run_plot(*args):
@@ -25,14 +27,6 @@ def run_plot(*args):
                        text=True)
     assert r.returncode == 0, r.stderr
     return r.stdout, r.stderr
-
-
-def pngs(folder):
-    files = sorted(p.name for p in pathlib.Path(folder).glob("*.png"))
-    for name in files:
-        data = (pathlib.Path(folder) / name).read_bytes()
-        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000, name
-    return files
 
 
 def test_sample_all_figures(tmp_path):

@@ -4,10 +4,8 @@ made-up times) and on variants of it: unverified rows, missing peers, a wrong sc
     python3 -m pytest bench/python/test_plot_find.py
 """
 import copy
-import json
 import pathlib
 import re
-import subprocess
 import sys
 
 import pytest
@@ -19,43 +17,16 @@ BENCH = HERE.parent
 PLOT = BENCH / "plot_find.py"
 SAMPLE = HERE / "sample_find_results.json"
 sys.path.insert(0, str(BENCH))
+sys.path.insert(0, str(HERE))
 import plot_find  # noqa: E402
+from plot_test_helpers import PlotScript, cells, pngs, table_line  # noqa: E402
 
 FIGURES = {"find_strategies.png", "find_modes_gbps.png", "find_positions.png",
            "find_all_fraction.png", "find_isin.png"}
 
 
-def run_plot(*args, ok=True):
-    r = subprocess.run([sys.executable, str(PLOT), *map(str, args)], capture_output=True, text=True)
-    if ok:
-        assert r.returncode == 0, r.stderr
-    return r
-
-
-def pngs(folder):
-    files = sorted(p.name for p in pathlib.Path(folder).glob("*.png"))
-    for name in files:
-        data = (pathlib.Path(folder) / name).read_bytes()
-        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000, name
-    return set(files)
-
-
-def sample():
-    return json.loads(SAMPLE.read_text())
-
-
-def write(tmp_path, doc, name="f.json"):
-    p = tmp_path / name
-    p.write_text(json.dumps(doc))
-    return p
-
-
-def table_line(out, start):
-    return next(l for l in out.splitlines() if l.startswith(start))
-
-
-def cells(line):
-    return [c.strip() for c in line.strip("|").split("|")]
+_plot = PlotScript(PLOT, SAMPLE, "f.json")
+run_plot, sample, write = _plot.run, _plot.sample, _plot.write
 
 
 def test_sample_is_marked_synthetic():
@@ -81,7 +52,7 @@ def test_sample_rows_have_find_bench_fields():
 
 def test_all_figures_and_tables(tmp_path):
     r = run_plot(SAMPLE, "--out", tmp_path / "fig")
-    assert pngs(tmp_path / "fig") == FIGURES
+    assert set(pngs(tmp_path / "fig")) == FIGURES
     out = r.stdout
     assert out.startswith("**SYNTHETIC sample")
     # Every table says the data are synthetic; two strategy tables (500,000 and 2^28).
@@ -149,7 +120,7 @@ def test_missing_peers(tmp_path):
     doc["results"] = [r for r in doc["results"] if r["impl"] not in ("cub", "thrust")]
     doc["versions"]["cub"] = None
     r = run_plot(write(tmp_path, doc), "--out", tmp_path / "fig")
-    assert pngs(tmp_path / "fig") == FIGURES
+    assert set(pngs(tmp_path / "fig")) == FIGURES
     line = cells(table_line(r.stdout, "| find_first | match at N/2 |"))
     assert line[5] == "-" and line[6] == "-" and line[7] == "-"
     assert "CUB -;" in r.stdout.splitlines()[0]
@@ -161,7 +132,7 @@ def test_parts_missing(tmp_path):
     doc["results"] = [r for r in doc["results"] if r["part"] in ("strategies", "roofline")]
     doc["targets"] = []
     r = run_plot(write(tmp_path, doc), "--out", tmp_path / "fig")
-    assert pngs(tmp_path / "fig") == {"find_strategies.png"}
+    assert set(pngs(tmp_path / "fig")) == {"find_strategies.png"}
     assert "find / count" not in r.stdout and "seeds/001" in r.stdout
 
 

@@ -5,10 +5,8 @@ No GPU.
     python3 -m pytest bench/python/test_plot_merge.py
 """
 import copy
-import json
 import pathlib
 import re
-import subprocess
 import sys
 
 import pytest
@@ -20,42 +18,15 @@ BENCH = HERE.parent
 PLOT = BENCH / "plot_merge.py"
 SAMPLE = HERE / "sample_merge_results.json"
 sys.path.insert(0, str(BENCH))
+sys.path.insert(0, str(HERE))
 import plot_merge  # noqa: E402
+from plot_test_helpers import PlotScript, cells, pngs, table_line  # noqa: E402
 
 FIGURES = set(plot_merge.FIGURES)
 
 
-def run_plot(*args, ok=True):
-    r = subprocess.run([sys.executable, str(PLOT), *map(str, args)], capture_output=True, text=True)
-    if ok:
-        assert r.returncode == 0, r.stderr
-    return r
-
-
-def pngs(folder):
-    files = sorted(p.name for p in pathlib.Path(folder).glob("*.png"))
-    for name in files:
-        data = (pathlib.Path(folder) / name).read_bytes()
-        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000, name
-    return set(files)
-
-
-def sample():
-    return json.loads(SAMPLE.read_text())
-
-
-def write(tmp_path, doc, name="m.json"):
-    p = tmp_path / name
-    p.write_text(json.dumps(doc))
-    return p
-
-
-def table_line(out, start):
-    return next(l for l in out.splitlines() if l.startswith(start))
-
-
-def cells(line):
-    return [c.strip() for c in line.strip("|").split("|")]
+_plot = PlotScript(PLOT, SAMPLE, "m.json")
+run_plot, sample, write = _plot.run, _plot.sample, _plot.write
 
 
 def test_sample_is_marked_synthetic():
@@ -81,7 +52,7 @@ def test_sample_rows_have_merge_bench_fields():
 
 def test_all_figures_and_tables(tmp_path):
     r = run_plot(SAMPLE, "--out", tmp_path / "fig")
-    assert pngs(tmp_path / "fig") == FIGURES
+    assert set(pngs(tmp_path / "fig")) == FIGURES
     out = r.stdout
     assert out.startswith("**SYNTHETIC sample")
     titles = [l for l in out.splitlines() if l.startswith("### ")]
@@ -120,7 +91,7 @@ def test_missing_peers(tmp_path):
     doc["results"] = [r for r in doc["results"] if r["impl"] in ("gsearch", "roofline")]
     doc["versions"]["cub"] = None
     r = run_plot(write(tmp_path, doc), "--out", tmp_path / "fig")
-    assert pngs(tmp_path / "fig") == FIGURES
+    assert set(pngs(tmp_path / "fig")) == FIGURES
     line = cells(table_line(r.stdout, "| int32 | 2^26 + 2^26 |"))
     assert line[5] == "-" and line[6] == "-" and line[8] == "-"
     assert "CUB / thrust -" in r.stdout.splitlines()[0]
@@ -132,7 +103,7 @@ def test_parts_missing(tmp_path):
     doc["results"] = [r for r in doc["results"] if r["part"] in ("merge", "set_ops")]
     doc["targets"] = []
     r = run_plot(write(tmp_path, doc), "--out", tmp_path / "fig")
-    assert pngs(tmp_path / "fig") == {"merge_merge.png", "merge_set_ops.png"}
+    assert set(pngs(tmp_path / "fig")) == {"merge_merge.png", "merge_set_ops.png"}
     assert "sorted search" not in r.stdout and "multiset set operations" in r.stdout
 
 

@@ -17,6 +17,7 @@ import plot  # noqa: E402
 import plot_python  # noqa: E402
 import py_vs_cpp  # noqa: E402
 import rows_bench  # noqa: E402
+from plot_test_helpers import pngs  # noqa: E402
 
 Q = 1 << 27
 
@@ -85,14 +86,6 @@ def write(tmp_path, name, doc):
     p = tmp_path / name
     p.write_text(json.dumps(doc))
     return p
-
-
-def pngs(folder):
-    files = sorted(p.name for p in pathlib.Path(folder).glob("*.png"))
-    for name in files:
-        data = (pathlib.Path(folder) / name).read_bytes()
-        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000, name
-    return files
 
 
 def test_all_figures_and_tables(tmp_path):
