@@ -284,7 +284,7 @@ TEST(SortedSearch, EveryTileWidthOfSmallInputs) {
 // The GPU's unrolled set operation (registers by step) writes what the plain loop writes, for
 // ranges of up to Count elements (a GPU thread's slice), every op, many random multisets.
 namespace {
-template <gsearch::set_op Op>
+template <gsearch::set_op Op, bool Padded>
 void check_unrolled_set_op(std::mt19937& rng) {
   for (int trial = 0; trial < 2000; ++trial) {
     std::vector<int> a(rng() % 9), b(rng() % 9);
@@ -292,13 +292,19 @@ void check_unrolled_set_op(std::mt19937& rng) {
     for (auto& x : b) x = int(rng() % 5);
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
-    const auto acc_a = [&](int i) { return a[size_t(i)]; };
-    const auto acc_b = [&](int j) { return b[size_t(j)]; };
+    // The padded form may read one past each end: A's next slot is B's first element, B's a
+    // spare, as in a tile staged in shared memory; .at() fails a read beyond them.
+    std::vector<int> tile(a);
+    tile.insert(tile.end(), b.begin(), b.end());
+    tile.push_back(-1000);
+    const int na = int(a.size());
+    const auto acc_a = [&](int i) { return Padded ? tile.at(size_t(i)) : a.at(size_t(i)); };
+    const auto acc_b = [&](int j) { return Padded ? tile.at(size_t(na + j)) : b.at(size_t(j)); };
     std::vector<int> want, got(16, -1);
     gsearch::core::serial_set_op<Op>(acc_a, 0, int(a.size()), acc_b, 0, int(b.size()),
                                      [&](bool from_a, int i) { want.push_back(from_a ? a[size_t(i)] : b[size_t(i)]); });
     unsigned taken = 0;
-    gsearch::core::serial_set_op_unrolled<16, Op>(acc_a, 0, int(a.size()), acc_b, 0, int(b.size()),
+    gsearch::core::serial_set_op_unrolled<16, Op, Padded>(acc_a, 0, int(a.size()), acc_b, 0, int(b.size()),
                                                   [&](int k, int key) { got[size_t(k)] = key; taken |= 1u << k; });
     std::vector<int> packed;
     for (int k = 0; k < 16; ++k)
@@ -310,8 +316,60 @@ void check_unrolled_set_op(std::mt19937& rng) {
 
 TEST(CoreSetOp, UnrolledEqualsThePlainLoop) {
   std::mt19937 rng(7);
-  check_unrolled_set_op<gsearch::set_op::intersection>(rng);
-  check_unrolled_set_op<gsearch::set_op::union_>(rng);
-  check_unrolled_set_op<gsearch::set_op::difference>(rng);
-  check_unrolled_set_op<gsearch::set_op::symmetric_difference>(rng);
+  for (bool padded : {false, true}) {
+    const auto check = [&]<gsearch::set_op Op>() {
+      if (padded) check_unrolled_set_op<Op, true>(rng);
+      else check_unrolled_set_op<Op, false>(rng);
+    };
+    check.operator()<gsearch::set_op::intersection>();
+    check.operator()<gsearch::set_op::union_>();
+    check.operator()<gsearch::set_op::difference>();
+    check.operator()<gsearch::set_op::symmetric_difference>();
+  }
+}
+
+// The GPU tiles' unrolled merges against std::merge from every split of small multisets: Count
+// steps from split (i, j) give the next Count elements of the stable merge (steps past the end
+// are ignored). The staged form reads A and B from one array laid out as a tile is in shared
+// memory (A, then B, then one spare slot holding a poison value), so a read beyond keys(a_end) or
+// keys(b_end) would show in the result or trip the vector's bounds check.
+namespace {
+template <bool Staged>
+void check_unrolled_merge(std::mt19937& rng) {
+  constexpr int count = 7;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const auto a = sorted_random(rng, int(rng() % 10), 4), b = sorted_random(rng, int(rng() % 10), 4);
+    const int na = int(a.size()), nb = int(b.size());
+    std::vector<int> tile(a);
+    tile.insert(tile.end(), b.begin(), b.end());
+    tile.push_back(-1000);  // the spare slot: never part of a result
+    const auto ref = reference_merge(a, b);
+    int from_a = 0;
+    for (int d = 0; d <= na + nb; ++d) {
+      const auto check = [&](int k, bool is_a, int index, int key) {
+        if (d + k >= na + nb) return;
+        const item& r = ref[size_t(d + k)];
+        ASSERT_EQ(is_a, r.from_a) << "trial " << trial << " d=" << d << " k=" << k;
+        ASSERT_EQ(index, r.index) << "trial " << trial << " d=" << d << " k=" << k;
+        ASSERT_EQ(key, r.value) << "trial " << trial << " d=" << d << " k=" << k;
+      };
+      if constexpr (Staged) {
+        gsearch::core::serial_merge_staged<count>(
+            [&](int i) { return tile.at(size_t(i)); }, from_a, na, na + d - from_a, na + nb,
+            [&](int k, bool is_a, int index, int key) { check(k, is_a, is_a ? index : index - na, key); });
+      } else {
+        gsearch::core::serial_merge_unrolled<count>([&](int i) { return a.at(size_t(i)); }, na,
+                                                    [&](int j) { return b.at(size_t(j)); }, nb,
+                                                    from_a, d - from_a, check);
+      }
+      if (d < na + nb && ref[size_t(d)].from_a) ++from_a;
+    }
+  }
+}
+}  // namespace
+
+TEST(CoreMerge, UnrolledEqualsStdMerge) {
+  std::mt19937 rng(11);
+  check_unrolled_merge<false>(rng);
+  check_unrolled_merge<true>(rng);
 }

@@ -162,6 +162,32 @@ GSEARCH_HD GSEARCH_FORCEINLINE void serial_merge_unrolled(const AccA& a, Index n
   }
 }
 
+/// serial_merge_unrolled for inputs staged in one array, as a GPU tile holds them in shared
+/// memory: A is keys[i, a_end) and B is keys[j, b_end), and keys(a_end) and keys(b_end) can be
+/// read (the next slice, or a spare slot after the tile; the values read there are never used).
+/// Each step then is one compare, selects and one load from the index it picks, with no branch
+/// and no test for the end before the load. Calls out(k, from_a, index, key) with index into
+/// keys; once both inputs are exhausted it goes on calling out(k, true, a_end, any key).
+template <int Count, class Keys, class Index, class Out>
+GSEARCH_HD GSEARCH_FORCEINLINE void serial_merge_staged(const Keys& keys, Index i, Index a_end,
+                                                        Index j, Index b_end, Out out) {
+  auto x = keys(i), y = keys(j);
+  GSEARCH_UNROLL
+  for (int k = 0; k < Count; ++k) {
+    const bool take_a = j >= b_end || (i < a_end && !key_less(y, x));
+    out(k, take_a, take_a ? i : j, take_a ? x : y);
+    const Index next = take_a ? i + Index(i < a_end) : j + 1;  // B never passes b_end
+    const auto key = keys(next);
+    if (take_a) {
+      i = next;
+      x = key;
+    } else {
+      j = next;
+      y = key;
+    }
+  }
+}
+
 }  // namespace gsearch::core
 
 namespace gsearch {
@@ -233,28 +259,39 @@ GSEARCH_HD void serial_set_op(const AccA& a, Index i, Index a_end, const AccB& b
 /// read once), takes one of them or a pair, and calls emit(k, key) when the result gets an
 /// element (A's copy of a pair). Steps past the end of both ranges do nothing. A thread keeps
 /// its outputs in registers by step, so it can count them before it writes them.
-template <int Count, set_op Op, class AccA, class AccB, class Index, class Emit>
+///
+/// Padded: as for serial_merge_unrolled, a(a_end) and b(b_end) can be read (values unused), so
+/// each step loads the next keys of the sides it advanced without testing for the end first.
+template <int Count, set_op Op, bool Padded = false, class AccA, class AccB, class Index,
+          class Emit>
 GSEARCH_HD GSEARCH_FORCEINLINE void serial_set_op_unrolled(const AccA& a, Index i, Index a_end,
                                                            const AccB& b, Index j, Index b_end,
                                                            Emit emit) {
   using T = decltype(a(i));
   T x{}, y{};
-  if (i < a_end) x = a(i);
-  if (j < b_end) y = b(j);
+  if (Padded || i < a_end) x = a(i);
+  if (Padded || j < b_end) y = b(j);
   GSEARCH_UNROLL
   for (int k = 0; k < Count; ++k) {
     const bool has_a = i < a_end, has_b = j < b_end;
     const bool a_alone = has_a && (!has_b || key_less(x, y));
     const bool b_alone = has_b && (!has_a || key_less(y, x));
-    if (a_alone) {
-      if constexpr (Op != set_op::intersection) emit(k, x);
-    } else if (b_alone) {
-      if constexpr (Op == set_op::union_ || Op == set_op::symmetric_difference) emit(k, y);
-    } else if (has_a) {  // a pair
-      if constexpr (Op == set_op::intersection || Op == set_op::union_) emit(k, x);
+    const bool pair = has_a && has_b && !a_alone && !b_alone;
+    constexpr bool keep_a = Op != set_op::intersection;
+    constexpr bool keep_b = Op == set_op::union_ || Op == set_op::symmetric_difference;
+    constexpr bool keep_pair = Op == set_op::intersection || Op == set_op::union_;
+    if ((keep_a && a_alone) || (keep_b && b_alone) || (keep_pair && pair))
+      emit(k, b_alone ? y : x);
+    const bool advance_a = a_alone || pair, advance_b = b_alone || pair;
+    if constexpr (Padded) {
+      i += Index(advance_a);
+      j += Index(advance_b);
+      if (advance_a) x = a(i);
+      if (advance_b) y = b(j);
+    } else {
+      if (advance_a && ++i < a_end) x = a(i);
+      if (advance_b && ++j < b_end) y = b(j);
     }
-    if (has_a && !b_alone && ++i < a_end) x = a(i);
-    if (has_b && !a_alone && ++j < b_end) y = b(j);
   }
 }
 

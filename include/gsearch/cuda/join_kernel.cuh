@@ -64,7 +64,7 @@ __global__ __launch_bounds__(Threads) void join_expand_kernel(
   const int64_t r0 = row_splits[t], r1 = t + 1 < tiles ? row_splits[t + 1] : nl;
   const int64_t u0 = d0 - r0;
   const int rows = int(r1 - r0), count = int(d1 - d0), outputs = count - rows;
-  for (int idx = threadIdx.x; idx < rows; idx += Threads) ends[idx] = left_scan[r0 + idx + 1];
+  stage_two_slices<Threads, Items>(ends, left_scan + r0 + 1, rows, left_scan, rows);  // B empty
   __syncthreads();
 
   const auto es = [&](int i) { return ends[i]; };

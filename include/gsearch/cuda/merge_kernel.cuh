@@ -3,11 +3,12 @@
 /// Merge Path tiles on the GPU (seeds/002): a partition kernel finds where every tile's first
 /// output diagonal crosses the two inputs (core::merge_path in global memory, one thread per
 /// tile); then one block per tile stages its slices of A and B in shared memory, each thread
-/// finds its own split there and merges `Items` elements in registers (core::serial_merge_unrolled),
+/// finds its own split there and merges `Items` elements in registers (core::serial_merge_staged),
 /// and the block writes the tile back through shared memory, coalesced. The same tile serves
 /// merge (two_lists) and the passes of merge sort (run_pairs), and block_sort_kernel sorts the
 /// tiles merge sort starts from.
 
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -71,6 +72,28 @@ struct global_reader {
   __device__ T operator()(int64_t i) const { return p[i]; }
 };
 
+/// Stages a tile's two slices in shared memory, coalesced: dst[0, na) = a[0, na), then
+/// dst[na, count) = b[0, count - na), count <= Threads * Items. The copies are asynchronous
+/// (cp.async, global to shared without registers), so all of a thread's Items loads are in flight
+/// at once at no cost in registers; the caller waits at its next __syncthreads (this function
+/// waits for its own copies first).
+template <int Threads, int Items, class T>
+__device__ __forceinline__ void stage_two_slices(T* dst, const T* a, int na, const T* b,
+                                                 int count) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "cp.async copies 4, 8 or 16 bytes");
+  // B's slice addressed as if it began at index na, so each copy is one select of a base and one
+  // address computation (integer arithmetic: b - na may lie before B's allocation).
+  const T* b_from_na = reinterpret_cast<const T*>(reinterpret_cast<uintptr_t>(b) -
+                                                  uintptr_t(na) * sizeof(T));
+  GSEARCH_UNROLL
+  for (int i = 0; i < Items; ++i) {
+    const int idx = int(threadIdx.x) + i * Threads;
+    if (idx < count) __pipeline_memcpy_async(dst + idx, (idx < na ? a : b_from_na) + idx, sizeof(T));
+  }
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+}
+
 /// partitions[t] = A's share of the merge before tile t's first diagonal, t < tiles.
 template <class Layout>
 __global__ void merge_partition_kernel(Layout layout, int64_t tile, int64_t tiles,
@@ -89,7 +112,7 @@ __global__ __launch_bounds__(Threads) void merge_tiles_kernel(Layout layout,
                                                               const int64_t* partitions, T* out,
                                                               int64_t* out_values) {
   constexpr int tile = Threads * Items;
-  __shared__ T keys_s[tile];
+  __shared__ T keys_s[tile + 1];  // a spare slot: serial_merge_staged reads one past B
   __shared__ int src_s[Values ? tile : 1];
   const int64_t t = blockIdx.x;
   const auto s = layout.segment(t, tile);
@@ -98,11 +121,7 @@ __global__ __launch_bounds__(Threads) void merge_tiles_kernel(Layout layout,
   const int64_t b0 = s.d0 - a0;
   const int na = int(a1 - a0), count = int(s.d1 - s.d0), nb = count - na;
 
-  // Stage A's slice, then B's, with coalesced reads.
-  for (int i = 0; i < Items; ++i) {
-    const int idx = int(threadIdx.x) + i * Threads;
-    if (idx < count) keys_s[idx] = idx < na ? s.a[a0 + idx] : s.b[b0 + idx - na];
-  }
+  stage_two_slices<Threads, Items>(keys_s, s.a + a0, na, s.b + b0, count);
   __syncthreads();
 
   // This thread's split of the tile, then its Items outputs in registers.
@@ -112,11 +131,13 @@ __global__ __launch_bounds__(Threads) void merge_tiles_kernel(Layout layout,
   const int p = core::merge_path(as, na, bs, nb, diag);
   T r[Items];
   int src[Items];
-  core::serial_merge_unrolled<Items>(as, na, bs, nb, p, diag - p,
-                                     [&](int k, bool from_a, int i, T key) {
-                                       r[k] = key;
-                                       if constexpr (Values) src[k] = from_a ? i : na + i;
-                                     });
+  // A is keys_s[p, na) here and B keys_s[na + diag - p, count) (`as` reads the whole tile): the
+  // source index each output remembers is its position in the tile.
+  core::serial_merge_staged<Items>(as, p, na, na + diag - p, count,
+                                   [&](int k, bool, int i, T key) {
+                                     r[k] = key;
+                                     if constexpr (Values) src[k] = i;
+                                   });
   __syncthreads();
 
   // Back through shared memory (Items is odd: thread-contiguous stores hit distinct banks).
@@ -143,7 +164,7 @@ __global__ __launch_bounds__(Threads) void merge_tiles_kernel(Layout layout,
 /// Sorts each tile of Threads * Items keys (stable): each thread sorts its Items keys in
 /// registers (odd-even transposition: compares and swaps only strictly out-of-order neighbours,
 /// so equal keys keep their order), then the block merges runs of Items, 2 Items, ... in shared
-/// memory with core::merge_path and serial_merge_unrolled. A short last tile is padded with the
+/// memory with core::merge_path and serial_merge_staged. A short last tile is padded with the
 /// largest key, which stays after any equal real key because the merges are stable and the
 /// padding comes last. out may be keys, out_values may be values (each block reads its whole
 /// tile before it writes).
@@ -152,13 +173,14 @@ __global__ __launch_bounds__(Threads) void block_sort_kernel(const T* keys, cons
                                                              int64_t n, T* out,
                                                              int64_t* out_values) {
   constexpr int tile = Threads * Items;
-  __shared__ T keys_s[tile];
+  __shared__ T keys_s[tile + 1];  // a spare slot: serial_merge_staged reads one past B
   __shared__ int src_s[Values ? tile : 1];
   const int64_t base = int64_t(blockIdx.x) * tile;
   const int count = int(min(int64_t{tile}, n - base));
+  stage_two_slices<Threads, Items>(keys_s, keys + base, count, keys, count);  // B is empty
   for (int i = 0; i < Items; ++i) {
     const int idx = int(threadIdx.x) + i * Threads;
-    keys_s[idx] = idx < count ? keys[base + idx] : key_traits<T>::highest();
+    if (idx >= count) keys_s[idx] = key_traits<T>::highest();
   }
   __syncthreads();
 
@@ -193,12 +215,12 @@ __global__ __launch_bounds__(Threads) void block_sort_kernel(const T* keys, cons
     const auto bs = [&](int j) { return keys_s[pair + width + j]; };
     const int diag = first - pair;
     const int p = core::merge_path(as, width, bs, width, diag);
-    core::serial_merge_unrolled<Items>(as, width, bs, width, p, diag - p,
-                                       [&](int k, bool from_a, int i, T key) {
-                                         r[k] = key;
-                                         if constexpr (Values)
-                                           src[k] = src_s[pair + (from_a ? i : width + i)];
-                                       });
+    core::serial_merge_staged<Items>([&](int i) { return keys_s[i]; }, pair + p, pair + width,
+                                     pair + width + diag - p, pair + 2 * width,
+                                     [&](int k, bool, int i, T key) {
+                                       r[k] = key;
+                                       if constexpr (Values) src[k] = src_s[i];
+                                     });
   }
   __syncthreads();
   for (int k = 0; k < Items; ++k) {

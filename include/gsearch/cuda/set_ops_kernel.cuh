@@ -56,7 +56,7 @@ __global__ __launch_bounds__(Threads) void set_op_kernel(const T* a, int64_t na,
   using block_scan = cub::BlockScan<int, Threads>;
   using block_reduce = cub::BlockReduce<int, Threads>;
   using prefix_op = cub::TilePrefixCallbackOp<int64_t, ::cuda::std::plus<>, set_tile_state>;
-  __shared__ T staged[tile];
+  __shared__ T staged[tile + 1];  // a spare slot: the padded serial loop reads one past B
   __shared__ T result[Write ? tile : 1];
   __shared__ int thread_a[Threads + 1], thread_b[Threads + 1];
   __shared__ union {
@@ -71,8 +71,7 @@ __global__ __launch_bounds__(Threads) void set_op_kernel(const T* a, int64_t na,
   const int64_t a1 = t + 1 < tiles ? a_splits[t + 1] : na;
   const int64_t b1 = t + 1 < tiles ? b_splits[t + 1] : nb;
   const int ta = int(a1 - a0), tb = int(b1 - b0), count = ta + tb;
-  for (int idx = threadIdx.x; idx < count; idx += Threads)
-    staged[idx] = idx < ta ? a[a0 + idx] : b[b0 + idx - ta];
+  stage_two_slices<Threads, Items + 1>(staged, a + a0, ta, b + b0, count);
   __syncthreads();
 
   // This thread's slice of the tile: Balanced Path at its diagonal, the end from the next one.
@@ -94,7 +93,7 @@ __global__ __launch_bounds__(Threads) void set_op_kernel(const T* a, int64_t na,
   constexpr int steps = Items + 1;
   T r[steps];
   unsigned taken = 0;
-  core::serial_set_op_unrolled<steps, Op>(as, i0, i1, bs, j0, j1, [&](int k, T key) {
+  core::serial_set_op_unrolled<steps, Op, true>(as, i0, i1, bs, j0, j1, [&](int k, T key) {
     r[k] = key;
     taken |= 1u << k;
   });

@@ -5,7 +5,7 @@
 /// [t * tile, (t + 1) * tile), a partition kernel finds where each starts
 /// (core::sorted_search_split, one thread per tile), and one block per tile stages its slices of
 /// keys and queries in shared memory, each thread finds its own split there and walks its part
-/// of the merge (core::serial_merge_unrolled, Items steps), and the block writes its queries' ranks back
+/// of the merge (core::serial_merge_staged, Items steps), and the block writes its queries' ranks back
 /// through shared memory, coalesced. Keys and queries are read once: O(K + Q) in all.
 
 #include <cuda_runtime.h>
@@ -38,42 +38,40 @@ __global__ __launch_bounds__(Threads) void sorted_search_kernel(const T* keys, i
                                                                 const int64_t* key_splits,
                                                                 int64_t tiles, Out* out) {
   constexpr int tile = Threads * Items;
-  __shared__ T staged[tile];  // the tile's keys, then its queries
-  __shared__ Out ranks[tile];
+  __shared__ T staged[tile + 1];  // the tile's keys, its queries, a spare slot (serial_merge_staged)
+  __shared__ int ranks[tile];  // ranks within the tile (k0 added at the store): 4 bytes for any Out
   const int64_t t = blockIdx.x;
   const int64_t d0 = t * tile, d1 = min(d0 + tile, k + q);
   const int64_t k0 = key_splits[t], k1 = t + 1 < tiles ? key_splits[t + 1] : k;
   const int64_t q0 = d0 - k0;
   const int nk = int(k1 - k0), count = int(d1 - d0), nq = count - nk;
 
-  for (int i = 0; i < Items; ++i) {
-    const int idx = int(threadIdx.x) + i * Threads;
-    if (idx < count) staged[idx] = idx < nk ? keys[k0 + idx] : queries[q0 + idx - nk];
-  }
+  stage_two_slices<Threads, Items>(staged, keys + k0, nk, queries + q0, count);
   __syncthreads();
 
   const auto ks = [&](int i) { return staged[i]; };
   const auto qs = [&](int j) { return staged[nk + j]; };
   const int diag = min(int(threadIdx.x) * Items, count);
   const auto split = core::sorted_search_split<Strict>(ks, nk, qs, nq, diag);
-  // This thread's Items steps of the merge (core::serial_merge_unrolled, ties as the split put
-  // them): a query taken at step s has diag + s - (its index) keys before it in the tile.
-  const auto rank = [&](int s, int j) { ranks[j] = Out(k0 + (diag + s - j) - (Pred ? 1 : 0)); };
+  // This thread's Items steps of the merge (core::serial_merge_staged: the keys are staged[0, nk)
+  // and the queries staged[nk, count), ties as the split put them): the query staged[nk + j],
+  // taken at step s, has diag + s - j keys of the tile before it.
+  const auto rank = [&](int s, int j) { ranks[j] = diag + s - j; };
   if constexpr (Strict) {  // queries first on ties: they are the merge's A
-    core::serial_merge_unrolled<Items>(qs, nq, ks, nk, split.q, split.k,
-                                       [&](int s, bool is_query, int j, T) {
-                                         if (is_query && diag + s < count) rank(s, j);
-                                       });
+    core::serial_merge_staged<Items>(ks, nk + split.q, count, split.k, nk,
+                                     [&](int s, bool is_query, int i, T) {
+                                       if (is_query && diag + s < count) rank(s, i - nk);
+                                     });
   } else {  // keys first on ties
-    core::serial_merge_unrolled<Items>(ks, nk, qs, nq, split.k, split.q,
-                                       [&](int s, bool is_key, int j, T) {
-                                         if (!is_key && diag + s < count) rank(s, j);
-                                       });
+    core::serial_merge_staged<Items>(ks, split.k, nk, nk + split.q, count,
+                                     [&](int s, bool is_key, int i, T) {
+                                       if (!is_key && diag + s < count) rank(s, i - nk);
+                                     });
   }
   __syncthreads();
   for (int i = 0; i < Items; ++i) {
     const int idx = int(threadIdx.x) + i * Threads;
-    if (idx < nq) out[q0 + idx] = ranks[idx];
+    if (idx < nq) out[q0 + idx] = Out(k0 + ranks[idx] - (Pred ? 1 : 0));
   }
 }
 

@@ -98,18 +98,20 @@ constexpr algorithm auto_choice(int key_bytes, int64_t k, int64_t max_shared_per
 /// merge. The item counts are odd so a thread's run of `items` consecutive shared-memory words
 /// (the transposes between the staged tile and the per-thread registers) falls on distinct banks.
 /// 4-byte keys: 256 x 19, the best of the 11 shapes swept (128-512 threads x 7-23 items) for
-/// merge (0.451 ms, 256 x 15 0.469, the worst 0.544), set union (0.659) and set intersection
-/// (0.483) of 2 x 2^26 int32 on the H100 (bench/results/h100/tuning/merge-sweep-4.json;
-/// docs/perf-notes.md "Merge"). More items per thread mean fewer per-thread splits and fewer
-/// tiles; 256 x 23 lost occupancy (0.516). 8-byte keys: 256 x 7, about the bytes per tile of
-/// 256 x 15 int32; not yet swept.
+/// merge (0.413 ms; 256 x 23 0.412, 256 x 15 0.436, the worst 0.527), set union (0.577) and set
+/// intersection (0.428) of 2 x 2^26 int32 on the H100 (bench/results/h100/tuning/merge-sweep-5.json,
+/// the kernels with cp.async staging and serial_merge_staged; merge-sweep-4.json chose the same
+/// shape for the kernels before them; docs/perf-notes.md "Merge"). More items per thread mean
+/// fewer per-thread splits and fewer tiles, until registers and shared memory cut the blocks per
+/// SM. 8-byte keys: 256 x 7, about the bytes per tile of 256 x 15 int32; not yet swept.
 template <int KeyBytes>
 inline constexpr launch_config merge_config = KeyBytes <= 4 ? launch_config{256, 19}
                                                             : launch_config{256, 7};
-/// The search of sorted queries (sorted_search_kernel.cuh): 256 x 15 for 4-byte keys, the best
-/// of the same sweep (0.476 ms for 2^27 queries in 2^24 keys; 256 x 19 0.489, the worst 0.545).
+/// The search of sorted queries (sorted_search_kernel.cuh): 256 x 19 for 4-byte keys, the best
+/// of the same sweep (0.440 ms for 2^27 queries in 2^24 keys; 256 x 15 0.455, 256 x 11 0.453,
+/// the worst 0.502; merge-sweep-4 had preferred 256 x 15 before the staging changes).
 template <int KeyBytes>
-inline constexpr launch_config sorted_search_config = KeyBytes <= 4 ? launch_config{256, 15}
+inline constexpr launch_config sorted_search_config = KeyBytes <= 4 ? launch_config{256, 19}
                                                                    : launch_config{256, 7};
 
 }  // namespace gsearch::cuda_backend
