@@ -1,5 +1,6 @@
 // The merge-like kernels (merge_kernel.cuh, sorted_search_kernel.cuh, set_ops_kernel.cuh) at
-// several tile shapes (threads x items per thread), beside a copy roofline (16-byte loads and
+// several tile shapes (threads x items per thread; some also with registers capped for 6 or 8
+// resident blocks per SM, __launch_bounds__' minimum: "min_blocks"), beside a copy roofline (16-byte loads and
 // stores, each input element read once and each output written once): merge of two sorted 2^26
 // int32 inputs, sorted search of 2^27 sorted queries in 2^24 keys (int32 output), set union and
 // intersection of two sorted 2^26 int32 multisets. Chooses tuning.hpp's merge_config.
@@ -40,7 +41,7 @@ __global__ void __launch_bounds__(256) copy_roofline(const uint4* __restrict__ i
 
 struct row {
   std::string what;
-  int threads, items;
+  int threads, items, min_blocks;
   double ms, bytes;
 };
 
@@ -57,36 +58,37 @@ struct inputs {
   device_vector<int32_t> ranks;
 };
 
-template <int Threads, int Items, bool Sets = true>
+template <int Threads, int Items, int MinBlocks = 0>
 void run_config(std::vector<row>& rows, inputs& in, const std::vector<int32_t>& merged,
                 const std::vector<int32_t>& ranks, const std::vector<int64_t>& set_sizes,
                 bool& ok) {
   const int64_t n = in.n;
   const int64_t tiles = (2 * n + Threads * Items - 1) / (Threads * Items);
   const two_lists<int32_t> lists{in.a.data(), n, in.b.data(), n, nullptr, nullptr};
-  rows.push_back({"merge", Threads, Items, bench::time_ms([&] {
-                    launch_merge<Threads, Items, false>(nullptr, lists, tiles, in.out.data(),
-                                                        static_cast<int64_t*>(nullptr));
+  rows.push_back({"merge", Threads, Items, MinBlocks, bench::time_ms([&] {
+                    launch_merge<Threads, Items, false, MinBlocks>(
+                        nullptr, lists, tiles, in.out.data(), static_cast<int64_t*>(nullptr));
                   }),
                   16.0 * double(n)});
   ok &= host(in.out.data(), 2 * n) == merged;
-  rows.push_back({"sorted-search", Threads, Items, bench::time_ms([&] {
-                    launch_sorted_search<Threads, Items, false, false>(
-                        nullptr, in.keys.data(), in.k, in.queries.data(), in.q, in.ranks.data());
-                  }),
-                  4.0 * double(in.k + 2 * in.q)});
-  ok &= host(in.ranks.data(), in.q) == ranks;
-  if constexpr (Sets) {  // (else the set kernels' shared memory would exceed 48 KB)
-    int s = 0;
-    for (set_op op : {set_op::union_, set_op::intersection}) {
-      int64_t size = 0;
-      const double ms = bench::time_ms([&] {
-        size = run_set_op<Threads, Items>(nullptr, op, in.a.data(), n, in.b.data(), n, in.out.data());
-      });
-      ok &= size == set_sizes[size_t(s++)];
-      rows.push_back({std::string("set-") + to_string(op), Threads, Items, ms,
-                      4.0 * double(2 * n + size)});
-    }
+  if constexpr (MinBlocks == 0) {  // (the sorted search has no such knob)
+    rows.push_back({"sorted-search", Threads, Items, MinBlocks, bench::time_ms([&] {
+                      launch_sorted_search<Threads, Items, false, false>(
+                          nullptr, in.keys.data(), in.k, in.queries.data(), in.q, in.ranks.data());
+                    }),
+                    4.0 * double(in.k + 2 * in.q)});
+    ok &= host(in.ranks.data(), in.q) == ranks;
+  }
+  int s = 0;
+  for (set_op op : {set_op::union_, set_op::intersection}) {
+    int64_t size = 0;
+    const double ms = bench::time_ms([&] {
+      size = run_set_op<Threads, Items, MinBlocks>(nullptr, op, in.a.data(), n, in.b.data(), n,
+                                                   in.out.data());
+    });
+    ok &= size == set_sizes[size_t(s++)];
+    rows.push_back({std::string("set-") + to_string(op), Threads, Items, MinBlocks, ms,
+                    4.0 * double(2 * n + size)});
   }
 }
 
@@ -134,7 +136,7 @@ int main(int argc, char** argv) {
   const int64_t vecs = 2 * in.n / 4;
   device_vector<int32_t> copy(2 * in.n);
   device_vector<int32_t> both(2 * in.n);
-  rows.push_back({"copy-roofline", 256, 1, bench::time_ms([&] {
+  rows.push_back({"copy-roofline", 256, 1, 1, bench::time_ms([&] {
                     copy_roofline<<<132 * 8, 256>>>(reinterpret_cast<const uint4*>(in.out.data()),
                                                     vecs, reinterpret_cast<uint4*>(copy.data()));
                   }),
@@ -147,15 +149,21 @@ int main(int argc, char** argv) {
   run_config<512, 7>(rows, in, merged, ranks, set_sizes, ok);
   run_config<128, 23>(rows, in, merged, ranks, set_sizes, ok);
   run_config<256, 19>(rows, in, merged, ranks, set_sizes, ok);
-  run_config<256, 23, false>(rows, in, merged, ranks, set_sizes, ok);
-  run_config<512, 11, false>(rows, in, merged, ranks, set_sizes, ok);
+  run_config<256, 23>(rows, in, merged, ranks, set_sizes, ok);
+  run_config<512, 11>(rows, in, merged, ranks, set_sizes, ok);
+  // Registers capped for more resident blocks per SM (__launch_bounds__' minimum).
+  run_config<256, 19, 6>(rows, in, merged, ranks, set_sizes, ok);
+  run_config<256, 19, 8>(rows, in, merged, ranks, set_sizes, ok);
+  run_config<256, 15, 8>(rows, in, merged, ranks, set_sizes, ok);
+  run_config<256, 23, 6>(rows, in, merged, ranks, set_sizes, ok);
   std::printf("{\"device\": \"%s\", \"n\": %lld, \"k\": %lld, \"q\": %lld, \"dtype\": \"int32\", "
               "\"correct\": %s, \"rows\": [\n",
               cuda_device_name().c_str(), (long long)in.n, (long long)in.k, (long long)in.q,
               ok ? "true" : "false");
   for (size_t i = 0; i < rows.size(); ++i)
-    std::printf("  {\"what\": \"%s\", \"threads\": %d, \"items\": %d, \"ms\": %.5f, \"GBps\": %.1f}%s\n",
-                rows[i].what.c_str(), rows[i].threads, rows[i].items, rows[i].ms,
+    std::printf("  {\"what\": \"%s\", \"threads\": %d, \"items\": %d, \"min_blocks\": %d, "
+                "\"ms\": %.5f, \"GBps\": %.1f}%s\n",
+                rows[i].what.c_str(), rows[i].threads, rows[i].items, rows[i].min_blocks, rows[i].ms,
                 rows[i].bytes / rows[i].ms / 1e6, i + 1 < rows.size() ? "," : "");
   std::printf("]}\n");
   return ok ? 0 : 1;

@@ -308,6 +308,27 @@ def test_numpy_set_functions_nan_rules():
     np.testing.assert_array_equal(gsearch.setxor1d(a, b), np.array([1.0, 2.0, np.nan, np.nan]))
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.float64])
+def test_numpy_set_functions_skip_the_sort_of_sorted_inputs(monkeypatch, rng, dtype):
+    """A sorted input (NaN last, -0.0 beside 0.0) is not sorted again; an unsorted one is, and
+    the results are numpy's either way, never the caller's own array."""
+    a = np.sort(rng.integers(-50, 50, 400)).astype(dtype)
+    b = np.sort(rng.integers(-50, 50, 300)).astype(dtype)
+    if dtype == np.float64:
+        a[a == 0] = -0.0
+        a = np.concatenate([a, [np.nan, np.nan]])
+    sorts = spy_on(monkeypatch, "merge_sort")
+    for ours, theirs, _ in NUMPY_SETS:
+        got = ours(a, b)
+        np.testing.assert_array_equal(got, theirs(a, b), err_msg=ours.__name__)
+        assert not np.shares_memory(got, a) and not np.shares_memory(got, b)
+    assert sorts == []
+    shuffled = a.copy()
+    rng.shuffle(shuffled)
+    np.testing.assert_array_equal(gsearch.union1d(shuffled, b), np.union1d(shuffled, b))
+    assert len(sorts) == 1  # the shuffled side only
+
+
 def test_numpy_set_functions_shapes_lists_and_dtypes():
     m = np.array([[3, 1], [2, 3]])
     same(gsearch.union1d(m, [5]), np.union1d(m, [5]))

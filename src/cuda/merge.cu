@@ -14,9 +14,9 @@ void merge(CUstream_st* stream, const T* a, int64_t na, const T* b, int64_t nb, 
   const int64_t tiles = (na + nb + tile - 1) / tile;
   const two_lists<T> lists{a, na, b, nb, a_values, b_values};
   if (out_values) {
-    launch_merge<c.threads, c.items, true>(stream, lists, tiles, out, out_values);
+    launch_merge<c.threads, c.items, true, c.min_blocks>(stream, lists, tiles, out, out_values);
   } else {
-    launch_merge<c.threads, c.items, false>(stream, lists, tiles, out, out_values);
+    launch_merge<c.threads, c.items, false, c.min_blocks>(stream, lists, tiles, out, out_values);
   }
 }
 

@@ -36,7 +36,7 @@ void sort(cudaStream_t stream, const T* keys, int64_t n, const int64_t* values, 
   GSEARCH_CUDA_CHECK_LAUNCH();
   for (int64_t width = tile; width < n; width *= 2) {
     const run_pairs<T> runs{dst, Values ? dst_values : nullptr, n, width};
-    launch_merge<c.threads, c.items, Values>(stream, runs, tiles, spare, spare_values);
+    launch_merge<c.threads, c.items, Values, c.min_blocks>(stream, runs, tiles, spare, spare_values);
     std::swap(dst, spare);
     std::swap(dst_values, spare_values);
   }

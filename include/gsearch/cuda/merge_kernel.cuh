@@ -107,8 +107,8 @@ __global__ void merge_partition_kernel(Layout layout, int64_t tile, int64_t tile
 
 /// One tile of a merge per block (see the file comment). Values, when carried, follow their
 /// keys through the source index each output remembers (the tile position it was staged at).
-template <int Threads, int Items, bool Values, class Layout, class T>
-__global__ __launch_bounds__(Threads) void merge_tiles_kernel(Layout layout,
+template <int Threads, int Items, bool Values, int MinBlocks, class Layout, class T>
+__global__ __launch_bounds__(Threads, MinBlocks) void merge_tiles_kernel(Layout layout,
                                                               const int64_t* partitions, T* out,
                                                               int64_t* out_values) {
   constexpr int tile = Threads * Items;
@@ -246,8 +246,10 @@ __global__ __launch_bounds__(Threads) void block_sort_kernel(const T* keys, cons
 }
 
 /// Enqueues a whole merge on `stream`: partitions for `tiles` tiles of Threads * Items outputs
-/// (8 bytes per tile, stream-ordered), then the tiles.
-template <int Threads, int Items, bool Values, class Layout, class T>
+/// (8 bytes per tile, stream-ordered), then the tiles. MinBlocks: the tile kernel's
+/// __launch_bounds__ minimum of resident blocks per SM (registers capped to fit them; 0 leaves
+/// the compiler free).
+template <int Threads, int Items, bool Values, int MinBlocks = 0, class Layout, class T>
 void launch_merge(cudaStream_t stream, const Layout& layout, int64_t tiles, T* out,
                   int64_t* out_values) {
   if (tiles <= 0) return;
@@ -258,7 +260,7 @@ void launch_merge(cudaStream_t stream, const Layout& layout, int64_t tiles, T* o
   merge_partition_kernel<<<unsigned((tiles + partition_threads - 1) / partition_threads),
                            partition_threads, 0, stream>>>(layout, tile, tiles, parts);
   GSEARCH_CUDA_CHECK_LAUNCH();
-  merge_tiles_kernel<Threads, Items, Values><<<unsigned(tiles), Threads, 0, stream>>>(
+  merge_tiles_kernel<Threads, Items, Values, MinBlocks><<<unsigned(tiles), Threads, 0, stream>>>(
       layout, parts, out, out_values);
   GSEARCH_CUDA_CHECK_LAUNCH();
 }

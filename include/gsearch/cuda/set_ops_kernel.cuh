@@ -46,8 +46,8 @@ __global__ void set_partition_kernel(const T* a, int64_t na, const T* b, int64_t
 
 /// One tile per block; Write: the result into out and the total into *total (by the last
 /// tile); else only the total, summed with an atomic add.
-template <int Threads, int Items, set_op Op, bool Write, class T>
-__global__ __launch_bounds__(Threads) void set_op_kernel(const T* a, int64_t na, const T* b,
+template <int Threads, int Items, set_op Op, bool Write, int MinBlocks, class T>
+__global__ __launch_bounds__(Threads, MinBlocks) void set_op_kernel(const T* a, int64_t na, const T* b,
                                                          int64_t nb, const int64_t* a_splits,
                                                          const int64_t* b_splits, int64_t tiles,
                                                          set_tile_state tile_state, T* out,
@@ -56,8 +56,10 @@ __global__ __launch_bounds__(Threads) void set_op_kernel(const T* a, int64_t na,
   using block_scan = cub::BlockScan<int, Threads>;
   using block_reduce = cub::BlockReduce<int, Threads>;
   using prefix_op = cub::TilePrefixCallbackOp<int64_t, ::cuda::std::plus<>, set_tile_state>;
-  __shared__ T staged[tile + 1];  // a spare slot: the padded serial loop reads one past B
-  __shared__ T result[Write ? tile : 1];
+  // The staged inputs (and a spare slot: the padded serial loop reads one past B); once every
+  // thread holds its outputs in registers, the same memory takes the tile's result.
+  __shared__ T staged[tile + 1];
+  T* const result = staged;
   __shared__ int thread_a[Threads + 1], thread_b[Threads + 1];
   __shared__ union {
     typename block_scan::TempStorage scan;
@@ -117,6 +119,7 @@ __global__ __launch_bounds__(Threads) void set_op_kernel(const T* a, int64_t na,
       const int64_t before = prefix(int64_t(tile_count));
       if (threadIdx.x == 0) tile_offset = before;
     }
+    __syncthreads();  // every thread is done reading the staged inputs
     // The outputs into shared memory at the thread's offset in the tile.
     for (int k = 0; k < steps; ++k)
       if (taken >> k & 1) result[offset++] = r[k];
@@ -129,7 +132,8 @@ __global__ __launch_bounds__(Threads) void set_op_kernel(const T* a, int64_t na,
 
 /// The set operation in tiles of Threads * Items diagonals into out, or its size only (out null);
 /// returns the size (waits for it). Temporary memory: 32 bytes per tile, stream-ordered.
-template <int Threads, int Items, class T>
+/// MinBlocks: the tile kernel's __launch_bounds__ minimum of resident blocks per SM (0: none).
+template <int Threads, int Items, int MinBlocks = 0, class T>
 int64_t run_set_op(cudaStream_t stream, set_op op, const T* a, int64_t na, const T* b, int64_t nb,
                    T* out) {
   if (na + nb == 0) return 0;
@@ -156,10 +160,10 @@ int64_t run_set_op(cudaStream_t stream, set_op op, const T* a, int64_t na, const
   GSEARCH_CUDA_CHECK_LAUNCH();
   core::visit_set_op(op, [&]<set_op Op>() {
     if (write) {
-      set_op_kernel<Threads, Items, Op, true><<<unsigned(tiles), Threads, 0, stream>>>(
+      set_op_kernel<Threads, Items, Op, true, MinBlocks><<<unsigned(tiles), Threads, 0, stream>>>(
           a, na, b, nb, a_splits, b_splits, tiles, state, out, total);
     } else {
-      set_op_kernel<Threads, Items, Op, false><<<unsigned(tiles), Threads, 0, stream>>>(
+      set_op_kernel<Threads, Items, Op, false, MinBlocks><<<unsigned(tiles), Threads, 0, stream>>>(
           a, na, b, nb, a_splits, b_splits, tiles, state, out, total);
     }
   });

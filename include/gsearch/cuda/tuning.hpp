@@ -21,6 +21,11 @@ struct device_limits {
 struct launch_config {
   int threads;  ///< threads per block (a multiple of 32); also the kernel's __launch_bounds__
   int items;    ///< queries per thread searched in lockstep (independent reads in flight)
+  /// Resident blocks per SM the kernel's registers are capped for (__launch_bounds__' second
+  /// argument), used by the merge-like tile kernels. 0 leaves the compiler free, which is not
+  /// what 1 does: with a minimum of 1 nvcc allows up to 255 registers, and the merge tile took 96
+  /// of them and ran 40% slower (merge-sweep-6.json, the rows with min_blocks 1).
+  int min_blocks = 0;
 };
 
 /// The configuration the library's kernels are compiled with, per algorithm and key size, for
@@ -107,6 +112,13 @@ constexpr algorithm auto_choice(int key_bytes, int64_t k, int64_t max_shared_per
 template <int KeyBytes>
 inline constexpr launch_config merge_config = KeyBytes <= 4 ? launch_config{256, 19}
                                                             : launch_config{256, 7};
+/// The set operations (set_ops_kernel.cuh): 4-byte keys 256 x 23 with registers capped for 6
+/// blocks per SM (40 registers, 16 bytes spilled): union 0.574 ms, intersection 0.381, against
+/// 0.568 and 0.403 at 256 x 19 x 6 and 0.683 and 0.530 at 256 x 19 with min_blocks 1
+/// (merge-sweep-6.json: 2 x 2^26 int32, H100). 8-byte keys: merge_config's shape, not yet swept.
+template <int KeyBytes>
+inline constexpr launch_config set_op_config = KeyBytes <= 4 ? launch_config{256, 23, 6}
+                                                             : launch_config{256, 7};
 /// The search of sorted queries (sorted_search_kernel.cuh): 256 x 19 for 4-byte keys, the best
 /// of the same sweep (0.440 ms for 2^27 queries in 2^24 keys; 256 x 15 0.455, 256 x 11 0.453,
 /// the worst 0.502; merge-sweep-4 had preferred 256 x 15 before the staging changes).
