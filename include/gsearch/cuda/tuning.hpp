@@ -113,7 +113,7 @@ template <int KeyBytes>
 inline constexpr launch_config merge_config = KeyBytes <= 4 ? launch_config{256, 19}
                                                             : launch_config{256, 7};
 /// The set operations (set_ops_kernel.cuh): 4-byte keys 256 x 23 with registers capped for 6
-/// blocks per SM (40 registers, 16 bytes spilled): union 0.574 ms, intersection 0.381, against
+/// blocks per SM (40 registers, 32 bytes spilled): union 0.574 ms, intersection 0.381, against
 /// 0.568 and 0.403 at 256 x 19 x 6 and 0.683 and 0.530 at 256 x 19 with min_blocks 1
 /// (merge-sweep-6.json: 2 x 2^26 int32, H100). 8-byte keys: merge_config's shape, not yet swept.
 template <int KeyBytes>
