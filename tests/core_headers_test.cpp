@@ -12,6 +12,7 @@
 #include "gsearch/core/pbs.hpp"
 #include "gsearch/core/query_gen.hpp"
 #include "gsearch/core/span.hpp"
+#include "gsearch/core/static_index.hpp"
 
 #include <gtest/gtest.h>
 

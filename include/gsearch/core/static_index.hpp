@@ -1,0 +1,151 @@
+#pragma once
+/// \file
+/// A static search index: the S+ tree (the "static B+ tree" of Khuong and Morin, "Array layouts
+/// for comparison-based searching", and algorithmica.org's "S+ tree"), laid out in one flat
+/// array. A search reads one node of B keys per level, so log_{B+1}(n) cache lines (CPU, B = 16
+/// 4-byte keys = 64 bytes) or coalesced segments (GPU, B = 32), where a binary search reads
+/// log2(n) keys, each from its own line once n outgrows the cache.
+///
+/// Level 0, the leaves, is the sorted keys themselves, padded to a multiple of B with
+/// key_traits<T>::highest(), so the rank of a query is its leaf position. Each level above has
+/// one node per B + 1 nodes of the level below (rounded up), and a node holds B separators for
+/// its B + 1 children: separator j is the smallest key of child j + 1's subtree (its first
+/// leaf key), or highest() where that child does not exist. The levels follow each other, leaves
+/// first and the root (one node) last; with L leaf nodes, N1 = ceil(L / (B + 1)), ...:
+///
+///     slot  0          L*B          (L+N1)*B                 size - B       size
+///           | leaves   | level 1    | level 2 | ...          | root         |
+///             n sorted keys, then highest() up to L*B
+///
+/// Node k of level h covers the leaves [k (B+1)^h, (k+1) (B+1)^h): child i of node k is node
+/// k (B+1) + i of level h - 1. So the tree needs no pointers, only the level offsets
+/// (stree_shape), and every slot's value is a function of the sorted keys (stree_slot), for a
+/// GPU thread or a CPU loop to fill any slot independently.
+///
+/// Order: the library's total order (key_less: NaN last, -0.0 == 0.0). Alignment: node k of
+/// level h starts at slot offset(h) + k B, a multiple of B; a layout array aligned to B keys
+/// puts every node in one 64-byte line (B = 16, 4-byte keys) or one 128-byte segment (B = 32).
+
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "gsearch/core/config.hpp"
+#include "gsearch/core/key_traits.hpp"
+
+namespace gsearch::core {
+
+/// The shape of the S+ tree over n keys with B keys per node: the number of levels and each
+/// level's first slot in the flat layout. At least one leaf node even for n = 0 (all padding),
+/// so every search reads the same kind of path. Precondition: 0 <= n <= 2^62.
+template <int B>
+struct stree_shape {
+  static_assert(B >= 2, "a node needs at least two keys");
+
+  /// Levels of the tree over 2^62 keys: the most any shape has.
+  static constexpr int max_levels = [] {
+    int levels = 1;
+    for (int64_t nodes = ((int64_t{1} << 62) + B - 1) / B; nodes > 1; nodes = (nodes + B) / (B + 1)) ++levels;
+    return levels;
+  }();
+
+  int64_t n = 0;                        ///< the keys
+  int levels = 0;                       ///< levels, leaves included: 1 for n <= B
+  int64_t offset[max_levels + 1] = {};  ///< level h's first slot; offset[levels] = size()
+
+  GSEARCH_HD constexpr explicit stree_shape(int64_t keys) : n(keys) {
+    int64_t nodes = keys > B ? (keys + B - 1) / B : 1;  // leaf nodes
+    for (;;) {
+      offset[levels + 1] = offset[levels] + nodes * B;
+      ++levels;
+      if (nodes == 1) break;
+      nodes = (nodes + B) / (B + 1);  // ceil(nodes / (B + 1)): the parents
+    }
+  }
+  /// Slots in the layout (keys, padding and separators).
+  GSEARCH_HD constexpr int64_t size() const { return offset[levels]; }
+  /// Nodes of level h.
+  GSEARCH_HD constexpr int64_t nodes(int h) const { return (offset[h + 1] - offset[h]) / B; }
+};
+
+/// The value of slot s of the layout, 0 <= s < shape.size(), from the sorted keys
+/// (sorted(i), 0 <= i < shape.n, sorted in key_less order). Reads at most one key.
+template <int B, class Acc>
+GSEARCH_HD auto stree_slot(const Acc& sorted, const stree_shape<B>& shape, int64_t s) {
+  using T = std::remove_cvref_t<decltype(sorted(s))>;
+  int h = 0;
+  while (s >= shape.offset[h + 1]) ++h;
+  int64_t first = s;  // the key the slot copies: itself on a leaf
+  if (h > 0) {
+    const int64_t i = s - shape.offset[h];
+    const int64_t leaves = shape.nodes(0);
+    // Separator j of node k: the first leaf of child j + 1 (node k (B+1) + j + 1 of level h - 1),
+    // found by going down its leftmost edge, (B+1) times per level; past the leaves, padding.
+    int64_t leaf = (i / B) * (B + 1) + i % B + 1;
+    for (int l = 1; l < h && leaf < leaves; ++l) leaf *= B + 1;
+    first = leaf < leaves ? leaf * B : shape.n;
+  }
+  return first < shape.n ? T(sorted(first)) : key_traits<T>::highest();
+}
+
+/// Fills slots [begin, end) of the layout: out[s] = stree_slot(sorted, shape, s). One CPU
+/// thread per chunk; a GPU kernel calls stree_slot once per thread.
+template <int B, class Acc, class T>
+GSEARCH_HD void stree_build(const Acc& sorted, const stree_shape<B>& shape, T* out, int64_t begin,
+                            int64_t end) {
+  for (int64_t s = begin; s < end; ++s) out[s] = stree_slot(sorted, shape, s);
+}
+
+// The node loop: unrolled on the GPU. Under g++ it stays a loop for the loop vectorizer, which
+// makes it one or two SIMD compares and a horizontal add; unrolled early (as g++ 12 does with a
+// short inner loop), it stays B scalar compares, setge and adds.
+#if defined(__CUDA_ARCH__)
+#define GSEARCH_STREE_NODE_LOOP _Pragma("unroll")
+#elif defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#define GSEARCH_STREE_NODE_LOOP _Pragma("GCC unroll 1")
+#else
+#define GSEARCH_STREE_NODE_LOOP
+#endif
+
+/// The keys of node [base, base + B) before q: B independent comparisons summed, no branch
+/// (SIMD compares under g++ -O3, for every key type with AVX-512, 4-byte keys with AVX2).
+template <int B, class Acc, class Pred>
+GSEARCH_HD GSEARCH_FORCEINLINE int stree_node_rank(const Acc& layout, int64_t base, Pred before) {
+  int r = 0;
+  GSEARCH_STREE_NODE_LOOP
+  for (int j = 0; j < B; ++j) r += int(before(layout(base + j)));
+  return r;
+}
+
+/// The rank of q among the n keys of the layout (layout(s), 0 <= s < shape.size(), built by
+/// stree_slot): the number of keys before q in key_less order, key < q for Strict (lower_bound,
+/// numpy side='left'), key <= q otherwise (upper_bound, side='right'). Reads one node per level,
+/// shape.levels x B keys, root to leaf; the rank is at most n (padding never counts).
+///
+/// Why it is right: separator j of a node is the first key of child j + 1. When it is before q,
+/// so is every key of children 0..j (none is after it); when it is not, the first key not before
+/// q is at the latest child j + 1's first key, the position a search of child j returns when all
+/// of child j is before q. So the number of separators before q is the child to go down to.
+///
+/// The comparisons are IEEE `<` / `<=` (ieee_before), which vectorize. That is key_less's order
+/// for every q but NaN, answered first. After that test the padding (highest()) is never before
+/// q, so neither are the separators of missing children: no search leaves the layout.
+template <bool Strict, int B, class Acc, class T>
+GSEARCH_HD int64_t stree_rank(const Acc& layout, const stree_shape<B>& shape, T q) {
+  if constexpr (Strict) {
+    if constexpr (std::is_floating_point_v<T>) {
+      // NaN q: every key but the NaN ones is before it, as every key is <= +inf in IEEE.
+      if (q != q) return stree_rank<false>(layout, shape, std::numeric_limits<T>::infinity());
+    }
+  } else if (!key_less(q, key_traits<T>::highest())) {
+    return shape.n;  // q is the last value of the order (max or NaN): every key is <= q
+  }
+  const ieee_before<Strict, T> before{q};
+  int64_t k = 0;  // the node of the current level on q's path
+  for (int h = shape.levels - 1; h > 0; --h) {
+    k = k * (B + 1) + stree_node_rank<B>(layout, shape.offset[h] + k * B, before);
+  }
+  return k * B + stree_node_rank<B>(layout, k * B, before);
+}
+
+}  // namespace gsearch::core
