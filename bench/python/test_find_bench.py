@@ -20,6 +20,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import find_bench  # noqa: E402
 import inputs  # noqa: E402
+from plot_test_helpers import pngs  # noqa: E402
 import plot_find_python  # noqa: E402
 
 SAMPLE = HERE / "sample_find_python.json"
@@ -571,14 +572,6 @@ def test_sample_is_marked_synthetic():
     doc = json.loads(SAMPLE.read_text())
     assert "SYNTHETIC" in doc["command"] and "not measured" in doc["device"]["name"]
     assert doc["schema"] == find_bench.SCHEMA and doc["config"]["n"] == 1 << 28
-
-
-def pngs(folder):
-    files = sorted(p.name for p in pathlib.Path(folder).glob("*.png"))
-    for name in files:
-        data = (pathlib.Path(folder) / name).read_bytes()
-        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000, name
-    return files
 
 
 def test_plot_sample_and_a_cpu_run(tmp_path, monkeypatch):
