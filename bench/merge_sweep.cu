@@ -3,7 +3,8 @@
 // resident blocks per SM, __launch_bounds__' minimum: "min_blocks"), beside a copy roofline (16-byte loads and
 // stores, each input element read once and each output written once): merge of two sorted 2^26
 // int32 inputs, sorted search of 2^27 sorted queries in 2^24 keys (int32 output), set union and
-// intersection of two sorted 2^26 int32 multisets. Chooses tuning.hpp's merge_config.
+// intersection of two sorted 2^26 int32 multisets. Chooses tuning.hpp's merge_config,
+// set_op_config and sorted_search_config.
 //
 //   merge_sweep [--quick] > merge-sweep.json
 //

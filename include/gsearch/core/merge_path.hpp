@@ -260,8 +260,10 @@ GSEARCH_HD void serial_set_op(const AccA& a, Index i, Index a_end, const AccB& b
 /// element (A's copy of a pair). Steps past the end of both ranges do nothing. A thread keeps
 /// its outputs in registers by step, so it can count them before it writes them.
 ///
-/// Padded: as for serial_merge_unrolled, a(a_end) and b(b_end) can be read (values unused), so
-/// each step loads the next keys of the sides it advanced without testing for the end first.
+/// Padded (the GPU tile's form): the caller guarantees that a(a_end) and b(b_end) can be read
+/// (the next slice, or a spare slot after the staged tile; the values read there are never used),
+/// so each step loads the next keys of the sides it advanced without testing for the end first,
+/// as serial_merge_staged does for the merge.
 template <int Count, set_op Op, bool Padded = false, class AccA, class AccB, class Index,
           class Emit>
 GSEARCH_HD GSEARCH_FORCEINLINE void serial_set_op_unrolled(const AccA& a, Index i, Index a_end,

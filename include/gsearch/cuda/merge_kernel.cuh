@@ -75,8 +75,8 @@ struct global_reader {
 /// Stages a tile's two slices in shared memory, coalesced: dst[0, na) = a[0, na), then
 /// dst[na, count) = b[0, count - na), count <= Threads * Items. The copies are asynchronous
 /// (cp.async, global to shared without registers), so all of a thread's Items loads are in flight
-/// at once at no cost in registers; the caller waits at its next __syncthreads (this function
-/// waits for its own copies first).
+/// at once at no cost in registers. Each thread waits for its own copies before returning; the
+/// caller's next __syncthreads makes the whole tile visible to the block.
 template <int Threads, int Items, class T>
 __device__ __forceinline__ void stage_two_slices(T* dst, const T* a, int na, const T* b,
                                                  int count) {

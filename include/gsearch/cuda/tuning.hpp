@@ -98,17 +98,18 @@ constexpr algorithm auto_choice(int key_bytes, int64_t k, int64_t max_shared_per
   return staged <= max_shared_per_block ? algorithm::pbs_cl : algorithm::binary;
 }
 
-/// The merge-like kernels (merge_kernel.cuh, set_ops_kernel.cuh, block sort, joins): threads per
-/// block and elements per thread of a tile staged in shared memory, as in moderngpu and CUB's
-/// merge. The item counts are odd so a thread's run of `items` consecutive shared-memory words
-/// (the transposes between the staged tile and the per-thread registers) falls on distinct banks.
-/// 4-byte keys: 256 x 19, the best of the 11 shapes swept (128-512 threads x 7-23 items) for
-/// merge (0.413 ms; 256 x 23 0.412, 256 x 15 0.436, the worst 0.527), set union (0.577) and set
-/// intersection (0.428) of 2 x 2^26 int32 on the H100 (bench/results/h100/tuning/merge-sweep-5.json,
-/// the kernels with cp.async staging and serial_merge_staged; merge-sweep-4.json chose the same
-/// shape for the kernels before them; docs/perf-notes.md "Merge"). More items per thread mean
-/// fewer per-thread splits and fewer tiles, until registers and shared memory cut the blocks per
-/// SM. 8-byte keys: 256 x 7, about the bytes per tile of 256 x 15 int32; not yet swept.
+/// The merge tiles (merge_kernel.cuh: merge, the merge-sort passes and the block sort; the joins'
+/// expansion, join_kernel.cuh): threads per block and elements per thread of a tile staged in
+/// shared memory, as in moderngpu and CUB's merge. The set operations and the sorted search have
+/// their own entries below. The item counts are odd so a thread's run of `items` consecutive
+/// shared-memory words (the transposes between the staged tile and the per-thread registers)
+/// falls on distinct banks. 4-byte keys: 256 x 19, the best of the 11 shapes swept (128-512
+/// threads x 7-23 items) for merge (0.413 ms; 256 x 23 0.412, 256 x 15 0.436, the worst 0.527)
+/// of 2 x 2^26 int32 on the H100 (bench/results/h100/tuning/merge-sweep-5.json, the kernels with
+/// cp.async staging and serial_merge_staged; merge-sweep-4.json chose the same shape for the
+/// kernels before them; docs/perf-notes.md "Merge"). More items per thread mean fewer per-thread
+/// splits and fewer tiles, until registers and shared memory cut the blocks per SM. 8-byte keys:
+/// 256 x 7, about the bytes per tile of 256 x 15 int32; not yet swept.
 template <int KeyBytes>
 inline constexpr launch_config merge_config = KeyBytes <= 4 ? launch_config{256, 19}
                                                             : launch_config{256, 7};
