@@ -5,6 +5,7 @@
 #include "gsearch/cuda/find.hpp"
 #include "gsearch/cuda/merge.hpp"
 #include "gsearch/cuda/search.hpp"
+#include "gsearch/cuda/static_index.hpp"
 #include "gsearch/device.hpp"
 
 namespace gsearch::cuda_backend {
@@ -18,7 +19,7 @@ template <class T, class Out>
 void search(CUstream_st*, side, algorithm, const T*, int64_t, const T*, int64_t, Out*) { no_cuda(); }
 template <class T>
 bool is_sorted(CUstream_st*, const T*, int64_t) { no_cuda(); }
-algorithm resolve(algorithm, int, int64_t) { no_cuda(); }
+algorithm resolve(algorithm, int, int64_t, int64_t) { no_cuda(); }
 template <class T, class Out>
 void search_rows(CUstream_st*, side, algorithm, int64_t, const T*, int64_t, const T*, int64_t, Out*) {
   no_cuda();
@@ -65,7 +66,15 @@ int64_t join(CUstream_st*, join_kind, const T*, int64_t, const T*, int64_t,
   no_cuda();
 }
 
+template <class T>
+void index_build(CUstream_st*, const T*, int64_t, T*) { no_cuda(); }
+template <class T, class Out>
+void index_search(CUstream_st*, side, const index_ref<T>&, const T*, int64_t, Out*) { no_cuda(); }
+template <class T, class Out>
+void index_search_keys(CUstream_st*, side, const T*, int64_t, const T*, int64_t, Out*) { no_cuda(); }
+
 GSEARCH_KEY_TYPES(GSEARCH_CUDA_BACKEND_INSTANTIATE)
+GSEARCH_KEY_TYPES(GSEARCH_CUDA_INDEX_INSTANTIATE)
 GSEARCH_KEY_TYPES(GSEARCH_CUDA_MERGE_INSTANTIATE)
 GSEARCH_KEY_TYPES(GSEARCH_CUDA_MERGE_SORT_INSTANTIATE)
 GSEARCH_KEY_TYPES(GSEARCH_CUDA_SORTED_SEARCH_INSTANTIATE)

@@ -58,11 +58,11 @@ std::pair<int64_t, int64_t> check_rows_arguments(int64_t rows, span<const T> key
 
 }  // namespace
 
-algorithm resolve_algorithm(const cpu_t&, algorithm requested, int key_bytes, int64_t k) {
-  return cpu_backend::resolve(requested, key_bytes, k);
+algorithm resolve_algorithm(const cpu_t&, algorithm requested, int key_bytes, int64_t k, int64_t queries) {
+  return cpu_backend::resolve(requested, key_bytes, k, queries < 0 ? k : queries);
 }
-algorithm resolve_algorithm(const cuda_t&, algorithm requested, int key_bytes, int64_t k) {
-  return cuda_backend::resolve(requested, key_bytes, k);
+algorithm resolve_algorithm(const cuda_t&, algorithm requested, int key_bytes, int64_t k, int64_t queries) {
+  return cuda_backend::resolve(requested, key_bytes, k, queries < 0 ? k : queries);
 }
 
 #define GSEARCH_DEFINE(T, OUT)                                                                  \

@@ -26,6 +26,7 @@ using gsearch::key_traits;
 using gsearch::side;
 using gsearch::core::stree_build;
 using gsearch::core::stree_rank;
+using gsearch::core::stree_ranks;
 using gsearch::core::stree_shape;
 using gsearch::core::stree_slot;
 using gsearch::test::reference;
@@ -98,9 +99,12 @@ struct cfg {
   using T = T_;
   static constexpr int B = B_;
 };
+// B = 16 / 8: a 64-byte CPU line of 4- / 8-byte keys; 8 / 4: a 32-byte GPU sector; 32: both.
 using Configs = ::testing::Types<cfg<int32_t, 16>, cfg<uint32_t, 16>, cfg<int64_t, 16>, cfg<uint64_t, 16>,
                                  cfg<float, 16>, cfg<double, 16>, cfg<int32_t, 32>, cfg<uint32_t, 32>,
-                                 cfg<int64_t, 32>, cfg<uint64_t, 32>, cfg<float, 32>, cfg<double, 32>>;
+                                 cfg<int64_t, 32>, cfg<uint64_t, 32>, cfg<float, 32>, cfg<double, 32>,
+                                 cfg<int32_t, 8>, cfg<float, 8>, cfg<int64_t, 4>, cfg<double, 4>,
+                                 cfg<uint64_t, 8>, cfg<double, 8>>;
 
 template <class C>
 class StaticIndex : public ::testing::Test {};
@@ -163,6 +167,20 @@ void check_search(const std::vector<T>& keys, const std::vector<T>& queries) {
         << "upper_bound q=" << +q << " n=" << keys.size();
   }
   ASSERT_FALSE(t.out_of_bounds) << "n=" << keys.size();
+  // The lockstep form, 5 queries at a time (the last group padded with the first query).
+  constexpr int N = 5;
+  for (size_t j = 0; j < queries.size(); j += N) {
+    T q[N];
+    for (int i = 0; i < N; ++i) q[i] = queries[j + size_t(i) < queries.size() ? j + size_t(i) : 0];
+    int64_t lower[N], upper[N];
+    stree_ranks<true>(t, t.shape, q, lower);
+    stree_ranks<false>(t, t.shape, q, upper);
+    for (int i = 0; i < N; ++i) {
+      ASSERT_EQ(lower[i], reference(keys, q[i], side::left)) << "lockstep lower_bound q=" << +q[i] << " n=" << keys.size();
+      ASSERT_EQ(upper[i], reference(keys, q[i], side::right)) << "lockstep upper_bound q=" << +q[i] << " n=" << keys.size();
+    }
+  }
+  ASSERT_FALSE(t.out_of_bounds) << "lockstep, n=" << keys.size();
 }
 
 // Queries: every key, its neighbours in T, the edge values, and random values.
@@ -291,6 +309,23 @@ TYPED_TEST(StaticIndex, FloatSpecials) {
       if (this->HasFatalFailure()) return;
     }
   }
+}
+
+// The handle: a view of a built layout that answers one query at a time.
+TEST(StaticIndexRef, SearchesItsLayout) {
+  std::vector<double> keys{-1.5, 0.0, 0.0, 2.0, 7.0, std::numeric_limits<double>::quiet_NaN()};
+  const stree_shape<4> shape(int64_t(keys.size()));
+  std::vector<double> layout(size_t(shape.size()));
+  stree_build([&](int64_t i) { return keys[size_t(i)]; }, shape, layout.data(), 0, shape.size());
+  const gsearch::core::stree_ref<double, 4> ref{layout.data(), shape};
+  static_assert(std::is_trivially_copyable_v<decltype(ref)>);
+  EXPECT_EQ(ref.size(), 6);
+  EXPECT_EQ(ref.lower_bound(0.0), 1);
+  EXPECT_EQ(ref.upper_bound(-0.0), 3);
+  EXPECT_EQ(ref.predecessor(-2.0), -1);
+  EXPECT_EQ(ref.predecessor(100.0), 4);
+  EXPECT_EQ(ref.lower_bound(std::numeric_limits<double>::quiet_NaN()), 5);
+  EXPECT_EQ(ref.upper_bound(std::numeric_limits<double>::quiet_NaN()), 6);
 }
 
 }  // namespace

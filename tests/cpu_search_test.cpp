@@ -37,7 +37,8 @@ TYPED_TEST_SUITE(CpuSearch, KeyTypes);
 TYPED_TEST(CpuSearch, MatchesStdAlgorithms) {
   using T = TypeParam;
   run_search_matrix<T>(run_cpu<T>, 300,
-                       {algorithm::auto_, algorithm::binary, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl},
+                       {algorithm::auto_, algorithm::binary, algorithm::index, algorithm::pbs, algorithm::pbs_cf,
+                        algorithm::pbs_cl},
                        test_seed());
 }
 
@@ -132,6 +133,10 @@ TEST(CpuSearchApi, NamedFunctionsAndContainers) {
 
 TEST(CpuSearchApi, ResolveAlgorithm) {
   EXPECT_EQ(resolve_algorithm(cpu, algorithm::auto_, 4, 1000), algorithm::binary);
+  EXPECT_EQ(resolve_algorithm(cpu, algorithm::auto_, 4, int64_t(1) << 20), algorithm::index);  // q unknown: many
+  EXPECT_EQ(resolve_algorithm(cpu, algorithm::auto_, 4, int64_t(1) << 20, 1 << 18), algorithm::index);
+  EXPECT_EQ(resolve_algorithm(cpu, algorithm::auto_, 4, int64_t(1) << 20, 1000), algorithm::binary);
+  EXPECT_EQ(resolve_algorithm(cpu, algorithm::auto_, 8, int64_t(1) << 24, 1 << 18), algorithm::index);
   EXPECT_EQ(resolve_algorithm(cpu, algorithm::pbs_cf, 8, 1000), algorithm::pbs_cf);
 }
 

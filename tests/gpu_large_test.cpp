@@ -37,6 +37,52 @@ TEST(GpuLarge, MoreThan2To31Queries) {
   }
 }
 
+// The static index past 2^30 int32 keys and past 2^31 int64 keys (16 GB of keys, 20 GB of
+// layout): keys[i] = 2i, so upper_bound(q) has a closed form; queries across the whole range and
+// past both ends, through the owning index and through search() with algorithm::index.
+template <class T>
+void check_large_index(int64_t k) {
+  std::vector<T> keys(static_cast<size_t>(k));
+  for (int64_t i = 0; i < k; ++i) keys[size_t(i)] = T(2 * i);
+  device_vector<T> d_keys{span<const T>(keys)};
+  std::vector<T>().swap(keys);
+  const int64_t n = 1 << 20;
+  std::vector<T> queries(static_cast<size_t>(n));
+  uint64_t x = 12345;
+  for (int64_t j = 0; j < n; ++j) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    queries[size_t(j)] = T(int64_t(x >> 20) % (2 * k + 8)) - T(3);  // -3 .. 2k + 4
+  }
+  queries[0] = T(2 * k - 2);  // the last key
+  queries[1] = T(2 * (k - 1) - 1);
+  device_vector<T> d_queries{span<const T>(queries)};
+  device_vector<int64_t> d_out(n);
+  std::vector<int64_t> out(static_cast<size_t>(n));
+  const auto check = [&](const char* what) {
+    d_out.copy_to(span<int64_t>(out));
+    int64_t bad = 0, first_bad = -1;
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t q = int64_t(queries[size_t(j)]);
+      const int64_t want = q < 0 ? 0 : (q >= 2 * (k - 1) ? k : q / 2 + 1);
+      if (out[size_t(j)] != want && bad++ == 0) first_bad = j;
+    }
+    EXPECT_EQ(bad, 0) << what << " k=" << k << ": first wrong result at query " << first_bad;
+  };
+  {
+    const static_index<T> index(cuda, span<const T>(d_keys));
+    index.upper_bound(cuda, span<const T>(d_queries), span<int64_t>(d_out));
+    check("static_index");
+  }
+  upper_bound(cuda, span<const T>(d_keys), span<const T>(d_queries), span<int64_t>(d_out), {algorithm::index, false});
+  check("algorithm::index");
+}
+
+TEST(GpuLarge, StaticIndexBeyond2To30Keys) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  check_large_index<int32_t>((int64_t(1) << 30) + 5);
+  check_large_index<int64_t>((int64_t(1) << 31) + 3);
+}
+
 TEST(GpuLarge, FindMoreThan2To31Elements) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
   const int64_t n = (int64_t(1) << 31) + 5;                  // 8.6 GB of int32

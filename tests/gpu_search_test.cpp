@@ -50,7 +50,8 @@ TYPED_TEST_SUITE(GpuSearch, KeyTypes);
 TYPED_TEST(GpuSearch, MatchesStdAlgorithms) {
   using T = TypeParam;
   run_search_matrix<T>(run_gpu<T>, 2048,
-                       {algorithm::auto_, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl, algorithm::binary},
+                       {algorithm::auto_, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl, algorithm::binary,
+                        algorithm::index},
                        test_seed());
 }
 
@@ -163,7 +164,8 @@ TEST_F(Gpu, CheckSortedThrowsAndWritesNothing) {
 
 TEST_F(Gpu, AutoPicksSharedMemoryThenGlobal) {
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, 1024), algorithm::pbs_cl);
-  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 24), algorithm::binary);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 24), algorithm::index);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 24, 1000), algorithm::binary);
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::pbs, 4, int64_t(1) << 24), algorithm::pbs);
 }
 

@@ -40,6 +40,16 @@ template <class T>
 void cub_upper_bound(CUstream_st* stream, void* temp, size_t temp_bytes, const T* keys, int64_t k,
                      const T* queries, int64_t n, int32_t* out);
 
+/// Issue 9's peer for unsorted queries: sort the queries (cub::DeviceRadixSort::SortPairs of
+/// (query, position)), cub::DeviceFind::UpperBoundSortedValues of the sorted queries, then scatter
+/// each result to its query's position. `temp` holds cub_sort_search_bytes(k, n) bytes (sorted
+/// copies, positions, ranks and CUB's own temporary storage).
+template <class T>
+size_t cub_sort_search_bytes(const T* keys, int64_t k, int64_t n);
+template <class T>
+void cub_sort_search_scatter(CUstream_st* stream, void* temp, size_t temp_bytes, const T* keys, int64_t k,
+                             const T* queries, int64_t n, int32_t* out);
+
 /// A launch configuration of gsearch's shared-memory kernel that the sweep can run.
 struct kernel_config {
   algorithm algo;

@@ -11,3 +11,4 @@
 #include "gsearch/find.hpp"
 #include "gsearch/merge.hpp"
 #include "gsearch/search.hpp"
+#include "gsearch/static_index.hpp"

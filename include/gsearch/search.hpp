@@ -85,10 +85,13 @@ struct search_options {
 GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_SEARCH_ALL_OUT, cpu_t)
 GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_SEARCH_ALL_OUT, cuda_t)
 
-/// The algorithm a search with `requested` runs for k keys of key_bytes bytes on this backend
-/// (and, for CUDA, the current device): `requested` itself unless it is algorithm::auto_.
-algorithm resolve_algorithm(const cpu_t& exec, algorithm requested, int key_bytes, int64_t k);
-algorithm resolve_algorithm(const cuda_t& exec, algorithm requested, int key_bytes, int64_t k);
+/// The algorithm a search with `requested` runs for k keys of key_bytes bytes and `queries`
+/// queries on this backend (and, for CUDA, the current device): `requested` itself unless it is
+/// algorithm::auto_. queries < 0: not known, taken as many (a batch at least as large as k).
+algorithm resolve_algorithm(const cpu_t& exec, algorithm requested, int key_bytes, int64_t k,
+                            int64_t queries = -1);
+algorithm resolve_algorithm(const cuda_t& exec, algorithm requested, int key_bytes, int64_t k,
+                            int64_t queries = -1);
 
 #define GSEARCH_DECLARE_IS_SORTED(EXEC, T)                                                  \
   /** True when keys are sorted in the order of key_traits.hpp. On CUDA it synchronizes. */ \
@@ -102,7 +105,8 @@ GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_IS_SORTED, cuda_t)
 ///   queries rows x m, row-major (m = queries.size() / rows);
 ///   out     rows x m: out[r * m + j] = the 1-D search of queries[r * m + j] in row r's k keys,
 ///           an index in [0, k] (or [-1, k) for side::pred), not an offset into `keys`.
-/// Same semantics, types, options and errors as search(); `check_sorted` checks every row.
+/// Same semantics, types, options and errors as search(); `check_sorted` checks every row;
+/// algorithm::index runs as auto_ (an index per row would cost more to build than it saves).
 /// rows == 0 needs empty keys and queries; otherwise both sizes must be multiples of rows
 /// (invalid_argument names the sizes if not). int32 output needs k to fit in int32.
 ///

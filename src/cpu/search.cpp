@@ -10,6 +10,7 @@
 #include "gsearch/core/padding.hpp"
 #include "gsearch/core/pbs.hpp"
 #include "gsearch/cpu/parallel.hpp"
+#include "gsearch/cpu/static_index.hpp"
 
 namespace gsearch::cpu_backend {
 namespace {
@@ -119,15 +120,31 @@ void search_rows_dispatch(int threads, algorithm algo, int64_t rows, const T* ke
 
 }  // namespace
 
-algorithm resolve(algorithm requested, int /*key_bytes*/, int64_t /*k*/) {
-  return requested == algorithm::auto_ ? algorithm::binary : requested;
+// auto_ on the CPU: the static index (algorithm::index, built for the call) once its build, about
+// a copy of the keys, is paid back by the queries it speeds up; else the binary search. Measured
+// on this project's 2-core machine, int32, upper_bound, binary / index time per call (docs/perf-
+// notes.md, "Static index", CPU): K = 2^14: 0.83 at Q = K, 0.48 at K/16; 2^16: 1.61 at Q = K,
+// 1.11 at K/4, 0.68 at K/16; 2^20: 2.23 at K, 1.65 at K/4, 0.56 at K/16; 2^24: 4.02 at K, 2.73 at
+// K/16, 1.52 at K/64. So: from 2^16 keys with Q >= K/4, from 2^22 keys with Q >= K/64.
+struct cpu_index_rule {
+  int64_t min_keys;
+  int64_t keys_per_query;  // the index when q >= k / keys_per_query
+};
+constexpr cpu_index_rule cpu_index_rules[] = {{int64_t{1} << 22, 64}, {int64_t{1} << 16, 4}};
+
+algorithm resolve(algorithm requested, int /*key_bytes*/, int64_t k, int64_t q) {
+  if (requested != algorithm::auto_) return requested;
+  for (const cpu_index_rule& r : cpu_index_rules)
+    if (k >= r.min_keys) return q >= k / r.keys_per_query ? algorithm::index : algorithm::binary;
+  return algorithm::binary;
 }
 
 template <class T, class Out>
 void search(int threads, side s, algorithm algo, const T* keys, int64_t k, const T* queries,
             int64_t n, Out* out) {
   const int64_t offset = s == side::pred ? -1 : 0;
-  algo = resolve(algo, int(sizeof(T)), k);
+  algo = resolve(algo, int(sizeof(T)), k, n);
+  if (algo == algorithm::index) return index_search_keys(threads, s, keys, k, queries, n, out);
   if (s == side::left) {
     dispatch<true>(threads, algo, keys, k, queries, n, out, offset);
   } else {
@@ -140,7 +157,8 @@ void search_rows(int threads, side s, algorithm algo, int64_t rows, const T* key
                  const T* queries, int64_t m, Out* out) {
   if (rows == 0 || m == 0) return;
   const int64_t offset = s == side::pred ? -1 : 0;
-  algo = resolve(algo, int(sizeof(T)), k);
+  algo = resolve(algo, int(sizeof(T)), k, m);
+  if (algo == algorithm::index) algo = algorithm::binary;  // an index per row would not pay
   if (s == side::left) {
     search_rows_dispatch<true>(threads, algo, rows, keys, k, queries, m, out, offset);
   } else {

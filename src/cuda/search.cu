@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gsearch/cuda/search.hpp"
+#include "gsearch/cuda/static_index.hpp"
 #include "gsearch/cuda/stream_buffer.cuh"
 #include "gsearch/cuda/search_kernel.cuh"
 #include "gsearch/cuda/search_rows_kernel.cuh"
@@ -133,16 +134,17 @@ bool sorted_rows(CUstream_st* stream, const T* keys, int64_t n, int64_t row_leng
 
 }  // namespace
 
-algorithm resolve(algorithm requested, int key_bytes, int64_t k) {
+algorithm resolve(algorithm requested, int key_bytes, int64_t k, int64_t q) {
   if (requested != algorithm::auto_) return requested;
-  return auto_choice(key_bytes, k, current_device_limits().max_shared_per_block);
+  return auto_choice(key_bytes, k, q, current_device_limits().max_shared_per_block);
 }
 
 template <class T, class Out>
 void search(CUstream_st* stream, side s, algorithm algo, const T* keys, int64_t k,
             const T* queries, int64_t n, Out* out) {
   const device_limits dev = current_device_limits();
-  if (algo == algorithm::auto_) algo = auto_choice(int(sizeof(T)), k, dev.max_shared_per_block);
+  if (algo == algorithm::auto_) algo = auto_choice(int(sizeof(T)), k, n, dev.max_shared_per_block);
+  if (algo == algorithm::index) return index_search_keys(stream, s, keys, k, queries, n, out);
   const bool strict = s == side::left;
   const int offset = s == side::pred ? -1 : 0;
   visit_algorithm(algo, [&]<algorithm A>() {
@@ -154,7 +156,8 @@ template <class T, class Out>
 void search_rows(CUstream_st* stream, side s, algorithm algo, int64_t rows, const T* keys,
                  int64_t k, const T* queries, int64_t m, Out* out) {
   const device_limits dev = current_device_limits();
-  if (algo == algorithm::auto_) algo = auto_choice(int(sizeof(T)), k, dev.max_shared_per_block);
+  if (algo == algorithm::auto_) algo = auto_choice(int(sizeof(T)), k, m, dev.max_shared_per_block);
+  if (algo == algorithm::index) algo = algorithm::binary;  // an index per row would not pay
   const bool strict = s == side::left;
   const int offset = s == side::pred ? -1 : 0;
   visit_algorithm(algo, [&]<algorithm A>() {

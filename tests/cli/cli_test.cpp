@@ -452,7 +452,7 @@ void expect_results(const std::vector<T>& keys, const std::vector<T>& queries, s
 }
 
 TEST_F(Cli, SearchVerifiesEverySideAlgorithmAndType) {
-  const char* algos[] = {"auto", "pbs", "pbs-cf", "pbs-cl", "binary"};
+  const char* algos[] = {"auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index"};
   int i = 0;
   for (dtype t : gsearch::cli::all_dtypes) {
     const std::string dt(gsearch::cli::name(t));
@@ -464,7 +464,7 @@ TEST_F(Cli, SearchVerifiesEverySideAlgorithmAndType) {
       const auto queries = npy::load<T>(work("q.npy").string());
       for (side s : {side::left, side::right, side::pred}) {
         // Every algorithm for every side, spread over the types (the library tests do the rest).
-        const std::string algo = algos[i++ % 5];
+        const std::string algo = algos[i++ % 6];
         const std::string side_name = gsearch::test::side_name(s);
         const run_result r =
             ok("search --keys k.npy --queries q.npy --out o.npy --device cpu --verify --side " +
@@ -552,6 +552,20 @@ TEST_F(Cli, JsonSummary) {
   EXPECT_EQ(v["algo"], "pbs-cf");
   EXPECT_EQ(v["side"], "pred");
   EXPECT_EQ(v["out_dtype"], "int32");
+}
+
+// auto picks the static index for many keys and as many queries (CPU rule, src/cpu/search.cpp),
+// and says so; --algo index runs it on any size.
+TEST_F(Cli, AutoPicksTheIndex) {
+  ok("gen --keys 70000 --queries 70000 --dtype int32 --keys-out k.npy --queries-out q.npy");
+  const auto j = nlohmann::json::parse(ok("search --keys k.npy --queries q.npy --out o.npy --json --verify --device cpu").out);
+  EXPECT_EQ(j["algo"], "index");
+  EXPECT_EQ(j["verified"], true);
+  ok("gen --keys 5 --queries 9 --dtype float64 --keys-out k.npy --queries-out q.npy");
+  const auto v = nlohmann::json::parse(ok("search --keys k.npy --queries q.npy --out o.npy --json --verify --algo index "
+                                          "--side pred --device cpu").out);
+  EXPECT_EQ(v["algo"], "index");
+  EXPECT_EQ(v["verified"], true);
 }
 
 TEST_F(Cli, EmptyKeysAndQueries) {

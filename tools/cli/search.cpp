@@ -282,8 +282,9 @@ exit_code search_typed(const search_args& a, const target& dev, const layout& l,
   opts.algo = parse_algorithm(a.algo);
   opts.queries_sorted = a.sorted_queries;  // then Merge Path, whatever algo says
   if (opts.algo == algorithm::auto_)  // resolved here, so that the summary names what ran
-    opts.algo = dev.cuda ? resolve_algorithm(cuda, opts.algo, int(sizeof(T)), l.keys)
-                         : resolve_algorithm(cpu, opts.algo, int(sizeof(T)), l.keys);
+    opts.algo = dev.cuda ? resolve_algorithm(cuda, opts.algo, int(sizeof(T)), l.keys, l.queries)
+                         : resolve_algorithm(cpu, opts.algo, int(sizeof(T)), l.keys, l.queries);
+  if (l.by_rows && opts.algo == algorithm::index) opts.algo = algorithm::binary;  // as search_rows runs it
 
   std::vector<Out> out(queries.size());
   const timing t = dev.cuda ? run_on_cuda(sd, l, keys, queries, out, opts, a.repeat)
@@ -366,9 +367,10 @@ command add_search_command(CLI::App& app) {
       ->check(CLI::IsMember(side_names))
       ->capture_default_str();
   sub->add_option("--algo", a->algo,
-                  "auto: the backend's choice (CPU: binary; CUDA: by key count and size); pbs, "
+                  "auto: the backend's choice (by key count, query count and key size); pbs, "
                   "pbs-cf, pbs-cl: the paper's parallel binary searches; binary: branch-free "
-                  "binary search")
+                  "binary search; index: a static index (S+ tree) built for the call, then "
+                  "searched (2-D keys: binary)")
       ->check(CLI::IsMember(algorithm_names(true)))
       ->capture_default_str();
   sub->add_option("--device", a->device, "auto: cuda if a CUDA device is available, else cpu")

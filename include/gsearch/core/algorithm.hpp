@@ -13,8 +13,9 @@ enum class algorithm : int {
   pbs,     ///< Parallel Binary Search: the paper's Algorithm 1, one query per lane
   pbs_cf,  ///< PBS-CF: bank-exclusive stage 1, linear (conflict-free) stage 2
   pbs_cl,  ///< PBS-CL: bank-exclusive stage 1, binary stage 2 that keeps the lane offsets
-  binary,  ///< branch-free binary search over the unpadded keys (the CPU fast path; global
-           ///< memory on the GPU)
+  binary,  ///< branch-free binary search over the unpadded keys (global memory on the GPU)
+  index,   ///< a static index (static_index.hpp's S+ tree) built for the call, then searched:
+           ///< O(keys) to build, then one node of 64 bytes (CPU) / 32 bytes (GPU) per level
 };
 
 /// The name used by the CLI, the JSON output and the docs ("auto", "pbs", "pbs-cf", ...).
@@ -25,6 +26,7 @@ constexpr std::string_view to_string(algorithm a) {
     case algorithm::pbs_cf: return "pbs-cf";
     case algorithm::pbs_cl: return "pbs-cl";
     case algorithm::binary: return "binary";
+    case algorithm::index: return "index";
   }
   return "?";
 }
@@ -32,6 +34,7 @@ constexpr std::string_view to_string(algorithm a) {
 /// Calls f.template operator()<A>() with A the compile-time form of `a`: how the backends turn
 /// the runtime choice into a kernel or loop instantiated per algorithm. `auto_` must have been
 /// resolved by the caller; it is treated as `binary`, the choice that is right for any K.
+/// `index` is not a per-lane algorithm: the backends run it before they get here.
 template <class F>
 constexpr decltype(auto) visit_algorithm(algorithm a, F&& f) {
   switch (a) {
@@ -39,6 +42,7 @@ constexpr decltype(auto) visit_algorithm(algorithm a, F&& f) {
     case algorithm::pbs_cf: return f.template operator()<algorithm::pbs_cf>();
     case algorithm::pbs_cl: return f.template operator()<algorithm::pbs_cl>();
     case algorithm::binary:
+    case algorithm::index:
     case algorithm::auto_: break;
   }
   return f.template operator()<algorithm::binary>();
@@ -47,7 +51,7 @@ constexpr decltype(auto) visit_algorithm(algorithm a, F&& f) {
 /// Inverse of to_string; nullopt for an unknown name.
 constexpr std::optional<algorithm> algorithm_from_string(std::string_view s) {
   for (algorithm a : {algorithm::auto_, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl,
-                      algorithm::binary}) {
+                      algorithm::binary, algorithm::index}) {
     if (to_string(a) == s) return a;
   }
   return std::nullopt;

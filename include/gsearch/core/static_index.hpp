@@ -35,6 +35,17 @@
 
 namespace gsearch::core {
 
+/// The node sizes of the backends' indexes, in keys: a 64-byte cache line on the CPU (16 4-byte
+/// or 8 8-byte keys: one line read per level, compared in one or two SIMD instructions), 16
+/// bytes on the GPU (4 or 2 keys: one vector load per level). On the H100 a thread's scattered
+/// load costs about the same whatever its width up to 16 bytes, so the node that resolves the
+/// most per load is one load wide: 16-byte nodes beat 32-byte ones by 1.5-1.8x and 64-byte ones
+/// by 3-4x (docs/perf-notes.md, "Static index", index-sweep-1/-2).
+template <class T>
+inline constexpr int cpu_node_keys = 64 / int(sizeof(T));
+template <class T>
+inline constexpr int cuda_node_keys = 16 / int(sizeof(T));
+
 /// The shape of the S+ tree over n keys with B keys per node: the number of levels and each
 /// level's first slot in the flat layout. At least one leaf node even for n = 0 (all padding),
 /// so every search reads the same kind of path. Precondition: 0 <= n <= 2^62.
@@ -93,7 +104,10 @@ GSEARCH_HD auto stree_slot(const Acc& sorted, const stree_shape<B>& shape, int64
 template <int B, class Acc, class T>
 GSEARCH_HD void stree_build(const Acc& sorted, const stree_shape<B>& shape, T* out, int64_t begin,
                             int64_t end) {
-  for (int64_t s = begin; s < end; ++s) out[s] = stree_slot(sorted, shape, s);
+  const int64_t leaf_end = end < shape.offset[1] ? end : shape.offset[1];
+  int64_t s = begin;
+  for (; s < leaf_end; ++s) out[s] = s < shape.n ? T(sorted(s)) : key_traits<T>::highest();  // a copy
+  for (; s < end; ++s) out[s] = stree_slot(sorted, shape, s);
 }
 
 // The node loop: unrolled on the GPU. Under g++ it stays a loop for the loop vectorizer, which
@@ -108,13 +122,51 @@ GSEARCH_HD void stree_build(const Acc& sorted, const stree_shape<B>& shape, T* o
 #endif
 
 /// The keys of node [base, base + B) before q: B independent comparisons summed, no branch
-/// (SIMD compares under g++ -O3, for every key type with AVX-512, 4-byte keys with AVX2).
+/// (SIMD compares under g++ -O3, for every key type with AVX-512, 4-byte keys with AVX2). An
+/// accessor with a `load_node<B>(base, keys)` member reads the node in one go (the GPU's vector
+/// loads of a sector); any other is read key by key.
 template <int B, class Acc, class Pred>
 GSEARCH_HD GSEARCH_FORCEINLINE int stree_node_rank(const Acc& layout, int64_t base, Pred before) {
   int r = 0;
-  GSEARCH_STREE_NODE_LOOP
-  for (int j = 0; j < B; ++j) r += int(before(layout(base + j)));
+  if constexpr (requires(decltype(before.q) (&keys)[B]) { layout.template load_node<B>(base, keys); }) {
+    decltype(before.q) keys[B];
+    layout.template load_node<B>(base, keys);
+    GSEARCH_STREE_NODE_LOOP
+    for (int j = 0; j < B; ++j) r += int(before(keys[j]));
+  } else {
+    GSEARCH_STREE_NODE_LOOP
+    for (int j = 0; j < B; ++j) r += int(before(layout(base + j)));
+  }
   return r;
+}
+
+/// The queries the comparisons of the walk cannot answer: NaN for lower_bound (IEEE says no
+/// key is before it; key_less says every key but the NaNs is) and, for upper_bound, the last
+/// value of the order (max, or NaN), which the padding equals: counting the padding would walk
+/// past the layout. stree_rank answers them apart.
+template <bool Strict, class T>
+GSEARCH_HD GSEARCH_FORCEINLINE bool stree_special(T q) {
+  if constexpr (Strict) {
+    if constexpr (std::is_floating_point_v<T>) return q != q;
+    return false;
+  } else {
+    return !key_less(q, key_traits<T>::highest());
+  }
+}
+
+/// The walk from level `from` down to level `to` (from >= to) for N queries in lockstep:
+/// node[i] enters as a node of level `from` and leaves as the node of level `to` on query i's
+/// path. Level h's node k is read at slot offset(h) + k B, through `layout`, so a caller can
+/// read the top levels from one place (a GPU block's shared memory) and the rest from another.
+/// The N chains of dependent reads overlap (memory-level parallelism).
+template <int N, int B, class Acc, class Pred>
+GSEARCH_HD GSEARCH_FORCEINLINE void stree_descend(const Acc& layout, const stree_shape<B>& shape, int from,
+                                                  int to, const Pred (&before)[N], int64_t (&node)[N]) {
+  for (int h = from; h > to; --h) {
+    const int64_t level = shape.offset[h];
+    GSEARCH_UNROLL
+    for (int i = 0; i < N; ++i) node[i] = node[i] * (B + 1) + stree_node_rank<B>(layout, level + node[i] * B, before[i]);
+  }
 }
 
 /// The rank of q among the n keys of the layout (layout(s), 0 <= s < shape.size(), built by
@@ -132,20 +184,62 @@ GSEARCH_HD GSEARCH_FORCEINLINE int stree_node_rank(const Acc& layout, int64_t ba
 /// q, so neither are the separators of missing children: no search leaves the layout.
 template <bool Strict, int B, class Acc, class T>
 GSEARCH_HD int64_t stree_rank(const Acc& layout, const stree_shape<B>& shape, T q) {
-  if constexpr (Strict) {
-    if constexpr (std::is_floating_point_v<T>) {
-      // NaN q: every key but the NaN ones is before it, as every key is <= +inf in IEEE.
-      if (q != q) return stree_rank<false>(layout, shape, std::numeric_limits<T>::infinity());
-    }
-  } else if (!key_less(q, key_traits<T>::highest())) {
-    return shape.n;  // q is the last value of the order (max or NaN): every key is <= q
+  if (stree_special<Strict>(q)) {
+    // NaN for lower_bound: every key but the NaN ones, the keys <= +inf in IEEE. The last value
+    // of the order for upper_bound: every key.
+    if constexpr (Strict && std::is_floating_point_v<T>)
+      return stree_rank<false>(layout, shape, std::numeric_limits<T>::infinity());
+    return shape.n;
   }
-  const ieee_before<Strict, T> before{q};
-  int64_t k = 0;  // the node of the current level on q's path
-  for (int h = shape.levels - 1; h > 0; --h) {
-    k = k * (B + 1) + stree_node_rank<B>(layout, shape.offset[h] + k * B, before);
-  }
-  return k * B + stree_node_rank<B>(layout, k * B, before);
+  const ieee_before<Strict, T> before[1] = {{q}};
+  int64_t node[1] = {0};
+  stree_descend(layout, shape, shape.levels - 1, 0, before, node);
+  return node[0] * B + stree_node_rank<B>(layout, node[0] * B, before[0]);
 }
+
+/// stree_rank for N queries in lockstep, their walks interleaved level by level: what a CPU
+/// thread runs on 8 queries, and a GPU thread on its Items. rank[i] = stree_rank<Strict>(q[i]).
+/// The special queries (stree_special) walk with a harmless stand-in and are answered after,
+/// NaN lower_bounds by a walk of their own.
+template <bool Strict, int N, int B, class Acc, class T>
+GSEARCH_HD GSEARCH_FORCEINLINE void stree_ranks(const Acc& layout, const stree_shape<B>& shape,
+                                                const T (&q)[N], int64_t (&rank)[N]) {
+  ieee_before<Strict, T> before[N];
+  bool special[N];
+  int64_t node[N];
+  GSEARCH_UNROLL
+  for (int i = 0; i < N; ++i) {
+    special[i] = stree_special<Strict>(q[i]);
+    before[i].q = special[i] ? key_traits<T>::lowest() : q[i];
+    node[i] = 0;
+  }
+  stree_descend(layout, shape, shape.levels - 1, 0, before, node);
+  GSEARCH_UNROLL
+  for (int i = 0; i < N; ++i) {
+    rank[i] = special[i] ? stree_rank<Strict>(layout, shape, q[i])
+                         : node[i] * B + stree_node_rank<B>(layout, node[i] * B, before[i]);
+  }
+}
+
+/// A trivially copyable view of a built S+ tree: the layout's address and its shape. Pass it by
+/// value to a kernel (in the manner of cuCollections' `*_ref`) and search one
+/// query per thread; the layout lives where it was built (host or device memory).
+template <class T, int B>
+struct stree_ref {
+  static constexpr int node_keys = B;
+  const T* layout = nullptr;
+  stree_shape<B> shape{0};
+
+  /// Slot s of the layout.
+  GSEARCH_HD GSEARCH_FORCEINLINE T operator()(int64_t s) const { return layout[s]; }
+  /// The keys indexed.
+  GSEARCH_HD int64_t size() const { return shape.n; }
+  /// numpy side='left': the number of keys < q.
+  GSEARCH_HD int64_t lower_bound(T q) const { return stree_rank<true>(*this, shape, q); }
+  /// numpy side='right': the number of keys <= q.
+  GSEARCH_HD int64_t upper_bound(T q) const { return stree_rank<false>(*this, shape, q); }
+  /// The largest i with keys[i] <= q, or -1.
+  GSEARCH_HD int64_t predecessor(T q) const { return upper_bound(q) - 1; }
+};
 
 }  // namespace gsearch::core

@@ -23,8 +23,9 @@ template <class T, class Out>
 void search_rows(int threads, side s, algorithm algo, int64_t rows, const T* keys, int64_t k,
                  const T* queries, int64_t m, Out* out);
 
-/// What algorithm::auto_ means on the CPU: the branch-free binary search (the CPU's fast path).
-algorithm resolve(algorithm requested, int key_bytes, int64_t k);
+/// What algorithm::auto_ means on the CPU for k keys and q queries: the static index where its
+/// build pays for itself (tuning data in src/cpu/search.cpp), else the branch-free binary search.
+algorithm resolve(algorithm requested, int key_bytes, int64_t k, int64_t q);
 
 /// keys sorted in the order of key_traits.hpp.
 template <class T>

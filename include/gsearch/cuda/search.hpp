@@ -31,9 +31,9 @@ bool is_sorted_rows(CUstream_st* stream, const T* keys, int64_t rows, int64_t k)
 template <class T>
 bool is_sorted(CUstream_st* stream, const T* keys, int64_t k);
 
-/// `requested`, or for algorithm::auto_ the choice of tuning.hpp for k keys of key_bytes bytes on
-/// the current device.
-algorithm resolve(algorithm requested, int key_bytes, int64_t k);
+/// `requested`, or for algorithm::auto_ the choice of tuning.hpp for k keys of key_bytes bytes and
+/// q queries on the current device.
+algorithm resolve(algorithm requested, int key_bytes, int64_t k, int64_t q);
 
 /// Instantiates the entry points above for key type T (both output types): the one list that
 /// src/cuda/search.cu and, without CUDA, src/cuda_disabled.cpp expand for every key type.

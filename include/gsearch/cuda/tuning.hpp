@@ -91,11 +91,15 @@ constexpr int pbs_cl_copies(int64_t k, int64_t max_shared_per_block) {
   return core::replicated_size<T>(k, 2) * int64_t(sizeof(T)) <= max_shared_per_block ? 2 : 1;
 }
 
-/// The algorithm `auto_` picks: keys in shared memory -> PBS-CL (the paper's best); larger key
-/// lists -> the branch-free binary search in global memory.
-constexpr algorithm auto_choice(int key_bytes, int64_t k, int64_t max_shared_per_block) {
+/// The algorithm `auto_` picks for k keys and q queries: keys in shared memory -> PBS-CL (the
+/// paper's best); larger key lists -> the static index, built for the call, when q >= k /
+/// index_auto_keys_per_query, else the branch-free binary search in global memory. (A first
+/// rule: to be replaced by a measured one.)
+inline constexpr int64_t index_auto_keys_per_query = 8;
+constexpr algorithm auto_choice(int key_bytes, int64_t k, int64_t q, int64_t max_shared_per_block) {
   const int64_t staged = (k + 64) * key_bytes;
-  return staged <= max_shared_per_block ? algorithm::pbs_cl : algorithm::binary;
+  if (staged <= max_shared_per_block) return algorithm::pbs_cl;
+  return q >= k / index_auto_keys_per_query ? algorithm::index : algorithm::binary;
 }
 
 /// The merge tiles (merge_kernel.cuh: merge, the merge-sort passes and the block sort; the joins'
@@ -126,5 +130,16 @@ inline constexpr launch_config set_op_config = KeyBytes <= 4 ? launch_config{256
 template <int KeyBytes>
 inline constexpr launch_config sorted_search_config = KeyBytes <= 4 ? launch_config{256, 19}
                                                                    : launch_config{256, 7};
+
+/// The static index's search (static_index_kernel.cuh): threads per block, queries per thread
+/// walked in lockstep, and the most bytes of the tree's top levels a block stages in shared
+/// memory (whole levels: fewer when the next level would not fit). 1024 x 4 with 160 KB, 16-byte
+/// nodes (4 int32 keys), int32: 29.1 / 17.9 / 9.8 G queries/s at K = 2^20 / 2^24 / 2^27, Q = 2^27,
+/// within 3% of the best of the 20 16-byte-node shapes swept at each K (256-1024 threads x 4-8
+/// queries, 0-220 KB; bench/results/h100/tuning/index-sweep-2.json). Budgets that leave one block
+/// of 256 threads per SM, or stage a 10K-node level, lose up to 2.5x: the walk is latency-bound,
+/// and random 16-byte shared-memory reads of a large level cost about what L1 hits do.
+inline constexpr launch_config index_config = {1024, 4};
+inline constexpr int64_t index_shared_bytes = 160 * 1024;
 
 }  // namespace gsearch::cuda_backend

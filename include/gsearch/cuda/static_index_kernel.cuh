@@ -1,0 +1,142 @@
+#pragma once
+/// \file
+/// The static index's kernels (core/static_index.hpp's S+ tree, 16-byte nodes on the GPU):
+/// the build, one thread per slot, and the search, one thread per query, Items queries walked
+/// in lockstep. Each search block stages the top levels of the tree in shared memory once (the
+/// levels every query reads, a few KB to tens of KB), then takes tiles of queries; the levels
+/// below are read from global memory, one vector load per level, through the read-only path.
+/// Instantiated in src/cuda/static_index.cu; bench/ instantiates other node sizes and shapes.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "gsearch/core/key_traits.hpp"
+#include "gsearch/core/static_index.hpp"
+#include "gsearch/cuda/check.cuh"
+#include "gsearch/cuda/search_kernel.cuh"
+#include "gsearch/cuda/tuning.hpp"
+
+namespace gsearch::cuda_backend {
+
+/// Levels [levels_below, ...) of a layout whose slots [first, size) are staged at `top`: a node
+/// is read as 16-byte vectors (one for the library's 16-byte nodes). Shared or global memory
+/// alike: the address space is the pointer's.
+template <class T, bool ReadOnly>
+struct vector_nodes {
+  const T* base;  // slot s is base[s]
+  __device__ __forceinline__ T operator()(int64_t s) const { return ReadOnly ? __ldg(base + s) : base[s]; }
+  template <int B>
+  __device__ __forceinline__ void load_node(int64_t s, T (&keys)[B]) const {
+    static_assert(B * sizeof(T) % 16 == 0, "a node is whole 16-byte vectors");
+    const uint4* p = reinterpret_cast<const uint4*>(base + s);
+    GSEARCH_UNROLL
+    for (int v = 0; v < int(B * sizeof(T) / 16); ++v) {
+      const uint4 x = ReadOnly ? __ldg(p + v) : p[v];
+      memcpy(keys + v * (16 / sizeof(T)), &x, 16);
+    }
+  }
+};
+
+/// The build: layout[s] = core::stree_slot(keys, shape, s), a grid-stride loop over the slots.
+template <class T, int B>
+__global__ void index_build_kernel(const T* __restrict__ keys, core::stree_shape<B> shape, T* __restrict__ layout) {
+  const auto sorted = [keys](int64_t i) { return keys[i]; };
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t s = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < shape.size(); s += stride)
+    core::stree_build(sorted, shape, layout, s, s + 1);
+}
+
+/// The levels a block stages: those from `shared_level` up (the root last in the layout, so they
+/// are the layout's tail), as many as fit in `shared_budget` bytes. At least the leaves stay in
+/// global memory (they are a copy of the keys: a tree that small is PBS's case).
+template <int B, class T>
+constexpr int index_shared_level(const core::stree_shape<B>& shape, int64_t shared_budget) {
+  int h = shape.levels;
+  while (h - 1 >= 1 && (shape.size() - shape.offset[h - 1]) * int64_t(sizeof(T)) <= shared_budget) --h;
+  return h;
+}
+
+/// The search: out[j] = rank of queries[j] + offset. Each thread takes Items queries of a tile
+/// (thread t: t, t + Threads, ...: coalesced loads and stores), walks the staged levels from
+/// shared memory and the rest from global memory, in lockstep; the queries core::stree_special
+/// names are answered by their own walk.
+template <bool Strict, class T, class Out, int B, int Threads, int Items>
+__global__ void __launch_bounds__(Threads)
+    index_search_kernel(const T* __restrict__ layout, core::stree_shape<B> shape, int shared_level,
+                        const T* __restrict__ queries, int64_t n, Out* __restrict__ out, int offset) {
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  const int64_t first = shape.offset[shared_level];
+  {  // stage slots [first, size) as 16-byte vectors (every level is whole nodes of 16 bytes or more)
+    const int vectors = int((shape.size() - first) * int64_t(sizeof(T)) / 16);
+    const uint4* from = reinterpret_cast<const uint4*>(layout + first);
+    uint4* to = reinterpret_cast<uint4*>(shared_bytes);
+    for (int v = threadIdx.x; v < vectors; v += Threads) to[v] = __ldg(from + v);
+    __syncthreads();
+  }
+  const vector_nodes<T, false> top{reinterpret_cast<const T*>(shared_bytes) - first};
+  const vector_nodes<T, true> global{layout};
+  constexpr int64_t tile = int64_t(Threads) * Items;
+  for (int64_t begin = int64_t(blockIdx.x) * tile; begin < n; begin += int64_t(gridDim.x) * tile) {
+    const int64_t j0 = begin + threadIdx.x;
+    T q[Items];
+    ieee_before<Strict, T> before[Items];
+    bool special[Items];
+    int64_t node[Items];
+    GSEARCH_UNROLL
+    for (int i = 0; i < Items; ++i) {
+      const int64_t j = j0 + int64_t(i) * Threads;
+      q[i] = queries[j < n ? j : n - 1];  // past n: repeat the last query, not written
+      special[i] = core::stree_special<Strict>(q[i]);
+      before[i].q = special[i] ? key_traits<T>::lowest() : q[i];
+      node[i] = 0;
+    }
+    core::stree_descend(top, shape, shape.levels - 1, shared_level - 1, before, node);
+    core::stree_descend(global, shape, shared_level - 1, 0, before, node);
+    GSEARCH_UNROLL
+    for (int i = 0; i < Items; ++i) {
+      const int64_t j = j0 + int64_t(i) * Threads;
+      if (j >= n) continue;
+      const int64_t rank = special[i] ? core::stree_rank<Strict>(global, shape, q[i])
+                                      : node[i] * B + core::stree_node_rank<B>(global, node[i] * B, before[i]);
+      out[j] = Out(rank + offset);
+    }
+  }
+}
+
+/// Enqueues the build of the layout of the n sorted keys on `stream`.
+template <class T, int B>
+void launch_index_build(CUstream_st* stream, const T* keys, const core::stree_shape<B>& shape, T* layout,
+                        const device_limits& dev) {
+  constexpr int threads = 256;
+  const int64_t blocks = (shape.size() + threads - 1) / threads;
+  const int grid = int(blocks < 16LL * dev.sms ? blocks : 16LL * dev.sms);
+  index_build_kernel<<<grid, threads, 0, stream>>>(keys, shape, layout);
+  GSEARCH_CUDA_CHECK_LAUNCH();
+}
+
+/// Enqueues the search of n queries on side s: the kernel for Threads x Items, the levels that
+/// fit in shared_budget bytes staged per block.
+template <int Threads, int Items, class T, class Out, int B>
+void launch_index_search(CUstream_st* stream, side s, const T* layout, const core::stree_shape<B>& shape,
+                         int64_t shared_budget, const T* queries, int64_t n, Out* out,
+                         const device_limits& dev) {
+  if (n <= 0) return;
+  const int shared_level = index_shared_level<B, T>(shape, shared_budget);
+  const int64_t smem = (shape.size() - shape.offset[shared_level]) * int64_t(sizeof(T));
+  const int offset = s == side::pred ? -1 : 0;
+  const auto run = [&](auto kernel) {
+    allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
+    const int grid = grid_size(kernel, Threads, smem, (n + Threads * Items - 1) / (Threads * Items), dev);
+    kernel<<<grid, Threads, size_t(smem), stream>>>(layout, shape, shared_level, queries, n, out, offset);
+    GSEARCH_CUDA_CHECK_LAUNCH();
+  };
+  if (s == side::left) {
+    run(index_search_kernel<true, T, Out, B, Threads, Items>);
+  } else {
+    run(index_search_kernel<false, T, Out, B, Threads, Items>);
+  }
+}
+
+}  // namespace gsearch::cuda_backend
