@@ -12,10 +12,10 @@
 //            thrust::upper_bound (toolkit CCCL), cub::DeviceFind::UpperBound (CCCL 3.6), the
 //            CUB pipeline sort + UpperBoundSortedValues + scatter (3.6), and the copy roofline
 //            (read Q keys, write Q int32).
-//   qsweep   int32, K = 2^20, 2^24, 2^27 and Q = 2^14 ... 2^27: binary against the one-shot index,
+//   qsweep   int32, K = 2^20, 2^24, 2^26, 2^27 and Q = 2^14 ... 2^26: binary against the one-shot index,
 //            the data of the `auto` rule (tuning.hpp).
-//   sweep    int32: the index kernel at other node sizes (B = 8, 16, 32 keys), block sizes,
-//            queries per thread and shared-memory budgets, at K = 2^20, 2^24, 2^27, Q = --queries.
+//   sweep    int32: the index kernel (16-byte nodes) at two block sizes and five shared-memory
+//            budgets, at K = 2^20, 2^24, 2^26, 2^27, Q = --queries.
 //
 // Inputs, generated on the device: keys = sort(T(word(S, i))) (thrust::sort; word(s, i) =
 // mix64(s + (i + 1) * 0x9E3779B97F4A7C15), bench_host.hpp; int32 keys take the word's top 32
@@ -248,13 +248,9 @@ struct runner {
     device_vector<int32_t> out(in.q);
     constexpr int64_t KB = 1024;
     const std::initializer_list<int64_t> all = {0, 48 * KB, 96 * KB, 160 * KB, 220 * KB};
-    sweep_one<4, 256, 8>(in, out, all);
+    // index-sweep-2 also had 256 x 8, 512 x 8 and 32- / 64-byte nodes, all slower (perf-notes).
     sweep_one<4, 512, 4>(in, out, all);
-    sweep_one<4, 512, 8>(in, out, all);
     sweep_one<4, 1024, 4>(in, out, all);
-    sweep_one<8, 256, 8>(in, out, {96 * KB, 220 * KB});
-    sweep_one<8, 1024, 4>(in, out, {96 * KB, 220 * KB});
-    sweep_one<16, 1024, 4>(in, out, {220 * KB});
   }
 
   bool wants(const char* part) const { return std::find(a.parts.begin(), a.parts.end(), part) != a.parts.end(); }
@@ -272,7 +268,7 @@ struct runner {
                                       {"query_copies", in.queries.size()}});
           if (wants("search")) search_part(in);
           if constexpr (std::is_same_v<T, int32_t>) {
-            const bool sweep_k = lk == 20 || lk == 24 || lk == 27;
+            const bool sweep_k = lk == 20 || lk == 24 || lk == 26 || lk == 27;
             if (wants("sweep") && sweep_k) sweep_part(in);
             if (wants("qsweep") && sweep_k) qsweep_part(in);
           }

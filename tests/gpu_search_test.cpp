@@ -166,6 +166,9 @@ TEST_F(Gpu, AutoPicksSharedMemoryThenGlobal) {
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, 1024), algorithm::pbs_cl);
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 24), algorithm::index);
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 24, 1000), algorithm::binary);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 20, 1 << 17), algorithm::binary);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 20, 1 << 19), algorithm::index);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 27, 1 << 23), algorithm::index);
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::pbs, 4, int64_t(1) << 24), algorithm::pbs);
 }
 

@@ -91,15 +91,27 @@ constexpr int pbs_cl_copies(int64_t k, int64_t max_shared_per_block) {
   return core::replicated_size<T>(k, 2) * int64_t(sizeof(T)) <= max_shared_per_block ? 2 : 1;
 }
 
+/// When the static index, built for the call, beats the binary search beyond shared memory: q >=
+/// k / keys_per_query from min_keys keys on. One-shot index against binary, int32, H100
+/// (index-sweep-3.json, qsweep rows; binary / index time): K = 2^20: 0.47 at Q = K/8, 1.58 at K;
+/// 2^24: 0.79 at K/16, 1.84 at K/2; 2^26: 0.79 at K/8 (with the staging since replaced; about
+/// 1.3 expected now), 2^27: 0.24 at K/128, 1.15 at K/16. The build is a copy of the keys plus
+/// a pool allocation (13 us at 2^20, 0.87 ms at 2^27), which few queries do not pay back.
+struct index_auto_rule {
+  int64_t min_keys;
+  int64_t keys_per_query;
+};
+inline constexpr index_auto_rule index_auto_rules[] = {{int64_t{1} << 25, 16}, {int64_t{1} << 22, 4}, {0, 2}};
+
 /// The algorithm `auto_` picks for k keys and q queries: keys in shared memory -> PBS-CL (the
-/// paper's best); larger key lists -> the static index, built for the call, when q >= k /
-/// index_auto_keys_per_query, else the branch-free binary search in global memory. (A first
-/// rule: to be replaced by a measured one.)
-inline constexpr int64_t index_auto_keys_per_query = 8;
+/// paper's best); larger key lists -> the static index by index_auto_rules, else the
+/// branch-free binary search in global memory.
 constexpr algorithm auto_choice(int key_bytes, int64_t k, int64_t q, int64_t max_shared_per_block) {
   const int64_t staged = (k + 64) * key_bytes;
   if (staged <= max_shared_per_block) return algorithm::pbs_cl;
-  return q >= k / index_auto_keys_per_query ? algorithm::index : algorithm::binary;
+  for (const index_auto_rule& r : index_auto_rules)
+    if (k >= r.min_keys) return q >= k / r.keys_per_query ? algorithm::index : algorithm::binary;
+  return algorithm::binary;
 }
 
 /// The merge tiles (merge_kernel.cuh: merge, the merge-sort passes and the block sort; the joins'
@@ -133,13 +145,14 @@ inline constexpr launch_config sorted_search_config = KeyBytes <= 4 ? launch_con
 
 /// The static index's search (static_index_kernel.cuh): threads per block, queries per thread
 /// walked in lockstep, and the most bytes of the tree's top levels a block stages in shared
-/// memory (whole levels: fewer when the next level would not fit). 1024 x 4 with 160 KB, 16-byte
-/// nodes (4 int32 keys), int32: 29.1 / 17.9 / 9.8 G queries/s at K = 2^20 / 2^24 / 2^27, Q = 2^27,
-/// within 3% of the best of the 20 16-byte-node shapes swept at each K (256-1024 threads x 4-8
-/// queries, 0-220 KB; bench/results/h100/tuning/index-sweep-2.json). Budgets that leave one block
-/// of 256 threads per SM, or stage a 10K-node level, lose up to 2.5x: the walk is latency-bound,
-/// and random 16-byte shared-memory reads of a large level cost about what L1 hits do.
+/// memory (whole levels: fewer when the next level would not fit). 1024 x 4 with 96 KB, 16-byte
+/// nodes (4 int32 keys), int32, Q = 2^27: 29.2 / 16.0 / 11.6 / 9.8 G queries/s at K = 2^20 / 2^24 /
+/// 2^26 / 2^27 (bench/results/h100/tuning/index-sweep-3.json), within 3% of the best of the 20
+/// 16-byte-node shapes of index-sweep-2 at 2^20 and 2^27 and 11% under it at 2^24. Larger
+/// budgets stage a level of 5-11K nodes at some K: 160 KB gains that 11% at 2^24 but halves 2^26
+/// (5.4 G queries/s: its 5.4K-node level staged), 220 KB loses 2.4x at 2^27; and budgets that
+/// leave one block of 256 threads per SM lose 2x (the walk is latency-bound).
 inline constexpr launch_config index_config = {1024, 4};
-inline constexpr int64_t index_shared_bytes = 160 * 1024;
+inline constexpr int64_t index_shared_bytes = 96 * 1024;
 
 }  // namespace gsearch::cuda_backend
