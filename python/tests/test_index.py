@@ -492,7 +492,7 @@ class TestTorch:
         keys, v = torch.from_numpy(keys_np).cuda(), torch.from_numpy(v_np).cuda()
         index = gsearch.Index(keys, check_sorted=True)
         assert index.device == keys.device and len(index) == k and index.dtype == np.dtype(dtype)
-        assert index._ix.on_device and index.node_keys == 32 // np.dtype(dtype).itemsize
+        assert index._ix.on_device and index.node_keys == 16 // np.dtype(dtype).itemsize  # 16-byte GPU nodes
         for side in SIDES:
             got = index.searchsorted(v, side=side)
             assert isinstance(got, torch.Tensor) and got.device == v.device and got.dtype == torch.int64
