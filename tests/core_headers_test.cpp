@@ -9,6 +9,7 @@
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/merge_path.hpp"
 #include "gsearch/core/padding.hpp"
+#include "gsearch/core/pary.hpp"
 #include "gsearch/core/pbs.hpp"
 #include "gsearch/core/query_gen.hpp"
 #include "gsearch/core/span.hpp"
