@@ -708,7 +708,7 @@ def searchsorted(
         The search algorithm (all give the same indices; they differ in speed). 'auto' picks by
         backend, key count, dtype and query count. 'index' builds a static index of the keys
         for the call (an S+ tree, as :class:`Index`: O(K) to build, about a copy of the keys
-        in memory, then one 64-byte node per level on the CPU, one 32-byte sector on the GPU)
+        in memory, then one 64-byte node per level on the CPU, one 16-byte node on the GPU)
         and searches it: it pays for large key sets searched by many queries, and 'auto' takes
         it there (by the backends' tuning: today on the CPU from 2**16 keys with at least K/4
         queries, on a GPU for keys beyond shared memory with at least K/8). To search the same keys more than once, build an
@@ -2383,7 +2383,7 @@ class Index:
 
     ``Index(keys)`` copies the sorted 1-D `keys` into an S+ tree (a B-ary search tree laid out
     level by level, gsearch::static_index in C++): the keys in nodes of B (one 64-byte cache line
-    on the CPU, one 32-byte sector on the GPU), and above them levels of separators, each node
+    on the CPU, 16 bytes on the GPU: one vector load), and above them levels of separators, each node
     with B + 1 children. A search reads one node per level, log_{B+1}(K) nodes, where a binary
     search reads log2(K) keys scattered over as many cache lines. The answers are those of
     :func:`searchsorted` on the keys (numpy's order: NaN last, -0.0 equal to 0.0).
@@ -2646,7 +2646,7 @@ class Index:
 
     @property
     def node_keys(self) -> int:
-        """Keys per node (B): a 64-byte cache line on the CPU, a 32-byte sector on the GPU."""
+        """Keys per node (B): a 64-byte cache line on the CPU, 16 bytes on the GPU."""
         return int(self._ix.node_keys)
 
     def __repr__(self) -> str:

@@ -3,7 +3,7 @@
 /// A static search index: the S+ tree (the "static B+ tree" of Khuong and Morin, "Array layouts
 /// for comparison-based searching", and algorithmica.org's "S+ tree"), laid out in one flat
 /// array. A search reads one node of B keys per level, so log_{B+1}(n) cache lines (CPU, B = 16
-/// 4-byte keys = 64 bytes) or coalesced segments (GPU, B = 32), where a binary search reads
+/// 4-byte keys = 64 bytes) or 16-byte vector loads (GPU, B = 4), where a binary search reads
 /// log2(n) keys, each from its own line once n outgrows the cache.
 ///
 /// Level 0, the leaves, is the sorted keys themselves, padded to a multiple of B with
@@ -24,7 +24,7 @@
 ///
 /// Order: the library's total order (key_less: NaN last, -0.0 == 0.0). Alignment: node k of
 /// level h starts at slot offset(h) + k B, a multiple of B; a layout array aligned to B keys
-/// puts every node in one 64-byte line (B = 16, 4-byte keys) or one 128-byte segment (B = 32).
+/// puts every node in one 64-byte line (B = 16, 4-byte keys) or one 16-byte vector (B = 4).
 
 #include <cstdint>
 #include <limits>
@@ -123,8 +123,8 @@ GSEARCH_HD void stree_build(const Acc& sorted, const stree_shape<B>& shape, T* o
 
 /// The keys of node [base, base + B) before q: B independent comparisons summed, no branch
 /// (SIMD compares under g++ -O3, for every key type with AVX-512, 4-byte keys with AVX2). An
-/// accessor with a `load_node<B>(base, keys)` member reads the node in one go (the GPU's vector
-/// loads of a sector); any other is read key by key.
+/// accessor with a `load_node<B>(base, keys)` member reads the node in one go (the GPU's 16-byte
+/// vector loads); any other is read key by key.
 template <int B, class Acc, class Pred>
 GSEARCH_HD GSEARCH_FORCEINLINE int stree_node_rank(const Acc& layout, int64_t base, Pred before) {
   int r = 0;
