@@ -1,0 +1,65 @@
+"""bench/plot_index.py on the committed H100 run (bench/results/h100/index.json and the Python
+run beside it): the table's rows and ratios, the figure, unverified rows left out, a wrong
+schema refused. No GPU.
+
+    python3 -m pytest bench/python/test_plot_index.py
+"""
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("matplotlib")
+
+HERE = pathlib.Path(__file__).resolve().parent
+BENCH = HERE.parent
+PLOT = BENCH / "plot_index.py"
+RESULTS = BENCH / "results" / "h100"
+MAIN, PY = RESULTS / "index.json", RESULTS / "python" / "index_python.json"
+
+
+def run(args, tmp_path):
+    return subprocess.run([sys.executable, str(PLOT), *map(str, args), "--out", str(tmp_path)],
+                          capture_output=True, text=True, env={"MPLBACKEND": "Agg", "PATH": ""})
+
+
+def table_rows(out):
+    return [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("| int")]
+
+
+def test_table_and_figure(tmp_path):
+    r = run([MAIN, "--python", PY, "--table"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = table_rows(r.stdout)
+    doc = json.loads(MAIN.read_text())
+    ks = {(x["key_type"], x["k"]) for x in doc["results"] if x["part"] == "search"}
+    assert len(rows) == len(ks)
+    for cells in rows:
+        cells = [c.strip() for c in cells]
+        prebuilt, ratio = float(cells[2]), float(cells[10])
+        peers = [float(c) for c in cells[6:10] if c != "-"]
+        assert ratio == pytest.approx(prebuilt / max(peers), abs=0.01)
+    assert (tmp_path / "index_gqps.png").stat().st_size > 10000
+
+
+def test_unverified_rows_are_left_out(tmp_path):
+    doc = json.loads(MAIN.read_text())
+    for x in doc["results"]:
+        if x["impl"] == "thrust":
+            x["verified"] = False
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    r = run([bad, "--table"], tmp_path)
+    assert r.returncode == 0
+    assert "leaving out unverified row thrust" in r.stderr
+    for cells in table_rows(r.stdout):
+        assert cells[6].strip() == "-"  # the thrust column
+
+
+def test_wrong_schema(tmp_path):
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"schema": "gsearch-bench-merge/1", "results": []}))
+    r = run([other], tmp_path)
+    assert r.returncode != 0 and "expected 'gsearch-bench-index/1'" in r.stderr
