@@ -5,6 +5,7 @@ schema refused. No GPU.
     python3 -m pytest bench/python/test_plot_index.py
 """
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -22,7 +23,7 @@ MAIN, PY = RESULTS / "index.json", RESULTS / "python" / "index_python.json"
 
 def run(args, tmp_path):
     return subprocess.run([sys.executable, str(PLOT), *map(str, args), "--out", str(tmp_path)],
-                          capture_output=True, text=True, env={"MPLBACKEND": "Agg", "PATH": ""})
+                          capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"})
 
 
 def table_rows(out):
