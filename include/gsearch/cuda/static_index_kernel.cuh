@@ -20,9 +20,10 @@
 
 namespace gsearch::cuda_backend {
 
-/// Levels [levels_below, ...) of a layout whose slots [first, size) are staged at `top`: a node
-/// is read as 16-byte vectors (one for the library's 16-byte nodes). Shared or global memory
-/// alike: the address space is the pointer's.
+/// The accessor of the walk: slot s is base[s], a node read as 16-byte vectors (one for the
+/// library's 16-byte nodes). `base` is the layout in global memory (ReadOnly: through the
+/// read-only path) or the staged tail in shared memory, offset so that slot numbers stay those
+/// of the layout (the address space is the pointer's).
 template <class T, bool ReadOnly>
 struct vector_nodes {
   const T* base;  // slot s is base[s]
