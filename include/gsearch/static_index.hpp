@@ -5,6 +5,7 @@
 ///   gsearch::static_index<float> index(gsearch::cuda, device_keys);   // or gsearch::cpu, host keys
 ///   index.upper_bound(gsearch::cuda.on(stream), device_queries, device_out);
 ///   auto ref = index.device_ref();   // trivially copyable: ref.upper_bound(q) in your kernel
+///                                    // (compile it with nvcc --expt-relaxed-constexpr, as gsearch's are)
 ///
 /// The layout is an S+ tree (core/static_index.hpp): the sorted keys padded to whole nodes, and
 /// above them levels of separators, B per node, each node with B + 1 children. A search reads one
