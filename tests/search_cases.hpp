@@ -81,11 +81,11 @@ using Runner = std::function<std::vector<int64_t>(const std::vector<T>&, const s
                                                   algorithm, bool)>;
 
 /// The whole matrix for one key type. `queries_per_case` queries per (keys, query set);
-/// `algos` the algorithms to cover.
+/// `algos` the algorithms to cover; `ks` the key counts (default: key_count_sweep).
 template <class T>
 void run_search_matrix(const Runner<T>& run, int64_t queries_per_case, const std::vector<algorithm>& algos,
-                       uint64_t seed) {
-  for (int64_t k : key_count_sweep<T>()) {
+                       uint64_t seed, const std::vector<int64_t>& ks = key_count_sweep<T>()) {
+  for (int64_t k : ks) {
     for (const auto& [kname, keys] : key_sets<T>(k, seed + uint64_t(k))) {
       // Big key lists: one key set is enough to cover the shared-memory limit.
       if ((k > 5000 || test_subset()) && kname != "random" && kname != "duplicates") continue;

@@ -1,9 +1,8 @@
 #pragma once
-// The static index's test matrix, shared by the CPU tests and the GPU tests: for every key type,
-// key counts around the node and level boundaries of both backends' layouts, the key and query
-// sets of search_cases.hpp (random, duplicates, all equal, edge values; random, worst case,
-// sorted, reversed, all below, all above) and every side, each result against
-// std::lower_bound / std::upper_bound. `IndexRunner` builds an index on a backend and searches.
+// The static index's test matrix, shared by the CPU tests and the GPU tests: search_cases.hpp's
+// matrix (its key and query sets, every side, each result against std::lower_bound /
+// std::upper_bound) over key counts around the node and level boundaries of both backends'
+// layouts. `IndexRunner` builds an index on a backend and searches.
 
 #include <gtest/gtest.h>
 
@@ -34,28 +33,13 @@ std::vector<int64_t> index_key_counts() {
   return n;
 }
 
+/// search_cases.hpp's matrix over index_key_counts, each search through `run` (the algorithm
+/// argument is the matrix's one entry and unused).
 template <class T>
 void run_index_matrix(const IndexRunner<T>& run, int64_t queries_per_case, uint64_t seed) {
-  for (int64_t k : index_key_counts<T>()) {
-    for (const auto& [kname, keys] : key_sets<T>(k, seed + uint64_t(k))) {
-      if ((k > 5000 || test_subset()) && kname != "random" && kname != "edge-values") continue;
-      for (const auto& [qname, queries] : query_sets<T>(keys, queries_per_case, seed ^ uint64_t(k))) {
-        if (test_subset() && qname != "random" && qname != "all-above") continue;
-        for (side s : {side::left, side::right, side::pred}) {
-          const auto want = reference_all(keys, queries, s);
-          for (bool out32 : {false, true}) {
-            if (out32 && s != side::right) continue;  // int32 out: spot checks
-            const auto got = run(keys, queries, s, out32);
-            ASSERT_EQ(got.size(), want.size());
-            for (size_t i = 0; i < want.size(); ++i)
-              ASSERT_EQ(got[i], want[i]) << "keys=" << kname << " k=" << k << " queries=" << qname
-                                         << " side=" << side_name(s) << (out32 ? " int32" : " int64")
-                                         << " at query " << i << " q=" << queries[i];
-          }
-        }
-      }
-    }
-  }
+  const Runner<T> search = [&](const std::vector<T>& keys, const std::vector<T>& queries, side s, algorithm,
+                               bool out32) { return run(keys, queries, s, out32); };
+  run_search_matrix<T>(search, queries_per_case, {algorithm::index}, seed, index_key_counts<T>());
 }
 
 }  // namespace gsearch::test

@@ -64,10 +64,10 @@ void index_search(int threads, side s, const index_ref<T>& ref, const T* queries
 
 template <class T, class Out>
 void index_search_keys(int threads, side s, const T* keys, int64_t k, const T* queries, int64_t q, Out* out) {
-  const index_ref<T> ref{nullptr, core::stree_shape<core::cpu_node_keys<T>>(k)};
-  const auto layout = allocate_layout<T>(ref.shape.size());
+  const core::stree_shape<core::cpu_node_keys<T>> shape(k);
+  const auto layout = allocate_layout<T>(shape.size());
   index_build(threads, keys, k, layout.get());
-  index_search(threads, s, index_ref<T>{layout.get(), ref.shape}, queries, q, out);
+  index_search(threads, s, index_ref<T>{layout.get(), shape}, queries, q, out);
 }
 
 #define GSEARCH_INSTANTIATE(T)                                                                        \
