@@ -8,12 +8,16 @@
 //   search   for each key type and K = 2^--log-keys sorted keys, Q = --queries random queries,
 //            upper_bound with int32 output: gsearch's static index (prebuilt: its search alone,
 //            "index-search"; its build alone, "index-build", with the layout's bytes; and the
-//            one-shot search(algorithm::index), build included), gsearch binary and auto;
+//            one-shot search(algorithm::index), build included), gsearch binary, partitioned
+//            and auto; gsearch's sorted-queries path (CUB radix sort of the queries with their
+//            positions, gsearch's merge-path sorted search, scatter back);
 //            thrust::upper_bound (toolkit CCCL), cub::DeviceFind::UpperBound (CCCL 3.6), the
 //            CUB pipeline sort + UpperBoundSortedValues + scatter (3.6), and the copy roofline
 //            (read Q keys, write Q int32).
-//   qsweep   int32, K = 2^20, 2^24, 2^26, 2^27 and Q = 2^14 ... 2^26: binary against the one-shot index,
-//            the data of the `auto` rule (tuning.hpp).
+//   qsweep   int32, K = 2^20, 2^24, 2^26, 2^27 and Q = 2^14 ... 2^26: binary, the one-shot index and
+//            the partitioned search, the data of the `auto` rule (tuning.hpp).
+//   psweep   the partitioned search's configuration (core::partition_config: bytes of keys per
+//            bucket, window, segment) at each key type and K, Q = --queries.
 //   sweep    int32: the index kernel (16-byte nodes) at two block sizes and five shared-memory
 //            budgets, at K = 2^20, 2^24, 2^26, 2^27, Q = --queries.
 //
@@ -34,6 +38,8 @@
 #include <thrust/execution_policy.h>
 #include <thrust/sort.h>
 
+#include <cub/device/device_radix_sort.cuh>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -44,6 +50,8 @@
 
 #include "bench_host.hpp"
 #include "gsearch/cuda/check.cuh"
+#include "gsearch/cuda/merge.hpp"
+#include "gsearch/cuda/partition_kernel.cuh"
 #include "gsearch/cuda/static_index.hpp"
 #include "gsearch/cuda/static_index_kernel.cuh"
 #include "gsearch/gsearch.hpp"
@@ -64,7 +72,7 @@ using gsearch::cli::timing;
 struct bench_args {
   std::vector<int> log_keys{20, 22, 24, 26, 27};
   std::vector<std::string> key_types{"int32", "int64"};
-  std::vector<std::string> parts{"search", "qsweep", "sweep"};
+  std::vector<std::string> parts{"search", "qsweep", "sweep", "psweep"};
   int64_t queries = int64_t(1) << 27;
   int repeat = 10, warmup = 2;
   uint64_t seed = 1;
@@ -125,6 +133,41 @@ struct inputs {
       if (have != want) return false;
     }
     return true;
+  }
+};
+
+__global__ void iota_kernel(int32_t* p, int64_t n) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    p[i] = int32_t(i);
+}
+__global__ void scatter_kernel(const int32_t* ranks, const int32_t* positions, int64_t n, int32_t* out) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    out[positions[i]] = ranks[i];
+}
+
+// gsearch's sorted-queries path: the queries sorted with their positions (CUB's radix sort),
+// searched by gsearch's merge-path sorted search, the ranks scattered back to query order.
+template <class T>
+struct sorted_queries_path {
+  int64_t q;
+  device_vector<T> sorted;
+  device_vector<int32_t> pos_in, pos_out, ranks;
+  size_t sort_bytes = 0;
+  device_vector<unsigned char> temp;
+  explicit sorted_queries_path(int64_t q_) : q(q_), sorted(q_), pos_in(q_), pos_out(q_), ranks(q_) {
+    GSEARCH_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, static_cast<const T*>(nullptr),
+                                                       static_cast<T*>(nullptr), static_cast<const int32_t*>(nullptr),
+                                                       static_cast<int32_t*>(nullptr), q));
+    temp = device_vector<unsigned char>(int64_t(sort_bytes));
+  }
+  void operator()(const T* keys, int64_t k, const T* queries, int32_t* out) {
+    size_t bytes = sort_bytes;
+    iota_kernel<<<1024, 256>>>(pos_in.data(), q);
+    GSEARCH_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, queries, sorted.data(), pos_in.data(),
+                                                       pos_out.data(), q));
+    cuda_backend::sorted_search(nullptr, side::right, keys, k, sorted.data(), q, ranks.data());
+    scatter_kernel<<<1024, 256>>>(ranks.data(), pos_out.data(), q, out);
+    GSEARCH_CUDA_CHECK_LAUNCH();
   }
 };
 
@@ -190,13 +233,17 @@ struct runner {
         index.upper_bound(gsearch::cuda, queries_span(p), span<int32_t>(out));
       }, {{"memory_bytes", index.memory_bytes()}});
     }
-    for (const algorithm algo : {algorithm::index, algorithm::binary, algorithm::auto_}) {
+    for (const algorithm algo : {algorithm::index, algorithm::partitioned, algorithm::binary, algorithm::auto_}) {
       const std::string name = algo == algorithm::auto_
                                    ? "auto:" + std::string(to_string(resolve_algorithm(gsearch::cuda, algo, int(sizeof(T)), k, q)))
                                    : std::string(to_string(algo));
       measure<T>("search", "gsearch", name, in, q, out, [&](const T* p) {
         upper_bound(gsearch::cuda, keys, queries_span(p), span<int32_t>(out), {algo, false});
       });
+    }
+    {
+      sorted_queries_path<T> path(q);
+      measure<T>("search", "gsearch", "sorted-queries", in, q, out, [&](const T* p) { path(keys.data(), k, p, out.data()); });
     }
     measure<T>("search", "thrust", bench::thrust_version(), in, q, out, [&](const T* p) {
       bench::thrust_upper_bound<T>(nullptr, keys.data(), k, p, q, out.data());
@@ -223,7 +270,7 @@ struct runner {
   void qsweep_part(const inputs<int32_t>& in) {
     device_vector<int32_t> out(in.q);
     for (int64_t q = int64_t(1) << 14; q <= in.q; q *= 8) {
-      for (const algorithm algo : {algorithm::binary, algorithm::index}) {
+      for (const algorithm algo : {algorithm::binary, algorithm::index, algorithm::partitioned}) {
         measure<int32_t>("qsweep", "gsearch", std::string(to_string(algo)), in, q, out, [&](const int32_t* p) {
           upper_bound(gsearch::cuda, span<const int32_t>(in.keys), span<const int32_t>(p, q), span<int32_t>(out.data(), q), {algo, false});
         });
@@ -253,6 +300,23 @@ struct runner {
     sweep_one<4, 1024, 4>(in, out, all);
   }
 
+  // The partitioned search's configurations: bytes of keys per bucket x window, then segments.
+  template <class T>
+  void psweep_part(const inputs<T>& in) {
+    device_vector<int32_t> out(in.q);
+    const auto dev = cuda_backend::current_device_limits();
+    std::vector<core::partition_config> configs;
+    for (int64_t chunk : {16 << 10, 32 << 10, 64 << 10})
+      for (int64_t window : {int64_t(1) << 20, int64_t(1) << 22, int64_t(1) << 24, int64_t(1) << 26})
+        configs.push_back({chunk, 16384, window, 32768});
+    for (int segment : {8192, 16384, 65536}) configs.push_back({32 << 10, 16384, int64_t(1) << 22, segment});
+    for (const core::partition_config& c : configs) {
+      measure<T>("psweep", "gsearch", "partitioned", in, in.q, out, [&](const T* p) {
+        cuda_backend::launch_partitioned<false>(nullptr, 0, in.keys.data(), in.k, p, in.q, out.data(), dev, c);
+      }, {{"chunk_bytes", c.chunk_bytes}, {"max_buckets", c.max_buckets}, {"window", c.window}, {"segment", c.segment}});
+    }
+  }
+
   bool wants(const char* part) const { return std::find(a.parts.begin(), a.parts.end(), part) != a.parts.end(); }
 
   void run() {
@@ -267,6 +331,7 @@ struct runner {
           report["inputs"].push_back({{"key_type", key_traits<T>::name}, {"k", k}, {"q", a.queries},
                                       {"query_copies", in.queries.size()}});
           if (wants("search")) search_part(in);
+          if (wants("psweep")) psweep_part(in);
           if constexpr (std::is_same_v<T, int32_t>) {
             const bool sweep_k = lk == 20 || lk == 24 || lk == 26 || lk == 27;
             if (wants("sweep") && sweep_k) sweep_part(in);
@@ -288,7 +353,7 @@ int main(int argc, char** argv) {
   CLI::App app{"index_bench: gsearch's static index against thrust, CUB 3.6 and the roofline (issue 9)"};
   app.add_option("--log-keys", a.log_keys, "K = 2^x sorted keys")->delimiter(',');
   app.add_option("--key-types", a.key_types, "int32, int64")->delimiter(',');
-  app.add_option("--parts", a.parts, "search, qsweep, sweep")->delimiter(',');
+  app.add_option("--parts", a.parts, "search, qsweep, sweep, psweep")->delimiter(',');
   app.add_option("--queries", a.queries, "Q random queries")->check(CLI::PositiveNumber);
   app.add_option("--repeat", a.repeat, "timed runs (median)")->check(CLI::PositiveNumber);
   app.add_option("--warmup", a.warmup, "untimed runs first");

@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "gsearch/cpu/search.hpp"
 #include "gsearch/gsearch.hpp"
 #include "rows_cases.hpp"
 #include "search_cases.hpp"
@@ -37,9 +38,35 @@ TYPED_TEST_SUITE(CpuSearch, KeyTypes);
 TYPED_TEST(CpuSearch, MatchesStdAlgorithms) {
   using T = TypeParam;
   run_search_matrix<T>(run_cpu<T>, 300,
-                       {algorithm::auto_, algorithm::binary, algorithm::index, algorithm::pbs, algorithm::pbs_cf,
-                        algorithm::pbs_cl},
+                       {algorithm::auto_, algorithm::binary, algorithm::index, algorithm::partitioned, algorithm::pbs,
+                        algorithm::pbs_cf, algorithm::pbs_cl},
                        test_seed());
+}
+
+// The partitioned search with small buckets, where the library's (256 KB of keys each) would
+// leave these key lists in one: one key per bucket, a few keys per bucket in windows of 97
+// queries, and buckets grown past max_buckets = 7.
+TYPED_TEST(CpuSearch, PartitionedSmallBucketsMatchStd) {
+  using T = TypeParam;
+  constexpr int64_t key = sizeof(T);
+  for (const core::partition_config cfg : {core::partition_config{key, 1 << 20, 1 << 20, 0},
+                                           core::partition_config{5 * key, 1 << 20, 97, 0},
+                                           core::partition_config{3 * key, 7, 1000, 0}}) {
+    const Runner<T> run = [&](const std::vector<T>& keys, const std::vector<T>& queries, side s, algorithm,
+                              bool out32) {
+      std::vector<int64_t> out(queries.size(), -7);
+      const auto k = int64_t(keys.size()), n = int64_t(queries.size());
+      if (out32) {
+        std::vector<int32_t> o(queries.size(), -7);
+        cpu_backend::partitioned_search(0, s, keys.data(), k, queries.data(), n, o.data(), cfg);
+        out.assign(o.begin(), o.end());
+      } else {
+        cpu_backend::partitioned_search(0, s, keys.data(), k, queries.data(), n, out.data(), cfg);
+      }
+      return out;
+    };
+    run_search_matrix<T>(run, 300, {algorithm::partitioned}, test_seed());
+  }
 }
 
 // Many queries over all threads, warps split across chunk boundaries.

@@ -51,7 +51,7 @@ TYPED_TEST(GpuSearch, MatchesStdAlgorithms) {
   using T = TypeParam;
   run_search_matrix<T>(run_gpu<T>, 2048,
                        {algorithm::auto_, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl, algorithm::binary,
-                        algorithm::index},
+                        algorithm::index, algorithm::partitioned},
                        test_seed());
 }
 

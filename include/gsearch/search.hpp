@@ -106,7 +106,8 @@ GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_IS_SORTED, cuda_t)
 ///   out     rows x m: out[r * m + j] = the 1-D search of queries[r * m + j] in row r's k keys,
 ///           an index in [0, k] (or [-1, k) for side::pred), not an offset into `keys`.
 /// Same semantics, types, options and errors as search(); `check_sorted` checks every row;
-/// algorithm::index runs as auto_ (an index per row would cost more to build than it saves).
+/// algorithm::index and algorithm::partitioned run as binary beyond shared memory (an index or a
+/// partition per row would cost more than it saves).
 /// rows == 0 needs empty keys and queries; otherwise both sizes must be multiples of rows
 /// (invalid_argument names the sizes if not). int32 output needs k to fit in int32.
 ///

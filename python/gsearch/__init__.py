@@ -70,7 +70,7 @@ __all__ = [
 ]
 
 Side = Literal["left", "right"]
-Algo = Literal["auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index"]
+Algo = Literal["auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index", "partitioned"]
 
 
 class _DefaultSide(str):
@@ -704,7 +704,7 @@ def searchsorted(
         Where to write the result: an array of the result's kind (numpy, torch, cupy) on its
         device, of `v`'s shape, int64 (int32 with `out_int32`), C-contiguous. It is returned
         (also for a scalar `v`).
-    algo : {'auto', 'pbs', 'pbs-cf', 'pbs-cl', 'binary', 'index'}, optional
+    algo : {'auto', 'pbs', 'pbs-cf', 'pbs-cl', 'binary', 'index', 'partitioned'}, optional
         The search algorithm (all give the same indices; they differ in speed). 'auto' picks by
         backend, key count, dtype and query count. 'index' builds a static index of the keys
         for the call (an S+ tree, as :class:`Index`: O(K) to build, about a copy of the keys
@@ -712,7 +712,13 @@ def searchsorted(
         and searches it: it pays for large key sets searched by many queries, and 'auto' takes
         it there (by the backends' tuning: today on the CPU from 2**16 keys with at least K/4
         queries, on a GPU for keys beyond shared memory with at least K/8). To search the same keys more than once, build an
-        :class:`Index` once instead. N-D `a` (one key list per row) runs 'index' as 'auto'.
+        :class:`Index` once instead. 'partitioned' groups the queries by bucket of keys
+        (8K int32 keys a bucket on a GPU, 256 KB of keys on the CPU), searches each bucket's
+        keys for all its queries (in shared memory on a GPU) and writes the results back in
+        query order: for many queries in key sets beyond shared memory; it takes temporary
+        memory of about 8 bytes a query (at most 2**22 queries at a time). N-D `a` (one key
+        list per row) runs 'index' and 'partitioned' as 'binary' where rows outgrow shared
+        memory.
     check_sorted : bool, optional
         Check first that `a` (each row of it) is sorted; ValueError if not. O(K); on a GPU it
         waits for the check.

@@ -12,7 +12,7 @@ from gsearch import _core
 from gpu_support import HAVE_CUPY, HAVE_TORCH_CUDA, NO_GSEARCH_CUDA, cupy, needs_cupy, needs_torch, torch  # noqa: F401
 
 TORCH_DTYPES = ["int32", "int64", "float32", "float64", "uint8", "int16", "float16", "bfloat16"]
-ALGOS = ["auto", "pbs", "pbs-cf", "pbs-cl", "binary"]
+ALGOS = ["auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index", "partitioned"]
 
 
 def rand_sorted(n, dtype, device="cuda", gen_seed=0):
@@ -54,6 +54,24 @@ class TestTorch:
             np.testing.assert_array_equal(got.cpu().numpy(), np.searchsorted(a_np, v_np, side=side))
         pred = gsearch.predecessor(a, v, algo=algo)
         np.testing.assert_array_equal(pred.cpu().numpy(), np.searchsorted(a_np, v_np, side="right") - 1)
+
+    @pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+    def test_partitioned_many_buckets(self, dtype):
+        # 300,000 keys: 37 buckets of 8K 4-byte keys, 74 of 4K 8-byte keys; duplicates straddle
+        # the bucket edges; queries outside the range; NaN queries and keys for floats.
+        g = np.random.default_rng(11)
+        a_np = np.sort(g.integers(-50_000, 50_000, 300_000)).astype(dtype)
+        v_np = g.integers(-60_000, 60_000, 200_003).astype(dtype)
+        if dtype.startswith("float"):
+            v_np[::1000] = np.nan
+            a_np[-5:] = np.nan
+        a, v = torch.from_numpy(a_np).cuda(), torch.from_numpy(v_np).cuda()
+        for side in ("left", "right"):
+            got = gsearch.searchsorted(a, v, side=side, algo="partitioned")
+            np.testing.assert_array_equal(got.cpu().numpy(), np.searchsorted(a_np, v_np, side=side))
+        got32 = gsearch.searchsorted(a, v, side="right", algo="partitioned", out_int32=True)
+        assert got32.dtype == torch.int32
+        np.testing.assert_array_equal(got32.cpu().numpy(), np.searchsorted(a_np, v_np, side="right"))
 
     def test_no_copy_of_the_inputs(self, monkeypatch):
         a = rand_sorted(4096, "float32")

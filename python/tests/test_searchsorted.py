@@ -291,6 +291,23 @@ def test_every_algorithm(rng, algo, dtype, k):
     np.testing.assert_array_equal(gsearch.predecessor(a, v, algo=algo), want)
 
 
+@pytest.mark.parametrize("dtype", ["int32", "uint64", "float32", "float64"])
+def test_partitioned_many_buckets(rng, dtype):
+    # Past 256 KB of keys the CPU's partitioned search has several buckets: 2^17 + 3 int32 keys
+    # make 3, 8-byte keys 5; duplicates straddle the bucket edges; NaN queries and keys.
+    k = 2**17 + 3
+    a = np.sort(rng.integers(0, 40_000, k)).astype(dtype)
+    v = rng.integers(-100, 40_100, 50_001).astype(dtype)
+    if dtype.startswith("float"):
+        v[::997] = np.nan
+        a[-3:] = np.nan
+    for side in ("left", "right"):
+        np.testing.assert_array_equal(gsearch.searchsorted(a, v, side=side, algo="partitioned"),
+                                      np.searchsorted(a, v, side=side))
+    np.testing.assert_array_equal(gsearch.predecessor(a, v, algo="partitioned"),
+                                  np.searchsorted(a, v, side="right") - 1)
+
+
 def test_check_sorted():
     with pytest.raises(ValueError, match="sorted"):
         gsearch.searchsorted(np.array([1, 3, 2]), [2], check_sorted=True)

@@ -145,6 +145,7 @@ void search(int threads, side s, algorithm algo, const T* keys, int64_t k, const
   const int64_t offset = s == side::pred ? -1 : 0;
   algo = resolve(algo, int(sizeof(T)), k, n);
   if (algo == algorithm::index) return index_search_keys(threads, s, keys, k, queries, n, out);
+  if (algo == algorithm::partitioned) return partitioned_search(threads, s, keys, k, queries, n, out);
   if (s == side::left) {
     dispatch<true>(threads, algo, keys, k, queries, n, out, offset);
   } else {
@@ -158,7 +159,8 @@ void search_rows(int threads, side s, algorithm algo, int64_t rows, const T* key
   if (rows == 0 || m == 0) return;
   const int64_t offset = s == side::pred ? -1 : 0;
   algo = resolve(algo, int(sizeof(T)), k, m);
-  if (algo == algorithm::index) algo = algorithm::binary;  // an index per row would not pay
+  // An index or a partition per row would not pay: the binary search.
+  if (algo == algorithm::index || algo == algorithm::partitioned) algo = algorithm::binary;
   if (s == side::left) {
     search_rows_dispatch<true>(threads, algo, rows, keys, k, queries, m, out, offset);
   } else {

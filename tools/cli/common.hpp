@@ -262,7 +262,8 @@ inline side side_from_string(std::string_view s) {
 inline std::vector<std::string> algorithm_names(bool with_auto) {
   std::vector<std::string> v;
   for (algorithm a :
-       {algorithm::auto_, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl, algorithm::binary, algorithm::index})
+       {algorithm::auto_, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl, algorithm::binary, algorithm::index,
+        algorithm::partitioned})
     if (with_auto || a != algorithm::auto_) v.emplace_back(gsearch::to_string(a));
   return v;
 }

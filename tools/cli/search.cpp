@@ -284,7 +284,8 @@ exit_code search_typed(const search_args& a, const target& dev, const layout& l,
   if (opts.algo == algorithm::auto_)  // resolved here, so that the summary names what ran
     opts.algo = dev.cuda ? resolve_algorithm(cuda, opts.algo, int(sizeof(T)), l.keys, l.queries)
                          : resolve_algorithm(cpu, opts.algo, int(sizeof(T)), l.keys, l.queries);
-  if (l.by_rows && opts.algo == algorithm::index) opts.algo = algorithm::binary;  // as search_rows runs it
+  if (l.by_rows && (opts.algo == algorithm::index || opts.algo == algorithm::partitioned))
+    opts.algo = algorithm::binary;  // as search_rows runs them
 
   std::vector<Out> out(queries.size());
   const timing t = dev.cuda ? run_on_cuda(sd, l, keys, queries, out, opts, a.repeat)
@@ -370,7 +371,9 @@ command add_search_command(CLI::App& app) {
                   "auto: the backend's choice (by key count, query count and key size); pbs, "
                   "pbs-cf, pbs-cl: the paper's parallel binary searches; binary: branch-free "
                   "binary search; index: a static index (S+ tree) built for the call, then "
-                  "searched (2-D keys: binary)")
+                  "searched; partitioned: queries grouped by bucket of keys, each bucket's keys "
+                  "read once for all its queries, for many queries in large key sets "
+                  "(2-D keys: index and partitioned run binary)")
       ->check(CLI::IsMember(algorithm_names(true)))
       ->capture_default_str();
   sub->add_option("--device", a->device, "auto: cuda if a CUDA device is available, else cpu")

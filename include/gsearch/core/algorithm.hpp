@@ -15,7 +15,9 @@ enum class algorithm : int {
   pbs_cl,  ///< PBS-CL: bank-exclusive stage 1, binary stage 2 that keeps the lane offsets
   binary,  ///< branch-free binary search over the unpadded keys (global memory on the GPU)
   index,   ///< a static index (static_index.hpp's S+ tree) built for the call, then searched:
-           ///< O(keys) to build, then one node of 64 bytes (CPU) / 32 bytes (GPU) per level
+           ///< O(keys) to build, then one node of 64 bytes (CPU) / 16 bytes (GPU) per level
+  partitioned,  ///< queries grouped by bucket of keys (core/partition.hpp), each bucket's keys
+                ///< read once for all its queries (shared memory on the GPU), results scattered back
 };
 
 /// The name used by the CLI, the JSON output and the docs ("auto", "pbs", "pbs-cf", ...).
@@ -27,6 +29,7 @@ constexpr std::string_view to_string(algorithm a) {
     case algorithm::pbs_cl: return "pbs-cl";
     case algorithm::binary: return "binary";
     case algorithm::index: return "index";
+    case algorithm::partitioned: return "partitioned";
   }
   return "?";
 }
@@ -34,7 +37,7 @@ constexpr std::string_view to_string(algorithm a) {
 /// Calls f.template operator()<A>() with A the compile-time form of `a`: how the backends turn
 /// the runtime choice into a kernel or loop instantiated per algorithm. `auto_` must have been
 /// resolved by the caller; it is treated as `binary`, the choice that is right for any K.
-/// `index` is not a per-lane algorithm: the backends run it before they get here.
+/// `index` and `partitioned` are not per-lane algorithms: the backends run them before they get here.
 template <class F>
 constexpr decltype(auto) visit_algorithm(algorithm a, F&& f) {
   switch (a) {
@@ -43,6 +46,7 @@ constexpr decltype(auto) visit_algorithm(algorithm a, F&& f) {
     case algorithm::pbs_cl: return f.template operator()<algorithm::pbs_cl>();
     case algorithm::binary:
     case algorithm::index:
+    case algorithm::partitioned:
     case algorithm::auto_: break;
   }
   return f.template operator()<algorithm::binary>();
@@ -51,7 +55,7 @@ constexpr decltype(auto) visit_algorithm(algorithm a, F&& f) {
 /// Inverse of to_string; nullopt for an unknown name.
 constexpr std::optional<algorithm> algorithm_from_string(std::string_view s) {
   for (algorithm a : {algorithm::auto_, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl,
-                      algorithm::binary, algorithm::index}) {
+                      algorithm::binary, algorithm::index, algorithm::partitioned}) {
     if (to_string(a) == s) return a;
   }
   return std::nullopt;

@@ -7,6 +7,7 @@
 
 #include "gsearch/core/algorithm.hpp"
 #include "gsearch/core/key_traits.hpp"
+#include "gsearch/core/partition.hpp"
 
 namespace gsearch::cpu_backend {
 
@@ -16,6 +17,18 @@ namespace gsearch::cpu_backend {
 template <class T, class Out>
 void search(int threads, side s, algorithm algo, const T* keys, int64_t k, const T* queries,
             int64_t n, Out* out);
+
+/// The CPU's partitioning: 256 KB of keys per bucket, a quarter of a core's 1-2 MB L2 with room
+/// for the queries streamed past them; at most 2^16 buckets (each thread counts them all); 2^22
+/// queries grouped at a time (the grouped copy, 12-20 bytes a query, reused window to window).
+/// PROVISIONAL: chosen, not yet swept.
+inline constexpr core::partition_config cpu_partitioned_config = {256 * 1024, int64_t{1} << 16, int64_t{1} << 22, 0};
+
+/// The partitioned search (algorithm::partitioned, src/cpu/partitioned.cpp): queries grouped by
+/// bucket of keys, each bucket searched for all its queries while it is in cache.
+template <class T, class Out>
+void partitioned_search(int threads, side s, const T* keys, int64_t k, const T* queries, int64_t n, Out* out,
+                        const core::partition_config& cfg = cpu_partitioned_config);
 
 /// Row-batched search: out[r * m + j] = result of queries[r * m + j] in row r of keys (rows x k,
 /// row-major). All cores over the flat range of rows * m queries; the same per-lane functions.

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "gsearch/core/algorithm.hpp"
+#include "gsearch/core/partition.hpp"
 #include "gsearch/core/pbs.hpp"
 
 namespace gsearch::cuda_backend {
@@ -113,6 +114,16 @@ constexpr algorithm auto_choice(int key_bytes, int64_t k, int64_t q, int64_t max
     if (k >= r.min_keys) return q >= k / r.keys_per_query ? algorithm::index : algorithm::binary;
   return algorithm::binary;
 }
+
+/// Partitioned search (partition_kernel.cuh, core::partition_config): the library's choice per
+/// key size. PROVISIONAL: chosen, not yet swept (index_bench's
+/// partition sweep measures the alternatives).
+template <int KeyBytes>
+inline constexpr core::partition_config partitioned_config = {32 * 1024, 16384, int64_t{1} << 22, 32768};
+/// The partition kernels' tile (count and scatter: threads x queries per thread) and the bucket
+/// search's (PBS-CL over a staged bucket, as the shared-memory search).
+inline constexpr launch_config partition_tile = {1024, 4};
+inline constexpr launch_config bucket_tile = {1024, 4};
 
 /// The merge tiles (merge_kernel.cuh: merge, the merge-sort passes and the block sort; the joins'
 /// expansion, join_kernel.cuh): threads per block and elements per thread of a tile staged in
