@@ -17,7 +17,7 @@
 //   qsweep   int32, K = 2^20, 2^24, 2^26, 2^27 and Q = 2^14 ... 2^26: binary, the one-shot index and
 //            the partitioned search, the data of the `auto` rule (tuning.hpp).
 //   psweep   the partitioned search's configuration (core::partition_config: bytes of keys per
-//            bucket, window, segment) at each key type and K, Q = --queries.
+//            bucket, window, queries per piece) at each key type and K, Q = --queries.
 //   sweep    int32: the index kernel (16-byte nodes) at two block sizes and five shared-memory
 //            budgets, at K = 2^20, 2^24, 2^26, 2^27, Q = --queries.
 //
@@ -307,9 +307,10 @@ struct runner {
     const auto dev = cuda_backend::current_device_limits();
     std::vector<core::partition_config> configs;
     for (int64_t chunk : {16 << 10, 32 << 10, 64 << 10})
-      for (int64_t window : {int64_t(1) << 20, int64_t(1) << 22, int64_t(1) << 24, int64_t(1) << 26})
-        configs.push_back({chunk, 16384, window, 32768});
-    for (int segment : {8192, 16384, 65536}) configs.push_back({32 << 10, 16384, int64_t(1) << 22, segment});
+      for (int64_t window : {int64_t(1) << 20, int64_t(1) << 22, int64_t(1) << 24, int64_t(1) << 27})
+        configs.push_back({chunk, 16384, window, 8192});
+    for (int piece : {2048, 4096, 16384}) configs.push_back({32 << 10, 16384, int64_t(1) << 22, piece});
+    for (int piece : {2048, 4096, 16384}) configs.push_back({32 << 10, 16384, int64_t(1) << 27, piece});
     for (const core::partition_config& c : configs) {
       measure<T>("psweep", "gsearch", "partitioned", in, in.q, out, [&](const T* p) {
         cuda_backend::launch_partitioned<false>(nullptr, 0, in.keys.data(), in.k, p, in.q, out.data(), dev, c);

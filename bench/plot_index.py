@@ -23,6 +23,8 @@ SERIES = [
     (("gsearch", "index-search"), "gsearch static index (prebuilt)"),
     (("gsearch", "index"), "gsearch algo=index (build + search)"),
     (("gsearch", "auto"), "gsearch auto"),
+    (("gsearch", "partitioned"), "gsearch algo=partitioned"),
+    (("gsearch", "sorted-queries"), "gsearch sort + Merge Path sorted search + scatter"),
     (("gsearch", "binary"), "gsearch binary"),
     (("thrust", None), "thrust::upper_bound (3.0.1)"),
     (("cub-upper-bound", None), "CUB 3.6 DeviceFind::UpperBound"),

@@ -19,6 +19,8 @@ template <class T, class Out>
 void search(CUstream_st*, side, algorithm, const T*, int64_t, const T*, int64_t, Out*) { no_cuda(); }
 template <class T, class Out>
 void partitioned_search(CUstream_st*, side, const T*, int64_t, const T*, int64_t, Out*) { no_cuda(); }
+template <class T, class Out>
+void pary_search(CUstream_st*, side, const T*, int64_t, const T*, int64_t, Out*) { no_cuda(); }
 template <class T>
 bool is_sorted(CUstream_st*, const T*, int64_t) { no_cuda(); }
 algorithm resolve(algorithm, int, int64_t, int64_t) { no_cuda(); }
@@ -77,6 +79,7 @@ void index_search_keys(CUstream_st*, side, const T*, int64_t, const T*, int64_t,
 
 GSEARCH_KEY_TYPES(GSEARCH_CUDA_BACKEND_INSTANTIATE)
 GSEARCH_KEY_TYPES(GSEARCH_CUDA_PARTITIONED_INSTANTIATE)
+GSEARCH_KEY_TYPES(GSEARCH_CUDA_PARY_INSTANTIATE)
 GSEARCH_KEY_TYPES(GSEARCH_CUDA_INDEX_INSTANTIATE)
 GSEARCH_KEY_TYPES(GSEARCH_CUDA_MERGE_INSTANTIATE)
 GSEARCH_KEY_TYPES(GSEARCH_CUDA_MERGE_SORT_INSTANTIATE)

@@ -38,7 +38,7 @@ TYPED_TEST_SUITE(CpuSearch, KeyTypes);
 TYPED_TEST(CpuSearch, MatchesStdAlgorithms) {
   using T = TypeParam;
   run_search_matrix<T>(run_cpu<T>, 300,
-                       {algorithm::auto_, algorithm::binary, algorithm::index, algorithm::partitioned, algorithm::pbs,
+                       {algorithm::auto_, algorithm::binary, algorithm::index, algorithm::partitioned, algorithm::pary, algorithm::pbs,
                         algorithm::pbs_cf, algorithm::pbs_cl},
                        test_seed());
 }

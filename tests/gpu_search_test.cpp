@@ -51,7 +51,7 @@ TYPED_TEST(GpuSearch, MatchesStdAlgorithms) {
   using T = TypeParam;
   run_search_matrix<T>(run_gpu<T>, 2048,
                        {algorithm::auto_, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl, algorithm::binary,
-                        algorithm::index, algorithm::partitioned},
+                        algorithm::index, algorithm::partitioned, algorithm::pary},
                        test_seed());
 }
 
@@ -165,6 +165,9 @@ TEST_F(Gpu, CheckSortedThrowsAndWritesNothing) {
 TEST_F(Gpu, AutoPicksSharedMemoryThenGlobal) {
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, 1024), algorithm::pbs_cl);
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 24), algorithm::index);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 24, 1), algorithm::pary);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 24, 32), algorithm::pary);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, 4096, 1), algorithm::pbs_cl);  // shared memory first
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 24, 1000), algorithm::binary);
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 20, 1 << 17), algorithm::binary);
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 20, 1 << 19), algorithm::index);

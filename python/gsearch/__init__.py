@@ -70,7 +70,7 @@ __all__ = [
 ]
 
 Side = Literal["left", "right"]
-Algo = Literal["auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index", "partitioned"]
+Algo = Literal["auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index", "partitioned", "pary"]
 
 
 class _DefaultSide(str):
@@ -704,7 +704,7 @@ def searchsorted(
         Where to write the result: an array of the result's kind (numpy, torch, cupy) on its
         device, of `v`'s shape, int64 (int32 with `out_int32`), C-contiguous. It is returned
         (also for a scalar `v`).
-    algo : {'auto', 'pbs', 'pbs-cf', 'pbs-cl', 'binary', 'index', 'partitioned'}, optional
+    algo : {'auto', 'pbs', 'pbs-cf', 'pbs-cl', 'binary', 'index', 'partitioned', 'pary'}, optional
         The search algorithm (all give the same indices; they differ in speed). 'auto' picks by
         backend, key count, dtype and query count. 'index' builds a static index of the keys
         for the call (an S+ tree, as :class:`Index`: O(K) to build, about a copy of the keys
@@ -716,9 +716,12 @@ def searchsorted(
         (8K int32 keys a bucket on a GPU, 256 KB of keys on the CPU), searches each bucket's
         keys for all its queries (in shared memory on a GPU) and writes the results back in
         query order: for many queries in key sets beyond shared memory; it takes temporary
-        memory of about 8 bytes a query (at most 2**22 queries at a time). N-D `a` (one key
-        list per row) runs 'index' and 'partitioned' as 'binary' where rows outgrow shared
-        memory.
+        memory of about 8 bytes a query (at most 2**22 queries at a time). 'pary' is P-ary
+        search: on a GPU a warp of 32 threads per query, each step cutting the range into 33
+        parts (log33 K steps), for the response time of one or a few queries ('auto' takes it
+        on a GPU for at most 32 queries in keys beyond shared memory); on the CPU it runs the
+        same arithmetic and is slower than 'binary'. N-D `a` (one key list per row) runs
+        'index', 'partitioned' and 'pary' as 'binary' where rows outgrow shared memory.
     check_sorted : bool, optional
         Check first that `a` (each row of it) is sorted; ValueError if not. O(K); on a GPU it
         waits for the check.

@@ -163,7 +163,7 @@ bool dispatch_key(nb::dlpack::dtype t, bool on_cuda, uintptr_t stream, gsearch::
 void search(const in_array& keys, const in_array& queries, out_array& out, int side_code, int algo,
             bool check_sorted, int64_t rows, uintptr_t stream, bool queries_sorted) {
   if (side_code < 0 || side_code > 2) value_error("gsearch._core.search: side must be 0, 1 or 2");
-  if (algo < 0 || algo > int(gsearch::algorithm::partitioned))
+  if (algo < 0 || algo > int(gsearch::algorithm::pary))
     value_error("gsearch._core.search: algo out of range");
   const int dev_type = keys.device_type(), dev_id = keys.device_id();
   if (queries.device_type() != dev_type || queries.device_id() != dev_id ||
@@ -874,7 +874,7 @@ NB_MODULE(_core, m) {
   nb::dict algos;
   for (auto a : {gsearch::algorithm::auto_, gsearch::algorithm::pbs, gsearch::algorithm::pbs_cf,
                  gsearch::algorithm::pbs_cl, gsearch::algorithm::binary, gsearch::algorithm::index,
-                 gsearch::algorithm::partitioned})
+                 gsearch::algorithm::partitioned, gsearch::algorithm::pary})
     algos[nb::str(std::string(gsearch::to_string(a)).c_str())] = int(a);
   m.attr("ALGORITHMS") = algos;
 

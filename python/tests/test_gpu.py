@@ -12,7 +12,7 @@ from gsearch import _core
 from gpu_support import HAVE_CUPY, HAVE_TORCH_CUDA, NO_GSEARCH_CUDA, cupy, needs_cupy, needs_torch, torch  # noqa: F401
 
 TORCH_DTYPES = ["int32", "int64", "float32", "float64", "uint8", "int16", "float16", "bfloat16"]
-ALGOS = ["auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index", "partitioned"]
+ALGOS = ["auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index", "partitioned", "pary"]
 
 
 def rand_sorted(n, dtype, device="cuda", gen_seed=0):

@@ -29,10 +29,11 @@ for what in "$@"; do
       "$B/test_gpu_merge" 2>&1 | tee "$OUT/gpu_merge_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
       "$B/test_gpu_static_index" 2>&1 | tee "$OUT/gpu_index_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
       "$B/test_gpu_pary" 2>&1 | tee "$OUT/gpu_pary_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
+      "$B/test_gpu_partitioned" 2>&1 | tee "$OUT/gpu_partitioned_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
       "$B/test_gpu_large" 2>&1 | tee "$OUT/gpu_large.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|OK \]" || status=1
       ;;
     sanitize)
-      for t in ${SANITIZE_TESTS:-test_gpu_search test_gpu_find test_gpu_merge test_gpu_static_index test_gpu_pary}; do
+      for t in ${SANITIZE_TESTS:-test_gpu_search test_gpu_find test_gpu_merge test_gpu_static_index test_gpu_pary test_gpu_partitioned}; do
         for tool in memcheck racecheck; do
           log="$OUT/$tool-$t.log"
           GSEARCH_TEST_SUBSET=1 compute-sanitizer --tool $tool --error-exitcode 9 "$B/$t" > "$log" 2>&1; rc=$?

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gsearch/core/padding.hpp"
+#include "gsearch/core/pary.hpp"
 #include "gsearch/core/pbs.hpp"
 #include "gsearch/cpu/parallel.hpp"
 #include "gsearch/cpu/static_index.hpp"
@@ -75,6 +76,19 @@ void run_algorithm(int threads, const T* keys, int64_t k, const T* queries, int6
     run<A, Strict>(threads, core::bounded_accessor<T, key_traits<T>>{keys, k}, k, queries, n, out,
                    offset);
   }
+}
+
+// P-ary search on the CPU: core::pary_rank with a warp's 32 simulated lanes, the GPU's
+// arithmetic (a lane's probe and the narrowing from the vote), one query per step of the loop.
+// For the API's symmetry and as the GPU's reference: it reads 32 keys a step where the binary
+// search reads one, so it is never the CPU's fast path.
+template <bool Strict, class T, class Out>
+void pary_run(int threads, const T* keys, int64_t k, const T* queries, int64_t n, Out* out, int64_t offset) {
+  const core::padded_accessor<T> acc{keys};  // pary_rank reads [0, k) only
+  parallel_for(n, thread_count(threads, n, min_queries_per_thread / 32), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t j = begin; j < end; ++j)
+      out[j] = Out(core::pary_rank(acc, k, before<Strict, T>{queries[j]}, warp_width) + offset);
+  });
 }
 
 template <bool Strict, class T, class Out>
@@ -146,6 +160,9 @@ void search(int threads, side s, algorithm algo, const T* keys, int64_t k, const
   algo = resolve(algo, int(sizeof(T)), k, n);
   if (algo == algorithm::index) return index_search_keys(threads, s, keys, k, queries, n, out);
   if (algo == algorithm::partitioned) return partitioned_search(threads, s, keys, k, queries, n, out);
+  if (algo == algorithm::pary)
+    return s == side::left ? pary_run<true>(threads, keys, k, queries, n, out, offset)
+                           : pary_run<false>(threads, keys, k, queries, n, out, offset);
   if (s == side::left) {
     dispatch<true>(threads, algo, keys, k, queries, n, out, offset);
   } else {
@@ -159,8 +176,8 @@ void search_rows(int threads, side s, algorithm algo, int64_t rows, const T* key
   if (rows == 0 || m == 0) return;
   const int64_t offset = s == side::pred ? -1 : 0;
   algo = resolve(algo, int(sizeof(T)), k, m);
-  // An index or a partition per row would not pay: the binary search.
-  if (algo == algorithm::index || algo == algorithm::partitioned) algo = algorithm::binary;
+  // An index or a partition per row would not pay, nor P-ary's 32 reads a step: the binary search.
+  if (algo == algorithm::index || algo == algorithm::partitioned || algo == algorithm::pary) algo = algorithm::binary;
   if (s == side::left) {
     search_rows_dispatch<true>(threads, algo, rows, keys, k, queries, m, out, offset);
   } else {

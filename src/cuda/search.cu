@@ -146,6 +146,7 @@ void search(CUstream_st* stream, side s, algorithm algo, const T* keys, int64_t 
   if (algo == algorithm::auto_) algo = auto_choice(int(sizeof(T)), k, n, dev.max_shared_per_block);
   if (algo == algorithm::index) return index_search_keys(stream, s, keys, k, queries, n, out);
   if (algo == algorithm::partitioned) return partitioned_search(stream, s, keys, k, queries, n, out);
+  if (algo == algorithm::pary) return pary_search(stream, s, keys, k, queries, n, out);
   const bool strict = s == side::left;
   const int offset = s == side::pred ? -1 : 0;
   visit_algorithm(algo, [&]<algorithm A>() {
@@ -158,8 +159,9 @@ void search_rows(CUstream_st* stream, side s, algorithm algo, int64_t rows, cons
                  int64_t k, const T* queries, int64_t m, Out* out) {
   const device_limits dev = current_device_limits();
   if (algo == algorithm::auto_) algo = auto_choice(int(sizeof(T)), k, m, dev.max_shared_per_block);
-  // An index or a partition per row would not pay: rows too long for shared memory run binary.
-  if (algo == algorithm::index || algo == algorithm::partitioned) algo = algorithm::binary;
+  // An index or a partition per row would not pay, and P-ary is for single queries: rows too long
+  // for shared memory run binary.
+  if (algo == algorithm::index || algo == algorithm::partitioned || algo == algorithm::pary) algo = algorithm::binary;
   const bool strict = s == side::left;
   const int offset = s == side::pred ? -1 : 0;
   visit_algorithm(algo, [&]<algorithm A>() {

@@ -452,7 +452,7 @@ void expect_results(const std::vector<T>& keys, const std::vector<T>& queries, s
 }
 
 TEST_F(Cli, SearchVerifiesEverySideAlgorithmAndType) {
-  const char* algos[] = {"auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index"};
+  const char* algos[] = {"auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index", "partitioned", "pary"};
   int i = 0;
   for (dtype t : gsearch::cli::all_dtypes) {
     const std::string dt(gsearch::cli::name(t));
@@ -464,7 +464,7 @@ TEST_F(Cli, SearchVerifiesEverySideAlgorithmAndType) {
       const auto queries = npy::load<T>(work("q.npy").string());
       for (side s : {side::left, side::right, side::pred}) {
         // Every algorithm for every side, spread over the types (the library tests do the rest).
-        const std::string algo = algos[i++ % 6];
+        const std::string algo = algos[i++ % 8];
         const std::string side_name = gsearch::test::side_name(s);
         const run_result r =
             ok("search --keys k.npy --queries q.npy --out o.npy --device cpu --verify --side " +

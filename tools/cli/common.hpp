@@ -263,7 +263,7 @@ inline std::vector<std::string> algorithm_names(bool with_auto) {
   std::vector<std::string> v;
   for (algorithm a :
        {algorithm::auto_, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl, algorithm::binary, algorithm::index,
-        algorithm::partitioned})
+        algorithm::partitioned, algorithm::pary})
     if (with_auto || a != algorithm::auto_) v.emplace_back(gsearch::to_string(a));
   return v;
 }

@@ -284,7 +284,7 @@ exit_code search_typed(const search_args& a, const target& dev, const layout& l,
   if (opts.algo == algorithm::auto_)  // resolved here, so that the summary names what ran
     opts.algo = dev.cuda ? resolve_algorithm(cuda, opts.algo, int(sizeof(T)), l.keys, l.queries)
                          : resolve_algorithm(cpu, opts.algo, int(sizeof(T)), l.keys, l.queries);
-  if (l.by_rows && (opts.algo == algorithm::index || opts.algo == algorithm::partitioned))
+  if (l.by_rows && (opts.algo == algorithm::index || opts.algo == algorithm::partitioned || opts.algo == algorithm::pary))
     opts.algo = algorithm::binary;  // as search_rows runs them
 
   std::vector<Out> out(queries.size());
@@ -372,8 +372,9 @@ command add_search_command(CLI::App& app) {
                   "pbs-cf, pbs-cl: the paper's parallel binary searches; binary: branch-free "
                   "binary search; index: a static index (S+ tree) built for the call, then "
                   "searched; partitioned: queries grouped by bucket of keys, each bucket's keys "
-                  "read once for all its queries, for many queries in large key sets "
-                  "(2-D keys: index and partitioned run binary)")
+                  "read once for all its queries, for many queries in large key sets; pary: "
+                  "P-ary search, a warp per query, for the response time of one or few queries "
+                  "(2-D keys: index, partitioned and pary run binary)")
       ->check(CLI::IsMember(algorithm_names(true)))
       ->capture_default_str();
   sub->add_option("--device", a->device, "auto: cuda if a CUDA device is available, else cpu")

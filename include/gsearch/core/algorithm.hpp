@@ -18,6 +18,8 @@ enum class algorithm : int {
            ///< O(keys) to build, then one node of 64 bytes (CPU) / 16 bytes (GPU) per level
   partitioned,  ///< queries grouped by bucket of keys (core/partition.hpp), each bucket's keys
                 ///< read once for all its queries (shared memory on the GPU), results scattered back
+  pary,  ///< P-ary search (core/pary.hpp): a warp of 32 lanes per query on the GPU, each step
+         ///< cutting the range into 33 parts; for one query or few: response time, not throughput
 };
 
 /// The name used by the CLI, the JSON output and the docs ("auto", "pbs", "pbs-cf", ...).
@@ -30,6 +32,7 @@ constexpr std::string_view to_string(algorithm a) {
     case algorithm::binary: return "binary";
     case algorithm::index: return "index";
     case algorithm::partitioned: return "partitioned";
+    case algorithm::pary: return "pary";
   }
   return "?";
 }
@@ -37,7 +40,7 @@ constexpr std::string_view to_string(algorithm a) {
 /// Calls f.template operator()<A>() with A the compile-time form of `a`: how the backends turn
 /// the runtime choice into a kernel or loop instantiated per algorithm. `auto_` must have been
 /// resolved by the caller; it is treated as `binary`, the choice that is right for any K.
-/// `index` and `partitioned` are not per-lane algorithms: the backends run them before they get here.
+/// `index`, `partitioned` and `pary` are not per-lane algorithms: the backends run them before they get here.
 template <class F>
 constexpr decltype(auto) visit_algorithm(algorithm a, F&& f) {
   switch (a) {
@@ -47,6 +50,7 @@ constexpr decltype(auto) visit_algorithm(algorithm a, F&& f) {
     case algorithm::binary:
     case algorithm::index:
     case algorithm::partitioned:
+    case algorithm::pary:
     case algorithm::auto_: break;
   }
   return f.template operator()<algorithm::binary>();
@@ -55,7 +59,8 @@ constexpr decltype(auto) visit_algorithm(algorithm a, F&& f) {
 /// Inverse of to_string; nullopt for an unknown name.
 constexpr std::optional<algorithm> algorithm_from_string(std::string_view s) {
   for (algorithm a : {algorithm::auto_, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl,
-                      algorithm::binary, algorithm::index, algorithm::partitioned}) {
+                      algorithm::binary, algorithm::index, algorithm::partitioned,
+                      algorithm::pary}) {
     if (to_string(a) == s) return a;
   }
   return std::nullopt;

@@ -27,7 +27,7 @@ struct partition_config {
   int64_t chunk_bytes;  ///< bytes of keys per bucket (staged in shared memory, or cached, per bucket)
   int64_t max_buckets;  ///< past chunk x max_buckets keys the chunks grow instead (GPU: leave shared memory)
   int64_t window;       ///< queries grouped and searched at a time (at most 2^30)
-  int segment;          ///< GPU: grouped queries per block of the bucket search
+  int segment;          ///< GPU: most grouped queries a block of the bucket search takes (a piece)
 };
 
 /// How k keys are cut into buckets: `chunk` keys per bucket (the last may hold fewer), at most

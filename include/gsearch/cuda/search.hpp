@@ -23,6 +23,10 @@ template <class T, class Out>
 void partitioned_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries, int64_t n,
                         Out* out);
 
+/// P-ary search (algorithm::pary): one warp per query (cuda/pary_kernel.cuh), enqueued on `stream`.
+template <class T, class Out>
+void pary_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries, int64_t n, Out* out);
+
 /// Row-batched search (rows x k keys, rows x m queries, row-major), enqueued on `stream`.
 template <class T, class Out>
 void search_rows(CUstream_st* stream, side s, algorithm algo, int64_t rows, const T* keys,
@@ -60,5 +64,9 @@ algorithm resolve(algorithm requested, int key_bytes, int64_t k, int64_t q);
                                                int64_t*);                                                 \
   template void partitioned_search<T, int32_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t,  \
                                                int32_t*);
+/// Instantiates pary_search for key type T (src/cuda/pary.cu, src/cuda_disabled.cpp).
+#define GSEARCH_CUDA_PARY_INSTANTIATE(T)                                                                     \
+  template void pary_search<T, int64_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t, int64_t*); \
+  template void pary_search<T, int32_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t, int32_t*);
 
 }  // namespace gsearch::cuda_backend

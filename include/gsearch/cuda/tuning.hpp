@@ -104,26 +104,50 @@ struct index_auto_rule {
 };
 inline constexpr index_auto_rule index_auto_rules[] = {{int64_t{1} << 25, 16}, {int64_t{1} << 22, 4}, {0, 2}};
 
+/// P-ary search (algorithm::pary): 128 threads, four warps, one query each.
+inline constexpr int pary_threads = 128;
+/// auto takes the P-ary search for at most this many queries in keys beyond shared memory: each
+/// query has its own warp, far from filling the device, so the response time of one query is
+/// what counts. In-kernel, one query, int32, warm caches: warp P-ary 1.8 / 2.2 / 3.1 us at K = 2^20
+/// / 2^24 / 2^30, the one-thread binary search 3.4 / 6.0 / 9.0 us; end to end (launch, wait,
+/// copy back) 21.2 / 21.1 / 21.7 against 23.7 / 26.0 / 28.8 us (bench/results/h100/pary.json).
+/// Where more queries start to fill the device has not been measured: 32 is a safe side.
+inline constexpr int64_t pary_auto_max_queries = 32;
+
 /// The algorithm `auto_` picks for k keys and q queries: keys in shared memory -> PBS-CL (the
-/// paper's best); larger key lists -> the static index by index_auto_rules, else the
-/// branch-free binary search in global memory.
+/// paper's best); larger key lists -> P-ary for a few queries (q known and at most
+/// pary_auto_max_queries), the static index by index_auto_rules, else the branch-free binary
+/// search in global memory.
 constexpr algorithm auto_choice(int key_bytes, int64_t k, int64_t q, int64_t max_shared_per_block) {
   const int64_t staged = (k + 64) * key_bytes;
   if (staged <= max_shared_per_block) return algorithm::pbs_cl;
+  if (q >= 0 && q <= pary_auto_max_queries) return algorithm::pary;
   for (const index_auto_rule& r : index_auto_rules)
     if (k >= r.min_keys) return q >= k / r.keys_per_query ? algorithm::index : algorithm::binary;
   return algorithm::binary;
 }
 
-/// Partitioned search (partition_kernel.cuh, core::partition_config): the library's choice per
-/// key size. PROVISIONAL: chosen, not yet swept (index_bench's
-/// partition sweep measures the alternatives).
+/// Partitioned search (partition_kernel.cuh, core::partition_config): 64 KB of keys a bucket,
+/// windows of 2^22 queries, pieces of 8,192 queries. The best or within 4% of the best of
+/// index_bench's psweep (3 chunk sizes x 4 windows, then 3 piece sizes; int32 and int64, K = 2^20,
+/// 2^24, 2^27, Q = 2^27, H100; bench/results/h100/tuning/partition-sweep-2.json) at K = 2^20 and
+/// 2^24 for both key sizes: int32 9.57 / 15.84 ms (best 9.57 / 15.52). Larger buckets mean fewer
+/// splitters to search and fewer staging passes; windows of 2^22 keep the grouped copy (32-48 MB)
+/// and the scattered results in L2. Slower than the static index at every K measured (docs/perf-
+/// notes.md, "Partitioned search"): auto does not pick it yet.
 template <int KeyBytes>
-inline constexpr core::partition_config partitioned_config = {32 * 1024, 16384, int64_t{1} << 22, 32768};
+inline constexpr core::partition_config partitioned_config = {64 * 1024, 16384, int64_t{1} << 22, 8192};
+/// From partition_large_keys keys on, the window is partition_large_window queries: keys beyond
+/// L2 are re-read from DRAM by every window's pass over all buckets, so one window reads them once
+/// (int32 K = 2^27: 33.2 ms with windows of 2^27 against 49.2 with 2^22; K = 2^24: 15.8 with 2^22
+/// against 22.0 with 2^24; partition-sweep-2.json).
+inline constexpr int64_t partition_large_keys = int64_t{1} << 26;
+inline constexpr int64_t partition_large_window = int64_t{1} << 27;
 /// The partition kernels' tile (count and scatter: threads x queries per thread) and the bucket
 /// search's (PBS-CL over a staged bucket, as the shared-memory search).
 inline constexpr launch_config partition_tile = {1024, 4};
 inline constexpr launch_config bucket_tile = {1024, 4};
+
 
 /// The merge tiles (merge_kernel.cuh: merge, the merge-sort passes and the block sort; the joins'
 /// expansion, join_kernel.cuh): threads per block and elements per thread of a tile staged in
