@@ -69,6 +69,20 @@ TYPED_TEST(GpuPartitioned, SmallBucketsMatchStdAndCpu) {
   }
 }
 
+// One small pipeline, all sides: 10,007 keys in buckets of 64 (157 buckets, every one staged),
+// windows of 5,000 queries, pieces of 700; few enough launches for compute-sanitizer's racecheck
+// (gpu_checks.sh runs it with GTEST_FILTER=*OneSmallPipeline*).
+TYPED_TEST(GpuPartitioned, OneSmallPipelineMatchesStd) {
+  using T = TypeParam;
+  const uint64_t seed = test_seed();
+  const auto keys = gen::sorted_keys<T>(10007, seed);
+  const auto queries = gen::random_queries_from_keys(keys.data(), int64_t(keys.size()), 12345, seed + 1);
+  const core::partition_config cfg{64 * int64_t(sizeof(T)), 1 << 14, 5000, 700};
+  for (side s : {side::left, side::right, side::pred}) {
+    ASSERT_EQ((run_partitioned<T, int32_t>(keys, queries, s, cfg)), reference_all(keys, queries, s)) << "side " << int(s);
+  }
+}
+
 // Buckets too large for shared memory (max_buckets 3 over 2^20 keys: 349,526 keys a bucket),
 // searched in global memory; many blocks, every SM busy.
 TYPED_TEST(GpuPartitioned, GlobalBucketsManyQueries) {
