@@ -711,12 +711,14 @@ def searchsorted(
         in memory, then one 64-byte node per level on the CPU, one 16-byte node on the GPU)
         and searches it: it pays for large key sets searched by many queries, and 'auto' takes
         it there (by the backends' tuning: today on the CPU from 2**16 keys with at least K/4
-        queries, on a GPU for keys beyond shared memory with at least K/8). To search the same keys more than once, build an
+        queries, on a GPU beyond shared memory with at least K/2 queries, K/4 from 2**22 keys and
+        K/16 from 2**25). To search the same keys more than once, build an
         :class:`Index` once instead. 'partitioned' groups the queries by bucket of keys
-        (8K int32 keys a bucket on a GPU, 256 KB of keys on the CPU), searches each bucket's
-        keys for all its queries (in shared memory on a GPU) and writes the results back in
-        query order: for many queries in key sets beyond shared memory; it takes temporary
-        memory of about 8 bytes a query (at most 2**22 queries at a time). 'pary' is P-ary
+        (64 KB of keys a bucket on a GPU, 256 KB on the CPU), searches each bucket's keys for
+        all its queries (in shared memory on a GPU) and writes the results back in query
+        order: meant for many queries in key sets beyond shared memory (today slower than
+        'index' on the GPU); it takes temporary memory of 8-20 bytes a query of a window
+        (2**22 queries, on a GPU 2**27 from 2**26 keys). 'pary' is P-ary
         search: on a GPU a warp of 32 threads per query, each step cutting the range into 33
         parts (log33 K steps), for the response time of one or a few queries ('auto' takes it
         on a GPU for at most 32 queries in keys beyond shared memory); on the CPU it runs the

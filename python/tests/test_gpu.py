@@ -57,7 +57,7 @@ class TestTorch:
 
     @pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
     def test_partitioned_many_buckets(self, dtype):
-        # 300,000 keys: 37 buckets of 8K 4-byte keys, 74 of 4K 8-byte keys; duplicates straddle
+        # 300,000 keys: 19 buckets of 16K 4-byte keys, 37 of 8K 8-byte keys; duplicates straddle
         # the bucket edges; queries outside the range; NaN queries and keys for floats.
         g = np.random.default_rng(11)
         a_np = np.sort(g.integers(-50_000, 50_000, 300_000)).astype(dtype)
