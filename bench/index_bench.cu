@@ -2,7 +2,8 @@
 // device buffers for gsearch and its peers; a table on stdout and, with --json, one JSON file.
 //
 //   index_bench [--json FILE] [--log-keys 20,22,24,26,27] [--key-types int32,int64] [--queries 2^27]
-//               [--parts search,qsweep,sweep] [--repeat 10] [--warmup 2] [--seed 1] [--quick]
+//               [--parts search,qsweep,sweep,psweep] [--pconfigs 64:22:8192,...] [--pshapes]
+//               [--repeat 10] [--warmup 2] [--seed 1] [--quick]
 //
 // Parts:
 //   search   for each key type and K = 2^--log-keys sorted keys, Q = --queries random queries,
@@ -17,7 +18,8 @@
 //   qsweep   int32, K = 2^20, 2^24, 2^26, 2^27 and Q = 2^14 ... 2^26: binary, the one-shot index and
 //            the partitioned search, the data of the `auto` rule (tuning.hpp).
 //   psweep   the partitioned search's configuration (core::partition_config: bytes of keys per
-//            bucket, window, queries per piece) at each key type and K, Q = --queries.
+//            bucket, window, queries per piece; or --pconfigs chunkKB:log2(window):piece,...) at
+//            each key type and K, Q = --queries; --pshapes adds other kernel shapes.
 //   sweep    int32: the index kernel (16-byte nodes) at two block sizes and five shared-memory
 //            budgets, at K = 2^20, 2^24, 2^26, 2^27, Q = --queries.
 //
@@ -78,6 +80,8 @@ struct bench_args {
   uint64_t seed = 1;
   bool quick = false;
   std::string json_path;
+  bool pshapes = false;               // psweep: other kernel shapes too
+  std::vector<std::string> pconfigs;  // psweep: "chunkKB:log2(window):piece" each, instead of the grid
 };
 
 template <class T>
@@ -300,21 +304,44 @@ struct runner {
     sweep_one<4, 1024, 4>(in, out, all);
   }
 
-  // The partitioned search's configurations: bytes of keys per bucket x window, then segments.
+  // The partitioned search's configurations: bytes of keys per bucket x window, then pieces.
   template <class T>
   void psweep_part(const inputs<T>& in) {
     device_vector<int32_t> out(in.q);
     const auto dev = cuda_backend::current_device_limits();
     std::vector<core::partition_config> configs;
-    for (int64_t chunk : {16 << 10, 32 << 10, 64 << 10})
-      for (int64_t window : {int64_t(1) << 20, int64_t(1) << 22, int64_t(1) << 24, int64_t(1) << 27})
-        configs.push_back({chunk, 16384, window, 8192});
-    for (int piece : {2048, 4096, 16384}) configs.push_back({32 << 10, 16384, int64_t(1) << 22, piece});
-    for (int piece : {2048, 4096, 16384}) configs.push_back({32 << 10, 16384, int64_t(1) << 27, piece});
+    for (const std::string& c : a.pconfigs) {
+      long long kb = 0, lw = 0, piece = 0;
+      if (std::sscanf(c.c_str(), "%lld:%lld:%lld", &kb, &lw, &piece) != 3 || kb < 1 || lw < 0 || lw > 30 || piece < 1)
+        throw invalid_argument("--pconfigs: want chunkKB:log2(window):piece, got " + c);
+      configs.push_back({kb * 1024, 16384, int64_t(1) << lw, int(piece)});
+    }
+    if (configs.empty()) {
+      for (int64_t chunk : {16 << 10, 32 << 10, 64 << 10})
+        for (int64_t window : {int64_t(1) << 20, int64_t(1) << 22, int64_t(1) << 24, int64_t(1) << 27})
+          configs.push_back({chunk, 16384, window, 8192});
+      for (int piece : {2048, 4096, 16384}) configs.push_back({32 << 10, 16384, int64_t(1) << 22, piece});
+      for (int piece : {2048, 4096, 16384}) configs.push_back({32 << 10, 16384, int64_t(1) << 27, piece});
+    }
     for (const core::partition_config& c : configs) {
-      measure<T>("psweep", "gsearch", "partitioned", in, in.q, out, [&](const T* p) {
-        cuda_backend::launch_partitioned<false>(nullptr, 0, in.keys.data(), in.k, p, in.q, out.data(), dev, c);
-      }, {{"chunk_bytes", c.chunk_bytes}, {"max_buckets", c.max_buckets}, {"window", c.window}, {"segment", c.segment}});
+      // The library's kernel shapes (tuning.hpp: partition_tile, bucket_tile), then, with
+      // --pshapes, others: count and scatter PT x PI, bucket search ST x SI.
+      const auto one = [&]<int PT, int PI, int ST, int SI>() {
+        measure<T>("psweep", "gsearch", "partitioned", in, in.q, out, [&](const T* p) {
+          cuda_backend::launch_partitioned<false, PT, PI, ST, SI>(nullptr, 0, in.keys.data(), in.k, p, in.q, out.data(), dev, c);
+        }, {{"chunk_bytes", c.chunk_bytes}, {"max_buckets", c.max_buckets}, {"window", c.window}, {"piece", c.piece},
+            {"partition_tile", {PT, PI}}, {"bucket_tile", {ST, SI}}});
+      };
+      one.template operator()<cuda_backend::partition_tile<int(sizeof(T))>.threads,
+                              cuda_backend::partition_tile<int(sizeof(T))>.items, cuda_backend::bucket_tile.threads,
+                              cuda_backend::bucket_tile.items>();
+      if (a.pshapes) {
+        one.template operator()<1024, 4, 1024, 4>();
+        one.template operator()<512, 4, 1024, 4>();
+        one.template operator()<1024, 4, 512, 8>();
+        one.template operator()<512, 8, 512, 8>();
+        one.template operator()<1024, 4, 1024, 8>();
+      }
     }
   }
 
@@ -355,6 +382,8 @@ int main(int argc, char** argv) {
   app.add_option("--log-keys", a.log_keys, "K = 2^x sorted keys")->delimiter(',');
   app.add_option("--key-types", a.key_types, "int32, int64")->delimiter(',');
   app.add_option("--parts", a.parts, "search, qsweep, sweep, psweep")->delimiter(',');
+  app.add_flag("--pshapes", a.pshapes, "psweep: other kernel shapes of the partitioned search too");
+  app.add_option("--pconfigs", a.pconfigs, "psweep: these configurations, chunkKB:log2(window):piece")->delimiter(',');
   app.add_option("--queries", a.queries, "Q random queries")->check(CLI::PositiveNumber);
   app.add_option("--repeat", a.repeat, "timed runs (median)")->check(CLI::PositiveNumber);
   app.add_option("--warmup", a.warmup, "untimed runs first");

@@ -164,14 +164,21 @@ TEST_F(Gpu, CheckSortedThrowsAndWritesNothing) {
 
 TEST_F(Gpu, AutoPicksSharedMemoryThenGlobal) {
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, 1024), algorithm::pbs_cl);
-  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 24), algorithm::index);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 24), algorithm::partitioned);  // q unknown: k
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 24, 1), algorithm::pary);
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 24, 32), algorithm::pary);
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, 4096, 1), algorithm::pbs_cl);  // shared memory first
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 24, 1000), algorithm::binary);
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 20, 1 << 17), algorithm::binary);
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 20, 1 << 19), algorithm::index);
-  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 27, 1 << 23), algorithm::index);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 27, 1 << 22), algorithm::binary);
+  // The partitioned search for many queries (tuning.hpp, partitioned_auto_rules).
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 27, 1 << 23), algorithm::partitioned);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 20, 1 << 23), algorithm::partitioned);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 8, int64_t(1) << 20, 1 << 23), algorithm::index);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 8, int64_t(1) << 24, 1 << 20), algorithm::partitioned);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 21, 1 << 21), algorithm::index);  // too few
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 26, 1 << 20), algorithm::binary);
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::pbs, 4, int64_t(1) << 24), algorithm::pbs);
 }
 

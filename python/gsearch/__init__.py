@@ -714,11 +714,12 @@ def searchsorted(
         queries, on a GPU beyond shared memory with at least K/2 queries, K/4 from 2**22 keys and
         K/16 from 2**25). To search the same keys more than once, build an
         :class:`Index` once instead. 'partitioned' groups the queries by bucket of keys
-        (64 KB of keys a bucket on a GPU, 256 KB on the CPU), searches each bucket's keys for
+        (192 KB of keys a bucket on a GPU, 256 KB on the CPU), searches each bucket's keys for
         all its queries (in shared memory on a GPU) and writes the results back in query
-        order: meant for many queries in key sets beyond shared memory (today slower than
-        'index' on the GPU); it takes temporary memory of 8-20 bytes a query of a window
-        (2**22 queries, on a GPU 2**27 from 2**26 keys). 'pary' is P-ary
+        order: meant for many queries in key sets beyond shared memory ('auto' takes it on a
+        GPU for at least 2**20 queries and K/16 of them from 2**22 keys, and for 4-byte keys
+        8K from 2**20 keys); it takes temporary memory of 8-20 bytes a query of a window
+        (2**22 queries). 'pary' is P-ary
         search: on a GPU a warp of 32 threads per query, each step cutting the range into 33
         parts (log33 K steps), for the response time of one or a few queries ('auto' takes it
         on a GPU for at most 32 queries in keys beyond shared memory); on the CPU it runs the

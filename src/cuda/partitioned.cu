@@ -14,8 +14,7 @@ template <class T, class Out>
 void partitioned_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries, int64_t n,
                         Out* out) {
   const device_limits dev = current_device_limits();
-  core::partition_config cfg = partitioned_config<int(sizeof(T))>;
-  if (k >= partition_large_keys) cfg.window = partition_large_window;
+  const core::partition_config& cfg = partitioned_config<int(sizeof(T))>;
   const int offset = s == side::pred ? -1 : 0;
   if (s == side::left) {
     launch_partitioned<true>(stream, offset, keys, k, queries, n, out, dev, cfg);

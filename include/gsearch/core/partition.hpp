@@ -27,7 +27,7 @@ struct partition_config {
   int64_t chunk_bytes;  ///< bytes of keys per bucket (staged in shared memory, or cached, per bucket)
   int64_t max_buckets;  ///< past chunk x max_buckets keys the chunks grow instead (GPU: leave shared memory)
   int64_t window;       ///< queries grouped and searched at a time (at most 2^30)
-  int segment;          ///< GPU: most grouped queries a block of the bucket search takes (a piece)
+  int piece;            ///< GPU: grouped queries a block of the bucket search takes
 };
 
 /// How k keys are cut into buckets: `chunk` keys per bucket (the last may hold fewer), at most
@@ -57,12 +57,14 @@ struct partition_shape {
   GSEARCH_HD constexpr int64_t splitter_key(int64_t j) const { return (j + 1) * chunk; }
 };
 
-/// The buckets of N queries: the number of splitters before each, by the branch-free binary
-/// search over the m splitters that `splitters(i)` reads (i in [0, m)).
-template <int N, class Accessor, class Pred, class Index>
+/// The buckets of N queries: the number of splitters before each, by algorithm A over the m
+/// splitters that `splitters(i)` reads: the branch-free binary search (the CPU's; it reads i in
+/// [0, m)), or PBS-CL run by lane `lane` of a warp (the GPU's, over splitters staged in shared
+/// memory with pbs.hpp's padding sentinels).
+template <int N, algorithm A = algorithm::binary, class Accessor, class Pred, class Index>
 GSEARCH_HD GSEARCH_FORCEINLINE void bucket_n(const Accessor& splitters, Index m, const Pred (&before)[N],
-                                             Index (&bucket)[N]) {
-  binary_n(splitters, m, before, 0, bucket);
+                                             Index (&bucket)[N], int lane = 0) {
+  search_ranks<A, N>(splitters, m, before, lane, bucket);
 }
 
 /// The rank of a query from its bucket and its rank among that bucket's keys.

@@ -3,21 +3,26 @@
 /// Partitioned search on the GPU (core/partition.hpp): key lists too large for shared memory,
 /// searched in shared memory one bucket of keys at a time. For each window of queries:
 ///   1. partition_count_kernel   each of G blocks stages the splitters, finds the buckets of its
-///                               tiles' queries (binary search in shared memory) and writes how
-///                               many fell in each bucket: counts[b][block];
+///                               tiles' queries (PBS-CL in shared memory), keeps each query's
+///                               bucket (2 bytes) and writes how many fell in each bucket:
+///                               counts[b][block];
 ///   2. cub::DeviceScan          over that bucket-major matrix: where each block's queries of
 ///                               each bucket go (the radix sort's upsweep / downsweep, so the
-///                               scatter needs no global atomics);
-///   3. bucket_pieces_kernel + scan  each bucket cut into pieces of at most S queries, numbered;
-///   4. partition_scatter_kernel the same blocks, tiles and buckets again: each query and its
-///                               position go to the next slot of its block's run of its bucket;
-///   5. bucket_search_kernel     block i takes piece i: stages its bucket's keys in shared memory,
-///                               searches the piece's queries with PBS-CL, writes each result at
-///                               its query's position.
+///                               scatter needs no global atomics); its column 0 is where each
+///                               bucket's queries start;
+///   3. partition_scatter_kernel the same blocks and tiles again: each tile is sorted by bucket
+///                               in shared memory (a counting sort), then written out, each
+///                               query and its position as one vector, to its block's run of
+///                               its bucket, so that a warp's stores land on a few runs;
+///   4. bucket_search_kernel     block i takes grouped slots [i S, (i + 1) S): for each bucket
+///                               they hold, it stages the bucket's keys in shared memory and
+///                               searches its queries with PBS-CL, writing each result at its
+///                               query's position.
 /// Windows of queries keep the grouped copy and the scattered results in L2 when the keys are
 /// few, and bound the temporary memory. Instantiated in src/cuda/partitioned.cu; bench/ calls
 /// launch_partitioned with other configurations to tune them.
 
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 
@@ -26,12 +31,25 @@
 
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/partition.hpp"
+#include "gsearch/core/pary.hpp"
 #include "gsearch/cuda/check.cuh"
 #include "gsearch/cuda/search_kernel.cuh"
 #include "gsearch/cuda/stream_buffer.cuh"
 #include "gsearch/cuda/tuning.hpp"
 
 namespace gsearch::cuda_backend {
+
+/// The most buckets the GPU pipeline takes: bucket numbers are kept in 2 bytes, and the count
+/// and scatter kernels keep a counter or two per bucket in shared memory.
+inline constexpr int64_t partition_max_buckets = 16384;
+
+/// A query of the grouped copy with its position in the window: one 8-byte (4-byte keys) or
+/// 16-byte vector, so the scatter writes, and the bucket search reads, one access per query.
+template <class T>
+struct alignas(sizeof(T) >= 8 ? 16 : 8) grouped_query {
+  T q;
+  int32_t position;
+};
 
 /// splitters[j] = keys[(j + 1) x chunk]: the compact copy that the partition kernels stage.
 template <class T>
@@ -42,171 +60,207 @@ __global__ void gather_splitters_kernel(const T* __restrict__ keys, core::partit
     splitters[j] = keys[shape.splitter_key(j)];
 }
 
-/// Shared memory of the partition kernels: the m splitters, then m + 1 bucket counters.
+/// Shared memory of the count kernel: the m splitters padded for PBS-CL, then m + 1 counters.
 template <class T>
-constexpr int64_t partition_shared_bytes(int64_t m) {
-  return m * int64_t(sizeof(T)) + (m + 1) * int64_t(sizeof(int));
+constexpr int64_t count_shared_bytes(int64_t m) {
+  return staged_bytes<T>(m) + (m + 1) * int64_t(sizeof(int));
 }
 
-/// Stages the m splitters and zeroes the m + 1 counters behind them; the block meets at a barrier.
-template <int Threads, class T>
-__device__ __forceinline__ int* stage_splitters(const T* __restrict__ splitters, int m, T* staged) {
-  int* counters = reinterpret_cast<int*>(staged + m);
-  for (int i = threadIdx.x; i < m; i += Threads) staged[i] = splitters[i];
-  for (int i = threadIdx.x; i <= m; i += Threads) counters[i] = 0;
-  __syncthreads();
-  return counters;
-}
-
-/// The queries of a tile (thread t: queries t, t + Threads, ... of it; past n, the last query
-/// again) and their buckets among the m staged splitters.
-template <bool Strict, int Threads, int Items, class T>
-__device__ __forceinline__ void tile_buckets(const T* staged, int m, const T* __restrict__ queries,
-                                             int64_t tile_begin, int64_t n, before<Strict, T> (&preds)[Items],
-                                             int (&bucket)[Items]) {
-  GSEARCH_UNROLL
-  for (int i = 0; i < Items; ++i) {
-    const int64_t j = tile_begin + threadIdx.x + int64_t(i) * Threads;
-    preds[i].q = queries[j < n ? j : n - 1];
-  }
-  core::bucket_n(core::padded_accessor<T>{staged}, m, preds, bucket);
-}
-
-/// counts[b x gridDim.x + block] = the number of the block's queries in bucket b (b in [0, m]).
-/// Blocks take tiles grid-stride, as partition_scatter_kernel does with the same grid.
+/// counts[b x gridDim.x + block] = the number of the block's queries in bucket b (b in [0, m]),
+/// and bucket_of[j] = query j's bucket. Blocks take tiles grid-stride, as partition_scatter_kernel
+/// does with the same grid. The splitter search is PBS-CL: the plain binary search's probes at
+/// power-of-two distances fall on one bank (ncu: 8.8 shared wavefronts a warp-step at m = 1023).
 template <bool Strict, class T, int Threads, int Items>
 __global__ void __launch_bounds__(Threads)
     partition_count_kernel(const T* __restrict__ splitters, int m, const T* __restrict__ queries, int64_t n,
-                           int* __restrict__ counts) {
+                           uint16_t* __restrict__ bucket_of, int* __restrict__ counts) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   T* staged = reinterpret_cast<T*>(shared_bytes);
-  int* counters = stage_splitters<Threads>(splitters, m, staged);
+  int* counters = reinterpret_cast<int*>(shared_bytes + staged_bytes<T>(m));
+  for (int b = threadIdx.x; b <= m; b += Threads) counters[b] = 0;
+  stage_padded_keys<Threads, 1>(splitters, m, staged);  // (its barrier covers the counters too)
+  const core::padded_accessor<T> acc{staged + warp_width};
+  const int lane = int(threadIdx.x) % warp_width;
   constexpr int64_t tile = int64_t(Threads) * Items;
   for (int64_t begin = int64_t(blockIdx.x) * tile; begin < n; begin += int64_t(gridDim.x) * tile) {
     before<Strict, T> preds[Items];
     int bucket[Items];
-    tile_buckets<Strict, Threads, Items>(staged, m, queries, begin, n, preds, bucket);
     GSEARCH_UNROLL
-    for (int i = 0; i < Items; ++i)
-      if (begin + threadIdx.x + int64_t(i) * Threads < n) atomicAdd(&counters[bucket[i]], 1);
+    for (int i = 0; i < Items; ++i) {
+      const int64_t j = begin + threadIdx.x + int64_t(i) * Threads;
+      preds[i].q = queries[j < n ? j : n - 1];
+    }
+    core::bucket_n<Items, algorithm::pbs_cl>(acc, m, preds, bucket, lane);
+    GSEARCH_UNROLL
+    for (int i = 0; i < Items; ++i) {
+      const int64_t j = begin + threadIdx.x + int64_t(i) * Threads;
+      if (j < n) {
+        bucket_of[j] = uint16_t(bucket[i]);
+        atomicAdd(&counters[bucket[i]], 1);
+      }
+    }
   }
   __syncthreads();
   for (int b = threadIdx.x; b <= m; b += Threads) counts[int64_t(b) * gridDim.x + blockIdx.x] = counters[b];
 }
 
-/// Writes every query and its position into its bucket: first[b x gridDim.x + block] is the
-/// block's first slot in bucket b (the scanned counts), and the block's queries of a bucket fill
-/// its slots from there, in no particular order (each carries its position).
-template <bool Strict, class T, int Threads, int Items>
+/// Shared memory of the scatter kernel: a tile of grouped queries and their buckets, the block's
+/// next slot per bucket, the tile's first local slot per bucket (buckets + 1).
+template <class T, int Tile>
+constexpr int64_t scatter_shared_bytes(int64_t buckets) {
+  return Tile * int64_t(sizeof(grouped_query<T>) + sizeof(uint16_t)) + (2 * buckets + 1) * int64_t(sizeof(int));
+}
+
+/// In place, over `size` ints in shared memory: the exclusive prefix sums, then data[size] = the
+/// total. Each thread sums a run of consecutive entries, a block scan joins the runs.
+template <int Threads>
+__device__ __forceinline__ void block_exclusive_scan(int* data, int size) {
+  using scan_t = cub::BlockScan<int, Threads>;
+  __shared__ typename scan_t::TempStorage scan_storage;
+  const int per = (size + Threads - 1) / Threads;
+  const int begin = int(threadIdx.x) * per;
+  const int end = begin + per < size ? begin + per : size;
+  int sum = 0;
+  for (int i = begin; i < end; ++i) sum += data[i];
+  int before_run = 0, total = 0;
+  scan_t(scan_storage).ExclusiveSum(sum, before_run, total);
+  for (int i = begin; i < end; ++i) {
+    const int v = data[i];
+    data[i] = before_run;
+    before_run += v;
+  }
+  if (threadIdx.x == 0) data[size] = total;
+}
+
+/// Writes every query of the window and its position into its bucket: first[b x gridDim.x +
+/// block] is the block's first slot in bucket b (the scanned counts), and the block's queries of
+/// a bucket fill its slots from there, tile by tile. Each tile is first sorted by bucket in
+/// shared memory (ranks from shared atomics, then a scan of the tile's bucket counts), so that
+/// consecutive threads write consecutive slots of a bucket's run. Within a bucket the order is
+/// unspecified (each query carries its position).
+template <class T, int Threads, int Items>
 __global__ void __launch_bounds__(Threads)
-    partition_scatter_kernel(const T* __restrict__ splitters, int m, const T* __restrict__ queries, int64_t n,
-                             const int* __restrict__ first, T* __restrict__ bucketed, int* __restrict__ position) {
+    partition_scatter_kernel(int buckets, const T* __restrict__ queries, const uint16_t* __restrict__ bucket_of,
+                             int64_t n, const int* __restrict__ first, grouped_query<T>* __restrict__ grouped) {
+  constexpr int tile = Threads * Items;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
-  T* staged = reinterpret_cast<T*>(shared_bytes);
-  int* next = reinterpret_cast<int*>(staged + m);  // the block's next slot per bucket
-  for (int i = threadIdx.x; i < m; i += Threads) staged[i] = splitters[i];
-  for (int b = threadIdx.x; b <= m; b += Threads) next[b] = first[int64_t(b) * gridDim.x + blockIdx.x];
-  __syncthreads();
-  constexpr int64_t tile = int64_t(Threads) * Items;
+  grouped_query<T>* sorted = reinterpret_cast<grouped_query<T>*>(shared_bytes);
+  uint16_t* sorted_bucket = reinterpret_cast<uint16_t*>(sorted + tile);
+  int* next = reinterpret_cast<int*>(sorted_bucket + tile);  // (tile is even: 4-byte aligned)
+  int* start = next + buckets;
+  for (int b = threadIdx.x; b < buckets; b += Threads) next[b] = first[int64_t(b) * gridDim.x + blockIdx.x];
   for (int64_t begin = int64_t(blockIdx.x) * tile; begin < n; begin += int64_t(gridDim.x) * tile) {
-    before<Strict, T> preds[Items];
-    int bucket[Items];
-    tile_buckets<Strict, Threads, Items>(staged, m, queries, begin, n, preds, bucket);
+    for (int b = threadIdx.x; b < buckets; b += Threads) start[b] = 0;
+    __syncthreads();
+    grouped_query<T> item[Items];
+    int bucket[Items], rank[Items];
     GSEARCH_UNROLL
     for (int i = 0; i < Items; ++i) {
       const int64_t j = begin + threadIdx.x + int64_t(i) * Threads;
       if (j < n) {
-        const int s = atomicAdd(&next[bucket[i]], 1);
-        bucketed[s] = preds[i].q;
-        position[s] = int(j);
+        item[i] = {queries[j], int32_t(j)};
+        bucket[i] = bucket_of[j];
+        rank[i] = atomicAdd(&start[bucket[i]], 1);
       }
     }
-  }
-}
-
-/// Bucket b's queries are slots [first[b x blocks], end) of the grouped copy (end: bucket b + 1's
-/// first slot, or n). pieces[b] = how many pieces of at most `piece` queries they make;
-/// pieces[buckets] = 0, so that the exclusive scan's last entry is the number of pieces. (A
-/// template, Index = int, so that the header can be included by more than one translation unit.)
-template <class Index>
-__global__ void bucket_pieces_kernel(const Index* __restrict__ first, int blocks, int buckets, Index n, Index piece,
-                                     Index* __restrict__ pieces) {
-  for (int b = int(blockIdx.x) * blockDim.x + threadIdx.x; b <= buckets; b += gridDim.x * blockDim.x) {
-    if (b == buckets) {
-      pieces[b] = 0;
-    } else {
-      const Index begin = first[int64_t(b) * blocks];
-      const Index end = b + 1 < buckets ? first[int64_t(b + 1) * blocks] : n;
-      pieces[b] = (end - begin + piece - 1) / piece;
+    __syncthreads();
+    block_exclusive_scan<Threads>(start, buckets);
+    __syncthreads();
+    GSEARCH_UNROLL
+    for (int i = 0; i < Items; ++i) {
+      if (begin + threadIdx.x + int64_t(i) * Threads < n) {
+        const int s = start[bucket[i]] + rank[i];
+        sorted[s] = item[i];
+        sorted_bucket[s] = uint16_t(bucket[i]);
+      }
     }
+    __syncthreads();
+    const int valid = n - begin < tile ? int(n - begin) : tile;
+    for (int s = threadIdx.x; s < valid; s += Threads) {
+      const int b = sorted_bucket[s];
+      grouped[next[b] + (s - start[b])] = sorted[s];
+    }
+    __syncthreads();
+    for (int b = threadIdx.x; b < buckets; b += Threads) next[b] += start[b + 1] - start[b];
+    __syncthreads();
   }
 }
 
-/// The bucket whose pieces include piece i: the last b with piece_first[b] <= i.
-__device__ __forceinline__ int bucket_of_piece(const int* __restrict__ piece_first, int buckets, int i) {
-  int lo = 0, hi = buckets - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) / 2;
-    if (piece_first[mid] <= i) lo = mid; else hi = mid - 1;
-  }
-  return lo;
-}
-
-/// Block i searches piece i: queries [start + p x piece, ...) of its bucket b, at most `piece`
-/// of them. Staged, the bucket's keys are staged in shared memory and searched with PBS-CL
-/// (Copies replicas); else (chunks too large for shared memory) the binary search reads them from
-/// global memory. out[position] = the query's rank + offset.
+/// Block i searches grouped slots [i x piece, (i + 1) x piece) (bucket b's queries are slots
+/// [first[b x blocks], first[(b + 1) x blocks]), the last bucket's end n): for each bucket those
+/// slots reach, Staged, the bucket's keys are staged in shared memory and searched with PBS-CL
+/// (Copies replicas); else (chunks too large for shared memory) the binary search reads them
+/// from global memory. out[position] = the query's rank + offset. A piece much smaller than
+/// the buckets' query counts stages about one bucket; one larger meets several.
 template <bool Staged, bool Strict, class T, class Out, int Threads, int Items, int Copies>
 __global__ void __launch_bounds__(Threads)
     bucket_search_kernel(const T* __restrict__ keys, core::partition_shape shape, const int* __restrict__ first,
-                         int blocks, const int* __restrict__ piece_first, const T* __restrict__ bucketed,
-                         const int* __restrict__ position, int n, int piece, Out* __restrict__ out, int offset) {
+                         int blocks, const grouped_query<T>* __restrict__ grouped, int n, int piece,
+                         Out* __restrict__ out, int offset) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   T* staged = reinterpret_cast<T*>(shared_bytes);
   const int buckets = int(shape.buckets);
-  const int i = int(blockIdx.x);
-  if (i >= piece_first[buckets]) return;  // the grid is an upper bound on the pieces
-  const int b = bucket_of_piece(piece_first, buckets, i);
-  const int bucket_end = b + 1 < buckets ? first[int64_t(b + 1) * blocks] : n;
-  const int lo = first[int64_t(b) * blocks] + (i - piece_first[b]) * piece;
-  const int hi = bucket_end - lo < piece ? bucket_end : lo + piece;
-  const int64_t key_begin = shape.begin(b);
-  const int k = int(shape.size(b));
-  int stride = 0;
-  if constexpr (Staged) stride = stage_padded_keys<Threads, Copies>(keys + key_begin, k, staged);
+  const int lo = int(blockIdx.x) * piece;
+  const int hi = n - lo < piece ? n : lo + piece;
+  auto bucket_start = [&](int b) { return b < buckets ? first[int64_t(b) * blocks] : n; };
+  // The bucket of slot lo: how many of buckets 1 .. buckets - 1 start at or before it (bucket 0
+  // starts at 0), by a P-ary search of the whole block (core/pary.hpp, seeds/003): two
+  // dependent reads of L2 for up to 16384 buckets, where a binary search takes 14.
+  int64_t a = 0, e = buckets - 1;
+  while (a < e) {
+    const int64_t probe = core::pary_probe(a, e, int(threadIdx.x), Threads);
+    core::pary_narrow(a, e, __syncthreads_count(bucket_start(int(probe) + 1) <= lo), Threads);
+  }
+  int b = int(a);
   constexpr int tile = Threads * Items;
-  for (int t = lo; t < hi; t += tile) {
-    before<Strict, T> preds[Items];
-    int rank[Items];
-    GSEARCH_UNROLL
-    for (int u = 0; u < Items; ++u) {
-      const int p = t + int(threadIdx.x) + u * Threads;
-      preds[u].q = bucketed[p < hi ? p : hi - 1];
-    }
+  for (int b_begin = bucket_start(b); b_begin < hi; ++b) {
+    const int b_end = bucket_start(b + 1);
+    const int s0 = b_begin > lo ? b_begin : lo, s1 = b_end < hi ? b_end : hi;
+    b_begin = b_end;
+    if (s0 >= s1) continue;  // an empty bucket
+    const int64_t key_begin = shape.begin(b);
+    const int k = int(shape.size(b));
+    int stride = 0;
     if constexpr (Staged) {
-      const core::padded_accessor<T> acc{staged + warp_width};
-      core::search_ranks<algorithm::pbs_cl, Items, Copies>(acc, k, preds, int(threadIdx.x) % warp_width, rank, stride);
-    } else {
-      const core::bounded_accessor<T, key_traits<T>> acc{keys + key_begin, k};
-      core::search_ranks<algorithm::binary, Items>(acc, k, preds, 0, rank);
+      __syncthreads();  // the previous bucket's searches are done with its keys
+      stride = stage_padded_keys<Threads, Copies, true>(keys + key_begin, k, staged);
     }
-    GSEARCH_UNROLL
-    for (int u = 0; u < Items; ++u) {
-      const int p = t + int(threadIdx.x) + u * Threads;
-      if (p < hi) out[position[p]] = Out(core::bucket_rank(shape, b, rank[u]) + offset);
+    for (int t = s0; t < s1; t += tile) {
+      before<Strict, T> preds[Items];
+      int position[Items], rank[Items];
+      GSEARCH_UNROLL
+      for (int u = 0; u < Items; ++u) {
+        const int p = t + int(threadIdx.x) + u * Threads;
+        const grouped_query<T> g = grouped[p < s1 ? p : s1 - 1];
+        preds[u].q = g.q;
+        position[u] = g.position;
+      }
+      if constexpr (Staged) {
+        const core::padded_accessor<T> acc{staged + warp_width};
+        core::search_ranks<algorithm::pbs_cl, Items, Copies>(acc, k, preds, int(threadIdx.x) % warp_width, rank, stride);
+      } else {
+        const core::bounded_accessor<T, key_traits<T>> acc{keys + key_begin, k};
+        core::search_ranks<algorithm::binary, Items>(acc, k, preds, 0, rank);
+      }
+      GSEARCH_UNROLL
+      for (int u = 0; u < Items; ++u)
+        if (t + int(threadIdx.x) + u * Threads < s1) out[position[u]] = Out(core::bucket_rank(shape, b, rank[u]) + offset);
     }
   }
 }
 
 /// Enqueues the partitioned search of n queries in k keys on `stream` with configuration `cfg`
-/// (tuning.hpp's partitioned_config, or a sweep's; cfg.segment is the piece). Key lists of one
-/// bucket run the plain search.
-template <bool Strict, class T, class Out>
+/// (tuning.hpp's partitioned_config, or a sweep's) and the kernels' shapes (threads x queries per
+/// thread: PT x PI for the count and scatter, ST x SI for the bucket search; 0 for tuning.hpp's
+/// partition_tile and bucket_tile). Key lists of one bucket run the plain search.
+template <bool Strict, int PT = 0, int PI = 0, int ST = 0, int SI = 0, class T, class Out>
 void launch_partitioned(cudaStream_t stream, int offset, const T* keys, int64_t k, const T* queries, int64_t n,
                         Out* out, const device_limits& dev, const core::partition_config& cfg) {
   if (n == 0) return;
-  if (cfg.window < 1 || cfg.window > (int64_t{1} << 30) || cfg.segment < 1)
-    throw invalid_argument("partition_config: window must be in [1, 2^30] and segment positive");
+  if (cfg.window < 1 || cfg.window > (int64_t{1} << 30) || cfg.piece < 1)
+    throw invalid_argument("partition_config: window must be in [1, 2^30] and piece positive");
+  if (cfg.max_buckets > partition_max_buckets)
+    throw invalid_argument("partition_config: the GPU takes at most 16384 buckets (max_buckets)");
   const int64_t chunk = cfg.chunk_bytes / int64_t(sizeof(T));
   const core::partition_shape shape(k, chunk, cfg.max_buckets);
   if (shape.buckets == 1) {  // one bucket is the shared-memory search (or, huge chunks, global)
@@ -214,23 +268,24 @@ void launch_partitioned(cudaStream_t stream, int offset, const T* keys, int64_t 
   }
   const int m = int(shape.splitters()), buckets = int(shape.buckets);
   const int64_t window = n < cfg.window ? n : cfg.window;
-  const int piece = cfg.segment;
+  const int piece = cfg.piece;
 
-  constexpr int pt = partition_tile.threads, pi = partition_tile.items;
+  constexpr int pt = PT ? PT : partition_tile<int(sizeof(T))>.threads;
+  constexpr int pi = PI ? PI : partition_tile<int(sizeof(T))>.items;
   auto count = partition_count_kernel<Strict, T, pt, pi>;
-  auto scatter = partition_scatter_kernel<Strict, T, pt, pi>;
-  const int64_t partition_smem = partition_shared_bytes<T>(m);
-  allow_dynamic_shared(reinterpret_cast<const void*>(count), partition_smem, dev);
-  allow_dynamic_shared(reinterpret_cast<const void*>(scatter), partition_smem, dev);
+  auto scatter = partition_scatter_kernel<T, pt, pi>;
+  const int64_t count_smem = count_shared_bytes<T>(m), scatter_smem = scatter_shared_bytes<T, pt * pi>(buckets);
+  allow_dynamic_shared(reinterpret_cast<const void*>(count), count_smem, dev);
+  allow_dynamic_shared(reinterpret_cast<const void*>(scatter), scatter_smem, dev);
   // One grid for both partition kernels (the scatter replays the count's tiles): the blocks both
   // can keep resident, no more than the window's tiles.
   const int64_t window_tiles = (window + int64_t(pt) * pi - 1) / (int64_t(pt) * pi);
-  const int resident = std::min(blocks_per_sm(reinterpret_cast<const void*>(count), pt, partition_smem, dev),
-                                blocks_per_sm(reinterpret_cast<const void*>(scatter), pt, partition_smem, dev)) * dev.sms;
+  const int resident = std::min(blocks_per_sm(reinterpret_cast<const void*>(count), pt, count_smem, dev),
+                                blocks_per_sm(reinterpret_cast<const void*>(scatter), pt, scatter_smem, dev)) * dev.sms;
   const int grid = int(window_tiles < resident ? window_tiles : resident);
-  const int64_t cells = int64_t(m + 1) * grid;  // the count matrix
+  const int64_t cells = int64_t(buckets) * grid;  // the count matrix
 
-  constexpr int st = bucket_tile.threads, si = bucket_tile.items;
+  constexpr int st = ST ? ST : bucket_tile.threads, si = SI ? SI : bucket_tile.items;
   const int copies = pbs_cl_copies<T>(shape.chunk, dev.max_shared_per_block);
   const bool staged = fits_shared<T>(shape.chunk, dev);
   auto search = !staged        ? bucket_search_kernel<false, Strict, T, Out, st, si, 1>
@@ -239,18 +294,14 @@ void launch_partitioned(cudaStream_t stream, int offset, const T* keys, int64_t 
   const int64_t search_smem = staged ? staged_bytes<T>(shape.chunk, copies) : 0;
   allow_dynamic_shared(reinterpret_cast<const void*>(search), search_smem, dev);
 
-  // Temporary memory, 16-byte aligned pieces: splitters, the count matrix, the pieces and their
-  // scan, the scans' scratch, the grouped queries and their positions.
+  // Temporary memory, 16-byte aligned parts: splitters, the count matrix, the scan's scratch,
+  // the queries' buckets, the grouped queries.
   auto round16 = [](int64_t bytes) { return (bytes + 15) / 16 * 16; };
-  size_t scan_bytes = 0, piece_scan_bytes = 0;
+  size_t scan_bytes = 0;
   GSEARCH_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, static_cast<int*>(nullptr),
                                                    static_cast<int*>(nullptr), cells, stream));
-  GSEARCH_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, piece_scan_bytes, static_cast<int*>(nullptr),
-                                                   static_cast<int*>(nullptr), buckets + 1, stream));
-  if (piece_scan_bytes > scan_bytes) scan_bytes = piece_scan_bytes;
-  const int64_t sizes[] = {round16(m * int64_t(sizeof(T))), round16(cells * 4), round16((buckets + 1) * int64_t(4)),
-                           round16((buckets + 1) * int64_t(4)), round16(int64_t(scan_bytes)),
-                           round16(window * int64_t(sizeof(T))), window * 4};
+  const int64_t sizes[] = {round16(m * int64_t(sizeof(T))), round16(cells * 4), round16(int64_t(scan_bytes)),
+                           round16(window * 2), window * int64_t(sizeof(grouped_query<T>))};
   int64_t total = 0;
   for (int64_t b : sizes) total += b;
   const stream_buffer memory(stream, size_t(total));
@@ -262,29 +313,23 @@ void launch_partitioned(cudaStream_t stream, int offset, const T* keys, int64_t 
   };
   T* splitters = reinterpret_cast<T*>(take(0));
   int* first = reinterpret_cast<int*>(take(1));
-  int* pieces = reinterpret_cast<int*>(take(2));
-  int* piece_first = reinterpret_cast<int*>(take(3));
-  void* scan_temp = take(4);
-  T* bucketed = reinterpret_cast<T*>(take(5));
-  int* position = reinterpret_cast<int*>(take(6));
+  void* scan_temp = take(2);
+  uint16_t* bucket_of = reinterpret_cast<uint16_t*>(take(3));
+  grouped_query<T>* grouped = reinterpret_cast<grouped_query<T>*>(take(4));
 
   gather_splitters_kernel<<<(m + 255) / 256, 256, 0, stream>>>(keys, shape, splitters);
   GSEARCH_CUDA_CHECK_LAUNCH();
   for (int64_t w0 = 0; w0 < n; w0 += window) {
     const int64_t wn = n - w0 < window ? n - w0 : window;
-    count<<<grid, pt, size_t(partition_smem), stream>>>(splitters, m, queries + w0, wn, first);
+    count<<<grid, pt, size_t(count_smem), stream>>>(splitters, m, queries + w0, wn, bucket_of, first);
     GSEARCH_CUDA_CHECK_LAUNCH();
     size_t bytes = scan_bytes;
     GSEARCH_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_temp, bytes, first, first, cells, stream));
-    bucket_pieces_kernel<int><<<(buckets + 256) / 256, 256, 0, stream>>>(first, grid, buckets, int(wn), piece, pieces);
+    scatter<<<grid, pt, size_t(scatter_smem), stream>>>(buckets, queries + w0, bucket_of, wn, first, grouped);
     GSEARCH_CUDA_CHECK_LAUNCH();
-    bytes = scan_bytes;
-    GSEARCH_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_temp, bytes, pieces, piece_first, buckets + 1, stream));
-    scatter<<<grid, pt, size_t(partition_smem), stream>>>(splitters, m, queries + w0, wn, first, bucketed, position);
-    GSEARCH_CUDA_CHECK_LAUNCH();
-    const int64_t most_pieces = buckets + (wn + piece - 1) / piece;  // each bucket's last piece may be short
-    search<<<unsigned(most_pieces), st, size_t(search_smem), stream>>>(keys, shape, first, grid, piece_first, bucketed,
-                                                                      position, int(wn), piece, out + w0, offset);
+    const int64_t pieces = (wn + piece - 1) / piece;
+    search<<<unsigned(pieces), st, size_t(search_smem), stream>>>(keys, shape, first, grid, grouped, int(wn), piece,
+                                                                 out + w0, offset);
     GSEARCH_CUDA_CHECK_LAUNCH();
   }
 }

@@ -50,15 +50,46 @@ __device__ __forceinline__ void search_tile(const Accessor& acc, Index k, const 
 /// Copies the k keys into shared memory as the per-lane algorithms read them: warp_width
 /// sentinels, the keys, warp_width sentinels, in Copies replicas (core::replicated_size) for
 /// PBS-CL with replicated keys; the whole block takes part and meets at a barrier. Returns the
-/// replica stride.
-template <int Threads, int Copies, class T>
+/// replica stride. The keys move in 16-byte vectors when `keys` is 16-byte aligned (the replicas
+/// are: their stride is a multiple of 16 bytes), else one at a time; Streaming reads the vectors
+/// with the evict-first hint (__ldcs), for callers that stage many different key lists through
+/// L2 and want it to keep their other data (the partitioned search's buckets).
+template <int Threads, int Copies, bool Streaming = false, class T>
 __device__ __forceinline__ int stage_padded_keys(const T* __restrict__ keys, int k, T* staged) {
   const int stride = int(core::replica_stride<T>(k, Copies));
-  const int size = int(core::replicated_size<T>(k, Copies));
-  for (int e = threadIdx.x; e < size; e += Threads) {
-    const int i = Copies > 1 ? e % stride : e;  // index in the padded layout of its copy
-    staged[e] = i < warp_width ? key_traits<T>::lowest()
-                               : (i < warp_width + k ? keys[i - warp_width] : key_traits<T>::highest());
+  constexpr int pad = warp_width;
+  for (int e = threadIdx.x; e < 2 * pad * Copies; e += Threads) {  // the sentinels of every replica
+    T* replica = staged + (e / (2 * pad)) * stride;
+    const int i = e % (2 * pad);
+    if (i < pad) replica[i] = key_traits<T>::lowest();
+    else replica[k + i] = key_traits<T>::highest();
+  }
+  constexpr int vec = 16 / int(sizeof(T));  // keys per 16-byte vector
+  int done = 0;
+  if (reinterpret_cast<uintptr_t>(keys) % 16 == 0) {
+    const int vectors = k / vec;
+    const int4* from = reinterpret_cast<const int4*>(keys);
+    constexpr int batch = 4;  // vectors a thread has in flight
+    for (int v0 = threadIdx.x; v0 < vectors; v0 += batch * Threads) {
+      int4 x[batch];
+      GSEARCH_UNROLL
+      for (int u = 0; u < batch; ++u)
+        if (v0 + u * Threads < vectors) x[u] = Streaming ? __ldcs(from + v0 + u * Threads) : from[v0 + u * Threads];
+      GSEARCH_UNROLL
+      for (int u = 0; u < batch; ++u) {
+        if (v0 + u * Threads < vectors) {
+          GSEARCH_UNROLL
+          for (int c = 0; c < Copies; ++c)
+            *reinterpret_cast<int4*>(staged + pad + c * stride + (v0 + u * Threads) * vec) = x[u];
+        }
+      }
+    }
+    done = vectors * vec;
+  }
+  for (int i = done + int(threadIdx.x); i < k; i += Threads) {
+    const T x = keys[i];
+    GSEARCH_UNROLL
+    for (int c = 0; c < Copies; ++c) staged[pad + c * stride + i] = x;
   }
   __syncthreads();
   return stride;

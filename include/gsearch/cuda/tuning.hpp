@@ -114,40 +114,68 @@ inline constexpr int pary_threads = 128;
 /// Where more queries start to fill the device has not been measured: 32 is a safe side.
 inline constexpr int64_t pary_auto_max_queries = 32;
 
+/// When the partitioned search (algorithm::partitioned) beats the one-shot index and the binary
+/// search beyond shared memory: q >= 2^20 and q >= k x 2^query_shift (k / 2^-query_shift for a
+/// negative shift) from min_keys keys on. int32, H100, the configuration below (partitioned against
+/// the better of index and binary, ms; bench/results/h100/tuning/partition-qsweep-1.json): K =
+/// 2^20: 0.095 vs 0.064 at Q = K, 0.274 vs 0.336 at 8K, 2.13 vs 2.34 at 64K; K = 2^24: 0.143 vs
+/// 0.160 at K/16, 0.442 vs 0.692 at K/2; 2^26: 0.313 vs 0.237 at K/64, 0.668 vs 1.45 at K/8;
+/// 2^27: 0.551 vs 0.337 at K/128, 0.924 vs 2.48 at K/16. 8-byte keys at Q = 2^27 (index.json, G
+/// queries/s against the one-shot index): 2^20 22.0 vs 23.1 (the index keeps it), 2^22 18.3 vs
+/// 16.4, 2^24 14.7 vs 8.9, 2^27 5.6 vs 5.0; so the row for 2^20 keys is 4-byte keys' only.
+struct partitioned_auto_rule {
+  int64_t min_keys;
+  int query_shift;
+};
+inline constexpr int64_t partitioned_auto_min_queries = int64_t{1} << 20;
+inline constexpr partitioned_auto_rule partitioned_auto_rules_4[] = {{int64_t{1} << 22, -4}, {int64_t{1} << 20, 3}};
+inline constexpr partitioned_auto_rule partitioned_auto_rules_8[] = {{int64_t{1} << 22, -4}};
+
+/// True when auto takes the partitioned search for k keys (beyond shared memory) and q queries.
+constexpr bool partitioned_auto(int key_bytes, int64_t k, int64_t q) {
+  if (q < partitioned_auto_min_queries) return false;
+  auto first_match = [&](const auto& rules) {
+    for (const partitioned_auto_rule& r : rules)
+      if (k >= r.min_keys) return r.query_shift >= 0 ? q / (int64_t{1} << r.query_shift) >= k : q >= (k >> -r.query_shift);
+    return false;
+  };
+  return key_bytes <= 4 ? first_match(partitioned_auto_rules_4) : first_match(partitioned_auto_rules_8);
+}
+
 /// The algorithm `auto_` picks for k keys and q queries: keys in shared memory -> PBS-CL (the
 /// paper's best); larger key lists -> P-ary for a few queries (q known and at most
-/// pary_auto_max_queries), the static index by index_auto_rules, else the branch-free binary
-/// search in global memory.
+/// pary_auto_max_queries), the partitioned search for many (partitioned_auto), the static index by
+/// index_auto_rules, else the branch-free binary search in global memory.
 constexpr algorithm auto_choice(int key_bytes, int64_t k, int64_t q, int64_t max_shared_per_block) {
   const int64_t staged = (k + 64) * key_bytes;
   if (staged <= max_shared_per_block) return algorithm::pbs_cl;
   if (q >= 0 && q <= pary_auto_max_queries) return algorithm::pary;
+  if (partitioned_auto(key_bytes, k, q)) return algorithm::partitioned;
   for (const index_auto_rule& r : index_auto_rules)
     if (k >= r.min_keys) return q >= k / r.keys_per_query ? algorithm::index : algorithm::binary;
   return algorithm::binary;
 }
 
-/// Partitioned search (partition_kernel.cuh, core::partition_config): 64 KB of keys a bucket,
-/// windows of 2^22 queries, pieces of 8,192 queries. The best or within 4% of the best of
-/// index_bench's psweep (3 chunk sizes x 4 windows, then 3 piece sizes; int32 and int64, K = 2^20,
-/// 2^24, 2^27, Q = 2^27, H100; bench/results/h100/tuning/partition-sweep-2.json) at K = 2^20 and
-/// 2^24 for both key sizes: int32 9.57 / 15.84 ms (best 9.57 / 15.52). Larger buckets mean fewer
-/// splitters to search and fewer staging passes; windows of 2^22 keep the grouped copy (32-48 MB)
-/// and the scattered results in L2. Slower than the static index at every K measured (docs/perf-
-/// notes.md, "Partitioned search"): auto does not pick it yet.
+/// Partitioned search (partition_kernel.cuh, core::partition_config): 192 KB of keys a bucket
+/// (about the most that PBS-CL stages in one copy), windows of 2^22 queries, pieces of 32,768
+/// grouped queries a search block. The best of partition-sweep-4 (7 configurations; int32 and
+/// int64, K = 2^20, 2^24, 2^27, Q = 2^27, H100, count and scatter 512 x 8; bench/results/h100/
+/// tuning/) but at int64 2^27 (24.1 ms; the best, 22.6, with 128 KB and windows of 2^23): int32
+/// 4.29 / 6.92 / 14.4 ms, int64 6.41 / 9.47 / 24.1 (with the shapes below, index.json: 6.10 /
+/// 9.15 / 23.8). Larger buckets mean fewer splitters to search, fewer runs for the scatter
+/// and fewer stagings; pieces of 65,536 leave SMs idle (4.69 against 4.33 ms at int32 2^20, 128
+/// KB); windows of 2^22 keep most of a window's data in L2 (2^23: 5.18 against 4.33).
 template <int KeyBytes>
-inline constexpr core::partition_config partitioned_config = {64 * 1024, 16384, int64_t{1} << 22, 8192};
-/// From partition_large_keys keys on, the window is partition_large_window queries: keys beyond
-/// L2 are re-read from DRAM by every window's pass over all buckets, so one window reads them once
-/// (int32 K = 2^27: 33.2 ms with windows of 2^27 against 49.2 with 2^22; K = 2^24: 15.8 with 2^22
-/// against 22.0 with 2^24; partition-sweep-2.json).
-inline constexpr int64_t partition_large_keys = int64_t{1} << 26;
-inline constexpr int64_t partition_large_window = int64_t{1} << 27;
+inline constexpr core::partition_config partitioned_config = {192 * 1024, 16384, int64_t{1} << 22, 32768};
 /// The partition kernels' tile (count and scatter: threads x queries per thread) and the bucket
-/// search's (PBS-CL over a staged bucket, as the shared-memory search).
-inline constexpr launch_config partition_tile = {1024, 4};
+/// search's (PBS-CL over a staged bucket). partition-sweep-3.json (6 shapes x 5 configurations):
+/// 4-byte keys 512 x 8 (4.35 / 7.36 ms at K = 2^20 / 2^24 against 4.58 / 7.47 for 1024 x 4; 3%
+/// behind it at 2^27), 8-byte keys 1024 x 4 (9.86 / 25.9 ms at 2^24 / 2^27 against 10.25 / 27.2;
+/// 5% behind 512 x 4 at 2^20). The bucket search keeps 1024 x 4 (512 x 8 and 1024 x 8 slower at
+/// every point).
+template <int KeyBytes>
+inline constexpr launch_config partition_tile = KeyBytes <= 4 ? launch_config{512, 8} : launch_config{1024, 4};
 inline constexpr launch_config bucket_tile = {1024, 4};
-
 
 /// The merge tiles (merge_kernel.cuh: merge, the merge-sort passes and the block sort; the joins'
 /// expansion, join_kernel.cuh): threads per block and elements per thread of a tile staged in
