@@ -14,8 +14,9 @@ void index_build(CUstream_st* stream, const T* keys, int64_t n, T* layout) {
 
 template <class T, class Out>
 void index_search(CUstream_st* stream, side s, const index_ref<T>& ref, const T* queries, int64_t q, Out* out) {
-  launch_index_search<index_config.threads, index_config.items>(stream, s, ref.layout, ref.shape, index_shared_bytes,
-                                                                queries, q, out, current_device_limits());
+  launch_index_search<index_config.threads, index_config.items>(stream, s, ref.layout, ref.shape,
+                                                                index_shared_bytes<int(sizeof(T))>, queries, q, out,
+                                                                current_device_limits());
 }
 
 template <class T, class Out>

@@ -214,8 +214,12 @@ inline constexpr launch_config sorted_search_config = KeyBytes <= 4 ? launch_con
 /// 16-byte-node shapes of index-sweep-2 at 2^20 and 2^27 and 11% under it at 2^24. Larger
 /// budgets stage a level of 5-11K nodes at some K: 160 KB gains that 11% at 2^24 but halves 2^26
 /// (5.4 G queries/s: its 5.4K-node level staged), 220 KB loses 2.4x at 2^27; and budgets that
-/// leave one block of 256 threads per SM lose 2x (the walk is latency-bound).
+/// leave one block of 256 threads per SM lose 2x (the walk is latency-bound). 8-byte keys (16-byte
+/// nodes of 2 keys) take 160 KB: int64 30.1 / 16.4 / 9.1 / 6.8 / 5.8 G queries/s at K = 2^20 / 2^22
+/// / 2^24 / 2^26 / 2^27 (index.json of 5065d45, run at 160 KB for both key sizes) against 23.3 /
+/// 16.4 / 9.0 / 6.8 / 5.7 at 96 KB (index.json of 6bb315f).
 inline constexpr launch_config index_config = {1024, 4};
-inline constexpr int64_t index_shared_bytes = 96 * 1024;
+template <int KeyBytes>
+inline constexpr int64_t index_shared_bytes = KeyBytes <= 4 ? 96 * 1024 : 160 * 1024;
 
 }  // namespace gsearch::cuda_backend
