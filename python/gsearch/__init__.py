@@ -712,8 +712,8 @@ def searchsorted(
         and searches it: it pays for large key sets searched by many queries, and 'auto' takes
         it there (by the backends' tuning: today on the CPU from 2**16 keys with at least K/4
         queries, on a GPU beyond shared memory with at least K/2 queries, K/4 from 2**22 keys and
-        K/16 from 2**25). To search the same keys more than once, build an
-        :class:`Index` once instead. 'partitioned' groups the queries by bucket of keys
+        K/16 from 2**25, where 'partitioned' is not taken). To search the same keys more than
+        once, build an :class:`Index` once instead. 'partitioned' groups the queries by bucket of keys
         (192 KB of keys a bucket on a GPU, 256 KB on the CPU), searches each bucket's keys for
         all its queries (in shared memory on a GPU) and writes the results back in query
         order: meant for many queries in key sets beyond shared memory ('auto' takes it on a
