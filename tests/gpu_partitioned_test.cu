@@ -1,5 +1,5 @@
 // The partitioned search on the GPU (label `gpu`): partition_kernel.cuh's pipeline with small
-// buckets, windows and pieces, where the library's configuration (8K int32 keys a bucket) would
+// buckets, windows and pieces, where the library's configuration (192 KB of keys a bucket) would
 // leave the matrix's key lists in one bucket: one key per bucket; a few keys per bucket in
 // windows of 97 queries, pieces of 50; buckets grown past max_buckets into global memory.
 // search_cases.hpp's matrix, each result against std::lower_bound / std::upper_bound, and the
