@@ -35,7 +35,7 @@ constexpr isin_method kIsinMethods[] = {isin_method::auto_, isin_method::sorted,
 class Gpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+    GSEARCH_GPU_OR_SKIP();
   }
 };
 

@@ -10,12 +10,13 @@
 #include <vector>
 
 #include "gsearch/gsearch.hpp"
+#include "test_util.hpp"
 
 namespace gsearch {
 namespace {
 
 TEST(GpuLarge, MoreThan2To31Queries) {
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  GSEARCH_GPU_OR_SKIP();
   const int64_t k = 4096, n = (int64_t(1) << 31) + 4099;
   std::vector<int32_t> keys(k);
   for (int64_t i = 0; i < k; ++i) keys[i] = int32_t(2 * i);  // even keys
@@ -78,13 +79,13 @@ void check_large_index(int64_t k) {
 }
 
 TEST(GpuLarge, StaticIndexBeyond2To30Keys) {
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  GSEARCH_GPU_OR_SKIP();
   check_large_index<int32_t>((int64_t(1) << 30) + 5);
   check_large_index<int64_t>((int64_t(1) << 31) + 3);
 }
 
 TEST(GpuLarge, FindMoreThan2To31Elements) {
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  GSEARCH_GPU_OR_SKIP();
   const int64_t n = (int64_t(1) << 31) + 5;                  // 8.6 GB of int32
   const int64_t p1 = (int64_t(1) << 31) + 1, p2 = n - 2;     // the 7s, both past 2^31
   std::vector<int32_t> host(static_cast<size_t>(n), 0);

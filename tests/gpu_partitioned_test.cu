@@ -24,7 +24,7 @@ template <class T>
 class GpuPartitioned : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+    GSEARCH_GPU_OR_SKIP();
   }
 };
 TYPED_TEST_SUITE(GpuPartitioned, KeyTypes);

@@ -45,7 +45,7 @@ template <class T>
 class GpuPAry : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+    GSEARCH_GPU_OR_SKIP();
   }
 };
 TYPED_TEST_SUITE(GpuPAry, KeyTypes);

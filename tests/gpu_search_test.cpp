@@ -19,7 +19,7 @@ namespace {
 class Gpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+    GSEARCH_GPU_OR_SKIP();
   }
 };
 

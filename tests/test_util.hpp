@@ -7,14 +7,37 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <type_traits>
 #include <vector>
 
 #include "gsearch/core/key_traits.hpp"
+#include "gsearch/device.hpp"
 
 namespace gsearch::test {
+
+/// GSEARCH_REQUIRE_GPU=1 (the device scripts set it): a GPU test that finds no usable CUDA device
+/// fails instead of skipping, so a run on the GPU machine cannot pass by skipping everything.
+inline bool gpu_required() {
+  const char* v = std::getenv("GSEARCH_REQUIRE_GPU");
+  return v != nullptr && std::strcmp(v, "") != 0 && std::strcmp(v, "0") != 0;
+}
+
+/// Skips the calling test (or fixture SetUp) where there is no CUDA device, and fails it instead
+/// under GSEARCH_REQUIRE_GPU=1. cuda_device_count() is 0 for no device, for a driver error and
+/// for a build without the CUDA backend alike.
+#define GSEARCH_GPU_OR_SKIP()                                                                    \
+  do {                                                                                           \
+    if (::gsearch::cuda_device_count() == 0) {                                                   \
+      if (::gsearch::test::gpu_required())                                                       \
+        FAIL() << "GSEARCH_REQUIRE_GPU is set but no CUDA device is usable (none found, a "      \
+                  "driver error, or a build without the CUDA backend)";                          \
+      GTEST_SKIP() << "no CUDA device: GPU tests skipped";                                       \
+    }                                                                                            \
+  } while (0)
 
 using KeyTypes = ::testing::Types<int32_t, uint32_t, int64_t, uint64_t, float, double>;
 
