@@ -15,7 +15,8 @@ namespace gsearch {
 
 /// The CPU backend.
 struct cpu_t {
-  /// Worker threads; 0 = std::thread::hardware_concurrency().
+  /// Worker threads; 0 = the CPUs this process may use (its affinity and cgroup CPU quota; the
+  /// pool of cpu/parallel.hpp). More than that splits the work as asked on the pool's threads.
   int threads = 0;
   constexpr cpu_t with_threads(int n) const { return cpu_t{n}; }
 };
