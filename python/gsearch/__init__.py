@@ -85,6 +85,7 @@ _ALGOS: dict[str, int] = dict(_core.ALGORITHMS)
 _NATIVE = frozenset(np.dtype(t) for t in ("int32", "uint32", "int64", "uint64", "float32", "float64"))
 _INT64 = np.dtype(np.int64)
 _INT32 = np.dtype(np.int32)
+_FLOAT64 = np.dtype(np.float64)
 _ndarray = np.ndarray
 _empty = np.empty
 _search_fast = _core.search_fast
@@ -192,6 +193,7 @@ class _Arr(NamedTuple):
     fw: str  # "numpy" | "torch" | "cupy"
     dev: Optional[int]  # CUDA device index, None on the CPU
     dtype: np.dtype  # its dtype for promotion (torch bfloat16 -> float32)
+    untyped: bool = False  # an empty Python sequence: float64 only by numpy's default (_adopt)
 
 
 class _Scalar(NamedTuple):
@@ -294,10 +296,31 @@ def _classify(x: Any, what: str) -> Union[_Arr, _Scalar]:
             return _classify(_cupy(required=True).from_dlpack(x), what)
     if hasattr(x, "__cuda_array_interface__"):
         return _classify(_cupy(required=True).asarray(x), what)
+    # A Python sequence (or any object without a dtype of its own): numpy's dtype for it.
+    untyped = not (hasattr(x, "dtype") or hasattr(x, "__array__") or hasattr(x, "__array_interface__"))
     x = np.asarray(x)
     if x.ndim == 0 and x.dtype.kind in "biuf":
         return _Scalar(x[()], x.dtype)
-    return _Arr(x, "numpy", None, x.dtype)
+    return _Arr(x, "numpy", None, x.dtype, untyped and x.size == 0 and x.dtype == _FLOAT64)
+
+
+def _adopt(x: Union[_Arr, _Scalar], other: Union[_Arr, _Scalar, np.dtype]) -> Union[_Arr, _Scalar]:
+    """x, when it is an empty Python sequence ([], (), [[]], range(0)), in the dtype of `other`
+    (the other operand, or a dtype): numpy makes such a sequence float64, a dtype it only has by
+    default, and float64 with int64 / uint64 would be a lossy pair (TypeError) where numpy
+    answers. x unchanged otherwise (also when `other` has no dtype: a Python scalar, or an
+    empty sequence itself)."""
+    if not (isinstance(x, _Arr) and x.untyped):
+        return x
+    if isinstance(other, np.dtype):
+        d = other
+    elif isinstance(other, _Arr) and other.untyped:
+        return x
+    else:
+        d = other.dtype
+    if d is None:
+        return x
+    return _Arr(x.x.astype(d), "numpy", None, d)
 
 
 def _torch_dtype(d: np.dtype):
@@ -552,19 +575,27 @@ def _search(
     sorter: Any,
     out: Any,
     algo: Any,
-    check_sorted: bool,
+    check_sorted: Optional[bool],
     out_int32: bool,
     stream: Any,
     batched: bool = True,
     sorted_queries: Optional[bool] = False,
 ) -> Any:
+    """The search of every function of the searchsorted family. check_sorted: True checks the
+    keys (and, with sorted_queries, the queries: the library does both); None checks the
+    queries when sorted_queries is True, and nothing else (the rule of docs/semantics.md, "What
+    is checked sorted"); False checks nothing."""
     algo_code = _algo_code(algo)
     if sorted_queries is not None and not isinstance(sorted_queries, (bool, np.bool_)):
         raise TypeError(f"gsearch: sorted_queries must be True, False or None, not {sorted_queries!r}")
+    if check_sorted is not None and not isinstance(check_sorted, (bool, np.bool_)):
+        raise TypeError(f"gsearch: check_sorted must be True, False or None, not {check_sorted!r}")
     A = _classify(a, "keys")
     if isinstance(A, _Scalar):
         raise ValueError("gsearch: the keys must have at least one dimension (a is a scalar)")
     V = _classify(v, "queries")
+    A = _adopt(A, V)
+    V = _adopt(V, A)
     ashape = _shape(A)
     if len(ashape) == 0:
         raise ValueError("gsearch: the keys must have at least one dimension (a is 0-d)")
@@ -622,7 +653,13 @@ def _search(
         qs = bool(sorted_queries)
         if sorted_queries is None and rows < 0 and const is None:
             qs = _sorted_path_pays(dev, kd, ashape[-1], queries, scope.handle)
-        _core.search(keys, queries, res, side, algo_code, check_sorted, rows, scope.handle, qs)
+        elif qs and check_sorted is None and _size(queries) > 1 and not _core.is_sorted(queries.reshape(-1), scope.handle):
+            raise ValueError(
+                "gsearch: sorted_queries=True, but the queries are not sorted (ascending in flat "
+                "order, NaN last): pass sorted_queries=None (or False) for queries in any order; "
+                "check_sorted=False skips this check"
+            )
+        _core.search(keys, queries, res, side, algo_code, bool(check_sorted), rows, scope.handle, qs)
         if const is not None:
             k = ashape[-1]
             res[...] = (0 if const == _BELOW else k) - (1 if side == _PRED_I else 0)
@@ -666,7 +703,7 @@ def searchsorted(
     *,
     out: Optional[Any] = None,
     algo: Algo = "auto",
-    check_sorted: bool = False,
+    check_sorted: Optional[bool] = None,
     right: Optional[bool] = None,
     out_int32: bool = False,
     stream: Any = None,
@@ -725,9 +762,12 @@ def searchsorted(
         on a GPU for at most 32 queries in keys beyond shared memory); on the CPU it runs the
         same arithmetic and is slower than 'binary'. N-D `a` (one key list per row) runs
         'index', 'partitioned' and 'pary' as 'binary' where rows outgrow shared memory.
-    check_sorted : bool, optional
-        Check first that `a` (each row of it) is sorted; ValueError if not. O(K); on a GPU it
-        waits for the check.
+    check_sorted : bool or None, optional
+        True: check first that `a` (each row of it) is sorted, and with `sorted_queries=True`
+        that `v` is; ValueError if not. O(K); on a GPU it waits for the check. None (the
+        default): `a` is not checked (numpy's and torch's contract: unsorted keys give
+        unspecified, in-range results), `v` is when `sorted_queries=True`. False: nothing is
+        checked.
     right : bool, optional
         torch's flag: True is side='right'. An explicit side='left' with right=True is a
         ValueError; an explicit side wins over right=False.
@@ -741,9 +781,11 @@ def searchsorted(
     sorted_queries : bool or None, optional
         Whether `v` (taken flat) is sorted too, which a 1-D `a` can use: the sorted queries are
         searched by Merge Path ("vectorized sorted search"), O(K + M) work with keys and
-        queries each read once, instead of a binary search per query. True: take that path
-        (`v` must be sorted: unspecified, in-range results otherwise; `check_sorted` then
-        checks `v` as well; ValueError for N-D `a`). False: never. None (the default): decide
+        queries each read once, instead of a binary search per query. True: take that path,
+        after an O(M) check that `v` is sorted (ValueError naming the queries if not; on a
+        GPU the check waits for its answer); ``check_sorted=False`` skips the check, and then
+        unsorted queries give unspecified, in-range results; ValueError for N-D `a`. False:
+        never. None (the default): decide
         cheaply: on a GPU, when the keys are too large for shared memory (where 'auto' would
         run a global-memory search: the binary search or the index), `v` has at least 2**20 elements and at least a
         quarter as many as `a`, one O(M) check of whether `v` is sorted (which waits for its
@@ -762,7 +804,8 @@ def searchsorted(
     ------
     ValueError
         Bad `side`, `algo`; shapes that do not match (N-D `a` and `v`, `sorter`, `out`); a 0-d
-        `a`; side and right in conflict; unsorted keys with `check_sorted`; keys and queries on
+        `a`; side and right in conflict; unsorted keys with `check_sorted`; unsorted queries
+        with `sorted_queries=True` (unless ``check_sorted=False``); keys and queries on
         different devices; a sorter index out of range.
     TypeError
         A dtype gsearch cannot search (complex, object, strings, ...), or a key and query dtype
@@ -793,8 +836,8 @@ def searchsorted(
     alike: DLPack, no copy). Non-contiguous inputs are copied once, and inputs of another dtype
     are converted once, with their own framework (on the GPU, on the call's stream). CUDA arrays
     are searched on their own device (made current for the call and restored after) and the
-    call returns once the search is enqueued, except with `check_sorted` or `sorter`, which
-    wait. Keys and queries of two frameworks on one device are accepted; the result is of the
+    call returns once the search is enqueued, except with `check_sorted`, `sorter` or the
+    check of `sorted_queries`, which wait. Keys and queries of two frameworks on one device are accepted; the result is of the
     queries' framework. CPU torch tensors are accepted and give CPU torch tensors.
 
     Examples
@@ -819,7 +862,7 @@ def searchsorted(
         and right is None
         and stream is None
         and out_int32 is False
-        and check_sorted is False
+        and (check_sorted is None or check_sorted is False)
         and algo == "auto"
         and not sorted_queries
     ):
@@ -845,7 +888,7 @@ def searchsorted(
         and type(v) is _TT
         and sorter is None
         and stream is None
-        and check_sorted is False
+        and (check_sorted is None or check_sorted is False)
         and (sorted_queries is False or (sorted_queries is None and (not v.is_cuda or v.numel() < _SORTED_AUTO_MIN_QUERIES)))
         and (out_int32 is False or out_int32 is True)
         and type(algo) is str
@@ -1545,6 +1588,8 @@ def isin(
     invert = bool(invert)
     E = _classify(element, "element")
     T = _classify(test_elements, "test_elements")
+    E = _adopt(E, T)
+    T = _adopt(T, E)
     if isinstance(E, _Scalar) and isinstance(T, _Scalar):
         E, T = _as_numpy_scalar(E), _as_numpy_scalar(T)  # as np.isin takes them: numpy, 0-d
     if isinstance(E, _Arr) and isinstance(T, _Arr) and E.dev != T.dev:
@@ -1654,7 +1699,7 @@ def _flat(fn: str, x: Any, what: str, ravel: bool = False) -> _Arr:
     if len(shape) != 1:
         if not ravel:
             raise ValueError(f"gsearch.{fn}: {what} must be 1-D, not of shape {shape} (pass {what}.ravel())")
-        X = _Arr(X.x.reshape(-1), X.fw, X.dev, X.dtype)
+        X = X._replace(x=X.x.reshape(-1))
     return X
 
 
@@ -1663,6 +1708,8 @@ def _pair(fn: str, a: Any, b: Any, names: tuple, ravel: bool = False) -> tuple:
     pair), the dtype they are computed in (it, widened exactly))."""
     A = _flat(fn, a, names[0], ravel)
     B = _flat(fn, b, names[1], ravel)
+    A = _adopt(A, B)
+    B = _adopt(B, A)
     if A.dev != B.dev:
         raise ValueError(
             f"gsearch.{fn}: {names[0]} on {_where(A.dev)} but {names[1]} on {_where(B.dev)}: "
@@ -1684,8 +1731,8 @@ def _one(fn: str, a: Any) -> tuple:
 def _values_in(fn: str, v: Any, what: str, keys: _Arr, n: int) -> tuple:
     """Values that go with n keys, as the int64 array the library carries: 8-byte dtypes bit
     for bit (a view), other integer and bool dtypes converted exactly. Returns (it, the values'
-    dtype)."""
-    V = _classify(v, what)
+    dtype). v may be classified already."""
+    V = v if isinstance(v, (_Arr, _Scalar)) else _classify(v, what)
     if isinstance(V, _Scalar):
         raise ValueError(f"gsearch.{fn}: {what} must be a 1-D array, not a scalar")
     if _shape(V) != (n,):
@@ -1813,8 +1860,11 @@ def merge(
         if a_values is None:
             _core.merge(ka, kb, out, None, None, None, bool(check), scope.handle)
             return _cast(out, fw, p)
-        av, vd = _values_in("merge", a_values, "a_values", A, na)
-        bv, vd2 = _values_in("merge", b_values, "b_values", B, nb)
+        AV, BV = _classify(a_values, "a_values"), _classify(b_values, "b_values")
+        AV = _adopt(AV, BV)
+        BV = _adopt(BV, AV)
+        av, vd = _values_in("merge", AV, "a_values", A, na)
+        bv, vd2 = _values_in("merge", BV, "b_values", B, nb)
         if vd != vd2:
             raise TypeError(f"gsearch.merge: a_values are {vd} but b_values are {vd2}: one dtype")
         ov = _new_empty(fw, dev, (na + nb,), _INT64)
@@ -2306,7 +2356,7 @@ def equal_range(
     a: ArrayLike,
     v: ArrayLike,
     *,
-    check_sorted: bool = False,
+    check_sorted: Optional[bool] = None,
     sorted_queries: Optional[bool] = None,
     out_int32: bool = False,
     algo: Algo = "auto",
@@ -2321,7 +2371,8 @@ def equal_range(
     Parameters
     ----------
     a, v, check_sorted, sorted_queries, out_int32, algo, stream
-        As in :func:`searchsorted` (1-D or N-D `a`); `check_sorted` checks once.
+        As in :func:`searchsorted` (1-D or N-D `a`); the checks run once (by default: of
+        `v`, with ``sorted_queries=True``).
 
     Returns
     -------
@@ -2419,8 +2470,9 @@ class Index:
         read in place, no copy). int32, uint32, int64, uint64, float32, float64; bool, 8- and
         16-bit integers and float16 (bfloat16) are widened exactly to int32 (float32).
     check_sorted : bool, optional
-        Check first that the keys are sorted (O(K)); ValueError if not. Unsorted keys without
-        the check give unspecified (in-range) results.
+        Check that the keys are sorted (the default: one O(K) pass beside the build's own;
+        ValueError if not). False skips it: unsorted keys then give unspecified (in-range)
+        results.
     stream : int or stream object, optional
         For CUDA keys: the stream to build on (as in :func:`searchsorted`); the constructor
         waits for the build, so the index can be searched on any stream afterwards.
@@ -2428,7 +2480,8 @@ class Index:
     Raises
     ------
     ValueError
-        Keys that are not 1-D, unsorted keys with `check_sorted`, `stream` with CPU keys.
+        Keys that are not 1-D, unsorted keys (unless ``check_sorted=False``), `stream` with CPU
+        keys.
     TypeError
         A dtype gsearch cannot search (complex, object, strings, ...).
     MemoryError
@@ -2464,7 +2517,7 @@ class Index:
 
     __slots__ = ("_ix", "_fw", "_dev", "_dtype", "_k", "__weakref__")
 
-    def __init__(self, keys: ArrayLike, *, check_sorted: bool = False, stream: Any = None) -> None:
+    def __init__(self, keys: ArrayLike, *, check_sorted: bool = True, stream: Any = None) -> None:
         if not isinstance(check_sorted, (bool, np.bool_)):
             raise TypeError(f"gsearch.Index: check_sorted must be a bool, not {type(check_sorted).__name__}")
         K = _classify(keys, "keys")
@@ -2477,7 +2530,13 @@ class Index:
         kd = K.dtype.newbyteorder("=")
         kd = _WIDEN.get(kd, kd)
         with _StreamScope(K.fw, K.dev, stream) as scope:
-            self._ix = _core.Index(_convert(K, kd), bool(check_sorted), scope.handle)
+            x = _convert(K, kd)
+            if check_sorted and not _core.is_sorted(x, scope.handle):
+                raise ValueError(
+                    "gsearch.Index: the keys are not sorted (ascending, NaN last, -0.0 == 0.0); "
+                    "check_sorted=False skips this check"
+                )
+            self._ix = _core.Index(x, False, scope.handle)
         self._fw, self._dev, self._dtype, self._k = K.fw, K.dev, kd, int(self._ix.size)
 
     # -- searches --
@@ -2571,7 +2630,7 @@ class Index:
         if not isinstance(out_int32, (bool, np.bool_)):
             raise TypeError(f"gsearch: out_int32 must be a bool, not {type(out_int32).__name__}")
         kd, k = self._dtype, self._k
-        V = _classify(v, "queries")
+        V = _adopt(_classify(v, "queries"), kd)
         if isinstance(V, _Arr):
             if V.dev != self._dev:
                 raise ValueError(

@@ -315,6 +315,26 @@ def test_out_argument():
 # --- construction errors and properties -------------------------------------------------------
 
 
+def test_unsorted_keys_raise_by_default(monkeypatch):
+    # The keys are checked by default (the build reads them anyway): ValueError naming them.
+    for keys in (np.array([3, 1, 2], dtype=np.int32), np.array([1.0, np.nan, 2.0]), [2, 1]):
+        with pytest.raises(ValueError, match="keys are not sorted.*check_sorted=False"):
+            gsearch.Index(keys)
+    # check_sorted=False skips the check (the old default): no error, in-range results.
+    index = gsearch.Index(np.array([3, 1, 2], dtype=np.int32), check_sorted=False)
+    r = index.searchsorted(np.array([0, 2, 5], dtype=np.int32))
+    assert ((0 <= r) & (r <= 3)).all()
+    # One O(K) check per build, none with check_sorted=False, none per search.
+    calls = []
+    real = _core.is_sorted
+    monkeypatch.setattr(_core, "is_sorted", lambda *args: calls.append(1) or real(*args))
+    index = gsearch.Index(np.arange(1000))
+    index.searchsorted(np.array([5, 3]))
+    assert calls == [1]
+    gsearch.Index(np.arange(1000), check_sorted=False)
+    assert calls == [1]
+
+
 def test_construction_errors():
     with pytest.raises(ValueError, match="1-D"):
         gsearch.Index(np.zeros((2, 3), dtype=np.int32))
@@ -339,8 +359,8 @@ def test_construction_errors():
     index = gsearch.Index(np.array([1, 2]))
     with pytest.raises(ValueError, match="stream"):
         index.searchsorted(np.array([1]), stream=0)
-    # unsorted keys without the check: no error (in-range, unspecified results)
-    r = gsearch.Index(np.array([3, 1, 2], dtype=np.int32)).searchsorted(np.array([0, 2, 5], dtype=np.int32))
+    # unsorted keys with check_sorted=False: no error (in-range, unspecified results)
+    r = gsearch.Index(np.array([3, 1, 2], dtype=np.int32), check_sorted=False).searchsorted(np.array([0, 2, 5], dtype=np.int32))
     assert ((0 <= r) & (r <= 3)).all()
     # sorted keys pass the check, -0.0 == 0.0
     gsearch.Index(np.array([-1.0, 0.0, -0.0, 0.0, np.inf, np.nan]), check_sorted=True)

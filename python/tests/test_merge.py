@@ -399,7 +399,7 @@ def test_sorted_queries_errors_and_the_2d_form():
     a = np.array([1, 3, 5])
     with pytest.raises(ValueError, match="sorted"):
         gsearch.searchsorted(a, np.array([4, 2]), sorted_queries=True, check_sorted=True)
-    r = gsearch.searchsorted(a, np.array([4, 2]), sorted_queries=True)  # unchecked: in range
+    r = gsearch.searchsorted(a, np.array([4, 2]), sorted_queries=True, check_sorted=False)  # unchecked: in range
     assert ((0 <= r) & (r <= 3)).all()
     with pytest.raises(ValueError, match="1-D keys"):
         gsearch.searchsorted(np.array([[1, 2], [3, 4]]), np.array([[1], [2]]), sorted_queries=True)
@@ -412,6 +412,49 @@ def test_sorted_queries_errors_and_the_2d_form():
     same(gsearch.searchsorted(a, v, side="right", sorted_queries=True), np.searchsorted(a, v, side="right"))
     assert gsearch.searchsorted(a, 3, sorted_queries=True) == 1
     assert gsearch.equal_range(np.array([1, 2, 2, 3]), 2) == (1, 3)
+
+
+def test_sorted_queries_true_checks_the_queries_by_default(monkeypatch):
+    a = np.array([1, 3, 5, 7, 9])
+    unsorted = [np.array([9, 9, 1]), np.array([[1, 2], [0, 3]]), np.array([1.0, np.nan, 2.0]), [5, 4]]
+    for v in unsorted:
+        a = np.array([1.0, 3, 5, 7, 9]) if np.asarray(v).dtype.kind == "f" else np.array([1, 3, 5, 7, 9])
+        for call in (
+            lambda: gsearch.searchsorted(a, v, sorted_queries=True),
+            lambda: gsearch.searchsorted(a, v, side="right", sorted_queries=True, out_int32=True),
+            lambda: gsearch.equal_range(a, v, sorted_queries=True),
+        ):
+            with pytest.raises(ValueError, match="queries are not sorted") as e:
+                call()
+            assert "check_sorted=False" in str(e.value)
+        # check_sorted=False skips it (the old default): unspecified but in-range results.
+        r = gsearch.searchsorted(a, v, sorted_queries=True, check_sorted=False)
+        assert r.shape == np.shape(v) and ((0 <= r) & (r <= 5)).all()
+        lo, hi = gsearch.equal_range(a, v, sorted_queries=True, check_sorted=False)
+        assert ((0 <= lo) & (lo <= 5) & (0 <= hi) & (hi <= 5)).all()  # unspecified, in range
+        # sorted_queries None / False search any order: numpy's answers, no check.
+        for sq in (None, False):
+            same(gsearch.searchsorted(a, v, sorted_queries=sq), np.searchsorted(a, v))
+    a = np.array([1, 3, 5, 7, 9])
+    # check_sorted=True checks the keys too (the library checks both).
+    with pytest.raises(ValueError, match="keys are not sorted"):
+        gsearch.searchsorted(a[::-1], np.array([1, 2]), sorted_queries=True, check_sorted=True)
+    with pytest.raises(ValueError, match="queries"):
+        gsearch.searchsorted(a, np.array([2, 1]), sorted_queries=True, check_sorted=True)
+    # The keys of searchsorted are not checked by default (numpy's and torch's contract).
+    assert gsearch.searchsorted(a[::-1], np.array([1, 2]), sorted_queries=True).shape == (2,)
+    # Sorted queries pass, NaN last and -0.0 == 0.0; one O(M) check, none with check_sorted=False.
+    calls = []
+    real = _core.is_sorted
+    monkeypatch.setattr(_core, "is_sorted", lambda *args: calls.append(1) or real(*args))
+    f = np.array([-1.0, 0.0, 2.0])
+    q = np.array([-2.0, 0.0, -0.0, 0.0, np.inf, np.nan, np.nan])
+    same(gsearch.searchsorted(f, q, sorted_queries=True), np.searchsorted(f, q))
+    assert calls == [1]
+    same(gsearch.searchsorted(f, q, sorted_queries=True, check_sorted=False), np.searchsorted(f, q))
+    assert calls == [1]
+    with pytest.raises(TypeError, match="check_sorted"):
+        gsearch.searchsorted(a, np.array([1]), sorted_queries=True, check_sorted="no")
 
 
 def test_the_cpu_never_checks_queries_for_sortedness(monkeypatch):
