@@ -127,12 +127,22 @@ inline json device_json(const cuda_device_info& dev) {
           {"driver_version", dev.driver_version}, {"runtime_version", dev.runtime_version}};
 }
 
+/// The report's "source" object: the git commit the binary was built from, and whether the tree
+/// had uncommitted changes then (gsearch::build_info()).
+inline json source_json() {
+  const auto b = gsearch::build_info();
+  return {{"commit", b.commit}, {"dirty", b.dirty}};
+}
+
 /// Writes the report to path + ".tmp", then renames it to path: a reader never sees half a file.
+/// The report gets its "source" (source_json()) here, so every result file names its code.
 inline void write_json(const std::string& path, const json& report) {
   const std::string tmp = path + ".tmp";
   {
+    json stamped = report;
+    if (!stamped.contains("source")) stamped["source"] = source_json();
     std::ofstream f(tmp);
-    f << report.dump(1, ' ', false, json::error_handler_t::replace) << "\n";
+    f << stamped.dump(1, ' ', false, json::error_handler_t::replace) << "\n";
     if (!f) throw std::runtime_error("cannot write " + tmp);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot rename " + tmp + " to " + path);

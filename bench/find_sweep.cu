@@ -140,8 +140,10 @@ int main(int argc, char** argv) {
   run_config<1024, 4>(rows, d.data(), n, res, sink, dev, ok);
   run_config<1024, 2>(rows, d.data(), n, res, sink, dev, ok);
   const double bytes = double(n) * 4;
-  std::printf("{\"device\": \"%s\", \"n\": %lld, \"dtype\": \"int32\", \"correct\": %s, \"rows\": [\n",
-              cuda_device_name().c_str(), (long long)n, ok ? "true" : "false");
+  std::printf("{\"device\": \"%s\", \"n\": %lld, \"dtype\": \"int32\", \"correct\": %s, "
+              "\"source\": {\"commit\": \"%s\", \"dirty\": %s}, \"rows\": [\n",
+              cuda_device_name().c_str(), (long long)n, ok ? "true" : "false", build_info().commit,
+              build_info().dirty ? "true" : "false");
   for (size_t i = 0; i < rows.size(); ++i)
     std::printf("  {\"what\": \"%s\", \"threads\": %d, \"loads\": %d, \"ms\": %.5f, \"GBps\": %.1f}%s\n",
                 rows[i].what.c_str(), rows[i].threads, rows[i].loads, rows[i].ms, bytes / rows[i].ms / 1e6,

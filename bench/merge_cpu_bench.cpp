@@ -374,10 +374,10 @@ int main(int argc, char** argv) {
   }
   b.report["host"]["loadavg_after"] = loadavg();
   if (!a.json_path.empty()) {
-    std::ofstream f(a.json_path);
-    f << b.report.dump(1) << "\n";
-    if (!f) {
-      std::fprintf(stderr, "merge_cpu_bench: cannot write %s\n", a.json_path.c_str());
+    try {
+      bench::host::write_json(a.json_path, b.report);  // stamped with the source commit
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "merge_cpu_bench: %s\n", e.what());
       return 1;
     }
     std::fprintf(stderr, "merge_cpu_bench: %zu results -> %s\n", b.report["results"].size(), a.json_path.c_str());

@@ -158,9 +158,9 @@ int main(int argc, char** argv) {
   run_config<256, 15, 8>(rows, in, merged, ranks, set_sizes, ok);
   run_config<256, 23, 6>(rows, in, merged, ranks, set_sizes, ok);
   std::printf("{\"device\": \"%s\", \"n\": %lld, \"k\": %lld, \"q\": %lld, \"dtype\": \"int32\", "
-              "\"correct\": %s, \"rows\": [\n",
+              "\"correct\": %s, \"source\": {\"commit\": \"%s\", \"dirty\": %s}, \"rows\": [\n",
               cuda_device_name().c_str(), (long long)in.n, (long long)in.k, (long long)in.q,
-              ok ? "true" : "false");
+              ok ? "true" : "false", build_info().commit, build_info().dirty ? "true" : "false");
   for (size_t i = 0; i < rows.size(); ++i)
     std::printf("  {\"what\": \"%s\", \"threads\": %d, \"items\": %d, \"min_blocks\": %d, "
                 "\"ms\": %.5f, \"GBps\": %.1f}%s\n",

@@ -95,8 +95,8 @@ int main(int argc, char** argv) {
   if (quick) shapes = {{1 << 12, 64, 128}, {64, 1024, 2048}};
   const double bw = copy_bandwidth();
   std::printf("{\"schema\": \"gsearch-rows-sweep/1\", \"device\": \"%s\", \"dtype\": \"float32\", \"side\": \"right\", "
-              "\"out_dtype\": \"int32\", \"copy_bandwidth_gb_per_s\": %.1f, \"runs\": [",
-              cuda_device_name().c_str(), bw * 1e-9);
+              "\"out_dtype\": \"int32\", \"copy_bandwidth_gb_per_s\": %.1f, \"source\": {\"commit\": \"%s\", \"dirty\": %s}, \"runs\": [",
+              cuda_device_name().c_str(), bw * 1e-9, build_info().commit, build_info().dirty ? "true" : "false");
   bool first = true;
   for (const shape& s : shapes) {
     const int64_t nk = s.rows * s.k, nq = s.rows * s.m;

@@ -3,15 +3,32 @@
 # search on the GPU when there is one (else on the CPU), checking every result against
 # std::upper_bound and printing the throughput.
 #   scripts/demo.sh [KEYS] [QUERIES]      (default 4096 int32 keys, 2^24 queries)
+# The generated files stay in build/demo/ (keys.npy, queries.npy, out.npy) for a second look.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 [ -x /usr/local/cuda/bin/nvcc ] && export PATH="$PATH:/usr/local/cuda/bin"
-cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DGSEARCH_BUILD_TESTS=OFF >/dev/null
+# CMake builds the CUDA backend where nvcc and a GPU are both found, else the CPU backend alone
+# (it says which); GSEARCH_CUDA=ON scripts/demo.sh builds the CUDA kernels anyway.
+cuda_flag=()
+[ -n "${GSEARCH_CUDA:-}" ] && cuda_flag=(-DGSEARCH_CUDA="$GSEARCH_CUDA")
+echo "demo: configuring build/release (the library and the gsearch command-line tool)"
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DGSEARCH_BUILD_TESTS=OFF "${cuda_flag[@]}" |
+  grep -E "^-- gsearch:" || true
+backend=$(grep -E "^GSEARCH_CUDA:BOOL=" build/release/CMakeCache.txt | cut -d= -f2)
+if [ "$backend" = ON ]; then
+  echo "demo: building (CPU and CUDA backends: some 10 minutes on 2 cores the first time, 2-3 on 16)"
+else
+  echo "demo: building (CPU backend: 2-4 minutes on 2 cores the first time)"
+fi
+start=$(date +%s)
 cmake --build build/release --target gsearch_cli
+echo "demo: built in $(( $(date +%s) - start )) s: build/release/tools/cli/gsearch"
 keys=${1:-4096} queries=${2:-16777216}
-data=$(mktemp -d); trap 'rm -rf "$data"' EXIT
+data=build/demo
+mkdir -p "$data"
 build/release/tools/cli/gsearch gen --keys "$keys" --queries "$queries" --dtype int32 \
   --keys-out "$data/keys.npy" --queries-out "$data/queries.npy"
 build/release/tools/cli/gsearch search --keys "$data/keys.npy" --queries "$data/queries.npy" \
   --side right --device auto --verify --repeat 10 --out "$data/out.npy"
+echo "demo: inputs and results kept in $data/ (keys.npy, queries.npy, out.npy)"

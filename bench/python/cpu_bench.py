@@ -40,6 +40,7 @@ import sys
 import time
 
 import numpy as np
+from source_stamp import source  # noqa: E402  (bench/python/source_stamp.py)
 
 SCHEMA = "gsearch-bench-cpu/1"
 KS = [1 << 10, 1 << 20]
@@ -269,7 +270,7 @@ def main(argv=None):
     rows, status = run(gs, dtypes, sides, ks, qs, min_time, repeat, a.seed, modes)
     slower = [{k: r[k] for k in ("dtype", "side", "k", "q", "inputs", "speedup")} for r in rows
               if r["gsearch_slower"]]
-    doc = {"schema": SCHEMA, "command": command,
+    doc = {"schema": SCHEMA, "command": command, "source": source(sys.modules.get("gsearch")),
            "device": {"backend": "cpu", "cpu": cpu_name(), "cores": os.cpu_count(),
                       "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                       else None, "machine": platform.machine()},

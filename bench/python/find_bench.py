@@ -89,6 +89,7 @@ import sys
 import time
 
 import numpy as np
+from source_stamp import source  # noqa: E402  (bench/python/source_stamp.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -935,7 +936,8 @@ def check(op, backend, results, data, value, expected_idx, needles, rng):
 
 def run_bench(backend, n, cases, seed, warmup, repeat, roof, command):
     t0 = time.perf_counter()
-    doc = {"schema": SCHEMA, "command": command, "device": backend.device(),
+    doc = {"schema": SCHEMA, "command": command, "source": source(sys.modules.get("gsearch")),
+           "device": backend.device(),
            "versions": backend.versions(), "config": None, "inputs": None, "roofline": roof,
            "results": [], "skipped": list(getattr(backend, "skipped", []))}
     if backend.name == "cpu":

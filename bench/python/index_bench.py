@@ -24,6 +24,7 @@ import json
 import platform
 import statistics
 import sys
+from source_stamp import source  # noqa: E402  (bench/python/source_stamp.py)
 
 
 def parse_int(s):
@@ -52,6 +53,7 @@ def main():
     dev = torch.device("cuda")
     q_count = parse_int(a.queries)
     report = {"schema": "gsearch-bench-index-python/1", "command": " ".join(sys.argv),
+              "source": source(gsearch),
               "device": torch.cuda.get_device_name(), "versions": {"torch": torch.__version__,
               "gsearch": gsearch.__version__, "python": platform.python_version()},
               "config": vars(a), "results": [], "failures": []}

@@ -63,6 +63,7 @@ import sys
 import time
 
 import numpy as np
+from source_stamp import source  # noqa: E402  (bench/python/source_stamp.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -447,7 +448,7 @@ def main(argv=None, backend_factory=None):
         log(f"cannot run here: {e}")
         return 2
     doc = {"schema": SCHEMA, "command": " ".join([os.path.basename(sys.argv[0])] + (argv if argv is not None else sys.argv[1:])),
-           "device": backend.device(),
+           "source": source(sys.modules.get("gsearch")), "device": backend.device(),
            "versions": {"gsearch": getattr(gs, "__version__", None), **backend.versions(),
                         "python": platform.python_version()},
            "config": {**cfg, "ops": ops, "seed": args.seed, "quick": args.quick},

@@ -22,6 +22,7 @@ configuration could be compared or the file cannot be read.
 import argparse
 import json
 import sys
+from source_stamp import source  # bench/python/source_stamp.py
 
 
 def log(msg):
@@ -131,7 +132,7 @@ def main(argv=None):
     print(f"\n{len(rows) - len(bad)} of {len(rows)} configurations within {a.tolerance:.0%}")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"source": a.results, "tolerance": a.tolerance, "rows": rows}, f, indent=1)
+            json.dump({"results_file": a.results, "source": source(), "tolerance": a.tolerance, "rows": rows}, f, indent=1)
             f.write("\n")
     return 4 if bad else 0
 

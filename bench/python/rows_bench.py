@@ -43,6 +43,7 @@ import sys
 import time
 
 import numpy as np
+from source_stamp import source  # noqa: E402  (bench/python/source_stamp.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -325,7 +326,8 @@ def run_bench(backend, shapes, seed, warmup, repeat, copy_bytes, command):
     l2 = device.get("l2_bytes") or DEFAULT_L2_BYTES
     copy = measure_copy(backend, copy_bytes, warmup, repeat)
     log(f"copy bandwidth: {copy['gbps']:.0f} GB/s ({copy_bytes} bytes, {copy['ms']:.3f} ms)")
-    doc = {"schema": SCHEMA, "command": command, "device": device, "versions": versions,
+    doc = {"schema": SCHEMA, "command": command, "source": source(sys.modules.get("gsearch")),
+           "device": device, "versions": versions,
            "config": {"shapes": [list(s) for s in shapes], "seed": seed, "warmup": warmup,
                       "repeat": repeat, "key_type": "float32", "query_type": "float32",
                       "out_type": "int32", "right": True,

@@ -57,6 +57,7 @@ import tempfile
 import time
 
 import numpy as np
+from source_stamp import source  # bench/python/source_stamp.py
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import inputs  # noqa: E402
@@ -591,6 +592,8 @@ def run(doc, peer_names, repeat, warmup, command, spin_us=0, jax_method=None):
     skipped[:] = [s for s in skipped if s.get("impl") not in peer_names]
     versions["numpy"] = np.__version__
     versions["python"] = platform.python_version()
+    # The C++ run stamped "source"; the Python peers' rows name the code they ran beside it.
+    doc["source_python"] = source(sys.modules.get("gsearch"))
 
     if jax_method:
         JaxPeer.method = jax_method

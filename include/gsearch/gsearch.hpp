@@ -12,3 +12,4 @@
 #include "gsearch/merge.hpp"
 #include "gsearch/search.hpp"
 #include "gsearch/static_index.hpp"
+#include "gsearch/version.hpp"

@@ -13,7 +13,10 @@
 #   gpu_checks.sh python      builds and installs the Python package there (its Python is 3.12,
 #                             so the extension is compiled there), then runs its tests
 # Logs and results go to $OUT (or ./out).
+# Every check here must really run on the GPU: GSEARCH_REQUIRE_GPU=1 turns the tests' "no CUDA
+# device" skips (C++ and Python) into failures, and any SKIPPED test in a GPU suite fails the run.
 set -uo pipefail
+export GSEARCH_REQUIRE_GPU=1
 OUT=${OUT:-out}; mkdir -p "$OUT"
 B=carry/bin
 if [ ! -d "$B" ] && [ -f carry/bin.tar.xz ]; then  # stage.sh's packed binaries
@@ -24,6 +27,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 for what in "$@"; do
   case "$what" in
     tests)
+      # gtest prints "[  SKIPPED ] N tests" and one line per skipped test: none may appear.
       "$B/test_gpu_search" 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
       "$B/test_gpu_find" 2>&1 | tee "$OUT/gpu_find_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
       "$B/test_gpu_merge" 2>&1 | tee "$OUT/gpu_merge_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
@@ -31,6 +35,9 @@ for what in "$@"; do
       "$B/test_gpu_pary" 2>&1 | tee "$OUT/gpu_pary_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
       "$B/test_gpu_partitioned" 2>&1 | tee "$OUT/gpu_partitioned_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
       "$B/test_gpu_large" 2>&1 | tee "$OUT/gpu_large.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|OK \]" || status=1
+      if grep -l "^\[  SKIPPED \]" "$OUT"/gpu_*tests.log "$OUT/gpu_large.log"; then
+        echo "gpu_checks: the logs above hold skipped GPU tests: a GPU run may not skip"; status=1
+      fi
       ;;
     sanitize)
       for t in ${SANITIZE_TESTS:-test_gpu_search test_gpu_find test_gpu_merge test_gpu_static_index test_gpu_pary test_gpu_partitioned}; do
@@ -41,8 +48,9 @@ for what in "$@"; do
           filter=${GTEST_FILTER:-*}
           [ "$tool/$t" = racecheck/test_gpu_partitioned ] && filter=${GTEST_FILTER:-*OneSmallPipeline*:*GlobalBuckets*}
           GTEST_FILTER=$filter GSEARCH_TEST_SUBSET=1 compute-sanitizer --tool $tool --error-exitcode 9 "$B/$t" > "$log" 2>&1; rc=$?
-          echo "compute-sanitizer $tool $t: exit $rc; $(grep -E '^========= (ERROR SUMMARY|RACECHECK SUMMARY)' "$log" | tr '\n' ' ') $(grep -E '^\[  (PASSED|FAILED)' "$log" | tr '\n' ' ')"
+          echo "compute-sanitizer $tool $t: exit $rc; $(grep -E '^========= (ERROR SUMMARY|RACECHECK SUMMARY)' "$log" | tr '\n' ' ') $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$log" | tr '\n' ' ')"
           [ $rc -eq 0 ] || status=1
+          if grep -q "^\[  SKIPPED \]" "$log"; then echo "  $log: skipped tests"; status=1; fi
         done
       done
       ;;
@@ -64,6 +72,7 @@ for what in "$@"; do
       # test_cli runs the CLI at the path it was built with (stage.sh wrote it down).
       cli=$(cat "$B/cli_path.txt"); mkdir -p "$(dirname "$cli")"; cp "$B/gsearch" "$cli"
       "$B/test_cli" 2>&1 | tee "$OUT/cli_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|OK \] Cli.Cuda" || status=1
+      if grep -q "^\[  SKIPPED \]" "$OUT/cli_tests.log"; then echo "gpu_checks: skipped CLI tests"; status=1; fi
       ;;
     rows)
       "$B/rows_sweep" > "$OUT/rows_sweep.json" 2> "$OUT/rows_sweep.err" || status=1
@@ -75,9 +84,13 @@ for what in "$@"; do
       "$B/merge_sweep" > "$OUT/merge_sweep.json" 2> "$OUT/merge_sweep.err" || status=1
       ;;
     python)
+      # This copy of the tree has no .git: the package is stamped with the commit stage.sh saw.
+      [ -f "$B/source_commit.txt" ] && export GSEARCH_SOURCE_COMMIT="$(cat "$B/source_commit.txt")"
       python3 -m pip install --no-build-isolation --no-deps -q . > "$OUT/pip_install.log" 2>&1 || { status=1; tail -30 "$OUT/pip_install.log"; }
       (cd /tmp && python3 -c "import gsearch; print('gsearch', gsearch.__version__, 'cuda', gsearch.cuda_available())")
-      (cd /tmp && python3 -m pytest -q -p no:cacheprovider "$OLDPWD/python/tests" 2>&1 | tee "$OUT/python_tests.log" | tail -15) || status=1
+      (cd /tmp && python3 -m pytest -q -rs -p no:cacheprovider "$OLDPWD/python/tests" 2>&1 | tee "$OUT/python_tests.log" | tail -15) || status=1
+      # With GSEARCH_REQUIRE_GPU=1 the GPU tests fail where they would skip; what may still skip
+      # (-rs lists each) is a CPU-only case or an optional peer such as cupy, read in the log.
       ;;
   esac
 done

@@ -1,10 +1,11 @@
-// bench/peers without CUDA: the GPU peers exist and say why they cannot run.
+// bench/peers where they were not built (no CUDA, or no -DGSEARCH_BUILD_BENCH=ON): the GPU peers
+// exist and say why they cannot run (GSEARCH_PEERS_NOT_BUILT, set by bench/CMakeLists.txt).
 #include "gsearch/core/error.hpp"
 #include "peers.hpp"
 
 namespace gsearch::bench {
 namespace {
-[[noreturn]] void no_cuda() { throw gsearch::invalid_argument("built without CUDA: no GPU peers"); }
+[[noreturn]] void no_cuda() { throw gsearch::invalid_argument(GSEARCH_PEERS_NOT_BUILT); }
 }  // namespace
 template <class T>
 void roofline_copy(CUstream_st*, const T*, int64_t, int32_t*) { no_cuda(); }
