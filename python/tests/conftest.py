@@ -1,4 +1,5 @@
-"""Shared helpers for the gsearch Python tests (CPU tests run everywhere; GPU tests skip)."""
+"""Shared helpers for the gsearch Python tests (CPU tests run everywhere; GPU tests skip, or
+fail under GSEARCH_REQUIRE_GPU=1: gpu_support.py)."""
 
 import os
 
@@ -15,6 +16,40 @@ if settings is not None:
     )
     settings.register_profile("thorough", max_examples=2000, deadline=None)
     settings.load_profile(os.environ.get("GSEARCH_HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_configure(config):
+    from gpu_support import MARKERS
+
+    for name, what in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {what} (skips otherwise; fails under GSEARCH_REQUIRE_GPU=1)")
+
+
+def _gpu_verdict(item):
+    from gpu_support import gpu_verdict
+
+    for marker in ("needs_torch", "needs_cupy"):
+        if item.get_closest_marker(marker) is not None:
+            verdict = gpu_verdict(marker)
+            if verdict[0] != "run":
+                return verdict
+    return "run", None
+
+
+def pytest_runtest_setup(item):
+    """GPU tests skip where their GPU stack is missing (gpu_support.py)..."""
+    action, why = _gpu_verdict(item)
+    if action == "skip":
+        pytest.skip(why)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item):
+    """...and fail instead, before the test runs, under GSEARCH_REQUIRE_GPU=1."""
+    action, why = _gpu_verdict(item)
+    if action == "fail":
+        pytest.fail(why, pytrace=False)
+
 
 # Every dtype gsearch accepts: the six native ones and the ones it widens exactly.
 NATIVE_DTYPES = ["int32", "uint32", "int64", "uint64", "float32", "float64"]
