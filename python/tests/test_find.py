@@ -38,6 +38,41 @@ def ref_mask(a, op, v, hi=None):
     return (a >= v) & (a < np.asarray(hi, dtype=a.dtype))
 
 
+_M64 = 2**64 - 1
+
+
+def _mix64(z):
+    """SplitMix64's output function (core::mix64)."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    return z ^ (z >> 31)
+
+
+def random_below(seed, n):
+    """The documented draw of mode='random' (core::random_below, docs/semantics.md): a uniform
+    integer in [0, n) from `seed`, Lemire's multiply-and-reject on the SplitMix64 stream."""
+    threshold = (2**64 - n) % n
+    state = seed
+    while True:
+        state = (state + 0x9E3779B97F4A7C15) & _M64
+        x = _mix64(state)
+        if (x * n) & _M64 >= threshold:
+            return (x * n) >> 64
+
+
+def ref_find(a, op, v, mode, hi=None, seed=0):
+    """find's answer from numpy alone: np.flatnonzero of numpy's comparison, and for 'random'
+    the r-th match, r = random_below(seed, count)."""
+    idx = np.flatnonzero(ref_mask(a, op, v, hi))
+    if mode == "all":
+        return idx
+    if mode == "count":
+        return int(idx.size)
+    if not idx.size:
+        return -1
+    return int(idx[0] if mode == "first" else idx[random_below(seed, idx.size)])
+
+
 def check_all_modes(a, op, v, hi=None, seeds=(0, 1, 12345)):
     """Every mode of find (and count) against numpy, for one value."""
     kw = {"hi": hi} if op == "in" else {}
@@ -52,6 +87,7 @@ def check_all_modes(a, op, v, hi=None, seeds=(0, 1, 12345)):
         r = gsearch.find(a, v, "random", op, seed=seed, **kw)
         assert type(r) is int
         assert (r in idx) if idx.size else r == -1
+        assert r == ref_find(a, op, v, "random", hi, seed)  # the documented draw
         assert gsearch.find(a, v, "random", op, seed=seed, **kw) == r  # reproducible
     c = gsearch.find(a, v, "count", op, **kw)
     assert type(c) is int and c == idx.size == np.count_nonzero(ref_mask(a, op, v, hi))
@@ -556,7 +592,7 @@ TORCH_DTYPES = ["int32", "int64", "float32", "float64", "uint8", "int16", "float
 class TestTorch:
     @pytest.mark.parametrize("dtype", TORCH_DTYPES)
     @pytest.mark.parametrize("n", [0, 1, 33, 4097, 100_000])
-    def test_gpu_equals_cpu(self, dtype, n):
+    def test_gpu_equals_numpy(self, dtype, n):
         g = np.random.default_rng(n)
         a_np, pool = data_of(g, dtype, n)
         a = torch.from_numpy(a_np).cuda()
@@ -566,10 +602,10 @@ class TestTorch:
                 if op == "in":
                     v = pool[0].item()  # [pool[0], v)
                 for mode in ("first", "count", "random"):
-                    want = gsearch.find(a_np, v, mode, op, seed=7, **kw)
-                    got = gsearch.find(a, v, mode, op, seed=7, **kw)
-                    assert type(got) is int and got == want, (mode, op, v)
-                    assert gsearch.find(a, v, mode, op, seed=8, **kw) == gsearch.find(a_np, v, mode, op, seed=8, **kw)
+                    for seed in (7, 8):
+                        want = ref_find(a_np, op, v, mode, kw.get("hi"), seed)
+                        got = gsearch.find(a, v, mode, op, seed=seed, **kw)
+                        assert type(got) is int and got == want, (mode, op, v, seed)
                 r = gsearch.find(a, v, "any", op, **kw)
                 idx = np.flatnonzero(ref_mask(a_np, op, v, kw.get("hi")))
                 assert (r in idx) if idx.size else r == -1
@@ -593,16 +629,16 @@ class TestTorch:
         for v in (0, 999, 1000, 517):
             for k in (0, 1, 8, 12, 64):
                 for mode in ("first", "count"):
-                    assert gsearch.find(a, v, mode, strategy=strategy, per_thread=k) == gsearch.find(a_np, v, mode)
+                    assert gsearch.find(a, v, mode, strategy=strategy, per_thread=k) == ref_find(a_np, "==", v, mode)
                 r = gsearch.find(a, v, "any", strategy=strategy, per_thread=k)
                 assert r == -1 if v == 1000 else a_np[r] == v
 
-    def test_random_same_as_cpu(self):
+    def test_random_is_the_documented_draw(self):
         a_np = np.zeros(1 << 20, dtype=np.int32)
         a_np[::1000] = 1
         a = torch.from_numpy(a_np).cuda()
-        for s in range(100):
-            assert gsearch.find(a, 1, "random", seed=s) == gsearch.find(a_np, 1, "random", seed=s)
+        for s in list(range(100)) + [2**63, 2**64 - 1]:
+            assert gsearch.find(a, 1, "random", seed=s) == ref_find(a_np, "==", 1, "random", seed=s)
 
     def test_no_copy_of_contiguous_inputs(self, monkeypatch):
         a = torch.arange(100_000, dtype=torch.float32, device="cuda") % 97
@@ -685,7 +721,7 @@ class TestCupy:
         for v in [x.item() for x in pool[::2]]:
             for op in ("==", "!=", "<", ">="):
                 for mode in ("first", "count", "random"):
-                    assert gsearch.find(a, v, mode, op, seed=3) == gsearch.find(a_np, v, mode, op, seed=3)
+                    assert gsearch.find(a, v, mode, op, seed=3) == ref_find(a_np, op, v, mode, seed=3)
                 got = gsearch.find(a, v, "all", op)
                 assert isinstance(got, cupy.ndarray) and got.dtype == cupy.int64 and got.device == a.device
                 np.testing.assert_array_equal(cupy.asnumpy(got), np.flatnonzero(ref_mask(a_np, op, v)))

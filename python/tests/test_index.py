@@ -615,6 +615,10 @@ class TestTorch:
             gsearch.Index(torch.zeros((2, 2), device="cuda"))
         with pytest.raises(ValueError, match="sorted"):
             gsearch.Index(torch.tensor([3, 1, 2], device="cuda"), check_sorted=True)
+        with pytest.raises(ValueError, match="keys are not sorted"):  # checked by default
+            gsearch.Index(torch.tensor([3, 1, 2], device="cuda"))
+        index = gsearch.Index(torch.tensor([3, 1, 2], device="cuda"), check_sorted=False)
+        assert 0 <= index.searchsorted(2).item() <= 3
         with pytest.raises(TypeError):
             gsearch.Index(torch.zeros(3, dtype=torch.complex64, device="cuda"))
 

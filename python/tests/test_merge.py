@@ -132,6 +132,36 @@ def ref_join(how, left, right):
     return li, ri
 
 
+def ref_join_np(how, left, right):
+    """ref_join with numpy (vectorized, for the large GPU inputs): numpy's searchsorted finds
+    each left key's equal range in right (numpy's order is gsearch's: NaN last and equal to NaN,
+    -0.0 == 0.0), np.lexsort orders the rows by key, left index, right index."""
+    left, right = np.asarray(left), np.asarray(right)
+    lo, hi = np.searchsorted(right, left, "left"), np.searchsorted(right, left, "right")
+    cnt = hi - lo
+    if how in ("semi", "anti"):
+        return np.flatnonzero(cnt > 0 if how == "semi" else cnt == 0).astype(np.int64), None
+    li = np.repeat(np.arange(len(left)), cnt)
+    ri = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt) + np.repeat(lo, cnt)
+    keys = [left[li]]
+    lis, ris = [li], [ri]
+    if how in ("left", "full"):
+        i = np.flatnonzero(cnt == 0)
+        lis.append(i), ris.append(np.full(i.size, -1)), keys.append(left[i])
+    if how in ("right", "full"):
+        rc = np.searchsorted(left, right, "right") - np.searchsorted(left, right, "left")
+        j = np.flatnonzero(rc == 0)
+        lis.append(np.full(j.size, -1)), ris.append(j), keys.append(right[j])
+    li, ri, key = np.concatenate(lis), np.concatenate(ris), np.concatenate(keys)
+    order = np.lexsort((ri, li, key))
+    return li[order].astype(np.int64), ri[order].astype(np.int64)
+
+
+def ref_multiset_np(op, a, b):
+    """ref_multiset as an array of a's dtype."""
+    return np.array(ref_multiset(op, a.tolist(), b.tolist()), dtype=a.dtype)
+
+
 # --- merge, sort, argsort -----------------------------------------------------------------------
 
 
@@ -361,6 +391,19 @@ def test_join_is_a_nested_loop_join(rng, dtype, how, nl, nr):
         same(ri, want_r)
 
 
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_the_numpy_join_reference_is_the_nested_loop_join(rng, dtype):
+    for nl, nr in ((0, 0), (0, 4), (5, 0), (1, 1), (60, 40), (200, 150)):
+        left, right = stable(data(rng, dtype, nl)), stable(data(rng, dtype, nr))
+        for how in HOWS:
+            want_l, want_r = ref_join(how, left.tolist(), right.tolist())
+            got_l, got_r = ref_join_np(how, left, right)
+            same(got_l, want_l)
+            assert (got_r is None) == (want_r is None)
+            if want_r is not None:
+                same(got_r, want_r)
+
+
 def test_join_examples_and_mixed_dtypes():
     li, ri = gsearch.join(np.array([1, 2, 2, 5], np.int32), np.array([2.0, 2.0, 3.0, 5.0]))
     same(li, np.array([1, 1, 2, 2, 3]))
@@ -588,15 +631,17 @@ class TestTorch:
         for op, fn in MULTISET_OPS.items():
             r = fn(a, b)
             assert isinstance(r, torch.Tensor) and r.is_cuda
-            same(r.cpu().numpy(), fn(a_np, b_np))
-        for ours, _, _ in NUMPY_SETS:
+            same(r.cpu().numpy(), ref_multiset_np(op, a_np, b_np))
+        for ours, theirs, _ in NUMPY_SETS:
             r = ours(x, b)
             assert isinstance(r, torch.Tensor) and r.is_cuda
-            np.testing.assert_array_equal(r.cpu().numpy(), ours(x_np, b_np))
+            want = theirs(x_np, b_np)
+            assert r.cpu().numpy().dtype == want.dtype
+            np.testing.assert_array_equal(r.cpu().numpy(), want)
         small_l, small_r = stable(data(rng, dtype, 3000)), stable(data(rng, dtype, 2000))
         for how in HOWS:
             li, ri = gsearch.join(torch.from_numpy(small_l).cuda(), torch.from_numpy(small_r).cuda(), how)
-            wl, wr = gsearch.join(small_l, small_r, how)
+            wl, wr = ref_join_np(how, small_l, small_r)
             assert li.is_cuda
             same(li.cpu().numpy(), wl)
             if wr is None:
@@ -626,6 +671,13 @@ class TestTorch:
             assert torch.equal(gsearch.searchsorted(a, v, sorted_queries=sq), want)
         lo, hi = gsearch.equal_range(a, v)
         assert torch.equal(lo, want) and torch.equal(hi, torch.searchsorted(a, v, right=True))
+        # sorted_queries=True checks the queries (on the GPU too), check_sorted=False skips it
+        u = v.flip(0)
+        with pytest.raises(ValueError, match="queries are not sorted"):
+            gsearch.searchsorted(a, u, sorted_queries=True)
+        r = gsearch.searchsorted(a, u, sorted_queries=True, check_sorted=False)
+        assert bool(((r >= 0) & (r <= k)).all())
+        assert torch.equal(gsearch.searchsorted(a, u, sorted_queries=None), torch.searchsorted(a, u))
 
     def test_errors(self):
         a = torch.arange(5, device="cuda")
@@ -646,10 +698,10 @@ class TestCupy:
         same(cupy.asnumpy(got), stable(np.concatenate([a_np, b_np])))
         same(cupy.asnumpy(gsearch.argsort(a)), np.argsort(a_np, kind="stable"))
         for op, fn in MULTISET_OPS.items():
-            same(cupy.asnumpy(fn(a, b)), fn(a_np, b_np))
+            same(cupy.asnumpy(fn(a, b)), ref_multiset_np(op, a_np, b_np))
         for ours, theirs, _ in NUMPY_SETS:
             np.testing.assert_array_equal(cupy.asnumpy(ours(a, b)), theirs(a_np, b_np))
         li, ri = gsearch.join(a[:3000], b[:2000], "full")
-        wl, wr = gsearch.join(a_np[:3000], b_np[:2000], "full")
+        wl, wr = ref_join_np("full", a_np[:3000], b_np[:2000])
         same(cupy.asnumpy(li), wl)
         same(cupy.asnumpy(ri), wr)
