@@ -31,13 +31,13 @@ array([ True, False,  True])
 
 from __future__ import annotations
 
-import math
-import operator
-import sys
-from functools import lru_cache
-from typing import Any, Literal, NamedTuple, Optional, Union
+import math as _math
+import operator as _operator
+import sys as _sys
+from functools import lru_cache as _lru_cache
+from typing import Any, Literal, NamedTuple as _NamedTuple, Optional, Union
 
-import numpy as np
+import numpy as _np
 
 from . import _core
 
@@ -69,6 +69,13 @@ __all__ = [
     "union1d",
 ]
 
+
+def __dir__() -> list:
+    """dir(gsearch), and so tab completion: the public API (__all__, __version__ included). The
+    typing names and type aliases of the signatures (Any, Optional, ArrayLike, Side, ...) stay
+    module attributes, for typing.get_type_hints and readable help(), but are not listed."""
+    return sorted(__all__)
+
 Side = Literal["left", "right"]
 Algo = Literal["auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index", "partitioned", "pary"]
 
@@ -82,23 +89,23 @@ class _DefaultSide(str):
 
 _LEFT: Side = _DefaultSide("left")  # type: ignore[assignment]
 _ALGOS: dict[str, int] = dict(_core.ALGORITHMS)
-_NATIVE = frozenset(np.dtype(t) for t in ("int32", "uint32", "int64", "uint64", "float32", "float64"))
-_INT64 = np.dtype(np.int64)
-_INT32 = np.dtype(np.int32)
-_FLOAT64 = np.dtype(np.float64)
-_ndarray = np.ndarray
-_empty = np.empty
+_NATIVE = frozenset(_np.dtype(t) for t in ("int32", "uint32", "int64", "uint64", "float32", "float64"))
+_INT64 = _np.dtype(_np.int64)
+_INT32 = _np.dtype(_np.int32)
+_FLOAT64 = _np.dtype(_np.float64)
+_ndarray = _np.ndarray
+_empty = _np.empty
 _search_fast = _core.search_fast
 _FAST_SIDES = {"left": 0, "right": 1}
-_asarray = np.asarray
+_asarray = _np.asarray
 # Python scalars the fast path takes, per key dtype: ints in [lo, hi] (held exactly), and
 # whether any float is (only float64 keys: a Python float is a float64).
 _SCALAR_FAST = {
-    np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max), False)
+    _np.dtype(t): (int(_np.iinfo(t).min), int(_np.iinfo(t).max), False)
     for t in ("int32", "uint32", "int64", "uint64")
 }
-_SCALAR_FAST[np.dtype("float64")] = (-(2**53), 2**53, True)
-_SCALAR_FAST[np.dtype("float32")] = (-(2**24), 2**24, False)
+_SCALAR_FAST[_np.dtype("float64")] = (-(2**53), 2**53, True)
+_SCALAR_FAST[_np.dtype("float32")] = (-(2**24), 2**24, False)
 _LEFT_I, _RIGHT_I, _PRED_I = 0, 1, 2
 
 
@@ -124,17 +131,17 @@ def cuda_available() -> bool:
 # value exactly (bool, 8- and 16-bit integers, float16; bfloat16 arrives here as float32).
 # int32 rather than uint32 for the unsigned ones: torch's uint32 has few operations.
 _WIDEN = {
-    np.dtype(np.bool_): np.dtype(np.int32),
-    np.dtype(np.int8): np.dtype(np.int32),
-    np.dtype(np.int16): np.dtype(np.int32),
-    np.dtype(np.uint8): np.dtype(np.int32),
-    np.dtype(np.uint16): np.dtype(np.int32),
-    np.dtype(np.float16): np.dtype(np.float32),
+    _np.dtype(_np.bool_): _np.dtype(_np.int32),
+    _np.dtype(_np.int8): _np.dtype(_np.int32),
+    _np.dtype(_np.int16): _np.dtype(_np.int32),
+    _np.dtype(_np.uint8): _np.dtype(_np.int32),
+    _np.dtype(_np.uint16): _np.dtype(_np.int32),
+    _np.dtype(_np.float16): _np.dtype(_np.float32),
 }
 _MANTISSA_BITS = {2: 11, 4: 24, 8: 53}
 
 
-def _exact(src: np.dtype, dst: np.dtype) -> bool:
+def _exact(src: _np.dtype, dst: _np.dtype) -> bool:
     """Every value of src is exactly a value of dst."""
     if src == dst or src.kind == "b":
         return True
@@ -157,7 +164,7 @@ def _exact(src: np.dtype, dst: np.dtype) -> bool:
     return bits <= _MANTISSA_BITS[dst.itemsize]
 
 
-def _check_supported(d: np.dtype, what: str) -> None:
+def _check_supported(d: _np.dtype, what: str) -> None:
     if d.kind not in "biuf" or d.itemsize > 8:
         raise TypeError(
             f"gsearch: unsupported {what} dtype {d} (bool, int8-64, uint8-64, float16-64)"
@@ -167,14 +174,14 @@ def _check_supported(d: np.dtype, what: str) -> None:
 _KEYS_QUERIES = ("key", "query", "keys", "queries")
 
 
-@lru_cache(maxsize=256)
-def _resolve(da: np.dtype, dv: np.dtype, names: tuple = _KEYS_QUERIES) -> np.dtype:
+@_lru_cache(maxsize=256)
+def _resolve(da: _np.dtype, dv: _np.dtype, names: tuple = _KEYS_QUERIES) -> _np.dtype:
     """The supported dtype keys of dtype da and queries of dtype dv are compared in: numpy's
     promotion of the pair, widened exactly; TypeError where that promotion would round.
     `names`: what the two are called in messages (singular, singular, plural, plural)."""
     _check_supported(da, names[0])
     _check_supported(dv, names[1])
-    p = np.result_type(da, dv)
+    p = _np.result_type(da, dv)
     if not _exact(da, p) or not _exact(dv, p):
         lossy = " and ".join(str(d) for d in (da, dv) if not _exact(d, p))
         raise TypeError(
@@ -188,28 +195,28 @@ def _resolve(da: np.dtype, dv: np.dtype, names: tuple = _KEYS_QUERIES) -> np.dty
 # --- inputs ------------------------------------------------------------------------------------
 
 
-class _Arr(NamedTuple):
+class _Arr(_NamedTuple):
     x: Any  # the array in its framework (numpy, torch, cupy)
     fw: str  # "numpy" | "torch" | "cupy"
     dev: Optional[int]  # CUDA device index, None on the CPU
-    dtype: np.dtype  # its dtype for promotion (torch bfloat16 -> float32)
+    dtype: _np.dtype  # its dtype for promotion (torch bfloat16 -> float32)
     untyped: bool = False  # an empty Python sequence: float64 only by numpy's default (_adopt)
 
 
-class _Scalar(NamedTuple):
+class _Scalar(_NamedTuple):
     value: Any  # a Python int / float / bool (weak) or a numpy scalar (strong)
-    dtype: Optional[np.dtype]  # None for a Python scalar
+    dtype: Optional[_np.dtype]  # None for a Python scalar
 
 
 _WEAK = (int, float, bool)
 
 
 def _torch():
-    return sys.modules.get("torch")
+    return _sys.modules.get("torch")
 
 
 def _cupy(required: bool = False):
-    cp = sys.modules.get("cupy")
+    cp = _sys.modules.get("cupy")
     if cp is None and required:
         try:
             import cupy as cp  # type: ignore[import-not-found, no-redef]
@@ -243,15 +250,15 @@ _T2N: dict = {}  # torch dtype -> numpy dtype
 _N2T: dict = {}  # numpy dtype -> torch dtype
 
 
-def _torch_dtype_to_numpy(t: Any) -> np.dtype:
+def _torch_dtype_to_numpy(t: Any) -> _np.dtype:
     d = _T2N.get(t)
     if d is None:
         name = str(t).rsplit(".", 1)[-1]
         if name == "bfloat16":
-            d = np.dtype(np.float32)  # exact widening; converted with torch
+            d = _np.dtype(_np.float32)  # exact widening; converted with torch
         else:
             try:
-                d = np.dtype(name)
+                d = _np.dtype(name)
             except TypeError:
                 raise TypeError(f"gsearch: unsupported dtype {t}") from None
         _T2N[t] = d
@@ -264,7 +271,7 @@ def _classify(x: Any, what: str) -> Union[_Arr, _Scalar]:
         return _Arr(x, "numpy", None, x.dtype)
     if tx in _WEAK:
         return _Scalar(x, None)
-    if isinstance(x, np.generic):
+    if isinstance(x, _np.generic):
         return _Scalar(x, x.dtype)
     torch = _torch()
     if torch is not None and isinstance(x, torch.Tensor):
@@ -281,7 +288,7 @@ def _classify(x: Any, what: str) -> Union[_Arr, _Scalar]:
     if cp is not None and isinstance(x, cp.ndarray):
         return _Arr(x, "cupy", x.device.id, x.dtype)
     if isinstance(x, _ndarray):  # subclasses (np.matrix, masked arrays are taken as plain data)
-        x = np.asarray(x)
+        x = _np.asarray(x)
         return _Arr(x, "numpy", None, x.dtype)
     if hasattr(x, "__dlpack_device__") and hasattr(x, "__dlpack__"):
         kind, _ = x.__dlpack_device__()
@@ -298,13 +305,13 @@ def _classify(x: Any, what: str) -> Union[_Arr, _Scalar]:
         return _classify(_cupy(required=True).asarray(x), what)
     # A Python sequence (or any object without a dtype of its own): numpy's dtype for it.
     untyped = not (hasattr(x, "dtype") or hasattr(x, "__array__") or hasattr(x, "__array_interface__"))
-    x = np.asarray(x)
+    x = _np.asarray(x)
     if x.ndim == 0 and x.dtype.kind in "biuf":
         return _Scalar(x[()], x.dtype)
     return _Arr(x, "numpy", None, x.dtype, untyped and x.size == 0 and x.dtype == _FLOAT64)
 
 
-def _adopt(x: Union[_Arr, _Scalar], other: Union[_Arr, _Scalar, np.dtype]) -> Union[_Arr, _Scalar]:
+def _adopt(x: Union[_Arr, _Scalar], other: Union[_Arr, _Scalar, _np.dtype]) -> Union[_Arr, _Scalar]:
     """x, when it is an empty Python sequence ([], (), [[]], range(0)), in the dtype of `other`
     (the other operand, or a dtype): numpy makes such a sequence float64, a dtype it only has by
     default, and float64 with int64 / uint64 would be a lossy pair (TypeError) where numpy
@@ -312,7 +319,7 @@ def _adopt(x: Union[_Arr, _Scalar], other: Union[_Arr, _Scalar, np.dtype]) -> Un
     empty sequence itself)."""
     if not (isinstance(x, _Arr) and x.untyped):
         return x
-    if isinstance(other, np.dtype):
+    if isinstance(other, _np.dtype):
         d = other
     elif isinstance(other, _Arr) and other.untyped:
         return x
@@ -323,18 +330,18 @@ def _adopt(x: Union[_Arr, _Scalar], other: Union[_Arr, _Scalar, np.dtype]) -> Un
     return _Arr(x.x.astype(d), "numpy", None, d)
 
 
-def _torch_dtype(d: np.dtype):
+def _torch_dtype(d: _np.dtype):
     t = _N2T.get(d)
     if t is None:
         t = _N2T[d] = getattr(_torch(), d.name)
     return t
 
 
-def _convert(arr: _Arr, d: np.dtype) -> Any:
+def _convert(arr: _Arr, d: _np.dtype) -> Any:
     """arr in dtype d, C-contiguous (a copy only when needed)."""
     x = arr.x
     if arr.fw == "numpy":
-        return np.ascontiguousarray(x, dtype=d)
+        return _np.ascontiguousarray(x, dtype=d)
     if arr.fw == "torch":
         td = _torch_dtype(d)
         if x.dtype is td and x.is_contiguous():
@@ -343,10 +350,10 @@ def _convert(arr: _Arr, d: np.dtype) -> Any:
     return _cupy().ascontiguousarray(x, dtype=d)
 
 
-def _full0d(fw: str, dev: Optional[int], value: Any, d: np.dtype) -> Any:
+def _full0d(fw: str, dev: Optional[int], value: Any, d: _np.dtype) -> Any:
     """A 0-d array holding value, of dtype d, in framework fw on device dev."""
     if fw == "numpy":
-        return np.asarray(value, dtype=d)
+        return _np.asarray(value, dtype=d)
     if fw == "torch":
         torch = _torch()
         device = torch.device("cuda", dev) if dev is not None else torch.device("cpu")
@@ -354,9 +361,9 @@ def _full0d(fw: str, dev: Optional[int], value: Any, d: np.dtype) -> Any:
     return _cupy().full((), value, dtype=d)
 
 
-def _new_empty(fw: str, dev: Optional[int], shape: tuple, d: np.dtype) -> Any:
+def _new_empty(fw: str, dev: Optional[int], shape: tuple, d: _np.dtype) -> Any:
     if fw == "numpy":
-        return np.empty(shape, dtype=d)
+        return _np.empty(shape, dtype=d)
     if fw == "torch":
         torch = _torch()
         device = torch.device("cuda", dev) if dev is not None else torch.device("cpu")
@@ -433,7 +440,7 @@ def _stream_handle(stream: Any) -> int:
 _BELOW, _ABOVE = "below", "above"
 
 
-def _weak_query(value: Any, kd: np.dtype, key_dtype: np.dtype) -> tuple[Any, bool, Optional[str]]:
+def _weak_query(value: Any, kd: _np.dtype, key_dtype: _np.dtype) -> tuple[Any, bool, Optional[str]]:
     """A Python int / float query against keys compared in kd: (query in kd, search on the right
     instead of the left, or a constant answer _BELOW / _ABOVE). Exact: a value that kd cannot
     hold is replaced by the largest kd value below it, searched with side='right' (the same keys
@@ -448,23 +455,23 @@ def _weak_query(value: Any, kd: np.dtype, key_dtype: np.dtype) -> tuple[Any, boo
         if value != value:  # NaN
             return t(value), False, None
         try:
-            with np.errstate(over="ignore"):
+            with _np.errstate(over="ignore"):
                 f = t(value)
         except OverflowError:  # a Python int beyond float64
-            f = t(math.inf if value > 0 else -math.inf)
+            f = t(_math.inf if value > 0 else -_math.inf)
         ff = float(f)
         if ff == value:
             return f, False, None
         if ff > value:
-            f = np.nextafter(f, t(-math.inf))
+            f = _np.nextafter(f, t(-_math.inf))
         return f, True, None
-    info = np.iinfo(kd)
+    info = _np.iinfo(kd)
     if isinstance(value, float):
         if value != value:
             return None, False, _ABOVE  # NaN sorts after every key
-        if math.isinf(value):
+        if _math.isinf(value):
             return None, False, _ABOVE if value > 0 else _BELOW
-        fl = math.floor(value)
+        fl = _math.floor(value)
         inexact = fl != value
     else:
         fl, inexact = int(value), False
@@ -479,7 +486,7 @@ def _weak_query(value: Any, kd: np.dtype, key_dtype: np.dtype) -> tuple[Any, boo
 
 
 def _side_code(side: Any, right: Any) -> int:
-    if right is not None and not isinstance(right, (bool, np.bool_)):
+    if right is not None and not isinstance(right, (bool, _np.bool_)):
         raise TypeError(f"gsearch: right must be a bool, not {type(right).__name__}")
     if not isinstance(side, str):
         raise TypeError(f"search side must be str, not {type(side).__name__}")
@@ -505,7 +512,7 @@ def _apply_sorter(a: _Arr, sorter: Any) -> _Arr:
     """a[sorter] along the last axis (numpy's and torch's sorter), validated."""
     s = _classify(sorter, "sorter")
     if isinstance(s, _Scalar):
-        s = _Arr(np.asarray(s.value), "numpy", None, np.asarray(s.value).dtype)
+        s = _Arr(_np.asarray(s.value), "numpy", None, _np.asarray(s.value).dtype)
     if s.dtype.kind not in "iu":
         raise TypeError("sorter must only contain integers")
     if s.dev != a.dev:
@@ -528,8 +535,8 @@ def _apply_sorter(a: _Arr, sorter: Any) -> _Arr:
     if bad:
         raise ValueError("Sorter index out of range.")
     if a.fw == "numpy":
-        xs = (x if s.fw == "numpy" else np.asarray(x)).astype(np.intp, copy=False)
-        g = np.take(a.x, xs) if len(ashape) == 1 else np.take_along_axis(a.x, xs, -1)
+        xs = (x if s.fw == "numpy" else _np.asarray(x)).astype(_np.intp, copy=False)
+        g = _np.take(a.x, xs) if len(ashape) == 1 else _np.take_along_axis(a.x, xs, -1)
     elif a.fw == "torch":
         torch = _torch()
         idx = x if s.fw == "torch" else torch.as_tensor(x, device=a.x.device)
@@ -540,7 +547,7 @@ def _apply_sorter(a: _Arr, sorter: Any) -> _Arr:
     return _Arr(g, a.fw, a.dev, a.dtype)
 
 
-def _check_out(out: Any, fw: str, dev: Optional[int], shape: tuple, od: np.dtype) -> Any:
+def _check_out(out: Any, fw: str, dev: Optional[int], shape: tuple, od: _np.dtype) -> Any:
     """The array to write the result into (out itself, or a detached torch view of it)."""
     r = _classify(out, "out")
     if isinstance(r, _Scalar) or r.fw != fw or r.dev != dev:
@@ -586,9 +593,9 @@ def _search(
     queries when sorted_queries is True, and nothing else (the rule of docs/semantics.md, "What
     is checked sorted"); False checks nothing."""
     algo_code = _algo_code(algo)
-    if sorted_queries is not None and not isinstance(sorted_queries, (bool, np.bool_)):
+    if sorted_queries is not None and not isinstance(sorted_queries, (bool, _np.bool_)):
         raise TypeError(f"gsearch: sorted_queries must be True, False or None, not {sorted_queries!r}")
-    if check_sorted is not None and not isinstance(check_sorted, (bool, np.bool_)):
+    if check_sorted is not None and not isinstance(check_sorted, (bool, _np.bool_)):
         raise TypeError(f"gsearch: check_sorted must be True, False or None, not {check_sorted!r}")
     A = _classify(a, "keys")
     if isinstance(A, _Scalar):
@@ -619,7 +626,7 @@ def _search(
                 f"gsearch: keys of shape {ashape} (row-batched) need queries of shape "
                 f"{ashape[:-1] + ('M',)}, not {vshape}"
             )
-        rows = math.prod(ashape[:-1])
+        rows = _math.prod(ashape[:-1])
         if sorted_queries:
             raise ValueError(
                 "gsearch: sorted_queries=True applies to 1-D keys (one search of all the queries), "
@@ -675,7 +682,7 @@ def _search(
 _SORTED_AUTO_MIN_QUERIES = 1 << 20
 
 
-def _sorted_path_pays(dev: Optional[int], kd: np.dtype, k: int, queries: Any, handle: int) -> bool:
+def _sorted_path_pays(dev: Optional[int], kd: _np.dtype, k: int, queries: Any, handle: int) -> bool:
     """sorted_queries=None: search by Merge Path when it pays and the queries are sorted. On a
     GPU, with the keys too large for shared memory (where auto would run a global-memory search:
     the binary search or the index), at least _SORTED_AUTO_MIN_QUERIES queries and n >= k / 4, one O(n) check
@@ -1034,7 +1041,7 @@ def bucketize(
     array([[2, 3, 5],
            [2, 3, 5]])
     """
-    if not isinstance(right, (bool, np.bool_)):
+    if not isinstance(right, (bool, _np.bool_)):
         raise TypeError(f"gsearch: right must be a bool, not {type(right).__name__}")
     side = _RIGHT_I if right else _LEFT_I
     return _search(boundaries, input, side, None, out, algo, check_sorted, out_int32, stream, batched=False)
@@ -1053,21 +1060,21 @@ _FIND_STRATEGIES: dict[str, int] = dict(_core.FIND_STRATEGIES)
 _ISIN_METHODS: dict[str, int] = dict(_core.ISIN_METHODS)
 _IN_OP = _FIND_OPS["in"]
 _FIND_MODE_CODES: dict[str, int] = {**_FIND_MODES, "all": -1}  # 'all' is _core.find_all
-_BOOL = np.dtype(np.bool_)
+_BOOL = _np.dtype(_np.bool_)
 _ELEMENT_NAMES = ("element", "test_elements", "element", "test_elements")
-_f32 = np.float32
-_F32_MAX = float(np.finfo(np.float32).max)
+_f32 = _np.float32
+_F32_MAX = float(_np.finfo(_np.float32).max)
 # find's fast path, per native dtype: the Python ints it takes (those in [lo, hi], held
 # exactly), whether it takes every Python float (float64), or those float32 holds (checked).
 _FIND_FAST = {
-    np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max), False, False)
+    _np.dtype(t): (int(_np.iinfo(t).min), int(_np.iinfo(t).max), False, False)
     for t in ("int32", "uint32", "int64", "uint64")
 }
-_FIND_FAST[np.dtype("float64")] = (-(2**53), 2**53, True, False)
-_FIND_FAST[np.dtype("float32")] = (-(2**24), 2**24, False, True)
+_FIND_FAST[_np.dtype("float64")] = (-(2**53), 2**53, True, False)
+_FIND_FAST[_np.dtype("float32")] = (-(2**24), 2**24, False, True)
 
 
-def _alloc_numpy(count: int) -> np.ndarray:
+def _alloc_numpy(count: int) -> _np.ndarray:
     return _empty(count, _INT64)
 
 
@@ -1088,13 +1095,13 @@ def _number(fn: str, what: str, value: Any) -> Union[int, float]:
     tv = type(value)
     if tv is int or tv is float:
         return value
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, (bool, _np.bool_)):
         return int(value)
     if isinstance(value, int):  # subclasses (IntEnum, ...)
         return int(value)
     if isinstance(value, float):
         return float(value)
-    if isinstance(value, np.generic):
+    if isinstance(value, _np.generic):
         k = value.dtype.kind
         if k in "iu":
             return int(value)
@@ -1102,7 +1109,7 @@ def _number(fn: str, what: str, value: Any) -> Union[int, float]:
             if value.dtype.itemsize <= 8:
                 return float(value)
             # long double: an integer stays exact as a Python int; else it must be a float64
-            if np.isfinite(value) and value == np.floor(value):
+            if _np.isfinite(value) and value == _np.floor(value):
                 return int(value)
             f = float(value)
             if f == value or f != f:
@@ -1113,7 +1120,7 @@ def _number(fn: str, what: str, value: Any) -> Union[int, float]:
             )
         raise TypeError(f"gsearch.{fn}: {what} must be a real number, not {value.dtype} ({value!r})")
     shape = getattr(value, "shape", None)
-    if shape is not None and not isinstance(value, np.ndarray) and hasattr(value, "item"):
+    if shape is not None and not isinstance(value, _np.ndarray) and hasattr(value, "item"):
         # torch / cupy and other frameworks' arrays
         if len(tuple(shape)) != 0:
             raise ValueError(
@@ -1124,7 +1131,7 @@ def _number(fn: str, what: str, value: Any) -> Union[int, float]:
             return _number(fn, what, item)
         raise TypeError(f"gsearch.{fn}: {what} must be a real number, not {type(item).__name__} ({item!r})")
     try:
-        x = np.asarray(value)
+        x = _np.asarray(value)
     except Exception:
         x = None
     if x is None or x.dtype.kind not in "biuf":
@@ -1136,17 +1143,17 @@ def _number(fn: str, what: str, value: Any) -> Union[int, float]:
     return _number(fn, what, x[()])
 
 
-def _representable(num: Union[int, float], d: np.dtype, bfloat16: bool = False) -> tuple:
+def _representable(num: Union[int, float], d: _np.dtype, bfloat16: bool = False) -> tuple:
     """(num as the Python int / float of d's kind, None) when d (bfloat16: torch's) holds num
     exactly, else (None, the reason)."""
     if d.kind in "biu":
         if isinstance(num, float):
-            if num != num or math.isinf(num):
+            if num != num or _math.isinf(num):
                 return None, f"{d.name} holds no NaN or infinity"
             if not num.is_integer():
                 return None, "it is not an integer"
             num = int(num)
-        lo, hi = (0, 1) if d.kind == "b" else (int(np.iinfo(d).min), int(np.iinfo(d).max))
+        lo, hi = (0, 1) if d.kind == "b" else (int(_np.iinfo(d).min), int(_np.iinfo(d).max))
         if not lo <= num <= hi:
             return None, f"{d.name} holds [{lo}, {hi}]"
         return num, None
@@ -1159,13 +1166,13 @@ def _representable(num: Union[int, float], d: np.dtype, bfloat16: bool = False) 
         if int(f) != num:
             return None, "it is not a float64, nor a value of any float dtype"
         num = f
-    if num != num or math.isinf(num):
+    if num != num or _math.isinf(num):
         return num, None  # NaN and the infinities are values of every float dtype
-    with np.errstate(over="ignore"):
+    with _np.errstate(over="ignore"):
         c = d.type(num)
-    if math.isinf(c):
-        return None, f"it is beyond the {name} range (max {float(np.finfo(d).max)!r})"
-    if bfloat16 and (float(c) != num or int(c.view(np.uint32)) & 0xFFFF):
+    if _math.isinf(c):
+        return None, f"it is beyond the {name} range (max {float(_np.finfo(d).max)!r})"
+    if bfloat16 and (float(c) != num or int(c.view(_np.uint32)) & 0xFFFF):
         return None, (
             "it is not a bfloat16 value: pass the one torch rounds it to, "
             "torch.tensor(value, dtype=torch.bfloat16).item()"
@@ -1193,10 +1200,10 @@ def _exact_value(fn: str, what: str, value: Any, arr: _Arr) -> Union[int, float]
 
 
 def _seed(seed: Any) -> int:
-    if isinstance(seed, (bool, np.bool_)):
+    if isinstance(seed, (bool, _np.bool_)):
         raise TypeError("gsearch.find: seed must be an int, not bool")
     try:
-        s = operator.index(seed)
+        s = _operator.index(seed)
     except TypeError:
         raise TypeError(f"gsearch.find: seed must be an int, not {type(seed).__name__}") from None
     if not 0 <= s < 2**64:
@@ -1204,7 +1211,7 @@ def _seed(seed: Any) -> int:
     return s
 
 
-def _find_data(fn: str, a: Any) -> tuple[_Arr, np.dtype]:
+def _find_data(fn: str, a: Any) -> tuple[_Arr, _np.dtype]:
     """The 1-D array find searches, and the supported dtype it is searched in."""
     A = _classify(a, "a")
     if isinstance(A, _Scalar):
@@ -1388,7 +1395,7 @@ def find(
             f"gsearch.find: strategy {strategy!r} is a study of modes 'first', 'any' and 'count', not 'all'"
         )
     try:
-        k = operator.index(per_thread)
+        k = _operator.index(per_thread)
     except TypeError:
         raise TypeError(f"gsearch.find: per_thread must be an int, not {type(per_thread).__name__}") from None
     if k < 0:
@@ -1457,7 +1464,7 @@ def count(a: ArrayLike, value: Any, op: FindOp = "==", *, hi: Any = None, stream
 
 def _as_numpy_scalar(x: _Scalar) -> _Arr:
     """A scalar as the 0-d numpy array np.isin makes of it."""
-    arr = np.asarray(x.value)
+    arr = _np.asarray(x.value)
     return _Arr(arr, "numpy", None, arr.dtype)
 
 
@@ -1647,7 +1654,7 @@ _LEFT_ONLY_JOINS = frozenset(("semi", "anti"))
 def _xp(fw: str) -> Any:
     """The array module of framework fw."""
     if fw == "numpy":
-        return np
+        return _np
     return _torch() if fw == "torch" else _cupy()
 
 
@@ -1666,19 +1673,19 @@ def _true1(fw: str, dev: Optional[int]) -> Any:
 
 def _arange(fw: str, dev: Optional[int], n: int) -> Any:
     if fw == "numpy":
-        return np.arange(n, dtype=np.int64)
+        return _np.arange(n, dtype=_np.int64)
     if fw == "torch":
         torch = _torch()
         device = torch.device("cuda", dev) if dev is not None else torch.device("cpu")
         return torch.arange(n, dtype=torch.int64, device=device)
-    return _cupy().arange(n, dtype=np.int64)
+    return _cupy().arange(n, dtype=_np.int64)
 
 
 def _size(x: Any) -> int:
-    return int(x.numel()) if hasattr(x, "numel") and not isinstance(x, np.ndarray) else int(x.size)
+    return int(x.numel()) if hasattr(x, "numel") and not isinstance(x, _np.ndarray) else int(x.size)
 
 
-def _cast(x: Any, fw: str, d: np.dtype) -> Any:
+def _cast(x: Any, fw: str, d: _np.dtype) -> Any:
     """x (an array of framework fw) in dtype d: a no-op when it has it; exact here (the values
     came from arrays of dtype d, computed in a wider one)."""
     if fw == "numpy" or fw == "cupy":
@@ -1693,7 +1700,7 @@ def _flat(fn: str, x: Any, what: str, ravel: bool = False) -> _Arr:
     if isinstance(X, _Scalar):
         if not ravel:
             raise ValueError(f"gsearch.{fn}: {what} must be a 1-D array, not a scalar")
-        arr = np.asarray(X.value).reshape(1)
+        arr = _np.asarray(X.value).reshape(1)
         return _Arr(arr, "numpy", None, arr.dtype)
     shape = _shape(X)
     if len(shape) != 1:
@@ -1716,7 +1723,7 @@ def _pair(fn: str, a: Any, b: Any, names: tuple, ravel: bool = False) -> tuple:
             "move them to one device"
         )
     kd = _resolve(A.dtype, B.dtype, names + names)
-    p = np.result_type(A.dtype, B.dtype).newbyteorder("=")
+    p = _np.result_type(A.dtype, B.dtype).newbyteorder("=")
     return A, B, p, kd
 
 
@@ -1750,11 +1757,11 @@ def _values_in(fn: str, v: Any, what: str, keys: _Arr, n: int) -> tuple:
         x = _convert(V, d)  # contiguous
         if d == _INT64:
             return x, d
-        return (x.view(_INT64_T) if V.fw == "torch" else x.view(np.int64)), d
+        return (x.view(_INT64_T) if V.fw == "torch" else x.view(_np.int64)), d
     return _convert(V, _INT64), d
 
 
-def _values_out(x: Any, fw: str, d: np.dtype) -> Any:
+def _values_out(x: Any, fw: str, d: _np.dtype) -> Any:
     """The carried int64 values back in their own dtype d."""
     if d == _INT64:
         return x
@@ -1763,7 +1770,7 @@ def _values_out(x: Any, fw: str, d: np.dtype) -> Any:
     return _cast(x, fw, d)
 
 
-def _sorted_copy(x: Any, fw: str, dev: Optional[int], d: np.dtype, handle: int) -> Any:
+def _sorted_copy(x: Any, fw: str, dev: Optional[int], d: _np.dtype, handle: int) -> Any:
     """The contiguous 1-D array x of dtype d sorted by the library's stable sort: x itself when it
     is sorted already (one O(n) read, which costs a few percent of a sort; the stable sort would
     return it unchanged), else a sorted copy. Callers only read the result."""
@@ -1774,7 +1781,7 @@ def _sorted_copy(x: Any, fw: str, dev: Optional[int], d: np.dtype, handle: int) 
     return out
 
 
-def _unique_sorted(x: Any, fw: str, dev: Optional[int], d: np.dtype) -> Any:
+def _unique_sorted(x: Any, fw: str, dev: Optional[int], d: _np.dtype) -> Any:
     """np.unique of the sorted 1-D array x (NaN last): the first of each run of equal elements
     (-0.0 == 0.0), and one NaN for all of them (numpy's equal_nan=True)."""
     if _size(x) < 2:
@@ -1786,7 +1793,7 @@ def _unique_sorted(x: Any, fw: str, dev: Optional[int], d: np.dtype) -> Any:
     return x[_cat(fw, [_true1(fw, dev), differ])]
 
 
-def _split_nan(x: Any, fw: str, d: np.dtype) -> tuple:
+def _split_nan(x: Any, fw: str, d: _np.dtype) -> tuple:
     """(the elements of x that are not NaN, those that are) for float dtypes; (x, None) else."""
     if d.kind != "f":
         return x, None
@@ -2406,7 +2413,7 @@ def _fill_where(fw: str, res: Any, mask: Any, value: int) -> None:
         _xp(fw).putmask(res, mask, value)
 
 
-def _index_queries(fw: str, dev: Optional[int], x: Any, p: np.dtype, kd: np.dtype, side: int) -> tuple:
+def _index_queries(fw: str, dev: Optional[int], x: Any, p: _np.dtype, kd: _np.dtype, side: int) -> tuple:
     """Queries x of dtype p (numpy's exact promotion of the index's dtype kd and theirs, wider
     than kd) as kd queries that give the same answers on `side`, and the masks of those below
     (answer 0) and above (answer K) every kd value (None where there are none). kd float32, p
@@ -2416,17 +2423,17 @@ def _index_queries(fw: str, dev: Optional[int], x: Any, p: np.dtype, kd: np.dtyp
     ceil(x)) or floor(x) (right), clamped, NaN above every key."""
     xp = _xp(fw)
     if kd.kind == "f":
-        with np.errstate(over="ignore"):
+        with _np.errstate(over="ignore"):
             f = _cast(x, fw, kd)
         back = _cast(f, fw, p)
         if side == _LEFT_I:
-            step = xp.nextafter(f, _full0d(fw, dev, math.inf, kd))
+            step = xp.nextafter(f, _full0d(fw, dev, _math.inf, kd))
             f = xp.where(back < x, step, f)
         else:
-            step = xp.nextafter(f, _full0d(fw, dev, -math.inf, kd))
+            step = xp.nextafter(f, _full0d(fw, dev, -_math.inf, kd))
             f = xp.where(back > x, step, f)
         return _contiguous(fw, _cast(f, fw, kd)), None, None
-    info = np.iinfo(kd)
+    info = _np.iinfo(kd)
     lo, hi = int(info.min), int(info.max)
     if p.kind == "f":
         y = xp.ceil(x) if side == _LEFT_I else xp.floor(x)
@@ -2518,7 +2525,7 @@ class Index:
     __slots__ = ("_ix", "_fw", "_dev", "_dtype", "_k", "__weakref__")
 
     def __init__(self, keys: ArrayLike, *, check_sorted: bool = True, stream: Any = None) -> None:
-        if not isinstance(check_sorted, (bool, np.bool_)):
+        if not isinstance(check_sorted, (bool, _np.bool_)):
             raise TypeError(f"gsearch.Index: check_sorted must be a bool, not {type(check_sorted).__name__}")
         K = _classify(keys, "keys")
         if isinstance(K, _Scalar):
@@ -2627,7 +2634,7 @@ class Index:
         return self._search(v, _PRED_I, out, out_int32, stream)
 
     def _search(self, v: Any, side: int, out: Any, out_int32: Any, stream: Any) -> Any:
-        if not isinstance(out_int32, (bool, np.bool_)):
+        if not isinstance(out_int32, (bool, _np.bool_)):
             raise TypeError(f"gsearch: out_int32 must be a bool, not {type(out_int32).__name__}")
         kd, k = self._dtype, self._k
         V = _adopt(_classify(v, "queries"), kd)
@@ -2688,7 +2695,7 @@ class Index:
         return self._k
 
     @property
-    def dtype(self) -> np.dtype:
+    def dtype(self) -> _np.dtype:
         """The dtype of the keys as the index holds them (narrow dtypes widened: int8 keys give
         an int32 index)."""
         return self._dtype

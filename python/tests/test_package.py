@@ -25,6 +25,35 @@ def test_cuda_probe():
         assert not gsearch.cuda_available()
 
 
+# The typing vocabulary of the signatures: module attributes (typing.get_type_hints resolves
+# the annotations in the module's namespace) that dir() does not list.
+SIGNATURE_NAMES = {
+    "Any", "Literal", "Optional", "Union", "annotations",
+    "Algo", "ArrayLike", "FindMode", "FindOp", "FindStrategy", "IsinMethod", "JoinHow", "SetOp", "Side",
+}
+
+
+def test_dir_is_the_documented_public_api():
+    api = sorted(set(gsearch.__all__) - {"__version__"})
+    assert [n for n in dir(gsearch) if not n.startswith("_")] == api  # tab completion
+    assert "__version__" in dir(gsearch) and "__version__" in gsearch.__all__
+    assert len(set(gsearch.__all__)) == len(gsearch.__all__)
+    for name in api:
+        obj = getattr(gsearch, name)
+        doc = obj.__doc__
+        assert doc and len(doc.strip()) > 40, name  # documented, not a stub line
+        assert doc is not type(obj).__doc__, name  # its own docstring, not its type's
+    # The namespace holds nothing else public: imports are private (import numpy as _np).
+    extra = {n for n in vars(gsearch) if not n.startswith("_")} - set(api)
+    assert extra <= SIGNATURE_NAMES, extra - SIGNATURE_NAMES
+    namespace = {}
+    exec("from gsearch import *", namespace)
+    assert sorted(n for n in namespace if n != "__builtins__") == sorted(gsearch.__all__)
+    import typing
+
+    assert typing.get_type_hints(gsearch.searchsorted)["check_sorted"] == typing.Optional[bool]
+
+
 def test_typing_files_installed():
     files = importlib.resources.files("gsearch")
     assert files.joinpath("py.typed").is_file()
