@@ -2,6 +2,8 @@
 // every pair of small sorted inputs with heavy duplicates (values 0..3), and random larger ones;
 // the set operations and the sorted search cut into tiles of every width, each tile's serial
 // loop between its splits, concatenated, against std::set_* and std::lower_bound / upper_bound.
+// And a host replay of the GPU kernels' tiles and threads on unsorted inputs (check_sorted off):
+// every slice non-negative and inside its tile, every tile's outputs inside its staged arrays.
 
 #include <gtest/gtest.h>
 
@@ -10,10 +12,12 @@
 #include <map>
 #include <random>
 #include <iterator>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "gsearch/core/merge_path.hpp"
+#include "gsearch/cuda/tuning.hpp"
 
 namespace {
 
@@ -373,3 +377,268 @@ TEST(CoreMerge, UnrolledEqualsStdMerge) {
   check_unrolled_merge<false>(rng);
   check_unrolled_merge<true>(rng);
 }
+
+// --- unsorted inputs, check_sorted off: a host replay of the GPU tiles ---------------------------
+//
+// merge_tiles_kernel, sorted_search_kernel and set_op_kernel, step by step on the host with the
+// kernels' tile shapes (cuda/tuning.hpp) and the core functions they call: the partition kernel's
+// split per tile, the tile's slices (core::monotone_range), the staged array (tile + 1 slots, a
+// spare after the slices; + 2 for the set operations, whose tile may hold one more element), each
+// thread's split and its serial loop. Reads go through .at(), so one past the staged array
+// throws; every slice must be non-negative and inside its tile, and a tile's outputs must fit
+// the array they go back through. Results are not checked: unsorted inputs have none specified.
+namespace {
+
+using gsearch::core::monotone_range;
+
+TEST(MonotoneRange, KeepsTheTotalAndStaysBetweenTheSplits) {
+  std::mt19937 g(29);
+  for (int trial = 0; trial < 200000; ++trial) {
+    const int na = int(g() % 12), nb = int(g() % 12);
+    int a0 = int(g() % unsigned(na + 1)), b0 = int(g() % unsigned(nb + 1));
+    int a1 = int(g() % unsigned(na + 1)), b1 = int(g() % unsigned(nb + 1));
+    if (a0 + b0 > a1 + b1) {
+      std::swap(a0, a1);
+      std::swap(b0, b1);
+    }
+    const auto r = monotone_range(a0, b0, a1, b1);
+    ASSERT_EQ(r.a0, a0);
+    ASSERT_EQ(r.b0, b0);
+    ASSERT_EQ(r.a1 + r.b1, a1 + b1);
+    ASSERT_TRUE(a0 <= r.a1 && b0 <= r.b1) << a0 << "," << b0 << " -> " << a1 << "," << b1;
+    ASSERT_TRUE(r.a1 <= std::max(a0, a1) && r.b1 <= std::max(b0, b1));  // so within [0, n]
+    if (a0 <= a1 && b0 <= b1) {  // in order, as on sorted inputs: unchanged
+      ASSERT_TRUE(r.a1 == a1 && r.b1 == b1);
+    }
+  }
+}
+
+// Unsorted inputs: the shapes that cross the Merge Path and Balanced Path searches.
+enum class unsorted { random, reversed, modular, equal_then_descending, sawtooth, sorted };
+constexpr unsorted kUnsorted[] = {unsorted::random,  unsorted::reversed,
+                                  unsorted::modular, unsorted::equal_then_descending,
+                                  unsorted::sawtooth, unsorted::sorted};
+const char* name(unsorted u) {
+  constexpr const char* names[] = {"random", "reversed", "modular", "equal-then-descending",
+                                   "sawtooth", "sorted"};
+  return names[int(u)];
+}
+template <class T>
+std::vector<T> unsorted_input(unsorted u, int64_t n, std::mt19937& g) {
+  std::vector<T> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t x = 0;
+    switch (u) {
+      case unsorted::random: x = int64_t(g() % 1000); break;
+      case unsorted::reversed: x = n - i; break;
+      case unsorted::modular: x = i % 7; break;
+      case unsorted::equal_then_descending: x = i < n / 2 ? 5 : n - i; break;
+      case unsorted::sawtooth: x = i % 1000; break;
+      case unsorted::sorted: x = i / 3; break;  // sorted, against an unsorted other side
+    }
+    v[size_t(i)] = T(x);
+  }
+  return v;
+}
+
+template <class T>
+struct reader {
+  const std::vector<T>* v;
+  T operator()(int64_t i) const { return v->at(size_t(i)); }
+};
+
+// 0 <= lo <= hi <= n.
+::testing::AssertionResult in_order(int64_t lo, int64_t hi, int64_t n) {
+  if (0 <= lo && lo <= hi && hi <= n) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "[" << lo << ", " << hi << ") not within [0, " << n << "]";
+}
+
+// A tile's slices A[a0, a1) and B[b0, b1) side by side in `slots` elements, the rest poison.
+template <class T>
+std::vector<T> stage(const std::vector<T>& a, int64_t a0, int64_t a1, const std::vector<T>& b,
+                     int64_t b0, int64_t b1, size_t slots) {
+  std::vector<T> staged(a.begin() + a0, a.begin() + a1);
+  staged.insert(staged.end(), b.begin() + b0, b.begin() + b1);
+  staged.resize(slots, T(-77));
+  return staged;
+}
+
+// merge_tiles_kernel (merge_partition_kernel's splits, two_lists' tiles).
+template <class T>
+void replay_merge(const std::vector<T>& a, const std::vector<T>& b, const std::string& what) {
+  constexpr auto c = gsearch::cuda_backend::merge_config<sizeof(T)>;
+  constexpr int tile = c.threads * c.items;
+  const int64_t na = int64_t(a.size()), nb = int64_t(b.size());
+  const int64_t tiles = (na + nb + tile - 1) / tile;
+  std::vector<int64_t> partitions(static_cast<size_t>(tiles));
+  for (int64_t t = 0; t < tiles; ++t)
+    partitions[size_t(t)] = merge_path(reader<T>{&a}, na, reader<T>{&b}, nb, t * tile);
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t d0 = t * tile, d1 = std::min(d0 + tile, na + nb);
+    const int64_t a_start = partitions[size_t(t)];
+    const int64_t a_end = d1 == na + nb ? na : partitions[size_t(t) + 1];
+    const auto range = monotone_range(a_start, d0 - a_start, a_end, d1 - a_end);
+    ASSERT_TRUE(in_order(range.a0, range.a1, na)) << what << " tile " << t << " A";
+    ASSERT_TRUE(in_order(range.b0, range.b1, nb)) << what << " tile " << t << " B";
+    const int ta = int(range.a1 - range.a0), count = int(d1 - d0), tb = count - ta;
+    ASSERT_EQ(range.b1 - range.b0, tb) << what << " tile " << t;
+    const auto staged = stage(a, range.a0, range.a1, b, range.b0, range.b1, size_t(tile) + 1);
+    const auto as = [&](int i) { return staged.at(size_t(i)); };
+    const auto bs = [&](int j) { return staged.at(size_t(ta + j)); };
+    std::vector<int> written(size_t(count), 0);
+    for (int thread = 0; thread < c.threads; ++thread) {
+      const int diag = std::min(thread * c.items, count);
+      const int p = merge_path(as, ta, bs, tb, diag);
+      ASSERT_TRUE(in_order(p, ta, ta) && in_order(diag - p, tb, tb)) << what << " tile " << t << " thread " << thread;
+      gsearch::core::serial_merge_staged<c.items>(as, p, ta, ta + diag - p, count,
+                                                  [&](int k, bool, int i, T) {
+                                                    ASSERT_TRUE(in_order(i, i, count)) << what;
+                                                    if (diag + k < count) ++written.at(size_t(diag + k));
+                                                  });
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+    ASSERT_EQ(written, std::vector<int>(size_t(count), 1)) << what << " tile " << t;
+  }
+}
+
+// sorted_search_kernel (sorted_search_partition_kernel's splits), lower_bound (Strict) or
+// upper_bound.
+template <bool Strict, class T>
+void replay_sorted_search(const std::vector<T>& keys, const std::vector<T>& queries,
+                          const std::string& what) {
+  constexpr auto c = gsearch::cuda_backend::sorted_search_config<sizeof(T)>;
+  constexpr int tile = c.threads * c.items;
+  const int64_t k = int64_t(keys.size()), q = int64_t(queries.size());
+  const int64_t tiles = (k + q + tile - 1) / tile;
+  std::vector<int64_t> key_splits(static_cast<size_t>(tiles));
+  for (int64_t t = 0; t < tiles; ++t)
+    key_splits[size_t(t)] = gsearch::core::sorted_search_split<Strict>(
+                                reader<T>{&keys}, k, reader<T>{&queries}, q, t * tile).k;
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t d0 = t * tile, d1 = std::min(d0 + tile, k + q);
+    const int64_t k_start = key_splits[size_t(t)], k_end = t + 1 < tiles ? key_splits[size_t(t) + 1] : k;
+    const auto range = monotone_range(k_start, d0 - k_start, k_end, d1 - k_end);
+    ASSERT_TRUE(in_order(range.a0, range.a1, k)) << what << " tile " << t << " keys";
+    ASSERT_TRUE(in_order(range.b0, range.b1, q)) << what << " tile " << t << " queries";
+    const int nk = int(range.a1 - range.a0), count = int(d1 - d0), nq = count - nk;
+    ASSERT_EQ(range.b1 - range.b0, nq) << what << " tile " << t;
+    const auto staged = stage(keys, range.a0, range.a1, queries, range.b0, range.b1, size_t(tile) + 1);
+    const auto ks = [&](int i) { return staged.at(size_t(i)); };
+    const auto qs = [&](int j) { return staged.at(size_t(nk + j)); };
+    std::vector<int> ranks(size_t(tile), -1);
+    const auto rank = [&](int s, int j, int diag) {
+      ASSERT_TRUE(in_order(j, j + 1, nq)) << what << " tile " << t << ": query " << j;
+      ranks.at(size_t(j)) = diag + s - j;
+      ASSERT_TRUE(in_order(ranks[size_t(j)], ranks[size_t(j)], nk)) << what << " tile " << t;
+    };
+    for (int thread = 0; thread < c.threads; ++thread) {
+      const int diag = std::min(thread * c.items, count);
+      const auto split = gsearch::core::sorted_search_split<Strict>(ks, nk, qs, nq, diag);
+      ASSERT_TRUE(in_order(split.k, nk, nk) && in_order(split.q, nq, nq)) << what << " thread " << thread;
+      if constexpr (Strict) {
+        gsearch::core::serial_merge_staged<c.items>(ks, nk + split.q, count, split.k, nk,
+                                                    [&](int s, bool is_query, int i, T) {
+                                                      if (is_query && diag + s < count) rank(s, i - nk, diag);
+                                                    });
+      } else {
+        gsearch::core::serial_merge_staged<c.items>(ks, split.k, nk, nk + split.q, count,
+                                                    [&](int s, bool is_key, int i, T) {
+                                                      if (!is_key && diag + s < count) rank(s, i - nk, diag);
+                                                    });
+      }
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+// set_op_kernel (set_partition_kernel's splits).
+template <gsearch::set_op Op, class T>
+void replay_set_op(const std::vector<T>& a, const std::vector<T>& b, const std::string& what) {
+  constexpr auto c = gsearch::cuda_backend::set_op_config<sizeof(T)>;
+  constexpr int tile = c.threads * c.items;  // diagonals per tile
+  constexpr int staged_slots = tile + 2;     // the kernel's staged[tile + 1] of tile + 1 elements
+  constexpr int steps = c.items + 1;
+  const int64_t na = int64_t(a.size()), nb = int64_t(b.size());
+  const int64_t tiles = (na + nb + tile - 1) / tile;
+  std::vector<int64_t> a_splits(static_cast<size_t>(tiles)), b_splits(static_cast<size_t>(tiles));
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t d = t * tile;
+    const auto split = balanced_path(reader<T>{&a}, na, reader<T>{&b}, nb, d);
+    a_splits[size_t(t)] = split.a_index;
+    b_splits[size_t(t)] = d - split.a_index + int64_t(split.star);
+    ASSERT_TRUE(in_order(a_splits[size_t(t)], na, na) && in_order(b_splits[size_t(t)], nb, nb)) << what;
+  }
+  int64_t elements = 0;  // over all tiles: na + nb, as on sorted inputs
+  for (int64_t t = 0; t < tiles; ++t) {
+    const auto range = monotone_range(a_splits[size_t(t)], b_splits[size_t(t)],
+                                      t + 1 < tiles ? a_splits[size_t(t) + 1] : na,
+                                      t + 1 < tiles ? b_splits[size_t(t) + 1] : nb);
+    ASSERT_TRUE(in_order(range.a0, range.a1, na)) << what << " tile " << t << " A";
+    ASSERT_TRUE(in_order(range.b0, range.b1, nb)) << what << " tile " << t << " B";
+    const int ta = int(range.a1 - range.a0), tb = int(range.b1 - range.b0), count = ta + tb;
+    ASSERT_LE(count, tile + 1) << what << " tile " << t << ": more than the staged array holds";
+    elements += count;
+    const auto staged = stage(a, range.a0, range.a1, b, range.b0, range.b1, staged_slots);
+    const auto as = [&](int i) { return staged.at(size_t(i)); };
+    const auto bs = [&](int j) { return staged.at(size_t(ta + j)); };
+    std::vector<int> thread_a(size_t(c.threads) + 1), thread_b(size_t(c.threads) + 1);
+    for (int thread = 0; thread < c.threads; ++thread) {
+      const int diag = std::min(thread * c.items, count);
+      const auto split = balanced_path(as, ta, bs, tb, diag);
+      thread_a[size_t(thread)] = split.a_index;
+      thread_b[size_t(thread)] = diag - split.a_index + int(split.star);
+    }
+    thread_a[size_t(c.threads)] = ta;
+    thread_b[size_t(c.threads)] = tb;
+    int tile_count = 0;  // the outputs, which go back through the staged array
+    for (int thread = 0; thread < c.threads; ++thread) {
+      const auto slice = monotone_range(thread_a[size_t(thread)], thread_b[size_t(thread)],
+                                        thread_a[size_t(thread) + 1], thread_b[size_t(thread) + 1]);
+      ASSERT_TRUE(in_order(slice.a0, slice.a1, ta)) << what << " tile " << t << " thread " << thread << " A";
+      ASSERT_TRUE(in_order(slice.b0, slice.b1, tb)) << what << " tile " << t << " thread " << thread << " B";
+      ASSERT_LE((slice.a1 - slice.a0) + (slice.b1 - slice.b0), steps) << what << " thread " << thread;
+      gsearch::core::serial_set_op_unrolled<steps, Op, true>(as, slice.a0, slice.a1, bs, slice.b0,
+                                                             slice.b1, [&](int, T) { ++tile_count; });
+    }
+    ASSERT_LE(tile_count, count) << what << " tile " << t;
+    ASSERT_LE(tile_count, staged_slots) << what << " tile " << t << ": outputs past the staged array";
+  }
+  EXPECT_EQ(elements, na + nb) << what;
+}
+
+template <class T>
+void replay_all(const std::vector<T>& a, const std::vector<T>& b, const std::string& what) {
+  ASSERT_NO_FATAL_FAILURE(replay_merge(a, b, "merge " + what));
+  ASSERT_NO_FATAL_FAILURE(replay_sorted_search<true>(a, b, "lower_bound " + what));
+  ASSERT_NO_FATAL_FAILURE(replay_sorted_search<false>(a, b, "upper_bound " + what));
+  ASSERT_NO_FATAL_FAILURE((replay_set_op<set_op::intersection>(a, b, "intersection " + what)));
+  ASSERT_NO_FATAL_FAILURE((replay_set_op<set_op::union_>(a, b, "union " + what)));
+  ASSERT_NO_FATAL_FAILURE((replay_set_op<set_op::difference>(a, b, "difference " + what)));
+  ASSERT_NO_FATAL_FAILURE((replay_set_op<set_op::symmetric_difference>(a, b, "symmetric difference " + what)));
+}
+
+template <class T>
+void replay_unsorted(int64_t tile) {
+  std::mt19937 g(31);
+  const std::pair<int64_t, int64_t> sizes[] = {
+      {3 * tile + 17, 2 * tile + 5}, {tile / 3, 4 * tile + 1}, {5 * tile, 1}, {7, 5}, {0, 2 * tile + 3}};
+  for (auto [na, nb] : sizes)
+    for (unsorted ua : kUnsorted)
+      for (unsorted ub : kUnsorted) {
+        if (ua == unsorted::sorted && ub == unsorted::sorted) continue;
+        const auto a = unsorted_input<T>(ua, na, g), b = unsorted_input<T>(ub, nb, g);
+        const std::string what = std::string(name(ua)) + " x " + name(ub) + " na=" +
+                                 std::to_string(na) + " nb=" + std::to_string(nb);
+        ASSERT_NO_FATAL_FAILURE(replay_all(a, b, what));
+        ASSERT_NO_FATAL_FAILURE(replay_all(b, a, what + " (swapped)"));
+      }
+}
+
+TEST(GpuTileReplay, UnsortedInputsStayInTheirTiles4ByteKeys) {
+  replay_unsorted<int32_t>(int64_t{256} * 23);  // the largest of the 4-byte tiles
+}
+TEST(GpuTileReplay, UnsortedInputsStayInTheirTiles8ByteKeys) {
+  replay_unsorted<int64_t>(int64_t{256} * 7);
+}
+
+}  // namespace

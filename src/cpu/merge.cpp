@@ -94,9 +94,10 @@ void sorted_ranks(int threads, const T* keys, int64_t k, const T* queries, int64
 
 // Where each worker's part of a set operation starts: workers + 1 (A, B) positions, the
 // Balanced Path split at each worker's first diagonal (core::set_tile_ranges), the last (na, nb).
-// Made monotone, which changes nothing for sorted inputs and keeps unsorted ones (check_sorted
-// off) in bounds: the parts then tile A and B, so the whole writes at most set_op_bound(op, na,
-// nb) elements, and the counting pass and the writing pass see the same parts.
+// Made monotone, each from the one before (core::monotone_range, the GPU tiles' rule), which
+// changes nothing for sorted inputs and keeps unsorted ones (check_sorted off) in bounds: the
+// parts then tile A and B, so the whole writes at most set_op_bound(op, na, nb) elements, and the
+// counting pass and the writing pass see the same parts.
 struct set_part {
   int64_t a, b;
 };
@@ -110,7 +111,9 @@ std::vector<set_part> set_parts(const tile_plan& plan, const T* a, int64_t na, c
     const int64_t d = plan.begin(w);
     if (d >= na + nb) break;
     const auto r = core::set_tile_ranges(ra, na, rb, nb, d, na + nb);
-    parts[size_t(w)] = {std::max(r.a0, parts[size_t(w) - 1].a), std::max(r.b0, parts[size_t(w) - 1].b)};
+    const set_part before = parts[size_t(w) - 1];
+    const auto part = core::monotone_range(before.a, before.b, r.a0, r.b0);
+    parts[size_t(w)] = {part.a1, part.b1};
   }
   return parts;
 }

@@ -35,6 +35,28 @@ GSEARCH_HD Index merge_path(const AccA& a, Index na, const AccB& b, Index nb, In
   return lo;
 }
 
+/// The part of the two inputs between two splits of one path: A[a0, a1) and B[b0, b1).
+template <class Index>
+struct path_range {
+  Index a0, a1, b0, b1;
+};
+
+/// The range from split (a0, b0) to split (a1, b1) of one path, made monotone: the one rule by
+/// which every tile and every thread of the merge-like operations cuts its part, on both backends.
+/// Each split on its own is always within [0, na] x [0, nb] (the searches only narrow index
+/// ranges), but on unsorted inputs (check_sorted off) two splits need not be in order. The end
+/// keeps its total a1 + b1 (the diagonal, plus a star) and its A index is clamped to
+/// [a0, a1 + b1 - b0], so neither slice is negative, the range holds exactly
+/// (a1 + b1) - (a0 + b0) elements (consecutive ranges add up to their span, as on sorted inputs)
+/// and each side stays between the two splits' values, so in bounds. Sorted inputs give monotone
+/// splits: unchanged. Needs a0 + b0 <= a1 + b1 (the later split's total is never smaller).
+template <class Index>
+GSEARCH_HD path_range<Index> monotone_range(Index a0, Index b0, Index a1, Index b1) {
+  const Index total = a1 + b1;
+  const Index a_end = a1 < a0 ? a0 : a1 > total - b0 ? total - b0 : a1;
+  return {a0, a_end, b0, total - a_end};
+}
+
 /// The first i in [begin, end) with !(acc(i) < x), or end: lower bound over a sorted range.
 template <class Acc, class T, class Index>
 GSEARCH_HD Index lower_bound_in(const Acc& acc, Index begin, Index end, T x) {
@@ -311,11 +333,10 @@ constexpr decltype(auto) visit_set_op(set_op op, F&& f) {
 
 /// The A and B ranges of the tile of the Balanced Path between diagonals d0 < d1: the tile's
 /// set operation reads A[a0, a1) and B[b0, b1). Every tile but the last is cut at a diagonal
-/// below na + nb, where Balanced Path may take one more element of B (the star).
+/// below na + nb, where Balanced Path may take one more element of B (the star). Made monotone
+/// (monotone_range: a no-op on sorted inputs).
 template <class Index>
-struct set_tile {
-  Index a0, a1, b0, b1;
-};
+using set_tile = path_range<Index>;
 template <class AccA, class AccB, class Index>
 GSEARCH_HD set_tile<Index> set_tile_ranges(const AccA& a, Index na, const AccB& b, Index nb,
                                            Index d0, Index d1) {
@@ -323,7 +344,7 @@ GSEARCH_HD set_tile<Index> set_tile_ranges(const AccA& a, Index na, const AccB& 
   const Index a0 = start.a_index, b0 = d0 - start.a_index + Index(start.star);
   if (d1 >= na + nb) return {a0, na, b0, nb};
   const auto end = balanced_path(a, na, b, nb, d1);
-  return {a0, end.a_index, b0, d1 - end.a_index + Index(end.star)};
+  return monotone_range(a0, b0, end.a_index, d1 - end.a_index + Index(end.star));
 }
 
 /// Where the merge of sorted keys and sorted queries crosses diagonal `diag`: keys[0, k) and
