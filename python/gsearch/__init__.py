@@ -14,7 +14,14 @@ caller's current stream, and answered with an array of the same kind on the same
 Keys sort in numpy's order: NaN after +inf, -0.0 equal to 0.0. Mixed key and query dtypes are
 searched in numpy's promoted dtype when that promotion is exact, and rejected with TypeError
 when it would round (int64 / uint64 with a float, uint64 with a signed integer): gsearch never
-casts lossily.
+casts lossily. An empty Python sequence (``[]``, ``()``) has no dtype of its own (numpy makes it
+float64): paired with an array, it takes the array's dtype, so ``searchsorted(int64_keys, [])``
+and ``merge([], a)`` answer as numpy does.
+
+Sortedness: what the caller tells gsearch is sorted beyond numpy's contract is checked by
+default (the queries of ``sorted_queries=True``, the keys of ``Index``, the inputs of the merge
+family); ``check_sorted=False`` / ``check=False`` skips the check. The keys of
+``searchsorted`` are not checked unless ``check_sorted=True``, as in numpy and torch.
 
 Examples
 --------
@@ -837,7 +844,7 @@ def searchsorted(
     key, a float between two integer keys falls between them, an int too large for float32 keys
     compares as the integer it is (this is numpy's answer wherever numpy's own conversion is
     exact). A Python float with int64 / uint64 keys is a TypeError, as above. Lists are taken as
-    numpy takes them (``np.asarray``).
+    numpy takes them (``np.asarray``), except that an empty one takes the other operand's dtype.
 
     Copies: contiguous inputs of the compared dtype are searched in place (numpy, torch and cupy
     alike: DLPack, no copy). Non-contiguous inputs are copied once, and inputs of another dtype
@@ -1539,7 +1546,8 @@ def isin(
     Dtypes: arrays (and numpy scalars) of two dtypes are compared in numpy's promotion of the
     pair when it holds every value of both exactly (bool, 8- and 16-bit integers and float16
     widen exactly to 32 bits), and refused with TypeError where it would round (where np.isin
-    would compare rounded values). Lists are taken as ``np.asarray`` takes them. A Python int
+    would compare rounded values). Lists are taken as ``np.asarray`` takes them (an empty one
+    takes the other argument's dtype). A Python int
     or float (either argument) compares exactly as Python compares numbers: a value that the
     other argument's dtype does not hold equals none of its elements (``isin(int32_array,
     3.5)`` is all False, ``isin(uint64_array, 3)`` works). This is numpy's answer wherever
