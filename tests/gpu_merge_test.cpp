@@ -4,15 +4,21 @@
 // group-by-group join, and equal to the CPU backend. Sizes around the tiles (256 x 19 for 4-byte
 // keys, 256 x 15 for their sorted search, 256 x 7 for 8-byte keys) and up to many tiles; heavy
 // duplicates, all-equal, disjoint,
-// interleaved, one side empty, NaN / -0.0 / inf. Skips visibly without a GPU.
+// interleaved, one side empty, NaN / -0.0 / inf. And unsorted inputs with the check off
+// (GpuMergeUnchecked, issue 19): in bounds, sizes within their bounds, results in range, nothing
+// written past an output. Skips visibly without a GPU.
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gsearch/gsearch.hpp"
@@ -276,6 +282,227 @@ TYPED_TEST(GpuMerge, UnsortedInputsAreRefusedAndNothingIsWritten) {
   EXPECT_THROW(set_operation(cuda, set_op::union_, span<const T>(da), span<const T>(db), dout.view()),
                invalid_argument);
   expect_same_bits(poison, to_host(dout), "untouched");
+}
+
+// --- unsorted inputs, check_sorted off --------------------------------------------------------
+//
+// The GPU twin of CpuMerge.UncheckedUnsortedInputsStayInBounds (merge_test.cpp): the results are
+// unspecified, but every access stays in bounds (run under compute-sanitizer memcheck on the GPU
+// machine, which sees the kernels' reads), sizes stay within their bounds, every value written is
+// one the operation may write, and nothing lands past an output: each output is the head of a
+// device buffer whose tail, kGuard elements, holds poison that must survive. Patterns that
+// cross the Merge Path and Balanced Path searches (random, reversed, modular, equal then
+// descending, and sorted against unsorted), sizes of one tile and of many (2^18).
+
+template <class T>
+class GpuMergeUnchecked : public ::testing::Test {
+ protected:
+  void SetUp() override { GSEARCH_GPU_OR_SKIP(); }
+};
+using UncheckedTypes = ::testing::Types<int32_t, int64_t, double>;
+TYPED_TEST_SUITE(GpuMergeUnchecked, UncheckedTypes);
+
+enum class unsorted { random, reversed, modular, equal_then_descending, sorted };
+const char* name(unsorted u) {
+  constexpr const char* names[] = {"random", "reversed", "modular", "equal-then-descending", "sorted"};
+  return names[int(u)];
+}
+// (A, B) patterns: each unsorted shape on both sides, and sorted against unsorted both ways.
+constexpr std::pair<unsorted, unsorted> kUnsortedPairs[] = {
+    {unsorted::random, unsorted::random},
+    {unsorted::reversed, unsorted::reversed},
+    {unsorted::modular, unsorted::modular},
+    {unsorted::equal_then_descending, unsorted::random},
+    {unsorted::sorted, unsorted::reversed},
+    {unsorted::reversed, unsorted::sorted}};
+
+template <class T>
+std::vector<T> unsorted_input(unsorted u, int64_t n, std::mt19937_64& rng) {
+  std::vector<T> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t x = 0;
+    switch (u) {
+      case unsorted::random: x = int64_t(rng() % 1000); break;
+      case unsorted::reversed: x = n - i; break;
+      case unsorted::modular: x = i % 7; break;
+      case unsorted::equal_then_descending: x = i < n / 2 ? 5 : n - i; break;
+      case unsorted::sorted: x = i / 3; break;
+    }
+    v[size_t(i)] = T(x);
+  }
+  return v;
+}
+
+std::vector<std::pair<int64_t, int64_t>> unchecked_sizes() {
+  std::vector<std::pair<int64_t, int64_t>> sizes = {{7, 5}, {1, 0}, {0, 3}, {3000, 2000},
+                                                    {int64_t{1} << 18, (int64_t{1} << 18) + 3}};
+  if (!test_subset()) sizes.push_back({(int64_t{1} << 20) + 1, 4000});
+  return sizes;
+}
+
+constexpr int64_t kGuard = 4096;
+
+// A device buffer of n elements of `fill` and kGuard of `poison` after them: view() is the first
+// n, the output under test.
+template <class T>
+struct guarded {
+  device_vector<T> buffer;
+  int64_t n;
+  T poison;
+  guarded(int64_t n_, T fill, T poison_) : n(n_), poison(poison_) {
+    std::vector<T> h(size_t(n + kGuard), poison);
+    std::fill(h.begin(), h.begin() + n, fill);
+    buffer = dev(h);
+  }
+  span<T> view() const { return span<T>(buffer.data(), n); }
+  // The output, after checking that the guard still holds its poison.
+  std::vector<T> output(const std::string& what) const {
+    auto h = to_host(buffer);
+    for (int64_t i = n; i < n + kGuard; ++i)
+      EXPECT_EQ(0, std::memcmp(&h[size_t(i)], &poison, sizeof(T)))
+          << what << ": written past the output, at " << i - n << " after its end";
+    h.resize(size_t(n));
+    return h;
+  }
+};
+
+// The values an output may hold: those of a and b (the merge-like operations copy, never make).
+template <class T>
+struct value_set {
+  std::vector<T> sorted;
+  value_set(const std::vector<T>& a, const std::vector<T>& b) : sorted(a) {
+    sorted.insert(sorted.end(), b.begin(), b.end());
+    std::sort(sorted.begin(), sorted.end(), less<T>);
+  }
+  bool has(T x) const { return std::binary_search(sorted.begin(), sorted.end(), x, less<T>); }
+};
+
+// The most rows a join of nl and nr rows can write.
+int64_t join_bound(join_kind kind, int64_t nl, int64_t nr) {
+  switch (kind) {
+    case join_kind::inner: return nl * nr;
+    case join_kind::left: return nl * std::max<int64_t>(nr, 1);
+    case join_kind::right: return nl * nr + nr;
+    case join_kind::full: return nl * std::max<int64_t>(nr, 1) + nr;
+    case join_kind::semi:
+    case join_kind::anti: break;
+  }
+  return nl;
+}
+
+// Thrown by a join's allocate to skip writing a result too large for the test (unsorted inputs
+// can match most rows with most rows).
+struct too_many_rows {};
+
+TYPED_TEST(GpuMergeUnchecked, UnsortedInputsStayInBounds) {
+  using T = TypeParam;
+  std::mt19937_64 rng(test_seed());
+  merge_options off;
+  off.check_sorted = false;
+  const T poison = T(-12345);  // never an input value (they are >= 0)
+  int joins_written = 0, joins_skipped = 0;
+  for (auto [na, nb] : unchecked_sizes()) {
+    for (auto [ua, ub] : kUnsortedPairs) {
+      const std::string what = std::string(name(ua)) + " x " + name(ub) + " na=" + std::to_string(na) +
+                               " nb=" + std::to_string(nb);
+      const auto a = unsorted_input<T>(ua, na, rng), b = unsorted_input<T>(ub, nb, rng);
+      const value_set<T> values(a, b);
+      auto da = dev(a), db = dev(b);
+      const span<const T> sa(da), sb(db);
+
+      // merge: every output is an input element; the values name their sources.
+      {
+        guarded<T> out(na + nb, poison, poison);  // every output is written: none keeps poison
+        merge(cuda, sa, sb, out.view(), off);
+        for (T x : out.output("merge " + what)) ASSERT_TRUE(values.has(x)) << "merge " << what << ": " << x;
+        std::vector<int64_t> av(a.size()), bv(b.size());
+        for (size_t i = 0; i < av.size(); ++i) av[i] = int64_t(i);
+        for (size_t j = 0; j < bv.size(); ++j) bv[j] = (int64_t{1} << 40) + int64_t(j);
+        auto dav = dev(av), dbv = dev(bv);
+        guarded<T> keys(na + nb, poison, poison);
+        guarded<int64_t> vals(na + nb, 0, -1);
+        merge(cuda, sa, span<const int64_t>(dav), sb, span<const int64_t>(dbv), keys.view(), vals.view(), off);
+        for (T x : keys.output("merge pairs " + what)) ASSERT_TRUE(values.has(x)) << what;
+        for (int64_t v : vals.output("merge pairs values " + what))
+          ASSERT_TRUE((v >= 0 && v < na) || (v >= (int64_t{1} << 40) && v < (int64_t{1} << 40) + nb))
+              << "merge pairs " << what << ": value " << v;
+      }
+      // merge_sort sorts whatever it is given.
+      {
+        guarded<T> out(na, T(0), poison);
+        merge_sort(cuda, sa, out.view());
+        auto want = a;
+        std::stable_sort(want.begin(), want.end(), less<T>);
+        expect_same_bits(want, out.output("merge_sort " + what), "merge_sort " + what);
+      }
+      // Sorted search (queries_sorted, unchecked): ranks of b's elements among a's, in range.
+      // (The output starts at 0, in range: on unsorted inputs a tile's queries need not meet
+      // the next tile's, and a query between them keeps what it held.)
+      for (side sd : {side::left, side::right, side::pred}) {
+        search_options so;
+        so.queries_sorted = true;
+        const int64_t lo = sd == side::pred ? -1 : 0, hi = sd == side::pred ? na - 1 : na;
+        const std::string w = std::string("search side=") + side_name(sd) + " " + what;
+        guarded<int64_t> r64(nb, 0, -777);
+        search(cuda, sd, sa, sb, r64.view(), so);
+        for (int64_t x : r64.output(w)) ASSERT_TRUE(x >= lo && x <= hi) << w << ": " << x;
+        guarded<int32_t> r32(nb, 0, -777);
+        search(cuda, sd, sa, sb, r32.view(), so);
+        for (int32_t x : r32.output("int32 " + w)) ASSERT_TRUE(x >= lo && x <= hi) << "int32 " << w << ": " << x;
+      }
+      // Set operations: the size within the bound, and the same size written, in one pass (room
+      // for the bound) and after a counting pass (room for the size alone).
+      for (set_op op : kSetOps) {
+        const std::string w = std::string(to_string(op)) + " " + what;
+        const int64_t bound = core::set_op_bound(op, na, nb);
+        const int64_t size = set_operation_size(cuda, op, sa, sb, off);
+        ASSERT_TRUE(size >= 0 && size <= bound) << w << ": size " << size << ", bound " << bound;
+        for (int64_t room : {bound, size}) {
+          guarded<T> out(room, poison, poison);
+          const int64_t written = set_operation(cuda, op, sa, sb, out.view(), off);
+          ASSERT_EQ(written, size) << w << " room " << room;
+          const auto got = out.output(w + " room " + std::to_string(room));
+          for (int64_t i = 0; i < written; ++i) ASSERT_TRUE(values.has(got[size_t(i)])) << w << " at " << i;
+        }
+      }
+      // Joins: the size within the bound; the write (allocate form) into guarded outputs, whose
+      // indices stay in [-1, n). Positions may coincide on unsorted inputs, so the outputs start
+      // at -1, an index a join may write.
+      for (join_kind kind : kJoins) {
+        const std::string w = std::string(to_string(kind)) + " join " + what;
+        const int64_t bound = join_bound(kind, na, nb);
+        const int64_t size = join_size(cuda, kind, sa, sb, off);
+        ASSERT_TRUE(size >= 0 && size <= bound) << w << ": size " << size << ", bound " << bound;
+        const bool left_only = core::join_left_only(kind);
+        std::unique_ptr<guarded<int64_t>> li, ri;
+        int64_t rows = -1;
+        try {
+          const int64_t returned = join(cuda, kind, sa, sb, std::function<join_output(int64_t)>([&](int64_t n) {
+            rows = n;
+            if (n < 0 || n > bound) return join_output{};  // null: refused (and reported below)
+            if (n > (int64_t{1} << 24)) throw too_many_rows{};
+            li = std::make_unique<guarded<int64_t>>(n, -1, int64_t{-999});
+            if (!left_only) ri = std::make_unique<guarded<int64_t>>(n, -1, int64_t{-999});
+            return join_output{li->buffer.data(), left_only ? nullptr : ri->buffer.data()};
+          }), off);
+          ASSERT_EQ(returned, rows) << w;
+        } catch (const too_many_rows&) {
+          ++joins_skipped;
+          continue;
+        } catch (const invalid_argument& e) {  // the allocate above refused rows past the bound
+          ADD_FAILURE() << w << ": rows " << rows << ", bound " << bound << ": " << e.what();
+          continue;
+        }
+        if (!li) continue;
+        ++joins_written;
+        for (int64_t x : li->output(w + " left")) ASSERT_TRUE(x >= -1 && x < na) << w << ": left " << x;
+        if (ri)
+          for (int64_t x : ri->output(w + " right")) ASSERT_TRUE(x >= -1 && x < nb) << w << ": right " << x;
+      }
+    }
+  }
+  std::printf("[ joins    ] %d written and checked, %d skipped (over 2^24 rows)\n", joins_written,
+              joins_skipped);
 }
 
 }  // namespace

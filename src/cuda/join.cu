@@ -48,7 +48,7 @@ struct join_plan {
     sorted_search(stream, side::left, right, nr, left, nl, lo);
     sorted_search(stream, side::right, right, nr, left, nl, hi);
     join_weights_kernel<true><<<blocks_for(nl + 1), simple_threads, 0, stream>>>(kind, lo, hi, nl,
-                                                                                 left_scan);
+                                                                                 nr, left_scan);
     GSEARCH_CUDA_CHECK_LAUNCH();
     GSEARCH_CUDA_CHECK(
         cub::DeviceScan::ExclusiveSum(temp, scan_bytes, left_scan, left_scan, nl + 1, stream));
@@ -58,7 +58,7 @@ struct join_plan {
       sorted_search(stream, side::left, left, nl, right, nr, rl);
       sorted_search(stream, side::right, left, nl, right, nr, rh);
       join_weights_kernel<false><<<blocks_for(nr + 1), simple_threads, 0, stream>>>(
-          kind, rl, rh, nr, right_scan);
+          kind, rl, rh, nr, nl, right_scan);
       GSEARCH_CUDA_CHECK_LAUNCH();
       GSEARCH_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, right_scan_bytes, right_scan,
                                                        right_scan, nr + 1, stream));
@@ -101,13 +101,13 @@ int64_t join(CUstream_st* stream, join_kind kind, const T* left, int64_t nl, con
         plan.left_scan, nl, plan.left_rows, tile, tiles, row_splits);
     GSEARCH_CUDA_CHECK_LAUNCH();
     join_expand_kernel<c.threads, c.items><<<unsigned(tiles), c.threads, 0, stream>>>(
-        plan.lo, plan.hi, plan.left_scan, nl, plan.right_scan, plan.left_rows, row_splits, tiles,
-        o.left, o.right);
+        plan.lo, plan.hi, plan.left_scan, nl, nr, plan.right_scan, plan.left_rows, row_splits,
+        tiles, o.left, o.right);
     GSEARCH_CUDA_CHECK_LAUNCH();
   }
   if (plan.right_rows > 0) {
     join_right_rows_kernel<<<blocks_for(nr), simple_threads, 0, stream>>>(
-        plan.rl, plan.right_scan, nr, plan.left_scan, o.left, o.right);
+        plan.rl, plan.right_scan, nr, plan.left_scan, nl, o.left, o.right);
     GSEARCH_CUDA_CHECK_LAUNCH();
   }
   return rows;

@@ -17,18 +17,33 @@
 
 namespace gsearch::cuda_backend {
 
+/// Row i's matches, rows [first, first + count) of the other side (of `other` rows), from its
+/// two sorted searches lo and hi, kept within [0, other]. A no-op on sorted inputs; on unsorted
+/// ones (check_sorted off) the searches' results are unspecified, down to a query left
+/// unwritten, and every index the join derives from them must still be in bounds. The weights
+/// are then never negative, so the scans the expansion merges stay sorted.
+struct row_matches {
+  int64_t first, count;
+};
+__device__ __forceinline__ row_matches matches_of(const int64_t* lo, const int64_t* hi, int64_t i,
+                                                  int64_t other) {
+  const int64_t first = min(max(lo[i], int64_t{0}), other);
+  return {first, min(max(hi[i], first), other) - first};
+}
+
 /// weights[i] = the outputs of row i (left: join_left_weight; right: join_right_weight) from its
-/// matches [lo, hi), weights[n] = 0: scanned in place afterwards.
+/// matches [lo, hi) among the `other` rows of the other side, weights[n] = 0: scanned in place
+/// afterwards.
 template <bool Left>
 __global__ void join_weights_kernel(join_kind kind, const int64_t* lo, const int64_t* hi,
-                                    int64_t n, int64_t* weights) {
+                                    int64_t n, int64_t other, int64_t* weights) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i > n) return;
   if (i == n) {
     weights[n] = 0;
     return;
   }
-  const int64_t matches = hi[i] - lo[i];
+  const int64_t matches = matches_of(lo, hi, i, other).count;
   weights[i] = Left ? core::join_left_weight(kind, matches) : core::join_right_weight(kind, matches);
 }
 
@@ -54,16 +69,19 @@ __global__ void join_partition_kernel(const int64_t* left_scan, int64_t nl, int6
 /// (right_scan null: no right rows are written, so u itself), as (i, its right match or -1).
 template <int Threads, int Items>
 __global__ __launch_bounds__(Threads) void join_expand_kernel(
-    const int64_t* lo, const int64_t* hi, const int64_t* left_scan, int64_t nl,
+    const int64_t* lo, const int64_t* hi, const int64_t* left_scan, int64_t nl, int64_t nr,
     const int64_t* right_scan, int64_t total, const int64_t* row_splits, int64_t tiles,
     int64_t* left_out, int64_t* right_out) {
   constexpr int tile = Threads * Items;
   __shared__ int64_t ends[tile];
   const int64_t t = blockIdx.x;
   const int64_t d0 = t * tile, d1 = min(d0 + tile, nl + total);
-  const int64_t r0 = row_splits[t], r1 = t + 1 < tiles ? row_splits[t + 1] : nl;
-  const int64_t u0 = d0 - r0;
-  const int rows = int(r1 - r0), count = int(d1 - d0), outputs = count - rows;
+  // The row ends are a scan of weights that are never negative, so the splits are in order;
+  // made monotone all the same, as every merge-like tile is (core::monotone_range).
+  const int64_t r_start = row_splits[t], r_end = t + 1 < tiles ? row_splits[t + 1] : nl;
+  const auto range = core::monotone_range(r_start, d0 - r_start, r_end, d1 - r_end);
+  const int64_t r0 = range.a0, u0 = range.b0;
+  const int rows = int(range.a1 - r0), count = int(d1 - d0), outputs = count - rows;
   stage_two_slices<Threads, Items>(ends, left_scan + r0 + 1, rows, left_scan, rows);  // B empty
   __syncthreads();
 
@@ -76,20 +94,21 @@ __global__ __launch_bounds__(Threads) void join_expand_kernel(
     if (row_end || diag + k >= count) return;
     // Before this step diag + k elements were taken, j of them outputs: the rest are row ends.
     const int64_t row = r0 + (diag + k - j), u = u0 + j;
-    const int64_t first = lo[row], matches = hi[row] - first;
+    const auto [first, matches] = matches_of(lo, hi, row, nr);  // as its weight counted them
     const int64_t at = u + (right_scan ? right_scan[first] : 0);
     left_out[at] = row;
     if (right_out) right_out[at] = core::join_right_index(first, matches, u - left_scan[row]);
   });
 }
 
-/// The right rows kept unmatched (right and full joins): (-1, j) at SR[j] + SL[rl_j].
+/// The right rows kept unmatched (right and full joins): (-1, j) at SR[j] + SL[rl_j] (rl_j kept
+/// within [0, nl], as matches_of keeps it).
 __global__ void join_right_rows_kernel(const int64_t* rl, const int64_t* right_scan,
-                                              int64_t nr, const int64_t* left_scan,
+                                              int64_t nr, const int64_t* left_scan, int64_t nl,
                                               int64_t* left_out, int64_t* right_out) {
   const int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= nr || right_scan[j + 1] == right_scan[j]) return;
-  const int64_t at = right_scan[j] + left_scan[rl[j]];
+  const int64_t at = right_scan[j] + left_scan[min(max(rl[j], int64_t{0}), nl)];
   left_out[at] = -1;
   right_out[at] = j;
 }

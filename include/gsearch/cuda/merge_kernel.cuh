@@ -116,15 +116,21 @@ __global__ __launch_bounds__(Threads, MinBlocks) void merge_tiles_kernel(Layout 
   __shared__ int src_s[Values ? tile : 1];
   const int64_t t = blockIdx.x;
   const auto s = layout.segment(t, tile);
-  const int64_t a0 = partitions[t];
-  const int64_t a1 = s.d1 == s.na + s.nb ? s.na : partitions[t + 1];
-  const int64_t b0 = s.d0 - a0;
-  const int na = int(a1 - a0), count = int(s.d1 - s.d0), nb = count - na;
+  // The tile's slices, made monotone (core::monotone_range; a no-op on sorted inputs): on
+  // unsorted ones, with the check off, the next tile's split may lie before this one's, or more
+  // than a tile after it, and a slice would be negative.
+  const int64_t a_start = partitions[t];
+  const int64_t a_end = s.d1 == s.na + s.nb ? s.na : partitions[t + 1];
+  const auto range = core::monotone_range(a_start, s.d0 - a_start, a_end, s.d1 - a_end);
+  const int64_t a0 = range.a0, b0 = range.b0;
+  const int na = int(range.a1 - a0), count = int(s.d1 - s.d0), nb = count - na;
 
   stage_two_slices<Threads, Items>(keys_s, s.a + a0, na, s.b + b0, count);
   __syncthreads();
 
-  // This thread's split of the tile, then its Items outputs in registers.
+  // This thread's split of the tile, then its Items outputs in registers. (No clamp here: a
+  // split inside the tile is within it on any input, and a thread merges from its own split
+  // alone, writing its own Items outputs.)
   const auto as = [&](int i) { return keys_s[i]; };
   const auto bs = [&](int j) { return keys_s[na + j]; };
   const int diag = min(int(threadIdx.x) * Items, count);

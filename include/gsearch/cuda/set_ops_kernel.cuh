@@ -17,6 +17,7 @@
 #include <cuda/std/functional>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "gsearch/core/merge_path.hpp"
@@ -69,10 +70,15 @@ __global__ __launch_bounds__(Threads, MinBlocks) void set_op_kernel(const T* a, 
   __shared__ int64_t tile_offset;
 
   const int64_t t = blockIdx.x;
-  const int64_t a0 = a_splits[t], b0 = b_splits[t];
-  const int64_t a1 = t + 1 < tiles ? a_splits[t + 1] : na;
-  const int64_t b1 = t + 1 < tiles ? b_splits[t + 1] : nb;
-  const int ta = int(a1 - a0), tb = int(b1 - b0), count = ta + tb;
+  // The tile's slices, made monotone (core::monotone_range; a no-op on sorted inputs): on
+  // unsorted ones, with the check off, the next tile's split may lie before this one's, and the
+  // slices would be negative. Clamped, the tile holds (d1 + star1) - (d0 + star0) <= tile
+  // elements, so the staged array holds them.
+  const auto range = core::monotone_range(a_splits[t], b_splits[t],
+                                          t + 1 < tiles ? a_splits[t + 1] : na,
+                                          t + 1 < tiles ? b_splits[t + 1] : nb);
+  const int64_t a0 = range.a0, b0 = range.b0;
+  const int ta = int(range.a1 - a0), tb = int(range.b1 - b0), count = ta + tb;
   stage_two_slices<Threads, Items + 1>(staged, a + a0, ta, b + b0, count);
   __syncthreads();
 
@@ -88,17 +94,20 @@ __global__ __launch_bounds__(Threads, MinBlocks) void set_op_kernel(const T* a, 
     thread_b[Threads] = tb;
   }
   __syncthreads();
-  const int i0 = thread_a[threadIdx.x], i1 = thread_a[threadIdx.x + 1];
-  const int j0 = thread_b[threadIdx.x], j1 = thread_b[threadIdx.x + 1];
+  // Made monotone as the tile's (the same rule): then the threads' slices tile the tile, so their
+  // outputs fit the staged array they go back through.
+  const auto slice = core::monotone_range(thread_a[threadIdx.x], thread_b[threadIdx.x],
+                                          thread_a[threadIdx.x + 1], thread_b[threadIdx.x + 1]);
   // A thread's slice holds at most Items + 1 elements (a starred split at its end): its outputs
   // stay in registers, by step, until the block knows where they go.
   constexpr int steps = Items + 1;
   T r[steps];
   unsigned taken = 0;
-  core::serial_set_op_unrolled<steps, Op, true>(as, i0, i1, bs, j0, j1, [&](int k, T key) {
-    r[k] = key;
-    taken |= 1u << k;
-  });
+  core::serial_set_op_unrolled<steps, Op, true>(as, slice.a0, slice.a1, bs, slice.b0, slice.b1,
+                                                [&](int k, T key) {
+                                                  r[k] = key;
+                                                  taken |= 1u << k;
+                                                });
   const int n = __popc(taken);
 
   if constexpr (!Write) {
@@ -126,7 +135,12 @@ __global__ __launch_bounds__(Threads, MinBlocks) void set_op_kernel(const T* a, 
     __syncthreads();
     const int64_t base = tile_offset;
     if (threadIdx.x == 0 && t + 1 == tiles) *total = base + tile_count;
-    for (int idx = threadIdx.x; idx < tile_count; idx += Threads) out[base + idx] = result[idx];
+    // The result stops at the operation's bound, which sorted inputs never pass. Unsorted ones
+    // can: the tiles' slices add up to na + nb elements, but on their own the A slices may add up
+    // to more than na (and the B slices to more than nb), so an intersection or a difference
+    // could count more than it may write. (run_set_op cuts the total the same way.)
+    const int64_t room = min(int64_t(tile_count), core::set_op_bound(Op, na, nb) - base);
+    for (int idx = threadIdx.x; idx < room; idx += Threads) out[base + idx] = result[idx];
   }
 }
 
@@ -171,7 +185,7 @@ int64_t run_set_op(cudaStream_t stream, set_op op, const T* a, int64_t na, const
   int64_t size = 0;
   GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&size, total, sizeof(size), cudaMemcpyDeviceToHost, stream));
   GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return size;
+  return std::min(size, core::set_op_bound(op, na, nb));  // as the kernel cuts what it writes
 }
 
 }  // namespace gsearch::cuda_backend

@@ -42,9 +42,14 @@ __global__ __launch_bounds__(Threads) void sorted_search_kernel(const T* keys, i
   __shared__ int ranks[tile];  // ranks within the tile (k0 added at the store): 4 bytes for any Out
   const int64_t t = blockIdx.x;
   const int64_t d0 = t * tile, d1 = min(d0 + tile, k + q);
-  const int64_t k0 = key_splits[t], k1 = t + 1 < tiles ? key_splits[t + 1] : k;
-  const int64_t q0 = d0 - k0;
-  const int nk = int(k1 - k0), count = int(d1 - d0), nq = count - nk;
+  // The tile's slices, made monotone (core::monotone_range; a no-op on sorted inputs): on
+  // unsorted ones, with the check off, the next tile's split may lie before this one's, or more
+  // than a tile after it, and a slice would be negative. (Tiles may then overlap in the queries,
+  // or leave some unwritten: the results are unspecified, but in bounds.)
+  const int64_t k_start = key_splits[t], k_end = t + 1 < tiles ? key_splits[t + 1] : k;
+  const auto range = core::monotone_range(k_start, d0 - k_start, k_end, d1 - k_end);
+  const int64_t k0 = range.a0, q0 = range.b0;
+  const int nk = int(range.a1 - k0), count = int(d1 - d0), nq = count - nk;
 
   stage_two_slices<Threads, Items>(staged, keys + k0, nk, queries + q0, count);
   __syncthreads();
@@ -69,9 +74,12 @@ __global__ __launch_bounds__(Threads) void sorted_search_kernel(const T* keys, i
                                      });
   }
   __syncthreads();
+  // Each rank is kept within the tile's keys: on sorted inputs the threads' walks write every
+  // query's rank once, but on unsorted ones their splits need not be in order, and a query no
+  // walk reached would read whatever the array held.
   for (int i = 0; i < Items; ++i) {
     const int idx = int(threadIdx.x) + i * Threads;
-    if (idx < nq) out[q0 + idx] = Out(k0 + ranks[idx] - (Pred ? 1 : 0));
+    if (idx < nq) out[q0 + idx] = Out(k0 + min(max(ranks[idx], 0), nk) - (Pred ? 1 : 0));
   }
 }
 
