@@ -50,11 +50,16 @@ struct path_range {
 /// (a1 + b1) - (a0 + b0) elements (consecutive ranges add up to their span, as on sorted inputs)
 /// and each side stays between the two splits' values, so in bounds. Sorted inputs give monotone
 /// splits: unchanged. Needs a0 + b0 <= a1 + b1 (the later split's total is never smaller).
+/// (Written as a clamp of A's share of the range's length: the merge tile kernels keep their
+/// register counts in this form, where a clamp of the end index itself cost them up to 16.)
 template <class Index>
-GSEARCH_HD path_range<Index> monotone_range(Index a0, Index b0, Index a1, Index b1) {
-  const Index total = a1 + b1;
-  const Index a_end = a1 < a0 ? a0 : a1 > total - b0 ? total - b0 : a1;
-  return {a0, a_end, b0, total - a_end};
+GSEARCH_HD GSEARCH_FORCEINLINE path_range<Index> monotone_range(Index a0, Index b0, Index a1,
+                                                                Index b1) {
+  const Index length = (a1 + b1) - (a0 + b0);
+  Index taken = a1 - a0;  // A's share: between 0 and the length
+  taken = taken > 0 ? taken : 0;
+  taken = taken < length ? taken : length;
+  return {a0, a0 + taken, b0, b0 + (length - taken)};
 }
 
 /// The first i in [begin, end) with !(acc(i) < x), or end: lower bound over a sorted range.
