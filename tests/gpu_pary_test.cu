@@ -60,17 +60,23 @@ TYPED_TEST(GpuPAry, WarpAndBlockEqualStdBounds) {
       const int64_t n = int64_t(queries.size());
       const auto d_keys = to_device(keys);
       const auto d_queries = to_device(queries);
+      ASSERT_GT(n, 0);  // (a grid of 0 blocks is a failed launch)
       device_vector<int64_t> lower(n), upper(n);
       const auto want_lower = reference_all(keys, queries, side::left);
       const auto want_upper = reference_all(keys, queries, side::right);
       for (int form = 0; form < 3; ++form) {
+        // The outputs serve every form: poisoned first (a value no rank in [0, k] has), so that a
+        // form that writes nothing, or fails to launch, cannot pass on the previous form's results.
+        ASSERT_EQ(cudaMemset(lower.data(), 0x5A, size_t(n) * sizeof(int64_t)), cudaSuccess);
+        ASSERT_EQ(cudaMemset(upper.data(), 0x5A, size_t(n) * sizeof(int64_t)), cudaSuccess);
         if (form == 0) {
           warp_kernel<<<int((n + 3) / 4), 128>>>(d_keys.data(), k, d_queries.data(), n, lower.data(), upper.data());
         } else {
           const int lanes = form == 1 ? 256 : 1024;
           block_kernel<<<int(n), lanes>>>(d_keys.data(), k, d_queries.data(), lower.data(), upper.data());
         }
-        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        ASSERT_EQ(cudaGetLastError(), cudaSuccess) << "launch of form " << form;
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << "form " << form;
         std::vector<int64_t> lo(queries.size()), hi(queries.size());
         lower.copy_to(span<int64_t>(lo));
         upper.copy_to(span<int64_t>(hi));
