@@ -16,14 +16,25 @@ namespace {
 }  // namespace
 
 template <class T, class Out>
-void search(CUstream_st*, side, algorithm, const T*, int64_t, const T*, int64_t, Out*) { no_cuda(); }
+void search(CUstream_st*, side, algorithm, const T*, int64_t, const T*, int64_t, Out*, int64_t) { no_cuda(); }
+int64_t temp_bytes(algorithm, int, int64_t, int64_t) { no_cuda(); }
+int64_t sorted_temp_bytes(int, int64_t, int64_t) { no_cuda(); }
+namespace {
+int64_t shared_override = 0;  // kept, though nothing here reads it
+}  // namespace
+void set_shared_limit_override(int64_t bytes) {
+  if (bytes < 0) throw invalid_argument("set_shared_limit_override: negative byte count");
+  shared_override = bytes;
+}
+int64_t shared_limit_override() { return shared_override; }
+int64_t host_wait_words() { return 0; }
 template <class T, class Out>
 void partitioned_search(CUstream_st*, side, const T*, int64_t, const T*, int64_t, Out*) { no_cuda(); }
 template <class T, class Out>
 void pary_search(CUstream_st*, side, const T*, int64_t, const T*, int64_t, Out*) { no_cuda(); }
 template <class T>
 bool is_sorted(CUstream_st*, const T*, int64_t) { no_cuda(); }
-algorithm resolve(algorithm, int, int64_t, int64_t) { no_cuda(); }
+algorithm resolve(algorithm, int, int64_t, int64_t, int64_t) { no_cuda(); }
 template <class T, class Out>
 void search_rows(CUstream_st*, side, algorithm, int64_t, const T*, int64_t, const T*, int64_t, Out*) {
   no_cuda();

@@ -31,6 +31,12 @@ void check_arguments(span<const T> keys, span<const T> queries, span<Out> out) {
   }
 }
 
+void check_options(const search_options& options) {
+  if (options.max_temp_bytes < 0)
+    throw invalid_argument("gsearch::search: search_options::max_temp_bytes must be >= 0, not " +
+                           std::to_string(options.max_temp_bytes));
+}
+
 [[noreturn]] void throw_unsorted(const char* what = "gsearch::search: keys are not sorted") {
   throw invalid_argument(std::string(what) + " (NaN last, -0.0 == 0.0)");
 }
@@ -58,17 +64,27 @@ std::pair<int64_t, int64_t> check_rows_arguments(int64_t rows, span<const T> key
 
 }  // namespace
 
-algorithm resolve_algorithm(const cpu_t&, algorithm requested, int key_bytes, int64_t k, int64_t queries) {
-  return cpu_backend::resolve(requested, key_bytes, k, queries < 0 ? k : queries);
+algorithm resolve_algorithm(const cpu_t&, algorithm requested, int key_bytes, int64_t k, int64_t queries,
+                            int64_t max_temp_bytes) {
+  return cpu_backend::resolve(requested, key_bytes, k, queries < 0 ? k : queries, max_temp_bytes);
 }
-algorithm resolve_algorithm(const cuda_t&, algorithm requested, int key_bytes, int64_t k, int64_t queries) {
-  return cuda_backend::resolve(requested, key_bytes, k, queries < 0 ? k : queries);
+algorithm resolve_algorithm(const cuda_t&, algorithm requested, int key_bytes, int64_t k, int64_t queries,
+                            int64_t max_temp_bytes) {
+  return cuda_backend::resolve(requested, key_bytes, k, queries < 0 ? k : queries, max_temp_bytes);
+}
+
+int64_t search_temp_bytes(const cpu_t& exec, algorithm algo, int key_bytes, int64_t k, int64_t queries) {
+  return cpu_backend::temp_bytes(exec.threads, algo, key_bytes, k, queries < 0 ? k : queries);
+}
+int64_t search_temp_bytes(const cuda_t&, algorithm algo, int key_bytes, int64_t k, int64_t queries) {
+  return cuda_backend::temp_bytes(algo, key_bytes, k, queries < 0 ? k : queries);
 }
 
 #define GSEARCH_DEFINE(T, OUT)                                                                  \
   void search(const cpu_t& exec, side s, span<const T> keys, span<const T> queries,            \
               span<OUT> out, const search_options& options) {                                  \
     check_arguments(keys, queries, out);                                                       \
+    check_options(options);                                                                    \
     if (options.check_sorted && !cpu_backend::is_sorted(keys.data(), keys.size()))             \
       throw_unsorted();                                                                        \
     if (options.queries_sorted) {                                                              \
@@ -79,14 +95,18 @@ algorithm resolve_algorithm(const cuda_t&, algorithm requested, int key_bytes, i
       return;                                                                                  \
     }                                                                                          \
     cpu_backend::search(exec.threads, s, options.algo, keys.data(), keys.size(), queries.data(), \
-                        queries.size(), out.data());                                           \
+                        queries.size(), out.data(), options.max_temp_bytes);                   \
   }                                                                                            \
   void search(const cuda_t& exec, side s, span<const T> keys, span<const T> queries,           \
               span<OUT> out, const search_options& options) {                                  \
     check_arguments(keys, queries, out);                                                       \
+    check_options(options);                                                                    \
     if (options.check_sorted && !cuda_backend::is_sorted(exec.stream, keys.data(), keys.size())) \
       throw_unsorted();                                                                        \
-    if (options.queries_sorted) {                                                              \
+    /* The sorted search's tile splits are temporary memory: over the cap, the plain search. */ \
+    if (options.queries_sorted &&                                                              \
+        cuda_backend::sorted_temp_bytes(int(sizeof(T)), keys.size(), queries.size()) <=        \
+            options.max_temp_bytes) {                                                          \
       if (options.check_sorted &&                                                              \
           !cuda_backend::is_sorted(exec.stream, queries.data(), queries.size()))               \
         throw_unsorted("gsearch::search: queries_sorted, but the queries are not sorted");     \
@@ -94,8 +114,12 @@ algorithm resolve_algorithm(const cuda_t&, algorithm requested, int key_bytes, i
                                   queries.size(), out.data());                                 \
       return;                                                                                  \
     }                                                                                          \
-    cuda_backend::search(exec.stream, s, options.algo, keys.data(), keys.size(), queries.data(), \
-                         queries.size(), out.data());                                          \
+    if (options.queries_sorted && options.check_sorted &&                                      \
+        !cuda_backend::is_sorted(exec.stream, queries.data(), queries.size()))                 \
+      throw_unsorted("gsearch::search: queries_sorted, but the queries are not sorted");       \
+    const algorithm algo = options.queries_sorted ? algorithm::auto_ : options.algo;           \
+    cuda_backend::search(exec.stream, s, algo, keys.data(), keys.size(), queries.data(),       \
+                         queries.size(), out.data(), options.max_temp_bytes);                  \
   }
 
 // equal_range: the two searches, after the checks of both outputs (nothing is written when
@@ -117,14 +141,16 @@ algorithm resolve_algorithm(const cuda_t&, algorithm requested, int key_bytes, i
   void search_rows(const cpu_t& exec, side s, int64_t rows, span<const T> keys,                \
                    span<const T> queries, span<OUT> out, const search_options& options) {      \
     const auto [k, m] = check_rows_arguments(rows, keys, queries, out);                        \
+    check_options(options);                                                                    \
     if (options.check_sorted && !cpu_backend::is_sorted_rows(keys.data(), rows, k))            \
       throw_unsorted("gsearch::search_rows: a row of keys is not sorted");                     \
     cpu_backend::search_rows(exec.threads, s, options.algo, rows, keys.data(), k,              \
-                             queries.data(), m, out.data());                                   \
+                             queries.data(), m, out.data(), options.max_temp_bytes);           \
   }                                                                                            \
   void search_rows(const cuda_t& exec, side s, int64_t rows, span<const T> keys,               \
                    span<const T> queries, span<OUT> out, const search_options& options) {      \
     const auto [k, m] = check_rows_arguments(rows, keys, queries, out);                        \
+    check_options(options);                                                                    \
     if (options.check_sorted && !cuda_backend::is_sorted_rows(exec.stream, keys.data(), rows, k)) \
       throw_unsorted("gsearch::search_rows: a row of keys is not sorted");                     \
     cuda_backend::search_rows(exec.stream, s, options.algo, rows, keys.data(), k,              \

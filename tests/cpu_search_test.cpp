@@ -4,8 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
+#include <new>
+#include <string>
 #include <vector>
 
 #include "gsearch/cpu/search.hpp"
@@ -209,6 +213,137 @@ TEST(CpuSearchApi, CheckSortedThrowsAndWritesNothing) {
   EXPECT_TRUE(is_sorted(cpu, span<const float>(zeros)));
 }
 
+// --- search_options::max_temp_bytes ---------------------------------------------------------
+
+// The largest single operator new while tracking is on: the CPU's temporary buffers (the
+// partitioned search's window, the padded copies) are vectors; the index's layout is
+// aligned_alloc'd and shows in resolve_algorithm instead.
+std::atomic<bool> track_new{false};
+std::atomic<size_t> largest_new{0};
+
+struct TrackNew {
+  TrackNew() {
+    largest_new = 0;
+    track_new = true;
+  }
+  ~TrackNew() { track_new = false; }
+};
+
+template <class T, class Out = int64_t>
+std::vector<int64_t> search_capped(side s, const std::vector<T>& keys, const std::vector<T>& queries, algorithm a,
+                                   int64_t cap, bool sorted_queries = false) {
+  std::vector<Out> out(queries.size(), Out(-7));
+  search_options o{a, false, sorted_queries};
+  o.max_temp_bytes = cap;
+  {
+    const TrackNew track;  // the search only
+    search(cpu, s, span<const T>(keys), span<const T>(queries), span<Out>(out), o);
+  }
+  return {out.begin(), out.end()};
+}
+
+// The cap changes what auto picks, and how pbs / pbs_cf / pbs_cl read the keys, never a result;
+// 0 allocates nothing; an explicit index or partitioned over the cap throws, writing nothing.
+TEST(CpuSearchApi, TempCapChangesAutoNotResults) {
+  const uint64_t seed = test_seed();
+  const int64_t k = int64_t(1) << 17, q = k;  // auto: the index (from 2^16 keys with Q >= K/4)
+  const auto keys = gen::sorted_keys<int32_t>(k, seed);
+  const auto queries = gen::random_queries_from_keys(keys.data(), k, q, seed + 1);
+  ASSERT_EQ(resolve_algorithm(cpu, algorithm::auto_, 4, k, q), algorithm::index);
+  const int64_t index_bytes = search_temp_bytes(cpu, algorithm::index, 4, k, q);
+  EXPECT_GE(index_bytes, k * 4);
+  EXPECT_EQ(search_temp_bytes(cpu, algorithm::auto_, 4, k, q), index_bytes);
+  EXPECT_EQ(search_temp_bytes(cpu, algorithm::binary, 4, k, q), 0);
+  EXPECT_EQ(search_temp_bytes(cpu, algorithm::pary, 4, k, q), 0);
+  EXPECT_EQ(search_temp_bytes(cpu, algorithm::pbs_cl, 4, k, q), (k + 64) * 4);
+  EXPECT_GT(search_temp_bytes(cpu, algorithm::partitioned, 4, k, q), q * 16);  // a window: 16 bytes a query
+  EXPECT_EQ(search_temp_bytes(cpu, algorithm::index, 4, k, 0), 0);             // no queries, no index
+  EXPECT_EQ(resolve_algorithm(cpu, algorithm::auto_, 4, k, q, index_bytes), algorithm::index);
+  EXPECT_EQ(resolve_algorithm(cpu, algorithm::auto_, 4, k, q, index_bytes - 1), algorithm::binary);
+  EXPECT_EQ(resolve_algorithm(cpu, algorithm::auto_, 4, k, q, 0), algorithm::binary);
+  EXPECT_EQ(resolve_algorithm(cpu, algorithm::index, 4, k, q, 0), algorithm::index);  // explicit: kept (search throws)
+
+  (void)search_capped(side::left, keys, queries, algorithm::pbs_cl, unlimited_temp_bytes);  // the pool started
+  for (side s : {side::left, side::right, side::pred}) {
+    const auto want = reference_all(keys, queries, s);
+    for (int64_t cap : {unlimited_temp_bytes, index_bytes, index_bytes - 1, int64_t{0}}) {
+      for (algorithm a : {algorithm::auto_, algorithm::binary, algorithm::pary, algorithm::pbs, algorithm::pbs_cf,
+                          algorithm::pbs_cl}) {
+        const std::vector<int64_t> got = search_capped(s, keys, queries, a, cap);
+        EXPECT_EQ(got, want) << to_string(a) << " cap=" << cap << " side=" << side_name(s);
+        if (cap == 0) {
+          EXPECT_LT(largest_new.load(), size_t{4096}) << to_string(a) << ": allocated under a cap of 0";
+        }
+      }
+      EXPECT_EQ((search_capped<int32_t, int32_t>(s, keys, queries, algorithm::auto_, cap)), want) << "int32 out";
+    }
+    for (algorithm a : {algorithm::index, algorithm::partitioned}) {
+      const int64_t need = search_temp_bytes(cpu, a, 4, k, q);
+      EXPECT_EQ(search_capped(s, keys, queries, a, need), want) << to_string(a) << " at its own size";
+      std::vector<int64_t> out(queries.size(), -7);
+      search_options o{a};
+      o.max_temp_bytes = 0;
+      try {
+        search(cpu, s, span<const int32_t>(keys), span<const int32_t>(queries), span<int64_t>(out), o);
+        ADD_FAILURE() << to_string(a) << " with max_temp_bytes 0 did not throw";
+      } catch (const invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("max_temp_bytes = 0"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(std::to_string(need)), std::string::npos) << e.what();
+      }
+      EXPECT_EQ(out, std::vector<int64_t>(queries.size(), -7)) << to_string(a) << ": wrote under a failed cap";
+      o.max_temp_bytes = need - 1;
+      EXPECT_THROW(search(cpu, s, span<const int32_t>(keys), span<const int32_t>(queries), span<int64_t>(out), o),
+                   invalid_argument);
+    }
+  }
+  // Sorted queries (Merge Path, no temporary memory on the CPU), equal_range and search_rows.
+  auto sorted_q = queries;
+  sort_keys(sorted_q);
+  EXPECT_EQ(search_capped(side::right, keys, sorted_q, algorithm::auto_, 0, true),
+            reference_all(keys, sorted_q, side::right));
+  std::vector<int64_t> lo(q), hi(q);
+  search_options none;
+  none.max_temp_bytes = 0;
+  equal_range(cpu, span<const int32_t>(keys), span<const int32_t>(queries), span<int64_t>(lo), span<int64_t>(hi), none);
+  EXPECT_EQ(lo, reference_all(keys, queries, side::left));
+  EXPECT_EQ(hi, reference_all(keys, queries, side::right));
+  const RowsShape shape{64, 2000, 300};
+  const auto [rkeys, rqueries] = rows_inputs<int32_t>(shape, seed);
+  for (algorithm a : {algorithm::auto_, algorithm::pbs_cl, algorithm::index}) {
+    std::vector<int64_t> out(rqueries.size());
+    search_options o{a};
+    o.max_temp_bytes = 0;
+    {
+      const TrackNew track;
+      search_rows(cpu, side::right, shape.rows, span<const int32_t>(rkeys), span<const int32_t>(rqueries),
+                  span<int64_t>(out), o);
+    }
+    EXPECT_EQ(out, rows_reference(shape, rkeys, rqueries, side::right)) << to_string(a);
+    EXPECT_LT(largest_new.load(), size_t{4096}) << to_string(a) << ": search_rows allocated under a cap of 0";
+  }
+  // A negative cap is an argument error, on every entry point.
+  search_options bad;
+  bad.max_temp_bytes = -1;
+  std::vector<int64_t> out(queries.size());
+  EXPECT_THROW(search(cpu, side::left, span<const int32_t>(keys), span<const int32_t>(queries), span<int64_t>(out), bad),
+               invalid_argument);
+  EXPECT_THROW(search_rows(cpu, side::left, 1, span<const int32_t>(keys), span<const int32_t>(queries),
+                           span<int64_t>(out), bad),
+               invalid_argument);
+}
+
+// 8-byte keys: the index's layout and the partitioned window follow the key size.
+TEST(CpuSearchApi, TempBytesFollowKeySize) {
+  const int64_t k = int64_t(1) << 20, q = int64_t(1) << 22;
+  EXPECT_GT(search_temp_bytes(cpu, algorithm::index, 8, k, q), search_temp_bytes(cpu, algorithm::index, 4, k, q));
+  // The partitioned window: 2^22 queries of 12 + key-size bytes, whatever the query count beyond.
+  const int64_t p4 = search_temp_bytes(cpu, algorithm::partitioned, 4, k, q);
+  const int64_t p8 = search_temp_bytes(cpu, algorithm::partitioned, 8, k, q);
+  EXPECT_GE(p4, q * 16);
+  EXPECT_GE(p8, q * 20);
+  EXPECT_EQ(search_temp_bytes(cpu, algorithm::partitioned, 4, k, 4 * q), p4);
+}
+
 TEST(CpuSearchApi, CudaTagWithoutDeviceFailsClearly) {
   if (cuda_device_count() > 0) GTEST_SKIP() << "a GPU is present; see the gpu tests";
   const std::vector<int32_t> keys{1, 2, 3};
@@ -218,3 +353,22 @@ TEST(CpuSearchApi, CudaTagWithoutDeviceFailsClearly) {
 
 }  // namespace
 }  // namespace gsearch::test
+
+// The replaceable global allocation functions, counting the largest allocation while
+// gsearch::test::track_new is on (TempCapChangesAutoNotResults). The array, nothrow and sized
+// forms of libstdc++ call these two. (GCC's -Wmismatched-new-delete takes the free below for a
+// mismatch wherever it inlines a std::allocator pair: both halves are replaced here.)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+void* operator new(std::size_t n) {
+  if (gsearch::test::track_new.load(std::memory_order_relaxed)) {
+    size_t seen = gsearch::test::largest_new.load(std::memory_order_relaxed);
+    while (n > seen && !gsearch::test::largest_new.compare_exchange_weak(seen, n)) {
+    }
+  }
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }

@@ -3,13 +3,15 @@
 // loop) and checked against a plain loop here where that is cheap: find_first, count, find_random
 // for the same seed, find_all, isin for every method, every study strategy; find_any returns a
 // match. Sizes up to many blocks ((1 << 24) + 3), data pointers off the 16-byte alignment of the
-// vector loads (data + 1, data + 3), the stream-ordered find into a device result. Skips visibly
-// without a GPU.
+// vector loads (data + 1, data + 3), the stream-ordered find into a device result; isin under the
+// shared memory of smaller GPUs; find from many short-lived threads (no device word leaked per
+// thread). Skips visibly without a GPU.
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -17,8 +19,10 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "gsearch/cuda/search.hpp"
 #include "gsearch/gsearch.hpp"
 #include "find_cases.hpp"
 #include "test_util.hpp"
@@ -486,6 +490,59 @@ TYPED_TEST(GpuFind, IsinSpecialValuesEqualCpu) {
       EXPECT_TRUE(!got[0] && got[1] && got[2] && !got[3] && !got[4]) << to_string(method) << " NaN / -0.0";
     }
   }
+}
+
+// isin's staged tests under the shared memory of smaller GPUs (the testing override): 30,000
+// int32 tests (120 KB, two copies 240 KB) are staged in one copy at 163 KB and not at 99 or 48 KB;
+// every method gives the CPU's mask.
+TEST_F(Gpu, IsinUnderSmallerSharedMemory) {
+  std::mt19937_64 rng(11);
+  std::vector<int32_t> tests(30000), elements((1 << 18) + 3);
+  for (auto& t : tests) t = int32_t(rng() % 100000);
+  for (auto& x : elements) x = int32_t(rng() % 200000);
+  for (int64_t limit : {int64_t(166912), int64_t(101376), int64_t(49152)}) {
+    const int64_t before = cuda_backend::shared_limit_override();
+    cuda_backend::set_shared_limit_override(limit);
+    EXPECT_NO_FATAL_FAILURE(check_gpu_isin(cuda, elements, tests, 0, std::to_string(limit / 1024) + " KB"));
+    cuda_backend::set_shared_limit_override(before);
+  }
+}
+
+// find's value forms wait for their answer through a device word (src/cuda/find.cu). It was one
+// word per host thread, cudaMalloc'd and never freed: a leak per thread that ever called find.
+// Now the words are reused from a free list: many short-lived threads, a few at a time, make no
+// more words than ran at once, and the device's free memory does not shrink.
+TEST_F(Gpu, FindFromManyShortLivedThreadsDoesNotLeak) {
+  std::vector<int32_t> data(4096, 0);
+  data[1234] = 7;
+  const auto d = device_copy(data, 0);
+  ASSERT_EQ(find_first(cuda, d.view(), equal_to(7)), 1234);  // the context and a first word
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  size_t free_before = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
+  const int64_t words_before = cuda_backend::host_wait_words();
+  constexpr int at_once = 16;
+  const int rounds = test_subset() ? 16 : 1024;  // 16,384 threads (the word count is the exact check)
+  std::atomic<int> wrong{0};
+  for (int r = 0; r < rounds; ++r) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < at_once; ++t)
+      threads.emplace_back([&] {
+        try {
+          if (find_first(cuda, d.view(), equal_to(7)) != 1234 || gsearch::count(cuda, d.view(), equal_to(7)) != 1) ++wrong;
+        } catch (...) {
+          ++wrong;
+        }
+      });
+    for (auto& th : threads) th.join();
+  }
+  EXPECT_EQ(wrong.load(), 0);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  size_t free_after = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
+  EXPECT_LE(cuda_backend::host_wait_words() - words_before, at_once) << "words made for " << rounds * at_once << " threads";
+  const int64_t lost = int64_t(free_before) - int64_t(free_after);
+  EXPECT_LT(lost, int64_t(4) << 20) << "device memory lost to " << rounds * at_once << " threads: " << lost << " bytes";
 }
 
 TEST_F(Gpu, IsinOnAStream) {

@@ -1,13 +1,17 @@
 // The batched search on the GPU (label `gpu`): the CPU test matrix again, through the CUDA
 // backend, every result against std::lower_bound / std::upper_bound and equal to the CPU's
-// per-lane run; many blocks; streams; the sortedness check. Skips visibly without a GPU.
+// per-lane run; many blocks; streams; the sortedness check; every algorithm under the shared
+// memory of smaller GPUs (the testing override); the temporary-memory cap. Skips visibly without
+// a GPU.
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "gsearch/cuda/search.hpp"
 #include "gsearch/gsearch.hpp"
 #include "rows_cases.hpp"
 #include "search_cases.hpp"
@@ -23,12 +27,20 @@ class Gpu : public ::testing::Test {
   }
 };
 
+// Output buffers are poisoned first (0x5A bytes: no result has that value): a fresh allocation
+// may hold the previous call's results, which a search that wrote nothing would pass with.
+template <class Out>
+void poison(const device_vector<Out>& d_out) {
+  if (d_out.size() > 0) EXPECT_EQ(cudaMemset(d_out.data(), 0x5A, size_t(d_out.size()) * sizeof(Out)), cudaSuccess);
+}
+
 template <class T, class Out>
 std::vector<int64_t> run_gpu_out(const cuda_t& exec, const std::vector<T>& keys, const std::vector<T>& queries,
                                  side s, algorithm a, bool check) {
   const auto d_keys = to_device(keys);
   const auto d_queries = to_device(queries);
   device_vector<Out> d_out(int64_t(queries.size()));
+  poison(d_out);
   search(exec, s, span<const T>(d_keys), span<const T>(d_queries), span<Out>(d_out), {a, check});
   synchronize(exec);
   std::vector<Out> out(queries.size());
@@ -83,6 +95,7 @@ std::vector<int64_t> run_gpu_rows_out(const cuda_t& exec, int64_t rows, const st
   const auto d_keys = to_device(keys);
   const auto d_queries = to_device(queries);
   device_vector<Out> d_out(int64_t(queries.size()));
+  poison(d_out);
   search_rows(exec, s, rows, span<const T>(d_keys), span<const T>(d_queries), span<Out>(d_out), {a, check});
   synchronize(exec);
   std::vector<Out> out(queries.size());
@@ -160,6 +173,85 @@ TEST_F(Gpu, CheckSortedThrowsAndWritesNothing) {
   const std::vector<double> sorted{-0.0, 0.0, std::numeric_limits<double>::quiet_NaN()};
   device_vector<double> d_sorted{span<const double>(sorted)};
   EXPECT_TRUE(is_sorted(cuda, span<const double>(d_sorted)));
+}
+
+// Every algorithm, the row-batched search and auto under the shared memory of smaller GPUs (the
+// testing override: an A100's 163 KB, an Ada card's 99 KB, any device's 48 KB), with key lists on
+// both sides of each limit: what is staged in shared memory follows the limit, the results never
+// change (a kernel asking for more than the limit throws, naming it).
+TYPED_TEST(GpuSearch, ForcedSmallerSharedMemoryMatchesStd) {
+  using T = TypeParam;
+  const uint64_t seed = test_seed();
+  for (int64_t limit : {int64_t(166912), int64_t(101376), int64_t(49152)}) {
+    const int64_t before = cuda_backend::shared_limit_override();
+    cuda_backend::set_shared_limit_override(limit);
+    const int64_t at_limit = limit / int64_t(sizeof(T)) - 2 * warp_width;  // the most keys staged
+    for (int64_t k : {at_limit / 2 - 1, at_limit, at_limit + 1, 2 * at_limit + 7}) {
+      const auto keys = gen::sorted_keys<T>(k, seed + uint64_t(k));
+      const auto queries = gen::random_queries_from_keys(keys.data(), k, test_subset() ? 3000 : 50000, seed);
+      for (side s : {side::left, side::right, side::pred}) {
+        const auto want = reference_all(keys, queries, s);
+        for (algorithm a : {algorithm::auto_, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl, algorithm::binary,
+                            algorithm::index, algorithm::partitioned, algorithm::pary}) {
+          ASSERT_EQ((run_gpu_out<T, int64_t>(cuda, keys, queries, s, a, false)), want)
+              << to_string(a) << " k=" << k << " at " << limit / 1024 << " KB, side " << side_name(s);
+        }
+      }
+      // Rows of k keys (one per tile at most), 4 rows.
+      const RowsShape shape{4, k, 700};
+      const auto [rkeys, rqueries] = rows_inputs<T>(shape, seed);
+      for (algorithm a : {algorithm::auto_, algorithm::pbs_cl}) {
+        ASSERT_EQ((run_gpu_rows_out<T, int64_t>(cuda, shape.rows, rkeys, rqueries, side::right, a, false)),
+                  rows_reference(shape, rkeys, rqueries, side::right))
+            << "rows, " << to_string(a) << " k=" << k << " at " << limit / 1024 << " KB";
+      }
+    }
+    cuda_backend::set_shared_limit_override(before);
+  }
+}
+
+// The temporary-memory cap on the GPU's auto and explicit algorithms (gpu_partitioned_test.cu's
+// GpuTempCap checks the pool itself): what auto takes, and the error of an explicit index.
+TEST_F(Gpu, TempCapChangesAutoNotResults) {
+  const int64_t k = int64_t(1) << 20, q = int64_t(1) << 19;  // auto: the index (Q >= K/2)
+  ASSERT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, k, q), algorithm::index);
+  const int64_t need = search_temp_bytes(cuda, algorithm::index, 4, k, q);
+  EXPECT_GE(need, k * 4);
+  EXPECT_EQ(search_temp_bytes(cuda, algorithm::auto_, 4, k, q), need);
+  for (algorithm a : {algorithm::binary, algorithm::pbs, algorithm::pbs_cl, algorithm::pary})
+    EXPECT_EQ(search_temp_bytes(cuda, a, 4, k, q), 0) << to_string(a);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, k, q, need), algorithm::index);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, k, q, need - 1), algorithm::binary);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, k, q, 0), algorithm::binary);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, 1024, q, 0), algorithm::pbs_cl);  // in shared memory
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, k, 5, 0), algorithm::pary);
+  const uint64_t seed = test_seed();
+  const auto keys = gen::sorted_keys<float>(k, seed);
+  const auto queries = gen::random_queries_from_keys(keys.data(), k, test_subset() ? 1 << 14 : q, seed + 1);
+  const auto want = reference_all(keys, queries, side::left);
+  const auto d_keys = to_device(keys);
+  const auto d_queries = to_device(queries);
+  device_vector<int32_t> d_out(int64_t(queries.size()));
+  for (int64_t cap : {unlimited_temp_bytes, need, need - 1, int64_t{0}}) {
+    for (algorithm a : {algorithm::auto_, algorithm::pbs_cl, algorithm::binary}) {
+      poison(d_out);
+      search_options o{a};
+      o.max_temp_bytes = cap;
+      lower_bound(cuda, span<const float>(d_keys), span<const float>(d_queries), span<int32_t>(d_out), o);
+      std::vector<int32_t> got(queries.size());
+      d_out.copy_to(span<int32_t>(got));
+      EXPECT_EQ(std::vector<int64_t>(got.begin(), got.end()), want) << to_string(a) << " cap " << cap;
+    }
+  }
+  search_options o{algorithm::index};
+  o.max_temp_bytes = need - 1;
+  try {
+    lower_bound(cuda, span<const float>(d_keys), span<const float>(d_queries), span<int32_t>(d_out), o);
+    ADD_FAILURE() << "an index over the cap did not throw";
+  } catch (const invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("max_temp_bytes = " + std::to_string(need - 1)), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(Gpu, AutoPicksSharedMemoryThenGlobal) {

@@ -1,7 +1,8 @@
 // gsearch::static_index on the GPU (label `gpu`): the CPU test matrix again, built and searched on
 // the device, every result against std::lower_bound / std::upper_bound and equal to the CPU
 // index's; a stream; the device handle called from a kernel of this file (a user's kernel);
-// algorithm::index through search(); the backend checks. Skips visibly without a GPU.
+// algorithm::index through search(); the backend checks; the staged levels under the shared memory
+// of smaller GPUs (the testing override). Skips visibly without a GPU.
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "gsearch/cuda/search.hpp"
 #include "gsearch/gsearch.hpp"
 #include "static_index_cases.hpp"
 #include "test_util.hpp"
@@ -107,10 +109,16 @@ TYPED_TEST(GpuIndex, DeviceHandleInUserKernel) {
       EXPECT_THROW(index.host_ref(), invalid_argument);
       const auto d_queries = to_device(queries);
       const int64_t n = int64_t(queries.size());
+      ASSERT_GT(n, 0);  // (a grid of 0 blocks is a failed launch)
       device_vector<int64_t> lower(n), upper(n), pred(n);
+      // Poisoned (a value no result in [-1, k] has): the allocator may hand back the previous
+      // case's buffers with its results in them, which a launch that failed would leave.
+      for (int64_t* p : {lower.data(), upper.data(), pred.data()})
+        ASSERT_EQ(cudaMemset(p, 0x5A, size_t(n) * sizeof(int64_t)), cudaSuccess);
       handle_kernel<<<int((n + 255) / 256), 256>>>(index.device_ref(), d_queries.data(), n, lower.data(),
                                                    upper.data(), pred.data());
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      ASSERT_EQ(cudaGetLastError(), cudaSuccess) << kname << " k=" << k;
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << kname << " k=" << k;
       std::vector<int64_t> l(queries.size()), u(queries.size()), p(queries.size());
       lower.copy_to(span<int64_t>(l));
       upper.copy_to(span<int64_t>(u));
@@ -119,6 +127,41 @@ TYPED_TEST(GpuIndex, DeviceHandleInUserKernel) {
       ASSERT_EQ(u, reference_all(keys, queries, side::right)) << kname << " k=" << k;
       ASSERT_EQ(p, reference_all(keys, queries, side::pred)) << kname << " k=" << k;
     }
+  }
+}
+
+// The index's staged levels under the shared memory of smaller GPUs (the testing override): the
+// 8-byte keys' budget of 160 KB is more than 99 or 48 KB, so the levels staged follow the
+// device's limit. Before, a search of 8-byte keys asked for 160 KB wherever the device had less.
+TYPED_TEST(GpuIndex, ForcedSmallerSharedMemoryMatchesStd) {
+  using T = TypeParam;
+  const uint64_t seed = test_seed();
+  const int64_t k = (int64_t(1) << (test_subset() ? 18 : 22)) + 5;
+  const auto keys = gen::sorted_keys<T>(k, seed);
+  const auto queries = gen::random_queries_from_keys(keys.data(), k, 1 << 16, seed + 1);
+  const auto d_keys = to_device(keys);
+  const auto d_queries = to_device(queries);
+  const static_index<T> index(cuda, span<const T>(d_keys));
+  device_vector<int64_t> d_out(int64_t(queries.size()));
+  for (int64_t limit : {int64_t(166912), int64_t(101376), int64_t(49152)}) {
+    const int64_t before = cuda_backend::shared_limit_override();
+    cuda_backend::set_shared_limit_override(limit);
+    for (side s : {side::left, side::pred}) {
+      const auto want = reference_all(keys, queries, s);
+      for (int form = 0; form < 2; ++form) {  // the kept index, then algorithm::index through search()
+        ASSERT_EQ(cudaMemset(d_out.data(), 0x5A, queries.size() * sizeof(int64_t)), cudaSuccess);
+        if (form == 0) {
+          index.search(cuda, s, span<const T>(d_queries), span<int64_t>(d_out));
+        } else {
+          search(cuda, s, span<const T>(d_keys), span<const T>(d_queries), span<int64_t>(d_out), {algorithm::index});
+        }
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        std::vector<int64_t> got(queries.size());
+        d_out.copy_to(span<int64_t>(got));
+        EXPECT_EQ(got, want) << limit / 1024 << " KB, form " << form << ", side " << side_name(s);
+      }
+    }
+    cuda_backend::set_shared_limit_override(before);
   }
 }
 

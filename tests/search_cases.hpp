@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <random>
@@ -12,6 +13,8 @@
 #include <vector>
 
 #include "gsearch/core/query_gen.hpp"
+#include "gsearch/cuda/search.hpp"
+#include "gsearch/device.hpp"
 #include "gsearch/search.hpp"
 #include "test_util.hpp"
 
@@ -22,11 +25,21 @@ struct SearchCase {
   int64_t k;
 };
 
-/// Key counts of the sweep: 0, 1, 2, 31, 32, 33, w^2, the H100's shared-memory maximum for T
-/// (227 KB per block less the padding) and one more (the global-memory path).
+/// The shared memory per block the sweep's boundary is drawn at: the testing override where one
+/// is set (cuda/search.hpp's set_shared_limit_override, GSEARCH_SHARED_LIMIT_BYTES), else the
+/// current device's opt-in maximum, else (no GPU) the H100's 227 KB.
+inline int64_t shared_limit_for_tests() {
+  int64_t limit = cuda_device_count() > 0 ? cuda_device_properties().shared_per_block_optin : 232448;
+  if (const int64_t o = cuda_backend::shared_limit_override(); o > 0)
+    limit = std::min(limit, std::max(o, cuda_backend::min_shared_limit_override));
+  return limit;
+}
+
+/// Key counts of the sweep: 0, 1, 2, 31, 32, 33, w^2, the shared-memory maximum for T (that
+/// limit less the padding: 227 KB on the H100) and one more (the global-memory path).
 template <class T>
 std::vector<int64_t> key_count_sweep() {
-  const int64_t smem_max = 232448 / int64_t(sizeof(T)) - 2 * warp_width;
+  const int64_t smem_max = shared_limit_for_tests() / int64_t(sizeof(T)) - 2 * warp_width;
   return {0, 1, 2, 31, 32, 33, 1024, 4097, smem_max, smem_max + 1};
 }
 

@@ -22,14 +22,36 @@
 ///
 /// Execution: gsearch::cpu takes host memory; gsearch::cuda (or gsearch::cuda.on(stream))
 /// takes device memory and is stream-ordered: it returns once the work is enqueued, except
-/// with check_sorted, which waits for the check. No temporary device memory is allocated,
-/// except 4 bytes for check_sorted and, with queries_sorted, 8 bytes per tile of 3,840 merged
-/// keys and queries (1,792 for 8-byte keys), from gsearch's stream-ordered pool.
+/// with check_sorted, which waits for the check.
+///
+/// Temporary memory, per call (host memory on the CPU, freed before the call returns; device
+/// memory on CUDA, from gsearch's stream-ordered pool, cuda/stream_buffer.cuh, freed in stream
+/// order; the pool keeps up to 256 MB of freed memory for later calls). K keys, Q queries:
+///   binary, pary; pbs / pbs_cf / pbs_cl on the GPU   none
+///   pbs / pbs_cf / pbs_cl on the CPU   a padded copy of the keys, (K + 64) keys; none where
+///                                      that is over max_temp_bytes (the keys read in place)
+///   index          the static index's layout, about K (1 + 1/B) keys (B = 4 on the GPU and 16
+///                  on the CPU for 4-byte keys, 2 and 8 for 8-byte keys)
+///   partitioned    a window of min(Q, 2^22) queries grouped: GPU 10 bytes a query (4-byte keys)
+///                  or 18 (8-byte), plus the splitters (K / 49,152 or K / 24,576 keys), a count
+///                  matrix (4 bytes per bucket and block) and CUB's scan scratch: about 42 MB or
+///                  76 MB from 2^22 queries; CPU 12 + key-size bytes a query, plus 8 bytes per
+///                  bucket (256 KB of keys) and thread: about 67 MB or 84 MB from 2^22 queries
+///   queries_sorted GPU 8 bytes per tile of 4,864 (4-byte keys) or 1,792 (8-byte) merged keys
+///                  and queries; CPU none
+///   check_sorted   none per call (the GPU reads its answer through a device word that calls
+///                  reuse)
+/// auto_ takes the index or the partitioned search for large key sets (docs/semantics.md,
+/// "Algorithms"), so a call with the default options may allocate tens of MB.
+/// search_temp_bytes() tells how much a call would take; search_options::max_temp_bytes caps it
+/// (0: none at all). The CPU's fork-join bookkeeping (a few bytes per thread) is not counted.
 ///
 /// Errors: invalid_argument (sizes that differ, null data, unsorted keys when checked, an
-/// int32 output too small, an algorithm the backend lacks), cuda_error, out_of_memory.
+/// int32 output too small, an algorithm the backend lacks, an algorithm that needs more
+/// temporary memory than max_temp_bytes, a negative max_temp_bytes), cuda_error, out_of_memory.
 
 #include <cstdint>
+#include <limits>
 
 #include "gsearch/core/algorithm.hpp"
 #include "gsearch/core/error.hpp"
@@ -38,6 +60,9 @@
 #include "gsearch/execution.hpp"
 
 namespace gsearch {
+
+/// search_options::max_temp_bytes's default: no cap.
+inline constexpr int64_t unlimited_temp_bytes = std::numeric_limits<int64_t>::max();
 
 /// Options common to the batched searches.
 struct search_options {
@@ -52,6 +77,13 @@ struct search_options {
   /// O(queries * log(keys)). `algo` is then ignored. Unsorted queries give unspecified (but
   /// in-range) results, unless check_sorted is set, which then checks the queries as well.
   bool queries_sorted = false;
+  /// The most temporary memory (bytes) the call may allocate; see the file comment for what each
+  /// algorithm takes. auto_ then picks only algorithms within the cap (0: only those that
+  /// allocate nothing: PBS-CL in shared memory, P-ary, binary); an explicit index or partitioned
+  /// that would take more throws invalid_argument naming the cap; the CPU's pbs / pbs_cf / pbs_cl
+  /// read the keys in place instead of padding a copy; queries_sorted on the GPU runs the
+  /// search of unsorted queries instead. Results never change. Negative: invalid_argument.
+  int64_t max_temp_bytes = unlimited_temp_bytes;
 };
 
 #define GSEARCH_DECLARE_SEARCH(EXEC, T, OUT)                                                     \
@@ -86,12 +118,23 @@ GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_SEARCH_ALL_OUT, cpu_t)
 GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_SEARCH_ALL_OUT, cuda_t)
 
 /// The algorithm a search with `requested` runs for k keys of key_bytes bytes and `queries`
-/// queries on this backend (and, for CUDA, the current device): `requested` itself unless it is
-/// algorithm::auto_. queries < 0: not known, taken as many (a batch at least as large as k).
+/// queries on this backend (and, for CUDA, the current device, its shared memory included):
+/// `requested` itself unless it is algorithm::auto_, whose choice leaves out what allocates more
+/// than max_temp_bytes. queries < 0: not known, taken as many (a batch at least as large as k).
 algorithm resolve_algorithm(const cpu_t& exec, algorithm requested, int key_bytes, int64_t k,
-                            int64_t queries = -1);
+                            int64_t queries = -1, int64_t max_temp_bytes = unlimited_temp_bytes);
 algorithm resolve_algorithm(const cuda_t& exec, algorithm requested, int key_bytes, int64_t k,
-                            int64_t queries = -1);
+                            int64_t queries = -1, int64_t max_temp_bytes = unlimited_temp_bytes);
+
+/// The temporary memory (bytes) a search with `algo` allocates per call for k keys of key_bytes
+/// bytes and `queries` queries (< 0: taken as k) on this backend (the CPU: with exec.threads
+/// threads; CUDA: on the current device), with no cap: auto_ as it resolves with no cap, the
+/// table in the file comment made exact. Not counting queries_sorted, which search_options
+/// chooses apart from the algorithm. Exact on the CPU; on CUDA, for unsigned keys of that size
+/// on side right (other types and sides may differ by part of the partitioned search's count
+/// matrix, whose block count follows each kernel's occupancy).
+int64_t search_temp_bytes(const cpu_t& exec, algorithm algo, int key_bytes, int64_t k, int64_t queries = -1);
+int64_t search_temp_bytes(const cuda_t& exec, algorithm algo, int key_bytes, int64_t k, int64_t queries = -1);
 
 #define GSEARCH_DECLARE_IS_SORTED(EXEC, T)                                                  \
   /** True when keys are sorted in the order of key_traits.hpp. On CUDA it synchronizes. */ \

@@ -113,6 +113,17 @@ void partitioned(int threads, const T* keys, int64_t k, const T* queries, int64_
 
 }  // namespace
 
+int64_t partitioned_temp_bytes(int threads, int key_bytes, int64_t k, int64_t n, const core::partition_config& cfg) {
+  if (n <= 0 || cfg.window < 1 || cfg.max_buckets < 1) return 0;
+  // What partitioned() allocates: splitters; bucket_of, grouped and position per query of a
+  // window; place per part and bucket, ends per bucket.
+  const core::partition_shape shape(k, cfg.chunk_bytes / key_bytes, cfg.max_buckets);
+  const int64_t window = std::min(n, cfg.window);
+  const int parts = thread_count(threads, window, min_queries_per_part);
+  return shape.splitters() * key_bytes + window * (int64_t(sizeof(uint32_t)) + key_bytes + int64_t(sizeof(int64_t))) +
+         (int64_t(parts) + 1) * shape.buckets * int64_t(sizeof(int64_t));
+}
+
 template <class T, class Out>
 void partitioned_search(int threads, side s, const T* keys, int64_t k, const T* queries, int64_t n, Out* out,
                         const core::partition_config& cfg) {

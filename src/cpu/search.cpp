@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <type_traits>
 #include <vector>
 
+#include "gsearch/core/error.hpp"
 #include "gsearch/core/padding.hpp"
 #include "gsearch/core/pary.hpp"
 #include "gsearch/core/pbs.hpp"
@@ -62,13 +64,18 @@ void run(int threads, const Accessor& acc, int64_t k, const T* queries, int64_t 
                });
 }
 
+// The padded copy pbs / pbs_cf / pbs_cl search (0: none, the keys read in place).
+int64_t padded_bytes(int key_bytes, int64_t k) {
+  return k <= max_padded_keys ? (k + 2 * warp_width) * int64_t(key_bytes) : 0;
+}
+
 template <algorithm A, bool Strict, class T, class Out>
 void run_algorithm(int threads, const T* keys, int64_t k, const T* queries, int64_t n, Out* out,
-                   int64_t offset) {
+                   int64_t offset, bool may_copy) {
   if constexpr (A == algorithm::binary) {
     // Reads only [0, k): no padding needed.
     run<A, Strict>(threads, core::padded_accessor<T>{keys}, k, queries, n, out, offset);
-  } else if (k <= max_padded_keys) {
+  } else if (k <= max_padded_keys && may_copy) {
     const std::vector<T> padded = core::pad_keys(keys, k);  // as the GPU stages them
     run<A, Strict>(threads, core::padded_accessor<T>{padded.data() + warp_width}, k, queries, n,
                    out, offset);
@@ -93,43 +100,67 @@ void pary_run(int threads, const T* keys, int64_t k, const T* queries, int64_t n
 
 template <bool Strict, class T, class Out>
 void dispatch(int threads, algorithm algo, const T* keys, int64_t k, const T* queries, int64_t n,
-              Out* out, int64_t offset) {
+              Out* out, int64_t offset, bool may_copy) {
   visit_algorithm(algo, [&]<algorithm A>() {
-    run_algorithm<A, Strict>(threads, keys, k, queries, n, out, offset);
+    run_algorithm<A, Strict>(threads, keys, k, queries, n, out, offset, may_copy);
   });
 }
 
 // Queries [begin, end) of the row-batched search, row by row: the binary search reads the row in
 // place; the GPU's algorithms read a padded copy of it, made once per row a chunk touches.
+// (may_copy false: the row read in place through the bounded accessor, which supplies the
+// padding's sentinels.)
 template <algorithm A, bool Strict, class T, class Out>
 void search_rows_chunk(const T* keys, int64_t k, const T* queries, int64_t m, Out* out,
-                       int64_t offset, int64_t begin, int64_t end) {
+                       int64_t offset, int64_t begin, int64_t end, bool may_copy) {
   std::vector<T> padded;
   for (int64_t j = begin; j < end;) {
     const int64_t row = j / m, row_end = std::min(end, (row + 1) * m);
     const T* row_keys = keys + row * k;
+    const auto search_row = [&](const auto& acc) {
+      for (; j < row_end; ++j) {
+        const int lane = int(j % warp_width);
+        out[j] = Out(core::search_rank<A>(acc, k, before<Strict, T>{queries[j]}, lane) + offset);
+      }
+    };
     if constexpr (A != algorithm::binary) {
+      if (!may_copy) {
+        search_row(core::bounded_accessor<T, key_traits<T>>{row_keys, k});
+        continue;
+      }
       padded = core::pad_keys(row_keys, k);
       row_keys = padded.data() + warp_width;
     }
-    const core::padded_accessor<T> acc{row_keys};
-    for (; j < row_end; ++j) {
-      const int lane = int(j % warp_width);
-      out[j] = Out(core::search_rank<A>(acc, k, before<Strict, T>{queries[j]}, lane) + offset);
-    }
+    search_row(core::padded_accessor<T>{row_keys});
   }
 }
 
 template <bool Strict, class T, class Out>
 void search_rows_dispatch(int threads, algorithm algo, int64_t rows, const T* keys, int64_t k,
-                          const T* queries, int64_t m, Out* out, int64_t offset) {
+                          const T* queries, int64_t m, Out* out, int64_t offset, int64_t max_temp_bytes) {
   const int64_t n = rows * m;
-  parallel_for(n, thread_count(threads, n, min_queries_per_thread), warp_width,
+  const int workers = thread_count(threads, n, min_queries_per_thread);
+  // pbs / pbs_cf / pbs_cl: a padded copy of a row per worker, unless that is over the cap.
+  const bool may_copy = padded_bytes(int(sizeof(T)), k) <= max_temp_bytes / workers;
+  parallel_for(n, workers, warp_width,
                [&](int64_t begin, int64_t end) {
                  visit_algorithm(algo, [&]<algorithm A>() {
-                   search_rows_chunk<A, Strict>(keys, k, queries, m, out, offset, begin, end);
+                   search_rows_chunk<A, Strict>(keys, k, queries, m, out, offset, begin, end, may_copy);
                  });
                });
+}
+
+// The index's layout: core::stree_shape's slots, allocated as cpu/static_index.hpp's
+// allocate_layout does (rounded to 64 bytes, or to 2 MB from 4 MB on).
+template <class T>
+int64_t index_layout_bytes(int64_t k) {
+  const int64_t bytes = core::stree_shape<core::cpu_node_keys<T>>(k).size() * int64_t(sizeof(T));
+  const int64_t align = bytes >= (int64_t{4} << 20) ? (int64_t{2} << 20) : 64;
+  return (bytes + align - 1) / align * align;
+}
+
+int64_t index_temp_bytes(int key_bytes, int64_t k) {
+  return key_bytes <= 4 ? index_layout_bytes<uint32_t>(k) : index_layout_bytes<uint64_t>(k);
 }
 
 }  // namespace
@@ -146,42 +177,68 @@ struct cpu_index_rule {
 };
 constexpr cpu_index_rule cpu_index_rules[] = {{int64_t{1} << 22, 64}, {int64_t{1} << 16, 4}};
 
-algorithm resolve(algorithm requested, int /*key_bytes*/, int64_t k, int64_t q) {
+algorithm resolve(algorithm requested, int key_bytes, int64_t k, int64_t q, int64_t max_temp_bytes) {
   if (requested != algorithm::auto_) return requested;
   for (const cpu_index_rule& r : cpu_index_rules)
-    if (k >= r.min_keys) return q >= k / r.keys_per_query ? algorithm::index : algorithm::binary;
+    if (k >= r.min_keys)
+      return q >= k / r.keys_per_query && index_temp_bytes(key_bytes, k) <= max_temp_bytes ? algorithm::index
+                                                                                          : algorithm::binary;
   return algorithm::binary;
+}
+
+int64_t temp_bytes(int threads, algorithm algo, int key_bytes, int64_t k, int64_t q) {
+  if (q <= 0) return 0;
+  switch (resolve(algo, key_bytes, k, q, std::numeric_limits<int64_t>::max())) {
+    case algorithm::index: return index_temp_bytes(key_bytes, k);
+    case algorithm::partitioned: return partitioned_temp_bytes(threads, key_bytes, k, q);
+    case algorithm::pbs:
+    case algorithm::pbs_cf:
+    case algorithm::pbs_cl: return padded_bytes(key_bytes, k);
+    default: return 0;
+  }
 }
 
 template <class T, class Out>
 void search(int threads, side s, algorithm algo, const T* keys, int64_t k, const T* queries,
-            int64_t n, Out* out) {
+            int64_t n, Out* out, int64_t max_temp_bytes) {
+  if (n <= 0) return;
   const int64_t offset = s == side::pred ? -1 : 0;
-  algo = resolve(algo, int(sizeof(T)), k, n);
+  const algorithm requested = algo;
+  algo = resolve(algo, int(sizeof(T)), k, n, max_temp_bytes);
+  if (requested != algorithm::auto_ && (algo == algorithm::index || algo == algorithm::partitioned)) {
+    const int64_t need = temp_bytes(threads, algo, int(sizeof(T)), k, n);
+    if (need > max_temp_bytes)
+      throw invalid_argument("gsearch::search: algorithm::" + std::string(to_string(algo)) + " needs " +
+                             std::to_string(need) + " bytes of temporary memory for " + std::to_string(k) +
+                             " keys and " + std::to_string(n) +
+                             " queries, more than search_options::max_temp_bytes = " +
+                             std::to_string(max_temp_bytes));
+  }
   if (algo == algorithm::index) return index_search_keys(threads, s, keys, k, queries, n, out);
   if (algo == algorithm::partitioned) return partitioned_search(threads, s, keys, k, queries, n, out);
   if (algo == algorithm::pary)
     return s == side::left ? pary_run<true>(threads, keys, k, queries, n, out, offset)
                            : pary_run<false>(threads, keys, k, queries, n, out, offset);
+  const bool may_copy = padded_bytes(int(sizeof(T)), k) <= max_temp_bytes;
   if (s == side::left) {
-    dispatch<true>(threads, algo, keys, k, queries, n, out, offset);
+    dispatch<true>(threads, algo, keys, k, queries, n, out, offset, may_copy);
   } else {
-    dispatch<false>(threads, algo, keys, k, queries, n, out, offset);
+    dispatch<false>(threads, algo, keys, k, queries, n, out, offset, may_copy);
   }
 }
 
 template <class T, class Out>
 void search_rows(int threads, side s, algorithm algo, int64_t rows, const T* keys, int64_t k,
-                 const T* queries, int64_t m, Out* out) {
+                 const T* queries, int64_t m, Out* out, int64_t max_temp_bytes) {
   if (rows == 0 || m == 0) return;
   const int64_t offset = s == side::pred ? -1 : 0;
-  algo = resolve(algo, int(sizeof(T)), k, m);
+  algo = resolve(algo, int(sizeof(T)), k, m, max_temp_bytes);
   // An index or a partition per row would not pay, nor P-ary's 32 reads a step: the binary search.
   if (algo == algorithm::index || algo == algorithm::partitioned || algo == algorithm::pary) algo = algorithm::binary;
   if (s == side::left) {
-    search_rows_dispatch<true>(threads, algo, rows, keys, k, queries, m, out, offset);
+    search_rows_dispatch<true>(threads, algo, rows, keys, k, queries, m, out, offset, max_temp_bytes);
   } else {
-    search_rows_dispatch<false>(threads, algo, rows, keys, k, queries, m, out, offset);
+    search_rows_dispatch<false>(threads, algo, rows, keys, k, queries, m, out, offset, max_temp_bytes);
   }
 }
 
@@ -199,15 +256,15 @@ bool is_sorted(const T* keys, int64_t k) {
 
 #define GSEARCH_INSTANTIATE(T)                                                                 \
   template void search<T, int64_t>(int, side, algorithm, const T*, int64_t, const T*, int64_t, \
-                                   int64_t*);                                                  \
+                                   int64_t*, int64_t);                                         \
   template void search<T, int32_t>(int, side, algorithm, const T*, int64_t, const T*, int64_t, \
-                                   int32_t*);                                                  \
+                                   int32_t*, int64_t);                                         \
   template bool is_sorted<T>(const T*, int64_t);                                              \
   template bool is_sorted_rows<T>(const T*, int64_t, int64_t);                                \
   template void search_rows<T, int64_t>(int, side, algorithm, int64_t, const T*, int64_t,      \
-                                        const T*, int64_t, int64_t*);                          \
+                                        const T*, int64_t, int64_t*, int64_t);                 \
   template void search_rows<T, int32_t>(int, side, algorithm, int64_t, const T*, int64_t,      \
-                                        const T*, int64_t, int32_t*);
+                                        const T*, int64_t, int32_t*, int64_t);
 GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE)
 #undef GSEARCH_INSTANTIATE
 

@@ -2,11 +2,13 @@
 
 #include <cuda_runtime.h>
 
+#include <exception>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "gsearch/cuda/check.cuh"
+#include "gsearch/cuda/search_kernel.cuh"
 #include "gsearch/cuda/stream_buffer.cuh"
 #include "gsearch/device.hpp"
 
@@ -104,6 +106,53 @@ double elapsed_ms(const cuda_t& exec, const std::function<void()>& work) {
 }  // namespace gsearch
 
 namespace gsearch::cuda_backend {
+
+namespace {
+// The free lists of host_wait_word, per device, and how many words exist. Never destroyed: a
+// thread may still hand a word back while the process exits.
+struct wait_words {
+  std::mutex mutex;
+  std::vector<std::vector<int64_t*>> free;  // per device
+  int64_t made = 0;
+};
+wait_words& words() {
+  static wait_words* w = new wait_words;
+  return *w;
+}
+}  // namespace
+
+host_wait_word::host_wait_word(cudaStream_t stream) : stream_(stream), exceptions_(std::uncaught_exceptions()) {
+  GSEARCH_CUDA_CHECK(cudaGetDevice(&device_));
+  wait_words& w = words();
+  {
+    const std::lock_guard<std::mutex> lock(w.mutex);
+    if (w.free.size() <= size_t(device_)) w.free.resize(size_t(device_) + 1);
+    auto& list = w.free[size_t(device_)];
+    if (!list.empty()) {
+      word_ = list.back();
+      list.pop_back();
+      return;
+    }
+  }
+  GSEARCH_CUDA_CHECK(cudaMalloc(&word_, sizeof(int64_t)));
+  const std::lock_guard<std::mutex> lock(w.mutex);
+  ++w.made;
+}
+
+host_wait_word::~host_wait_word() {
+  if (!word_) return;
+  // Unwinding: work enqueued before the failure may still write the word.
+  if (std::uncaught_exceptions() > exceptions_) cudaStreamSynchronize(stream_);
+  wait_words& w = words();
+  const std::lock_guard<std::mutex> lock(w.mutex);
+  w.free[size_t(device_)].push_back(word_);
+}
+
+int64_t host_wait_words() {
+  wait_words& w = words();
+  const std::lock_guard<std::mutex> lock(w.mutex);
+  return w.made;
+}
 
 cudaMemPool_t temporary_pool() {
   static std::mutex mutex;

@@ -88,21 +88,12 @@ struct tile_offsets {
   }
 };
 
-// The device word the value form of find() returns through: one per host thread and device,
-// allocated on first use and kept for the thread's life. The value form waits for its result
-// before returning, so one thread's calls never overlap. (An allocation per call from the
+// The value form of find() returns through a host_wait_word (search_kernel.cuh): one of a
+// per-device free list, taken for the call and handed back (an allocation per call from the
 // stream-ordered pool cost more than the search with an early match: the pool hands its memory
 // back at every synchronisation unless its release threshold is raised, which is the caller's
-// process-wide setting to make, not ours.)
-int64_t* result_word() {
-  constexpr int max_devices = 64;
-  thread_local int64_t* words[max_devices] = {};
-  int dev = 0;
-  GSEARCH_CUDA_CHECK(cudaGetDevice(&dev));
-  if (dev < 0 || dev >= max_devices) throw invalid_argument("gsearch::find: device number out of range");
-  if (!words[dev]) GSEARCH_CUDA_CHECK(cudaMalloc(&words[dev], sizeof(int64_t)));
-  return words[dev];
-}
+// process-wide setting to make, not ours). It was a word per host thread, never freed: a leak
+// per thread that ever called find (issue 19, item 13).
 
 }  // namespace
 
@@ -139,7 +130,8 @@ template <class T>
 int64_t find_value(CUstream_st* stream, find_mode mode, const T* data, int64_t n,
                    const predicate<T>& pred, find_strategy strategy, int64_t per_thread,
                    uint64_t seed) {
-  int64_t* d = result_word();
+  const host_wait_word word(stream);
+  int64_t* d = word.get();
   find(stream, mode, data, n, pred, strategy, per_thread, seed, d);
   int64_t host = 0;
   GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&host, d, sizeof(int64_t), cudaMemcpyDeviceToHost, stream));

@@ -3,7 +3,10 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -35,6 +38,32 @@ GSEARCH_DECLARE_ALL_T(algorithm::binary)
 #undef GSEARCH_DECLARE_ALL_T
 #undef GSEARCH_DECLARE_BOTH_T
 
+namespace {
+
+// The testing override of the shared memory per block (0: none), GSEARCH_SHARED_LIMIT_BYTES when
+// the process starts using it, then whatever set_shared_limit_override sets.
+std::atomic<int64_t>& shared_limit_override_value() {
+  static std::atomic<int64_t> value{[] {
+    const char* env = std::getenv("GSEARCH_SHARED_LIMIT_BYTES");
+    if (!env || !*env) return int64_t{0};
+    char* end = nullptr;
+    const long long v = std::strtoll(env, &end, 10);
+    if (end == env || *end != '\0' || v < 0)
+      throw invalid_argument(std::string("GSEARCH_SHARED_LIMIT_BYTES: not a byte count: '") + env + "'");
+    return int64_t(v);
+  }()};
+  return value;
+}
+
+}  // namespace
+
+int64_t shared_limit_override() { return shared_limit_override_value().load(std::memory_order_relaxed); }
+
+void set_shared_limit_override(int64_t bytes) {
+  if (bytes < 0) throw invalid_argument("set_shared_limit_override: negative byte count");
+  shared_limit_override_value().store(bytes, std::memory_order_relaxed);
+}
+
 device_limits current_device_limits() {
   // Attributes of a device do not change: query each device once (a benign race may query it
   // twice). cudaGetDevice itself is a thread-local read.
@@ -43,16 +72,24 @@ device_limits current_device_limits() {
   static std::atomic<bool> known[max_devices];
   int dev = 0;
   GSEARCH_CUDA_CHECK(cudaGetDevice(&dev));
-  if (dev >= 0 && dev < max_devices && known[dev].load(std::memory_order_acquire)) return cache[dev];
   device_limits d;
-  d.device = dev;
-  int optin = 0;
-  GSEARCH_CUDA_CHECK(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev));
-  GSEARCH_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  d.max_shared_per_block = optin;
-  if (dev >= 0 && dev < max_devices) {
-    cache[dev] = d;
-    known[dev].store(true, std::memory_order_release);
+  if (dev >= 0 && dev < max_devices && known[dev].load(std::memory_order_acquire)) {
+    d = cache[dev];
+  } else {
+    d.device = dev;
+    int optin = 0;
+    GSEARCH_CUDA_CHECK(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev));
+    GSEARCH_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    d.max_shared_per_block = optin;
+    if (dev >= 0 && dev < max_devices) {
+      cache[dev] = d;
+      known[dev].store(true, std::memory_order_release);
+    }
+  }
+  // The one place the testing override applies: every kernel sizes its shared memory from here.
+  if (const int64_t cap = shared_limit_override(); cap > 0) {
+    const int64_t floor = min_shared_limit_override;
+    d.max_shared_per_block = std::min(d.max_shared_per_block, std::max(cap, floor));
   }
   return d;
 }
@@ -72,7 +109,8 @@ struct kernel_key_hash {
   }
 };
 struct kernel_facts {
-  int64_t allowed_smem = 48 * 1024;
+  int64_t allowed_smem = -1;  // the kernel's dynamic shared-memory maximum (-1: not yet asked)
+  int64_t static_smem = -1;   // its static shared memory (-1: not yet asked)
   std::vector<std::pair<std::pair<int, int64_t>, int>> occupancy;  // ((threads, smem), blocks)
 };
 std::mutex facts_mutex;
@@ -92,12 +130,39 @@ int blocks_per_sm(const void* kernel, int threads, int64_t smem, const device_li
   return per_sm;
 }
 
+namespace {
+// The kernel's attributes, asked once: its static shared memory, and the dynamic shared memory it
+// may take before cudaFuncSetAttribute raises it (48 KB less the static part by default).
+int64_t static_shared_locked(kernel_facts& f, const void* kernel) {
+  if (f.static_smem < 0) {
+    cudaFuncAttributes attr{};
+    GSEARCH_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+    f.static_smem = int64_t(attr.sharedSizeBytes);
+    f.allowed_smem = int64_t(attr.maxDynamicSharedSizeBytes);
+  }
+  return f.static_smem;
+}
+}  // namespace
+
+int64_t static_shared_bytes(const void* kernel, const device_limits& dev) {
+  const std::lock_guard<std::mutex> lock(facts_mutex);
+  return static_shared_locked(facts[{kernel, dev.device}], kernel);
+}
+
 void allow_dynamic_shared(const void* kernel, int64_t smem, const device_limits& dev) {
   const std::lock_guard<std::mutex> lock(facts_mutex);
-  int64_t& allowed = facts[{kernel, dev.device}].allowed_smem;
-  if (smem <= allowed) return;
+  kernel_facts& f = facts[{kernel, dev.device}];
+  // Every kernel that asks for more than 48 KB comes through here: the one check that a block's
+  // shared memory (static and dynamic) stays within the device's limit, or the testing override.
+  const int64_t fixed = static_shared_locked(f, kernel);
+  if (fixed + smem > dev.max_shared_per_block)
+    throw invalid_argument("gsearch: a kernel would need " + std::to_string(fixed + smem) +
+                           " bytes of shared memory per block; device " + std::to_string(dev.device) +
+                           " allows " + std::to_string(dev.max_shared_per_block) +
+                           (shared_limit_override() > 0 ? " (GSEARCH_SHARED_LIMIT_BYTES / the testing override)" : ""));
+  if (smem <= f.allowed_smem) return;
   GSEARCH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  allowed = smem;
+  f.allowed_smem = smem;
 }
 
 namespace {
@@ -118,8 +183,8 @@ __global__ void find_unsorted_kernel(const T* __restrict__ keys, int64_t n, int6
 template <class T>
 bool sorted_rows(CUstream_st* stream, const T* keys, int64_t n, int64_t row_length) {
   if (n < 2 || row_length < 2) return true;
-  const stream_buffer memory(stream, sizeof(int));
-  int* flag = static_cast<int*>(memory.get());
+  const host_wait_word word(stream);  // no allocation per call (search_options::max_temp_bytes)
+  int* flag = reinterpret_cast<int*>(word.get());
   int host_flag = 0;
   GSEARCH_CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(int), stream));
   const device_limits dev = current_device_limits();
@@ -134,20 +199,81 @@ bool sorted_rows(CUstream_st* stream, const T* keys, int64_t n, int64_t row_leng
 
 }  // namespace
 
-algorithm resolve(algorithm requested, int key_bytes, int64_t k, int64_t q) {
+namespace {
+
+constexpr int64_t no_cap = std::numeric_limits<int64_t>::max();
+
+// The index's layout: core::stree_shape's slots, in the stream-ordered pool.
+template <class T>
+int64_t index_temp_bytes(int64_t k, int64_t n) {
+  return n <= 0 ? 0 : core::stree_shape<core::cuda_node_keys<T>>(k).size() * int64_t(sizeof(T));
+}
+
+template <class T>
+int64_t algorithm_temp_bytes(algorithm a, bool strict, int64_t k, int64_t n, const device_limits& dev) {
+  if (a == algorithm::index) return index_temp_bytes<T>(k, n);
+  if (a == algorithm::partitioned) return partitioned_temp_bytes<T>(strict, k, n, dev);
+  return 0;
+}
+
+// The algorithm a search of T runs: `requested`, or auto_'s choice without what does not fit the
+// device (the partitioned search's buckets, partitioned_fits) or the cap. An explicit algorithm
+// whose temporary memory is over the cap throws.
+template <class T>
+algorithm pick(algorithm requested, bool strict, int64_t k, int64_t n, int64_t cap, const device_limits& dev) {
+  constexpr int kb = int(sizeof(T));
+  if (requested != algorithm::auto_) {
+    if (cap < no_cap) {
+      const int64_t need = algorithm_temp_bytes<T>(requested, strict, k, n, dev);
+      if (need > cap)
+        throw invalid_argument("gsearch::search: algorithm::" + std::string(to_string(requested)) + " needs " +
+                               std::to_string(need) + " bytes of temporary device memory for " +
+                               std::to_string(k) + " keys and " + std::to_string(n) +
+                               " queries, more than search_options::max_temp_bytes = " + std::to_string(cap));
+    }
+    return requested;
+  }
+  const bool index_ok = cap == no_cap || index_temp_bytes<T>(k, n) <= cap;
+  algorithm a = auto_choice(kb, k, n, dev.max_shared_per_block, true, index_ok);
+  if (a == algorithm::partitioned &&
+      (!partitioned_fits(kb, k, dev) || (cap < no_cap && partitioned_temp_bytes<T>(strict, k, n, dev) > cap)))
+    a = auto_choice(kb, k, n, dev.max_shared_per_block, false, index_ok);
+  return a;
+}
+
+}  // namespace
+
+algorithm resolve(algorithm requested, int key_bytes, int64_t k, int64_t q, int64_t max_temp_bytes) {
   if (requested != algorithm::auto_) return requested;
-  return auto_choice(key_bytes, k, q, current_device_limits().max_shared_per_block);
+  const device_limits dev = current_device_limits();
+  return key_bytes <= 4 ? pick<uint32_t>(requested, false, k, q, max_temp_bytes, dev)
+                        : pick<uint64_t>(requested, false, k, q, max_temp_bytes, dev);
+}
+
+int64_t temp_bytes(algorithm algo, int key_bytes, int64_t k, int64_t q) {
+  const device_limits dev = current_device_limits();
+  if (algo == algorithm::auto_) algo = resolve(algo, key_bytes, k, q, no_cap);
+  return key_bytes <= 4 ? algorithm_temp_bytes<uint32_t>(algo, false, k, q, dev)
+                        : algorithm_temp_bytes<uint64_t>(algo, false, k, q, dev);
+}
+
+int64_t sorted_temp_bytes(int key_bytes, int64_t k, int64_t q) {
+  // sorted_search_kernel.cuh's launch_sorted_search: one int64_t per tile of the merge.
+  if (q <= 0) return 0;
+  const launch_config c = key_bytes <= 4 ? sorted_search_config<4> : sorted_search_config<8>;
+  const int64_t tile = int64_t(c.threads) * c.items;
+  return (k + q + tile - 1) / tile * int64_t(sizeof(int64_t));
 }
 
 template <class T, class Out>
 void search(CUstream_st* stream, side s, algorithm algo, const T* keys, int64_t k,
-            const T* queries, int64_t n, Out* out) {
+            const T* queries, int64_t n, Out* out, int64_t max_temp_bytes) {
   const device_limits dev = current_device_limits();
-  if (algo == algorithm::auto_) algo = auto_choice(int(sizeof(T)), k, n, dev.max_shared_per_block);
+  const bool strict = s == side::left;
+  algo = pick<T>(algo, strict, k, n, max_temp_bytes, dev);
   if (algo == algorithm::index) return index_search_keys(stream, s, keys, k, queries, n, out);
   if (algo == algorithm::partitioned) return partitioned_search(stream, s, keys, k, queries, n, out);
   if (algo == algorithm::pary) return pary_search(stream, s, keys, k, queries, n, out);
-  const bool strict = s == side::left;
   const int offset = s == side::pred ? -1 : 0;
   visit_algorithm(algo, [&]<algorithm A>() {
     launch_search<A>(stream, strict, offset, keys, k, queries, n, out, dev);
@@ -158,6 +284,7 @@ template <class T, class Out>
 void search_rows(CUstream_st* stream, side s, algorithm algo, int64_t rows, const T* keys,
                  int64_t k, const T* queries, int64_t m, Out* out) {
   const device_limits dev = current_device_limits();
+  // (Nothing here allocates: max_temp_bytes does not matter.)
   if (algo == algorithm::auto_) algo = auto_choice(int(sizeof(T)), k, m, dev.max_shared_per_block);
   // An index or a partition per row would not pay, and P-ary is for single queries: rows too long
   // for shared memory run binary.

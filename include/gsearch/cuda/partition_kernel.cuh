@@ -28,6 +28,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <string>
+#include <utility>
 
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/partition.hpp"
@@ -39,10 +42,6 @@
 
 namespace gsearch::cuda_backend {
 
-/// The most buckets the GPU pipeline takes: bucket numbers are kept in 2 bytes, and the count
-/// and scatter kernels keep a counter or two per bucket in shared memory.
-inline constexpr int64_t partition_max_buckets = 16384;
-
 /// A query of the grouped copy with its position in the window: one 8-byte (4-byte keys) or
 /// 16-byte vector, so the scatter writes, and the bucket search reads, one access per query.
 template <class T>
@@ -50,6 +49,8 @@ struct alignas(sizeof(T) >= 8 ? 16 : 8) grouped_query {
   T q;
   int32_t position;
 };
+static_assert(sizeof(grouped_query<int32_t>) == grouped_query_bytes(4) &&
+              sizeof(grouped_query<int64_t>) == grouped_query_bytes(8), "tuning.hpp's sizes");
 
 /// splitters[j] = keys[(j + 1) x chunk]: the compact copy that the partition kernels stage.
 template <class T>
@@ -63,7 +64,8 @@ __global__ void gather_splitters_kernel(const T* __restrict__ keys, core::partit
 /// Shared memory of the count kernel: the m splitters padded for PBS-CL, then m + 1 counters.
 template <class T>
 constexpr int64_t count_shared_bytes(int64_t m) {
-  return staged_bytes<T>(m) + (m + 1) * int64_t(sizeof(int));
+  static_assert(staged_bytes<T>(1000) + 1001 * 4 == partition_count_smem(int(sizeof(T)), 1000), "tuning.hpp's sizes");
+  return partition_count_smem(int(sizeof(T)), m);
 }
 
 /// counts[b x gridDim.x + block] = the number of the block's queries in bucket b (b in [0, m]),
@@ -108,7 +110,7 @@ __global__ void __launch_bounds__(Threads)
 /// next slot per bucket, the tile's first local slot per bucket (buckets + 1).
 template <class T, int Tile>
 constexpr int64_t scatter_shared_bytes(int64_t buckets) {
-  return Tile * int64_t(sizeof(grouped_query<T>) + sizeof(uint16_t)) + (2 * buckets + 1) * int64_t(sizeof(int));
+  return partition_scatter_smem(int(sizeof(T)), Tile, buckets);
 }
 
 /// In place, over `size` ints in shared memory: the exclusive prefix sums, then data[size] = the
@@ -285,67 +287,127 @@ __global__ void __launch_bounds__(Threads)
   }
 }
 
-/// Enqueues the partitioned search of n queries in k keys on `stream` with configuration `cfg`
-/// (tuning.hpp's partitioned_config, or a sweep's) and the kernels' shapes (threads x queries per
-/// thread: PT x PI for the count and scatter, ST x SI for the bucket search; 0 for tuning.hpp's
-/// partition_tile and bucket_tile). Key lists of one bucket run the plain search.
-template <bool Strict, int PT = 0, int PI = 0, int ST = 0, int SI = 0, class T, class Out>
-void launch_partitioned(cudaStream_t stream, int offset, const T* keys, int64_t k, const T* queries, int64_t n,
-                        Out* out, const device_limits& dev, const core::partition_config& cfg) {
-  if (n == 0) return;
+/// What launch_partitioned decides before it enqueues anything (plan_partitioned): the buckets
+/// (fit_partition: the device's shared memory, or the testing override, bounds their size and
+/// count), the tile of the count and scatter kernels, their grid and shared memory, and the
+/// temporary memory, which partitioned_temp_bytes reports without launching.
+struct partition_plan {
+  core::partition_shape shape;
+  bool small_tile = false;  ///< the count and scatter kernels run partition_small_tile
+  int grid = 0;             ///< blocks of the count and scatter kernels
+  int64_t window = 0;       ///< queries grouped at a time
+  int64_t count_smem = 0, scatter_smem = 0;
+  int64_t cells = 0;        ///< the count matrix, buckets x grid
+  size_t scan_bytes = 0;    ///< CUB's scan scratch
+  /// Temporary memory, 16-byte aligned parts: splitters, the count matrix, the scan's scratch,
+  /// the window's queries' buckets, the grouped queries.
+  int64_t parts[5] = {};
+  int64_t temp_bytes() const {
+    int64_t t = 0;
+    for (int64_t b : parts) t += b;
+    return t;
+  }
+};
+
+/// The grid, shared memory and temporary memory of the plan with count / scatter tiles of TT x TI.
+template <bool Strict, int TT, int TI, class T>
+void plan_tile(partition_plan& p, int64_t n, const device_limits& dev) {
+  auto count = partition_count_kernel<Strict, T, TT, TI>;
+  auto scatter = partition_scatter_kernel<T, TT, TI>;
+  const int m = int(p.shape.splitters()), buckets = int(p.shape.buckets);
+  p.count_smem = count_shared_bytes<T>(m);
+  p.scatter_smem = scatter_shared_bytes<T, TT * TI>(buckets);
+  allow_dynamic_shared(reinterpret_cast<const void*>(count), p.count_smem, dev);
+  allow_dynamic_shared(reinterpret_cast<const void*>(scatter), p.scatter_smem, dev);
+  // One grid for both partition kernels (the scatter replays the count's tiles): the blocks both
+  // can keep resident, no more than the window's tiles.
+  const int64_t window_tiles = (p.window + int64_t(TT) * TI - 1) / (int64_t(TT) * TI);
+  const int resident = std::min(blocks_per_sm(reinterpret_cast<const void*>(count), TT, p.count_smem, dev),
+                                blocks_per_sm(reinterpret_cast<const void*>(scatter), TT, p.scatter_smem, dev)) * dev.sms;
+  p.grid = int(window_tiles < resident ? window_tiles : resident);
+  p.cells = int64_t(buckets) * p.grid;
+  GSEARCH_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, p.scan_bytes, static_cast<int*>(nullptr),
+                                                   static_cast<int*>(nullptr), p.cells, cudaStream_t{}));
+  auto round16 = [](int64_t bytes) { return (bytes + 15) / 16 * 16; };
+  const int64_t parts[] = {round16(m * int64_t(sizeof(T))), round16(p.cells * 4), round16(int64_t(p.scan_bytes)),
+                           round16(p.window * 2), p.window * int64_t(sizeof(grouped_query<T>))};
+  std::copy(std::begin(parts), std::end(parts), std::begin(p.parts));
+  (void)n;
+}
+
+/// The plan of the partitioned search of n > 0 queries in k keys with configuration `cfg` and
+/// count / scatter tiles of PT x PI (0: partition_tile, or partition_small_tile where the tuned
+/// tile leaves too few buckets in the device's shared memory). shape.buckets == 1: the plain
+/// search runs instead, and nothing else is planned.
+template <bool Strict, int PT = 0, int PI = 0, class T>
+partition_plan plan_partitioned(int64_t k, int64_t n, const device_limits& dev, const core::partition_config& cfg) {
   if (cfg.window < 1 || cfg.window > (int64_t{1} << 30) || cfg.piece < 1)
     throw invalid_argument("partition_config: window must be in [1, 2^30] and piece positive");
   if (cfg.max_buckets > partition_max_buckets)
     throw invalid_argument("partition_config: the GPU takes at most 16384 buckets (max_buckets)");
-  const int64_t chunk = cfg.chunk_bytes / int64_t(sizeof(T));
-  const core::partition_shape shape(k, chunk, cfg.max_buckets);
-  if (shape.buckets == 1) {  // one bucket is the shared-memory search (or, huge chunks, global)
-    return launch_search<algorithm::pbs_cl>(stream, Strict, offset, keys, k, queries, n, out, dev);
+  constexpr int kb = int(sizeof(T));
+  constexpr int pt = PT ? PT : partition_tile<kb>.threads;
+  constexpr int pi = PI ? PI : partition_tile<kb>.items;
+  constexpr bool may_shrink = PT == 0 && PI == 0;  // a sweep's explicit tile is kept
+  constexpr int spt = partition_small_tile.threads, spi = partition_small_tile.items;
+  const auto statics = [&](auto count, auto scatter) {
+    return std::pair<int64_t, int64_t>{static_shared_bytes(reinterpret_cast<const void*>(count), dev),
+                                       static_shared_bytes(reinterpret_cast<const void*>(scatter), dev)};
+  };
+  const auto [count_static, scatter_static] =
+      statics(partition_count_kernel<Strict, T, pt, pi>, partition_scatter_kernel<T, pt, pi>);
+  std::pair<int64_t, int64_t> small_statics{0, 0};
+  if constexpr (may_shrink)
+    small_statics = statics(partition_count_kernel<Strict, T, spt, spi>, partition_scatter_kernel<T, spt, spi>);
+  const partition_fit fit =
+      fit_partition(kb, k, dev.max_shared_per_block, cfg, int64_t(pt) * pi, may_shrink ? int64_t(spt) * spi : 0,
+                    count_static, scatter_static, small_statics.first, small_statics.second);
+  if (!fit.ok)
+    throw invalid_argument("gsearch: algorithm::partitioned cannot run here: " +
+                           std::to_string(dev.max_shared_per_block) +
+                           " bytes of shared memory per block (device " + std::to_string(dev.device) +
+                           ") do not hold the counters of two buckets; use algorithm::binary or index");
+  partition_plan p;
+  p.shape = fit.shape;
+  p.small_tile = fit.small_tile;
+  if (p.shape.buckets == 1) return p;
+  p.window = n < cfg.window ? n : cfg.window;
+  if constexpr (may_shrink) {
+    if (p.small_tile) {
+      plan_tile<Strict, spt, spi, T>(p, n, dev);
+      return p;
+    }
   }
+  plan_tile<Strict, pt, pi, T>(p, n, dev);
+  return p;
+}
+
+/// Enqueues the planned pipeline (plan.shape.buckets > 1) with count / scatter tiles of TT x TI and
+/// the bucket search's ST x SI.
+template <bool Strict, int TT, int TI, int ST, int SI, class T, class Out>
+void run_partitioned(const partition_plan& p, cudaStream_t stream, int offset, const T* keys, const T* queries,
+                     int64_t n, Out* out, const device_limits& dev, const core::partition_config& cfg) {
+  auto count = partition_count_kernel<Strict, T, TT, TI>;
+  auto scatter = partition_scatter_kernel<T, TT, TI>;
+  const core::partition_shape& shape = p.shape;
   const int m = int(shape.splitters()), buckets = int(shape.buckets);
-  const int64_t window = n < cfg.window ? n : cfg.window;
-  const int piece = cfg.piece;
+  const int piece = cfg.piece, grid = p.grid;
+  const int64_t window = p.window;
 
-  constexpr int pt = PT ? PT : partition_tile<int(sizeof(T))>.threads;
-  constexpr int pi = PI ? PI : partition_tile<int(sizeof(T))>.items;
-  auto count = partition_count_kernel<Strict, T, pt, pi>;
-  auto scatter = partition_scatter_kernel<T, pt, pi>;
-  const int64_t count_smem = count_shared_bytes<T>(m), scatter_smem = scatter_shared_bytes<T, pt * pi>(buckets);
-  allow_dynamic_shared(reinterpret_cast<const void*>(count), count_smem, dev);
-  allow_dynamic_shared(reinterpret_cast<const void*>(scatter), scatter_smem, dev);
-  // One grid for both partition kernels (the scatter replays the count's tiles): the blocks both
-  // can keep resident, no more than the window's tiles.
-  const int64_t window_tiles = (window + int64_t(pt) * pi - 1) / (int64_t(pt) * pi);
-  const int resident = std::min(blocks_per_sm(reinterpret_cast<const void*>(count), pt, count_smem, dev),
-                                blocks_per_sm(reinterpret_cast<const void*>(scatter), pt, scatter_smem, dev)) * dev.sms;
-  const int grid = int(window_tiles < resident ? window_tiles : resident);
-  const int64_t cells = int64_t(buckets) * grid;  // the count matrix
-
-  constexpr int st = ST ? ST : bucket_tile.threads, si = SI ? SI : bucket_tile.items;
   const int copies = pbs_cl_copies<T>(shape.chunk, dev.max_shared_per_block);
   const bool staged = fits_shared<T>(shape.chunk, dev);
-  auto search = !staged        ? bucket_search_kernel<false, Strict, T, Out, st, si, 1>
-                : copies == 2 ? bucket_search_kernel<true, Strict, T, Out, st, si, 2>
-                              : bucket_search_kernel<true, Strict, T, Out, st, si, 1>;
+  auto search = !staged        ? bucket_search_kernel<false, Strict, T, Out, ST, SI, 1>
+                : copies == 2 ? bucket_search_kernel<true, Strict, T, Out, ST, SI, 2>
+                              : bucket_search_kernel<true, Strict, T, Out, ST, SI, 1>;
   const int64_t search_smem = staged ? staged_bytes<T>(shape.chunk, copies) : 0;
   allow_dynamic_shared(reinterpret_cast<const void*>(search), search_smem, dev);
 
-  // Temporary memory, 16-byte aligned parts: splitters, the count matrix, the scan's scratch,
-  // the queries' buckets, the grouped queries.
-  auto round16 = [](int64_t bytes) { return (bytes + 15) / 16 * 16; };
-  size_t scan_bytes = 0;
-  GSEARCH_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, static_cast<int*>(nullptr),
-                                                   static_cast<int*>(nullptr), cells, stream));
-  const int64_t sizes[] = {round16(m * int64_t(sizeof(T))), round16(cells * 4), round16(int64_t(scan_bytes)),
-                           round16(window * 2), window * int64_t(sizeof(grouped_query<T>))};
-  int64_t total = 0;
-  for (int64_t b : sizes) total += b;
-  const stream_buffer memory(stream, size_t(total));
+  const stream_buffer memory(stream, size_t(p.temp_bytes()));
   unsigned char* at = static_cast<unsigned char*>(memory.get());
   auto take = [&](int part) {
-    unsigned char* p = at;
-    at += sizes[part];
-    return p;
+    unsigned char* q = at;
+    at += p.parts[part];
+    return q;
   };
   T* splitters = reinterpret_cast<T*>(take(0));
   int* first = reinterpret_cast<int*>(take(1));
@@ -357,17 +419,46 @@ void launch_partitioned(cudaStream_t stream, int offset, const T* keys, int64_t 
   GSEARCH_CUDA_CHECK_LAUNCH();
   for (int64_t w0 = 0; w0 < n; w0 += window) {
     const int64_t wn = n - w0 < window ? n - w0 : window;
-    count<<<grid, pt, size_t(count_smem), stream>>>(splitters, m, queries + w0, wn, bucket_of, first);
+    count<<<grid, TT, size_t(p.count_smem), stream>>>(splitters, m, queries + w0, wn, bucket_of, first);
     GSEARCH_CUDA_CHECK_LAUNCH();
-    size_t bytes = scan_bytes;
-    GSEARCH_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_temp, bytes, first, first, cells, stream));
-    scatter<<<grid, pt, size_t(scatter_smem), stream>>>(buckets, queries + w0, bucket_of, wn, first, grouped);
+    size_t bytes = p.scan_bytes;
+    GSEARCH_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_temp, bytes, first, first, p.cells, stream));
+    scatter<<<grid, TT, size_t(p.scatter_smem), stream>>>(buckets, queries + w0, bucket_of, wn, first, grouped);
     GSEARCH_CUDA_CHECK_LAUNCH();
     const int64_t pieces = (wn + piece - 1) / piece;
-    search<<<unsigned(pieces), st, size_t(search_smem), stream>>>(keys, shape, first, grid, grouped, int(wn), piece,
+    search<<<unsigned(pieces), ST, size_t(search_smem), stream>>>(keys, shape, first, grid, grouped, int(wn), piece,
                                                                  out + w0, offset);
     GSEARCH_CUDA_CHECK_LAUNCH();
   }
+}
+
+/// Enqueues the partitioned search of n queries in k keys on `stream` with configuration `cfg`
+/// (tuning.hpp's partitioned_config, or a sweep's) and the kernels' shapes (threads x queries per
+/// thread: PT x PI for the count and scatter, ST x SI for the bucket search; 0 for tuning.hpp's
+/// partition_tile and bucket_tile). The device's shared memory (dev.max_shared_per_block) bounds
+/// the buckets: smaller buckets than cfg.chunk_bytes where those would not fit, fewer of them
+/// where their counters would not (then the chunks grow, and past what shared memory stages the
+/// bucket search reads global memory), and partition_small_tile where only it leaves room for the
+/// counters (PT = PI = 0 only). Key lists of one bucket run the plain search.
+template <bool Strict, int PT = 0, int PI = 0, int ST = 0, int SI = 0, class T, class Out>
+void launch_partitioned(cudaStream_t stream, int offset, const T* keys, int64_t k, const T* queries, int64_t n,
+                        Out* out, const device_limits& dev, const core::partition_config& cfg) {
+  if (n == 0) return;
+  const partition_plan p = plan_partitioned<Strict, PT, PI, T>(k, n, dev, cfg);
+  if (p.shape.buckets == 1) {  // one bucket is the shared-memory search (or, huge chunks, global)
+    return launch_search<algorithm::pbs_cl>(stream, Strict, offset, keys, k, queries, n, out, dev);
+  }
+  constexpr int kb = int(sizeof(T));
+  constexpr int pt = PT ? PT : partition_tile<kb>.threads;
+  constexpr int pi = PI ? PI : partition_tile<kb>.items;
+  constexpr int st = ST ? ST : bucket_tile.threads, si = SI ? SI : bucket_tile.items;
+  if constexpr (PT == 0 && PI == 0) {
+    if (p.small_tile) {
+      constexpr int spt = partition_small_tile.threads, spi = partition_small_tile.items;
+      return run_partitioned<Strict, spt, spi, st, si>(p, stream, offset, keys, queries, n, out, dev, cfg);
+    }
+  }
+  run_partitioned<Strict, pt, pi, st, si>(p, stream, offset, keys, queries, n, out, dev, cfg);
 }
 
 }  // namespace gsearch::cuda_backend

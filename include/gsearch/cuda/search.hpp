@@ -13,10 +13,40 @@ struct CUstream_st;
 
 namespace gsearch::cuda_backend {
 
-/// out[j] = result of query j, enqueued on `stream`. Device pointers. `algo` may be auto_.
+/// out[j] = result of query j, enqueued on `stream`. Device pointers. `algo` may be auto_, which
+/// takes only algorithms whose temporary memory is at most max_temp_bytes; an explicit `algo`
+/// that would allocate more throws invalid_argument naming the cap (search_options::max_temp_bytes).
 template <class T, class Out>
 void search(CUstream_st* stream, side s, algorithm algo, const T* keys, int64_t k,
-            const T* queries, int64_t n, Out* out);
+            const T* queries, int64_t n, Out* out, int64_t max_temp_bytes);
+
+/// The temporary device memory (bytes, from the stream-ordered pool) the search with `algo` (not
+/// auto_) allocates for k keys of key_bytes bytes and q queries on the current device: the index's
+/// layout (about a copy of the keys), the partitioned search's splitters, count matrix, scan
+/// scratch and grouped queries of one window (10 or 18 bytes a query); 0 for the others. Sized
+/// for the integer key type of that size; other types of that size differ by a few bytes at most.
+int64_t temp_bytes(algorithm algo, int key_bytes, int64_t k, int64_t q);
+/// The temporary device memory of the sorted-query search (search_options::queries_sorted): 8
+/// bytes per tile of sorted_search_config's merged keys and queries.
+int64_t sorted_temp_bytes(int key_bytes, int64_t k, int64_t q);
+
+/// Testing hook: a smaller shared memory per block than the device's opt-in maximum, so that the
+/// paths of smaller GPUs run on a large one (163 KB: an A100; 99 KB: an Ada or Ampere consumer
+/// card; 48 KB: the least any CUDA device has). Every kernel launch of the library sizes its
+/// shared memory by current_device_limits(), where this applies: the shared-memory search, the
+/// partitioned search's buckets and counters, the index's staged levels, isin's staged tests, the
+/// row-batched search's tiles. 0 (the default) is no override; values under
+/// min_shared_limit_override count as that. The initial value is the environment variable
+/// GSEARCH_SHARED_LIMIT_BYTES (read once, when a search first asks; a value that is not a byte
+/// count throws invalid_argument). Not for production use: it only ever lowers the limit.
+void set_shared_limit_override(int64_t bytes);
+int64_t shared_limit_override();
+inline constexpr int64_t min_shared_limit_override = 48 * 1024;
+
+/// The device words host_wait_word (search_kernel.cuh) has made for calls that wait for their
+/// answer (find's value forms, the sortedness check), on all devices: the most such calls that
+/// ever ran at once, not the number of threads that made them (for tests; src/cuda/device.cu).
+int64_t host_wait_words();
 
 /// The partitioned search (algorithm::partitioned, partition_kernel.cuh), enqueued on `stream`.
 template <class T, class Out>
@@ -41,16 +71,16 @@ template <class T>
 bool is_sorted(CUstream_st* stream, const T* keys, int64_t k);
 
 /// `requested`, or for algorithm::auto_ the choice of tuning.hpp for k keys of key_bytes bytes and
-/// q queries on the current device.
-algorithm resolve(algorithm requested, int key_bytes, int64_t k, int64_t q);
+/// q queries on the current device, leaving out what allocates more than max_temp_bytes.
+algorithm resolve(algorithm requested, int key_bytes, int64_t k, int64_t q, int64_t max_temp_bytes);
 
 /// Instantiates the entry points above for key type T (both output types): the one list that
 /// src/cuda/search.cu and, without CUDA, src/cuda_disabled.cpp expand for every key type.
 #define GSEARCH_CUDA_BACKEND_INSTANTIATE(T)                                                      \
   template void search<T, int64_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*,  \
-                                   int64_t, int64_t*);                                          \
+                                   int64_t, int64_t*, int64_t);                                 \
   template void search<T, int32_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*,  \
-                                   int64_t, int32_t*);                                          \
+                                   int64_t, int32_t*, int64_t);                                 \
   template bool is_sorted<T>(CUstream_st*, const T*, int64_t);                                  \
   template bool is_sorted_rows<T>(CUstream_st*, const T*, int64_t, int64_t);                    \
   template void search_rows<T, int64_t>(CUstream_st*, side, algorithm, int64_t, const T*,        \

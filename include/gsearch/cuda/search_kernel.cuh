@@ -12,6 +12,7 @@
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/pbs.hpp"
 #include "gsearch/cuda/check.cuh"
+#include "gsearch/cuda/search.hpp"
 #include "gsearch/cuda/tuning.hpp"
 
 namespace gsearch::cuda_backend {
@@ -123,7 +124,9 @@ __global__ void __launch_bounds__(Threads)
 }
 
 /// The current device's SM count and opt-in shared memory per block, queried once per device
-/// (src/cuda/search.cu).
+/// (src/cuda/search.cu), the shared memory lowered to the testing override where one is set
+/// (cuda/search.hpp's set_shared_limit_override, GSEARCH_SHARED_LIMIT_BYTES): the one place the
+/// library's kernels learn the limit from.
 device_limits current_device_limits();
 
 /// Shared-memory bytes the padded keys take (in `copies` replicas).
@@ -145,8 +148,45 @@ constexpr bool fits_shared(int64_t k, const device_limits& dev, int copies = 1) 
 int blocks_per_sm(const void* kernel, int threads, int64_t smem, const device_limits& dev);
 
 /// Lets `kernel` use `smem` bytes of dynamic shared memory on dev.device (the attribute is needed
-/// above 48 KB), setting it only when it grows: once per kernel and device in practice.
+/// above 48 KB), setting it only when it grows: once per kernel and device in practice. Throws
+/// invalid_argument, naming the limit, when the kernel's static shared memory and smem together
+/// exceed dev.max_shared_per_block: a launch would fail, so the sizing that asked is a bug.
 void allow_dynamic_shared(const void* kernel, int64_t smem, const device_limits& dev);
+
+/// A device word for a call that waits for its answer before it returns (find's value forms, the
+/// sortedness check): taken from a per-device free list for the call and handed back after it,
+/// so words are reused by later calls and other threads. The list grows to the most calls that
+/// ever ran at once and is kept for the process (src/cuda/device.cu): no allocation per call, and
+/// none per thread that is never freed. Handed back during an exception, the word is first let
+/// finish what the stream still has in flight.
+class host_wait_word {
+ public:
+  explicit host_wait_word(cudaStream_t stream);
+  ~host_wait_word();
+  host_wait_word(const host_wait_word&) = delete;
+  host_wait_word& operator=(const host_wait_word&) = delete;
+  int64_t* get() const { return word_; }
+
+ private:
+  int64_t* word_ = nullptr;
+  int device_ = 0;
+  cudaStream_t stream_ = nullptr;
+  int exceptions_ = 0;
+};
+
+/// The kernel's static shared memory (cudaFuncGetAttributes' sharedSizeBytes), asked once per
+/// kernel and device: what a kernel with static and dynamic shared memory has less of the limit.
+int64_t static_shared_bytes(const void* kernel, const device_limits& dev);
+
+/// True when the partitioned search with the library's configuration keeps k keys of key_bytes
+/// bytes in shared-memory buckets with its tuned tiles on this device (its limit, or the testing
+/// override): what `auto` asks before it takes algorithm::partitioned (src/cuda/partitioned.cu).
+bool partitioned_fits(int key_bytes, int64_t k, const device_limits& dev);
+
+/// The temporary device memory algorithm::partitioned allocates for k keys and n queries of type T
+/// on side left (Strict) or not (src/cuda/partitioned.cu): 0 when it runs as the plain search.
+template <class T>
+int64_t partitioned_temp_bytes(bool strict, int64_t k, int64_t n, const device_limits& dev);
 
 /// A grid that fills the device: the resident blocks of every SM, no more blocks than tiles.
 template <class Kernel>

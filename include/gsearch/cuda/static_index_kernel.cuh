@@ -118,16 +118,19 @@ void launch_index_build(CUstream_st* stream, const T* keys, const core::stree_sh
 }
 
 /// Enqueues the search of n queries on side s: the kernel for Threads x Items, the levels that
-/// fit in shared_budget bytes staged per block.
+/// fit in shared_budget bytes staged per block, or in what the device's shared memory per block
+/// (dev.max_shared_per_block, which the testing override may lower) leaves, if less: 8-byte keys'
+/// 160 KB budget is more than an Ada card's 99 KB.
 template <int Threads, int Items, class T, class Out, int B>
 void launch_index_search(CUstream_st* stream, side s, const T* layout, const core::stree_shape<B>& shape,
                          int64_t shared_budget, const T* queries, int64_t n, Out* out,
                          const device_limits& dev) {
   if (n <= 0) return;
-  const int shared_level = index_shared_level<B, T>(shape, shared_budget);
-  const int64_t smem = (shape.size() - shape.offset[shared_level]) * int64_t(sizeof(T));
   const int offset = s == side::pred ? -1 : 0;
   const auto run = [&](auto kernel) {
+    const int64_t room = dev.max_shared_per_block - static_shared_bytes(reinterpret_cast<const void*>(kernel), dev);
+    const int shared_level = index_shared_level<B, T>(shape, shared_budget < room ? shared_budget : room);
+    const int64_t smem = (shape.size() - shape.offset[shared_level]) * int64_t(sizeof(T));
     allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
     const int grid = grid_size(kernel, Threads, smem, (n + Threads * Items - 1) / (Threads * Items), dev);
     kernel<<<grid, Threads, size_t(smem), stream>>>(layout, shape, shared_level, queries, n, out, offset);

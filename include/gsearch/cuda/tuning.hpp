@@ -146,13 +146,18 @@ constexpr bool partitioned_auto(int key_bytes, int64_t k, int64_t q) {
 /// paper's best); larger key lists -> P-ary for a few queries (q known and at most
 /// pary_auto_max_queries), the partitioned search for many (partitioned_auto), the static index by
 /// index_auto_rules, else the branch-free binary search in global memory.
-constexpr algorithm auto_choice(int key_bytes, int64_t k, int64_t q, int64_t max_shared_per_block) {
-  const int64_t staged = (k + 64) * key_bytes;
+/// `partitioned_ok` false (the device's shared memory would not keep the tuned pipeline's buckets
+/// staged: partitioned_fits in src/cuda/partitioned.cu; or its temporary memory is over
+/// search_options::max_temp_bytes) and `index_ok` false (the index's copy of the keys is over the
+/// cap) leave those out: the rules fall through to the next choice, the index or binary.
+constexpr algorithm auto_choice(int key_bytes, int64_t k, int64_t q, int64_t max_shared_per_block,
+                                bool partitioned_ok = true, bool index_ok = true) {
+  const int64_t staged = (k + 2 * warp_width) * key_bytes;
   if (staged <= max_shared_per_block) return algorithm::pbs_cl;
   if (q >= 0 && q <= pary_auto_max_queries) return algorithm::pary;
-  if (partitioned_auto(key_bytes, k, q)) return algorithm::partitioned;
+  if (partitioned_ok && partitioned_auto(key_bytes, k, q)) return algorithm::partitioned;
   for (const index_auto_rule& r : index_auto_rules)
-    if (k >= r.min_keys) return q >= k / r.keys_per_query ? algorithm::index : algorithm::binary;
+    if (k >= r.min_keys) return index_ok && q >= k / r.keys_per_query ? algorithm::index : algorithm::binary;
   return algorithm::binary;
 }
 
@@ -176,6 +181,95 @@ inline constexpr core::partition_config partitioned_config = {192 * 1024, 16384,
 template <int KeyBytes>
 inline constexpr launch_config partition_tile = KeyBytes <= 4 ? launch_config{512, 8} : launch_config{1024, 4};
 inline constexpr launch_config bucket_tile = {1024, 4};
+/// The count and scatter kernels' tile where partition_tile's leaves too few buckets in the
+/// device's shared memory (a tile of 4,096 8-byte keys' grouped queries is 72 KB: more than a
+/// 48 KB device has): 1,024 queries, 10-18 KB. Not measured; auto never takes it (partitioned_fits).
+inline constexpr launch_config partition_small_tile = {256, 4};
+
+/// The most buckets the GPU pipeline takes: bucket numbers are kept in 2 bytes, and the count
+/// and scatter kernels keep a counter or two per bucket in shared memory.
+inline constexpr int64_t partition_max_buckets = 16384;
+
+/// Dynamic shared memory of the partition kernels (partition_kernel.cuh), by key size: the count
+/// kernel stages the m splitters padded for PBS-CL and m + 1 counters; the scatter kernel a tile
+/// of grouped queries (8 bytes with 4-byte keys, 16 with 8-byte keys) and their 2-byte buckets,
+/// and 2 x buckets + 1 counters.
+constexpr int64_t grouped_query_bytes(int key_bytes) { return key_bytes <= 4 ? 8 : 16; }
+constexpr int64_t partition_count_smem(int key_bytes, int64_t splitters) {
+  return (splitters + 2 * warp_width) * key_bytes + (splitters + 1) * 4;
+}
+constexpr int64_t partition_scatter_smem(int key_bytes, int64_t tile, int64_t buckets) {
+  return tile * (grouped_query_bytes(key_bytes) + 2) + (2 * buckets + 1) * 4;
+}
+
+/// How the partitioned search runs k keys of key_bytes bytes on a device whose blocks have
+/// `limit` bytes of shared memory (the opt-in maximum, or the testing override: search.hpp's
+/// shared_limit_override): fit_partition's answer.
+struct partition_fit {
+  core::partition_shape shape;  ///< buckets of shape.chunk keys (more than one: the pipeline runs)
+  bool small_tile = false;      ///< count and scatter run partition_small_tile, not the tuned tile
+  bool staged = true;           ///< each bucket's keys fit in shared memory (else the bucket search reads global memory)
+  bool ok = true;               ///< false: not even two buckets' counters fit; the pipeline cannot run
+};
+
+/// The buckets the count and scatter kernels hold in `limit` bytes with a tile of `tile` queries
+/// (their static shared memory: count_static, scatter_static bytes), at most max_buckets.
+constexpr int64_t partition_bucket_room(int key_bytes, int64_t limit, int64_t tile, int64_t max_buckets,
+                                        int64_t count_static, int64_t scatter_static) {
+  // count: (m + 64) kb + (m + 1) 4 <= limit - static, m = buckets - 1.
+  const int64_t count_room = limit - count_static - 2 * warp_width * key_bytes - 4;
+  const int64_t by_count = count_room < 0 ? 0 : count_room / (key_bytes + 4) + 1;
+  // scatter: tile (g + 2) + (2 buckets + 1) 4 <= limit - static.
+  const int64_t scatter_room = limit - scatter_static - tile * (grouped_query_bytes(key_bytes) + 2) - 4;
+  const int64_t by_scatter = scatter_room < 0 ? 0 : scatter_room / 8;
+  int64_t b = max_buckets < partition_max_buckets ? max_buckets : partition_max_buckets;
+  if (by_count < b) b = by_count;
+  if (by_scatter < b) b = by_scatter;
+  return b;
+}
+
+/// The partitioned search's shape on a device with `limit` bytes of shared memory per block:
+/// buckets of cfg.chunk_bytes of keys, or fewer where a bucket padded for PBS-CL would not fit
+/// (163 KB on an A100 and 99 KB on an Ada card stage 162 KB and 98 KB buckets where the H100
+/// stages 192 KB); as many buckets as the count and scatter kernels' counters leave room for with
+/// the tuned tile (`tile` queries), or with the small tile (`small_tile` queries, 0 for none) when
+/// only it keeps the buckets in shared memory; past that the chunks grow (core::partition_shape)
+/// and the bucket search reads them from global memory. ok is false when neither tile holds the
+/// counters of two buckets (only under limits far below any CUDA device's 48 KB).
+constexpr partition_fit fit_partition(int key_bytes, int64_t k, int64_t limit, const core::partition_config& cfg,
+                                      int64_t tile, int64_t small_tile, int64_t count_static, int64_t scatter_static,
+                                      int64_t small_count_static, int64_t small_scatter_static) {
+  int64_t chunk = cfg.chunk_bytes / key_bytes;
+  const int64_t fits = limit / key_bytes - 2 * warp_width;  // keys PBS-CL stages in one copy
+  if (chunk > fits) chunk = fits;
+  if (chunk < 1) chunk = 1;
+  const auto staged = [&](const core::partition_shape& s) { return (s.chunk + 2 * warp_width) * key_bytes <= limit; };
+  partition_fit f;
+  const int64_t tuned_room =
+      partition_bucket_room(key_bytes, limit, tile, cfg.max_buckets, count_static, scatter_static);
+  f.shape = core::partition_shape(k, chunk, tuned_room < 1 ? 1 : tuned_room);
+  f.staged = staged(f.shape);
+  if (tuned_room >= 2 && (f.staged || small_tile == 0)) return f;
+  if (small_tile > 0) {
+    const int64_t small_room = partition_bucket_room(key_bytes, limit, small_tile, cfg.max_buckets,
+                                                     small_count_static, small_scatter_static);
+    if (small_room >= 2 && (small_room > tuned_room)) {
+      const core::partition_shape s(k, chunk, small_room);
+      if (staged(s) || tuned_room < 2) {
+        f.shape = s;
+        f.staged = staged(s);
+        f.small_tile = true;
+        return f;
+      }
+    }
+  }
+  if (tuned_room >= 2) return f;  // neither keeps the buckets staged: the tuned tile, grown chunks
+  // Room for one bucket only: fine when the keys are one chunk (the plain search), else no pipeline.
+  f.shape = core::partition_shape(k, chunk, 1);
+  f.staged = staged(f.shape);
+  f.ok = k <= chunk;
+  return f;
+}
 
 /// The merge tiles (merge_kernel.cuh: merge, the merge-sort passes and the block sort; the joins'
 /// expansion, join_kernel.cuh): threads per block and elements per thread of a tile staged in
