@@ -17,6 +17,8 @@
 #include "common.hpp"
 #include "gsearch/gsearch.hpp"
 #include "npy.hpp"
+#include "output.hpp"
+#include "progress.hpp"
 #include "peers.hpp"
 #include "timing.hpp"
 
@@ -37,7 +39,21 @@ struct bench_args {
   std::string device = "auto", json_path;
   bool quick = false, sweep = false;
   std::string command_line;
+  // The numbers as given on the command line, parsed and checked by parse_numbers().
+  std::vector<std::string> keys_text;
+  std::string queries_text, repeat_text = "15", warmup_text = "3", seed_text = "1";
 };
+
+// The numbers of the command line, checked before any work (exit 1, naming the option and the
+// limit). Sizes are bounded by the host's memory: a query takes up to 12 bytes (an int64 key and
+// its int32 result), a key up to 8.
+void parse_numbers(bench_args& a) {
+  for (const std::string& k : a.keys_text) a.keys.push_back(parse_size(k, "--keys", 1, 8));
+  if (!a.queries_text.empty()) a.queries = parse_size(a.queries_text, "--queries", 1, 12);
+  a.repeat = int(parse_count(a.repeat_text, "--repeat", 1, 1000000));
+  a.warmup = int(parse_count(a.warmup_text, "--warmup", 0, 1000000));
+  a.seed = parse_seed(a.seed_text);
+}
 
 /// Sum of the bytes read as little-endian uint64 words, the last one zero-padded: the checksum
 /// bench/python/inputs.py computes to prove it regenerated the same inputs.
@@ -95,13 +111,13 @@ json row(const char* impl, const std::string& algo, std::string_view key_type, i
 }
 
 void print_row(const json& r) {
-  std::printf("%-7s K=%-8lld %-6s %-9s %-14s %9.4f ms %9.3f G q/s %7.1f GB/s %s\n",
+  print(format("%-7s K=%-8lld %-6s %-9s %-14s %9.4f ms %9.3f G q/s %7.1f GB/s %s\n",
               r["key_type"].get<std::string>().c_str(), (long long)r["k"].get<int64_t>(),
               r["query_kind"].get<std::string>().c_str(), r["impl"].get<std::string>().c_str(),
               r["algo"].is_null() ? "" : r["algo"].get<std::string>().c_str(), r["ms"].get<double>(),
               r["gqps"].get<double>(), r["gbps"].get<double>(),
-              r["verified"].is_null() ? "" : (r["verified"].get<bool>() ? "ok" : "WRONG"));
-  std::fflush(stdout);
+              r["verified"].is_null() ? "" : (r["verified"].get<bool>() ? "ok" : "WRONG")));
+  flush_stdout();  // a row as soon as it is measured; a stdout that cannot take it stops the run
 }
 
 /// Checks a sample of results (every stride-th query, about 100,000) against std::upper_bound.
@@ -235,7 +251,9 @@ void bench_cpu_inputs(const bench_args& a, int64_t k, const std::string& kind, j
 }
 
 exit_code run_bench(bench_args a) {
-  npy::check_distinct_paths({}, {{"--json", a.json_path}});  // (no input files: nothing to clash)
+  check_paths({}, {{"--json", a.json_path}});  // (no input files: nothing to clash)
+  parse_numbers(a);
+  progress::phase("benchmarking");
   const bool gpu = a.device == "cuda" || (a.device == "auto" && cuda_device_count() > 0);
   if (a.device == "cuda" && cuda_device_count() == 0)
     throw failure(exit_device_or_io, gsearch::built_with_cuda() ? "--device cuda: no CUDA device found"
@@ -289,7 +307,7 @@ exit_code run_bench(bench_args a) {
   report["config"]["ks"] = all_ks;
   if (!a.json_path.empty()) {
     npy::save_text(a.json_path, report.dump(1) + "\n");
-    std::fprintf(stderr, "bench: %zu results -> %s\n", report["results"].size(), a.json_path.c_str());
+    note(format("bench: %zu results -> %s", report["results"].size(), a.json_path.c_str()));
   }
   return exit_ok;
 }
@@ -310,11 +328,11 @@ command add_bench_command(CLI::App& app, int argc, char** argv) {
       "query buffers are rotated when one would fit in L2. Inputs are those of `gsearch gen` (same "
       "seed), so bench/python/search_peers.py can time torch and cupy on the same data. Every result "
       "is spot-checked against std::upper_bound (about 100,000 queries per run).");
-  sub->add_option("--keys", a->keys, "Key counts (default: 32, 64, ..., 32768, 49152 and the shared-memory "
-                                     "maximum for each key type; CPU: 1024, 16384, 2^20)")
+  sub->add_option("--keys", a->keys_text, "Key counts, 1 or more (default: 32, 64, ..., 32768, 49152 and the "
+                                          "shared-memory maximum for each key type; CPU: 1024, 16384, 2^20)")
       ->delimiter(',')->type_name("K,...");
-  sub->add_option("--queries", a->queries, "Queries per run (default 2^27 on a GPU, 2^22 on the CPU)")
-      ->check(CLI::PositiveNumber)->type_name("N");
+  sub->add_option("--queries", a->queries_text, "Queries per run, 1 or more (default 2^27 on a GPU, 2^22 on the CPU)")
+      ->type_name("N");
   sub->add_option("--key-type", a->key_types, "Key types")->delimiter(',')
       ->check(CLI::IsMember(dtype_names()))->capture_default_str();
   sub->add_option("--query-kind", a->query_kinds, "random (keys drawn at random) and/or worst (the paper's "
@@ -324,19 +342,21 @@ command add_bench_command(CLI::App& app, int argc, char** argv) {
       ->check(CLI::IsMember(algorithm_names(true)))->capture_default_str();
   sub->add_option("--peers", a->peers, "GPU peers to run beside gsearch")->delimiter(',')
       ->check(CLI::IsMember({"roofline", "thrust", "cub"}))->capture_default_str();
-  sub->add_option("--repeat", a->repeat, "Timed runs per configuration (the median is reported)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  sub->add_option("--warmup", a->warmup, "Untimed runs first")->check(CLI::NonNegativeNumber)->capture_default_str();
-  sub->add_option("--seed", a->seed, "Seed of the inputs (as `gsearch gen --seed`)")->capture_default_str();
+  sub->add_option("--repeat", a->repeat_text, "Timed runs per configuration, 1 or more (the median is reported)")
+      ->type_name("N")->capture_default_str();
+  sub->add_option("--warmup", a->warmup_text, "Untimed runs first (0 or more)")->type_name("N")->capture_default_str();
+  sub->add_option("--seed", a->seed_text, "Seed of the inputs, 0 to 2^64 - 1 (as `gsearch gen --seed`)")
+      ->type_name("S")->capture_default_str();
   sub->add_option("--device", a->device, "auto: cuda if a CUDA device is available, else cpu")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
   sub->add_flag("--quick", a->quick, "A small run (int32, random queries, K = 1024 and 65536, 2^20 queries, "
                                      "3 runs): under a minute on a CPU");
   sub->add_flag("--sweep", a->sweep, "Time gsearch's kernels at every compiled launch configuration "
                                      "(threads per block x queries per thread) instead (GPU; int32/int64)");
-  sub->add_option("--json", a->json_path, "Also write the results as JSON (bench/README.md) to this file")
+  sub->add_option("--json", a->json_path, "Also write the results as JSON (bench/README.md) to this file (checked "
+                                          "before the run: its directory must exist and be writable)")
       ->type_name("FILE");
-  return {sub, [a] { return run_bench(*a); }};
+  return {sub, [a] { return run_bench(*a); }, nullptr};
 }
 
 }  // namespace gsearch::cli

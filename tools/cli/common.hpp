@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <unistd.h>
 #include <fstream>
 #include <thread>
 #include <cstdint>
@@ -249,6 +251,71 @@ T parse_value(std::string_view text, std::string_view what) {
   }
 }
 
+/// The numbers of the command line (counts, sizes, repeats, seeds) are taken as text and parsed
+/// here, so that every one is checked the same way, with messages that name the option and the
+/// limit, and exit_bad_input ("--keys must be at least 1 (got 0)"): none wraps around ("--seed
+/// -1"), none is clamped ("--keys 18446744073709551616").
+
+/// The host's memory in bytes (sysconf), the limit of the sizes gsearch allocates up front.
+inline int64_t host_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? int64_t(pages) * int64_t(page) : int64_t(1) << 40;
+}
+/// "23.4 GiB".
+inline std::string bytes_text(double bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  for (; bytes >= 1024 && u < 6; ++u) bytes /= 1024;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+  return buf;
+}
+
+/// A whole number given to `option`, in [min, max] (decimal; "1e6" too); `max_why` explains the
+/// upper limit in the message ("--queries must be at most 1000, what ... (got 5000)").
+inline int64_t parse_count(std::string_view text, std::string_view option, int64_t min,
+                           int64_t max = std::numeric_limits<int64_t>::max(),
+                           std::string_view max_why = "") {
+  const std::string opt(option), got = " (got " + std::string(text) + ")";
+  const auto d = detail::scan_decimal(text);
+  if (!d || (d->exp10 < 0 && !d->digits.empty()))
+    throw failure(exit_bad_input, opt + " '" + std::string(text) + "' is not a whole number");
+  const auto too_big = [&] {
+    return failure(exit_bad_input, opt + " must be at most " + std::to_string(max) +
+                                       std::string(max_why) + got);
+  };
+  const auto too_small = [&] {
+    return failure(exit_bad_input, opt + " must be at least " + std::to_string(min) + got);
+  };
+  if (int64_t(d->digits.size()) + d->exp10 > 19) throw d->negative ? too_small() : too_big();
+  unsigned __int128 m = 0;
+  for (char c : d->digits) m = m * 10 + unsigned(c - '0');
+  for (int64_t e = 0; e < d->exp10; ++e) m *= 10;
+  using u128 = unsigned __int128;
+  if (d->negative && m != 0) {
+    if (m > u128(std::numeric_limits<int64_t>::max()) + 1 || -int64_t(m - 1) - 1 < min)
+      throw too_small();
+    return -int64_t(m - 1) - 1;
+  }
+  if (m > u128(max)) throw too_big();
+  if (int64_t(m) < min) throw too_small();
+  return int64_t(m);
+}
+
+/// A count of elements of `bytes_each` bytes that gsearch holds in host memory: at least `min`,
+/// and at most what the host's memory holds.
+inline int64_t parse_size(std::string_view text, std::string_view option, int64_t min,
+                          int64_t bytes_each) {
+  const int64_t mem = host_memory_bytes();
+  return parse_count(text, option, min, mem / std::max<int64_t>(1, bytes_each),
+                     ", what this machine's memory (" + bytes_text(double(mem)) + ") holds at " +
+                         std::to_string(bytes_each) + " bytes each");
+}
+
+/// The one rule of every --seed (gen, conflicts, bench, find): a whole number from 0 to 2^64 - 1,
+/// parsed exactly ("-1" and "1.5" are errors, never wrapped or rounded).
+inline uint64_t parse_seed(std::string_view text) { return parse_value<uint64_t>(text, "--seed"); }
+
 /// The CLI's names of the search sides, in enum order.
 inline const std::vector<std::string> side_names = {"left", "right", "pred"};
 inline std::string_view to_string(side s) { return side_names.at(size_t(s)); }
@@ -303,11 +370,13 @@ generated<T> generate(int64_t k, int64_t q, std::string_view query_kind, uint64_
   return g;
 }
 
-/// A subcommand: its CLI11 app, and what runs it once the command line is parsed (returns the
-/// exit code; throws failure, gsearch::error or std::exception on errors).
+/// A subcommand: its CLI11 app, what runs it once the command line is parsed (returns the
+/// exit code; throws failure, gsearch::error or std::exception on errors), and its --json flag
+/// (nullptr if it has none): when set, an error is also printed to stdout as {"error": ...}.
 struct command {
   CLI::App* app;
   std::function<exit_code()> run;
+  const bool* json;
 };
 command add_search_command(CLI::App& app);
 command add_find_command(CLI::App& app);

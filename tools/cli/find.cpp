@@ -15,6 +15,8 @@
 #include "common.hpp"
 #include "gsearch/gsearch.hpp"
 #include "npy.hpp"
+#include "output.hpp"
+#include "progress.hpp"
 #include "timing.hpp"
 
 namespace gsearch::cli {
@@ -114,7 +116,7 @@ plan check_options(const find_args& a) {
     }
     if (a.seed_opt->count() > 0 && p.mode != mode_kind::random)
       bad("--seed is the seed of --mode random, not of " + mode);
-    p.seed = parse_value<uint64_t>(a.seed, "--seed");
+    p.seed = parse_seed(a.seed);
   }
   if (scalar(p.mode) && !a.out.empty())
     bad("--out is for --mode all and isin; " + mode + " prints its result (use --json for a JSON object)");
@@ -252,6 +254,7 @@ exit_code find_typed(const find_args& a, const plan& p, const target& dev, input
   outcome o;
   std::vector<int64_t> indices;
   std::unique_ptr<bool[]> mask;
+  progress::phase("finding");
   switch (p.mode) {
     case mode_kind::all:
       o = run_all(dev, data, r, indices);
@@ -298,7 +301,7 @@ exit_code find_typed(const find_args& a, const plan& p, const target& dev, input
                                                      : json(nullptr)},
               {"result", o.result},
               {"time_ms", o.ms}};
-    std::cout << j.dump() << '\n';
+    print(j.dump() + "\n");
     return exit_ok;
   }
 
@@ -317,18 +320,18 @@ exit_code find_typed(const find_args& a, const plan& p, const target& dev, input
   std::snprintf(time, sizeof time, "%.3f ms", o.ms);
   what += ", device=" + device + " (" + dev.name + "): ";
   if (p.mode == mode_kind::all)
-    std::cout << what << o.result << " matches -> " << a.out << " (int64), " << time << '\n';
+    print(what + std::to_string(o.result) + " matches -> " + a.out + " (int64), " + time + "\n");
   else if (p.mode == mode_kind::isin)
-    std::cout << what << o.result << " true -> " << a.out << " (bool), " << time << '\n';
+    print(what + std::to_string(o.result) + " true -> " + a.out + " (bool), " + time + "\n");
   else {
-    std::cout << o.result << '\n';
-    std::cerr << what << time << '\n';
+    print(std::to_string(o.result) + "\n");
+    note(what + time);
   }
   return exit_ok;
 }
 
 exit_code run_find(const find_args& a) {
-  npy::check_distinct_paths({{"--data", a.data}, {"--values", a.values}}, {{"--out", a.out}});
+  check_paths({{"--data", a.data}, {"--values", a.values}}, {{"--out", a.out}});
   const plan p = check_options(a);
   const target dev = resolve_device(a.device);
   inputs in{npy::input(a.data), std::nullopt};
@@ -364,7 +367,9 @@ command add_find_command(CLI::App& app) {
       "Every option is checked before any work: an option that does not apply to the mode "
       "(--seed without --mode random, --invert without isin, ...) is an error, not ignored. The "
       "output goes to a temporary file renamed at the end; it must not be an input (also "
-      "through ./, .., a symlink or a hard link), and no output is left by an error.");
+      "through ./, .., a symlink or a hard link), a directory, a FIFO or device or a read-only "
+      "file (all checked before any work), and no output is left by an error, SIGINT or SIGTERM. "
+      "A result printed to a stdout that cannot be written (a full disk, closed) is exit 2.");
   sub->add_option("--data", a->data, "The data to search (.npy, 1-D)")->required()->type_name("D.npy");
   a->value_opt = sub->add_option("--value", a->value,
                                  "The value compared with each element (the data's dtype; see "
@@ -421,7 +426,7 @@ command add_find_command(CLI::App& app) {
   sub->add_flag("--json", a->json,
                 "Print one JSON object to stdout (\"result\", mode, op, value, dtype, n, device, "
                 "time_ms, ...) instead of the result and the human summary");
-  return {sub, [a] { return run_find(*a); }};
+  return {sub, [a] { return run_find(*a); }, &a->json};
 }
 
 }  // namespace gsearch::cli

@@ -10,7 +10,14 @@
 #include <sstream>
 #include <string>
 
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
 #include "common.hpp"
+#include "output.hpp"
+#include "progress.hpp"
 #include "gsearch/core/error.hpp"
 #include "gsearch/device.hpp"
 
@@ -18,22 +25,32 @@ namespace {
 
 using namespace gsearch::cli;
 
-constexpr const char* exit_codes_text = R"(Exit codes:
+constexpr const char* exit_codes_text = R"EXIT(Exit codes:
   0     success
-  1     bad usage or input: a missing, unreadable, truncated or malformed .npy file, a dtype
-        gsearch does not support (or big-endian data), inputs of different dtypes (keys and
-        queries; find's --data and --values; the two inputs of merge, set and join; values
-        that are not int64), unsorted keys or inputs, shapes that do not go together (and 2-D
-        data for find, merge, sort, set, join), a find --value the data's dtype cannot hold,
-        options that do not go together (search --json without --out, find --seed without
-        --mode random, join --out-right with semi or anti, or without it for the others),
-        an output file that is the same file as an input or as another output (checked
-        before anything is read or written)
+  1     bad usage or input: no command; a number out of its range (--keys must be at least 1,
+        a size beyond what this machine's memory holds, --seed from 0 to 2^64 - 1); a missing,
+        unreadable, truncated or malformed .npy file, a dtype gsearch does not support (or
+        big-endian data), inputs of different dtypes (keys and queries; find's --data and
+        --values; the two inputs of merge, set and join; values that are not int64), unsorted
+        keys or inputs, shapes that do not go together (and 2-D data for find, merge, sort,
+        set, join), a find --value the data's dtype cannot hold, options that do not go
+        together (search --json without --out, find --seed without --mode random, join
+        --out-right with semi or anti, or without it for the others); an output that is the
+        same file as an input or as another output, an empty path, a directory (--out .,
+        --out dir/), a FIFO, a device or a socket, or a read-only file. Outputs are checked
+        before anything is read or computed
   2     device or I/O failure: --device cuda without a usable CUDA device, a CUDA error, out of
-        memory, an output file or stdout that cannot be written
+        memory; an output whose directory is missing or not writable (checked before any
+        work), or that cannot be written (a full disk); a stdout that cannot be written (full,
+        closed)
   3     search --verify found results that differ from the reference
   100+  the command line could not be parsed (CLI11's codes, e.g. 105 a value not allowed,
-        106 a required option missing, 109 an unexpected argument))";
+        106 a required option missing, 109 an unexpected argument or an unknown command)
+  128+N killed by signal N (SIGINT 130, SIGTERM 143): the output being written is removed
+With --json (except bench's, a file), an error also prints {"error": "...", "exit_code": N}
+on stdout when nothing was printed there yet. A command running 2 s or more ends with its
+time on stderr ("gsearch sort: 26.4 s in all (reading ..., sorting ..., writing ...)"), and
+on a terminal shows its progress there.)EXIT";
 
 std::string version_text() {
   return std::string("gsearch ") + GSEARCH_VERSION + " (CUDA backend " +
@@ -69,36 +86,97 @@ void finish_help(CLI::App* app) {
 
 void report(const char* what) { std::fprintf(stderr, "gsearch: error: %s\n", what); }
 
-// Runs a parsed subcommand and turns what it throws into a message and an exit code.
-int run(const command& c) {
+// With --json, an error is also one JSON object on stdout (if nothing was printed there yet),
+// so that a consumer of stdout always gets JSON: {"error": "...", "exit_code": 1}.
+void report_json(const std::string& what, int code) {
   try {
+    print(nlohmann::ordered_json({{"error", what}, {"exit_code", code}}).dump() + "\n");
+    flush_stdout();
+  } catch (const std::exception&) {  // stdout itself is what failed: stderr has the message
+  }
+}
+
+// Runs a parsed subcommand and turns what it throws into a message and an exit code.
+int run(const command& c, const std::string& name) {
+  const bool json = c.json && *c.json;
+  auto fail = [&](const char* what, int code) {
+    progress::finish(false);
+    report(what);
+    if (json && !stdout_used()) report_json(what, code);
+    return code;
+  };
+  try {
+    progress::start(name);
     const exit_code code = c.run();
-    std::cout.flush();
-    if (!std::cout || std::fflush(stdout) != 0)
-      throw failure(exit_device_or_io,
-                    std::string("cannot write to standard output: ") + std::strerror(errno));
+    flush_stdout();
+    progress::finish(true);
     return code;
   } catch (const failure& e) {
-    report(e.what());
-    return e.code();
+    return fail(e.what(), e.code());
   } catch (const gsearch::invalid_argument& e) {  // a precondition of the library
-    report(e.what());
-    return exit_bad_input;
+    return fail(e.what(), exit_bad_input);
   } catch (const gsearch::error& e) {  // cuda_error, out_of_memory
-    report(e.what());
-    return exit_device_or_io;
+    return fail(e.what(), exit_device_or_io);
   } catch (const std::bad_alloc&) {
-    report("out of host memory");
-    return exit_device_or_io;
+    return fail("out of host memory", exit_device_or_io);
   } catch (const std::exception& e) {
-    report(e.what());
-    return exit_device_or_io;
+    return fail(e.what(), exit_device_or_io);
+  }
+}
+
+// The edit distance (Levenshtein, with a swap of two neighbours as one edit: "srot" is one
+// from "sort"), for "did you mean".
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
+                          d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// `word` where a subcommand of `app` is expected but none is named so: an error naming it and,
+// when one is close (at most 2 edits, fewer than half its letters), the nearest.
+std::optional<std::string> unknown_subcommand(const CLI::App& app, const std::string& word) {
+  if (word.empty() || word[0] == '-') return std::nullopt;
+  std::string best, names;
+  size_t best_d = std::string::npos;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    const std::string& n = sub->get_name();
+    if (n == word) return std::nullopt;
+    names += (names.empty() ? "" : ", ") + n;
+    const size_t d = edit_distance(word, n);
+    if (d < best_d) best_d = d, best = n;
+  }
+  std::string what = "unknown command '" + word + "'";
+  if (best_d <= 2 && best_d * 2 < std::max(word.size(), best.size()))
+    what += "; did you mean '" + best + "'?";
+  return what + " (the commands: " + names + ")";
+}
+
+// Options that name files (their type name ends in ".npy", or is FILE) given an empty path:
+// never "not given" (stdout, the default), always an error.
+void refuse_empty_paths(const CLI::App& app) {
+  for (const CLI::Option* o : app.get_options()) {
+    const std::string t = o->get_type_name();
+    const bool path = t == "FILE" || (t.size() > 4 && t.compare(t.size() - 4, 4, ".npy") == 0);
+    if (!path || o->count() == 0) continue;
+    for (const std::string& r : o->results())
+      if (r.empty())
+        throw failure(exit_bad_input, o->get_name() + " '' is an empty path: give a file name");
   }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  protect_standard_streams();
+  install_signal_cleanup();
   CLI::App app("gsearch: batched search of sorted keys, search of unsorted data, and merge, "
                "sort, multiset set operations and joins of sorted arrays, on GPUs (CUDA) and "
                "CPUs, on .npy files.",
@@ -117,13 +195,58 @@ int main(int argc, char** argv) {
                               add_bench_command(app, argc, argv)};
   for (const command& c : commands) finish_help(c.app);
 
+  // A mistyped command: named, with the nearest one (also for bench's own commands).
+  if (argc > 1) {
+    const CLI::App* level = &app;
+    std::string word = argv[1];
+    if (word == "bench" && argc > 2) {
+      level = app.get_subcommand("bench");
+      word = argv[2];
+    }
+    if (auto what = unknown_subcommand(*level, word)) {
+      report((*what + "\nRun gsearch --help for more information.").c_str());
+      if (std::find(argv, argv + argc, std::string("--json")) != argv + argc && level == &app)
+        report_json(*what, int(CLI::ExitCodes::ExtrasError));
+      return int(CLI::ExitCodes::ExtrasError);
+    }
+  }
+
+  // What CLI11 prints (help, parse errors), with stdout checked as the commands' is.
+  std::ostringstream out, err;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int code = app.exit(e, out, err);
+    std::fputs(err.str().c_str(), stderr);
+    // A parse error of a command given --json: JSON on stdout too (bench's --json is a file).
+    const bool json = std::find(argv, argv + argc, std::string("--json")) != argv + argc &&
+                      !(argc > 1 && std::string(argv[1]) == "bench");
+    if (code != 0 && json) report_json(e.what(), code);
+    try {
+      print(out.str());
+      flush_stdout();
+    } catch (const failure& f) {
+      report(f.what());
+      return code != 0 ? code : f.code();
+    }
+    return code;
   }
-  for (const command& c : commands)
-    if (c.app->parsed()) return run(c);
-  std::cout << app.help();  // no subcommand
-  return exit_ok;
+  for (const command& c : commands) {
+    if (!c.app->parsed()) continue;
+    std::string name = c.app->get_name();  // "search", "bench search"
+    for (const CLI::App* p = c.app->get_parent(); p && p != &app; p = p->get_parent())
+      name = p->get_name() + " " + name;
+    try {
+      refuse_empty_paths(*c.app);
+    } catch (const failure& f) {
+      report(f.what());
+      if (c.json && *c.json) report_json(f.what(), f.code());
+      return f.code();
+    }
+    return run(c, name);
+  }
+  // No command: the usage, and an error.
+  std::fprintf(stderr, "gsearch: error: no command given: gsearch <command> [options] (%s)\n\n%s",
+               "gsearch <command> --help documents each", app.help().c_str());
+  return exit_bad_input;
 }

@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
-#include <iostream>
+#include <sstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -15,6 +15,8 @@
 #include "common.hpp"
 #include "gsearch/gsearch.hpp"
 #include "npy.hpp"
+#include "output.hpp"
+#include "progress.hpp"
 #include "timing.hpp"
 
 namespace gsearch::cli {
@@ -112,7 +114,15 @@ std::string ms_text(double ms) {
 void print_json(json& j, const outcome& o) {
   j["result"] = o.result;
   j["time_ms"] = o.ms;
-  std::cout << j.dump() << '\n';
+  print(j.dump() + "\n");
+}
+
+// The human summary: one line on stdout, checked.
+template <class... Parts>
+void print_line(const Parts&... parts) {
+  std::ostringstream line;
+  (line << ... << parts);
+  print(line.str() + "\n");
 }
 
 // The fields every summary starts with.
@@ -179,7 +189,7 @@ outcome run_merge(const target& dev, const std::vector<T>& a, const std::vector<
 }
 
 exit_code run_merge_command(const merge_args& a) {
-  npy::check_distinct_paths(
+  check_paths(
       {{"--a", a.a}, {"--b", a.b}, {"--a-values", a.a_values}, {"--b-values", a.b_values}},
       {{"--out", a.out}, {"--out-values", a.out_values}});
   const int given = int(!a.a_values.empty()) + int(!a.b_values.empty()) + int(!a.out_values.empty());
@@ -204,7 +214,9 @@ exit_code run_merge_command(const merge_args& a) {
       av = in_av->file.read<int64_t>();
       bv = in_bv->file.read<int64_t>();
     }
+    progress::phase("checking that the inputs are sorted");
     in.check_both_sorted(ka, kb, a.no_check);
+    progress::phase("merging");
     std::vector<T> out(ka.size() + kb.size());
     std::vector<int64_t> ov(with_values ? out.size() : 0);
     const outcome o = run_merge(dev, ka, kb, av, bv, with_values, out, ov);
@@ -226,11 +238,10 @@ exit_code run_merge_command(const merge_args& a) {
       j["out_values"] = with_values ? json(a.out_values) : json(nullptr);
       print_json(j, o);
     } else {
-      std::cout << "merge: " << ka.size() << " + " << kb.size() << " " << dt << " keys"
-                << (with_values ? " with int64 values" : "") << ", " << device_text(dev) << ": "
-                << o.result << " keys -> " << a.out
-                << (with_values ? ", values -> " + a.out_values : "") << ", " << ms_text(o.ms)
-                << '\n';
+      print_line("merge: ", ka.size(), " + ", kb.size(), " ", dt, " keys",
+                 with_values ? " with int64 values" : "", ", ", device_text(dev), ": ", o.result,
+                 " keys -> ", a.out, with_values ? ", values -> " + a.out_values : "", ", ",
+                 ms_text(o.ms));
     }
     return exit_ok;
   });
@@ -279,7 +290,7 @@ outcome run_sort(const target& dev, const std::vector<T>& keys, const std::vecto
 }
 
 exit_code run_sort_command(const sort_args& a) {
-  npy::check_distinct_paths({{"--data", a.data}, {"--values", a.values}},
+  check_paths({{"--data", a.data}, {"--values", a.values}},
                             {{"--out", a.out}, {"--out-values", a.out_values}, {"--argsort", a.argsort}});
   if (a.values.empty() != a.out_values.empty())
     bad(a.values.empty() ? "--out-values needs --values V.npy (the int64 values to carry)"
@@ -299,6 +310,7 @@ exit_code run_sort_command(const sort_args& a) {
     const int64_t n = int64_t(keys.size());
     std::vector<int64_t> v;
     if (values) v = values->file.read<int64_t>();
+    progress::phase("sorting");
     std::vector<T> out(keys.size());
     std::vector<int64_t> carried, perm;
     outcome o;
@@ -340,8 +352,8 @@ exit_code run_sort_command(const sort_args& a) {
       if (values) to += (to.empty() ? "" : ",") + std::string(" values -> ") + a.out_values;
       if (!a.argsort.empty())
         to += (to.empty() ? "" : ",") + std::string(" permutation -> ") + a.argsort;
-      std::cout << "sort: " << n << " " << dt << " keys" << (values ? " with int64 values" : "")
-                << " (stable), " << device_text(dev) << ":" << to << ", " << ms_text(o.ms) << '\n';
+      print_line("sort: ", n, " ", dt, " keys", values ? " with int64 values" : "", " (stable), ",
+                 device_text(dev), ":", to, ", ", ms_text(o.ms));
     }
     return exit_ok;
   });
@@ -396,14 +408,16 @@ outcome run_set(const target& dev, set_op op, const std::vector<T>& a, const std
 }
 
 exit_code run_set_command(const set_args& a) {
-  npy::check_distinct_paths({{"--a", a.a}, {"--b", a.b}}, {{"--out", a.out}});
+  check_paths({{"--a", a.a}, {"--b", a.b}}, {{"--out", a.out}});
   const set_op op = parse_set_op(a.op);
   const target dev = resolve_device(a.device);
   key_inputs in("set", "--a", a.a, "--b", a.b);
   return visit(in.x.file.type(), [&]<class T>() {
     const std::vector<T> ka = in.x.file.read<T>();
     const std::vector<T> kb = in.y.file.read<T>();
+    progress::phase("checking that the inputs are sorted");
     in.check_both_sorted(ka, kb, a.no_check);
+    progress::phase("computing the " + std::string(gsearch::to_string(op)));
     std::vector<T> out;
     const outcome o = run_set(dev, op, ka, kb, out);
     npy::save(a.out, span<const T>(out));
@@ -418,9 +432,9 @@ exit_code run_set_command(const set_args& a) {
       j["out"] = a.out;
       print_json(j, o);
     } else {
-      std::cout << "set: " << gsearch::to_string(op) << " of " << ka.size() << " and " << kb.size()
-                << " " << dt << " keys, " << device_text(dev) << ": " << o.result << " keys -> "
-                << a.out << ", " << ms_text(o.ms) << '\n';
+      print_line("set: ", gsearch::to_string(op), " of ", ka.size(), " and ", kb.size(), " ", dt,
+                 " keys, ", device_text(dev), ": ", o.result, " keys -> ", a.out, ", ",
+                 ms_text(o.ms));
     }
     return exit_ok;
   });
@@ -481,7 +495,7 @@ outcome run_join(const target& dev, join_kind kind, const std::vector<T>& l,
 }
 
 exit_code run_join_command(const join_args& a) {
-  npy::check_distinct_paths({{"--left", a.left}, {"--right", a.right}},
+  check_paths({{"--left", a.left}, {"--right", a.right}},
                             {{"--out-left", a.out_left}, {"--out-right", a.out_right}});
   const join_kind kind = parse_join_kind(a.how);
   const bool left_only = core::join_left_only(kind);
@@ -495,7 +509,9 @@ exit_code run_join_command(const join_args& a) {
   return visit(in.x.file.type(), [&]<class T>() {
     const std::vector<T> l = in.x.file.read<T>();
     const std::vector<T> r = in.y.file.read<T>();
+    progress::phase("checking that the inputs are sorted");
     in.check_both_sorted(l, r, a.no_check);
+    progress::phase("joining");
     std::vector<int64_t> li, ri;
     const outcome o = run_join(dev, kind, l, r, li, ri);
     // Both files are written before either is renamed into place.
@@ -516,10 +532,9 @@ exit_code run_join_command(const join_args& a) {
       j["out_right"] = left_only ? json(nullptr) : json(a.out_right);
       print_json(j, o);
     } else {
-      std::cout << "join: " << gsearch::to_string(kind) << " join of " << l.size() << " and "
-                << r.size() << " " << dt << " keys, " << device_text(dev) << ": " << o.result
-                << " rows -> " << a.out_left << (left_only ? "" : ", " + a.out_right) << " (int64), "
-                << ms_text(o.ms) << '\n';
+      print_line("join: ", gsearch::to_string(kind), " join of ", l.size(), " and ", r.size(), " ",
+                 dt, " keys, ", device_text(dev), ": ", o.result, " rows -> ", a.out_left,
+                 left_only ? "" : ", " + a.out_right, " (int64), ", ms_text(o.ms));
     }
     return exit_ok;
   });
@@ -532,11 +547,14 @@ constexpr const char* inputs_footer =
     "or float64 (gsearch never casts; values are int64). Floats are in numpy's sort order: NaN "
     "last, all NaNs equal, -0.0 == 0.0.\n";
 constexpr const char* outputs_footer =
-    "Outputs go to temporary files renamed at the end, all of them or none; an output that is "
-    "the same file as an input or another output (also through ./, .., a symlink or a hard link) "
-    "is refused before anything is read, and no output is left by an error. The summary goes to "
-    "stdout (--json: one JSON object with \"result\", the output's length, and \"time_ms\", the "
-    "library call's time: CUDA events on a GPU, wall clock on the CPU).";
+    "Outputs go to temporary files renamed at the end, all of them or none (through a symlink, "
+    "to its target; an existing file keeps its mode). Refused before anything is read: an output "
+    "that is the same file as an input or another output (also through ./, .., a symlink or a "
+    "hard link), a directory, a FIFO or device, a read-only file, or one whose directory is "
+    "missing or not writable. No output is left by an error, SIGINT or SIGTERM. The summary goes "
+    "to stdout (--json: one JSON object with \"result\", the output's length, and \"time_ms\", "
+    "the library call's time: CUDA events on a GPU, wall clock on the CPU; on an error, "
+    "{\"error\": ...}); a stdout that cannot be written (a full disk, closed) is exit 2.";
 
 // A subcommand whose footer is its own text between the inputs' and the outputs' paragraphs.
 CLI::App* add_subcommand(CLI::App& app, const char* name, const char* description,
@@ -593,7 +611,7 @@ command add_merge_command(CLI::App& app) {
       ->type_name("MV.npy");
   add_no_check(sub, a->no_check, "--a and --b");
   add_device_and_json(sub, a->device, a->json);
-  return {sub, [a] { return run_merge_command(*a); }};
+  return {sub, [a] { return run_merge_command(*a); }, &a->json};
 }
 
 command add_sort_command(CLI::App& app) {
@@ -618,7 +636,7 @@ command add_sort_command(CLI::App& app) {
                   "The stable sorting permutation (int64 indices into --data)")
       ->type_name("I.npy");
   add_device_and_json(sub, a->device, a->json);
-  return {sub, [a] { return run_sort_command(*a); }};
+  return {sub, [a] { return run_sort_command(*a); }, &a->json};
 }
 
 command add_set_command(CLI::App& app) {
@@ -639,7 +657,7 @@ command add_set_command(CLI::App& app) {
   sub->add_option("--out", a->out, "The result (--a's dtype, sorted)")->required()->type_name("S.npy");
   add_no_check(sub, a->no_check, "--a and --b");
   add_device_and_json(sub, a->device, a->json);
-  return {sub, [a] { return run_set_command(*a); }};
+  return {sub, [a] { return run_set_command(*a); }, &a->json};
 }
 
 command add_join_command(CLI::App& app) {
@@ -673,7 +691,7 @@ command add_join_command(CLI::App& app) {
       ->type_name("J.npy");
   add_no_check(sub, a->no_check, "--left and --right");
   add_device_and_json(sub, a->device, a->json);
-  return {sub, [a] { return run_join_command(*a); }};
+  return {sub, [a] { return run_join_command(*a); }, &a->json};
 }
 
 }  // namespace gsearch::cli

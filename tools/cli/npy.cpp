@@ -2,6 +2,8 @@
 
 #include "npy.hpp"
 
+#include "progress.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -276,7 +278,15 @@ void input::check_type(dtype wanted) const {
 }
 
 void input::read_into(void* dst, size_t bytes) {
-  const size_t got = bytes ? std::fread(dst, 1, bytes, file_.get()) : 0;
+  progress::phase("reading " + path_, int64_t(bytes));
+  size_t got = 0;
+  while (got < bytes) {  // in 64 MiB steps, for the progress line
+    const size_t want = std::min<size_t>(bytes - got, size_t(1) << 26);
+    const size_t n = std::fread(static_cast<char*>(dst) + got, 1, want, file_.get());
+    got += n;
+    progress::advance(int64_t(n));
+    if (n < want) break;
+  }
   if (got == bytes) return;
   if (std::ferror(file_.get())) bad_input("cannot read " + path_ + ": " + errno_text());
   truncated(int64_t(got));
@@ -301,37 +311,13 @@ staged_file::staged_file(std::string path, dtype t, const void* data,
                                     size_t(element_count(shape)) * size_t(itemsize(t)))}) {}
 
 staged_file::staged_file(std::string path, std::initializer_list<std::string_view> parts)
-    : path_(std::move(path)) {
-  const std::filesystem::path p(path_);
-  const std::filesystem::path dir = p.parent_path().empty() ? "." : p.parent_path();
-  const std::string name = p.filename().string();  // (an lvalue: GCC 12 -Wrestrict false positive)
-  std::string tmpl = (dir / ("." + name + ".tmp-XXXXXX")).string();
-  const int fd = mkstemp(tmpl.data());
-  if (fd < 0) throw failure(exit_device_or_io, "cannot write " + path_ + ": " + errno_text());
-  temp_ = tmpl;
-
-  // mkstemp makes the file private (0600); give it the mode a plain fopen would have.
-  const mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd, 0666 & ~mask);
-
-  std::FILE* f = fdopen(fd, "wb");
-  errno = 0;
-  bool ok = f != nullptr;
-  for (std::string_view part : parts)
-    ok = ok && (part.empty() || std::fwrite(part.data(), 1, part.size(), f) == part.size());
-  ok = ok && std::fflush(f) == 0 && fsync(fd) == 0;
-  int err = ok ? 0 : errno;
-  if ((f ? std::fclose(f) : close(fd)) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) {
-    std::remove(temp_.c_str());
-    temp_.clear();
-    throw failure(exit_device_or_io,
-                  "cannot write " + path_ + ": " + std::strerror(err ? err : EIO));
-  }
+    : out_(std::move(path), [&] {
+        int64_t total = 0;
+        for (std::string_view part : parts) total += int64_t(part.size());
+        return total;
+      }()) {
+  for (std::string_view part : parts) out_.write(part.data(), part.size());
+  out_.finish();
 }
 
 void save_bool(const std::string& path, span<const bool> data) {
@@ -340,56 +326,6 @@ void save_bool(const std::string& path, span<const bool> data) {
                      std::string_view(reinterpret_cast<const char*>(data.data()),
                                       size_t(data.size()))})
       .commit();
-}
-
-staged_file::~staged_file() {
-  if (!temp_.empty()) std::remove(temp_.c_str());
-}
-
-void staged_file::commit() {
-  if (std::rename(temp_.c_str(), path_.c_str()) != 0)
-    throw failure(exit_device_or_io, "cannot write " + path_ + ": " + errno_text());
-  temp_.clear();
-}
-
-// ---- outputs that name inputs ----------------------------------------------------------------
-
-namespace {
-
-// The path made absolute with ".", ".." and the symlinks of its existing part resolved.
-std::filesystem::path resolved(const std::string& p) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path abs = fs::absolute(p, ec);
-  if (ec) abs = p;
-  fs::path r = fs::weakly_canonical(abs, ec);
-  return ec ? abs.lexically_normal() : r;
-}
-
-}  // namespace
-
-bool same_file(const std::string& a, const std::string& b) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec) && !ec) return true;
-  return resolved(a) == resolved(b);
-}
-
-void check_distinct_paths(const std::vector<named_path>& inputs,
-                          const std::vector<named_path>& outputs) {
-  auto quoted = [](const named_path& p) { return p.option + " '" + p.path + "'"; };
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const named_path& out = outputs[i];
-    if (out.path.empty()) continue;
-    for (const named_path& in : inputs)
-      if (!in.path.empty() && same_file(out.path, in.path))
-        bad_input(quoted(out) + " is the same file as " + quoted(in) +
-                  ": refusing to overwrite an input");
-    for (size_t j = 0; j < i; ++j)
-      if (!outputs[j].path.empty() && same_file(out.path, outputs[j].path))
-        bad_input(quoted(out) + " is the same file as " + quoted(outputs[j]) +
-                  ": refusing to write two outputs to one file");
-  }
 }
 
 }  // namespace gsearch::cli::npy

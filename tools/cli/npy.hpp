@@ -1,6 +1,6 @@
 #pragma once
-// NumPy .npy files of one or two dimensions, as the gsearch CLI reads and writes them, the
-// atomic writes of its outputs, and the check that no output names an input or another output.
+// NumPy .npy files of one or two dimensions, as the gsearch CLI reads and writes them (through
+// output.hpp's staged_output, which holds the rules every output follows).
 //
 // Format (numpy.lib.format): the magic "\x93NUMPY", a version (1.0: 2-byte little-endian header
 // length; 2.0 and 3.0: 4-byte), then a Python dict literal such as
@@ -10,7 +10,7 @@
 // may be 0) of the six dtypes of common.hpp; Fortran-order 2-D arrays and 3-D or more are
 // errors. It writes version 1.0 (2.0 if a header could ever outgrow it), as numpy does.
 // Every error is a cli::failure naming the file: exit_bad_input when reading, exit_device_or_io
-// when writing.
+// when writing (output.hpp: the rules every output follows).
 
 #include <cstdint>
 #include <cstdio>
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "output.hpp"
 #include "gsearch/core/span.hpp"
 
 namespace gsearch::cli::npy {
@@ -83,9 +84,10 @@ std::vector<T> load(const std::string& path) {
   return input(path).read<T>();
 }
 
-/// A .npy file written to a temporary file next to its destination (same directory, so the
-/// rename cannot cross file systems) and renamed there by commit(): the destination is never a
-/// partial file, and it is left as it was if anything fails or commit() is never called.
+/// A .npy file written to a temporary file next to its destination (its target, when the
+/// destination is a symlink) and renamed there by commit() (output.hpp's staged_output: the
+/// destination is never a partial file, keeps its mode, and is left as it was if anything fails,
+/// commit() is never called, or the process gets SIGINT or SIGTERM).
 class staged_file {
  public:
   staged_file(std::string path, dtype t, const void* data, int64_t size);
@@ -93,13 +95,10 @@ class staged_file {
   staged_file(std::string path, dtype t, const void* data, const std::vector<int64_t>& shape);
   /// Any bytes (the concatenation of `parts`), e.g. a JSON report.
   staged_file(std::string path, std::initializer_list<std::string_view> parts);
-  staged_file(const staged_file&) = delete;
-  staged_file& operator=(const staged_file&) = delete;
-  ~staged_file();  ///< removes the temporary file unless committed
-  void commit();   ///< renames the temporary file to the destination
+  void commit() { out_.commit(); }  ///< renames the temporary file to the destination
 
  private:
-  std::string path_, temp_;
+  staged_output out_;
 };
 
 /// Writes `data` to `path` atomically (a staged_file, committed).
@@ -123,21 +122,9 @@ inline void save_text(const std::string& path, std::string_view text) {
   staged_file(path, {text}).commit();
 }
 
-/// A file named on the command line: the option that named it ("--keys") and the path as given.
-struct named_path {
-  std::string option, path;
-};
-
-/// True when `a` and `b` name the same file: the same path once made absolute and resolved
-/// (std::filesystem::weakly_canonical: ".", "..", symlinks, for files that may not exist yet),
-/// or, when both exist, the same file (std::filesystem::equivalent: hard links too).
-bool same_file(const std::string& a, const std::string& b);
-
-/// The check every subcommand that writes files makes before any work: throws
-/// failure(exit_bad_input) naming both options and paths if an output is the same file as an
-/// input ("--out 'k.npy' is the same file as --keys 'k.npy': refusing to overwrite an input")
-/// or as another output. Empty paths (options not given) are skipped.
-void check_distinct_paths(const std::vector<named_path>& inputs,
-                          const std::vector<named_path>& outputs);
+// The path checks live in output.hpp; these names are kept for the tests and older callers.
+using cli::check_distinct_paths;
+using cli::named_path;
+using cli::same_file;
 
 }  // namespace gsearch::cli::npy

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 #include <type_traits>
 
@@ -16,6 +17,8 @@
 #include "timing.hpp"
 #include "gsearch/gsearch.hpp"
 #include "npy.hpp"
+#include "output.hpp"
+#include "progress.hpp"
 
 namespace gsearch::cli {
 namespace {
@@ -24,8 +27,10 @@ struct search_args {
   std::string keys, queries, out;
   std::string side = "left", algo = "auto", device = "auto";
   bool assume_sorted = false, sorted_queries = false, int32 = false, verify = false, json = false;
-  int repeat = 1;
+  std::string repeat = "1";
 };
+
+constexpr int64_t max_repeat = 1000000;
 
 // How the keys and queries line up. 1-D keys (K): one search of all the queries, whatever their
 // shape (numpy.searchsorted); the output has the queries' shape. 2-D keys (R, K): R independent
@@ -169,21 +174,26 @@ std::string_view reference_name(side sd) {
 }
 
 // The indices as text: one per line, or for a 2-D output one row per line, separated by spaces
-// (numpy.savetxt's layout).
+// (numpy.savetxt's layout). Every write is checked (print): a full disk stops it with exit 2.
 template <class Out>
 void print_indices(const std::vector<Out>& out, const std::vector<int64_t>& shape) {
   const size_t per_line = shape.size() == 2 ? size_t(shape[1]) : 1;
+  progress::phase("printing the indices", int64_t(out.size()));
   std::string buf;
   buf.reserve(1 << 20);
+  size_t printed = 0;
   const auto flush = [&] {
-    std::fwrite(buf.data(), 1, buf.size(), stdout);
+    print(buf);
     buf.clear();
+    progress::advance(int64_t(printed));
+    printed = 0;
   };
   const size_t lines = per_line == 1 ? out.size() : size_t(shape[0]);
   for (size_t line = 0; line < lines; ++line) {
     for (size_t i = 0; i < per_line; ++i) {
       if (i) buf += ' ';
       buf += to_text(out[line * per_line + i]);
+      ++printed;
       if (buf.size() > (1 << 20) - 32) flush();
     }
     buf += '\n';
@@ -205,7 +215,7 @@ struct search_report {
 
 // The human summary (stdout with --out, else stderr) or the JSON one (stdout); then the
 // --verify verdict.
-exit_code report(const search_args& a, const search_report& r) {
+exit_code report(const search_args& a, int repeat, const search_report& r) {
   const layout& l = r.shape;
   const int64_t queries = l.total_queries();
   const double queries_per_s =
@@ -230,7 +240,7 @@ exit_code report(const search_args& a, const search_report& r) {
                                 {"queries", l.queries},
                                 {"out_shape", l.out_shape},
                                 {"out", a.out},
-                                {"repeat", a.repeat},
+                                {"repeat", repeat},
                                 {"search_ms", r.time.median_ms},
                                 {"search_ms_runs", r.time.runs_ms},
                                 {"queries_per_s", queries_per_s},
@@ -239,9 +249,9 @@ exit_code report(const search_args& a, const search_report& r) {
       j["verified"] = r.check.mismatches == 0;
       j["mismatches"] = r.check.mismatches;
     }
-    std::cout << j.dump() << '\n';
+    print(j.dump() + "\n");
   } else {
-    std::ostream& log = a.out.empty() ? std::cerr : std::cout;
+    std::ostringstream log;
     char time[64];
     std::snprintf(time, sizeof time, "%.3f ms, %.3f G queries/s", r.time.median_ms,
                   queries_per_s * 1e-9);
@@ -261,6 +271,11 @@ exit_code report(const search_args& a, const search_report& r) {
     if (r.check.mismatches > 0)
       log << "check: " << r.check.mismatches << " of " << queries << " results differ (first at "
           << first_at << ": got " << r.check.got << ", expected " << r.check.expected << ")\n";
+    const std::string text = log.str();
+    if (a.out.empty())
+      note(std::string_view(text).substr(0, text.size() - 1));  // note() ends the line
+    else
+      print(text);
   }
   if (r.check.mismatches > 0)
     throw failure(exit_mismatch, "--verify: " + std::to_string(r.check.mismatches) +
@@ -270,10 +285,11 @@ exit_code report(const search_args& a, const search_report& r) {
 }
 
 template <class T, class Out>
-exit_code search_typed(const search_args& a, const target& dev, const layout& l,
+exit_code search_typed(const search_args& a, int repeat, const target& dev, const layout& l,
                        npy::input& keys_file, npy::input& queries_file) {
   const std::vector<T> keys = keys_file.read<T>();
   const std::vector<T> queries = queries_file.read<T>();
+  progress::phase("checking that the keys are sorted");
   if (!a.assume_sorted) check_sorted(keys, l, keys_file.path());
   if (!a.assume_sorted && a.sorted_queries) check_queries_sorted(queries, queries_file.path());
 
@@ -288,8 +304,10 @@ exit_code search_typed(const search_args& a, const target& dev, const layout& l,
     opts.algo = algorithm::binary;  // as search_rows runs them
 
   std::vector<Out> out(queries.size());
-  const timing t = dev.cuda ? run_on_cuda(sd, l, keys, queries, out, opts, a.repeat)
-                            : run_on_cpu(sd, l, keys, queries, out, opts, a.repeat);
+  progress::phase("searching");
+  const timing t = dev.cuda ? run_on_cuda(sd, l, keys, queries, out, opts, repeat)
+                            : run_on_cpu(sd, l, keys, queries, out, opts, repeat);
+  if (a.verify) progress::phase("verifying");
   const verification v = a.verify ? verify(sd, l, keys, queries, out) : verification{};
   if (v.mismatches == 0) {
     if (!a.out.empty()) {
@@ -300,12 +318,13 @@ exit_code search_typed(const search_args& a, const target& dev, const layout& l,
   }
   const std::string algo_name =
       a.sorted_queries ? std::string("merge-path") : std::string(to_string(opts.algo));
-  return report(a, {dev, algo_name, sd, key_traits<T>::name, key_traits<Out>::name, l, t, a.verify,
+  return report(a, repeat, {dev, algo_name, sd, key_traits<T>::name, key_traits<Out>::name, l, t, a.verify,
                     v});
 }
 
 exit_code run_search(const search_args& a) {
-  npy::check_distinct_paths({{"--keys", a.keys}, {"--queries", a.queries}}, {{"--out", a.out}});
+  check_paths({{"--keys", a.keys}, {"--queries", a.queries}}, {{"--out", a.out}});
+  const int repeat = int(parse_count(a.repeat, "--repeat", 1, max_repeat));
   if (a.json && a.out.empty())
     throw failure(exit_bad_input, "--json needs --out (without --out the indices go to stdout)");
   if (a.sorted_queries && a.algo != "auto")
@@ -324,8 +343,8 @@ exit_code run_search(const search_args& a) {
                   "--sorted-queries applies to 1-D keys (one search of all the queries), not to "
                   "2-D keys");
   return visit(keys.type(), [&]<class T>() {
-    return a.int32 ? search_typed<T, int32_t>(a, dev, l, keys, queries)
-                   : search_typed<T, int64_t>(a, dev, l, keys, queries);
+    return a.int32 ? search_typed<T, int32_t>(a, repeat, dev, l, keys, queries)
+                   : search_typed<T, int64_t>(a, repeat, dev, l, keys, queries);
   });
 }
 
@@ -345,8 +364,12 @@ command add_search_command(CLI::App& app) {
       "each row of keys is sorted, the queries are (R, M), and row r of the output holds the "
       "indices of row r's queries in row r's keys (0..K, or -1..K-1 for pred: not offsets into "
       "the file). 2-D keys with 1-D queries, or a different number of rows, are an error.\n"
-      "An output that is the same file as an input (also through ./, .., a symlink or a hard "
-      "link) is refused before anything is read.");
+      "The output is checked before anything is read: it must not be the same file as an input "
+      "(also through ./, .., a symlink or a hard link), a directory, a FIFO or device, or a "
+      "read-only file, and its directory must exist and be writable. It is written through a "
+      "temporary file renamed over it at the end (through a symlink, to the link's target; an "
+      "existing file keeps its mode), removed on an error, SIGINT or SIGTERM. Indices printed to "
+      "stdout are checked: a full disk or a closed stdout is exit 2.");
   sub->add_option("--keys", a->keys, "Sorted keys (.npy): 1-D, or 2-D with each row sorted")
       ->required()
       ->type_name("K.npy");
@@ -395,14 +418,13 @@ command add_search_command(CLI::App& app) {
                 "Check every result against std::lower_bound / std::upper_bound on the host (on "
                 "its row of 2-D keys); exit 3, writing no output, if any differs");
   sub->add_option("--repeat", a->repeat,
-                  "Time N searches after one warm-up run and report the median (CUDA: events "
-                  "around the search alone; CPU: wall clock)")
-      ->check(CLI::PositiveNumber)
+                  "Time N searches (1 to 1000000) after one warm-up run and report the median "
+                  "(CUDA: events around the search alone; CPU: wall clock)")
       ->type_name("N")
       ->capture_default_str();
   sub->add_flag("--json", a->json,
                 "Print a one-line JSON summary to stdout instead of the human one (needs --out)");
-  return {sub, [a] { return run_search(*a); }};
+  return {sub, [a] { return run_search(*a); }, &a->json};
 }
 
 }  // namespace gsearch::cli
