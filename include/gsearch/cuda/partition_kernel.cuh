@@ -311,7 +311,7 @@ struct partition_plan {
 
 /// The grid, shared memory and temporary memory of the plan with count / scatter tiles of TT x TI.
 template <bool Strict, int TT, int TI, class T>
-void plan_tile(partition_plan& p, int64_t n, const device_limits& dev) {
+void plan_tile(partition_plan& p, const device_limits& dev) {
   auto count = partition_count_kernel<Strict, T, TT, TI>;
   auto scatter = partition_scatter_kernel<T, TT, TI>;
   const int m = int(p.shape.splitters()), buckets = int(p.shape.buckets);
@@ -332,7 +332,6 @@ void plan_tile(partition_plan& p, int64_t n, const device_limits& dev) {
   const int64_t parts[] = {round16(m * int64_t(sizeof(T))), round16(p.cells * 4), round16(int64_t(p.scan_bytes)),
                            round16(p.window * 2), p.window * int64_t(sizeof(grouped_query<T>))};
   std::copy(std::begin(parts), std::end(parts), std::begin(p.parts));
-  (void)n;
 }
 
 /// The plan of the partitioned search of n > 0 queries in k keys with configuration `cfg` and
@@ -374,11 +373,11 @@ partition_plan plan_partitioned(int64_t k, int64_t n, const device_limits& dev, 
   p.window = n < cfg.window ? n : cfg.window;
   if constexpr (may_shrink) {
     if (p.small_tile) {
-      plan_tile<Strict, spt, spi, T>(p, n, dev);
+      plan_tile<Strict, spt, spi, T>(p, dev);
       return p;
     }
   }
-  plan_tile<Strict, pt, pi, T>(p, n, dev);
+  plan_tile<Strict, pt, pi, T>(p, dev);
   return p;
 }
 

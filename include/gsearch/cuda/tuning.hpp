@@ -162,7 +162,8 @@ constexpr algorithm auto_choice(int key_bytes, int64_t k, int64_t q, int64_t max
 }
 
 /// Partitioned search (partition_kernel.cuh, core::partition_config): 192 KB of keys a bucket
-/// (about the most that PBS-CL stages in one copy), windows of 2^22 queries, pieces of 32,768
+/// (about the most that PBS-CL stages in one copy on the H100; devices with less shared memory
+/// stage smaller buckets: fit_partition), windows of 2^22 queries, pieces of 32,768
 /// grouped queries a search block. The best of partition-sweep-4 (7 configurations; int32 and
 /// int64, K = 2^20, 2^24, 2^27, Q = 2^27, H100, count and scatter 512 x 8; bench/results/h100/
 /// tuning/) but at int64 2^27 (24.1 ms; the best, 22.6, with 128 KB and windows of 2^23): int32
