@@ -187,9 +187,11 @@ TYPED_TEST(GpuSearch, ForcedSmallerSharedMemoryMatchesStd) {
     cuda_backend::set_shared_limit_override(limit);
     const int64_t at_limit = limit / int64_t(sizeof(T)) - 2 * warp_width;  // the most keys staged
     for (int64_t k : {at_limit / 2 - 1, at_limit, at_limit + 1, 2 * at_limit + 7}) {
+      if (test_subset() && (k == at_limit / 2 - 1 || k == 2 * at_limit + 7)) continue;  // (compute-sanitizer)
       const auto keys = gen::sorted_keys<T>(k, seed + uint64_t(k));
       const auto queries = gen::random_queries_from_keys(keys.data(), k, test_subset() ? 3000 : 50000, seed);
       for (side s : {side::left, side::right, side::pred}) {
+        if (test_subset() && s == side::pred) continue;
         const auto want = reference_all(keys, queries, s);
         for (algorithm a : {algorithm::auto_, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl, algorithm::binary,
                             algorithm::index, algorithm::partitioned, algorithm::pary}) {
