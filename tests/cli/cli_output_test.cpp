@@ -289,15 +289,21 @@ TEST_F(CliOutput, OutKeepsTheModeAndRefusesAReadOnlyFile) {
 // status, or -1 if the command ended before the file was seen.
 int signal_mid_write(const fs::path& work, const std::vector<std::string>& args,
                      const fs::path& watch, const std::string& out, int sig) {
+  std::vector<char*> argv{const_cast<char*>(GSEARCH_CLI_PATH)};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
   const pid_t pid = fork();
   if (pid == 0) {
     if (chdir(work.c_str()) != 0) _exit(127);
     const int fd = open("/dev/null", O_WRONLY);
     dup2(fd, 1);
     dup2(fd, 2);
-    std::vector<char*> argv{const_cast<char*>(GSEARCH_CLI_PATH)};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
+    // The signal's default action, whatever we inherited (a background job ignores SIGINT, and
+    // gsearch leaves an ignored signal ignored).
+    signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     execv(GSEARCH_CLI_PATH, argv.data());
     _exit(127);
   }
