@@ -350,7 +350,7 @@ TEST_F(CliOutput, SigintDuringASortWriteLeavesNoTemporaryFile) {
   fs::create_directories(work("out"));
   int status = -1;
   for (int attempt = 0; attempt < 3 && status == -1; ++attempt)
-    status = signal_mid_write(work(), {"sort", "--data", "d.npy", "--out", "out/s.npy", "--argsort", "out/p.npy"},
+    status = signal_mid_write(work(), {"sort", "--device", "cpu", "--data", "d.npy", "--out", "out/s.npy", "--argsort", "out/p.npy"},
                               work("out"), "s.npy", SIGINT);
   ASSERT_NE(status, -1) << "sort ended before its temporary file was seen";
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << "status " << status;
