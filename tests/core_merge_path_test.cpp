@@ -514,10 +514,15 @@ void replay_sorted_search(const std::vector<T>& keys, const std::vector<T>& quer
   for (int64_t t = 0; t < tiles; ++t)
     key_splits[size_t(t)] = gsearch::core::sorted_search_split<Strict>(
                                 reader<T>{&keys}, k, reader<T>{&queries}, q, t * tile).k;
+  // Every query is written by some tile: its staged slice, or the tile's own range (between its
+  // two splits) where the clamp cut it off (the kernel's write_alone).
+  std::vector<char> written(size_t(q), 0);
   for (int64_t t = 0; t < tiles; ++t) {
     const int64_t d0 = t * tile, d1 = std::min(d0 + tile, k + q);
     const int64_t k_start = key_splits[size_t(t)], k_end = t + 1 < tiles ? key_splits[size_t(t) + 1] : k;
     const auto range = monotone_range(k_start, d0 - k_start, k_end, d1 - k_end);
+    for (int64_t j = range.b0; j < range.b1; ++j) written[size_t(j)] = 1;
+    for (int64_t j = std::max<int64_t>(d0 - k_start, 0); j < std::min(d1 - k_end, q); ++j) written[size_t(j)] = 1;
     ASSERT_TRUE(in_order(range.a0, range.a1, k)) << what << " tile " << t << " keys";
     ASSERT_TRUE(in_order(range.b0, range.b1, q)) << what << " tile " << t << " queries";
     const int nk = int(range.a1 - range.a0), count = int(d1 - d0), nq = count - nk;
@@ -549,6 +554,8 @@ void replay_sorted_search(const std::vector<T>& keys, const std::vector<T>& quer
       if (::testing::Test::HasFatalFailure()) return;
     }
   }
+  const auto unwritten = std::find(written.begin(), written.end(), 0);
+  EXPECT_EQ(unwritten, written.end()) << what << ": query " << (unwritten - written.begin()) << " never written";
 }
 
 // set_op_kernel (set_partition_kernel's splits).

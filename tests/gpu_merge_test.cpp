@@ -435,18 +435,18 @@ TYPED_TEST(GpuMergeUnchecked, UnsortedInputsStayInBounds) {
         std::stable_sort(want.begin(), want.end(), less<T>);
         expect_same_bits(want, out.output("merge_sort " + what), "merge_sort " + what);
       }
-      // Sorted search (queries_sorted, unchecked): ranks of b's elements among a's, in range.
-      // (The output starts at 0, in range: on unsorted inputs a tile's queries need not meet
-      // the next tile's, and a query between them keeps what it held.)
+      // Sorted search (queries_sorted, unchecked): ranks of b's elements among a's, in range,
+      // every one written (the output starts out of range: on unsorted inputs the clamp may cut
+      // queries off a tile's slice, which the tile then searches alone).
       for (side sd : {side::left, side::right, side::pred}) {
         search_options so;
         so.queries_sorted = true;
         const int64_t lo = sd == side::pred ? -1 : 0, hi = sd == side::pred ? na - 1 : na;
         const std::string w = std::string("search side=") + side_name(sd) + " " + what;
-        guarded<int64_t> r64(nb, 0, -777);
+        guarded<int64_t> r64(nb, -777, -777);
         search(cuda, sd, sa, sb, r64.view(), so);
         for (int64_t x : r64.output(w)) ASSERT_TRUE(x >= lo && x <= hi) << w << ": " << x;
-        guarded<int32_t> r32(nb, 0, -777);
+        guarded<int32_t> r32(nb, -777, -777);
         search(cuda, sd, sa, sb, r32.view(), so);
         for (int32_t x : r32.output("int32 " + w)) ASSERT_TRUE(x >= lo && x <= hi) << "int32 " << w << ": " << x;
       }

@@ -55,6 +55,7 @@ __all__ = [
     "__version__",
     "argsort",
     "bucketize",
+    "build_info",
     "built_with_cuda",
     "count",
     "cuda_available",
@@ -114,6 +115,19 @@ _SCALAR_FAST = {
 _SCALAR_FAST[_np.dtype("float64")] = (-(2**53), 2**53, True)
 _SCALAR_FAST[_np.dtype("float32")] = (-(2**24), 2**24, False)
 _LEFT_I, _RIGHT_I, _PRED_I = 0, 1, 2
+
+
+def build_info() -> dict:
+    """What this build of gsearch is: the code behind a result.
+
+    Returns
+    -------
+    dict
+        ``{'version': '0.1.0', 'commit': <git commit of the source, or 'unknown'>, 'dirty':
+        <the source tree had uncommitted changes>, 'cuda': <built with the CUDA backend>}``.
+        The benchmarks write ``commit`` and ``dirty`` into every result file as ``"source"``.
+    """
+    return dict(_core.build_info())
 
 
 def built_with_cuda() -> bool:
@@ -594,6 +608,7 @@ def _search(
     stream: Any,
     batched: bool = True,
     sorted_queries: Optional[bool] = False,
+    max_temp_bytes: Optional[int] = None,
 ) -> Any:
     """The search of every function of the searchsorted family. check_sorted: True checks the
     keys (and, with sorted_queries, the queries: the library does both); None checks the
@@ -673,7 +688,7 @@ def _search(
                 "order, NaN last): pass sorted_queries=None (or False) for queries in any order; "
                 "check_sorted=False skips this check"
             )
-        _core.search(keys, queries, res, side, algo_code, bool(check_sorted), rows, scope.handle, qs)
+        _core.search(keys, queries, res, side, algo_code, bool(check_sorted), rows, scope.handle, qs, max_temp_bytes)
         if const is not None:
             k = ashape[-1]
             res[...] = (0 if const == _BELOW else k) - (1 if side == _PRED_I else 0)
@@ -709,6 +724,17 @@ def _sorted_path_pays(dev: Optional[int], kd: _np.dtype, k: int, queries: Any, h
 ArrayLike = Any  # numpy arrays, sequences, scalars, torch tensors, cupy arrays, DLPack objects
 
 
+def _temp_cap(cap: Any) -> Optional[int]:
+    """max_temp_bytes checked: None or an int >= 0."""
+    if cap is None:
+        return None
+    if isinstance(cap, (bool, _np.bool_)) or not isinstance(cap, (int, _np.integer)):
+        raise TypeError(f"gsearch: max_temp_bytes must be None or an int, not {type(cap).__name__}")
+    if cap < 0:
+        raise ValueError(f"gsearch: max_temp_bytes must be None or >= 0, not {cap}")
+    return int(cap)
+
+
 def searchsorted(
     a: ArrayLike,
     v: ArrayLike,
@@ -722,6 +748,7 @@ def searchsorted(
     out_int32: bool = False,
     stream: Any = None,
     sorted_queries: Optional[bool] = None,
+    max_temp_bytes: Optional[int] = None,
 ) -> Any:
     """Find the indices where elements should be inserted to maintain order.
 
@@ -805,6 +832,11 @@ def searchsorted(
         quarter as many as `a`, one O(M) check of whether `v` is sorted (which waits for its
         answer) picks the sorted path if it is; on the CPU, and otherwise, never. `algo` is
         ignored on the sorted path.
+    max_temp_bytes : int or None, optional
+        The most temporary memory the search may allocate (None: no cap). 'auto' then picks
+        only algorithms that fit (0: those that read the keys in place); an explicit 'index'
+        or 'partitioned' that needs more raises ValueError naming both numbers.
+        docs/semantics.md, "Temporary memory", says what each algorithm takes.
 
     Returns
     -------
@@ -879,6 +911,7 @@ def searchsorted(
         and (check_sorted is None or check_sorted is False)
         and algo == "auto"
         and not sorted_queries
+        and max_temp_bytes is None
     ):
         s = 0 if side is _LEFT else (_FAST_SIDES.get(side) if type(side) is str else None)
         tv = type(v)
@@ -902,6 +935,7 @@ def searchsorted(
         and type(v) is _TT
         and sorter is None
         and stream is None
+        and max_temp_bytes is None
         and (check_sorted is None or check_sorted is False)
         and (sorted_queries is False or (sorted_queries is None and (not v.is_cuda or v.numel() < _SORTED_AUTO_MIN_QUERIES)))
         and (out_int32 is False or out_int32 is True)
@@ -938,7 +972,8 @@ def searchsorted(
                 _core.search(a, v, res, s, _ALGOS[algo], False, -1, _raw_stream(dev.index) if v.is_cuda else 0, False)
                 return res
     return _search(
-        a, v, _side_code(side, right), sorter, out, algo, check_sorted, out_int32, stream, sorted_queries=sorted_queries
+        a, v, _side_code(side, right), sorter, out, algo, check_sorted, out_int32, stream, sorted_queries=sorted_queries,
+        max_temp_bytes=_temp_cap(max_temp_bytes),
     )
 
 

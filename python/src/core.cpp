@@ -161,7 +161,8 @@ bool dispatch_key(nb::dlpack::dtype t, bool on_cuda, uintptr_t stream, gsearch::
 }
 
 void search(const in_array& keys, const in_array& queries, out_array& out, int side_code, int algo,
-            bool check_sorted, int64_t rows, uintptr_t stream, bool queries_sorted) {
+            bool check_sorted, int64_t rows, uintptr_t stream, bool queries_sorted,
+            std::optional<int64_t> max_temp_bytes) {
   if (side_code < 0 || side_code > 2) value_error("gsearch._core.search: side must be 0, 1 or 2");
   if (algo < 0 || algo > int(gsearch::algorithm::pary))
     value_error("gsearch._core.search: algo out of range");
@@ -190,6 +191,10 @@ void search(const in_array& keys, const in_array& queries, out_array& out, int s
     value_error("gsearch._core.search: queries_sorted applies to one sorted key list (rows < 0)");
   gsearch::search_options options{gsearch::algorithm(algo), check_sorted};
   options.queries_sorted = queries_sorted;
+  if (max_temp_bytes) {
+    if (*max_temp_bytes < 0) value_error("gsearch: max_temp_bytes must be None or >= 0, not " + std::to_string(*max_temp_bytes));
+    options.max_temp_bytes = *max_temp_bytes;
+  }
   const auto s = gsearch::side(side_code);
   const auto kt = keys.dtype();
   const void* kp = keys.data();
@@ -906,6 +911,7 @@ NB_MODULE(_core, m) {
 
   m.def("search", &search, "keys"_a, "queries"_a, "out"_a, "side"_a, "algo"_a = 0,
         "check_sorted"_a = false, "rows"_a = -1, "stream"_a = 0, "queries_sorted"_a = false,
+        "max_temp_bytes"_a = nb::none(),
         "Batched search: out[j] = the search of queries[j] in keys (side 0 = left, 1 = right,\n"
         "2 = predecessor). keys and queries: C-contiguous arrays of one dtype (int32, uint32,\n"
         "int64, uint64, float32, float64); out: C-contiguous int64 or int32 with queries.size\n"
@@ -915,7 +921,8 @@ NB_MODULE(_core, m) {
         "rows >= 0: `rows` rows of keys and queries, row r's queries searching row r's keys\n"
         "(gsearch::search_rows). algo: a value of ALGORITHMS. queries_sorted (rows < 0 only):\n"
         "the queries are sorted too, searched by Merge Path in O(keys + queries); check_sorted\n"
-        "then checks them as well. Raises ValueError (bad arguments, unsorted keys with\n"
+        "then checks them as well. max_temp_bytes: None (no cap) or the most temporary memory\n"
+        "the search may take (search_options::max_temp_bytes). Raises ValueError (bad arguments, unsorted keys with\n"
         "check_sorted), TypeError (dtypes), MemoryError, RuntimeError (CUDA errors, named).");
 
   m.def("search_fast", &search_fast, "keys"_a, "queries"_a, "out"_a, "side"_a,
@@ -1010,6 +1017,19 @@ NB_MODULE(_core, m) {
       "pointer when nothing was copied).");
   m.def("built_with_cuda", &gsearch::built_with_cuda,
         "True when the extension was built with the CUDA backend.");
+  m.def(
+      "build_info",
+      [] {
+        const auto b = gsearch::build_info();
+        nb::dict d;
+        d["version"] = b.version;
+        d["commit"] = b.commit;
+        d["dirty"] = b.dirty;
+        d["cuda"] = b.cuda;
+        return d;
+      },
+      "This build's version, source commit (or \"unknown\"), whether the tree was dirty, and\n"
+      "whether it has the CUDA backend: {'version', 'commit', 'dirty', 'cuda'}.");
   m.def("cuda_device_count", &gsearch::cuda_device_count,
         "Number of usable CUDA devices (0 without CUDA, a driver or a GPU).");
   m.def("cuda_device_name", &gsearch::cuda_device_name,

@@ -104,3 +104,13 @@ def test_fast_path_declines_what_it_cannot_do():
     assert not _core.search_fast(a[::2], a[:3], out, 0)  # non-contiguous
     assert not _core.search_fast(a, a[:3].astype(np.int32), out, 0)  # dtypes differ
     assert not _core.search_fast(a.astype(np.int8), a[:3].astype(np.int8), out, 0)
+
+
+def test_build_info_names_the_source():
+    import re
+
+    b = gsearch.build_info()
+    assert set(b) == {"version", "commit", "dirty", "cuda"}
+    assert b["version"] == gsearch.__version__
+    assert b["commit"] == "unknown" or re.fullmatch(r"[0-9a-f]{7,40}", b["commit"])
+    assert isinstance(b["dirty"], bool) and b["cuda"] == gsearch.built_with_cuda()

@@ -384,3 +384,21 @@ def test_out_int32_and_out(rng):
         gsearch.searchsorted(a, v, out=ro)
     with pytest.raises(ValueError):
         gsearch.searchsorted(a, v, out=[0] * 12)
+
+
+def test_max_temp_bytes_changes_the_algorithm_not_the_results():
+    rng = np.random.default_rng(5)
+    keys = np.sort(rng.integers(0, 10**9, 1 << 17).astype(np.int64))
+    q = rng.integers(0, 10**9, 1 << 16).astype(np.int64)
+    want = np.searchsorted(keys, q, side="right")
+    for cap in (None, 0, 1 << 10, 1 << 30):
+        np.testing.assert_array_equal(gsearch.searchsorted(keys, q, side="right", max_temp_bytes=cap), want)
+    # An explicit algorithm that allocates, capped below what it needs: ValueError, out untouched.
+    out = np.full(q.shape, -7, np.int64)
+    with pytest.raises(ValueError, match="max_temp_bytes|temporary"):
+        gsearch.searchsorted(keys, q, algo="index", max_temp_bytes=0, out=out)
+    assert (out == -7).all()
+    with pytest.raises(ValueError, match="max_temp_bytes"):
+        gsearch.searchsorted(keys, q, max_temp_bytes=-1)
+    with pytest.raises(TypeError, match="max_temp_bytes"):
+        gsearch.searchsorted(keys, q, max_temp_bytes=1.5)

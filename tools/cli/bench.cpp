@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "gsearch/cpu/parallel.hpp"
 #include "gsearch/gsearch.hpp"
 #include "npy.hpp"
 #include "output.hpp"
@@ -229,7 +230,7 @@ void bench_cpu_inputs(const bench_args& a, int64_t k, const std::string& kind, j
     print_row(r);
     report["results"].push_back(r);
   };
-  const int threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = cpu_backend::hardware_threads();  // what gsearch::cpu runs on
   for (const std::string& name : a.algos) {
     const algorithm algo = parse_algorithm(name);
     const std::string resolved(to_string(resolve_algorithm(cpu, algo, int(sizeof(T)), k)));
@@ -271,7 +272,9 @@ exit_code run_bench(bench_args a) {
   for (const std::string& name : a.algos) (void)parse_algorithm(name);
 
   const cuda_device_info dev = gpu ? cuda_device_properties() : cuda_device_info{};
-  json report = {{"schema", "gsearch-bench-search/1"}, {"command", a.command_line}};
+  const build_info_t build = build_info();
+  json report = {{"schema", "gsearch-bench-search/1"}, {"command", a.command_line},
+                 {"source", {{"commit", build.commit}, {"dirty", build.dirty}}}};
   if (gpu) {
     report["device"] = {{"backend", "cuda"}, {"name", dev.name}, {"compute_capability", dev.compute_capability},
                         {"sms", dev.sms}, {"l2_bytes", dev.l2_bytes},
@@ -280,7 +283,7 @@ exit_code run_bench(bench_args a) {
     report["versions"] = {{"gsearch", GSEARCH_VERSION}, {"thrust", bench::thrust_version()},
                           {"cub_devicefind", bench::cub_available() ? json(bench::cub_version()) : json(nullptr)}};
   } else {
-    report["device"] = {{"backend", "cpu"}, {"threads", std::max(1u, std::thread::hardware_concurrency())}};
+    report["device"] = {{"backend", "cpu"}, {"threads", cpu_backend::hardware_threads()}};
     report["versions"] = {{"gsearch", GSEARCH_VERSION}};
   }
   std::vector<int64_t> all_ks;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "gsearch/core/algorithm.hpp"
+#include "gsearch/cpu/parallel.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/query_gen.hpp"
 #include "gsearch/device.hpp"
@@ -63,7 +64,7 @@ inline std::string cpu_name() {
   for (std::string line; model.empty() && std::getline(cpuinfo, line);)
     if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
       model = line.substr(line.find(':') + 2) + ", ";
-  return model + std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " threads";
+  return model + std::to_string(gsearch::cpu_backend::hardware_threads()) + " threads";  // gsearch::cpu's
 }
 
 /// --device: cuda when asked (a failure(exit_device_or_io) if there is none), auto = cuda when

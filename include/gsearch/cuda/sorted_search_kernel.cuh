@@ -44,8 +44,9 @@ __global__ __launch_bounds__(Threads) void sorted_search_kernel(const T* keys, i
   const int64_t d0 = t * tile, d1 = min(d0 + tile, k + q);
   // The tile's slices, made monotone (core::monotone_range; a no-op on sorted inputs): on
   // unsorted ones, with the check off, the next tile's split may lie before this one's, or more
-  // than a tile after it, and a slice would be negative. (Tiles may then overlap in the queries,
-  // or leave some unwritten: the results are unspecified, but in bounds.)
+  // than a tile after it, and a slice would be negative. Tiles may then overlap in the queries
+  // (the results are unspecified, but in bounds), and the queries the clamp cut off are written
+  // at the end, by a search of their own.
   const int64_t k_start = key_splits[t], k_end = t + 1 < tiles ? key_splits[t + 1] : k;
   const auto range = core::monotone_range(k_start, d0 - k_start, k_end, d1 - k_end);
   const int64_t k0 = range.a0, q0 = range.b0;
@@ -81,6 +82,21 @@ __global__ __launch_bounds__(Threads) void sorted_search_kernel(const T* keys, i
     const int idx = int(threadIdx.x) + i * Threads;
     if (idx < nq) out[q0 + idx] = Out(k0 + min(max(ranks[idx], 0), nk) - (Pred ? 1 : 0));
   }
+  // The queries of this tile's own range, [d0 - k_start, d1 - k_end), that the clamp left out of
+  // the staged slice (none on sorted inputs: both loops are empty). Those ranges of all tiles
+  // cover every query, so every output is written, with its rank by a binary search over the
+  // keys (in range; right for the query, though the keys are not sorted).
+  const int64_t own0 = max(d0 - k_start, int64_t{0}), own1 = min(d1 - k_end, q);
+  const auto write_alone = [&](int64_t j0, int64_t j1) {
+    for (int64_t j = j0 + threadIdx.x; j < j1; j += Threads) {
+      const global_reader<T> kr{keys};
+      const int64_t r = Strict ? core::lower_bound_in(kr, int64_t{0}, k, queries[j])
+                               : core::upper_bound_in(kr, int64_t{0}, k, queries[j]);
+      out[j] = Out(r - (Pred ? 1 : 0));
+    }
+  };
+  write_alone(own0, min(own1, q0));
+  write_alone(max(own0, q0 + nq), own1);
 }
 
 /// Enqueues the search of q sorted queries on `stream` in tiles of Threads * Items (8 bytes of
