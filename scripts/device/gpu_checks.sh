@@ -10,6 +10,8 @@
 #   gpu_checks.sh rows        the row-batched search's launch-configuration sweep (rows_sweep.json)
 #   gpu_checks.sh find-sweep  the find scan's launch-configuration sweep (find_sweep.json)
 #   gpu_checks.sh merge-sweep the merge-like kernels' tile shapes (merge_sweep.json)
+#   gpu_checks.sh unchecked   the merge family on unsorted inputs with the check off (--no-check,
+#                             --assume-sorted), through the CLI under compute-sanitizer memcheck
 #   gpu_checks.sh python      builds and installs the Python package there (its Python is 3.12,
 #                             so the extension is compiled there), then runs its tests
 # Logs and results go to $OUT (or ./out).
@@ -73,6 +75,25 @@ for what in "$@"; do
       cli=$(cat "$B/cli_path.txt"); mkdir -p "$(dirname "$cli")"; cp "$B/gsearch" "$cli"
       "$B/test_cli" 2>&1 | tee "$OUT/cli_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|OK \] Cli.Cuda" || status=1
       if grep -q "^\[  SKIPPED \]" "$OUT/cli_tests.log"; then echo "gpu_checks: skipped CLI tests"; status=1; fi
+      ;;
+    unchecked)
+      # Issue 19 item 1: 2^18 random (unsorted) int32 on each side; every command must exit 0
+      # with 0 memcheck errors (results unspecified but in bounds).
+      d=$(mktemp -d)
+      "$B/gsearch" gen --keys 1 --queries 262144 --seed 3 --keys-out "$d/k1.npy" --queries-out "$d/a.npy" &&
+      "$B/gsearch" gen --keys 1 --queries 262144 --seed 8 --keys-out "$d/k2.npy" --queries-out "$d/b.npy" || status=1
+      for cmd in "merge --a $d/a.npy --b $d/b.npy --out $d/m.npy --no-check" \
+                 "set --op union --a $d/a.npy --b $d/b.npy --out $d/s.npy --no-check" \
+                 "set --op intersection --a $d/a.npy --b $d/b.npy --out $d/s.npy --no-check" \
+                 "join --how inner --left $d/a.npy --right $d/b.npy --out-left $d/l.npy --out-right $d/r.npy --no-check" \
+                 "join --how left --left $d/a.npy --right $d/b.npy --out-left $d/l.npy --out-right $d/r.npy --no-check" \
+                 "search --keys $d/a.npy --queries $d/b.npy --out $d/i.npy --sorted-queries --assume-sorted"; do
+        log="$OUT/unchecked-${cmd%% *}.log"
+        compute-sanitizer --tool memcheck --error-exitcode 9 "$B/gsearch" $cmd --device cuda >> "$log" 2>&1; rc=$?
+        echo "memcheck gsearch ${cmd%% --*} (unsorted, unchecked): exit $rc; $(grep -E '^========= ERROR SUMMARY' "$log" | tail -1)"
+        [ $rc -eq 0 ] || status=1
+      done
+      rm -rf "$d"
       ;;
     rows)
       "$B/rows_sweep" > "$OUT/rows_sweep.json" 2> "$OUT/rows_sweep.err" || status=1
