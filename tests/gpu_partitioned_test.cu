@@ -187,11 +187,31 @@ TYPED_TEST(GpuPartitioned, ForcedSmallerSharedMemoryMatchesStd) {
     EXPECT_GT(plan.shape.buckets, 1) << limit_name(limit);
     EXPECT_TRUE(cuda_backend::fits_shared<T>(plan.shape.chunk, dev)) << "buckets staged at " << limit_name(limit);
     EXPECT_EQ(plan.small_tile, sizeof(T) == 8 && limit == 49152) << limit_name(limit);
+    // What the kernels were planned with, for a failed launch's report.
+    const auto attrs = [](const void* kernel) {
+      cudaFuncAttributes a{};
+      cudaFuncGetAttributes(&a, kernel);
+      return "static " + std::to_string(a.sharedSizeBytes) + ", max dynamic " + std::to_string(a.maxDynamicSharedSizeBytes) +
+             ", max threads " + std::to_string(a.maxThreadsPerBlock) + ", registers " + std::to_string(a.numRegs);
+    };
+    constexpr auto tuned = cuda_backend::partition_tile<int(sizeof(T))>;
+    constexpr auto small = cuda_backend::partition_small_tile;
+    SCOPED_TRACE(limit_name(limit) + ": buckets " + std::to_string(plan.shape.buckets) + ", chunk " +
+                 std::to_string(plan.shape.chunk) + ", grid " + std::to_string(plan.grid) + ", count smem " +
+                 std::to_string(plan.count_smem) + ", scatter smem " + std::to_string(plan.scatter_smem) +
+                 "; scatter (tuned tile) " +
+                 attrs(reinterpret_cast<const void*>(cuda_backend::partition_scatter_kernel<T, tuned.threads, tuned.items>)) +
+                 "; scatter (small tile) " +
+                 attrs(reinterpret_cast<const void*>(cuda_backend::partition_scatter_kernel<T, small.threads, small.items>)));
     for (side s : {side::left, side::right, side::pred}) {
       const auto want = reference_all(keys, queries, s);
       for (algorithm a : {algorithm::partitioned, algorithm::auto_}) {
         ASSERT_EQ(cudaMemset(d_out.data(), 0x5A, size_t(n) * sizeof(int64_t)), cudaSuccess);
-        search(cuda, s, span<const T>(d_keys), span<const T>(d_queries), span<int64_t>(d_out), {a});
+        try {  // (a failure inside reports the trace above)
+          search(cuda, s, span<const T>(d_keys), span<const T>(d_queries), span<int64_t>(d_out), {a});
+        } catch (const std::exception& e) {
+          FAIL() << to_string(a) << ", side " << side_name(s) << ": " << e.what();
+        }
         ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
         std::vector<int64_t> got(size_t(n), 0);
         d_out.copy_to(span<int64_t>(got));
@@ -294,7 +314,9 @@ TEST(GpuTempCap, PoolUseFollowsTheCap) {
     EXPECT_NE(resolve_algorithm(cuda, algorithm::auto_, 4, k, n, cap), algorithm::partitioned);
     run(algorithm::auto_, cap);
     EXPECT_EQ(result(), want) << "cap " << cap;
-    EXPECT_EQ(high(), 0) << "auto allocated under a cap of " << cap;  // binary, in place
+    // Under the cap: at 0 nothing (binary, in place); just under the partitioned search's need,
+    // auto may take the index (1.25x the keys: 20,971,600 bytes here), which fits.
+    EXPECT_LE(high(), cap) << "auto allocated over a cap of " << cap;
   }
   for (algorithm a : {algorithm::partitioned, algorithm::index}) {
     ASSERT_EQ(cudaMemset(d_out.data(), 0x5A, size_t(n) * sizeof(int64_t)), cudaSuccess);

@@ -400,6 +400,13 @@ void run_partitioned(const partition_plan& p, cudaStream_t stream, int offset, c
                               : bucket_search_kernel<true, Strict, T, Out, ST, SI, 1>;
   const int64_t search_smem = staged ? staged_bytes<T>(shape.chunk, copies) : 0;
   allow_dynamic_shared(reinterpret_cast<const void*>(search), search_smem, dev);
+  // Raised here, in the function that launches them, though plan_tile raised them too: nvcc gives
+  // each translation unit its own host stub of a template kernel (-static-global-template-stub),
+  // and the linker may keep plan_tile's copy from another unit (a test's or a benchmark's that
+  // plans too), whose stub is another kernel to the runtime. The launch then found its own
+  // kernel at the 48 KB default (seen on the H100: 74,140 bytes asked, 44,896 allowed).
+  allow_dynamic_shared(reinterpret_cast<const void*>(count), p.count_smem, dev);
+  allow_dynamic_shared(reinterpret_cast<const void*>(scatter), p.scatter_smem, dev);
 
   const stream_buffer memory(stream, size_t(p.temp_bytes()));
   unsigned char* at = static_cast<unsigned char*>(memory.get());
@@ -422,8 +429,18 @@ void run_partitioned(const partition_plan& p, cudaStream_t stream, int offset, c
     GSEARCH_CUDA_CHECK_LAUNCH();
     size_t bytes = p.scan_bytes;
     GSEARCH_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_temp, bytes, first, first, p.cells, stream));
+    GSEARCH_CUDA_CHECK_LAUNCH();  // (CUB returns what its launches report; this keeps its errors its own)
     scatter<<<grid, TT, size_t(p.scatter_smem), stream>>>(buckets, queries + w0, bucket_of, wn, first, grouped);
-    GSEARCH_CUDA_CHECK_LAUNCH();
+    if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
+      cudaFuncAttributes a{};
+      cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(scatter));
+      throw cuda_error(std::string("partition_scatter_kernel launch: ") + cudaGetErrorName(e) + ": grid " +
+                           std::to_string(grid) + " x " + std::to_string(TT) + " threads, " +
+                           std::to_string(p.scatter_smem) + " bytes of dynamic shared memory (allowed " +
+                           std::to_string(a.maxDynamicSharedSizeBytes) + ", static " +
+                           std::to_string(a.sharedSizeBytes) + ", " + std::to_string(a.numRegs) + " registers)",
+                       int(e));
+    }
     const int64_t pieces = (wn + piece - 1) / piece;
     search<<<unsigned(pieces), ST, size_t(search_smem), stream>>>(keys, shape, first, grid, grouped, int(wn), piece,
                                                                  out + w0, offset);
