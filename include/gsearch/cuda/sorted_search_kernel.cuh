@@ -62,7 +62,12 @@ __global__ __launch_bounds__(Threads) void sorted_search_kernel(const T* keys, i
   // This thread's Items steps of the merge (core::serial_merge_staged: the keys are staged[0, nk)
   // and the queries staged[nk, count), ties as the split put them): the query staged[nk + j],
   // taken at step s, has diag + s - j keys of the tile before it.
-  const auto rank = [&](int s, int j) { ranks[j] = diag + s - j; };
+  // A volatile store (PTX st.volatile.shared: a relaxed, morally strong store, still a plain
+  // shared store; cuda::atomic_ref's would take a generic address): on sorted inputs each query's
+  // rank is written once, but on unsorted ones, with the check off, two threads' walks may both
+  // reach a query, and their writes must not be a data race (either rank is in range).
+  // compute-sanitizer's racecheck still lists those as write-write hazards, by design.
+  const auto rank = [&](int s, int j) { static_cast<volatile int*>(ranks)[j] = diag + s - j; };
   if constexpr (Strict) {  // queries first on ties: they are the merge's A
     core::serial_merge_staged<Items>(ks, nk + split.q, count, split.k, nk,
                                      [&](int s, bool is_query, int i, T) {
