@@ -66,7 +66,8 @@ __global__ __launch_bounds__(Threads) void sorted_search_kernel(const T* keys, i
   // shared store; cuda::atomic_ref's would take a generic address): on sorted inputs each query's
   // rank is written once, but on unsorted ones, with the check off, two threads' walks may both
   // reach a query, and their writes must not be a data race (either rank is in range).
-  // compute-sanitizer's racecheck still lists those as write-write hazards, by design.
+  // (compute-sanitizer's racecheck listed those as write-write hazards with the plain store;
+  // it may still, since the store is the same instruction.)
   const auto rank = [&](int s, int j) { static_cast<volatile int*>(ranks)[j] = diag + s - j; };
   if constexpr (Strict) {  // queries first on ties: they are the merge's A
     core::serial_merge_staged<Items>(ks, nk + split.q, count, split.k, nk,
