@@ -19,7 +19,7 @@ backend=$(grep -E "^GSEARCH_CUDA:BOOL=" build/release/CMakeCache.txt | cut -d= -
 if [ "$backend" = ON ]; then
   echo "demo: building (CPU and CUDA backends: some 10 minutes on 2 cores the first time, 2-3 on 16)"
 else
-  echo "demo: building (CPU backend: 2-4 minutes on 2 cores the first time)"
+  echo "demo: building (CPU backend: about 1.5 minutes on 2 cores the first time)"
 fi
 start=$(date +%s)
 cmake --build build/release --target gsearch_cli
