@@ -18,6 +18,7 @@
 
 #include "gsearch/core/merge_path.hpp"
 #include "gsearch/cuda/tuning.hpp"
+#include "merge_cases.hpp"
 
 namespace {
 
@@ -413,33 +414,12 @@ TEST(MonotoneRange, KeepsTheTotalAndStaysBetweenTheSplits) {
   }
 }
 
-// Unsorted inputs: the shapes that cross the Merge Path and Balanced Path searches.
-enum class unsorted { random, reversed, modular, equal_then_descending, sawtooth, sorted };
+using gsearch::test::name;
+using gsearch::test::unsorted;
+using gsearch::test::unsorted_input;
 constexpr unsorted kUnsorted[] = {unsorted::random,  unsorted::reversed,
                                   unsorted::modular, unsorted::equal_then_descending,
                                   unsorted::sawtooth, unsorted::sorted};
-const char* name(unsorted u) {
-  constexpr const char* names[] = {"random", "reversed", "modular", "equal-then-descending",
-                                   "sawtooth", "sorted"};
-  return names[int(u)];
-}
-template <class T>
-std::vector<T> unsorted_input(unsorted u, int64_t n, std::mt19937& g) {
-  std::vector<T> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t x = 0;
-    switch (u) {
-      case unsorted::random: x = int64_t(g() % 1000); break;
-      case unsorted::reversed: x = n - i; break;
-      case unsorted::modular: x = i % 7; break;
-      case unsorted::equal_then_descending: x = i < n / 2 ? 5 : n - i; break;
-      case unsorted::sawtooth: x = i % 1000; break;
-      case unsorted::sorted: x = i / 3; break;  // sorted, against an unsorted other side
-    }
-    v[size_t(i)] = T(x);
-  }
-  return v;
-}
 
 template <class T>
 struct reader {

@@ -302,11 +302,6 @@ class GpuMergeUnchecked : public ::testing::Test {
 using UncheckedTypes = ::testing::Types<int32_t, int64_t, double>;
 TYPED_TEST_SUITE(GpuMergeUnchecked, UncheckedTypes);
 
-enum class unsorted { random, reversed, modular, equal_then_descending, sorted };
-const char* name(unsorted u) {
-  constexpr const char* names[] = {"random", "reversed", "modular", "equal-then-descending", "sorted"};
-  return names[int(u)];
-}
 // (A, B) patterns: each unsorted shape on both sides, and sorted against unsorted both ways.
 constexpr std::pair<unsorted, unsorted> kUnsortedPairs[] = {
     {unsorted::random, unsorted::random},
@@ -316,22 +311,6 @@ constexpr std::pair<unsorted, unsorted> kUnsortedPairs[] = {
     {unsorted::sorted, unsorted::reversed},
     {unsorted::reversed, unsorted::sorted}};
 
-template <class T>
-std::vector<T> unsorted_input(unsorted u, int64_t n, std::mt19937_64& rng) {
-  std::vector<T> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t x = 0;
-    switch (u) {
-      case unsorted::random: x = int64_t(rng() % 1000); break;
-      case unsorted::reversed: x = n - i; break;
-      case unsorted::modular: x = i % 7; break;
-      case unsorted::equal_then_descending: x = i < n / 2 ? 5 : n - i; break;
-      case unsorted::sorted: x = i / 3; break;
-    }
-    v[size_t(i)] = T(x);
-  }
-  return v;
-}
 
 std::vector<std::pair<int64_t, int64_t>> unchecked_sizes() {
   std::vector<std::pair<int64_t, int64_t>> sizes = {{7, 5}, {1, 0}, {0, 3}, {3000, 2000},

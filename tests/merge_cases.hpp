@@ -120,4 +120,32 @@ Pairs reference_join(join_kind kind, const std::vector<T>& l, const std::vector<
   return p;
 }
 
+/// Unsorted inputs (issue 19: the merge family with the check off must stay in bounds): the
+/// shapes that cross the Merge Path and Balanced Path searches. `sorted` is sorted, for pairing
+/// with an unsorted other side. Shared by core_merge_path_test.cpp's host replay of the GPU tiles
+/// and gpu_merge_test.cpp's GpuMergeUnchecked.
+enum class unsorted { random, reversed, modular, equal_then_descending, sawtooth, sorted };
+inline const char* name(unsorted u) {
+  constexpr const char* names[] = {"random", "reversed", "modular", "equal-then-descending",
+                                   "sawtooth", "sorted"};
+  return names[int(u)];
+}
+template <class T, class Rng>
+std::vector<T> unsorted_input(unsorted u, int64_t n, Rng& rng) {
+  std::vector<T> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t x = 0;
+    switch (u) {
+      case unsorted::random: x = int64_t(rng() % 1000); break;
+      case unsorted::reversed: x = n - i; break;
+      case unsorted::modular: x = i % 7; break;
+      case unsorted::equal_then_descending: x = i < n / 2 ? 5 : n - i; break;
+      case unsorted::sawtooth: x = i % 1000; break;
+      case unsorted::sorted: x = i / 3; break;
+    }
+    v[size_t(i)] = T(x);
+  }
+  return v;
+}
+
 }  // namespace gsearch::test

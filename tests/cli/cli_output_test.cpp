@@ -632,3 +632,31 @@ TEST_F(CliOutput, ProgressOnATerminal) {
 }
 
 }  // namespace
+
+namespace {
+
+// search --max-temp-bytes (search_options::max_temp_bytes): auto stays within the cap, an
+// explicit allocating algorithm over it is an error that writes nothing, a bad value fails first.
+TEST_F(CliOutput, MaxTempBytesCapsTheSearch) {
+  ok("gen --keys 1048576 --queries 262144 --keys-out k.npy --queries-out q.npy");
+  const auto algo_of = [&](const std::string& cap) {
+    const run_result r = ok("search --keys k.npy --queries q.npy --device cpu --verify --json --out o.npy " + cap);
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_TRUE(j["verified"].get<bool>()) << cap;
+    return j["algo"].get<std::string>();
+  };
+  EXPECT_EQ(algo_of(""), "index");  // 2^20 keys, K/4 queries: auto builds the CPU index
+  EXPECT_EQ(algo_of("--max-temp-bytes 0"), "binary");
+  fails("search --keys k.npy --queries q.npy --device cpu --algo index --max-temp-bytes 0 --out x.npy", 1,
+        "max_temp_bytes = 0");
+  EXPECT_FALSE(fs::exists(work("x.npy")));
+  fails("search --keys k.npy --queries q.npy --max-temp-bytes -1 --out x.npy", 1,
+        "--max-temp-bytes must be at least 0 (got -1)");
+}
+
+TEST_F(CliOutput, VersionNamesTheSourceCommit) {
+  const run_result r = ok("--version");
+  EXPECT_TRUE(contains(r.out, "; source ")) << r.out;
+}
+
+}  // namespace

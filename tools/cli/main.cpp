@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "gsearch/version.hpp"
 #include "output.hpp"
 #include "progress.hpp"
 #include "gsearch/core/error.hpp"
@@ -53,8 +54,9 @@ time on stderr ("gsearch sort: 26.4 s in all (reading ..., sorting ..., writing 
 on a terminal shows its progress there.)EXIT";
 
 std::string version_text() {
-  return std::string("gsearch ") + GSEARCH_VERSION + " (CUDA backend " +
-         (gsearch::built_with_cuda() ? "built in" : "not built") + ")";
+  const gsearch::build_info_t b = gsearch::build_info();
+  return std::string("gsearch ") + GSEARCH_VERSION + " (CUDA backend " + (b.cuda ? "built in" : "not built") +
+         "; source " + b.commit + (b.dirty ? ", dirty" : "") + ")";
 }
 
 // CLI11 does not wrap help text: break each line of `text` into lines of at most `width`.

@@ -28,6 +28,7 @@ struct search_args {
   std::string side = "left", algo = "auto", device = "auto";
   bool assume_sorted = false, sorted_queries = false, int32 = false, verify = false, json = false;
   std::string repeat = "1";
+  std::string max_temp_bytes;  // empty: no cap
 };
 
 constexpr int64_t max_repeat = 1000000;
@@ -284,6 +285,11 @@ exit_code report(const search_args& a, int repeat, const search_report& r) {
   return exit_ok;
 }
 
+// --max-temp-bytes (search_options::max_temp_bytes): no cap when not given.
+int64_t temp_cap(const search_args& a) {
+  return a.max_temp_bytes.empty() ? unlimited_temp_bytes : parse_count(a.max_temp_bytes, "--max-temp-bytes", 0);
+}
+
 template <class T, class Out>
 exit_code search_typed(const search_args& a, int repeat, const target& dev, const layout& l,
                        npy::input& keys_file, npy::input& queries_file) {
@@ -297,9 +303,10 @@ exit_code search_typed(const search_args& a, int repeat, const target& dev, cons
   search_options opts;
   opts.algo = parse_algorithm(a.algo);
   opts.queries_sorted = a.sorted_queries;  // then Merge Path, whatever algo says
+  opts.max_temp_bytes = temp_cap(a);
   if (opts.algo == algorithm::auto_)  // resolved here, so that the summary names what ran
-    opts.algo = dev.cuda ? resolve_algorithm(cuda, opts.algo, int(sizeof(T)), l.keys, l.queries)
-                         : resolve_algorithm(cpu, opts.algo, int(sizeof(T)), l.keys, l.queries);
+    opts.algo = dev.cuda ? resolve_algorithm(cuda, opts.algo, int(sizeof(T)), l.keys, l.queries, opts.max_temp_bytes)
+                         : resolve_algorithm(cpu, opts.algo, int(sizeof(T)), l.keys, l.queries, opts.max_temp_bytes);
   if (l.by_rows && (opts.algo == algorithm::index || opts.algo == algorithm::partitioned || opts.algo == algorithm::pary))
     opts.algo = algorithm::binary;  // as search_rows runs them
 
@@ -325,6 +332,7 @@ exit_code search_typed(const search_args& a, int repeat, const target& dev, cons
 exit_code run_search(const search_args& a) {
   check_paths({{"--keys", a.keys}, {"--queries", a.queries}}, {{"--out", a.out}});
   const int repeat = int(parse_count(a.repeat, "--repeat", 1, max_repeat));
+  (void)temp_cap(a);  // a bad --max-temp-bytes fails before any input is read
   if (a.json && a.out.empty())
     throw failure(exit_bad_input, "--json needs --out (without --out the indices go to stdout)");
   if (a.sorted_queries && a.algo != "auto")
@@ -422,6 +430,11 @@ command add_search_command(CLI::App& app) {
                   "(CUDA: events around the search alone; CPU: wall clock)")
       ->type_name("N")
       ->capture_default_str();
+  sub->add_option("--max-temp-bytes", a->max_temp_bytes,
+                  "The most temporary memory the search may allocate (search_options::max_temp_bytes; "
+                  "default: no cap). auto then picks only algorithms within it (0: those that read "
+                  "the keys in place); an explicit --algo index or partitioned over it is an error")
+      ->type_name("N");
   sub->add_flag("--json", a->json,
                 "Print a one-line JSON summary to stdout instead of the human one (needs --out)");
   return {sub, [a] { return run_search(*a); }, &a->json};
