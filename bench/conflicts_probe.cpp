@@ -16,7 +16,7 @@
 
 #include "gsearch/core/bank_model.hpp"
 #include "gsearch/core/query_gen.hpp"
-#include "gsearch/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/tuning.hpp"
 #include "gsearch/gsearch.hpp"
 
 namespace {

@@ -110,7 +110,7 @@
 
 #include "bench_host.hpp"
 #include "find_peers.hpp"
-#include "gsearch/cuda/check.cuh"
+#include "gsearch/detail/cuda/check.cuh"
 #include "gsearch/gsearch.hpp"
 #include "timing.hpp"
 

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/cuda/find_kernel.cuh"
-#include "gsearch/cuda/search_kernel.cuh"
+#include "gsearch/detail/cuda/find_kernel.cuh"
+#include "gsearch/detail/cuda/search_kernel.cuh"
 #include "gsearch/gsearch.hpp"
 #include "sweep_timing.cuh"
 

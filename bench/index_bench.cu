@@ -51,11 +51,11 @@
 #include <vector>
 
 #include "bench_host.hpp"
-#include "gsearch/cuda/check.cuh"
-#include "gsearch/cuda/merge.hpp"
-#include "gsearch/cuda/partition_kernel.cuh"
-#include "gsearch/cuda/static_index.hpp"
-#include "gsearch/cuda/static_index_kernel.cuh"
+#include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/merge.hpp"
+#include "gsearch/detail/cuda/partition_kernel.cuh"
+#include "gsearch/detail/cuda/static_index.hpp"
+#include "gsearch/detail/cuda/static_index_kernel.cuh"
 #include "gsearch/gsearch.hpp"
 #include "peers.hpp"
 #include "timing.hpp"

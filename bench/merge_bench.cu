@@ -132,7 +132,7 @@
 #include <vector>
 
 #include "bench_host.hpp"
-#include "gsearch/cuda/check.cuh"
+#include "gsearch/detail/cuda/check.cuh"
 #include "gsearch/gsearch.hpp"
 #include "merge_peers.hpp"
 #include "timing.hpp"

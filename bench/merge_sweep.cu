@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/cuda/merge_kernel.cuh"
-#include "gsearch/cuda/set_ops_kernel.cuh"
-#include "gsearch/cuda/sorted_search_kernel.cuh"
+#include "gsearch/detail/cuda/merge_kernel.cuh"
+#include "gsearch/detail/cuda/set_ops_kernel.cuh"
+#include "gsearch/detail/cuda/sorted_search_kernel.cuh"
 #include "gsearch/gsearch.hpp"
 #include "sweep_timing.cuh"
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/cuda/search_rows_kernel.cuh"
+#include "gsearch/detail/cuda/search_rows_kernel.cuh"
 #include "gsearch/gsearch.hpp"
 #include "sweep_timing.cuh"
 

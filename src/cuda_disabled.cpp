@@ -2,10 +2,10 @@
 // they cannot run.
 
 #include "gsearch/core/error.hpp"
-#include "gsearch/cuda/find.hpp"
-#include "gsearch/cuda/merge.hpp"
-#include "gsearch/cuda/search.hpp"
-#include "gsearch/cuda/static_index.hpp"
+#include "gsearch/detail/cuda/find.hpp"
+#include "gsearch/detail/cuda/merge.hpp"
+#include "gsearch/detail/cuda/search.hpp"
+#include "gsearch/detail/cuda/static_index.hpp"
 #include "gsearch/device.hpp"
 
 namespace gsearch::cuda_backend {

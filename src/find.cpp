@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/cpu/find.hpp"
-#include "gsearch/cuda/find.hpp"
+#include "gsearch/detail/cpu/find.hpp"
+#include "gsearch/detail/cuda/find.hpp"
 
 namespace gsearch {
 namespace {

@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <string>
 
-#include "gsearch/cpu/merge.hpp"
-#include "gsearch/cpu/search.hpp"
-#include "gsearch/cuda/merge.hpp"
-#include "gsearch/cuda/search.hpp"
+#include "gsearch/detail/cpu/merge.hpp"
+#include "gsearch/detail/cpu/search.hpp"
+#include "gsearch/detail/cuda/merge.hpp"
+#include "gsearch/detail/cuda/search.hpp"
 
 namespace gsearch {
 namespace {

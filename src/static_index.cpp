@@ -6,10 +6,10 @@
 #include <string>
 #include <utility>
 
-#include "gsearch/cpu/search.hpp"
-#include "gsearch/cpu/static_index.hpp"
-#include "gsearch/cuda/search.hpp"
-#include "gsearch/cuda/static_index.hpp"
+#include "gsearch/detail/cpu/search.hpp"
+#include "gsearch/detail/cpu/static_index.hpp"
+#include "gsearch/detail/cuda/search.hpp"
+#include "gsearch/detail/cuda/static_index.hpp"
 #include "gsearch/device.hpp"
 
 namespace gsearch {

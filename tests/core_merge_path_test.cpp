@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "gsearch/core/merge_path.hpp"
-#include "gsearch/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/tuning.hpp"
 #include "merge_cases.hpp"
 
 namespace {

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "gsearch/cpu/parallel.hpp"
+#include "gsearch/detail/cpu/parallel.hpp"
 #include "gsearch/gsearch.hpp"
 
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/cpu/search.hpp"
+#include "gsearch/detail/cpu/search.hpp"
 #include "gsearch/gsearch.hpp"
 #include "rows_cases.hpp"
 #include "search_cases.hpp"

@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "gsearch/cuda/search.hpp"
+#include "gsearch/detail/cuda/search.hpp"
 #include "gsearch/gsearch.hpp"
 #include "find_cases.hpp"
 #include "test_util.hpp"

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/cpu/search.hpp"
-#include "gsearch/cuda/partition_kernel.cuh"
-#include "gsearch/cuda/search.hpp"
-#include "gsearch/cuda/stream_buffer.cuh"
+#include "gsearch/detail/cpu/search.hpp"
+#include "gsearch/detail/cuda/partition_kernel.cuh"
+#include "gsearch/detail/cuda/search.hpp"
+#include "gsearch/detail/cuda/stream_buffer.cuh"
 #include "gsearch/gsearch.hpp"
 #include "search_cases.hpp"
 #include "test_util.hpp"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/cuda/search.hpp"
+#include "gsearch/detail/cuda/search.hpp"
 #include "gsearch/gsearch.hpp"
 #include "rows_cases.hpp"
 #include "search_cases.hpp"

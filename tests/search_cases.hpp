@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "gsearch/core/query_gen.hpp"
-#include "gsearch/cuda/search.hpp"
+#include "gsearch/detail/cuda/search.hpp"
 #include "gsearch/device.hpp"
 #include "gsearch/search.hpp"
 #include "test_util.hpp"

@@ -19,7 +19,7 @@
 
 #include "find_peers.hpp"
 #include "gsearch/core/error.hpp"
-#include "gsearch/cuda/check.cuh"
+#include "gsearch/detail/cuda/check.cuh"
 
 #if GSEARCH_BENCH_HAS_NEW_CCCL
 #include <cub/device/device_find.cuh>

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "gsearch/cuda/check.cuh"
+#include "gsearch/detail/cuda/check.cuh"
 #include "peers.hpp"
 
 #if GSEARCH_BENCH_HAS_NEW_CCCL

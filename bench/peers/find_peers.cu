@@ -16,7 +16,7 @@
 
 #include "find_peers.hpp"
 #include "gsearch/core/error.hpp"
-#include "gsearch/cuda/check.cuh"
+#include "gsearch/detail/cuda/check.cuh"
 
 namespace gsearch::bench::find_peers {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "gsearch/core/error.hpp"
-#include "gsearch/cuda/check.cuh"
+#include "gsearch/detail/cuda/check.cuh"
 #include "merge_peers.hpp"
 
 namespace gsearch::bench::merge_peers {

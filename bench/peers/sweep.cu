@@ -1,10 +1,10 @@
 // gsearch's shared-memory search kernels at launch configurations other than the tuned one, for
 // the tuning sweep (`gsearch bench search --sweep`). The winners go into
-// include/gsearch/cuda/tuning.hpp.
+// include/gsearch/detail/cuda/tuning.hpp.
 
 #include <cuda_runtime.h>
 
-#include "gsearch/cuda/search_kernel.cuh"
+#include "gsearch/detail/cuda/search_kernel.cuh"
 #include "peers.hpp"
 
 namespace gsearch::bench {

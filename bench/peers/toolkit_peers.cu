@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "gsearch/cuda/check.cuh"
-#include "gsearch/cuda/search_kernel.cuh"
+#include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/search_kernel.cuh"
 #include "peers.hpp"
 
 namespace gsearch::bench {

@@ -1,7 +1,7 @@
 // The CPU backend of the unsorted search: blocked scans on all cores over core/find.hpp's match,
 // the study strategies as a simulated grid, and isin over a sorted copy or a hash set.
 
-#include "gsearch/cpu/find.hpp"
+#include "gsearch/detail/cpu/find.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "gsearch/core/pbs.hpp"
-#include "gsearch/cpu/parallel.hpp"
+#include "gsearch/detail/cpu/parallel.hpp"
 
 namespace gsearch::cpu_backend {
 namespace {

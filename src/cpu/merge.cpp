@@ -4,7 +4,7 @@
 // for the set operations) and runs the core's serial loop to its last. The splits are the GPU's
 // tile boundaries, so both backends write the same elements in the same places.
 
-#include "gsearch/cpu/merge.hpp"
+#include "gsearch/detail/cpu/merge.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "gsearch/cpu/parallel.hpp"
+#include "gsearch/detail/cpu/parallel.hpp"
 
 namespace gsearch::cpu_backend {
 namespace {

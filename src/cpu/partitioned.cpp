@@ -11,8 +11,8 @@
 #include "gsearch/core/error.hpp"
 #include "gsearch/core/partition.hpp"
 #include "gsearch/core/pbs.hpp"
-#include "gsearch/cpu/parallel.hpp"
-#include "gsearch/cpu/search.hpp"
+#include "gsearch/detail/cpu/parallel.hpp"
+#include "gsearch/detail/cpu/search.hpp"
 
 namespace gsearch::cpu_backend {
 namespace {

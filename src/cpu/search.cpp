@@ -1,6 +1,6 @@
 // The CPU backend: loops over the per-lane algorithms of core/pbs.hpp on all cores.
 
-#include "gsearch/cpu/search.hpp"
+#include "gsearch/detail/cpu/search.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -12,8 +12,8 @@
 #include "gsearch/core/padding.hpp"
 #include "gsearch/core/pary.hpp"
 #include "gsearch/core/pbs.hpp"
-#include "gsearch/cpu/parallel.hpp"
-#include "gsearch/cpu/static_index.hpp"
+#include "gsearch/detail/cpu/parallel.hpp"
+#include "gsearch/detail/cpu/static_index.hpp"
 
 namespace gsearch::cpu_backend {
 namespace {

@@ -2,9 +2,9 @@
 // core::stree_ranks with its node compares compiled for AVX-512, AVX2 and plain x86-64, the
 // CPU's best picked once at load time (GCC's target_clones: an ifunc resolver).
 
-#include "gsearch/cpu/static_index.hpp"
+#include "gsearch/detail/cpu/static_index.hpp"
 
-#include "gsearch/cpu/parallel.hpp"
+#include "gsearch/detail/cpu/parallel.hpp"
 
 namespace gsearch::cpu_backend {
 namespace {

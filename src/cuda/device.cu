@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/cuda/check.cuh"
-#include "gsearch/cuda/search_kernel.cuh"
-#include "gsearch/cuda/stream_buffer.cuh"
+#include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/search_kernel.cuh"
+#include "gsearch/detail/cuda/stream_buffer.cuh"
 #include "gsearch/device.hpp"
 
 namespace gsearch {

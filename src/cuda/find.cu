@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <utility>
 
-#include "gsearch/cuda/find.hpp"
-#include "gsearch/cuda/find_kernel.cuh"
-#include "gsearch/cuda/search_kernel.cuh"
-#include "gsearch/cuda/stream_buffer.cuh"
+#include "gsearch/detail/cuda/find.hpp"
+#include "gsearch/detail/cuda/find_kernel.cuh"
+#include "gsearch/detail/cuda/search_kernel.cuh"
+#include "gsearch/detail/cuda/stream_buffer.cuh"
 
 namespace gsearch::cuda_backend {
 namespace {

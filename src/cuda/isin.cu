@@ -7,9 +7,9 @@
 #include <cstdint>
 
 #include "gsearch/core/find.hpp"
-#include "gsearch/cuda/find.hpp"
-#include "gsearch/cuda/isin_kernel.cuh"
-#include "gsearch/cuda/stream_buffer.cuh"
+#include "gsearch/detail/cuda/find.hpp"
+#include "gsearch/detail/cuda/isin_kernel.cuh"
+#include "gsearch/detail/cuda/stream_buffer.cuh"
 
 namespace gsearch::cuda_backend {
 namespace {

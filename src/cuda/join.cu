@@ -2,10 +2,10 @@
 
 #include <cub/device/device_scan.cuh>
 
-#include "gsearch/cuda/join_kernel.cuh"
-#include "gsearch/cuda/merge.hpp"
-#include "gsearch/cuda/stream_buffer.cuh"
-#include "gsearch/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/join_kernel.cuh"
+#include "gsearch/detail/cuda/merge.hpp"
+#include "gsearch/detail/cuda/stream_buffer.cuh"
+#include "gsearch/detail/cuda/tuning.hpp"
 
 namespace gsearch::cuda_backend {
 namespace {

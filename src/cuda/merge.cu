@@ -1,8 +1,8 @@
 // merge() on the GPU: Merge Path tiles (merge_kernel.cuh), keys or key-value.
 
-#include "gsearch/cuda/merge.hpp"
-#include "gsearch/cuda/merge_kernel.cuh"
-#include "gsearch/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/merge.hpp"
+#include "gsearch/detail/cuda/merge_kernel.cuh"
+#include "gsearch/detail/cuda/tuning.hpp"
 
 namespace gsearch::cuda_backend {
 

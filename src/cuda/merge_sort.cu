@@ -5,9 +5,9 @@
 
 #include <utility>
 
-#include "gsearch/cuda/merge.hpp"
-#include "gsearch/cuda/merge_kernel.cuh"
-#include "gsearch/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/merge.hpp"
+#include "gsearch/detail/cuda/merge_kernel.cuh"
+#include "gsearch/detail/cuda/tuning.hpp"
 
 namespace gsearch::cuda_backend {
 namespace {

@@ -1,8 +1,8 @@
 // The CUDA backend of the partitioned search (algorithm::partitioned): partition_kernel.cuh with
 // the configuration of tuning.hpp, sized for the current device's shared memory.
 
-#include "gsearch/cuda/partition_kernel.cuh"
-#include "gsearch/cuda/search.hpp"
+#include "gsearch/detail/cuda/partition_kernel.cuh"
+#include "gsearch/detail/cuda/search.hpp"
 
 namespace gsearch::cuda_backend {
 

@@ -1,10 +1,10 @@
 // The CUDA backend of the P-ary search (algorithm::pary): pary_kernel.cuh's warp search, one warp
 // per query, for the response time of one or few queries.
 
-#include "gsearch/cuda/check.cuh"
-#include "gsearch/cuda/pary_kernel.cuh"
-#include "gsearch/cuda/search.hpp"
-#include "gsearch/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/pary_kernel.cuh"
+#include "gsearch/detail/cuda/search.hpp"
+#include "gsearch/detail/cuda/tuning.hpp"
 
 namespace gsearch::cuda_backend {
 

@@ -13,11 +13,11 @@
 #include <utility>
 #include <vector>
 
-#include "gsearch/cuda/search.hpp"
-#include "gsearch/cuda/static_index.hpp"
-#include "gsearch/cuda/stream_buffer.cuh"
-#include "gsearch/cuda/search_kernel.cuh"
-#include "gsearch/cuda/search_rows_kernel.cuh"
+#include "gsearch/detail/cuda/search.hpp"
+#include "gsearch/detail/cuda/static_index.hpp"
+#include "gsearch/detail/cuda/stream_buffer.cuh"
+#include "gsearch/detail/cuda/search_kernel.cuh"
+#include "gsearch/detail/cuda/search_rows_kernel.cuh"
 
 namespace gsearch::cuda_backend {
 

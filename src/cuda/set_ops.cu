@@ -1,9 +1,9 @@
 // The multiset set operations on the GPU: set_ops_kernel.cuh (Balanced Path tiles, one pass with
 // decoupled look-back).
 
-#include "gsearch/cuda/merge.hpp"
-#include "gsearch/cuda/set_ops_kernel.cuh"
-#include "gsearch/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/merge.hpp"
+#include "gsearch/detail/cuda/set_ops_kernel.cuh"
+#include "gsearch/detail/cuda/tuning.hpp"
 
 namespace gsearch::cuda_backend {
 

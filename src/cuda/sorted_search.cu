@@ -1,8 +1,8 @@
 // search() of sorted queries on the GPU (search_options::queries_sorted): sorted_search_kernel.cuh.
 
-#include "gsearch/cuda/merge.hpp"
-#include "gsearch/cuda/sorted_search_kernel.cuh"
-#include "gsearch/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/merge.hpp"
+#include "gsearch/detail/cuda/sorted_search_kernel.cuh"
+#include "gsearch/detail/cuda/tuning.hpp"
 
 namespace gsearch::cuda_backend {
 

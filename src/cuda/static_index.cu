@@ -1,9 +1,9 @@
 // The CUDA backend of the static index: static_index_kernel.cuh's build and search, with the
 // launch configuration of tuning.hpp.
 
-#include "gsearch/cuda/static_index.hpp"
-#include "gsearch/cuda/static_index_kernel.cuh"
-#include "gsearch/cuda/stream_buffer.cuh"
+#include "gsearch/detail/cuda/static_index.hpp"
+#include "gsearch/detail/cuda/static_index_kernel.cuh"
+#include "gsearch/detail/cuda/stream_buffer.cuh"
 
 namespace gsearch::cuda_backend {
 

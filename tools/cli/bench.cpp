@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "common.hpp"
-#include "gsearch/cpu/parallel.hpp"
+#include "gsearch/detail/cpu/parallel.hpp"
 #include "gsearch/gsearch.hpp"
 #include "npy.hpp"
 #include "output.hpp"

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "gsearch/core/algorithm.hpp"
-#include "gsearch/cpu/parallel.hpp"
+#include "gsearch/detail/cpu/parallel.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/query_gen.hpp"
 #include "gsearch/device.hpp"

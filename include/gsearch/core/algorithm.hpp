@@ -1,11 +1,35 @@
 #pragma once
 /// \file
-/// The names of the search algorithms, shared by the API, the backends, the model and the CLI.
+/// The names of the search algorithms and sides, shared by the API, the backends, the model and
+/// the CLI.
 
 #include <optional>
 #include <string_view>
 
 namespace gsearch {
+
+/// Which side of equal keys a search lands on: numpy's `side`, plus the predecessor.
+enum class side : int {
+  left,   ///< lower_bound: the first i with keys[i] >= q (numpy side='left')
+  right,  ///< upper_bound: the first i with keys[i] > q (numpy side='right')
+  pred,   ///< predecessor: the largest i with keys[i] <= q, or -1 (upper_bound - 1)
+};
+
+inline constexpr side all_sides[] = {side::left, side::right, side::pred};
+
+/// The side's name in the bindings' tables ("left", "right", "pred").
+constexpr std::string_view to_string(side s) {
+  return s == side::left ? "left" : s == side::right ? "right" : "pred";
+}
+
+/// Calls f.template operator()<Strict>(offset): the one place a side becomes what the searches
+/// compute. Strict = true counts the keys < q (lower_bound), false the keys <= q; `offset` is
+/// added to that count (-1 for the predecessor, else 0).
+template <class F>
+constexpr decltype(auto) visit_side(side s, F&& f) {
+  if (s == side::left) return f.template operator()<true>(0);
+  return f.template operator()<false>(s == side::pred ? -1 : 0);
+}
 
 /// Which search runs. `auto_` lets the backend choose from its tuning table.
 enum class algorithm : int {

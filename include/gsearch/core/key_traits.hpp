@@ -10,6 +10,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "gsearch/core/algorithm.hpp"  // side
 #include "gsearch/core/config.hpp"
 
 namespace gsearch {
@@ -73,13 +74,6 @@ GSEARCH_HD GSEARCH_FORCEINLINE constexpr bool key_less_equal(T a, T b) {
     return a <= b;
   }
 }
-
-/// Which side of equal keys a search lands on: numpy's `side`, plus the predecessor.
-enum class side : int {
-  left,   ///< lower_bound: the first i with keys[i] >= q (numpy side='left')
-  right,  ///< upper_bound: the first i with keys[i] > q (numpy side='right')
-  pred,   ///< predecessor: the largest i with keys[i] <= q, or -1 (upper_bound - 1)
-};
 
 /// The predicate every search counts: the keys "before" q. Monotone over a sorted key list
 /// (true on a prefix), so the result of a search is the length of that prefix.

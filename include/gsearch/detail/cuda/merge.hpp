@@ -2,7 +2,7 @@
 /// \file
 /// The CUDA backend of the merge-like operations, as the public API sees it: host-compilable
 /// declarations, defined in src/cuda/merge.cu, merge_sort.cu, sorted_search.cu, set_ops.cu and
-/// join.cu (or src/cuda_disabled.cpp without CUDA). Same contracts as include/gsearch/cpu/merge.hpp,
+/// join.cu (or src/cuda_disabled.cpp without CUDA). Same contracts as include/gsearch/detail/cpu/merge.hpp,
 /// on device memory, enqueued on `stream`; the functions that return a size wait for it.
 
 #include <cstdint>

@@ -15,8 +15,8 @@
 
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/merge_path.hpp"
-#include "gsearch/cuda/check.cuh"
-#include "gsearch/cuda/stream_buffer.cuh"
+#include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/stream_buffer.cuh"
 
 namespace gsearch::cuda_backend {
 

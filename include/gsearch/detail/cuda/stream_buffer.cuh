@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "gsearch/cuda/check.cuh"
+#include "gsearch/detail/cuda/check.cuh"
 
 namespace gsearch::cuda_backend {
 

@@ -19,9 +19,9 @@
 #include "gsearch/core/fast_divide.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/pbs.hpp"
-#include "gsearch/cuda/check.cuh"
-#include "gsearch/cuda/search_kernel.cuh"
-#include "gsearch/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/search_kernel.cuh"
+#include "gsearch/detail/cuda/tuning.hpp"
 
 namespace gsearch::cuda_backend {
 

@@ -11,7 +11,7 @@
 #include <limits>
 
 #include "gsearch/core/find.hpp"
-#include "gsearch/cuda/search_kernel.cuh"
+#include "gsearch/detail/cuda/search_kernel.cuh"
 
 namespace gsearch::cuda_backend {
 

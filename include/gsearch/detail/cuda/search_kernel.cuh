@@ -11,9 +11,9 @@
 
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/pbs.hpp"
-#include "gsearch/cuda/check.cuh"
-#include "gsearch/cuda/search.hpp"
-#include "gsearch/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/search.hpp"
+#include "gsearch/detail/cuda/tuning.hpp"
 
 namespace gsearch::cuda_backend {
 

@@ -35,10 +35,10 @@
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/partition.hpp"
 #include "gsearch/core/pary.hpp"
-#include "gsearch/cuda/check.cuh"
-#include "gsearch/cuda/search_kernel.cuh"
-#include "gsearch/cuda/stream_buffer.cuh"
-#include "gsearch/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/search_kernel.cuh"
+#include "gsearch/detail/cuda/stream_buffer.cuh"
+#include "gsearch/detail/cuda/tuning.hpp"
 
 namespace gsearch::cuda_backend {
 

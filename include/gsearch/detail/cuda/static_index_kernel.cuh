@@ -14,9 +14,9 @@
 
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/static_index.hpp"
-#include "gsearch/cuda/check.cuh"
-#include "gsearch/cuda/search_kernel.cuh"
-#include "gsearch/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/search_kernel.cuh"
+#include "gsearch/detail/cuda/tuning.hpp"
 
 namespace gsearch::cuda_backend {
 

@@ -13,9 +13,9 @@
 #include <cstdint>
 
 #include "gsearch/core/merge_path.hpp"
-#include "gsearch/cuda/check.cuh"
-#include "gsearch/cuda/merge_kernel.cuh"
-#include "gsearch/cuda/stream_buffer.cuh"
+#include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/merge_kernel.cuh"
+#include "gsearch/detail/cuda/stream_buffer.cuh"
 
 namespace gsearch::cuda_backend {
 

@@ -13,8 +13,8 @@
 #include <cstring>
 
 #include "gsearch/core/find.hpp"
-#include "gsearch/cuda/check.cuh"
-#include "gsearch/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/tuning.hpp"
 
 namespace gsearch::cuda_backend {
 

@@ -13,7 +13,7 @@
 
 #include "gsearch/core/join.hpp"
 #include "gsearch/core/merge_path.hpp"
-#include "gsearch/cuda/merge_kernel.cuh"
+#include "gsearch/detail/cuda/merge_kernel.cuh"
 
 namespace gsearch::cuda_backend {
 
