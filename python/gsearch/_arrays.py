@@ -16,6 +16,8 @@ from . import _core
 
 ArrayLike = Any  # numpy arrays, sequences, scalars, torch tensors, cupy arrays, DLPack objects
 
+# --- dtypes ------------------------------------------------------------------------------------
+
 # The dtypes the library searches (gsearch::all_dtypes): arrays of these are used in place.
 _NATIVE = frozenset(_np.dtype(t) for t in _core.KEY_DTYPES)
 _INT64 = _np.dtype(_np.int64)
@@ -37,9 +39,6 @@ def _python_exact(d: _np.dtype) -> tuple:
 
 
 _PY_EXACT = {d: _python_exact(d) for d in _NATIVE}
-
-
-# --- dtypes ------------------------------------------------------------------------------------
 
 # Exact widening of the dtypes the library lacks: compare in a supported dtype that holds every
 # value exactly (bool, 8- and 16-bit integers, float16; bfloat16 arrives here as float32).
@@ -108,8 +107,7 @@ def _resolve(da: _np.dtype, dv: _np.dtype, names: tuple = _KEYS_QUERIES) -> _np.
             f"gsearch: {da} {names[2]} and {dv} {names[3]}: numpy promotes them to {p}, which does not "
             f"hold every {lossy} value exactly; convert one of them explicitly"
         )
-    p = p.newbyteorder("=")
-    return _WIDEN.get(p, p)
+    return _widened(p)
 
 
 # --- inputs ------------------------------------------------------------------------------------
@@ -353,6 +351,9 @@ def _stream_handle(stream: Any) -> int:
         "gsearch: stream= takes a cudaStream_t as an int, or an object with .cuda_stream "
         f"(torch) or .ptr (cupy), not {type(stream).__name__}"
     )
+
+
+# --- outputs, frameworks, options ---------------------------------------------------------------
 
 
 def _check_out(out: Any, fw: str, dev: Optional[int], shape: tuple, od: _np.dtype) -> Any:

@@ -115,30 +115,41 @@ _MULTISET_DOC = """The multiset {what} of two sorted 1-D arrays (``std::{cpp}`` 
     """
 
 
-@_public(
-    doc=_MULTISET_DOC, what="intersection", cpp="set_intersection", count="min(m, n)", whose=" (a's copies)",
-    np="intersect1d", name="set_intersection", example="array([2, 2])")
+# What the multiset docstring says of each operation: (what, count, whose copies, numpy's function,
+# the example's result).
+_MULTISET_DOCS = {
+    "set_intersection": ("intersection", "min(m, n)", " (a's copies)", "intersect1d", "array([2, 2])"),
+    "set_union": ("union", "max(m, n)", " (a's copies first)", "union1d", "array([1, 2, 2, 2, 3, 4])"),
+    "set_difference": ("difference a - b", "max(m - n, 0)", "", "setdiff1d", "array([1, 2, 3])"),
+    "set_symmetric_difference": ("symmetric difference", "|m - n|", "", "setxor1d", "array([1, 2, 3, 4])"),
+}
+
+
+def _multiset_public(fn: Any) -> Any:
+    """_public with the multiset docstring of fn's operation."""
+    what, count, whose, np_name, example = _MULTISET_DOCS[fn.__name__]
+    return _public(
+        fn, doc=_MULTISET_DOC, what=what, cpp=fn.__name__, count=count, whose=whose, np=np_name,
+        name=fn.__name__, example=example,
+    )
+
+
+@_multiset_public
 def set_intersection(a: ArrayLike, b: ArrayLike, *, check: bool = True, stream: Any = None) -> Any:
     return _multiset("set_intersection", "intersection", a, b, check, stream)
 
 
-@_public(
-    doc=_MULTISET_DOC, what="union", cpp="set_union", count="max(m, n)", whose=" (a's copies first)",
-    np="union1d", name="set_union", example="array([1, 2, 2, 2, 3, 4])")
+@_multiset_public
 def set_union(a: ArrayLike, b: ArrayLike, *, check: bool = True, stream: Any = None) -> Any:
     return _multiset("set_union", "union", a, b, check, stream)
 
 
-@_public(
-    doc=_MULTISET_DOC, what="difference a - b", cpp="set_difference", count="max(m - n, 0)", whose="",
-    np="setdiff1d", name="set_difference", example="array([1, 2, 3])")
+@_multiset_public
 def set_difference(a: ArrayLike, b: ArrayLike, *, check: bool = True, stream: Any = None) -> Any:
     return _multiset("set_difference", "difference", a, b, check, stream)
 
 
-@_public(
-    doc=_MULTISET_DOC, what="symmetric difference", cpp="set_symmetric_difference", count="|m - n|", whose="",
-    np="setxor1d", name="set_symmetric_difference", example="array([1, 2, 3, 4])")
+@_multiset_public
 def set_symmetric_difference(a: ArrayLike, b: ArrayLike, *, check: bool = True, stream: Any = None) -> Any:
     return _multiset("set_symmetric_difference", "symmetric-difference", a, b, check, stream)
 
