@@ -45,8 +45,8 @@ T key_value(const std::string& fn, const char* what, nb::handle v, nb::dlpack::d
       }
     }
   }
-  value_error(fn + ": " + what + " " + std::string(nb::repr(v).c_str()) +
-              " is not representable in " + dtype_name(dt) + " (pass a Python int for integer " +
+  value_error(fn + ": " + what + " " + std::string(nb::repr(v).c_str()) + " is not representable in " +
+              dtype_name(dt) + " (pass a Python int for integer " +
               "data, a float or int that the dtype holds exactly for float data)");
 }
 
@@ -112,8 +112,8 @@ int64_t py_find(const in_array& data, int mode, int op, nb::handle value, nb::ha
 /// takes the GIL (released for large and CUDA calls) to call `allocate(count)`, which must return
 /// a C-contiguous int64 array of `count` elements on the data's device (numpy.empty, torch.empty,
 /// cupy.empty on the call's stream). Returns that array.
-nb::object py_find_all(const in_array& data, int op, nb::handle value, nb::callable allocate,
-                       nb::handle hi, uintptr_t stream) {
+nb::object py_find_all(const in_array& data, int op, nb::handle value, nb::callable allocate, nb::handle hi,
+                       uintptr_t stream) {
   const std::string fn = "gsearch._core.find_all";
   check_op(fn, op);
   const placement at = check_data(fn, data);
@@ -126,16 +126,14 @@ nb::object py_find_all(const in_array& data, int op, nb::handle value, nb::calla
     nb::object o = allocate(c);
     out_array out;
     if (!nb::try_cast<out_array>(o, out, false))
-      throw nb::type_error((fn + ": allocate(" + std::to_string(c) + ") returned " +
-                            std::string(nb::repr(o.type()).c_str()) + ", not an array")
-                               .c_str());
+      type_error(fn + ": allocate(" + std::to_string(c) + ") returned " +
+                 std::string(nb::repr(o.type()).c_str()) + ", not an array");
     if (out.dtype() != nb::dtype<int64_t>() || out.ndim() != 1 || int64_t(out.size()) != c ||
         !is_c_contiguous(out))
-      throw nb::type_error((fn + ": allocate(" + std::to_string(c) +
-                            ") must return a C-contiguous 1-D int64 array of that many elements "
-                            "(got " + dtype_name(out.dtype()) + ", " + std::to_string(out.size()) +
-                            " elements)")
-                               .c_str());
+      type_error(fn + ": allocate(" + std::to_string(c) +
+                 ") must return a C-contiguous 1-D int64 array of that many elements "
+                 "(got " +
+                 dtype_name(out.dtype()) + ", " + std::to_string(out.size()) + " elements)");
     if (out.device_type() != data.device_type() || out.device_id() != data.device_id())
       value_error(fn + ": allocate returned an array on " + device_name(out.device_type(), out.device_id()) +
                   ", the data are on " + device_name(data.device_type(), data.device_id()));
@@ -165,12 +163,11 @@ void py_isin(const in_array& elements, const in_array& tests, out_array& out, bo
   const placement at =
       place(fn, {locate("elements", elements), locate("test_elements", tests), locate("out", out)});
   if (elements.dtype() != tests.dtype())
-    throw nb::type_error((fn + ": elements are " + dtype_name(elements.dtype()) +
-                          " but test_elements are " + dtype_name(tests.dtype()))
-                             .c_str());
+    type_error(fn + ": elements are " + dtype_name(elements.dtype()) + " but test_elements are " +
+               dtype_name(tests.dtype()));
   // bool (or uint8: an exporter's older spelling of a 1-byte bool), written as 0 / 1
   if (out.dtype() != nb::dtype<bool>() && out.dtype() != nb::dtype<uint8_t>())
-    throw nb::type_error((fn + ": out must be bool, not " + dtype_name(out.dtype())).c_str());
+    type_error(fn + ": out must be bool, not " + dtype_name(out.dtype()));
   if (!is_c_contiguous(elements) || !is_c_contiguous(tests) || !is_c_contiguous(out))
     value_error(fn + ": arrays must be C-contiguous");
   const int64_t n = int64_t(elements.size()), m = int64_t(tests.size());
@@ -203,8 +200,8 @@ void bind_find(nb::module_& m) {
   m.attr("FIND_STRATEGIES") = enum_table(enum_values(gsearch::find_strategy::one_per_thread));
   m.attr("ISIN_METHODS") = enum_table(enum_values(gsearch::isin_method::hash));
 
-  m.def("find", &py_find, "data"_a, "mode"_a, "op"_a, "value"_a, "hi"_a = nb::none(),
-        "strategy"_a = 0, "per_thread"_a = 0, "seed"_a = 0, "stream"_a = 0,
+  m.def("find", &py_find, "data"_a, "mode"_a, "op"_a, "value"_a, "hi"_a = nb::none(), "strategy"_a = 0,
+        "per_thread"_a = 0, "seed"_a = 0, "stream"_a = 0,
         "Unsorted search (gsearch::find): the result of `mode` (a value of FIND_MODES: the\n"
         "lowest matching index, any matching index, a random one drawn from `seed`, each -1 when\n"
         "nothing matches, or the number of matches) for the predicate `op` (a value of FIND_OPS)\n"
@@ -213,16 +210,16 @@ void bind_find(nb::module_& m) {
         "(run on `stream`, a cudaStream_t as an int, and waited for). value and hi: Python ints\n"
         "(integer data) or floats / ints that data's dtype holds exactly (ValueError otherwise).\n"
         "strategy: a value of FIND_STRATEGIES, with per_thread elements per thread (0 = 12).");
-  m.def("find_all", &py_find_all, "data"_a, "op"_a, "value"_a, "allocate"_a,
-        "hi"_a = nb::none(), "stream"_a = 0,
+  m.def("find_all", &py_find_all, "data"_a, "op"_a, "value"_a, "allocate"_a, "hi"_a = nb::none(),
+        "stream"_a = 0,
         "Every index i with data[i] op value, ascending (gsearch::find_all), in an array the\n"
         "caller allocates: the library counts the matches in one scan and calls allocate(count)\n"
         "once (with the GIL), which must return a C-contiguous 1-D int64 array of count\n"
         "elements on data's device (numpy.empty, or torch.empty / cupy.empty on `stream`); the\n"
         "library fills it and it is returned. Waits for the result on CUDA. data, op, value,\n"
         "hi, stream: as in find().");
-  m.def("isin", &py_isin, "elements"_a, "test_elements"_a, "out"_a, "invert"_a = false,
-        "method"_a = 0, "stream"_a = 0,
+  m.def("isin", &py_isin, "elements"_a, "test_elements"_a, "out"_a, "invert"_a = false, "method"_a = 0,
+        "stream"_a = 0,
         "out[i] = elements[i] is among test_elements (gsearch::isin; np.isin, NaN never a\n"
         "member, -0.0 == 0.0; not a member with invert). elements and test_elements: C-contiguous\n"
         "arrays of one supported dtype, any shapes (taken flat); out: C-contiguous bool with\n"

@@ -39,8 +39,7 @@ class py_index {
     if (keys.ndim() != 1)
       value_error(fn + ": keys must be 1-D (have " + std::to_string(keys.ndim()) + " dimensions)");
     if (!is_c_contiguous(keys)) value_error(fn + ": keys must be contiguous");
-    if (!at.on_cuda && stream != 0)
-      value_error(fn + ": a stream applies to CUDA keys; these are on the CPU");
+    if (!at.on_cuda && stream != 0) value_error(fn + ": a stream applies to CUDA keys; these are on the CPU");
     gsearch::index_options options;
     options.check_sorted = check_sorted;
     const int64_t k = int64_t(keys.size());
@@ -79,12 +78,11 @@ class py_index {
     if (!on_cuda && stream != 0)
       value_error(fn + ": a stream applies to a CUDA index; this one is on the CPU");
     if (queries.dtype() != dtype_)
-      throw nb::type_error((fn + ": the index holds " + dtype_name(dtype_) + " keys but the queries are " +
-                            dtype_name(queries.dtype()))
-                               .c_str());
+      type_error(fn + ": the index holds " + dtype_name(dtype_) + " keys but the queries are " +
+                 dtype_name(queries.dtype()));
     const bool out64 = out.dtype() == nb::dtype<int64_t>();
     if (!out64 && out.dtype() != nb::dtype<int32_t>())
-      throw nb::type_error((fn + ": out must be int64 or int32, not " + dtype_name(out.dtype())).c_str());
+      type_error(fn + ": out must be int64 or int32, not " + dtype_name(out.dtype()));
     if (!is_c_contiguous(queries) || !is_c_contiguous(out)) value_error(fn + ": arrays must be C-contiguous");
     const int64_t n = int64_t(queries.size());
     if (int64_t(out.size()) != n)
@@ -122,7 +120,8 @@ class py_index {
   }
   std::string dtype() const {
     return std::visit(
-        []<class T>(const gsearch::static_index<T>&) { return std::string(gsearch::key_traits<T>::name); }, get());
+        []<class T>(const gsearch::static_index<T>&) { return std::string(gsearch::key_traits<T>::name); },
+        get());
   }
   /// The CUDA device the index is on, or -1 on the CPU.
   int device() const { return dev_type_ == nb::device::cuda::value ? dev_id_ : -1; }
@@ -153,14 +152,15 @@ void bind_index(nb::module_& m) {
                        "1-D key array of a supported dtype: built once (a copy of the keys), searched\n"
                        "many times. Use gsearch.Index; this layer takes arrays of the index's dtype.")
       .def(nb::init<const in_array&, bool, uintptr_t>(), "keys"_a, "check_sorted"_a = false, "stream"_a = 0,
-           "Builds the index of sorted `keys` (int32, uint32, int64, uint64, float32, float64;\n"
-           "1-D, C-contiguous): on the CPU (host memory, all cores for large key sets, the GIL\n"
-           "released) or on the keys' CUDA device (device memory, built on `stream`, a\n"
-           "cudaStream_t as an int, and waited for). check_sorted: ValueError if the keys are not\n"
-           "sorted (NaN last, -0.0 == 0.0). The keys can be freed once this returns.")
+           "Builds the index of sorted `keys` (a dtype of KEY_DTYPES; 1-D, C-contiguous): on\n"
+           "the CPU (host memory, all cores for large key sets, the GIL released) or on the\n"
+           "keys' CUDA device (device memory, built on `stream`, a cudaStream_t as an int, and\n"
+           "waited for). check_sorted: ValueError if the keys are not sorted (NaN last, -0.0 ==\n"
+           "0.0). The keys can be freed once this returns.")
       .def("search", &py_index::search, "queries"_a, "out"_a, "side"_a, "stream"_a = 0,
-           "out[j] = the search of queries[j] (side 0 = left: the keys < q; 1 = right: the keys\n"
-           "<= q; 2 = predecessor: right - 1). queries: C-contiguous, of the index's dtype, any\n"
+           "out[j] = the search of queries[j] (side, a value of SIDES: 0 = left: the keys < q;\n"
+           "1 = right: the keys <= q; 2 = predecessor: right - 1). queries: C-contiguous, of the index's "
+           "dtype, any\n"
            "shape (taken flat); out: C-contiguous int64 or int32 of queries.size elements; both on\n"
            "the index's device (ValueError otherwise). On CUDA enqueued on `stream` (0 = the legacy\n"
            "default stream), with the index's device current for the call.")

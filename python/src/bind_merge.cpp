@@ -29,16 +29,13 @@ void check_flat(const std::string& fn, const char* what, const Array& a) {
 void check_same_dtype(const std::string& fn, const char* an, const in_array& a, const char* bn,
                       const in_array& b) {
   if (a.dtype() != b.dtype())
-    throw nb::type_error((fn + ": " + an + " is " + dtype_name(a.dtype()) + " but " + bn + " is " +
-                          dtype_name(b.dtype()))
-                             .c_str());
+    type_error(fn + ": " + an + " is " + dtype_name(a.dtype()) + " but " + bn + " is " +
+               dtype_name(b.dtype()));
 }
 template <class Array>
 void check_dtype(const std::string& fn, const char* what, const Array& a, nb::dlpack::dtype want) {
   if (a.dtype() != want)
-    throw nb::type_error((fn + ": " + what + " must be " + dtype_name(want) + ", not " +
-                          dtype_name(a.dtype()))
-                             .c_str());
+    type_error(fn + ": " + what + " must be " + dtype_name(want) + ", not " + dtype_name(a.dtype()));
 }
 
 /// The data pointer of the array `o` that an allocate callback returned as `what`: it must be
@@ -48,16 +45,12 @@ void* allocated_pointer(const std::string& fn, const char* what, nb::handle o, i
                         nb::dlpack::dtype want, const in_array& like) {
   out_array out;
   if (!nb::try_cast<out_array>(o, out, false))
-    throw nb::type_error((fn + ": allocate(" + std::to_string(count) + ") returned " +
-                          std::string(nb::repr(o.type()).c_str()) + " as " + what +
-                          ", not an array")
-                             .c_str());
+    type_error(fn + ": allocate(" + std::to_string(count) + ") returned " +
+               std::string(nb::repr(o.type()).c_str()) + " as " + what + ", not an array");
   if (out.dtype() != want || out.ndim() != 1 || int64_t(out.size()) != count || !is_c_contiguous(out))
-    throw nb::type_error((fn + ": allocate(" + std::to_string(count) + ") must return " + what +
-                          " as a C-contiguous 1-D " + dtype_name(want) +
-                          " array of that many elements (got " + dtype_name(out.dtype()) + ", " +
-                          std::to_string(out.size()) + " elements)")
-                             .c_str());
+    type_error(fn + ": allocate(" + std::to_string(count) + ") must return " + what +
+               " as a C-contiguous 1-D " + dtype_name(want) + " array of that many elements (got " +
+               dtype_name(out.dtype()) + ", " + std::to_string(out.size()) + " elements)");
   if (out.device_type() != like.device_type() || out.device_id() != like.device_id())
     value_error(fn + ": allocate returned " + what + " on " +
                 device_name(out.device_type(), out.device_id()) + ", the inputs are on " +
@@ -67,12 +60,11 @@ void* allocated_pointer(const std::string& fn, const char* what, nb::handle o, i
 }
 
 void py_merge(const in_array& a, const in_array& b, out_array& out, std::optional<in_array> a_values,
-              std::optional<in_array> b_values, std::optional<out_array> out_values,
-              bool check_sorted, uintptr_t stream) {
+              std::optional<in_array> b_values, std::optional<out_array> out_values, bool check_sorted,
+              uintptr_t stream) {
   const std::string fn = "gsearch._core.merge";
   const int given = int(a_values.has_value()) + int(b_values.has_value()) + int(out_values.has_value());
-  if (given != 0 && given != 3)
-    value_error(fn + ": pass all of a_values, b_values and out_values, or none");
+  if (given != 0 && given != 3) value_error(fn + ": pass all of a_values, b_values and out_values, or none");
   const bool kv = given == 3;
   const placement at =
       kv ? place(fn, {locate("a", a), locate("b", b), locate("out", out), locate("a_values", *a_values),
@@ -112,10 +104,9 @@ void py_merge_sort(const in_array& keys, out_array& out, std::optional<in_array>
   if (values.has_value() != out_values.has_value())
     value_error(fn + ": pass both values and out_values, or neither");
   const bool kv = values.has_value();
-  const placement at =
-      kv ? place(fn, {locate("keys", keys), locate("out", out), locate("values", *values),
-                      locate("out_values", *out_values)})
-         : place(fn, {locate("keys", keys), locate("out", out)});
+  const placement at = kv ? place(fn, {locate("keys", keys), locate("out", out), locate("values", *values),
+                                       locate("out_values", *out_values)})
+                          : place(fn, {locate("keys", keys), locate("out", out)});
   check_dtype(fn, "out", out, keys.dtype());
   check_flat(fn, "keys", keys);
   check_flat(fn, "out", out);
@@ -190,27 +181,25 @@ nb::object py_join(const in_array& left, const in_array& right, int kind, nb::ca
     nb::gil_scoped_acquire gil;
     nb::object o = allocate(rows);
     if (!nb::isinstance<nb::tuple>(o) || nb::len(o) != 2)
-      throw nb::type_error((fn + ": allocate(" + std::to_string(rows) +
-                            ") must return a pair (left_index, right_index)")
-                               .c_str());
+      type_error(fn + ": allocate(" + std::to_string(rows) +
+                 ") must return a pair (left_index, right_index)");
     gsearch::join_output out;
-    out.left = static_cast<int64_t*>(
-        allocated_pointer(fn, "left_index", o[0], rows, nb::dtype<int64_t>(), left));
+    out.left =
+        static_cast<int64_t*>(allocated_pointer(fn, "left_index", o[0], rows, nb::dtype<int64_t>(), left));
     if (left_only) {
       if (!o[1].is_none()) value_error(fn + ": a semi or anti join has no right_index: return None");
     } else {
-      out.right = static_cast<int64_t*>(
-          allocated_pointer(fn, "right_index", o[1], rows, nb::dtype<int64_t>(), left));
+      out.right =
+          static_cast<int64_t*>(allocated_pointer(fn, "right_index", o[1], rows, nb::dtype<int64_t>(), left));
     }
     result = std::move(o);
     return out;
   };
   visit_key_type(fn, left.dtype(), [&]<class T>() {
-    on_backend(at, stream, int64_t(left.size() + right.size()) >= small_scan_elements,
-               [&](const auto& exec) {
-                 gsearch::join(exec, k, in_span<T>(left), in_span<T>(right),
-                               std::function<gsearch::join_output(int64_t)>(alloc), options);
-               });
+    on_backend(at, stream, int64_t(left.size() + right.size()) >= small_scan_elements, [&](const auto& exec) {
+      gsearch::join(exec, k, in_span<T>(left), in_span<T>(right),
+                    std::function<gsearch::join_output(int64_t)>(alloc), options);
+    });
   });
   if (!result.is_valid()) alloc(0);
   return result;
@@ -222,20 +211,19 @@ void bind_merge(nb::module_& m) {
   m.attr("SET_OPS") = enum_table(enum_values(gsearch::set_op::symmetric_difference));
   m.attr("JOIN_KINDS") = enum_table(enum_values(gsearch::join_kind::anti));
 
-  m.def("merge", &py_merge, "a"_a, "b"_a, "out"_a, "a_values"_a = nb::none(),
-        "b_values"_a = nb::none(), "out_values"_a = nb::none(), "check_sorted"_a = true,
-        "stream"_a = 0,
+  m.def("merge", &py_merge, "a"_a, "b"_a, "out"_a, "a_values"_a = nb::none(), "b_values"_a = nb::none(),
+        "out_values"_a = nb::none(), "check_sorted"_a = true, "stream"_a = 0,
         "out = the stable merge of sorted a and b (gsearch::merge; ties take a's first).\n"
         "a, b, out: C-contiguous 1-D arrays of one supported dtype, len(out) = len(a) + len(b);\n"
         "with a_values, b_values, out_values (all three, int64, one per key) each key's value\n"
         "goes with it. check_sorted: ValueError, writing nothing, if a or b is not sorted. On\n"
         "the CPU or one CUDA device (enqueued on `stream`; the sorted check waits).");
-  m.def("merge_sort", &py_merge_sort, "keys"_a, "out"_a, "values"_a = nb::none(),
-        "out_values"_a = nb::none(), "stream"_a = 0,
+  m.def("merge_sort", &py_merge_sort, "keys"_a, "out"_a, "values"_a = nb::none(), "out_values"_a = nb::none(),
+        "stream"_a = 0,
         "out = keys sorted, stable (gsearch::merge_sort; out may be keys); with values and\n"
         "out_values (int64) each key's value goes with it. Arrays as in merge().");
-  m.def("set_operation", &py_set_operation, "a"_a, "b"_a, "op"_a, "allocate"_a,
-        "check_sorted"_a = true, "stream"_a = 0,
+  m.def("set_operation", &py_set_operation, "a"_a, "b"_a, "op"_a, "allocate"_a, "check_sorted"_a = true,
+        "stream"_a = 0,
         "The multiset set operation `op` (a value of SET_OPS; std::set_* semantics) of sorted\n"
         "a and b (gsearch::set_operation): the library sizes the result, calls allocate(size)\n"
         "once (with the GIL), which must return a C-contiguous 1-D array of a's dtype and that\n"

@@ -32,7 +32,8 @@ search_call check_search(const std::string& fn, int algo, std::initializer_list<
   if (algo < 0 || algo > int(gsearch::algorithm::pary)) value_error(fn + ": algo out of range");
   const placement at = place(fn, where);
   if (keys.dtype() != queries.dtype())
-    type_error(fn + ": keys are " + dtype_name(keys.dtype()) + " but queries are " + dtype_name(queries.dtype()));
+    type_error(fn + ": keys are " + dtype_name(keys.dtype()) + " but queries are " +
+               dtype_name(queries.dtype()));
   bool contiguous = is_c_contiguous(keys) && is_c_contiguous(queries);
   for (const out_array* out : outs) contiguous = contiguous && is_c_contiguous(*out);
   if (!contiguous) value_error(fn + ": arrays must be C-contiguous");
@@ -47,7 +48,8 @@ search_call check_search(const std::string& fn, int algo, std::initializer_list<
   gsearch::search_options options{gsearch::algorithm(algo), check_sorted};
   options.queries_sorted = queries_sorted;
   if (max_temp_bytes) {
-    if (*max_temp_bytes < 0) value_error("gsearch: max_temp_bytes must be None or >= 0, not " + std::to_string(*max_temp_bytes));
+    if (*max_temp_bytes < 0)
+      value_error("gsearch: max_temp_bytes must be None or >= 0, not " + std::to_string(*max_temp_bytes));
     options.max_temp_bytes = *max_temp_bytes;
   }
   const nb::dlpack::dtype od = (*outs.begin())->dtype();
@@ -55,7 +57,8 @@ search_call check_search(const std::string& fn, int algo, std::initializer_list<
     if (out->dtype() != nb::dtype<int64_t>() && out->dtype() != nb::dtype<int32_t>())
       type_error(fn + ": out must be int64 or int32, not " + dtype_name(out->dtype()));
     if (out->dtype() != od)
-      type_error(fn + ": the outputs are " + dtype_name(od) + " and " + dtype_name(out->dtype()) + ": one dtype");
+      type_error(fn + ": the outputs are " + dtype_name(od) + " and " + dtype_name(out->dtype()) +
+                 ": one dtype");
   }
   if (!key_dtype(keys.dtype()))
     type_error(fn + ": unsupported key dtype " + dtype_name(keys.dtype()) + " (" +
@@ -89,21 +92,24 @@ void search(const in_array& keys, const in_array& queries, out_array& out, int s
       if (rows < 0)
         gsearch::search(exec, s, in_span<T>(keys), in_span<T>(queries), out_span<Out>(out), c.options);
       else
-        gsearch::search_rows(exec, s, rows, in_span<T>(keys), in_span<T>(queries), out_span<Out>(out), c.options);
+        gsearch::search_rows(exec, s, rows, in_span<T>(keys), in_span<T>(queries), out_span<Out>(out),
+                             c.options);
     });
   });
 }
 
 /// lower, upper = the searches of queries on the left and on the right (gsearch::equal_range;
 /// of each row for rows >= 0), the checks (and the sortedness checks) once.
-void py_equal_range(const in_array& keys, const in_array& queries, out_array& lower, out_array& upper, int algo,
-                 bool check_sorted, int64_t rows, uintptr_t stream, bool queries_sorted,
-                 std::optional<int64_t> max_temp_bytes) {
+void py_equal_range(const in_array& keys, const in_array& queries, out_array& lower, out_array& upper,
+                    int algo, bool check_sorted, int64_t rows, uintptr_t stream, bool queries_sorted,
+                    std::optional<int64_t> max_temp_bytes) {
   const std::string fn = "gsearch._core.equal_range";
   const search_call c = check_search(
-      fn, algo, {locate("keys", keys), locate("queries", queries), locate("lower", lower), locate("upper", upper)},
+      fn, algo,
+      {locate("keys", keys), locate("queries", queries), locate("lower", lower), locate("upper", upper)},
       keys, queries, {&lower, &upper}, check_sorted, rows, queries_sorted, max_temp_bytes);
-  if (lower.size() > 0 && lower.data() == upper.data()) value_error(fn + ": lower and upper are the same array");
+  if (lower.size() > 0 && lower.data() == upper.data())
+    value_error(fn + ": lower and upper are the same array");
   const bool large = int64_t(queries.size()) >= small_search_queries || check_sorted || queries_sorted;
   visit_search_types(fn, keys, c.out64, [&]<class T, class Out>() {
     on_backend(c.at, stream, large, [&](const auto& exec) {
@@ -126,12 +132,11 @@ void py_equal_range(const in_array& keys, const in_array& queries, out_array& lo
 /// (and does nothing) where the general path is needed (non-contiguous or non-CPU arrays,
 /// different or unsupported dtypes); otherwise searches like search() with rows = -1.
 bool search_fast(const in_array& keys, const in_array& queries, out_array& out, int side_code) {
-  if (keys.device_type() != nb::device::cpu::value ||
-      queries.device_type() != nb::device::cpu::value ||
+  if (keys.device_type() != nb::device::cpu::value || queries.device_type() != nb::device::cpu::value ||
       out.device_type() != nb::device::cpu::value || keys.dtype() != queries.dtype() ||
-      out.dtype() != nb::dtype<int64_t>() || out.size() != queries.size() ||
-      !is_c_contiguous(keys) || !is_c_contiguous(queries) || !is_c_contiguous(out) ||
-      side_code < 0 || side_code >= int(std::size(gsearch::all_sides)))
+      out.dtype() != nb::dtype<int64_t>() || out.size() != queries.size() || !is_c_contiguous(keys) ||
+      !is_c_contiguous(queries) || !is_c_contiguous(out) || side_code < 0 ||
+      side_code >= int(std::size(gsearch::all_sides)))
     return false;
   const std::optional<gsearch::dtype> t = key_dtype(keys.dtype());
   if (!t) return false;
@@ -164,16 +169,14 @@ bool py_is_sorted(const in_array& a, uintptr_t stream) {
 bool py_keys_beyond_shared(bool on_cuda, int key_bytes, int64_t k) {
   if (!on_cuda) return false;
   const auto a = gsearch::resolve_algorithm(gsearch::cuda, gsearch::algorithm::auto_, key_bytes, k);
-  return a != gsearch::algorithm::pbs && a != gsearch::algorithm::pbs_cf &&
-         a != gsearch::algorithm::pbs_cl;
+  return a != gsearch::algorithm::pbs && a != gsearch::algorithm::pbs_cf && a != gsearch::algorithm::pbs_cl;
 }
 
 }  // namespace
 
 void bind_search(nb::module_& m) {
-  m.def("search", &search, "keys"_a, "queries"_a, "out"_a, "side"_a, "algo"_a = 0,
-        "check_sorted"_a = false, "rows"_a = -1, "stream"_a = 0, "queries_sorted"_a = false,
-        "max_temp_bytes"_a = nb::none(),
+  m.def("search", &search, "keys"_a, "queries"_a, "out"_a, "side"_a, "algo"_a = 0, "check_sorted"_a = false,
+        "rows"_a = -1, "stream"_a = 0, "queries_sorted"_a = false, "max_temp_bytes"_a = nb::none(),
         "Batched search: out[j] = the search of queries[j] in keys (side: a value of SIDES, 0 =\n"
         "left, 1 = right, 2 = predecessor). keys and queries: C-contiguous arrays of one dtype\n"
         "(a value of KEY_DTYPES); out: C-contiguous int64 or int32 with queries.size\n"
@@ -184,8 +187,9 @@ void bind_search(nb::module_& m) {
         "(gsearch::search_rows). algo: a value of ALGORITHMS. queries_sorted (rows < 0 only):\n"
         "the queries are sorted too, searched by Merge Path in O(keys + queries); check_sorted\n"
         "then checks them as well. max_temp_bytes: None (no cap) or the most temporary memory\n"
-        "the search may take (search_options::max_temp_bytes). Raises ValueError (bad arguments, unsorted keys with\n"
-        "check_sorted), TypeError (dtypes), MemoryError, RuntimeError (CUDA errors, named).");
+        "the search may take (search_options::max_temp_bytes). Raises ValueError (bad arguments,\n"
+        "unsorted keys with check_sorted), TypeError (dtypes), MemoryError, RuntimeError (CUDA\n"
+        "errors, named).");
   m.def("equal_range", &py_equal_range, "keys"_a, "queries"_a, "lower"_a, "upper"_a, "algo"_a = 0,
         "check_sorted"_a = false, "rows"_a = -1, "stream"_a = 0, "queries_sorted"_a = false,
         "max_temp_bytes"_a = nb::none(),

@@ -46,15 +46,29 @@ void bind_index(nb::module_& m);
 inline std::string dtype_name(nb::dlpack::dtype t) {
   const char* kind = "?";
   switch (nb::dlpack::dtype_code(t.code)) {
-    case nb::dlpack::dtype_code::Int: kind = "int"; break;
-    case nb::dlpack::dtype_code::UInt: kind = "uint"; break;
-    case nb::dlpack::dtype_code::Float: kind = "float"; break;
-    case nb::dlpack::dtype_code::Bfloat: kind = "bfloat"; break;
-    case nb::dlpack::dtype_code::Complex: kind = "complex"; break;
-    case nb::dlpack::dtype_code::Bool: kind = "bool"; break;
-    default: break;
+    case nb::dlpack::dtype_code::Int:
+      kind = "int";
+      break;
+    case nb::dlpack::dtype_code::UInt:
+      kind = "uint";
+      break;
+    case nb::dlpack::dtype_code::Float:
+      kind = "float";
+      break;
+    case nb::dlpack::dtype_code::Bfloat:
+      kind = "bfloat";
+      break;
+    case nb::dlpack::dtype_code::Complex:
+      kind = "complex";
+      break;
+    case nb::dlpack::dtype_code::Bool:
+      kind = "bool";
+      break;
+    default:
+      break;
   }
-  return std::string(kind) + std::to_string(int(t.bits)) + (t.lanes != 1 ? "x" + std::to_string(int(t.lanes)) : "");
+  return std::string(kind) + std::to_string(int(t.bits)) +
+         (t.lanes != 1 ? "x" + std::to_string(int(t.lanes)) : "");
 }
 
 inline std::string device_name(int type, int id) {

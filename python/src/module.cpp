@@ -38,7 +38,8 @@ NB_MODULE(_core, m) {
   m.attr("ALGORITHMS") = py::enum_table(py::enum_values(gsearch::algorithm::pary));
   m.attr("SIDES") = py::enum_table(gsearch::all_sides);
   nb::list key_dtypes;
-  for (gsearch::dtype t : gsearch::all_dtypes) key_dtypes.append(nb::str(std::string(gsearch::name(t)).c_str()));
+  for (gsearch::dtype t : gsearch::all_dtypes)
+    key_dtypes.append(nb::str(std::string(gsearch::name(t)).c_str()));
   m.attr("KEY_DTYPES") = nb::tuple(key_dtypes);
 
   py::bind_search(m);
