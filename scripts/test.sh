@@ -28,7 +28,7 @@ cmake --build build/test -j "$jobs"
 ctest --test-dir build/test -j "$jobs" --output-on-failure --label-exclude large
 
 echo "== Python tests of the benchmark tools (bench/python: input replica, peers, plots)"
-GSEARCH_CLI="$PWD/build/test/tools/cli/gsearch" MPLBACKEND=Agg python3 -m pytest -q bench/python
+GSEARCH_CLI="$PWD/build/test/tools/cli/gsearch" MPLBACKEND=Agg python3 -m pytest -q bench
 
 echo "== Python package: pip install from build/test (compiles nothing), then python/tests"
 log=$(mktemp)

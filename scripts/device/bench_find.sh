@@ -6,7 +6,7 @@
 #   bench_find.sh main    the full run (strategies at 500,000 and 2^28, modes, isin and the thrust
 #                         and CUB peers at 2^28 int32)                 -> find.json, find.txt
 # FIND_ARGS adds flags to both (e.g. FIND_ARGS="--parts modes,peers"). Plots and tables are
-# drawn here afterwards: python3 bench/plot_find.py find.json --out DIR.
+# drawn here afterwards: python3 bench/find/plot_find.py find.json --out DIR.
 # Exit status: 1 when a run failed (find_bench's own status is in the log: 3 = a check failed).
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"

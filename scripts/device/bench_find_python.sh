@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Python benchmark of the unsorted search (issue 7) on the GPU machine, from the repository
-# root: bench/python/find_bench.py --device cuda (gsearch.find / count / isin against torch and
+# root: bench/find/find_bench.py --device cuda (gsearch.find / count / isin against torch and
 # cupy on 2^28 int32, one process). The package is installed as bench_python.sh installs it (that
 # script does it: WHEEL=path installs a carried wheel; otherwise, when the installed gsearch has
 # no find, its `wheel` step builds one there, into $OUT, and installs it). The read roofline comes
@@ -20,6 +20,6 @@ fi
 cpp=${CPP_JSON:-bench/results/h100/find.json}
 args=()
 if [ -f "$cpp" ]; then args+=(--cpp-json "$cpp"); else echo "bench_find_python: no C++ find JSON at $cpp: no roofline"; fi
-python3 bench/python/find_bench.py --device cuda --json "$OUT/find_python.json" "${args[@]}" "$@" 2>&1 |
+python3 bench/find/find_bench.py --device cuda --json "$OUT/find_python.json" "${args[@]}" "$@" 2>&1 |
   tee "$OUT/find_python.txt"
 exit "${PIPESTATUS[0]}"

@@ -6,7 +6,7 @@
 #                           int64, K = 2^20 ... 2^27 -> index.json
 #   bench_index.sh sweep    index_bench --parts sweep,qsweep (int32, K = 2^20, 2^24, 2^26, 2^27): the
 #                           kernel shapes and the auto rule's data -> index_sweep.json
-#   bench_index.sh python   bench/python/index_bench.py: gsearch.Index, searchsorted (auto, index)
+#   bench_index.sh python   bench/index/index_bench.py: gsearch.Index, searchsorted (auto, index)
 #                           against torch.searchsorted (the package installed) -> index_python.json
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"
@@ -27,7 +27,7 @@ for what in "$@"; do
         --json "$OUT/index_sweep.json" > "$OUT/index_sweep.txt" 2>&1 || status=1
       tail -n 3 "$OUT/index_sweep.txt" ;;
     python)
-      python3 bench/python/index_bench.py --json "$OUT/index_python.json" 2>&1 | tee "$OUT/index_python.txt" || status=1 ;;
+      python3 bench/index/index_bench.py --json "$OUT/index_python.json" 2>&1 | tee "$OUT/index_python.txt" || status=1 ;;
   esac
 done
 exit $status

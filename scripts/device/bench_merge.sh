@@ -9,8 +9,8 @@
 #                          join beyond 2^31 rows, with the thrust, CUB and CUB-join peers
 #                                                                     -> merge.json, merge.txt
 # MERGE_ARGS adds flags to both (e.g. MERGE_ARGS="--parts merge,set_ops" or "--large-join off").
-# The Python peers (torch) run separately: python3 bench/python/merge_bench.py --device cuda.
-# Plots and tables are drawn here afterwards: python3 bench/plot_merge.py merge.json --out DIR.
+# The Python peers (torch) run separately: python3 bench/merge/merge_bench.py --device cuda.
+# Plots and tables are drawn here afterwards: python3 bench/merge/plot_merge.py merge.json --out DIR.
 # Exit status: 1 when a run failed (merge_bench's own status is in the log: 3 = a check failed).
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"

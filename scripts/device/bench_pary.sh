@@ -8,7 +8,7 @@
 #                           K = 2^10 ... 2^30, 200 queries -> pary.json, pary.txt
 #   bench_pary.sh int64     the same for int64 keys -> pary_int64.json, pary_int64.txt
 #   bench_pary.sh quick     pary_bench --quick (K = 2^10, 2^20, 20 queries) -> pary_quick.json
-# Figures: python3 bench/plot_pary.py pary.json [pary_int64.json] --out DIR
+# Figures: python3 bench/pary/plot_pary.py pary.json [pary_int64.json] --out DIR
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"
 B=carry/bin

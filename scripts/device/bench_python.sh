@@ -20,13 +20,13 @@ for what in "$@"; do
       python3 -m pip wheel -q --no-build-isolation --no-deps -w "$OUT" . > "$OUT/pip_wheel.log" 2>&1 &&
         python3 -m pip install -q --no-deps --no-index --force-reinstall "$OUT"/gsearch-*.whl || { status=1; tail -30 "$OUT/pip_wheel.log"; } ;;
     rows)
-      python3 bench/python/rows_bench.py --json "$OUT/rows.json" 2>&1 | tee "$OUT/rows.txt" || status=1 ;;
+      python3 bench/search/rows_bench.py --json "$OUT/rows.json" 2>&1 | tee "$OUT/rows.txt" || status=1 ;;
     1d)
       "$B/gsearch" bench search --keys 1024,16384,49152 --key-type int32,float32 --query-kind random \
         --json "$OUT/py1d.json" > "$OUT/py1d.txt" 2>&1 || status=1
-      python3 bench/python/search_peers.py --json "$OUT/py1d.json" --peers torch,cupy,gsearch-py || status=1
-      python3 bench/python/search_peers.py --json "$OUT/py1d.json" --peers jax || status=1
-      python3 bench/python/py_vs_cpp.py "$OUT/py1d.json" --json "$OUT/py_vs_cpp.json" | tee "$OUT/py_vs_cpp.txt" || status=1 ;;
+      python3 bench/search/search_peers.py --json "$OUT/py1d.json" --peers torch,cupy,gsearch-py || status=1
+      python3 bench/search/search_peers.py --json "$OUT/py1d.json" --peers jax || status=1
+      python3 bench/search/py_vs_cpp.py "$OUT/py1d.json" --json "$OUT/py_vs_cpp.json" | tee "$OUT/py_vs_cpp.txt" || status=1 ;;
   esac
 done
 exit $status

@@ -20,7 +20,7 @@ for what in "$@"; do
         --query-kind random,worst --repeat 5 --warmup 2 --json "$OUT/search_500m.json" > "$OUT/search_500m.txt" 2>&1 || status=1 ;;
     python)
       for f in "$OUT"/search.json "$OUT"/search_500m.json; do
-        [ -f "$f" ] && { PYTHONUNBUFFERED=1 python3 bench/python/search_peers.py --json "$f" || status=1; }
+        [ -f "$f" ] && { PYTHONUNBUFFERED=1 python3 bench/search/search_peers.py --json "$f" || status=1; }
       done ;;
   esac
 done

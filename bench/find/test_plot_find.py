@@ -1,0 +1,153 @@
+"""bench/find/plot_find.py on the synthetic sample (sample_find_results.json: find_bench's schema,
+made-up times) and on variants of it: unverified rows, missing peers, a wrong schema. No GPU.
+
+    python3 -m pytest bench/find/test_plot_find.py
+"""
+import copy
+import pathlib
+import re
+import sys
+
+import pytest
+
+pytest.importorskip("matplotlib")
+
+HERE = pathlib.Path(__file__).resolve().parent
+BENCH = HERE.parent
+PLOT = HERE / "plot_find.py"
+SAMPLE = HERE / "sample_find_results.json"
+import plot_find  # noqa: E402
+from plot_test_helpers import PlotScript, cells, pngs, table_line  # noqa: E402
+
+FIGURES = {"find_strategies.png", "find_modes_gbps.png", "find_positions.png",
+           "find_all_fraction.png", "find_isin.png"}
+
+
+_plot = PlotScript(PLOT, SAMPLE, "f.json")
+run_plot, sample, write = _plot.run, _plot.sample, _plot.write
+
+
+def test_sample_is_marked_synthetic():
+    doc = sample()
+    assert doc["schema"] == plot_find.SCHEMA
+    assert doc["synthetic"] is True and "SYNTHETIC" in doc["note"]
+
+
+def test_sample_rows_have_find_bench_fields():
+    """The sample's rows carry exactly the fields find_bench.cu's row() writes, and
+    bench/README.md documents each of them."""
+    src = (BENCH / "find_bench.cu").read_text()
+    m = re.search(r"for \(const char\* k : \{(.*?)\}\)", src, re.S)
+    fields = re.findall(r'"(\w+)"', m.group(1))
+    assert len(fields) > 20
+    for r in sample()["results"]:
+        assert list(r) == fields, r
+    readme = (BENCH / "README.md").read_text()
+    section = readme[readme.index("## find_bench"):]
+    for f in fields:
+        assert f"`{f}`" in section, f
+
+
+def test_all_figures_and_tables(tmp_path):
+    r = run_plot(SAMPLE, "--out", tmp_path / "fig")
+    assert set(pngs(tmp_path / "fig")) == FIGURES
+    out = r.stdout
+    assert out.startswith("**SYNTHETIC sample")
+    # Every table says the data are synthetic; two strategy tables (500,000 and 2^28).
+    titles = [l for l in out.splitlines() if l.startswith("### ")]
+    assert len(titles) == 6 and all("SYNTHETIC" in t for t in titles)
+    assert sum("seeds/001" in t for t in titles) == 2
+    assert "| k | strided | coalesced | unrolled |" in out
+    # Default ks: the ones measured among 1, 2, 4, ..., 64.
+    strat = out[out.index("500,000 int32"):out.index("2^28 int32, one match")]
+    ks = [cells(l)[0] for l in strat.splitlines() if re.match(r"\| \d+ \|", l)]
+    assert ks == ["1", "2", "4", "8", "12", "16", "24", "32", "48", "64"]
+    best = cells(table_line(strat, "| best k (ms) |"))
+    assert best[1].startswith("1 (") and best[3].startswith("12 (")
+    assert "| find_first | match at N/2 |" in out
+    assert "| find_all | " not in out  # find_all has its own table
+    assert "| isin" not in out and "| 2^20 |" in out
+    assert "| find_all, 1e-5 matching" in out
+
+
+def test_ratios_and_percentages():
+    doc = sample()
+    rows = plot_find.usable_rows(doc)
+    out = plot_find.tables(doc, rows)
+    g = plot_find.pick(rows, part="modes", impl="gsearch", op="find_first", position="N/2")
+    c = plot_find.pick(rows, part="modes", impl="cub", op="find_first", position="N/2")
+    line = cells(table_line(out, "| find_first | match at N/2 |"))
+    assert line[2] == plot_find.fmt_ms(g["ms"])
+    assert line[5] == plot_find.fmt_ms(c["ms"])
+    assert float(line[7]) == pytest.approx(g["ms"] / c["ms"], abs=0.006)
+    assert float(line[4]) == pytest.approx(100 * g["gbps"] / doc["roofline"]["gbps"], abs=0.06)
+    # A match at 0: too few bytes for a rate.
+    assert cells(table_line(out, "| find_first | match at 0 |"))[3] == "-"
+    # find_all: time over the full scan (find_first, no match).
+    scan = plot_find.pick(rows, part="modes", impl="gsearch", op="find_first", position="none")
+    fa = plot_find.pick(rows, part="modes", impl="gsearch", op="find_all", match_fraction=1e-05)
+    line = cells(table_line(out, "| 1e-05 |"))
+    assert float(line[4]) == pytest.approx(fa["ms"] / scan["ms"], abs=0.006)
+    assert line[1] == f"{fa['matches']:,}"
+    # isin: thrust over the best gsearch method.
+    line = cells(table_line(out, "| 2^10 |"))
+    assert float(line[-1]) == pytest.approx(9.0 / 0.45, abs=0.06)
+
+
+def test_roofline_from_rows_when_block_missing():
+    doc = sample()
+    del doc["roofline"]
+    rows = plot_find.usable_rows(doc)
+    best = max(r["gbps"] for r in rows if r["impl"] == "roofline")
+    assert plot_find.roofline_gbps(doc, rows) == best
+
+
+def test_unverified_rows_left_out(tmp_path):
+    doc = sample()
+    for r in doc["results"]:
+        if r["part"] == "modes" and r["impl"] == "gsearch" and r["op"] == "find_first" and r["position"] == "N/2":
+            r["verified"] = False
+    r = run_plot(write(tmp_path, doc), "--no-figures")
+    assert "leaving out unverified row gsearch find_first" in r.stderr
+    assert "| find_first | match at N/2 |" not in r.stdout
+    assert "| find_any | match at N/2 |" in r.stdout
+
+
+def test_missing_peers(tmp_path):
+    doc = sample()
+    doc["results"] = [r for r in doc["results"] if r["impl"] not in ("cub", "thrust")]
+    doc["versions"]["cub"] = None
+    r = run_plot(write(tmp_path, doc), "--out", tmp_path / "fig")
+    assert set(pngs(tmp_path / "fig")) == FIGURES
+    line = cells(table_line(r.stdout, "| find_first | match at N/2 |"))
+    assert line[5] == "-" and line[6] == "-" and line[7] == "-"
+    assert "CUB -;" in r.stdout.splitlines()[0]
+
+
+def test_parts_missing(tmp_path):
+    """A --parts strategies run: only the strategies table and figure."""
+    doc = sample()
+    doc["results"] = [r for r in doc["results"] if r["part"] in ("strategies", "roofline")]
+    doc["targets"] = []
+    r = run_plot(write(tmp_path, doc), "--out", tmp_path / "fig")
+    assert set(pngs(tmp_path / "fig")) == {"find_strategies.png"}
+    assert "find / count" not in r.stdout and "seeds/001" in r.stdout
+
+
+def test_all_ks(tmp_path):
+    doc = sample()
+    extra = copy.deepcopy(next(r for r in doc["results"] if r["strategy"] == "unrolled" and r["per_thread"] == 12))
+    extra["per_thread"] = 13
+    doc["results"].append(extra)
+    p = write(tmp_path, doc)
+    assert "| 13 |" not in run_plot(p, "--no-figures").stdout
+    assert "| 13 |" in run_plot(p, "--no-figures", "--all-ks").stdout
+
+
+def test_bad_input(tmp_path):
+    doc = sample()
+    doc["schema"] = "gsearch-bench-search/1"
+    r = run_plot(write(tmp_path, doc), "--no-figures", ok=False)
+    assert r.returncode != 0 and "schema" in r.stderr
+    r = run_plot(SAMPLE, ok=False)  # neither --out nor --no-figures
+    assert r.returncode != 0 and "--out" in r.stderr
