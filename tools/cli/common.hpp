@@ -317,12 +317,15 @@ inline int64_t parse_size(std::string_view text, std::string_view option, int64_
 /// parsed exactly ("-1" and "1.5" are errors, never wrapped or rounded).
 inline uint64_t parse_seed(std::string_view text) { return parse_value<uint64_t>(text, "--seed"); }
 
-/// The CLI's names of the search sides, in enum order.
-inline const std::vector<std::string> side_names = {"left", "right", "pred"};
-inline std::string_view to_string(side s) { return side_names.at(size_t(s)); }
+/// The CLI's names of the search sides (gsearch::to_string), in enum order.
+inline const std::vector<std::string> side_names = [] {
+  std::vector<std::string> v;
+  for (side s : all_sides) v.emplace_back(gsearch::to_string(s));
+  return v;
+}();
 inline side side_from_string(std::string_view s) {
-  for (size_t i = 0; i < side_names.size(); ++i)
-    if (side_names[i] == s) return side(i);
+  for (side sd : all_sides)
+    if (gsearch::to_string(sd) == s) return sd;
   throw failure(exit_bad_input, "unknown side '" + std::string(s) + "'");
 }
 
