@@ -1,4 +1,5 @@
-// The public unsorted-search API: argument checks shared by both backends, then dispatch.
+// The public unsorted-search API: argument checks shared by both backends, each function written
+// once for either execution tag, then the backend call (src/backend.hpp).
 
 #include "gsearch/find.hpp"
 
@@ -6,8 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/detail/cpu/find.hpp"
-#include "gsearch/detail/cuda/find.hpp"
+#include "backend.hpp"
 
 namespace gsearch {
 namespace {
@@ -77,70 +77,88 @@ std::function<int64_t*(int64_t)> into(span<int64_t> out) {
   };
 }
 
+template <class Exec, class T>
+void find_impl(const Exec& exec, find_mode mode, span<const T> data, const predicate<T>& pred,
+               span<int64_t> result, const find_options& options) {
+  check_find(mode, data, pred, options);
+  check_result(result);
+  on_backend(exec, [&](auto h) {
+    backend::find(h, mode, data.data(), data.size(), pred, options.strategy, study_per_thread(options, data.size()),
+                  options.seed, result.data());
+  });
+}
+
+// The value form: the CPU through a local result; CUDA through a device word it reuses
+// (find_value waits for it).
+template <class Exec, class T>
+int64_t find_value_impl(const Exec& exec, find_mode mode, span<const T> data, const predicate<T>& pred,
+                        const find_options& options) {
+  check_find(mode, data, pred, options);
+  return on_backend(exec, [&](auto h) {
+    if constexpr (on_cpu<decltype(h)>) {
+      int64_t r = 0;
+      backend::find(h, mode, data.data(), data.size(), pred, options.strategy, study_per_thread(options, data.size()),
+                    options.seed, &r);
+      return r;
+    } else {
+      return backend::find_value(h, mode, data.data(), data.size(), pred, options.strategy,
+                                 study_per_thread(options, data.size()), options.seed);
+    }
+  });
+}
+
+// find_all. `room`: an output known to hold any result (n elements), which CUDA writes without
+// waiting for the count (one round trip less); the CPU needs no such hint.
+template <class Exec, class T>
+int64_t find_all_impl(const Exec& exec, span<const T> data, const predicate<T>& pred,
+                      const std::function<int64_t*(int64_t)>& allocate, int64_t* room = nullptr) {
+  check_find(find_mode::first, data, pred, {});
+  return on_backend(exec, [&](auto h) {
+    if constexpr (on_cpu<decltype(h)>) {
+      return backend::find_all(h, data.data(), data.size(), pred, allocate);
+    } else {
+      return backend::find_all(h, data.data(), data.size(), pred, allocate, room);
+    }
+  });
+}
+
+template <class Exec, class T>
+void isin_impl(const Exec& exec, span<const T> elements, span<const T> tests, span<bool> out,
+               const isin_options& options) {
+  check_isin(elements, tests, out, options);
+  on_backend(exec, [&](auto h) {
+    backend::isin(h, elements.data(), elements.size(), tests.data(), tests.size(), out.data(), options.invert,
+                  int(options.method));
+  });
+}
+
 }  // namespace
 
-#define GSEARCH_DEFINE_FIND(T)                                                                     \
-  void find(const cpu_t& exec, find_mode mode, span<const T> data, const predicate<T>& pred,       \
+// The exported overloads: one line each, per key type and execution tag.
+#define GSEARCH_DEFINE_FIND(EXEC, T)                                                               \
+  void find(const EXEC& exec, find_mode mode, span<const T> data, const predicate<T>& pred,        \
             span<int64_t> result, const find_options& options) {                                   \
-    check_find(mode, data, pred, options);                                                         \
-    check_result(result);                                                                          \
-    cpu_backend::find(exec.threads, mode, data.data(), data.size(), pred, options.strategy,        \
-                      study_per_thread(options, data.size()), options.seed, result.data());        \
+    find_impl(exec, mode, data, pred, result, options);                                            \
   }                                                                                                \
-  void find(const cuda_t& exec, find_mode mode, span<const T> data, const predicate<T>& pred,      \
-            span<int64_t> result, const find_options& options) {                                   \
-    check_find(mode, data, pred, options);                                                         \
-    check_result(result);                                                                          \
-    cuda_backend::find(exec.stream, mode, data.data(), data.size(), pred, options.strategy,        \
-                       study_per_thread(options, data.size()), options.seed, result.data());       \
-  }                                                                                                \
-  int64_t find(const cpu_t& exec, find_mode mode, span<const T> data, const predicate<T>& pred,    \
+  int64_t find(const EXEC& exec, find_mode mode, span<const T> data, const predicate<T>& pred,     \
                const find_options& options) {                                                      \
-    int64_t r = 0;                                                                                 \
-    find(exec, mode, data, pred, span<int64_t>(&r, 1), options);                                   \
-    return r;                                                                                      \
+    return find_value_impl(exec, mode, data, pred, options);                                       \
   }                                                                                                \
-  int64_t find(const cuda_t& exec, find_mode mode, span<const T> data, const predicate<T>& pred,   \
-               const find_options& options) {                                                      \
-    check_find(mode, data, pred, options);                                                         \
-    return cuda_backend::find_value(exec.stream, mode, data.data(), data.size(), pred,             \
-                                    options.strategy, study_per_thread(options, data.size()),      \
-                                    options.seed);                                                 \
-  }                                                                                                \
-  int64_t find_all(const cpu_t& exec, span<const T> data, const predicate<T>& pred,                \
+  int64_t find_all(const EXEC& exec, span<const T> data, const predicate<T>& pred,                 \
                    const std::function<int64_t*(int64_t)>& allocate) {                             \
-    check_find(find_mode::first, data, pred, {});                                                  \
-    return cpu_backend::find_all(exec.threads, data.data(), data.size(), pred, allocate);          \
+    return find_all_impl(exec, data, pred, allocate);                                              \
   }                                                                                                \
-  int64_t find_all(const cuda_t& exec, span<const T> data, const predicate<T>& pred,               \
-                   const std::function<int64_t*(int64_t)>& allocate) {                             \
-    check_find(find_mode::first, data, pred, {});                                                  \
-    return cuda_backend::find_all(exec.stream, data.data(), data.size(), pred, allocate, nullptr); \
-  }                                                                                                \
-  int64_t find_all(const cpu_t& exec, span<const T> data, const predicate<T>& pred,                \
+  int64_t find_all(const EXEC& exec, span<const T> data, const predicate<T>& pred,                 \
                    span<int64_t> out) {                                                            \
-    return find_all(exec, data, pred, into(out));                                                  \
+    int64_t* room = out.size() >= data.size() && out.data() ? out.data() : nullptr;                \
+    return find_all_impl(exec, data, pred, into(out), room);                                       \
   }                                                                                                \
-  int64_t find_all(const cuda_t& exec, span<const T> data, const predicate<T>& pred,               \
-                   span<int64_t> out) {                                                            \
-    check_find(find_mode::first, data, pred, {});                                                  \
-    /* Room for any result: written without waiting for the count (one round trip less). */      \
-    int64_t* room = out.size() >= data.size() && out.data() ? out.data() : nullptr;               \
-    return cuda_backend::find_all(exec.stream, data.data(), data.size(), pred, into(out), room);   \
-  }                                                                                                \
-  void isin(const cpu_t& exec, span<const T> elements, span<const T> tests, span<bool> out,        \
+  void isin(const EXEC& exec, span<const T> elements, span<const T> tests, span<bool> out,         \
             const isin_options& options) {                                                         \
-    check_isin(elements, tests, out, options);                                                     \
-    cpu_backend::isin(exec.threads, elements.data(), elements.size(), tests.data(), tests.size(),  \
-                      out.data(), options.invert, int(options.method));                            \
-  }                                                                                                \
-  void isin(const cuda_t& exec, span<const T> elements, span<const T> tests, span<bool> out,       \
-            const isin_options& options) {                                                         \
-    check_isin(elements, tests, out, options);                                                     \
-    cuda_backend::isin(exec.stream, elements.data(), elements.size(), tests.data(), tests.size(),  \
-                       out.data(), options.invert, int(options.method));                           \
+    isin_impl(exec, elements, tests, out, options);                                                \
   }
-GSEARCH_KEY_TYPES(GSEARCH_DEFINE_FIND)
+GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DEFINE_FIND, cpu_t)
+GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DEFINE_FIND, cuda_t)
 #undef GSEARCH_DEFINE_FIND
 
 }  // namespace gsearch

@@ -1,14 +1,12 @@
-// The public merge-like API: argument checks shared by both backends, then dispatch.
+// The public merge-like API: argument checks shared by both backends, each function written once
+// for either execution tag, then the backend call (src/backend.hpp).
 
 #include "gsearch/merge.hpp"
 
 #include <cstdint>
 #include <string>
 
-#include "gsearch/detail/cpu/merge.hpp"
-#include "gsearch/detail/cpu/search.hpp"
-#include "gsearch/detail/cuda/merge.hpp"
-#include "gsearch/detail/cuda/search.hpp"
+#include "backend.hpp"
 
 namespace gsearch {
 namespace {
@@ -50,17 +48,10 @@ void check_join_kind(join_kind kind) {
     throw invalid_argument("gsearch::join: unknown kind " + std::to_string(int(kind)));
 }
 
-// The sorted check of an input, on the backend that holds it.
-template <class T>
-bool sorted(const cpu_t&, span<const T> x) { return cpu_backend::is_sorted(x.data(), x.size()); }
-template <class T>
-bool sorted(const cuda_t& exec, span<const T> x) {
-  return cuda_backend::is_sorted(exec.stream, x.data(), x.size());
-}
 template <class Exec, class T>
 void check_sorted(const Exec& exec, const merge_options& options, const char* fn,
                   const char* what, span<const T> x) {
-  if (options.check_sorted && !sorted(exec, x))
+  if (options.check_sorted && !sorted_on(exec, x))
     throw invalid_argument(std::string(fn) + ": " + what + " is not sorted (NaN last, -0.0 == 0.0)");
 }
 
@@ -74,38 +65,15 @@ void check_inputs(const Exec& exec, const merge_options& options, const char* fn
   check_sorted(exec, options, fn, b_name, b);
 }
 
-// The backend calls, one overload per execution tag, so each public function is written once.
-#define GSEARCH_BACKEND(EXEC, NS, HANDLE)                                                          \
-  template <class T>                                                                               \
-  void merge_on(const EXEC& exec, const T* a, int64_t na, const T* b, int64_t nb, T* out,          \
-                const int64_t* av, const int64_t* bv, int64_t* ov) {                               \
-    NS::merge(exec.HANDLE, a, na, b, nb, out, av, bv, ov);                                          \
-  }                                                                                                \
-  template <class T>                                                                               \
-  void merge_sort_on(const EXEC& exec, const T* keys, int64_t n, const int64_t* values, T* out,    \
-                     int64_t* out_values) {                                                        \
-    NS::merge_sort(exec.HANDLE, keys, n, values, out, out_values);                                 \
-  }                                                                                                \
-  template <class T>                                                                               \
-  int64_t set_size_on(const EXEC& exec, set_op op, span<const T> a, span<const T> b) {             \
-    return NS::set_operation_size(exec.HANDLE, op, a.data(), a.size(), b.data(), b.size());        \
-  }                                                                                                \
-  template <class T>                                                                               \
-  int64_t set_on(const EXEC& exec, set_op op, span<const T> a, span<const T> b, T* out) {          \
-    return NS::set_operation(exec.HANDLE, op, a.data(), a.size(), b.data(), b.size(), out);        \
-  }                                                                                                \
-  template <class T>                                                                               \
-  int64_t join_size_on(const EXEC& exec, join_kind kind, span<const T> l, span<const T> r) {       \
-    return NS::join_size(exec.HANDLE, kind, l.data(), l.size(), r.data(), r.size());               \
-  }                                                                                                \
-  template <class T>                                                                               \
-  int64_t join_on(const EXEC& exec, join_kind kind, span<const T> l, span<const T> r,              \
-                  const std::function<join_output(int64_t)>& allocate) {                           \
-    return NS::join(exec.HANDLE, kind, l.data(), l.size(), r.data(), r.size(), allocate);          \
-  }
-GSEARCH_BACKEND(cpu_t, cpu_backend, threads)
-GSEARCH_BACKEND(cuda_t, cuda_backend, stream)
-#undef GSEARCH_BACKEND
+// The backend calls (src/backend.hpp), so each public function is written once.
+template <class Exec, class T>
+int64_t set_size_on(const Exec& exec, set_op op, span<const T> a, span<const T> b) {
+  return on_backend(exec, [&](auto h) { return backend::set_operation_size(h, op, a.data(), a.size(), b.data(), b.size()); });
+}
+template <class Exec, class T>
+int64_t set_on(const Exec& exec, set_op op, span<const T> a, span<const T> b, T* out) {
+  return on_backend(exec, [&](auto h) { return backend::set_operation(h, op, a.data(), a.size(), b.data(), b.size(), out); });
+}
 
 template <class Exec, class T>
 void merge_impl(const Exec& exec, span<const T> a, span<const int64_t> av, span<const T> b,
@@ -128,9 +96,10 @@ void merge_impl(const Exec& exec, span<const T> a, span<const int64_t> av, span<
     check_apart(fn, "out_values", ov, "out", out);
   }
   check_inputs(exec, options, fn, "a", a, "b", b);
-  merge_on(exec, a.data(), a.size(), b.data(), b.size(), out.data(),
-           with_values ? av.data() : nullptr, with_values ? bv.data() : nullptr,
-           with_values ? ov.data() : nullptr);
+  on_backend(exec, [&](auto h) {
+    backend::merge(h, a.data(), a.size(), b.data(), b.size(), out.data(), with_values ? av.data() : nullptr,
+                   with_values ? bv.data() : nullptr, with_values ? ov.data() : nullptr);
+  });
 }
 
 template <class Exec, class T>
@@ -152,8 +121,10 @@ void merge_sort_impl(const Exec& exec, span<const T> keys, span<const int64_t> v
     check_apart(fn, "out_values", ov, "out", out);
     check_apart(fn, "out", out, "values", values);
   }
-  merge_sort_on(exec, keys.data(), keys.size(), with_values ? values.data() : nullptr, out.data(),
-                with_values ? ov.data() : nullptr);
+  on_backend(exec, [&](auto h) {
+    backend::merge_sort(h, keys.data(), keys.size(), with_values ? values.data() : nullptr, out.data(),
+                        with_values ? ov.data() : nullptr);
+  });
 }
 
 template <class Exec, class T>
@@ -200,7 +171,7 @@ int64_t join_size_impl(const Exec& exec, join_kind kind, span<const T> l, span<c
                        const merge_options& options) {
   check_join_kind(kind);
   check_inputs(exec, options, "gsearch::join", "left", l, "right", r);
-  return join_size_on(exec, kind, l, r);
+  return on_backend(exec, [&](auto h) { return backend::join_size(h, kind, l.data(), l.size(), r.data(), r.size()); });
 }
 
 template <class Exec, class T>
@@ -210,13 +181,14 @@ int64_t join_impl(const Exec& exec, join_kind kind, span<const T> l, span<const 
   check_join_kind(kind);
   check_inputs(exec, options, "gsearch::join", "left", l, "right", r);
   const bool left_only = core::join_left_only(kind);
-  return join_on(exec, kind, l, r, [&](int64_t rows) {
+  const std::function<join_output(int64_t)> checked = [&](int64_t rows) {
     join_output o = allocate(rows);
     if (rows > 0 && (!o.left || (!left_only && !o.right)))
       throw invalid_argument("gsearch::join: allocate returned a null output");
     if (left_only) o.right = nullptr;
     return o;
-  });
+  };
+  return on_backend(exec, [&](auto h) { return backend::join(h, kind, l.data(), l.size(), r.data(), r.size(), checked); });
 }
 
 template <class Exec, class T>

@@ -1,15 +1,13 @@
-// The public batched-search API: argument checks shared by both backends, then dispatch.
+// The public batched-search API: argument checks shared by both backends, each function written
+// once for either execution tag, then the backend call (src/backend.hpp).
 
 #include "gsearch/search.hpp"
 
 #include <limits>
-#include <utility>
 #include <string>
+#include <utility>
 
-#include "gsearch/detail/cpu/merge.hpp"
-#include "gsearch/detail/cpu/search.hpp"
-#include "gsearch/detail/cuda/merge.hpp"
-#include "gsearch/detail/cuda/search.hpp"
+#include "backend.hpp"
 
 namespace gsearch {
 namespace {
@@ -62,128 +60,145 @@ std::pair<int64_t, int64_t> check_rows_arguments(int64_t rows, span<const T> key
   return {k, m};
 }
 
-}  // namespace
+// Whether the search of sorted queries (Merge Path) runs, and checks the queries when asked.
+//   sorted: yes, but on the GPU only where its tile splits fit max_temp_bytes (else the plain
+//           search with auto_, which `algo` was ignored for); with check_sorted the queries are
+//           checked either way.
+//   detect: where the backend says it pays (the GPU, tuning_search.hpp's rule), the temporary
+//           memory fits, and the queries are sorted (one check, which waits).
+template <class Exec, class T>
+bool sorted_path(const Exec& exec, span<const T> keys, span<const T> queries, const search_options& options) {
+  const queries_order order = options.queries_sorted;
+  if (order == queries_order::any) return false;
+  const int key_bytes = int(sizeof(T));
+  const auto [pays, fits] = on_backend(exec, [&](auto h) {
+    if constexpr (on_cpu<decltype(h)>) {
+      return std::pair{false, true};  // the CPU's sorted search allocates nothing
+    } else {
+      return std::pair{backend::sorted_search_pays(key_bytes, keys.size(), queries.size()),
+                       backend::sorted_temp_bytes(key_bytes, keys.size(), queries.size()) <= options.max_temp_bytes};
+    }
+  });
+  if (order == queries_order::detect) return pays && fits && sorted_on(exec, queries);
+  if (options.check_sorted && !sorted_on(exec, queries))
+    throw_unsorted("gsearch::search: queries_sorted, but the queries are not sorted");
+  return fits;
+}
 
-algorithm resolve_algorithm(const cpu_t&, algorithm requested, int key_bytes, int64_t k, int64_t queries,
-                            int64_t max_temp_bytes) {
-  return cpu_backend::resolve(requested, key_bytes, k, queries < 0 ? k : queries, max_temp_bytes);
+template <class Exec, class T, class Out>
+void search_impl(const Exec& exec, side s, span<const T> keys, span<const T> queries, span<Out> out,
+                 const search_options& options) {
+  check_arguments(keys, queries, out);
+  check_options(options);
+  if (options.check_sorted && !sorted_on(exec, keys)) throw_unsorted();
+  const bool by_merge_path = sorted_path(exec, keys, queries, options);
+  // Sorted queries that the cap keeps off the sorted search run auto_ (`algo` was ignored).
+  const algorithm algo = options.queries_sorted == queries_order::sorted ? algorithm::auto_ : options.algo;
+  on_backend(exec, [&](auto h) {
+    if (by_merge_path) return backend::sorted_search(h, s, keys.data(), keys.size(), queries.data(), queries.size(), out.data());
+    backend::search(h, s, algo, keys.data(), keys.size(), queries.data(), queries.size(), out.data(), options.max_temp_bytes);
+  });
 }
-algorithm resolve_algorithm(const cuda_t&, algorithm requested, int key_bytes, int64_t k, int64_t queries,
-                            int64_t max_temp_bytes) {
-  return cuda_backend::resolve(requested, key_bytes, k, queries < 0 ? k : queries, max_temp_bytes);
-}
-
-int64_t search_temp_bytes(const cpu_t& exec, algorithm algo, int key_bytes, int64_t k, int64_t queries) {
-  return cpu_backend::temp_bytes(exec.threads, algo, key_bytes, k, queries < 0 ? k : queries);
-}
-int64_t search_temp_bytes(const cuda_t&, algorithm algo, int key_bytes, int64_t k, int64_t queries) {
-  return cuda_backend::temp_bytes(algo, key_bytes, k, queries < 0 ? k : queries);
-}
-
-#define GSEARCH_DEFINE(T, OUT)                                                                  \
-  void search(const cpu_t& exec, side s, span<const T> keys, span<const T> queries,            \
-              span<OUT> out, const search_options& options) {                                  \
-    check_arguments(keys, queries, out);                                                       \
-    check_options(options);                                                                    \
-    if (options.check_sorted && !cpu_backend::is_sorted(keys.data(), keys.size()))             \
-      throw_unsorted();                                                                        \
-    if (options.queries_sorted) {                                                              \
-      if (options.check_sorted && !cpu_backend::is_sorted(queries.data(), queries.size()))     \
-        throw_unsorted("gsearch::search: queries_sorted, but the queries are not sorted");     \
-      cpu_backend::sorted_search(exec.threads, s, keys.data(), keys.size(), queries.data(),    \
-                                 queries.size(), out.data());                                  \
-      return;                                                                                  \
-    }                                                                                          \
-    cpu_backend::search(exec.threads, s, options.algo, keys.data(), keys.size(), queries.data(), \
-                        queries.size(), out.data(), options.max_temp_bytes);                   \
-  }                                                                                            \
-  void search(const cuda_t& exec, side s, span<const T> keys, span<const T> queries,           \
-              span<OUT> out, const search_options& options) {                                  \
-    check_arguments(keys, queries, out);                                                       \
-    check_options(options);                                                                    \
-    if (options.check_sorted && !cuda_backend::is_sorted(exec.stream, keys.data(), keys.size())) \
-      throw_unsorted();                                                                        \
-    /* The sorted search's tile splits are temporary memory: over the cap, the plain search. */ \
-    if (options.queries_sorted &&                                                              \
-        cuda_backend::sorted_temp_bytes(int(sizeof(T)), keys.size(), queries.size()) <=        \
-            options.max_temp_bytes) {                                                          \
-      if (options.check_sorted &&                                                              \
-          !cuda_backend::is_sorted(exec.stream, queries.data(), queries.size()))               \
-        throw_unsorted("gsearch::search: queries_sorted, but the queries are not sorted");     \
-      cuda_backend::sorted_search(exec.stream, s, keys.data(), keys.size(), queries.data(),    \
-                                  queries.size(), out.data());                                 \
-      return;                                                                                  \
-    }                                                                                          \
-    if (options.queries_sorted && options.check_sorted &&                                      \
-        !cuda_backend::is_sorted(exec.stream, queries.data(), queries.size()))                 \
-      throw_unsorted("gsearch::search: queries_sorted, but the queries are not sorted");       \
-    const algorithm algo = options.queries_sorted ? algorithm::auto_ : options.algo;           \
-    cuda_backend::search(exec.stream, s, algo, keys.data(), keys.size(), queries.data(),       \
-                         queries.size(), out.data(), options.max_temp_bytes);                  \
-  }
 
 // equal_range: the two searches, after the checks of both outputs (nothing is written when
 // either is wrong).
-#define GSEARCH_DEFINE_EQUAL_RANGE(EXEC, T, OUT)                                               \
-  void equal_range(const EXEC& exec, span<const T> keys, span<const T> queries,               \
-                   span<OUT> lower, span<OUT> upper, const search_options& options) {         \
-    check_arguments(keys, queries, lower);                                                     \
-    check_arguments(keys, queries, upper);                                                     \
-    if (lower.size() > 0 && lower.data() == upper.data())                                      \
-      throw invalid_argument("gsearch::equal_range: lower and upper are the same array");     \
-    search(exec, side::left, keys, queries, lower, options);                                   \
-    search_options again = options;                                                            \
-    again.check_sorted = false; /* checked by the first search */                             \
-    search(exec, side::right, keys, queries, upper, again);                                    \
-  }
+template <class Exec, class T, class Out>
+void equal_range_impl(const Exec& exec, span<const T> keys, span<const T> queries, span<Out> lower,
+                      span<Out> upper, const search_options& options) {
+  check_arguments(keys, queries, lower);
+  check_arguments(keys, queries, upper);
+  if (lower.size() > 0 && lower.data() == upper.data())
+    throw invalid_argument("gsearch::equal_range: lower and upper are the same array");
+  search_impl(exec, side::left, keys, queries, lower, options);
+  search_options again = options;
+  again.check_sorted = false;  // checked by the first search
+  if (options.queries_sorted == queries_order::detect)  // and decided by it: no second check
+    again.queries_sorted = sorted_path(exec, keys, queries, options);
+  search_impl(exec, side::right, keys, queries, upper, again);
+}
 
-#define GSEARCH_DEFINE_ROWS(T, OUT)                                                            \
-  void search_rows(const cpu_t& exec, side s, int64_t rows, span<const T> keys,                \
-                   span<const T> queries, span<OUT> out, const search_options& options) {      \
-    const auto [k, m] = check_rows_arguments(rows, keys, queries, out);                        \
-    check_options(options);                                                                    \
-    if (options.check_sorted && !cpu_backend::is_sorted_rows(keys.data(), rows, k))            \
-      throw_unsorted("gsearch::search_rows: a row of keys is not sorted");                     \
-    cpu_backend::search_rows(exec.threads, s, options.algo, rows, keys.data(), k,              \
-                             queries.data(), m, out.data(), options.max_temp_bytes);           \
-  }                                                                                            \
-  void search_rows(const cuda_t& exec, side s, int64_t rows, span<const T> keys,               \
-                   span<const T> queries, span<OUT> out, const search_options& options) {      \
-    const auto [k, m] = check_rows_arguments(rows, keys, queries, out);                        \
-    check_options(options);                                                                    \
-    if (options.check_sorted && !cuda_backend::is_sorted_rows(exec.stream, keys.data(), rows, k)) \
-      throw_unsorted("gsearch::search_rows: a row of keys is not sorted");                     \
-    cuda_backend::search_rows(exec.stream, s, options.algo, rows, keys.data(), k,              \
-                              queries.data(), m, out.data());                                  \
-  }
+template <class Exec, class T, class Out>
+void search_rows_impl(const Exec& exec, side s, int64_t rows, span<const T> keys, span<const T> queries,
+                      span<Out> out, const search_options& options) {
+  const auto [k, m] = check_rows_arguments(rows, keys, queries, out);
+  check_options(options);
+  on_backend(exec, [&](auto h) {
+    if constexpr (on_cpu<decltype(h)>) {
+      if (options.check_sorted && !backend::is_sorted_rows(keys.data(), rows, k))
+        throw_unsorted("gsearch::search_rows: a row of keys is not sorted");
+      backend::search_rows(h, s, options.algo, rows, keys.data(), k, queries.data(), m, out.data(),
+                           options.max_temp_bytes);
+    } else {
+      if (options.check_sorted && !backend::is_sorted_rows(h, keys.data(), rows, k))
+        throw_unsorted("gsearch::search_rows: a row of keys is not sorted");
+      // (Nothing here allocates: max_temp_bytes does not matter.)
+      backend::search_rows(h, s, options.algo, rows, keys.data(), k, queries.data(), m, out.data());
+    }
+  });
+}
 
-#define GSEARCH_DEFINE_T(T)                                                                    \
-  GSEARCH_DEFINE(T, int64_t)                                                                   \
-  GSEARCH_DEFINE(T, int32_t)                                                                   \
-  GSEARCH_DEFINE_EQUAL_RANGE(cpu_t, T, int64_t)                                                \
-  GSEARCH_DEFINE_EQUAL_RANGE(cpu_t, T, int32_t)                                                \
-  GSEARCH_DEFINE_EQUAL_RANGE(cuda_t, T, int64_t)                                               \
-  GSEARCH_DEFINE_EQUAL_RANGE(cuda_t, T, int32_t)                                               \
-  GSEARCH_DEFINE_ROWS(T, int64_t)                                                              \
-  GSEARCH_DEFINE_ROWS(T, int32_t)                                                              \
-  bool is_sorted_rows(const cpu_t&, int64_t rows, span<const T> keys) {                        \
-    if (rows <= 0) return true;                                                                \
-    return cpu_backend::is_sorted_rows(keys.data(), rows, keys.size() / rows);                 \
-  }                                                                                            \
-  bool is_sorted_rows(const cuda_t& exec, int64_t rows, span<const T> keys) {                  \
-    if (rows <= 0) return true;                                                                \
-    return cuda_backend::is_sorted_rows(exec.stream, keys.data(), rows, keys.size() / rows);   \
-  }                                                                                            \
-  bool is_sorted(const cpu_t&, span<const T> keys) {                                           \
-    return cpu_backend::is_sorted(keys.data(), keys.size());                                   \
-  }                                                                                            \
-  bool is_sorted(const cuda_t& exec, span<const T> keys) {                                     \
-    return cuda_backend::is_sorted(exec.stream, keys.data(), keys.size());                     \
+template <class Exec, class T>
+bool is_sorted_rows_impl(const Exec& exec, int64_t rows, span<const T> keys) {
+  if (rows <= 0) return true;
+  return on_backend(exec, [&](auto h) {
+    if constexpr (on_cpu<decltype(h)>) {
+      return backend::is_sorted_rows(keys.data(), rows, keys.size() / rows);
+    } else {
+      return backend::is_sorted_rows(h, keys.data(), rows, keys.size() / rows);
+    }
+  });
+}
+
+}  // namespace
+
+algorithm resolve_algorithm(const cpu_t& exec, algorithm requested, int key_bytes, int64_t k, int64_t queries,
+                            int64_t max_temp_bytes) {
+  return on_backend(exec, [&](auto) {
+    return cpu_backend::resolve(requested, key_bytes, k, queries < 0 ? k : queries, max_temp_bytes);
+  });
+}
+algorithm resolve_algorithm(const cuda_t& exec, algorithm requested, int key_bytes, int64_t k, int64_t queries,
+                            int64_t max_temp_bytes) {
+  return on_backend(exec, [&](auto) {
+    return cuda_backend::resolve(requested, key_bytes, k, queries < 0 ? k : queries, max_temp_bytes);
+  });
+}
+
+int64_t search_temp_bytes(const cpu_t& exec, algorithm algo, int key_bytes, int64_t k, int64_t queries) {
+  return on_backend(exec, [&](int threads) {
+    return cpu_backend::temp_bytes(threads, algo, key_bytes, k, queries < 0 ? k : queries);
+  });
+}
+int64_t search_temp_bytes(const cuda_t& exec, algorithm algo, int key_bytes, int64_t k, int64_t queries) {
+  return on_backend(exec, [&](auto) {
+    return cuda_backend::temp_bytes(algo, key_bytes, k, queries < 0 ? k : queries);
+  });
+}
+
+// The exported overloads: one line each, per key type, output type and execution tag.
+#define GSEARCH_DEFINE(EXEC, T, OUT)                                                               \
+  void search(const EXEC& exec, side s, span<const T> keys, span<const T> queries, span<OUT> out, \
+              const search_options& options) {                                                     \
+    search_impl(exec, s, keys, queries, out, options);                                             \
+  }                                                                                                \
+  void equal_range(const EXEC& exec, span<const T> keys, span<const T> queries, span<OUT> lower,  \
+                   span<OUT> upper, const search_options& options) {                               \
+    equal_range_impl(exec, keys, queries, lower, upper, options);                                  \
+  }                                                                                                \
+  void search_rows(const EXEC& exec, side s, int64_t rows, span<const T> keys,                     \
+                   span<const T> queries, span<OUT> out, const search_options& options) {          \
+    search_rows_impl(exec, s, rows, keys, queries, out, options);                                  \
   }
-GSEARCH_KEY_TYPES(GSEARCH_DEFINE_T)
+#define GSEARCH_DEFINE_T(EXEC, T)                                                                  \
+  GSEARCH_DEFINE(EXEC, T, int64_t)                                                                 \
+  GSEARCH_DEFINE(EXEC, T, int32_t)                                                                 \
+  bool is_sorted(const EXEC& exec, span<const T> keys) { return sorted_on(exec, keys); }              \
+  bool is_sorted_rows(const EXEC& exec, int64_t rows, span<const T> keys) {                        \
+    return is_sorted_rows_impl(exec, rows, keys);                                                  \
+  }
+GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DEFINE_T, cpu_t)
+GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DEFINE_T, cuda_t)
 #undef GSEARCH_DEFINE
 #undef GSEARCH_DEFINE_T
-#undef GSEARCH_DEFINE_ROWS
-#undef GSEARCH_DEFINE_EQUAL_RANGE
 
 }  // namespace gsearch

@@ -1,4 +1,5 @@
-// The public static index: argument checks shared by both backends, the owned layout, dispatch.
+// The public static index: argument checks shared by both backends, the owned layout, and the
+// backend calls (src/backend.hpp).
 
 #include "gsearch/static_index.hpp"
 
@@ -6,10 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "gsearch/detail/cpu/search.hpp"
-#include "gsearch/detail/cpu/static_index.hpp"
-#include "gsearch/detail/cuda/search.hpp"
-#include "gsearch/detail/cuda/static_index.hpp"
+#include "backend.hpp"
 #include "gsearch/device.hpp"
 
 namespace gsearch {
@@ -60,7 +58,7 @@ static_index<T>::static_index() {
 template <class T>
 static_index<T>::static_index(const cpu_t& exec, span<const T> keys, const index_options& options) {
   check_keys(keys);
-  if (options.check_sorted && !cpu_backend::is_sorted(keys.data(), keys.size())) throw_unsorted();
+  if (options.check_sorted && !sorted_on(exec, keys)) throw_unsorted();
   const core::stree_shape<core::cpu_node_keys<T>> shape(keys.size());
   auto layout = cpu_backend::allocate_layout<T>(shape.size());
   cpu_backend::index_build(exec.threads, keys.data(), keys.size(), layout.get());
@@ -72,11 +70,11 @@ static_index<T>::static_index(const cpu_t& exec, span<const T> keys, const index
 template <class T>
 static_index<T>::static_index(const cuda_t& exec, span<const T> keys, const index_options& options) {
   check_keys(keys);
-  if (options.check_sorted && !cuda_backend::is_sorted(exec.stream, keys.data(), keys.size())) throw_unsorted();
+  if (options.check_sorted && !sorted_on(exec, keys)) throw_unsorted();
   const core::stree_shape<core::cuda_node_keys<T>> shape(keys.size());
   T* layout = static_cast<T*>(device_malloc(size_t(shape.size()) * sizeof(T)));
   try {
-    cuda_backend::index_build(exec.stream, keys.data(), keys.size(), layout);
+    on_backend(exec, [&](auto h) { backend::index_build(h, keys.data(), keys.size(), layout); });
   } catch (...) {
     device_free(layout);
     throw;
@@ -151,7 +149,9 @@ static_index_device_ref<T> static_index<T>::device_ref() const {
   template <class T>                                                                                     \
   void static_index<T>::search(const cpu_t& exec, side s, span<const T> queries, span<OUT> out) const {  \
     check_search(n_, on_device_, false, queries, out);                                                   \
-    cpu_backend::index_search(exec.threads, s, host_ref(), queries.data(), queries.size(), out.data());  \
+    on_backend(exec, [&](int threads) {                                                                  \
+      cpu_backend::index_search(threads, s, host_ref(), queries.data(), queries.size(), out.data());     \
+    });                                                                                                  \
   }                                                                                                      \
   template <class T>                                                                                     \
   void static_index<T>::search(const cuda_t& exec, side s, span<const T> queries, span<OUT> out) const { \
@@ -159,7 +159,9 @@ static_index_device_ref<T> static_index<T>::device_ref() const {
     if (cuda_current_device() != device_)                                                                \
       throw invalid_argument("gsearch::static_index: the index is on CUDA device " + std::to_string(device_) + \
                              " but device " + std::to_string(cuda_current_device()) + " is current");     \
-    cuda_backend::index_search(exec.stream, s, device_ref(), queries.data(), queries.size(), out.data()); \
+    on_backend(exec, [&](auto stream) {                                                                  \
+      cuda_backend::index_search(stream, s, device_ref(), queries.data(), queries.size(), out.data());   \
+    });                                                                                                  \
   }
 GSEARCH_DEFINE_INDEX_SEARCH(int64_t)
 GSEARCH_DEFINE_INDEX_SEARCH(int32_t)

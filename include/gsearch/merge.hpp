@@ -47,7 +47,7 @@
 #include "gsearch/core/error.hpp"
 #include "gsearch/core/join.hpp"
 #include "gsearch/core/key_traits.hpp"
-#include "gsearch/core/merge_path.hpp"
+#include "gsearch/core/set_ops.hpp"
 #include "gsearch/core/span.hpp"
 #include "gsearch/execution.hpp"
 

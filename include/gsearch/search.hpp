@@ -64,6 +64,23 @@ namespace gsearch {
 /// search_options::max_temp_bytes's default: no cap.
 inline constexpr int64_t unlimited_temp_bytes = std::numeric_limits<int64_t>::max();
 
+/// What a search knows of its queries' order (search_options::queries_sorted). Converts from
+/// bool: true is `sorted`, false `any`.
+struct queries_order {
+  enum value_t : int {
+    any,     ///< any order: the search of `algo`
+    sorted,  ///< ascending (NaN last): the sorted search (Merge Path), whatever `algo` says
+    detect,  ///< the library looks, where the sorted search would pay: on a GPU, keys beyond shared
+             ///< memory and at least 2^20 queries, a quarter as many as keys (tuning_search.hpp's
+             ///< sorted_detect_*), one O(queries) check, which waits for its answer, picks the sorted
+             ///< search when they are sorted; `algo` otherwise. Never on the CPU (nothing to gain).
+  };
+  value_t value = any;
+  constexpr queries_order(value_t v = any) : value(v) {}
+  constexpr queries_order(bool is_sorted) : value(is_sorted ? sorted : any) {}
+  friend constexpr bool operator==(queries_order, queries_order) = default;
+};
+
 /// Options common to the batched searches.
 struct search_options {
   /// Which algorithm; auto_ picks per backend, key count and key type (docs/design.md).
@@ -72,11 +89,12 @@ struct search_options {
   algorithm algo = algorithm::auto_;
   /// Check that the keys are sorted first (O(keys)); throw invalid_argument if not.
   bool check_sorted = false;
-  /// The queries are sorted too (same order): search them by Merge Path (seeds/002's
-  /// "vectorized sorted search"), O(keys + queries) work and both read once, instead of
-  /// O(queries * log(keys)). `algo` is then ignored. Unsorted queries give unspecified (but
-  /// in-range) results, unless check_sorted is set, which then checks the queries as well.
-  bool queries_sorted = false;
+  /// queries_order::sorted (or true): the queries are sorted too (same order): search them by
+  /// Merge Path (seeds/002's "vectorized sorted search"), O(keys + queries) work and both read
+  /// once, instead of O(queries * log(keys)). `algo` is then ignored. Unsorted queries give
+  /// unspecified (but in-range) results, unless check_sorted is set, which then checks the
+  /// queries as well. queries_order::detect: the library decides (see queries_order).
+  queries_order queries_sorted = queries_order::any;
   /// The most temporary memory (bytes) the call may allocate; see the file comment for what each
   /// algorithm takes. auto_ then picks only algorithms within the cap (0: only those that
   /// allocate nothing: PBS-CL in shared memory, P-ary, binary); an explicit index or partitioned
@@ -116,6 +134,13 @@ struct search_options {
 
 GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_SEARCH_ALL_OUT, cpu_t)
 GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_SEARCH_ALL_OUT, cuda_t)
+
+/// The rank a search returns for a query outside the key type's range (a Python integer beyond
+/// int64, say): below every key (above = false) or above every key, for k keys on side s.
+/// lower_bound and upper_bound give 0 or k, predecessor -1 or k - 1.
+constexpr int64_t rank_outside(side s, int64_t k, bool above) {
+  return visit_side(s, [&]<bool>(int offset) { return (above ? k : 0) + offset; });
+}
 
 /// The algorithm a search with `requested` runs for k keys of key_bytes bytes and `queries`
 /// queries on this backend (and, for CUDA, the current device, its shared memory included):

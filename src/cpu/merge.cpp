@@ -12,6 +12,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "gsearch/core/merge_path.hpp"
+#include "gsearch/core/set_ops.hpp"
+#include "gsearch/core/sorted_search.hpp"
 #include "gsearch/detail/cpu/parallel.hpp"
 
 namespace gsearch::cpu_backend {
@@ -391,13 +394,9 @@ void merge_sort(int threads, const T* keys, int64_t n, const int64_t* values, T*
 template <class T, class Out>
 void sorted_search(int threads, side s, const T* keys, int64_t k, const T* queries, int64_t n,
                    Out* out) {
-  if (s == side::left) {
-    sorted_ranks<true>(threads, keys, k, queries, n, [out](int64_t j, int64_t r) { out[j] = Out(r); });
-  } else {
-    const int64_t offset = s == side::pred ? -1 : 0;
-    sorted_ranks<false>(threads, keys, k, queries, n,
-                        [out, offset](int64_t j, int64_t r) { out[j] = Out(r + offset); });
-  }
+  visit_side(s, [&]<bool Strict>(int offset) {
+    sorted_ranks<Strict>(threads, keys, k, queries, n, [out, offset](int64_t j, int64_t r) { out[j] = Out(r + offset); });
+  });
 }
 
 template <class T>

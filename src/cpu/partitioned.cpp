@@ -130,12 +130,7 @@ void partitioned_search(int threads, side s, const T* keys, int64_t k, const T* 
   if (n <= 0) return;
   if (cfg.window < 1 || cfg.max_buckets < 1 || cfg.max_buckets > (int64_t{1} << 32))
     throw invalid_argument("partition_config: window and max_buckets must be positive (max_buckets at most 2^32)");
-  const int64_t offset = s == side::pred ? -1 : 0;
-  if (s == side::left) {
-    partitioned<true>(threads, keys, k, queries, n, out, offset, cfg);
-  } else {
-    partitioned<false>(threads, keys, k, queries, n, out, offset, cfg);
-  }
+  visit_side(s, [&]<bool Strict>(int offset) { partitioned<Strict>(threads, keys, k, queries, n, out, offset, cfg); });
 }
 
 #define GSEARCH_INSTANTIATE(T)                                                                           \

@@ -202,7 +202,6 @@ template <class T, class Out>
 void search(int threads, side s, algorithm algo, const T* keys, int64_t k, const T* queries,
             int64_t n, Out* out, int64_t max_temp_bytes) {
   if (n <= 0) return;
-  const int64_t offset = s == side::pred ? -1 : 0;
   const algorithm requested = algo;
   algo = resolve(algo, int(sizeof(T)), k, n, max_temp_bytes);
   if (requested != algorithm::auto_ && (algo == algorithm::index || algo == algorithm::partitioned)) {
@@ -216,30 +215,23 @@ void search(int threads, side s, algorithm algo, const T* keys, int64_t k, const
   }
   if (algo == algorithm::index) return index_search_keys(threads, s, keys, k, queries, n, out);
   if (algo == algorithm::partitioned) return partitioned_search(threads, s, keys, k, queries, n, out);
-  if (algo == algorithm::pary)
-    return s == side::left ? pary_run<true>(threads, keys, k, queries, n, out, offset)
-                           : pary_run<false>(threads, keys, k, queries, n, out, offset);
   const bool may_copy = padded_bytes(int(sizeof(T)), k) <= max_temp_bytes;
-  if (s == side::left) {
-    dispatch<true>(threads, algo, keys, k, queries, n, out, offset, may_copy);
-  } else {
-    dispatch<false>(threads, algo, keys, k, queries, n, out, offset, may_copy);
-  }
+  visit_side(s, [&]<bool Strict>(int offset) {
+    if (algo == algorithm::pary) return pary_run<Strict>(threads, keys, k, queries, n, out, offset);
+    dispatch<Strict>(threads, algo, keys, k, queries, n, out, offset, may_copy);
+  });
 }
 
 template <class T, class Out>
 void search_rows(int threads, side s, algorithm algo, int64_t rows, const T* keys, int64_t k,
                  const T* queries, int64_t m, Out* out, int64_t max_temp_bytes) {
   if (rows == 0 || m == 0) return;
-  const int64_t offset = s == side::pred ? -1 : 0;
   algo = resolve(algo, int(sizeof(T)), k, m, max_temp_bytes);
   // An index or a partition per row would not pay, nor P-ary's 32 reads a step: the binary search.
   if (algo == algorithm::index || algo == algorithm::partitioned || algo == algorithm::pary) algo = algorithm::binary;
-  if (s == side::left) {
-    search_rows_dispatch<true>(threads, algo, rows, keys, k, queries, m, out, offset, max_temp_bytes);
-  } else {
-    search_rows_dispatch<false>(threads, algo, rows, keys, k, queries, m, out, offset, max_temp_bytes);
-  }
+  visit_side(s, [&]<bool Strict>(int offset) {
+    search_rows_dispatch<Strict>(threads, algo, rows, keys, k, queries, m, out, offset, max_temp_bytes);
+  });
 }
 
 template <class T>

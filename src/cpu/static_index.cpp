@@ -52,13 +52,10 @@ void index_build(int threads, const T* keys, int64_t n, T* layout) {
 
 template <class T, class Out>
 void index_search(int threads, side s, const index_ref<T>& ref, const T* queries, int64_t q, Out* out) {
-  const int64_t offset = s == side::pred ? -1 : 0;
-  parallel_for(q, thread_count(threads, q, min_queries_per_thread), lockstep, [&](int64_t begin, int64_t end) {
-    if (s == side::left) {
-      search_range<true>(ref, queries, begin, end, out, offset);
-    } else {
-      search_range<false>(ref, queries, begin, end, out, offset);
-    }
+  visit_side(s, [&]<bool Strict>(int offset) {
+    parallel_for(q, thread_count(threads, q, min_queries_per_thread), lockstep, [&](int64_t begin, int64_t end) {
+      search_range<Strict>(ref, queries, begin, end, out, offset);
+    });
   });
 }
 

@@ -11,6 +11,7 @@
 #include "gsearch/detail/cuda/find_kernel.cuh"
 #include "gsearch/detail/cuda/search_kernel.cuh"
 #include "gsearch/detail/cuda/stream_buffer.cuh"
+#include "gsearch/detail/cuda/tuning_find.hpp"
 
 namespace gsearch::cuda_backend {
 namespace {

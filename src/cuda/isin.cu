@@ -10,6 +10,8 @@
 #include "gsearch/detail/cuda/find.hpp"
 #include "gsearch/detail/cuda/isin_kernel.cuh"
 #include "gsearch/detail/cuda/stream_buffer.cuh"
+#include "gsearch/detail/cuda/tuning_find.hpp"
+#include "gsearch/detail/cuda/tuning_search.hpp"
 
 namespace gsearch::cuda_backend {
 namespace {

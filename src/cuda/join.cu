@@ -5,7 +5,7 @@
 #include "gsearch/detail/cuda/join_kernel.cuh"
 #include "gsearch/detail/cuda/merge.hpp"
 #include "gsearch/detail/cuda/stream_buffer.cuh"
-#include "gsearch/detail/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/tuning_merge.hpp"
 
 namespace gsearch::cuda_backend {
 namespace {

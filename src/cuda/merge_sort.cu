@@ -7,7 +7,7 @@
 
 #include "gsearch/detail/cuda/merge.hpp"
 #include "gsearch/detail/cuda/merge_kernel.cuh"
-#include "gsearch/detail/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/tuning_merge.hpp"
 
 namespace gsearch::cuda_backend {
 namespace {

@@ -3,6 +3,7 @@
 
 #include "gsearch/detail/cuda/partition_kernel.cuh"
 #include "gsearch/detail/cuda/search.hpp"
+#include "gsearch/detail/cuda/tuning_partitioned.hpp"
 
 namespace gsearch::cuda_backend {
 
@@ -15,12 +16,7 @@ void partitioned_search(CUstream_st* stream, side s, const T* keys, int64_t k, c
                         Out* out) {
   const device_limits dev = current_device_limits();
   const core::partition_config& cfg = partitioned_config<int(sizeof(T))>;
-  const int offset = s == side::pred ? -1 : 0;
-  if (s == side::left) {
-    launch_partitioned<true>(stream, offset, keys, k, queries, n, out, dev, cfg);
-  } else {
-    launch_partitioned<false>(stream, offset, keys, k, queries, n, out, dev, cfg);
-  }
+  visit_side(s, [&]<bool Strict>(int offset) { launch_partitioned<Strict>(stream, offset, keys, k, queries, n, out, dev, cfg); });
 }
 
 template <class T>

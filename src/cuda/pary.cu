@@ -4,7 +4,7 @@
 #include "gsearch/detail/cuda/check.cuh"
 #include "gsearch/detail/cuda/pary_kernel.cuh"
 #include "gsearch/detail/cuda/search.hpp"
-#include "gsearch/detail/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/tuning_search.hpp"
 
 namespace gsearch::cuda_backend {
 
@@ -27,9 +27,9 @@ void pary_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T*
   constexpr int threads = pary_threads;
   const int64_t blocks = (n + threads / warp_width - 1) / (threads / warp_width);
   const unsigned grid = unsigned(blocks < (int64_t{1} << 20) ? blocks : (int64_t{1} << 20));
-  const int offset = s == side::pred ? -1 : 0;
-  auto kernel = s == side::left ? pary_search_kernel<true, T, Out, threads> : pary_search_kernel<false, T, Out, threads>;
-  kernel<<<grid, threads, 0, stream>>>(keys, k, queries, n, out, offset);
+  visit_side(s, [&]<bool Strict>(int offset) {
+    pary_search_kernel<Strict, T, Out, threads><<<grid, threads, 0, stream>>>(keys, k, queries, n, out, offset);
+  });
   GSEARCH_CUDA_CHECK_LAUNCH();
 }
 

@@ -18,6 +18,8 @@
 #include "gsearch/detail/cuda/stream_buffer.cuh"
 #include "gsearch/detail/cuda/search_kernel.cuh"
 #include "gsearch/detail/cuda/search_rows_kernel.cuh"
+#include "gsearch/detail/cuda/tuning_merge.hpp"
+#include "gsearch/detail/cuda/tuning_search.hpp"
 
 namespace gsearch::cuda_backend {
 
@@ -257,6 +259,12 @@ int64_t temp_bytes(algorithm algo, int key_bytes, int64_t k, int64_t q) {
                         : algorithm_temp_bytes<uint64_t>(algo, false, k, q, dev);
 }
 
+bool sorted_search_pays(int key_bytes, int64_t k, int64_t q) {
+  if (q < sorted_detect_min_queries || q * sorted_detect_keys_per_query < k) return false;
+  const algorithm a = auto_choice(key_bytes, k, q, current_device_limits().max_shared_per_block);
+  return a != algorithm::pbs && a != algorithm::pbs_cf && a != algorithm::pbs_cl;
+}
+
 int64_t sorted_temp_bytes(int key_bytes, int64_t k, int64_t q) {
   // sorted_search_kernel.cuh's launch_sorted_search: one int64_t per tile of the merge.
   if (q <= 0) return 0;
@@ -274,9 +282,8 @@ void search(CUstream_st* stream, side s, algorithm algo, const T* keys, int64_t 
   if (algo == algorithm::index) return index_search_keys(stream, s, keys, k, queries, n, out);
   if (algo == algorithm::partitioned) return partitioned_search(stream, s, keys, k, queries, n, out);
   if (algo == algorithm::pary) return pary_search(stream, s, keys, k, queries, n, out);
-  const int offset = s == side::pred ? -1 : 0;
-  visit_algorithm(algo, [&]<algorithm A>() {
-    launch_search<A>(stream, strict, offset, keys, k, queries, n, out, dev);
+  visit_side(s, [&]<bool Strict>(int offset) {
+    visit_algorithm(algo, [&]<algorithm A>() { launch_search<A>(stream, Strict, offset, keys, k, queries, n, out, dev); });
   });
 }
 
@@ -289,10 +296,10 @@ void search_rows(CUstream_st* stream, side s, algorithm algo, int64_t rows, cons
   // An index or a partition per row would not pay, and P-ary is for single queries: rows too long
   // for shared memory run binary.
   if (algo == algorithm::index || algo == algorithm::partitioned || algo == algorithm::pary) algo = algorithm::binary;
-  const bool strict = s == side::left;
-  const int offset = s == side::pred ? -1 : 0;
-  visit_algorithm(algo, [&]<algorithm A>() {
-    launch_search_rows<A>(stream, strict, offset, rows, keys, k, queries, m, out, dev);
+  visit_side(s, [&]<bool Strict>(int offset) {
+    visit_algorithm(algo, [&]<algorithm A>() {
+      launch_search_rows<A>(stream, Strict, offset, rows, keys, k, queries, m, out, dev);
+    });
   });
 }
 

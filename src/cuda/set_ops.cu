@@ -3,7 +3,7 @@
 
 #include "gsearch/detail/cuda/merge.hpp"
 #include "gsearch/detail/cuda/set_ops_kernel.cuh"
-#include "gsearch/detail/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/tuning_merge.hpp"
 
 namespace gsearch::cuda_backend {
 

@@ -4,6 +4,7 @@
 #include "gsearch/detail/cuda/static_index.hpp"
 #include "gsearch/detail/cuda/static_index_kernel.cuh"
 #include "gsearch/detail/cuda/stream_buffer.cuh"
+#include "gsearch/detail/cuda/tuning_search.hpp"
 
 namespace gsearch::cuda_backend {
 

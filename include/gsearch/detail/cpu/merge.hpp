@@ -10,7 +10,7 @@
 
 #include "gsearch/core/join.hpp"
 #include "gsearch/core/key_traits.hpp"
-#include "gsearch/core/merge_path.hpp"
+#include "gsearch/core/set_ops.hpp"
 
 namespace gsearch::cpu_backend {
 

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The CUDA backend of the unsorted search, as the public API sees it: host-compilable
-/// declarations, defined in src/cuda/find.cu (or src/cuda_disabled.cpp without CUDA).
+/// declarations, defined in src/cuda/find.cu (never called without CUDA: src/backend.hpp).
 
 #include <cstdint>
 #include <functional>
@@ -38,8 +38,8 @@ template <class T>
 void isin(CUstream_st* stream, const T* elements, int64_t n, const T* tests, int64_t m, bool* out,
           bool invert, int method);
 
-/// The find entry points above for key type T: the one list src/cuda/find.cu and
-/// src/cuda_disabled.cpp expand for every key type.
+/// The find entry points above for key type T: the one list src/cuda/find.cu expands for every
+/// key type.
 #define GSEARCH_CUDA_FIND_INSTANTIATE(T)                                                          \
   template void find<T>(CUstream_st*, find_mode, const T*, int64_t, const predicate<T>&,          \
                         find_strategy, int64_t, uint64_t, int64_t*);                              \

@@ -14,7 +14,7 @@
 
 #include "gsearch/core/find.hpp"
 #include "gsearch/detail/cuda/check.cuh"
-#include "gsearch/detail/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/tuning_find.hpp"
 
 namespace gsearch::cuda_backend {
 

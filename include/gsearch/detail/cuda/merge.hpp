@@ -2,7 +2,7 @@
 /// \file
 /// The CUDA backend of the merge-like operations, as the public API sees it: host-compilable
 /// declarations, defined in src/cuda/merge.cu, merge_sort.cu, sorted_search.cu, set_ops.cu and
-/// join.cu (or src/cuda_disabled.cpp without CUDA). Same contracts as include/gsearch/detail/cpu/merge.hpp,
+/// join.cu (never called in a build without CUDA: src/backend.hpp). Same contracts as include/gsearch/detail/cpu/merge.hpp,
 /// on device memory, enqueued on `stream`; the functions that return a size wait for it.
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 #include "gsearch/core/join.hpp"
 #include "gsearch/core/key_traits.hpp"
-#include "gsearch/core/merge_path.hpp"
+#include "gsearch/core/set_ops.hpp"
 
 struct CUstream_st;
 
@@ -44,8 +44,7 @@ template <class T>
 int64_t join(CUstream_st* stream, join_kind kind, const T* left, int64_t nl, const T* right,
              int64_t nr, const std::function<join_output(int64_t)>& allocate);
 
-/// The entry points above for key type T, one list per file that defines them (and for
-/// src/cuda_disabled.cpp).
+/// The entry points above for key type T, one list per file that defines them.
 #define GSEARCH_CUDA_MERGE_INSTANTIATE(T)                                                        \
   template void merge<T>(CUstream_st*, const T*, int64_t, const T*, int64_t, T*, const int64_t*, \
                          const int64_t*, int64_t*);

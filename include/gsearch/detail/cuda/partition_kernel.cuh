@@ -38,7 +38,8 @@
 #include "gsearch/detail/cuda/check.cuh"
 #include "gsearch/detail/cuda/search_kernel.cuh"
 #include "gsearch/detail/cuda/stream_buffer.cuh"
-#include "gsearch/detail/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/tuning_partitioned.hpp"
+#include "gsearch/detail/cuda/tuning_search.hpp"
 
 namespace gsearch::cuda_backend {
 

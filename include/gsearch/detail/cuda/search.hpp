@@ -1,8 +1,8 @@
 #pragma once
 /// \file
 /// The CUDA backend of the batched search, as the public API sees it: host-compilable
-/// declarations (no CUDA headers), defined in src/cuda/ (or src/cuda_disabled.cpp when the
-/// library is built without CUDA, where each throws gsearch::error).
+/// declarations (no CUDA headers), defined in src/cuda/ (a build without CUDA never calls them:
+/// src/backend.hpp throws first).
 
 #include <cstdint>
 
@@ -29,6 +29,9 @@ int64_t temp_bytes(algorithm algo, int key_bytes, int64_t k, int64_t q);
 /// The temporary device memory of the sorted-query search (search_options::queries_sorted): 8
 /// bytes per tile of sorted_search_config's merged keys and queries.
 int64_t sorted_temp_bytes(int key_bytes, int64_t k, int64_t q);
+/// Whether search_options::queries_sorted = detect should look at q queries of k keys of
+/// key_bytes bytes on the current device (tuning_search.hpp's sorted_detect_* rule).
+bool sorted_search_pays(int key_bytes, int64_t k, int64_t q);
 
 /// Testing hook: a smaller shared memory per block than the device's opt-in maximum, so that the
 /// paths of smaller GPUs run on a large one (163 KB: an A100; 99 KB: an Ada or Ampere consumer
@@ -75,7 +78,7 @@ bool is_sorted(CUstream_st* stream, const T* keys, int64_t k);
 algorithm resolve(algorithm requested, int key_bytes, int64_t k, int64_t q, int64_t max_temp_bytes);
 
 /// Instantiates the entry points above for key type T (both output types): the one list that
-/// src/cuda/search.cu and, without CUDA, src/cuda_disabled.cpp expand for every key type.
+/// src/cuda/search.cu expands for every key type.
 #define GSEARCH_CUDA_BACKEND_INSTANTIATE(T)                                                      \
   template void search<T, int64_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*,  \
                                    int64_t, int64_t*, int64_t);                                 \
@@ -88,13 +91,13 @@ algorithm resolve(algorithm requested, int key_bytes, int64_t k, int64_t q, int6
   template void search_rows<T, int32_t>(CUstream_st*, side, algorithm, int64_t, const T*,        \
                                         int64_t, const T*, int64_t, int32_t*);
 
-/// Instantiates partitioned_search for key type T (src/cuda/partitioned.cu, src/cuda_disabled.cpp).
+/// Instantiates partitioned_search for key type T (src/cuda/partitioned.cu).
 #define GSEARCH_CUDA_PARTITIONED_INSTANTIATE(T)                                                           \
   template void partitioned_search<T, int64_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t,  \
                                                int64_t*);                                                 \
   template void partitioned_search<T, int32_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t,  \
                                                int32_t*);
-/// Instantiates pary_search for key type T (src/cuda/pary.cu, src/cuda_disabled.cpp).
+/// Instantiates pary_search for key type T (src/cuda/pary.cu).
 #define GSEARCH_CUDA_PARY_INSTANTIATE(T)                                                                     \
   template void pary_search<T, int64_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t, int64_t*); \
   template void pary_search<T, int32_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t, int32_t*);

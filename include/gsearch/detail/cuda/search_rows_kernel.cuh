@@ -21,7 +21,7 @@
 #include "gsearch/core/pbs.hpp"
 #include "gsearch/detail/cuda/check.cuh"
 #include "gsearch/detail/cuda/search_kernel.cuh"
-#include "gsearch/detail/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/tuning_search.hpp"
 
 namespace gsearch::cuda_backend {
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "gsearch/core/merge_path.hpp"
+#include "gsearch/core/sorted_search.hpp"
 #include "gsearch/detail/cuda/check.cuh"
 #include "gsearch/detail/cuda/merge_kernel.cuh"
 #include "gsearch/detail/cuda/stream_buffer.cuh"

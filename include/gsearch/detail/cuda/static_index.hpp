@@ -1,7 +1,8 @@
 #pragma once
 /// \file
 /// The CUDA backend of the static index, as the public layer sees it: host-compilable
-/// declarations, defined in src/cuda/static_index.cu (or src/cuda_disabled.cpp without CUDA).
+/// declarations, defined in src/cuda/static_index.cu (a build without CUDA never calls them:
+/// src/backend.hpp).
 
 #include <cstdint>
 

@@ -16,7 +16,7 @@
 #include "gsearch/core/static_index.hpp"
 #include "gsearch/detail/cuda/check.cuh"
 #include "gsearch/detail/cuda/search_kernel.cuh"
-#include "gsearch/detail/cuda/tuning.hpp"
+#include "gsearch/detail/cuda/tuning_search.hpp"
 
 namespace gsearch::cuda_backend {
 
@@ -126,8 +126,7 @@ void launch_index_search(CUstream_st* stream, side s, const T* layout, const cor
                          int64_t shared_budget, const T* queries, int64_t n, Out* out,
                          const device_limits& dev) {
   if (n <= 0) return;
-  const int offset = s == side::pred ? -1 : 0;
-  const auto run = [&](auto kernel) {
+  const auto run = [&](auto kernel, int offset) {
     const int64_t room = dev.max_shared_per_block - static_shared_bytes(reinterpret_cast<const void*>(kernel), dev);
     const int shared_level = index_shared_level<B, T>(shape, shared_budget < room ? shared_budget : room);
     const int64_t smem = (shape.size() - shape.offset[shared_level]) * int64_t(sizeof(T));
@@ -136,11 +135,7 @@ void launch_index_search(CUstream_st* stream, side s, const T* layout, const cor
     kernel<<<grid, Threads, size_t(smem), stream>>>(layout, shape, shared_level, queries, n, out, offset);
     GSEARCH_CUDA_CHECK_LAUNCH();
   };
-  if (s == side::left) {
-    run(index_search_kernel<true, T, Out, B, Threads, Items>);
-  } else {
-    run(index_search_kernel<false, T, Out, B, Threads, Items>);
-  }
+  visit_side(s, [&]<bool Strict>(int offset) { run(index_search_kernel<Strict, T, Out, B, Threads, Items>, offset); });
 }
 
 }  // namespace gsearch::cuda_backend
