@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "gsearch/core/merge_path.hpp"
-#include "gsearch/detail/cuda/tuning.hpp"
+#include "gsearch/core/set_ops.hpp"
+#include "gsearch/core/sorted_search.hpp"
+#include "gsearch/detail/cuda/tuning_merge.hpp"
 #include "merge_cases.hpp"
 
 namespace {

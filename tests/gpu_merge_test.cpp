@@ -1,10 +1,12 @@
 // The merge family on the GPU (label `gpu`): merge (keys and key-value), merge sort (in place
 // too), the search of sorted queries, the four multiset set operations and the six joins, for
 // every key type, against std::merge / std::stable_sort / std::set_* / std::lower_bound and a
-// group-by-group join, and equal to the CPU backend. Sizes around the tiles (256 x 19 for 4-byte
-// keys, 256 x 15 for their sorted search, 256 x 7 for 8-byte keys) and up to many tiles; heavy
-// duplicates, all-equal, disjoint,
-// interleaved, one side empty, NaN / -0.0 / inf. And unsorted inputs with the check off
+// group-by-group join, and equal to the CPU backend. Sizes around each kernel's tile, read from
+// the tuning the library is compiled with (detail/cuda/tuning_merge.hpp: threads x items of
+// merge_config, sorted_search_config, set_op_config; one tile, one tile +- 1, several tiles +- 1)
+// and up to many tiles; heavy duplicates, all-equal, disjoint, interleaved, one side empty,
+// NaN / -0.0 / inf; runs of equal keys straddling a set-operation tile boundary (the star split).
+// And unsorted inputs with the check off
 // (GpuMergeUnchecked, issue 19): in bounds, sizes within their bounds, results in range, nothing
 // written past an output. Skips visibly without a GPU.
 
@@ -21,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "gsearch/detail/cuda/tuning_merge.hpp"
 #include "gsearch/gsearch.hpp"
 #include "merge_cases.hpp"
 #include "test_util.hpp"
@@ -87,12 +90,17 @@ std::vector<T> sorted_input(int64_t n, shape s, int side, std::mt19937_64& rng) 
 constexpr shape kShapes[] = {shape::random, shape::duplicates, shape::all_equal,
                              shape::disjoint, shape::interleaved, shape::specials};
 
+// The kernels' tiles (threads x items outputs) for keys of T, as the library is compiled.
 template <class T>
-std::vector<std::pair<int64_t, int64_t>> size_pairs() {
-  const int64_t tile = sizeof(T) == 4 ? 256 * 19 : 256 * 7;
-  std::vector<std::pair<int64_t, int64_t>> sizes = {
-      {0, 0}, {0, 5}, {5, 0}, {1, 1}, {tile - 1, 1}, {tile, 0}, {tile / 2, tile / 2 + 1},
-      {3 * tile + 7, 2 * tile - 3}, {256 * 15 - 1, 1}, {256 * 15, 256 * 15 + 1}};
+constexpr int64_t kMergeTile = cuda_backend::merge_config<sizeof(T)>.tile();  // merge, merge sort
+template <class T>
+constexpr int64_t kSortedSearchTile = cuda_backend::sorted_search_config<sizeof(T)>.tile();
+template <class T>
+constexpr int64_t kSetOpTile = cuda_backend::set_op_config<sizeof(T)>.tile();
+
+// Sizes around a kernel's tile (merge_cases.hpp), then many tiles.
+std::vector<std::pair<int64_t, int64_t>> size_pairs(int64_t tile) {
+  std::vector<std::pair<int64_t, int64_t>> sizes = sizes_around_tile(tile);
   if (!test_subset()) {  // many tiles, but slow under compute-sanitizer
     sizes.push_back({100000, 37});
     sizes.push_back({(1 << 20) + 3, (1 << 19) + 1});
@@ -103,7 +111,7 @@ std::vector<std::pair<int64_t, int64_t>> size_pairs() {
 TYPED_TEST(GpuMerge, MergeEqualsStdMergeAndTheCpu) {
   using T = TypeParam;
   std::mt19937_64 rng(test_seed());
-  for (auto [na, nb] : size_pairs<T>()) {
+  for (auto [na, nb] : size_pairs(kMergeTile<T>)) {
     for (shape s : kShapes) {
       const std::string what = std::string(name(s)) + " na=" + std::to_string(na) + " nb=" + std::to_string(nb);
       const auto a = sorted_input<T>(na, s, 0, rng), b = sorted_input<T>(nb, s, 1, rng);
@@ -136,8 +144,8 @@ TYPED_TEST(GpuMerge, MergeEqualsStdMergeAndTheCpu) {
 TYPED_TEST(GpuMerge, MergeSortEqualsStdStableSort) {
   using T = TypeParam;
   std::mt19937_64 rng(test_seed());
-  const int64_t tile = sizeof(T) == 4 ? 256 * 19 : 256 * 7;
-  std::vector<int64_t> sizes = {0, 1, 2, tile - 1, tile, tile + 1, 2 * tile, 5 * tile + 3};
+  const int64_t tile = kMergeTile<T>;  // the block sort's tile, then passes of merge tiles
+  std::vector<int64_t> sizes = {0, 1, 2, tile - 1, tile, tile + 1, 2 * tile - 1, 2 * tile, 2 * tile + 1, 5 * tile + 3};
   if (!test_subset()) sizes.insert(sizes.end(), {100003, (1 << 21) + 5});
   for (int64_t n : sizes) {
     for (shape s : {shape::random, shape::duplicates, shape::all_equal, shape::specials}) {
@@ -172,7 +180,7 @@ TYPED_TEST(GpuMerge, MergeSortEqualsStdStableSort) {
 TYPED_TEST(GpuMerge, SortedQueriesEqualStdBounds) {
   using T = TypeParam;
   std::mt19937_64 rng(test_seed());
-  for (auto [k, q] : size_pairs<T>()) {
+  for (auto [k, q] : size_pairs(kSortedSearchTile<T>)) {
     for (shape s : kShapes) {
       const auto keys = sorted_input<T>(k, s, 0, rng), queries = sorted_input<T>(q, s, 1, rng);
       auto dk = dev(keys), dq = dev(queries);
@@ -195,33 +203,66 @@ TYPED_TEST(GpuMerge, SortedQueriesEqualStdBounds) {
   }
 }
 
+// The four set operations of sorted a and b on the GPU (the size, one pass with room for any
+// result, and a counting pass first with room for the result alone) and on the CPU, against
+// std::set_*.
+template <class T>
+void check_set_ops(const std::vector<T>& a, const std::vector<T>& b, const std::string& what_inputs) {
+  const int64_t na = int64_t(a.size()), nb = int64_t(b.size());
+  auto da = dev(a), db = dev(b);
+  for (set_op op : kSetOps) {
+    const std::string what = std::string(to_string(op)) + " " + what_inputs;
+    const auto want = reference_set(op, a, b);
+    EXPECT_EQ(int64_t(want.size()), set_operation_size(cuda, op, span<const T>(da), span<const T>(db))) << what;
+    // One pass (room for any result), then exactly the result's size (a counting pass first).
+    for (int64_t room : {core::set_op_bound(op, na, nb), int64_t(want.size())}) {
+      device_vector<T> out(room);
+      const int64_t size = set_operation(cuda, op, span<const T>(da), span<const T>(db), out.view());
+      ASSERT_EQ(int64_t(want.size()), size) << what;
+      auto got = to_host(out);
+      got.resize(size_t(size));
+      expect_same_bits(want, got, what);
+    }
+    std::vector<T> cpu_out(size_t(core::set_op_bound(op, na, nb)));
+    const int64_t cpu_size = set_operation(cpu, op, span<const T>(a), span<const T>(b), span<T>(cpu_out));
+    cpu_out.resize(size_t(cpu_size));
+    expect_same_bits(want, cpu_out, "cpu " + what);
+  }
+}
+
 TYPED_TEST(GpuMerge, SetOperationsEqualStdSetAlgorithms) {
   using T = TypeParam;
   std::mt19937_64 rng(test_seed());
-  for (auto [na, nb] : size_pairs<T>()) {
+  for (auto [na, nb] : size_pairs(kSetOpTile<T>)) {
     for (shape s : kShapes) {
       const auto a = sorted_input<T>(na, s, 0, rng), b = sorted_input<T>(nb, s, 1, rng);
-      auto da = dev(a), db = dev(b);
-      for (set_op op : kSetOps) {
-        const std::string what = std::string(to_string(op)) + " " + name(s) + " na=" +
-                                 std::to_string(na) + " nb=" + std::to_string(nb);
-        const auto want = reference_set(op, a, b);
-        EXPECT_EQ(int64_t(want.size()), set_operation_size(cuda, op, span<const T>(da), span<const T>(db))) << what;
-        // One pass (room for any result), then exactly the result's size (a counting pass first).
-        for (int64_t room : {core::set_op_bound(op, na, nb), int64_t(want.size())}) {
-          device_vector<T> out(room);
-          const int64_t size = set_operation(cuda, op, span<const T>(da), span<const T>(db), out.view());
-          ASSERT_EQ(int64_t(want.size()), size) << what;
-          auto got = to_host(out);
-          got.resize(size_t(size));
-          expect_same_bits(want, got, what);
-        }
-        std::vector<T> cpu_out(size_t(core::set_op_bound(op, na, nb)));
-        const int64_t cpu_size = set_operation(cpu, op, span<const T>(a), span<const T>(b), span<T>(cpu_out));
-        cpu_out.resize(size_t(cpu_size));
-        expect_same_bits(want, cpu_out, "cpu " + what);
-      }
+      ASSERT_NO_FATAL_FAILURE(check_set_ops(a, b, std::string(name(s)) + " na=" + std::to_string(na) +
+                                                      " nb=" + std::to_string(nb)));
     }
+  }
+}
+
+// The set-operation tile's edges: runs of equal keys whose copies end just before, at and just
+// after a tile boundary (the first, and the third: several tiles), where Balanced Path's star
+// moves one element of B into the tile; and runs of a few copies (3 in A, 2 in B, so the
+// boundaries fall inside runs) over one tile - 1, one tile + 1 and several tiles +- 1.
+TYPED_TEST(GpuMerge, SetOperationsAroundTheTile) {
+  using T = TypeParam;
+  const int64_t tile = kSetOpTile<T>;
+  for (int64_t boundary : {tile, 3 * tile}) {
+    for (int64_t shift : {-2, -1, 0, 1, 2}) {
+      const auto [a, b] = straddling_runs<T>(boundary, tile, shift);
+      ASSERT_NO_FATAL_FAILURE(check_set_ops(a, b, "straddling boundary=" + std::to_string(boundary) +
+                                                      " shift=" + std::to_string(shift)));
+    }
+  }
+  for (int64_t total : {tile - 1, tile, tile + 1, 3 * tile - 1, 3 * tile + 1}) {
+    std::vector<T> a, b;
+    for (int64_t i = 0; int64_t(a.size() + b.size()) < total; ++i) {
+      const bool to_a = i % 5 < 3;  // key i / 5: three copies in A, two in B
+      (to_a ? a : b).push_back(T(i / 5));
+    }
+    ASSERT_NO_FATAL_FAILURE(check_set_ops(a, b, "runs 3 + 2 total=" + std::to_string(total)));
   }
 }
 

@@ -120,6 +120,38 @@ Pairs reference_join(join_kind kind, const std::vector<T>& l, const std::vector<
   return p;
 }
 
+// Input sizes (na, nb) around a tile of `tile` outputs (a kernel's threads x items, read from the
+// tuning headers as CUB's "almost a tile" tests read the policy): nothing, tiny, one tile exactly
+// (on either side, and split), one tile - 1 and + 1, several tiles - 1 and + 1, five tiles and a
+// few. Tiles are cut on the output diagonals na + nb.
+inline std::vector<std::pair<int64_t, int64_t>> sizes_around_tile(int64_t tile) {
+  return {{0, 0},
+          {0, 5},
+          {5, 0},
+          {1, 1},
+          {tile - 1, 1},
+          {tile, 0},
+          {0, tile},
+          {tile / 2, tile - tile / 2 - 1},
+          {tile / 2, tile / 2 + 1},
+          {1, tile},
+          {2 * tile - 1, tile},
+          {2 * tile, tile + 1},
+          {3 * tile + 7, 2 * tile - 3}};
+}
+
+// Two runs of equal keys a side, the first run's copies (from A and B) ending `shift` + 1 past
+// diagonal `boundary`: Balanced Path pairs the copies by rank, and at the tile boundary the star
+// split keeps a pair together. A holds boundary / 2 + shift ones and `tile` twos, B boundary / 2
+// + 1 ones and tile + shift twos.
+template <class T>
+std::pair<std::vector<T>, std::vector<T>> straddling_runs(int64_t boundary, int64_t tile, int64_t shift) {
+  std::vector<T> a(size_t(boundary / 2 + shift), T(1)), b(size_t(boundary / 2 + 1), T(1));
+  a.insert(a.end(), size_t(tile), T(2));
+  b.insert(b.end(), size_t(tile + shift), T(2));
+  return {a, b};
+}
+
 /// Unsorted inputs (issue 19: the merge family with the check off must stay in bounds): the
 /// shapes that cross the Merge Path and Balanced Path searches. `sorted` is sorted, for pairing
 /// with an unsorted other side. Shared by core_merge_path_test.cpp's host replay of the GPU tiles

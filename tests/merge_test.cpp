@@ -374,10 +374,7 @@ TYPED_TEST(CpuMerge, SetOperationsLongRunsAcrossTiles) {
   }
   // Runs that straddle the first tile boundary by one element, on either side.
   for (int64_t shift : {-2, -1, 0, 1, 2}) {
-    const std::vector<T> a(size_t(kTile / 2 + shift), T(1)), b(size_t(kTile / 2 + 1), T(1));
-    std::vector<T> a2 = a, b2 = b;
-    a2.insert(a2.end(), size_t(kTile), T(2));
-    b2.insert(b2.end(), size_t(kTile + shift), T(2));
+    const auto [a2, b2] = straddling_runs<T>(kTile, kTile, shift);
     for (int threads : {1, 2})
       ASSERT_NO_FATAL_FAILURE(check_set_ops(cpu.with_threads(threads), a2, b2, "straddle shift " + std::to_string(shift), false));
   }
