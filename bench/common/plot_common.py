@@ -1,8 +1,11 @@
-"""Helpers shared by bench/find/plot_find.py and bench/merge/plot_merge.py: loading a bench's JSON file,
-picking rows, formatting table cells, markdown tables and figure titles.
+"""Helpers shared by the plotting scripts of bench/ (find/plot_find.py, merge/plot_merge.py,
+index/plot_index.py, pary/plot_pary.py): loading a bench's JSON file, picking rows, formatting
+table cells, markdown tables and figure titles, and the command line of a script that reads one
+file (Script).
 
 Each script passes its own name (the prefix of its messages) and schema.
 """
+import argparse
 import json
 import os
 import sys
@@ -124,3 +127,48 @@ def save(fig, out, name):
     import matplotlib.pyplot as plt
     plt.close(fig)
     return path
+
+
+# ---------------------------------------------------------------------------------------------
+# A script
+
+
+class Script:
+    """A plotting script that reads one benchmark's JSON file: its name (the prefix of its
+    messages), the schema it reads and how a warning names a row (describe(row))."""
+
+    def __init__(self, prog, schema, describe):
+        self.prog, self.schema, self.describe = prog, schema, describe
+
+    def warn(self, msg):
+        warn(self.prog, msg)
+
+    def load(self, path):
+        return load(path, self.schema, self.prog)
+
+    def usable_rows(self, doc):
+        return usable_rows(doc, self.prog, self.describe)
+
+    def main(self, argv, description, tables, figures, add_options=None):
+        """`prog FILE (--out DIR | --no-figures) [options]`: prints tables(doc, rows, args) (markdown)
+        and, unless --no-figures, writes figures(doc, rows, out), naming each file on stderr.
+        add_options(parser) adds the script's own options. Exit status 0; a bad command line,
+        a file of another schema or one without a usable row exits with a message."""
+        p = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+        p.add_argument("json", help=f"the benchmark's JSON file ({self.schema})")
+        p.add_argument("--out", help="folder for the figures (needed unless --no-figures)")
+        p.add_argument("--no-figures", action="store_true", help="print the tables only")
+        if add_options:
+            add_options(p)
+        a = p.parse_args(argv)
+        if not a.no_figures and not a.out:
+            p.error("--out DIR is needed for the figures (or --no-figures)")
+        doc = self.load(a.json)
+        rows = self.usable_rows(doc)
+        if not rows:
+            raise SystemExit(f"{self.prog}: {a.json}: no usable rows")
+        sys.stdout.write(tables(doc, rows, a))
+        if not a.no_figures:
+            for path in figures(doc, rows, a.out):
+                print(f"{self.prog}: wrote {path}", file=sys.stderr)
+        return 0

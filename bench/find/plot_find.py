@@ -31,8 +31,6 @@ Rows with "verified": false are left out, with a warning; a missing impl is "-" 
 and left out of the figures. A file marked "synthetic": true (the test sample) says so in every
 table title.
 """
-import argparse
-import math
 import os
 import sys
 
@@ -50,22 +48,14 @@ COLORS = {"gsearch": "tab:green", "gsearch-any": "tab:olive", "cub": "tab:purple
           "auto-isin": "tab:green", "sorted": "tab:cyan", "hash": "tab:blue"}
 
 
-def warn(msg):
-    plot_common.warn("plot_find", msg)
+SCRIPT = plot_common.Script(
+    "plot_find", SCHEMA, lambda r: f"{r.get('impl')} {r.get('op')} {r.get('strategy')} k={r.get('per_thread')} "
+                                   f"n={r.get('n')} {r.get('position') or r.get('match_fraction')}")
+warn, load, usable_rows = SCRIPT.warn, SCRIPT.load, SCRIPT.usable_rows
 
 
 # ---------------------------------------------------------------------------------------------
 # Data
-
-
-def load(path):
-    return plot_common.load(path, SCHEMA, "plot_find")
-
-
-def usable_rows(doc):
-    return plot_common.usable_rows(
-        doc, "plot_find", lambda r: f"{r.get('impl')} {r.get('op')} {r.get('strategy')} k={r.get('per_thread')} "
-                                    f"n={r.get('n')} {r.get('position') or r.get('match_fraction')}")
 
 
 def roofline_gbps(doc, rows):
@@ -473,24 +463,9 @@ def figures(doc, rows, out):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("json", help="find_bench's JSON file")
-    ap.add_argument("--out", help="folder for the figures (needed unless --no-figures)")
-    ap.add_argument("--no-figures", action="store_true", help="print the tables only")
-    ap.add_argument("--all-ks", action="store_true", help="every k in the strategies table")
-    a = ap.parse_args(argv)
-    if not a.no_figures and not a.out:
-        ap.error("--out DIR is needed for the figures (or --no-figures)")
-    doc = load(a.json)
-    rows = usable_rows(doc)
-    if not rows:
-        raise SystemExit(f"plot_find: {a.json}: no usable rows")
-    sys.stdout.write(tables(doc, rows, a.all_ks))
-    if not a.no_figures:
-        for p in figures(doc, rows, a.out):
-            print(f"plot_find: wrote {p}", file=sys.stderr)
-    return 0
+    return SCRIPT.main(argv, __doc__.split("\n\n")[0], lambda doc, rows, a: tables(doc, rows, a.all_ks), figures,
+                       lambda p: p.add_argument("--all-ks", action="store_true",
+                                                help="every k in the strategies table"))
 
 
 if __name__ == "__main__":

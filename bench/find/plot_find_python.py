@@ -26,7 +26,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import find_bench  # noqa: E402
+import find_cases  # noqa: E402
+import find_report  # noqa: E402
 
 COLORS = {"gsearch": "tab:green", "gsearch-py": "tab:green", "torch": "tab:brown",
           "cupy": "tab:pink", "numpy": "tab:red"}
@@ -60,10 +61,10 @@ def usable_rows(doc, name):
 
 
 def columns(rows, ops):
-    """[(op, impl, variant)] in find_bench.tables' order."""
+    """[(op, impl, variant)] in find_report.tables' order."""
     cols = []
-    for r in sorted(rows, key=lambda r: (find_bench.IMPL_ORDER.index(r["impl"]) if r["impl"] in
-                                         find_bench.IMPL_ORDER else 9, ops.index(r["op"]))):
+    for r in sorted(rows, key=lambda r: (find_report.IMPL_ORDER.index(r["impl"]) if r["impl"] in
+                                         find_report.IMPL_ORDER else 9, ops.index(r["op"]))):
         k = (r["op"], r["impl"], r.get("variant"))
         if k not in cols:
             cols.append(k)
@@ -81,7 +82,7 @@ def short_case(case):
 
 
 def panel_title(group, ops, n):
-    return {"first": f"first match at p (or none), N = {find_bench.pow2_text(n)}",
+    return {"first": f"first match at p (or none), N = {find_cases.pow2_text(n)}",
             "count": "count",
             "all": "find all, by fraction of matches",
             "isin": "isin, by number of needles"}.get(group, group) + (
@@ -89,7 +90,7 @@ def panel_title(group, ops, n):
 
 
 def fig_times(plt, doc, rows, path):
-    groups = [(g, ops) for g, ops in find_bench.GROUPS if any(r["op"] in ops for r in rows)]
+    groups = [(g, ops) for g, ops in find_report.GROUPS if any(r["op"] in ops for r in rows)]
     if not groups:
         return False
     n = (doc.get("config") or {}).get("n") or (rows[0]["n"] if rows else 0)
@@ -135,7 +136,7 @@ def fig_times(plt, doc, rows, path):
     where = dev.get("name") or dev.get("cpu") or dev.get("backend")
     load = (f", load {dev.get('loadavg_start')} -> {dev.get('loadavg_end')}"
             if dev.get("backend") == "cpu" and dev.get("loadavg_start") else "")
-    fig.suptitle(f"Unsorted search from Python, int32, N = {find_bench.pow2_text(n)} "
+    fig.suptitle(f"Unsorted search from Python, int32, N = {find_cases.pow2_text(n)} "
                  f"({where}{load})", fontsize=10)
     fig.tight_layout()
     fig.savefig(path)
@@ -146,8 +147,8 @@ def fig_times(plt, doc, rows, path):
 def speedups(doc, rows):
     """[(op, case, speedup, target)] for the gsearch rows with a peer to compare with."""
     backend = (doc.get("device") or {}).get("backend", "cpu")
-    d = find_bench.DEFAULTS.get(backend, find_bench.DEFAULTS["cpu"])
-    goals = (doc.get("config") or {}).get("targets") or find_bench.TARGETS.get(backend, {})
+    d = find_cases.DEFAULTS.get(backend, find_cases.DEFAULTS["cpu"])
+    goals = (doc.get("config") or {}).get("targets") or find_cases.TARGETS.get(backend, {})
     out = []
     for r in rows:
         if r["impl"] != d["gsearch"]:
@@ -155,8 +156,8 @@ def speedups(doc, rows):
         sp = r.get(f"speedup_vs_{d['peer']}")
         if sp is None:
             continue
-        out.append((r["op"], r["case"], sp, find_bench.goal_of(goals, r["op"], r["case"])))
-    order = {op: i for i, op in enumerate(find_bench.OPS)}
+        out.append((r["op"], r["case"], sp, find_report.goal_of(goals, r["op"], r["case"])))
+    order = {op: i for i, op in enumerate(find_cases.OPS)}
     return sorted(out, key=lambda x: order.get(x[0], 9)), d
 
 
@@ -173,7 +174,7 @@ def fig_speedup(plt, doc, rows, path):
         y = b.get_height()
         if t is not None and t / 1.3 <= y <= t * 1.15:
             y = t * 1.15  # keep the label off the target's dashes
-        ax.annotate(find_bench.ratio_text(sp), (b.get_x() + b.get_width() / 2, y),
+        ax.annotate(find_report.ratio_text(sp), (b.get_x() + b.get_width() / 2, y),
                     textcoords="offset points", xytext=(0, 2), ha="center", fontsize=7)
     first_target = True
     for x, (_, _, _, t) in zip(xs, pts):
@@ -202,10 +203,10 @@ def fig_speedup(plt, doc, rows, path):
 
 
 def text(doc):
-    parts = find_bench.tables(doc)
+    parts = find_report.tables(doc)
     backend = (doc.get("device") or {}).get("backend", "cpu")
-    d = find_bench.DEFAULTS.get(backend, find_bench.DEFAULTS["cpu"])
-    tt = find_bench.targets_table(doc.get("targets"), d["gsearch"])
+    d = find_cases.DEFAULTS.get(backend, find_cases.DEFAULTS["cpu"])
+    tt = find_report.targets_table(doc.get("targets"), d["gsearch"])
     if tt:
         parts.append(f"### Targets: {d['gsearch']} vs {d['peer']}\n\n{tt}")
     roof = doc.get("roofline") or {}

@@ -18,7 +18,10 @@ import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import find_backends  # noqa: E402
 import find_bench  # noqa: E402
+import find_cases  # noqa: E402
+import find_report  # noqa: E402
 import inputs  # noqa: E402
 from plot_test_helpers import pngs  # noqa: E402
 import plot_find_python  # noqa: E402
@@ -76,20 +79,20 @@ def fake_gsearch(wrong=None, slow=0):
 
 
 def test_parse_size_and_positions():
-    assert find_bench.parse_size("2^28") == 1 << 28
-    assert find_bench.parse_size("1<<26") == 1 << 26
-    assert find_bench.parse_size("2**16") == 65536
-    assert find_bench.parse_size("1_000") == 1000 and find_bench.parse_size("1e6") == 10**6
+    assert find_cases.parse_size("2^28") == 1 << 28
+    assert find_cases.parse_size("1<<26") == 1 << 26
+    assert find_cases.parse_size("2**16") == 65536
+    assert find_cases.parse_size("1_000") == 1000 and find_cases.parse_size("1e6") == 10**6
     n = 1000
-    assert [find_bench.position_of(p, n) for p in find_bench.POSITIONS] == [0, 10, 500, 999]
-    assert find_bench.position_of("n - 1", n) == 999 and find_bench.position_of("17", n) == 17
+    assert [find_cases.position_of(p, n) for p in find_cases.POSITIONS] == [0, 10, 500, 999]
+    assert find_cases.position_of("n - 1", n) == 999 and find_cases.position_of("17", n) == 17
     with pytest.raises(ValueError):
-        find_bench.position_of("1000", n)
+        find_cases.position_of("1000", n)
 
 
 def test_base_data_is_the_cpp_filler():
     n = 1 << 15
-    data, value = find_bench.make_base(n, 7)
+    data, value = find_cases.make_base(n, 7)
     assert value == -1 and data.dtype == np.int32 and len(data) == n
     assert not (data == value).any() and data.min() >= 0
     z = inputs.splitmix64(7, 0, n)  # word(7, i)
@@ -101,39 +104,39 @@ def test_base_data_is_the_cpp_filler():
     x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & m
     x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & m
     x ^= x >> 31
-    assert int(data[5]) == x >> 33 and int(find_bench.words(7, 6)[5]) == x
-    d2, _ = find_bench.make_base(n, 7)
+    assert int(data[5]) == x >> 33 and int(find_cases.words(7, 6)[5]) == x
+    d2, _ = find_cases.make_base(n, 7)
     assert np.array_equal(data, d2)
-    assert np.array_equal(find_bench.make_base(inputs.CHUNK + 3, 7)[0], find_bench.make_base(
+    assert np.array_equal(find_cases.make_base(inputs.CHUNK + 3, 7)[0], find_cases.make_base(
         2 * inputs.CHUNK, 7)[0][:inputs.CHUNK + 3])  # chunk boundaries
 
 
 def test_fraction_mask():
     n = 1 << 18
-    assert not find_bench.fraction_mask(n, 0.0, 1).any()
-    assert find_bench.fraction_mask(n, 1.0, 1).all()
-    assert find_bench.fraction_threshold(1.0) is None
-    assert find_bench.fraction_threshold(0.5) == 1 << 63
-    assert find_bench.fraction_threshold(1e-5) == int(1e-5 * 2.0**64)
-    m = find_bench.fraction_mask(n, 0.01, 1)
+    assert not find_cases.fraction_mask(n, 0.0, 1).any()
+    assert find_cases.fraction_mask(n, 1.0, 1).all()
+    assert find_cases.fraction_threshold(1.0) is None
+    assert find_cases.fraction_threshold(0.5) == 1 << 63
+    assert find_cases.fraction_threshold(1e-5) == int(1e-5 * 2.0**64)
+    m = find_cases.fraction_mask(n, 0.01, 1)
     assert abs(int(m.sum()) - n * 0.01) < 6 * (n * 0.01) ** 0.5
-    half = find_bench.fraction_mask(n, 0.5, 1)
+    half = find_cases.fraction_mask(n, 0.5, 1)
     assert abs(int(half.sum()) - n // 2) < 6 * (n / 4) ** 0.5
     # Counter-based: a shorter mask is a prefix of a longer one (chunk boundaries included).
-    short = find_bench.fraction_mask(inputs.CHUNK + 17, 0.5, 1)
+    short = find_cases.fraction_mask(inputs.CHUNK + 17, 0.5, 1)
     assert np.array_equal(short, half[:len(short)])
     # The definition: word(seed + 1, i) < floor(f 2^64).
     z = inputs.splitmix64(2, 0, 1000)
-    assert np.array_equal(find_bench.fraction_mask(1000, 0.3, 1),
+    assert np.array_equal(find_cases.fraction_mask(1000, 0.3, 1),
                           z < np.uint64(int(0.3 * 2.0**64)))
-    assert not np.array_equal(m, find_bench.fraction_mask(n, 0.01, 2))
+    assert not np.array_equal(m, find_cases.fraction_mask(n, 0.01, 2))
     with pytest.raises(ValueError):
-        find_bench.fraction_threshold(1.5)
+        find_cases.fraction_threshold(1.5)
 
 
 def test_case_data_and_cases():
-    base, value = find_bench.make_base(4096, 1)
-    cases = find_bench.make_cases(4096, find_bench.POSITIONS, [1e-5, 0.5], [64],
+    base, value = find_cases.make_base(4096, 1)
+    cases = find_cases.make_cases(4096, find_cases.POSITIONS, [1e-5, 0.5], [64],
                                   ["first", "any", "count", "all", "isin"])
     assert [c["case"] for c in cases] == ["none", "p=0", "p=N/100", "p=N/2", "p=N-1", "f=1e-05",
                                           "f=0.5", "m=2^6"]
@@ -141,38 +144,38 @@ def test_case_data_and_cases():
     assert cases[1]["ops"] == ["first", "any"] and cases[5]["ops"] == ["count", "all"]
     assert cases[7]["ops"] == ["isin"] and cases[7]["needles"] == 64
     for c in cases[1:5]:
-        d = find_bench.case_data(base, value, c, 1)
+        d = find_cases.case_data(base, value, c, 1)
         assert np.array_equal(np.flatnonzero(d == value), [c["position"]])
         assert not (base == value).any()  # the base is not modified
-    d = find_bench.case_data(base, value, cases[6], 1)
-    assert np.array_equal(d == value, find_bench.fraction_mask(4096, 0.5, 1))
-    assert find_bench.case_data(base, value, cases[0], 1) is base
+    d = find_cases.case_data(base, value, cases[6], 1)
+    assert np.array_equal(d == value, find_cases.fraction_mask(4096, 0.5, 1))
+    assert find_cases.case_data(base, value, cases[0], 1) is base
     # Only the ops asked for; duplicate positions once (N = 150: N/100 = 1).
-    cases = find_bench.make_cases(150, ["0", "N/100", "1", "N-1"], [0.01], [8], ["count"])
+    cases = find_cases.make_cases(150, ["0", "N/100", "1", "N-1"], [0.01], [8], ["count"])
     assert [c["case"] for c in cases] == ["none", "f=0.01"]
-    cases = find_bench.make_cases(150, ["0", "N/100", "1"], [], [], ["first"])
+    cases = find_cases.make_cases(150, ["0", "N/100", "1"], [], [], ["first"])
     assert [c["case"] for c in cases] == ["none", "p=0", "p=N/100"]
 
 
 def test_needles_and_numpy_isin_kind():
     n = 1 << 16
-    base, _ = find_bench.make_base(n, 1)
-    nd = find_bench.make_needles(1 << 10, base, 1)
+    base, _ = find_cases.make_base(n, 1)
+    nd = find_cases.make_needles(1 << 10, base, 1)
     assert nd.dtype == np.int32 and len(nd) == 1024
-    w2, w3 = find_bench.words(3, 1024), find_bench.words(4, 1024)
+    w2, w3 = find_cases.words(3, 1024), find_cases.words(4, 1024)
     assert np.array_equal(nd[0::2], base[(w2[0::2] % np.uint64(n)).astype(np.int64)])  # hits
     assert np.array_equal(nd[1::2], (w3[1::2] >> np.uint64(33)).astype(np.int32))
     assert np.isin(nd[0::2], base).all() and nd.min() >= 0
-    assert np.array_equal(find_bench.make_needles(1 << 12, base, 1)[:1024], nd)
+    assert np.array_equal(find_cases.make_needles(1 << 12, base, 1)[:1024], nd)
     big = 1 << 26
-    assert find_bench.numpy_isin_kind(big, nd) == "sort"  # range ~2^31 > 6 (N + m)
-    assert find_bench.numpy_isin_kind(big, find_bench.make_needles(1 << 20, base, 1)) == "sort"
-    assert find_bench.numpy_isin_kind(big, nd[:5]) == "loop"  # 5 < 10 * N ** 0.145
-    assert find_bench.numpy_isin_kind(big, np.arange(1000, dtype=np.int32)) == "table"
-    assert find_bench.numpy_isin_kind(100, np.array([0, 10**6], dtype=np.int32)) == "loop"
-    assert find_bench.numpy_isin_kind(100, np.array([], dtype=np.int32)) == "table"
+    assert find_cases.numpy_isin_kind(big, nd) == "sort"  # range ~2^31 > 6 (N + m)
+    assert find_cases.numpy_isin_kind(big, find_cases.make_needles(1 << 20, base, 1)) == "sort"
+    assert find_cases.numpy_isin_kind(big, nd[:5]) == "loop"  # 5 < 10 * N ** 0.145
+    assert find_cases.numpy_isin_kind(big, np.arange(1000, dtype=np.int32)) == "table"
+    assert find_cases.numpy_isin_kind(100, np.array([0, 10**6], dtype=np.int32)) == "loop"
+    assert find_cases.numpy_isin_kind(100, np.array([], dtype=np.int32)) == "table"
     full = np.array([-2**31, 2**31 - 1], dtype=np.int32)  # range over int32's max: never a table
-    assert find_bench.numpy_isin_kind(1 << 40, full) == "loop"
+    assert find_cases.numpy_isin_kind(1 << 40, full) == "loop"
 
 
 def test_numpy_isin_kind_agrees_with_numpy(monkeypatch):
@@ -185,11 +188,11 @@ def test_numpy_isin_kind_agrees_with_numpy(monkeypatch):
         return real_unique(*a, **k)
 
     monkeypatch.setattr(np, "unique", spy)  # the module numpy's isin calls np.unique through
-    a, _ = find_bench.make_base(4096, 1)
-    for needles in (np.arange(500, dtype=np.int32), find_bench.make_needles(2000, a, 1)):
+    a, _ = find_cases.make_base(4096, 1)
+    for needles in (np.arange(500, dtype=np.int32), find_cases.make_needles(2000, a, 1)):
         calls.clear()
         np.isin(a, needles)
-        kind = find_bench.numpy_isin_kind(len(a), needles)
+        kind = find_cases.numpy_isin_kind(len(a), needles)
         assert (kind == "sort") == bool(calls), kind
 
 
@@ -198,7 +201,7 @@ def row(impl, variant, op, case, ms, matches=0, verified=True, n=1 << 20, roof=N
     kind = ("none" if case == "none" else "pos" if case.startswith("p=") else
             "needles" if case.startswith("m=") else "frac")
     c = {"case": case, "kind": kind, "needles": 1024 if case.startswith("m=") else None}
-    return find_bench.make_row(impl, variant, op, c, n, st, matches, 0, verified, "wall", "x", roof)
+    return find_report.make_row(impl, variant, op, c, n, st, matches, 0, verified, "wall", "x", roof)
 
 
 def test_rows_bytes_roofline_and_speedups():
@@ -212,7 +215,7 @@ def test_rows_bytes_roofline_and_speedups():
     r = row("gsearch-py", None, "isin", "m=2^10", 1.0)
     assert r["bytes"] == 4 * n + 4096 + n
     c = {"case": "p=N/2", "kind": "pos", "position": n // 2}
-    early = find_bench.make_row("gsearch-py", None, "first", c, n, {"ms": 0.1, "ms_min": 0.1,
+    early = find_report.make_row("gsearch-py", None, "first", c, n, {"ms": 0.1, "ms_min": 0.1,
                                 "ms_max": 0.1, "runs": 10}, 1, n // 2, True, "wall", "x", 2000.0)
     assert early["bytes"] == 4 * (n // 2 + 1) and early["position"] == n // 2
     assert early["gbps"] == pytest.approx(early["bytes"] / 0.1e6)
@@ -222,7 +225,7 @@ def test_rows_bytes_roofline_and_speedups():
             row("torch", "argmax", "first", "none", 0.1, verified=False),
             row("gsearch-py", None, "first", "none", 0.4), row("cupy", None, "count", "none", 1.0),
             row("gsearch-py", None, "count", "none", 0.5)]
-    find_bench.add_speedups(rows, "torch")
+    find_report.add_speedups(rows, "torch")
     assert rows[0]["speedup_vs_torch"] == pytest.approx(90.0)  # the faster torch variant
     assert rows[1]["speedup_vs_torch"] == pytest.approx(180.0)  # any: against torch's first
     assert rows[5]["speedup_vs_torch"] is None  # the only torch row there is unverified
@@ -234,25 +237,25 @@ def test_targets_and_tables():
             row("numpy", "argmax", "first", "none", 8.0), row("gsearch", None, "count", "none", 4.0),
             row("numpy", None, "count", "none", 20.0), row("gsearch", None, "isin", "m=2^10", 100.0),
             row("numpy", None, "isin", "m=2^10", 400.0), row("gsearch", None, "any", "none", 5.0)]
-    find_bench.add_speedups(rows, "numpy")
-    t = find_bench.targets(rows, "gsearch", "numpy", find_bench.TARGETS["cpu"])
+    find_report.add_speedups(rows, "numpy")
+    t = find_report.targets(rows, "gsearch", "numpy", find_cases.TARGETS["cpu"])
     by = {(x["op"], x["case"]): x for x in t}
     assert set(by) == {("first", "none"), ("count", "none"), ("isin", "m=2^10")}  # not any
     assert by[("first", "none")]["ratio"] == pytest.approx(1.6) and not by[("first", "none")]["met"]
     assert by[("first", "none")]["peer_variant"] == "argmax"
     assert by[("count", "none")]["met"] and by[("isin", "m=2^10")]["ratio"] == pytest.approx(4.0)
     assert not by[("isin", "m=2^10")]["met"]
-    assert find_bench.goal_of(find_bench.TARGETS["cuda"], "isin", "m=2^20") == 10.0
-    assert find_bench.goal_of(find_bench.TARGETS["cuda"], "count", "none") is None
+    assert find_report.goal_of(find_cases.TARGETS["cuda"], "isin", "m=2^20") == 10.0
+    assert find_report.goal_of(find_cases.TARGETS["cuda"], "count", "none") is None
     doc = {"device": {"backend": "cpu", "cpu": "Test CPU"}, "config": {"n": 1 << 20},
            "results": rows}
-    text = "\n\n".join(find_bench.tables(doc))
+    text = "\n\n".join(find_report.tables(doc))
     assert "### first / any: ms, int32, N = 2^20 (Test CPU)" in text
     assert ("| case | gsearch | gsearch (any) | numpy flatnonzero | numpy argmax | "
             "gsearch / best numpy |") in text
     assert "| no match | 5.00 | 5.00 | 20.00 | 8.00 | 1.60x (argmax) |" in text
     assert "| 2^10 needles | 100.00 | 400.00 | 4.00x |" in text
-    tt = find_bench.targets_table(t)
+    tt = find_report.targets_table(t)
     assert "| first | no match | 5.00 | 8.00 (argmax) | 1.60x | >= 2x | **no** |" in tt
     assert "| count | no match | 4.00 | 20.00 | 5.00x | >= 2x | yes |" in tt
 
@@ -267,21 +270,21 @@ def test_read_cpp_roofline(tmp_path):
         {"impl": "roofline", "key_type": "int32", "n": 1000, "ms": 0.001}]}
     p = tmp_path / "cpp.json"
     p.write_text(json.dumps(doc))
-    r = find_bench.read_cpp_roofline(str(p), n)
+    r = find_report.read_cpp_roofline(str(p), n)
     assert r["ms"] == 0.354 and r["bytes"] == 4 * n
     assert r["gbps"] == pytest.approx(4 * n / 0.354e6) and r["device"] == "H100"
     assert "C++" in r["note"]
     with pytest.raises(ValueError):
-        find_bench.read_cpp_roofline(str(p), 1 << 20)
+        find_report.read_cpp_roofline(str(p), 1 << 20)
     # find_bench.cu's form: a "roofline" block (rows have "dtype", not "key_type").
     doc["roofline"] = {"gbps": 3010.5, "ms": 0.3567, "bytes": 4 * n, "config": "u4-b8-t256-nc"}
     doc["config"] = {"n": n}
     p.write_text(json.dumps(doc))
-    r = find_bench.read_cpp_roofline(str(p), n)
+    r = find_report.read_cpp_roofline(str(p), n)
     assert r["gbps"] == 3010.5 and r["config"] == "u4-b8-t256-nc" and r["source"] == str(p)
     doc["config"] = {"n": 1 << 20}  # a block for another N: the rows are used
     p.write_text(json.dumps(doc))
-    assert find_bench.read_cpp_roofline(str(p), n)["ms"] == 0.354
+    assert find_report.read_cpp_roofline(str(p), n)["ms"] == 0.354
 
 
 # ---------------------------------------------------------------------------------------------
@@ -301,13 +304,13 @@ def test_cpu_mode_with_stand_in(tmp_path, monkeypatch, capsys):
     status, doc = run_cpu(tmp_path, monkeypatch, fake_gsearch(), "--ops",
                           "first,any,random,count,all,isin")
     assert status == 0
-    assert doc["schema"] == find_bench.SCHEMA and doc["device"]["backend"] == "cpu"
+    assert doc["schema"] == find_cases.SCHEMA and doc["device"]["backend"] == "cpu"
     assert doc["versions"]["gsearch_python"] == "0.0-fake"
     assert len(doc["device"]["loadavg_start"]) == 3 and len(doc["device"]["loadavg_end"]) == 3
     assert doc["config"]["n"] == 1 << 16 and doc["config"]["repeat"] == 2
     assert doc["config"]["warmup"] == 0 and doc["config"]["fractions"] == [1e-5, 0.01]
     assert doc["config"]["calls"]["numpy first argmax"].startswith("m = a == v")
-    base, value = find_bench.make_base(1 << 16, 1)
+    base, value = find_cases.make_base(1 << 16, 1)
     assert doc["inputs"]["value"] == value
     assert doc["inputs"]["data_checksum"] == str(inputs.checksum(base))
     kinds = {c["case"]: c.get("numpy_isin_kind") for c in doc["inputs"]["cases"]}
@@ -370,7 +373,7 @@ def test_cannot_run(tmp_path, monkeypatch, capsys):
     assert "has no find, count, isin" in capsys.readouterr().err
 
     def no_gpu(impls):
-        raise find_bench.CannotRun("torch 0.0: no CUDA device")
+        raise find_backends.CannotRun("torch 0.0: no CUDA device")
 
     assert find_bench.main(["--json", str(p), "--device", "cuda"], backend_factory=no_gpu) == 2
     assert "needs a CUDA GPU" in capsys.readouterr().err
@@ -399,7 +402,7 @@ def test_cpu_mode_real_gsearch(tmp_path):
 # The cuda mode on a numpy stand-in for torch, cupy and gsearch
 
 
-class NumpyCuda(find_bench.CpuBackend):
+class NumpyCuda(find_backends.CpuBackend):
     """The cuda backend's interface, the torch / cupy idioms written with numpy (torch's
     nonzero gives (k, 1) rows)."""
 
@@ -428,10 +431,10 @@ class NumpyCuda(find_bench.CpuBackend):
         return {"a": data.copy(), "needles": None if needles is None else needles.copy()}
 
     def impls(self, op):
-        I = find_bench.Impl
+        I = find_backends.Impl
         out = []
         if "gsearch-py" in self.want:
-            out.append(find_bench.gsearch_impl(self.gs, op, "gsearch-py"))
+            out.append(find_backends.gsearch_impl(self.gs, op, "gsearch-py"))
         bad = self.wrong
 
         def off(impl, r):
@@ -571,7 +574,7 @@ def test_cuda_mode_without_roofline_says_so(tmp_path):
 def test_sample_is_marked_synthetic():
     doc = json.loads(SAMPLE.read_text())
     assert "SYNTHETIC" in doc["command"] and "not measured" in doc["device"]["name"]
-    assert doc["schema"] == find_bench.SCHEMA and doc["config"]["n"] == 1 << 28
+    assert doc["schema"] == find_cases.SCHEMA and doc["config"]["n"] == 1 << 28
 
 
 def test_plot_sample_and_a_cpu_run(tmp_path, monkeypatch):

@@ -6,7 +6,6 @@ made-up times) and on variants of it: unverified rows, missing peers, a wrong sc
 import copy
 import pathlib
 import re
-import sys
 
 import pytest
 
@@ -17,7 +16,7 @@ BENCH = HERE.parent
 PLOT = HERE / "plot_find.py"
 SAMPLE = HERE / "sample_find_results.json"
 import plot_find  # noqa: E402
-from plot_test_helpers import PlotScript, cells, pngs, table_line  # noqa: E402
+from plot_test_helpers import PlotScript, cells, table_line  # noqa: E402
 
 FIGURES = {"find_strategies.png", "find_modes_gbps.png", "find_positions.png",
            "find_all_fraction.png", "find_isin.png"}
@@ -28,34 +27,19 @@ run_plot, sample, write = _plot.run, _plot.sample, _plot.write
 
 
 def test_sample_is_marked_synthetic():
-    doc = sample()
-    assert doc["schema"] == plot_find.SCHEMA
-    assert doc["synthetic"] is True and "SYNTHETIC" in doc["note"]
+    _plot.check_synthetic(plot_find.SCHEMA)
 
 
 def test_sample_rows_have_find_bench_fields():
     """The sample's rows carry exactly the fields find_bench.cu's row() writes, and
     bench/README.md documents each of them."""
-    src = (BENCH / "find_bench.cu").read_text()
-    m = re.search(r"for \(const char\* k : \{(.*?)\}\)", src, re.S)
-    fields = re.findall(r'"(\w+)"', m.group(1))
-    assert len(fields) > 20
-    for r in sample()["results"]:
-        assert list(r) == fields, r
-    readme = (BENCH / "README.md").read_text()
-    section = readme[readme.index("## find_bench"):]
-    for f in fields:
-        assert f"`{f}`" in section, f
+    _plot.check_row_fields(BENCH / "find_bench.cu", r"for \(const char\* k : \{(.*?)\}\)",
+                           BENCH / "README.md", "## find_bench")
 
 
 def test_all_figures_and_tables(tmp_path):
-    r = run_plot(SAMPLE, "--out", tmp_path / "fig")
-    assert set(pngs(tmp_path / "fig")) == FIGURES
-    out = r.stdout
-    assert out.startswith("**SYNTHETIC sample")
     # Every table says the data are synthetic; two strategy tables (500,000 and 2^28).
-    titles = [l for l in out.splitlines() if l.startswith("### ")]
-    assert len(titles) == 6 and all("SYNTHETIC" in t for t in titles)
+    out, _, titles = _plot.check_figures(tmp_path, FIGURES, 6)
     assert sum("seeds/001" in t for t in titles) == 2
     assert "| k | strided | coalesced | unrolled |" in out
     # Default ks: the ones measured among 1, 2, 4, ..., 64.
@@ -114,24 +98,18 @@ def test_unverified_rows_left_out(tmp_path):
 
 
 def test_missing_peers(tmp_path):
-    doc = sample()
-    doc["results"] = [r for r in doc["results"] if r["impl"] not in ("cub", "thrust")]
-    doc["versions"]["cub"] = None
-    r = run_plot(write(tmp_path, doc), "--out", tmp_path / "fig")
-    assert set(pngs(tmp_path / "fig")) == FIGURES
-    line = cells(table_line(r.stdout, "| find_first | match at N/2 |"))
+    out = _plot.run_subset(tmp_path, lambda r: r["impl"] not in ("cub", "thrust"), FIGURES,
+                           lambda doc: doc["versions"].update(cub=None))
+    line = cells(table_line(out, "| find_first | match at N/2 |"))
     assert line[5] == "-" and line[6] == "-" and line[7] == "-"
-    assert "CUB -;" in r.stdout.splitlines()[0]
+    assert "CUB -;" in out.splitlines()[0]
 
 
 def test_parts_missing(tmp_path):
     """A --parts strategies run: only the strategies table and figure."""
-    doc = sample()
-    doc["results"] = [r for r in doc["results"] if r["part"] in ("strategies", "roofline")]
-    doc["targets"] = []
-    r = run_plot(write(tmp_path, doc), "--out", tmp_path / "fig")
-    assert set(pngs(tmp_path / "fig")) == {"find_strategies.png"}
-    assert "find / count" not in r.stdout and "seeds/001" in r.stdout
+    out = _plot.run_subset(tmp_path, lambda r: r["part"] in ("strategies", "roofline"), {"find_strategies.png"},
+                           lambda doc: doc.update(targets=[]))
+    assert "find / count" not in out and "seeds/001" in out
 
 
 def test_all_ks(tmp_path):
@@ -145,9 +123,4 @@ def test_all_ks(tmp_path):
 
 
 def test_bad_input(tmp_path):
-    doc = sample()
-    doc["schema"] = "gsearch-bench-search/1"
-    r = run_plot(write(tmp_path, doc), "--no-figures", ok=False)
-    assert r.returncode != 0 and "schema" in r.stderr
-    r = run_plot(SAMPLE, ok=False)  # neither --out nor --no-figures
-    assert r.returncode != 0 and "--out" in r.stderr
+    _plot.check_bad_input(tmp_path, "gsearch-bench-search/1")

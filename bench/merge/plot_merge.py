@@ -30,7 +30,6 @@ Rows with "verified": false are left out, with a warning; a missing impl is "-" 
 and left out of the figures. A file marked "synthetic": true (the test sample) says so in every
 table title.
 """
-import argparse
 import os
 import sys
 
@@ -48,22 +47,14 @@ FIGURES = ["merge_merge.png", "merge_set_ops.png", "merge_sorted_search.png", "m
            "merge_adversarial.png", "merge_join.png"]
 
 
-def warn(msg):
-    plot_common.warn("plot_merge", msg)
+SCRIPT = plot_common.Script(
+    "plot_merge", SCHEMA, lambda r: f"{r.get('part')} {r.get('impl')} {r.get('op')} {r.get('call')} "
+                                    f"{r.get('dtype')} {r.get('input')}")
+warn, load, usable_rows = SCRIPT.warn, SCRIPT.load, SCRIPT.usable_rows
 
 
 # ---------------------------------------------------------------------------------------------
 # Data
-
-
-def load(path):
-    return plot_common.load(path, SCHEMA, "plot_merge")
-
-
-def usable_rows(doc):
-    return plot_common.usable_rows(
-        doc, "plot_merge", lambda r: f"{r.get('part')} {r.get('impl')} {r.get('op')} {r.get('call')} "
-                                     f"{r.get('dtype')} {r.get('input')}")
 
 
 def version(doc, impl):
@@ -432,20 +423,7 @@ def figures(doc, rows, out):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("json")
-    p.add_argument("--out", help="folder for the figures")
-    p.add_argument("--no-figures", action="store_true")
-    args = p.parse_args(argv)
-    if not args.out and not args.no_figures:
-        p.error("give --out DIR or --no-figures")
-    doc = load(args.json)
-    rows = usable_rows(doc)
-    print(tables(doc, rows), end="")
-    if not args.no_figures:
-        for path in figures(doc, rows, args.out):
-            print(f"plot_merge: wrote {path}", file=sys.stderr)
-    return 0
+    return SCRIPT.main(argv, __doc__.split("\n")[0], lambda doc, rows, a: tables(doc, rows), figures)
 
 
 if __name__ == "__main__":

@@ -4,10 +4,7 @@ No GPU.
 
     python3 -m pytest bench/merge/test_plot_merge.py
 """
-import copy
 import pathlib
-import re
-import sys
 
 import pytest
 
@@ -18,7 +15,7 @@ BENCH = HERE.parent
 PLOT = HERE / "plot_merge.py"
 SAMPLE = HERE / "sample_merge_results.json"
 import plot_merge  # noqa: E402
-from plot_test_helpers import PlotScript, cells, pngs, table_line  # noqa: E402
+from plot_test_helpers import PlotScript, cells, table_line  # noqa: E402
 
 FIGURES = set(plot_merge.FIGURES)
 
@@ -28,33 +25,18 @@ run_plot, sample, write = _plot.run, _plot.sample, _plot.write
 
 
 def test_sample_is_marked_synthetic():
-    doc = sample()
-    assert doc["schema"] == plot_merge.SCHEMA
-    assert doc["synthetic"] is True and "SYNTHETIC" in doc["note"]
+    _plot.check_synthetic(plot_merge.SCHEMA)
 
 
 def test_sample_rows_have_merge_bench_fields():
     """The sample's rows carry exactly the fields merge_bench.cu's row() writes, and
     bench/README.md documents each of them in its merge_bench section."""
-    src = (BENCH / "merge_bench.cu").read_text()
-    m = re.search(r"for \(const char\* k : \{(\"part\".*?)\}\)", src, re.S)
-    fields = re.findall(r'"(\w+)"', m.group(1))
-    assert len(fields) > 20
-    for r in sample()["results"]:
-        assert list(r) == fields, r
-    readme = (BENCH / "README.md").read_text()
-    section = readme[readme.index("## merge_bench"):]
-    for f in fields:
-        assert f"`{f}`" in section, f
+    _plot.check_row_fields(BENCH / "merge_bench.cu", r"for \(const char\* k : \{(\"part\".*?)\}\)",
+                           BENCH / "README.md", "## merge_bench")
 
 
 def test_all_figures_and_tables(tmp_path):
-    r = run_plot(SAMPLE, "--out", tmp_path / "fig")
-    assert set(pngs(tmp_path / "fig")) == FIGURES
-    out = r.stdout
-    assert out.startswith("**SYNTHETIC sample")
-    titles = [l for l in out.splitlines() if l.startswith("### ")]
-    assert len(titles) == 7 and all("SYNTHETIC" in t for t in titles)
+    out, err, _ = _plot.check_figures(tmp_path, FIGURES, 7)
     assert "| int32 + int64 values | 2^26 + 2^26 |" in out
     assert "| intersection | 26,000,000 |" in out
     assert "| gsearch, queries_sorted |" in out
@@ -62,7 +44,7 @@ def test_all_figures_and_tables(tmp_path):
     assert "**missed**" in out
     # The unverified thrust::sort row (0.01 ms) is left out: thrust's sort column shows 3.99.
     assert cells(table_line(out, "| int32 | 2^27 |"))[6] == "3.99"
-    assert "leaving out unverified row sort thrust" in r.stderr
+    assert "leaving out unverified row sort thrust" in err
 
 
 def test_ratios():
@@ -85,24 +67,18 @@ def test_ratios():
 
 
 def test_missing_peers(tmp_path):
-    doc = sample()
-    doc["results"] = [r for r in doc["results"] if r["impl"] in ("gsearch", "roofline")]
-    doc["versions"]["cub"] = None
-    r = run_plot(write(tmp_path, doc), "--out", tmp_path / "fig")
-    assert set(pngs(tmp_path / "fig")) == FIGURES
-    line = cells(table_line(r.stdout, "| int32 | 2^26 + 2^26 |"))
+    out = _plot.run_subset(tmp_path, lambda r: r["impl"] in ("gsearch", "roofline"), FIGURES,
+                           lambda doc: doc["versions"].update(cub=None))
+    line = cells(table_line(out, "| int32 | 2^26 + 2^26 |"))
     assert line[5] == "-" and line[6] == "-" and line[8] == "-"
-    assert "CUB / thrust -" in r.stdout.splitlines()[0]
+    assert "CUB / thrust -" in out.splitlines()[0]
 
 
 def test_parts_missing(tmp_path):
     """A --parts merge,set_ops run: only those tables and figures."""
-    doc = sample()
-    doc["results"] = [r for r in doc["results"] if r["part"] in ("merge", "set_ops")]
-    doc["targets"] = []
-    r = run_plot(write(tmp_path, doc), "--out", tmp_path / "fig")
-    assert set(pngs(tmp_path / "fig")) == {"merge_merge.png", "merge_set_ops.png"}
-    assert "sorted search" not in r.stdout and "multiset set operations" in r.stdout
+    out = _plot.run_subset(tmp_path, lambda r: r["part"] in ("merge", "set_ops"),
+                           {"merge_merge.png", "merge_set_ops.png"}, lambda doc: doc.update(targets=[]))
+    assert "sorted search" not in out and "multiset set operations" in out
 
 
 def test_skipped_listed(tmp_path):
@@ -113,9 +89,4 @@ def test_skipped_listed(tmp_path):
 
 
 def test_bad_input(tmp_path):
-    doc = sample()
-    doc["schema"] = "gsearch-bench-find/1"
-    r = run_plot(write(tmp_path, doc), "--no-figures", ok=False)
-    assert r.returncode != 0 and "schema" in r.stderr
-    r = run_plot(SAMPLE, ok=False)  # neither --out nor --no-figures
-    assert r.returncode != 0 and "--out" in r.stderr
+    _plot.check_bad_input(tmp_path, "gsearch-bench-find/1")
