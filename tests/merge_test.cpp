@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "gsearch/detail/cpu/tuning.hpp"
 #include "gsearch/gsearch.hpp"
 #include "merge_cases.hpp"
 #include "test_util.hpp"
@@ -31,8 +32,9 @@
 namespace gsearch::test {
 namespace {
 
-// src/cpu/merge.cpp's tile: a thread's share of the output diagonals is a whole number of these.
-constexpr int64_t kTile = int64_t{1} << 16;
+// src/cpu/merge.cpp's tile (detail/cpu/tuning.hpp): a thread's share of the output diagonals is a
+// whole number of these.
+constexpr int64_t kTile = cpu_backend::merge_tuning::tile;
 
 template <class T>
 std::string show(T x) {

@@ -13,18 +13,12 @@
 
 #include "gsearch/core/pbs.hpp"
 #include "gsearch/detail/cpu/parallel.hpp"
+#include "gsearch/detail/cpu/tuning.hpp"
 
 namespace gsearch::cpu_backend {
+// block_elements, min_elements_per_thread, default_per_thread, group; lockstep: tuning.hpp
+using namespace find_tuning;
 namespace {
-
-// Elements per block: the unit of early exit (first / any) and of the counts find_random and
-// find_all keep. 16 KB of int32: small enough that a thread past the best hit stops soon, large
-// enough that the atomic per block costs nothing.
-constexpr int64_t block_elements = 4096;
-// Elements per thread below which more threads cost more than they save.
-constexpr int64_t min_elements_per_thread = int64_t{1} << 16;
-// A study strategy's k when the caller passes 0: seeds/001's best.
-constexpr int64_t default_per_thread = 12;
 
 // core::match with its three flags as template arguments: the loops below are instantiated per
 // combination, so g++ sees two plain comparisons per element and vectorizes them. (With the
@@ -54,10 +48,6 @@ decltype(auto) with_static_match(const core::match<T>& m, F&& f) {
     default: return f(static_match<T, true, true, true>{m.lo, m.hi});
   }
 }
-
-// Elements tested together before looking for the matches among them: a vectorized count of 16,
-// and the scalar loop only for a group that has one.
-constexpr int64_t group = 16;
 
 // Matches in the group at g (g + group <= end), counted without branches.
 template <class M, class T>
@@ -262,7 +252,6 @@ void isin_sorted(int threads, const T* elements, int64_t n, std::vector<T> tests
     return;
   }
   const core::padded_accessor<T> acc{tests.data()};  // binary reads only [0, k)
-  constexpr int lockstep = 8;
   parallel_for(n, thread_count(threads, n, min_elements_per_thread / 4), lockstep,
                [&](int64_t begin, int64_t end) {
                  int64_t i = begin;

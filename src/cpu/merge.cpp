@@ -16,16 +16,11 @@
 #include "gsearch/core/set_ops.hpp"
 #include "gsearch/core/sorted_search.hpp"
 #include "gsearch/detail/cpu/parallel.hpp"
+#include "gsearch/detail/cpu/tuning.hpp"
 
 namespace gsearch::cpu_backend {
+using namespace merge_tuning;  // tile, min_sort_per_thread, min_rows_per_thread: tuning.hpp
 namespace {
-
-// Diagonals per tile: a thread's work is a whole number of tiles (the last one partial).
-constexpr int64_t tile = int64_t{1} << 16;
-// Elements per thread below which merge sort sorts on one thread.
-constexpr int64_t min_sort_per_thread = int64_t{1} << 15;
-// Rows per thread below which the join's scans and writes run on one thread.
-constexpr int64_t min_rows_per_thread = int64_t{1} << 16;
 
 // Element i of an array: the accessor the core functions read through.
 template <class T>

@@ -13,12 +13,11 @@
 #include "gsearch/core/pbs.hpp"
 #include "gsearch/detail/cpu/parallel.hpp"
 #include "gsearch/detail/cpu/search.hpp"
+#include "gsearch/detail/cpu/tuning.hpp"
 
 namespace gsearch::cpu_backend {
+using namespace partitioned_tuning;  // min_queries_per_part; lockstep: tuning.hpp
 namespace {
-
-constexpr int64_t min_queries_per_part = int64_t{1} << 14;
-constexpr int lockstep = 8;  // queries searched together (as the binary search's fast path)
 
 template <bool Strict, class T, class Out>
 void partitioned(int threads, const T* keys, int64_t k, const T* queries, int64_t n, Out* out, int64_t offset,

@@ -14,21 +14,15 @@
 #include "gsearch/core/pbs.hpp"
 #include "gsearch/detail/cpu/parallel.hpp"
 #include "gsearch/detail/cpu/static_index.hpp"
+#include "gsearch/detail/cpu/tuning.hpp"
 
 namespace gsearch::cpu_backend {
+using namespace search_tuning;  // min_queries_per_thread; lockstep, cpu_index_rules: tuning.hpp
 namespace {
-
-// Queries per thread below which spawning threads costs more than it saves.
-constexpr int64_t min_queries_per_thread = 1 << 14;
 
 // The padded accessor reaches at most ceil(log2 k) + 1 keys past either end (PBS), so the 32
 // sentinels cover k < 2^31; larger key lists use the bounded accessor, which needs no copy.
 constexpr int64_t max_padded_keys = int64_t{1} << 30;
-
-// Queries the branch-free search runs in lockstep on one thread: their chains of dependent key
-// reads overlap (memory-level parallelism once the keys outgrow L1), where one query at a time
-// waits for each read before the next.
-constexpr int lockstep = 8;
 
 template <algorithm A, bool Strict, class T, class Out, class Accessor>
 void run(int threads, const Accessor& acc, int64_t k, const T* queries, int64_t n, Out* out,
@@ -165,18 +159,7 @@ int64_t index_temp_bytes(int key_bytes, int64_t k) {
 
 }  // namespace
 
-// auto_ on the CPU: the static index (algorithm::index, built for the call) once its build, about
-// a copy of the keys, is paid back by the queries it speeds up; else the binary search. Measured
-// on this project's 2-core machine, int32, upper_bound, binary / index time per call (docs/perf-
-// notes.md, "Static index", CPU): K = 2^14: 0.83 at Q = K, 0.48 at K/16; 2^16: 1.61 at Q = K,
-// 1.11 at K/4, 0.68 at K/16; 2^20: 2.23 at K, 1.65 at K/4, 0.56 at K/16; 2^24: 4.02 at K, 2.73 at
-// K/16, 1.52 at K/64. So: from 2^16 keys with Q >= K/4, from 2^22 keys with Q >= K/64.
-struct cpu_index_rule {
-  int64_t min_keys;
-  int64_t keys_per_query;  // the index when q >= k / keys_per_query
-};
-constexpr cpu_index_rule cpu_index_rules[] = {{int64_t{1} << 22, 64}, {int64_t{1} << 16, 4}};
-
+// auto_ on the CPU: tuning.hpp's cpu_index_rules.
 algorithm resolve(algorithm requested, int key_bytes, int64_t k, int64_t q, int64_t max_temp_bytes) {
   if (requested != algorithm::auto_) return requested;
   for (const cpu_index_rule& r : cpu_index_rules)

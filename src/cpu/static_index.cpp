@@ -5,17 +5,11 @@
 #include "gsearch/detail/cpu/static_index.hpp"
 
 #include "gsearch/detail/cpu/parallel.hpp"
+#include "gsearch/detail/cpu/tuning.hpp"
 
 namespace gsearch::cpu_backend {
+using namespace index_tuning;  // min_slots_per_thread, min_queries_per_thread; lockstep: tuning.hpp
 namespace {
-
-// Slots (build) and queries (search) per thread below which a thread costs more than it saves.
-constexpr int64_t min_slots_per_thread = 1 << 16;
-constexpr int64_t min_queries_per_thread = 1 << 12;
-
-// Queries one thread walks in lockstep: their chains of dependent node reads overlap once the
-// index outgrows the caches (the same reason as the binary search's 8, docs/perf-notes.md).
-constexpr int lockstep = 8;
 
 // The node compares are SIMD (16 4-byte keys in one AVX-512 compare, two AVX2 ones); the
 // library is compiled for baseline x86-64, so the search loop is cloned per instruction set,

@@ -8,6 +8,7 @@
 #include "gsearch/core/algorithm.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/partition.hpp"
+#include "gsearch/detail/cpu/tuning.hpp"  // cpu_partitioned_config
 
 namespace gsearch::cpu_backend {
 
@@ -26,12 +27,6 @@ void search(int threads, side s, algorithm algo, const T* keys, int64_t k, const
 /// keys), the partitioned search's window (partitioned_temp_bytes), pbs / pbs_cf / pbs_cl's padded
 /// copy of the keys; 0 for binary and pary. auto_ is resolved first (with no cap).
 int64_t temp_bytes(int threads, algorithm algo, int key_bytes, int64_t k, int64_t q);
-
-/// The CPU's partitioning: 256 KB of keys per bucket, a quarter of a core's 1-2 MB L2 with room
-/// for the queries streamed past them; at most 2^16 buckets (each thread counts them all); 2^22
-/// queries grouped at a time (the grouped copy, 12-20 bytes a query, reused window to window).
-/// PROVISIONAL: chosen, not yet swept.
-inline constexpr core::partition_config cpu_partitioned_config = {256 * 1024, int64_t{1} << 16, int64_t{1} << 22, 0};
 
 /// The partitioned search (algorithm::partitioned, src/cpu/partitioned.cpp): queries grouped by
 /// bucket of keys, each bucket searched for all its queries while it is in cache.

@@ -1,0 +1,99 @@
+#pragma once
+/// \file
+/// The CPU backend's thresholds, block sizes and `auto` rule, as data, the way
+/// detail/cuda/tuning*.hpp keeps the GPU's: each with what chose it, and the measurement where
+/// there is one (docs/perf-notes.md, the CPU sections; committed runs under bench/results/cpu/).
+/// Measured on this project's 2-core machine unless said otherwise; change them only with a
+/// measurement. Plain C++, no backend code.
+///
+/// The constants that only one source file reads sit in a namespace per family (search_tuning,
+/// index_tuning, partitioned_tuning, find_tuning, merge_tuning), which that file opens with a
+/// using-directive, so short names such as `tile` cannot collide; what other files or the docs
+/// name (cpu_index_rules, cpu_partitioned_config, lockstep) is at cpu_backend scope.
+
+#include <cstdint>
+
+#include "gsearch/core/partition.hpp"
+
+namespace gsearch::cpu_backend {
+
+/// Queries (or elements) one thread searches in lockstep: the branch-free binary search
+/// (src/cpu/search.cpp), the static index's walk, the partitioned search's buckets and isin's
+/// search of the sorted tests. Their chains of dependent key reads overlap (memory-level
+/// parallelism once the keys outgrow L1), where one query at a time waits for each read before
+/// the next: int32, side left, K = 2^20, Q = 2^22: 68.8 ms against 741 for numpy (10.8x numpy,
+/// 1.75x with one query at a time); K = 2^10, Q = 2^22: 18x numpy (was 6.5x)
+/// (bench/python/cpu_bench.py; docs/perf-notes.md, "CPU fast path against numpy.searchsorted",
+/// section 2). The index's walk and the buckets take 8 for the same reason.
+inline constexpr int lockstep = 8;
+
+// --- search (src/cpu/search.cpp) -------------------------------------------------------------
+
+namespace search_tuning {
+/// Queries per thread below which spawning threads costs more than it saves.
+inline constexpr int64_t min_queries_per_thread = int64_t{1} << 14;
+}  // namespace search_tuning
+
+/// auto_ on the CPU (resolve, src/cpu/search.cpp): the static index (algorithm::index, built for
+/// the call) once its build, about a copy of the keys, is paid back by the queries it speeds up;
+/// else the binary search. Measured on this project's 2-core machine, int32, upper_bound, binary /
+/// index time per call (docs/perf-notes.md, "Static index", CPU): K = 2^14: 0.83 at Q = K, 0.48 at
+/// K/16; 2^16: 1.61 at Q = K, 1.11 at K/4, 0.68 at K/16; 2^20: 2.23 at K, 1.65 at K/4, 0.56 at
+/// K/16; 2^24: 4.02 at K, 2.73 at K/16, 1.52 at K/64. So: from 2^16 keys with Q >= K/4, from 2^22
+/// keys with Q >= K/64. The first rule whose min_keys k reaches decides.
+struct cpu_index_rule {
+  int64_t min_keys;
+  int64_t keys_per_query;  // the index when q >= k / keys_per_query
+};
+inline constexpr cpu_index_rule cpu_index_rules[] = {{int64_t{1} << 22, 64}, {int64_t{1} << 16, 4}};
+
+// --- static index (src/cpu/static_index.cpp) -------------------------------------------------
+
+namespace index_tuning {
+/// Slots (build) and queries (search) per thread below which a thread costs more than it saves.
+inline constexpr int64_t min_slots_per_thread = int64_t{1} << 16;
+inline constexpr int64_t min_queries_per_thread = int64_t{1} << 12;
+}  // namespace index_tuning
+
+// --- partitioned search (src/cpu/partitioned.cpp) --------------------------------------------
+
+/// The CPU's partitioning: 256 KB of keys per bucket, a quarter of a core's 1-2 MB L2 with room
+/// for the queries streamed past them; at most 2^16 buckets (each thread counts them all); 2^22
+/// queries grouped at a time (the grouped copy, 12-20 bytes a query, reused window to window).
+/// PROVISIONAL: chosen, not yet swept.
+inline constexpr core::partition_config cpu_partitioned_config = {256 * 1024, int64_t{1} << 16, int64_t{1} << 22, 0};
+
+namespace partitioned_tuning {
+/// Queries of a window per thread (part) below which another part costs more than it saves.
+inline constexpr int64_t min_queries_per_part = int64_t{1} << 14;
+}  // namespace partitioned_tuning
+
+// --- unsorted search (src/cpu/find.cpp) ------------------------------------------------------
+
+namespace find_tuning {
+/// Elements per block: the unit of early exit (first / any) and of the counts find_random and
+/// find_all keep. 16 KB of int32: small enough that a thread past the best hit stops soon, large
+/// enough that the atomic per block costs nothing.
+inline constexpr int64_t block_elements = 4096;
+/// Elements per thread below which more threads cost more than they save (isin's loops take a
+/// quarter of it).
+inline constexpr int64_t min_elements_per_thread = int64_t{1} << 16;
+/// A study strategy's k when the caller passes 0: seeds/001's best.
+inline constexpr int64_t default_per_thread = 12;
+/// Elements tested together before looking for the matches among them: a vectorized count of 16,
+/// and the scalar loop only for a group that has one.
+inline constexpr int64_t group = 16;
+}  // namespace find_tuning
+
+// --- merge-like operations (src/cpu/merge.cpp) -----------------------------------------------
+
+namespace merge_tuning {
+/// Diagonals per tile: a thread's work is a whole number of tiles (the last one partial).
+inline constexpr int64_t tile = int64_t{1} << 16;
+/// Elements per thread below which merge sort sorts on one thread.
+inline constexpr int64_t min_sort_per_thread = int64_t{1} << 15;
+/// Rows per thread below which the join's scans and writes run on one thread.
+inline constexpr int64_t min_rows_per_thread = int64_t{1} << 16;
+}  // namespace merge_tuning
+
+}  // namespace gsearch::cpu_backend
