@@ -48,7 +48,7 @@ void search_rows(int threads, side s, algorithm algo, int64_t rows, const T* key
                  const T* queries, int64_t m, Out* out, int64_t max_temp_bytes);
 
 /// What algorithm::auto_ means on the CPU for k keys and q queries: the static index where its
-/// build pays for itself (tuning data in src/cpu/search.cpp) and its layout is within
+/// build pays for itself (cpu_index_rules, detail/cpu/tuning.hpp) and its layout is within
 /// max_temp_bytes, else the branch-free binary search.
 algorithm resolve(algorithm requested, int key_bytes, int64_t k, int64_t q, int64_t max_temp_bytes);
 
