@@ -36,7 +36,7 @@ from ._arrays import (
     _xp,
 )
 from ._docs import public as _public
-from ._search import _BELOW, _FAST_SIDES, _LEFT, _LEFT_I, _PRED_I, _RIGHT_I, Side, _side_code, _weak_query
+from ._search import _ABOVE, _FAST_SIDES, _LEFT, _LEFT_I, _PRED_I, _RIGHT_I, Side, _side_code, _weak_query
 
 
 def _fill_where(fw: str, res: Any, mask: Any, value: int) -> None:
@@ -280,7 +280,6 @@ class Index:
             fw, dev, vshape = self._fw, self._dev, ()
         od = _INT32 if out_int32 else _INT64
         target = _check_out(out, fw, dev, vshape, od) if out is not None else None
-        off = -1 if side == _PRED_I else 0
         with _StreamScope(fw, dev, stream) as scope:
             const = below = above = None
             s = side
@@ -304,11 +303,11 @@ class Index:
             res = target if target is not None else _new_empty(fw, dev, vshape, od)
             self._ix.search(queries, res, s, scope.handle)
             if const is not None:
-                res[...] = (0 if const == _BELOW else k) + off
+                res[...] = _core.rank_outside(side, k, const == _ABOVE)
             if below is not None:
-                _fill_where(fw, res, below, off)
+                _fill_where(fw, res, below, _core.rank_outside(side, k, False))
             if above is not None:
-                _fill_where(fw, res, above, k + off)
+                _fill_where(fw, res, above, _core.rank_outside(side, k, True))
         if out is not None:
             return out
         if fw == "numpy" and not vshape:

@@ -55,6 +55,7 @@ _ALGOS: dict[str, int] = dict(_core.ALGORITHMS)
 _SIDES: dict[str, int] = dict(_core.SIDES)
 _LEFT_I, _RIGHT_I, _PRED_I = _SIDES["left"], _SIDES["right"], _SIDES["pred"]
 _FAST_SIDES = {"left": _LEFT_I, "right": _RIGHT_I}
+_ORDER_ANY, _ORDER_SORTED, _ORDER_DETECT = (_core.QUERIES_ORDERS[o] for o in ("any", "sorted", "detect"))
 _search_fast = _core.search_fast
 _asarray = _np.asarray
 
@@ -257,10 +258,11 @@ def _search(
         keys = _convert(A, kd)
         res = target if target is not None else _new_empty(fw, dev, vshape, od)
         upper = _new_empty(fw, dev, vshape, od) if equal else None
-        qs = bool(sorted_queries)
+        # What the queries' order is known to be: the library decides for None (QUERIES_ORDERS).
+        qs = _ORDER_SORTED if sorted_queries else _ORDER_ANY
         if sorted_queries is None and rows < 0 and const is None:
-            qs = _sorted_path_pays(dev, kd, ashape[-1], queries, scope.handle)
-        elif qs and check_sorted is None and _size(queries) > 1 and not _core.is_sorted(queries.reshape(-1), scope.handle):
+            qs = _ORDER_DETECT
+        elif qs == _ORDER_SORTED and check_sorted is None and _size(queries) > 1 and not _core.is_sorted(queries.reshape(-1), scope.handle):
             raise ValueError(
                 "gsearch: sorted_queries=True, but the queries are not sorted (ascending in flat "
                 "order, NaN last): pass sorted_queries=None (or False) for queries in any order; "
@@ -272,7 +274,7 @@ def _search(
             _core.equal_range(keys, queries, res, upper, algo_code, bool(check_sorted), rows, scope.handle, qs, max_temp_bytes)
         if const is not None:
             k = ashape[-1]
-            res[...] = (0 if const == _BELOW else k) - (1 if side == _PRED_I else 0)
+            res[...] = _core.rank_outside(side, k, const == _ABOVE)
         if upper is not None and (const is not None or side != _LEFT_I):
             # A Python number no key equals (beyond every key, or between two keys' values,
             # searched on the right): the range is empty, lower = upper.
@@ -287,26 +289,6 @@ def _search(
     if fw == "numpy" and not vshape:
         return res[()]
     return res
-
-
-# sorted_queries=None takes the sorted path for at least this many queries (on a GPU, keys
-# beyond shared memory, and at least a quarter as many queries as keys) when they are sorted.
-_SORTED_AUTO_MIN_QUERIES = 1 << 20
-
-
-def _sorted_path_pays(dev: Optional[int], kd: _np.dtype, k: int, queries: Any, handle: int) -> bool:
-    """sorted_queries=None: search by Merge Path when it pays and the queries are sorted. On a
-    GPU, with the keys too large for shared memory (where auto would run a global-memory search:
-    the binary search or the index), at least _SORTED_AUTO_MIN_QUERIES queries and n >= k / 4, one O(n) check
-    that the queries are sorted (it waits for its answer) decides. Never on the CPU."""
-    if dev is None:
-        return False
-    n = _size(queries)
-    if n < _SORTED_AUTO_MIN_QUERIES or 4 * n < k:
-        return False
-    if not _core.keys_beyond_shared(True, kd.itemsize, k):
-        return False
-    return bool(_core.is_sorted(queries, handle))
 
 
 def _temp_cap(cap: Any) -> Optional[int]:
@@ -523,7 +505,7 @@ def searchsorted(
         and stream is None
         and max_temp_bytes is None
         and (check_sorted is None or check_sorted is False)
-        and (sorted_queries is False or (sorted_queries is None and (not v.is_cuda or v.numel() < _SORTED_AUTO_MIN_QUERIES)))
+        and (sorted_queries is None or sorted_queries is False)
         and (out_int32 is False or out_int32 is True)
         and type(algo) is str
         and algo in _ALGOS
@@ -555,7 +537,8 @@ def searchsorted(
             else:
                 res = None
             if res is not None:
-                _core.search(a, v, res, s, _ALGOS[algo], False, -1, _arrays._raw_stream(dev.index) if v.is_cuda else 0, False)
+                _core.search(a, v, res, s, _ALGOS[algo], False, -1, _arrays._raw_stream(dev.index) if v.is_cuda else 0,
+                             _ORDER_ANY if sorted_queries is False else _ORDER_DETECT)
                 return res
     return _search(
         a, v, _side_code(side, right), sorter, out, algo, check_sorted, out_int32, stream, sorted_queries=sorted_queries,

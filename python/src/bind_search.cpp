@@ -28,7 +28,7 @@ struct search_call {
 search_call check_search(const std::string& fn, int algo, std::initializer_list<located> where,
                          const in_array& keys, const in_array& queries,
                          std::initializer_list<const out_array*> outs, bool check_sorted, int64_t rows,
-                         bool queries_sorted, std::optional<int64_t> max_temp_bytes) {
+                         int queries_order, std::optional<int64_t> max_temp_bytes) {
   if (algo < 0 || algo > int(gsearch::algorithm::pary)) value_error(fn + ": algo out of range");
   const placement at = place(fn, where);
   if (keys.dtype() != queries.dtype())
@@ -43,10 +43,13 @@ search_call check_search(const std::string& fn, int algo, std::initializer_list<
       value_error(fn + ": " + std::to_string(n) + " queries but " + std::to_string(out->size()) +
                   " output elements");
 
-  if (queries_sorted && rows >= 0)
+  if (queries_order < 0 || queries_order > gsearch::queries_order::detect)
+    value_error(fn + ": queries_sorted out of range (a value of QUERIES_ORDERS)");
+  const auto order = gsearch::queries_order::value_t(queries_order);
+  if (order == gsearch::queries_order::sorted && rows >= 0)
     value_error(fn + ": queries_sorted applies to one sorted key list (rows < 0)");
   gsearch::search_options options{gsearch::algorithm(algo), check_sorted};
-  options.queries_sorted = queries_sorted;
+  options.queries_sorted = rows < 0 ? order : gsearch::queries_order::any;
   if (max_temp_bytes) {
     if (*max_temp_bytes < 0)
       value_error("gsearch: max_temp_bytes must be None or >= 0, not " + std::to_string(*max_temp_bytes));
@@ -79,14 +82,15 @@ void visit_search_types(const std::string& fn, const in_array& keys, bool out64,
 }
 
 void search(const in_array& keys, const in_array& queries, out_array& out, int side_code, int algo,
-            bool check_sorted, int64_t rows, uintptr_t stream, bool queries_sorted,
+            bool check_sorted, int64_t rows, uintptr_t stream, int queries_sorted,
             std::optional<int64_t> max_temp_bytes) {
   const std::string fn = "gsearch._core.search";
   const gsearch::side s = side_of(fn, side_code);
   const search_call c =
       check_search(fn, algo, {locate("keys", keys), locate("queries", queries), locate("out", out)}, keys,
                    queries, {&out}, check_sorted, rows, queries_sorted, max_temp_bytes);
-  const bool large = int64_t(queries.size()) >= small_search_queries || check_sorted || queries_sorted;
+  const bool large = int64_t(queries.size()) >= small_search_queries || check_sorted ||
+                     queries_sorted == gsearch::queries_order::sorted;
   visit_search_types(fn, keys, c.out64, [&]<class T, class Out>() {
     on_backend(c.at, stream, large, [&](const auto& exec) {
       if (rows < 0)
@@ -101,7 +105,7 @@ void search(const in_array& keys, const in_array& queries, out_array& out, int s
 /// lower, upper = the searches of queries on the left and on the right (gsearch::equal_range;
 /// of each row for rows >= 0), the checks (and the sortedness checks) once.
 void py_equal_range(const in_array& keys, const in_array& queries, out_array& lower, out_array& upper,
-                    int algo, bool check_sorted, int64_t rows, uintptr_t stream, bool queries_sorted,
+                    int algo, bool check_sorted, int64_t rows, uintptr_t stream, int queries_sorted,
                     std::optional<int64_t> max_temp_bytes) {
   const std::string fn = "gsearch._core.equal_range";
   const search_call c = check_search(
@@ -110,7 +114,8 @@ void py_equal_range(const in_array& keys, const in_array& queries, out_array& lo
       keys, queries, {&lower, &upper}, check_sorted, rows, queries_sorted, max_temp_bytes);
   if (lower.size() > 0 && lower.data() == upper.data())
     value_error(fn + ": lower and upper are the same array");
-  const bool large = int64_t(queries.size()) >= small_search_queries || check_sorted || queries_sorted;
+  const bool large = int64_t(queries.size()) >= small_search_queries || check_sorted ||
+                     queries_sorted == gsearch::queries_order::sorted;
   visit_search_types(fn, keys, c.out64, [&]<class T, class Out>() {
     on_backend(c.at, stream, large, [&](const auto& exec) {
       const auto k = in_span<T>(keys), q = in_span<T>(queries);
@@ -166,7 +171,7 @@ bool py_is_sorted(const in_array& a, uintptr_t stream) {
 /// on the current CUDA device: auto_ picks none of the PBS variants (it picks PBS-CL while the
 /// keys fit, beyond them the global-memory binary search or, for enough queries, the static
 /// index); false on the CPU.
-bool py_keys_beyond_shared(bool on_cuda, int key_bytes, int64_t k) {
+bool py_keys_beyond_shared(bool on_cuda, int key_bytes, int64_t k) {  // (the tests' probe)
   if (!on_cuda) return false;
   const auto a = gsearch::resolve_algorithm(gsearch::cuda, gsearch::algorithm::auto_, key_bytes, k);
   return a != gsearch::algorithm::pbs && a != gsearch::algorithm::pbs_cf && a != gsearch::algorithm::pbs_cl;
@@ -176,7 +181,7 @@ bool py_keys_beyond_shared(bool on_cuda, int key_bytes, int64_t k) {
 
 void bind_search(nb::module_& m) {
   m.def("search", &search, "keys"_a, "queries"_a, "out"_a, "side"_a, "algo"_a = 0, "check_sorted"_a = false,
-        "rows"_a = -1, "stream"_a = 0, "queries_sorted"_a = false, "max_temp_bytes"_a = nb::none(),
+        "rows"_a = -1, "stream"_a = 0, "queries_sorted"_a = 0, "max_temp_bytes"_a = nb::none(),
         "Batched search: out[j] = the search of queries[j] in keys (side: a value of SIDES, 0 =\n"
         "left, 1 = right, 2 = predecessor). keys and queries: C-contiguous arrays of one dtype\n"
         "(a value of KEY_DTYPES); out: C-contiguous int64 or int32 with queries.size\n"
@@ -184,19 +189,28 @@ void bind_search(nb::module_& m) {
         "device (the call runs on that device, enqueued on `stream`, a cudaStream_t as an int;\n"
         "0 = the legacy default stream). rows < 0: one sorted key list (gsearch::search);\n"
         "rows >= 0: `rows` rows of keys and queries, row r's queries searching row r's keys\n"
-        "(gsearch::search_rows). algo: a value of ALGORITHMS. queries_sorted (rows < 0 only):\n"
-        "the queries are sorted too, searched by Merge Path in O(keys + queries); check_sorted\n"
-        "then checks them as well. max_temp_bytes: None (no cap) or the most temporary memory\n"
+        "(gsearch::search_rows). algo: a value of ALGORITHMS. queries_sorted (a value of\n"
+        "QUERIES_ORDERS; rows < 0 only): 'sorted': the queries are sorted too, searched by Merge\n"
+        "Path in O(keys + queries), check_sorted then checking them as well; 'detect': the library\n"
+        "checks them where that pays (search_options::queries_sorted). max_temp_bytes: None (no cap) or the most temporary memory\n"
         "the search may take (search_options::max_temp_bytes). Raises ValueError (bad arguments,\n"
         "unsorted keys with check_sorted), TypeError (dtypes), MemoryError, RuntimeError (CUDA\n"
         "errors, named).");
   m.def("equal_range", &py_equal_range, "keys"_a, "queries"_a, "lower"_a, "upper"_a, "algo"_a = 0,
-        "check_sorted"_a = false, "rows"_a = -1, "stream"_a = 0, "queries_sorted"_a = false,
+        "check_sorted"_a = false, "rows"_a = -1, "stream"_a = 0, "queries_sorted"_a = 0,
         "max_temp_bytes"_a = nb::none(),
         "lower[j], upper[j] = the searches of queries[j] on the left and on the right\n"
         "(gsearch::equal_range: keys[lower[j]:upper[j]] are the keys equal to it), in one call;\n"
         "rows >= 0: of each row (two gsearch::search_rows). Arguments as in search(), lower and\n"
         "upper two distinct arrays of one dtype; the checks of check_sorted run once.");
+  m.def("rank_outside",
+        [](int side_code, int64_t k, bool above) {
+          return gsearch::rank_outside(side_of("gsearch._core.rank_outside", side_code), k, above);
+        },
+        "side"_a, "keys"_a, "above"_a,
+        "The answer of a search on `side` (a gsearch side; see SIDES) of `keys` keys for a query\n"
+        "below every key (above = False) or above every key: 0 or keys, minus 1 for the\n"
+        "predecessor (gsearch::rank_outside).");
   m.def("search_fast", &search_fast, "keys"_a, "queries"_a, "out"_a, "side"_a,
         "search() for CPU arrays of one supported dtype and an int64 out, rows = -1, default\n"
         "options; returns False (doing nothing) where that does not apply (non-contiguous,\n"

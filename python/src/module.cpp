@@ -37,6 +37,13 @@ NB_MODULE(_core, m) {
 
   m.attr("ALGORITHMS") = py::enum_table(py::enum_values(gsearch::algorithm::pary));
   m.attr("SIDES") = py::enum_table(gsearch::all_sides);
+  {
+    nb::dict orders;  // search_options::queries_sorted
+    orders["any"] = int(gsearch::queries_order::any);
+    orders["sorted"] = int(gsearch::queries_order::sorted);
+    orders["detect"] = int(gsearch::queries_order::detect);
+    m.attr("QUERIES_ORDERS") = orders;
+  }
   nb::list key_dtypes;
   for (gsearch::dtype t : gsearch::all_dtypes)
     key_dtypes.append(nb::str(std::string(gsearch::name(t)).c_str()));
