@@ -48,7 +48,7 @@ void check_search(int64_t n, bool on_device, bool want_device, span<const T> que
 template <class T>
 static_index<T>::static_index() {
   // One leaf of padding, in host memory: every search answers 0.
-  const core::stree_shape<core::cpu_node_keys<T>> shape(0);
+  const core::static_index_shape<core::cpu_node_keys<T>> shape(0);
   auto layout = cpu_backend::allocate_layout<T>(shape.size());
   cpu_backend::index_build<T>(1, nullptr, 0, layout.get());
   layout_ = layout.release();
@@ -59,7 +59,7 @@ template <class T>
 static_index<T>::static_index(const cpu_t& exec, span<const T> keys, const index_options& options) {
   check_keys(keys);
   if (options.check_sorted && !sorted_on(exec, keys)) throw_unsorted();
-  const core::stree_shape<core::cpu_node_keys<T>> shape(keys.size());
+  const core::static_index_shape<core::cpu_node_keys<T>> shape(keys.size());
   auto layout = cpu_backend::allocate_layout<T>(shape.size());
   cpu_backend::index_build(exec.threads, keys.data(), keys.size(), layout.get());
   layout_ = layout.release();
@@ -71,7 +71,7 @@ template <class T>
 static_index<T>::static_index(const cuda_t& exec, span<const T> keys, const index_options& options) {
   check_keys(keys);
   if (options.check_sorted && !sorted_on(exec, keys)) throw_unsorted();
-  const core::stree_shape<core::cuda_node_keys<T>> shape(keys.size());
+  const core::static_index_shape<core::cuda_node_keys<T>> shape(keys.size());
   T* layout = static_cast<T*>(device_malloc(size_t(shape.size()) * sizeof(T)));
   try {
     on_backend(exec, [&](auto h) { backend::index_build(h, keys.data(), keys.size(), layout); });
@@ -127,22 +127,22 @@ int static_index<T>::node_keys() const {
 
 template <class T>
 int static_index<T>::levels() const {
-  return on_device_ ? core::stree_shape<core::cuda_node_keys<T>>(n_).levels
-                    : core::stree_shape<core::cpu_node_keys<T>>(n_).levels;
+  return on_device_ ? core::static_index_shape<core::cuda_node_keys<T>>(n_).levels
+                    : core::static_index_shape<core::cpu_node_keys<T>>(n_).levels;
 }
 
 template <class T>
 static_index_host_ref<T> static_index<T>::host_ref() const {
   if (!layout_) throw invalid_argument("gsearch::static_index::host_ref: the index was moved from");
   if (on_device_) throw invalid_argument("gsearch::static_index::host_ref: the index is in device memory; use device_ref");
-  return {layout_, core::stree_shape<core::cpu_node_keys<T>>(n_)};
+  return {layout_, core::static_index_shape<core::cpu_node_keys<T>>(n_)};
 }
 
 template <class T>
 static_index_device_ref<T> static_index<T>::device_ref() const {
   if (!layout_) throw invalid_argument("gsearch::static_index::device_ref: the index was moved from");
   if (!on_device_) throw invalid_argument("gsearch::static_index::device_ref: the index is in host memory; use host_ref");
-  return {layout_, core::stree_shape<core::cuda_node_keys<T>>(n_)};
+  return {layout_, core::static_index_shape<core::cuda_node_keys<T>>(n_)};
 }
 
 #define GSEARCH_DEFINE_INDEX_SEARCH(OUT)                                                                 \

@@ -1,6 +1,6 @@
 // core/static_index.hpp: the S+ tree's shape worked out by hand for small n; the layout checked
 // slot by slot against its definition (leaves = padded keys, separator = first key of the next
-// child's subtree); and stree_rank against std::lower_bound / upper_bound in key_less order, for
+// child's subtree); and static_index_rank against std::lower_bound / upper_bound in key_less order, for
 // the six key types, B = 16 and 32, sizes around each level boundary and random sizes, heavy
 // duplicates, all-equal keys, the edge values (lowest, highest, NaN, +-inf, -0.0) as keys and
 // queries. Every layout read is bounds-checked.
@@ -24,18 +24,18 @@ namespace {
 using gsearch::key_less;
 using gsearch::key_traits;
 using gsearch::side;
-using gsearch::core::stree_build;
-using gsearch::core::stree_rank;
-using gsearch::core::stree_ranks;
-using gsearch::core::stree_shape;
-using gsearch::core::stree_slot;
+using gsearch::core::static_index_build;
+using gsearch::core::static_index_rank;
+using gsearch::core::static_index_ranks;
+using gsearch::core::static_index_shape;
+using gsearch::core::static_index_slot;
 using gsearch::test::reference;
 
 // ---- shape arithmetic, by hand ----------------------------------------------------------------
 
 template <int B>
 void expect_shape(int64_t n, std::vector<int64_t> offsets) {
-  const stree_shape<B> s(n);
+  const static_index_shape<B> s(n);
   ASSERT_EQ(s.levels + 1, int(offsets.size())) << "B=" << B << " n=" << n;
   for (int h = 0; h <= s.levels; ++h) EXPECT_EQ(s.offset[h], offsets[size_t(h)]) << "n=" << n << " h=" << h;
   EXPECT_EQ(s.size(), offsets.back());
@@ -68,15 +68,15 @@ TEST(StaticIndexShape, LevelsAreLogarithmic) {
   // levels = 1 + ceil(log_{B+1}(leaves)); the levels above the leaves add about n / B slots.
   for (int64_t n : {int64_t{1000}, int64_t{1} << 20, int64_t{1} << 24, int64_t{1} << 32, int64_t{1} << 40,
                     int64_t{1} << 62}) {
-    const stree_shape<16> s(n);
+    const static_index_shape<16> s(n);
     int64_t leaves = (n + 15) / 16, cover = 1;
     int levels = 1;
     while (cover < leaves) cover *= 17, ++levels;
     EXPECT_EQ(s.levels, levels) << n;
     EXPECT_LE(s.size(), n + n / 16 + 16 * (s.levels + 1)) << n;
-    EXPECT_LE(s.levels, stree_shape<16>::max_levels);
+    EXPECT_LE(s.levels, static_index_shape<16>::max_levels);
   }
-  constexpr stree_shape<32> c(1000000);  // usable in constant expressions
+  constexpr static_index_shape<32> c(1000000);  // usable in constant expressions
   static_assert(c.levels == 4 && c.offset[0] == 0);
 }
 
@@ -85,9 +85,9 @@ TEST(StaticIndexShape, LevelsAreLogarithmic) {
 // missing); the root over the two: [70 pad].
 TEST(StaticIndexLayout, SmallByHand) {
   const std::vector<int32_t> keys{10, 20, 30, 40, 50, 60, 70};
-  const stree_shape<2> s(7);
+  const static_index_shape<2> s(7);
   std::vector<int32_t> layout(size_t(s.size()));
-  stree_build([&](int64_t i) { return keys[size_t(i)]; }, s, layout.data(), 0, s.size());
+  static_index_build([&](int64_t i) { return keys[size_t(i)]; }, s, layout.data(), 0, s.size());
   constexpr int32_t pad = std::numeric_limits<int32_t>::max();
   EXPECT_EQ(layout, (std::vector<int32_t>{10, 20, 30, 40, 50, 60, 70, pad, 30, 50, pad, pad, 70, pad}));
 }
@@ -119,12 +119,12 @@ bool same_key(T a, T b) {
 // The layout, read through a bounds-checking accessor.
 template <class T, int B>
 struct tree {
-  stree_shape<B> shape;
+  static_index_shape<B> shape;
   std::vector<T> slots;
   mutable bool out_of_bounds = false;
 
   explicit tree(const std::vector<T>& keys) : shape(int64_t(keys.size())), slots(size_t(shape.size())) {
-    stree_build([&](int64_t i) { return keys[size_t(i)]; }, shape, slots.data(), 0, shape.size());
+    static_index_build([&](int64_t i) { return keys[size_t(i)]; }, shape, slots.data(), 0, shape.size());
   }
   T operator()(int64_t s) const {
     if (s < 0 || s >= shape.size()) {
@@ -161,9 +161,9 @@ void check_search(const std::vector<T>& keys, const std::vector<T>& queries) {
   const tree<T, B> t(keys);
   check_layout(t, keys);
   for (T q : queries) {
-    ASSERT_EQ(stree_rank<true>(t, t.shape, q), reference(keys, q, side::left))
+    ASSERT_EQ(static_index_rank<true>(t, t.shape, q), reference(keys, q, side::left))
         << "lower_bound q=" << +q << " n=" << keys.size();
-    ASSERT_EQ(stree_rank<false>(t, t.shape, q), reference(keys, q, side::right))
+    ASSERT_EQ(static_index_rank<false>(t, t.shape, q), reference(keys, q, side::right))
         << "upper_bound q=" << +q << " n=" << keys.size();
   }
   ASSERT_FALSE(t.out_of_bounds) << "n=" << keys.size();
@@ -173,8 +173,8 @@ void check_search(const std::vector<T>& keys, const std::vector<T>& queries) {
     T q[N];
     for (int i = 0; i < N; ++i) q[i] = queries[j + size_t(i) < queries.size() ? j + size_t(i) : 0];
     int64_t lower[N], upper[N];
-    stree_ranks<true>(t, t.shape, q, lower);
-    stree_ranks<false>(t, t.shape, q, upper);
+    static_index_ranks<true>(t, t.shape, q, lower);
+    static_index_ranks<false>(t, t.shape, q, upper);
     for (int i = 0; i < N; ++i) {
       ASSERT_EQ(lower[i], reference(keys, q[i], side::left)) << "lockstep lower_bound q=" << +q[i] << " n=" << keys.size();
       ASSERT_EQ(upper[i], reference(keys, q[i], side::right)) << "lockstep upper_bound q=" << +q[i] << " n=" << keys.size();
@@ -314,10 +314,10 @@ TYPED_TEST(StaticIndex, FloatSpecials) {
 // The handle: a view of a built layout that answers one query at a time.
 TEST(StaticIndexRef, SearchesItsLayout) {
   std::vector<double> keys{-1.5, 0.0, 0.0, 2.0, 7.0, std::numeric_limits<double>::quiet_NaN()};
-  const stree_shape<4> shape(int64_t(keys.size()));
+  const static_index_shape<4> shape(int64_t(keys.size()));
   std::vector<double> layout(size_t(shape.size()));
-  stree_build([&](int64_t i) { return keys[size_t(i)]; }, shape, layout.data(), 0, shape.size());
-  const gsearch::core::stree_ref<double, 4> ref{layout.data(), shape};
+  static_index_build([&](int64_t i) { return keys[size_t(i)]; }, shape, layout.data(), 0, shape.size());
+  const gsearch::core::static_index_ref<double, 4> ref{layout.data(), shape};
   static_assert(std::is_trivially_copyable_v<decltype(ref)>);
   EXPECT_EQ(ref.size(), 6);
   EXPECT_EQ(ref.lower_bound(0.0), 1);

@@ -41,12 +41,8 @@
 
 namespace gsearch {
 
-/// The handles of an index, by where it lives: core::stree_ref, a view (layout pointer, shape) with lower_bound / upper_bound / predecessor for one query, callable from host code
-/// (host_ref) or device code (device_ref). Valid while the index lives.
-template <class T>
-using static_index_host_ref = core::stree_ref<T, core::cpu_node_keys<T>>;
-template <class T>
-using static_index_device_ref = core::stree_ref<T, core::cuda_node_keys<T>>;
+// The handles of an index, static_index_host_ref and static_index_device_ref, are in
+// core/static_index.hpp (the backends take them too).
 
 /// Options of the build.
 struct index_options {

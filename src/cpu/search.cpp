@@ -144,11 +144,11 @@ void search_rows_dispatch(int threads, algorithm algo, int64_t rows, const T* ke
                });
 }
 
-// The index's layout: core::stree_shape's slots, allocated as cpu/static_index.hpp's
+// The index's layout: core::static_index_shape's slots, allocated as cpu/static_index.hpp's
 // allocate_layout does (rounded to 64 bytes, or to 2 MB from 4 MB on).
 template <class T>
 int64_t index_layout_bytes(int64_t k) {
-  const int64_t bytes = core::stree_shape<core::cpu_node_keys<T>>(k).size() * int64_t(sizeof(T));
+  const int64_t bytes = core::static_index_shape<core::cpu_node_keys<T>>(k).size() * int64_t(sizeof(T));
   const int64_t align = bytes >= (int64_t{4} << 20) ? (int64_t{2} << 20) : 64;
   return (bytes + align - 1) / align * align;
 }

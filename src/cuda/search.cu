@@ -205,10 +205,10 @@ namespace {
 
 constexpr int64_t no_cap = std::numeric_limits<int64_t>::max();
 
-// The index's layout: core::stree_shape's slots, in the stream-ordered pool.
+// The index's layout: core::static_index_shape's slots, in the stream-ordered pool.
 template <class T>
 int64_t index_temp_bytes(int64_t k, int64_t n) {
-  return n <= 0 ? 0 : core::stree_shape<core::cuda_node_keys<T>>(k).size() * int64_t(sizeof(T));
+  return n <= 0 ? 0 : core::static_index_shape<core::cuda_node_keys<T>>(k).size() * int64_t(sizeof(T));
 }
 
 template <class T>

@@ -10,11 +10,11 @@ namespace gsearch::cuda_backend {
 
 template <class T>
 void index_build(CUstream_st* stream, const T* keys, int64_t n, T* layout) {
-  launch_index_build(stream, keys, core::stree_shape<core::cuda_node_keys<T>>(n), layout, current_device_limits());
+  launch_index_build(stream, keys, core::static_index_shape<core::cuda_node_keys<T>>(n), layout, current_device_limits());
 }
 
 template <class T, class Out>
-void index_search(CUstream_st* stream, side s, const index_ref<T>& ref, const T* queries, int64_t q, Out* out) {
+void index_search(CUstream_st* stream, side s, const static_index_device_ref<T>& ref, const T* queries, int64_t q, Out* out) {
   launch_index_search<index_config.threads, index_config.items>(stream, s, ref.layout, ref.shape,
                                                                 index_shared_bytes<int(sizeof(T))>, queries, q, out,
                                                                 current_device_limits());
@@ -23,11 +23,11 @@ void index_search(CUstream_st* stream, side s, const index_ref<T>& ref, const T*
 template <class T, class Out>
 void index_search_keys(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries, int64_t q, Out* out) {
   if (q <= 0) return;
-  const core::stree_shape<core::cuda_node_keys<T>> shape(k);
+  const core::static_index_shape<core::cuda_node_keys<T>> shape(k);
   const stream_buffer memory(stream, size_t(shape.size()) * sizeof(T));
   T* layout = static_cast<T*>(memory.get());
   index_build(stream, keys, k, layout);
-  index_search(stream, s, index_ref<T>{layout, shape}, queries, q, out);
+  index_search(stream, s, static_index_device_ref<T>{layout, shape}, queries, q, out);
 }
 
 GSEARCH_KEY_TYPES(GSEARCH_CUDA_INDEX_INSTANTIATE)

@@ -19,7 +19,7 @@
 ///
 /// Node k of level h covers the leaves [k (B+1)^h, (k+1) (B+1)^h): child i of node k is node
 /// k (B+1) + i of level h - 1. So the tree needs no pointers, only the level offsets
-/// (stree_shape), and every slot's value is a function of the sorted keys (stree_slot), for a
+/// (static_index_shape), and every slot's value is a function of the sorted keys (static_index_slot), for a
 /// GPU thread or a CPU loop to fill any slot independently.
 ///
 /// Order: the library's total order (key_less: NaN last, -0.0 == 0.0). Alignment: node k of
@@ -50,7 +50,7 @@ inline constexpr int cuda_node_keys = 16 / int(sizeof(T));
 /// level's first slot in the flat layout. At least one leaf node even for n = 0 (all padding),
 /// so every search reads the same kind of path. Precondition: 0 <= n <= 2^62.
 template <int B>
-struct stree_shape {
+struct static_index_shape {
   static_assert(B >= 2, "a node needs at least two keys");
 
   /// Levels of the tree over 2^62 keys: the most any shape has.
@@ -64,7 +64,7 @@ struct stree_shape {
   int levels = 0;                       ///< levels, leaves included: 1 for n <= B
   int64_t offset[max_levels + 1] = {};  ///< level h's first slot; offset[levels] = size()
 
-  GSEARCH_HD constexpr explicit stree_shape(int64_t keys) : n(keys) {
+  GSEARCH_HD constexpr explicit static_index_shape(int64_t keys) : n(keys) {
     int64_t nodes = keys > B ? (keys + B - 1) / B : 1;  // leaf nodes
     for (;;) {
       offset[levels + 1] = offset[levels] + nodes * B;
@@ -82,7 +82,7 @@ struct stree_shape {
 /// The value of slot s of the layout, 0 <= s < shape.size(), from the sorted keys
 /// (sorted(i), 0 <= i < shape.n, sorted in key_less order). Reads at most one key.
 template <int B, class Acc>
-GSEARCH_HD auto stree_slot(const Acc& sorted, const stree_shape<B>& shape, int64_t s) {
+GSEARCH_HD auto static_index_slot(const Acc& sorted, const static_index_shape<B>& shape, int64_t s) {
   using T = std::remove_cvref_t<decltype(sorted(s))>;
   int h = 0;
   while (s >= shape.offset[h + 1]) ++h;
@@ -99,15 +99,15 @@ GSEARCH_HD auto stree_slot(const Acc& sorted, const stree_shape<B>& shape, int64
   return first < shape.n ? T(sorted(first)) : key_traits<T>::highest();
 }
 
-/// Fills slots [begin, end) of the layout: out[s] = stree_slot(sorted, shape, s). One CPU
-/// thread per chunk; a GPU kernel calls stree_slot once per thread.
+/// Fills slots [begin, end) of the layout: out[s] = static_index_slot(sorted, shape, s). One CPU
+/// thread per chunk; a GPU kernel calls static_index_slot once per thread.
 template <int B, class Acc, class T>
-GSEARCH_HD void stree_build(const Acc& sorted, const stree_shape<B>& shape, T* out, int64_t begin,
+GSEARCH_HD void static_index_build(const Acc& sorted, const static_index_shape<B>& shape, T* out, int64_t begin,
                             int64_t end) {
   const int64_t leaf_end = end < shape.offset[1] ? end : shape.offset[1];
   int64_t s = begin;
   for (; s < leaf_end; ++s) out[s] = s < shape.n ? T(sorted(s)) : key_traits<T>::highest();  // a copy
-  for (; s < end; ++s) out[s] = stree_slot(sorted, shape, s);
+  for (; s < end; ++s) out[s] = static_index_slot(sorted, shape, s);
 }
 
 // The node loop: unrolled on the GPU. Under g++ it stays a loop for the loop vectorizer, which
@@ -126,7 +126,7 @@ GSEARCH_HD void stree_build(const Acc& sorted, const stree_shape<B>& shape, T* o
 /// accessor with a `load_node<B>(base, keys)` member reads the node in one go (the GPU's 16-byte
 /// vector loads); any other is read key by key.
 template <int B, class Acc, class Pred>
-GSEARCH_HD GSEARCH_FORCEINLINE int stree_node_rank(const Acc& layout, int64_t base, Pred before) {
+GSEARCH_HD GSEARCH_FORCEINLINE int static_index_node_rank(const Acc& layout, int64_t base, Pred before) {
   int r = 0;
   if constexpr (requires(decltype(before.q) (&keys)[B]) { layout.template load_node<B>(base, keys); }) {
     decltype(before.q) keys[B];
@@ -143,9 +143,9 @@ GSEARCH_HD GSEARCH_FORCEINLINE int stree_node_rank(const Acc& layout, int64_t ba
 /// The queries the comparisons of the walk cannot answer: NaN for lower_bound (IEEE says no
 /// key is before it; key_less says every key but the NaNs is) and, for upper_bound, the last
 /// value of the order (max, or NaN), which the padding equals: counting the padding would walk
-/// past the layout. stree_rank answers them apart.
+/// past the layout. static_index_rank answers them apart.
 template <bool Strict, class T>
-GSEARCH_HD GSEARCH_FORCEINLINE bool stree_special(T q) {
+GSEARCH_HD GSEARCH_FORCEINLINE bool static_index_special(T q) {
   if constexpr (Strict) {
     if constexpr (std::is_floating_point_v<T>) return q != q;
     return false;
@@ -160,17 +160,17 @@ GSEARCH_HD GSEARCH_FORCEINLINE bool stree_special(T q) {
 /// read the top levels from one place (a GPU block's shared memory) and the rest from another.
 /// The N chains of dependent reads overlap (memory-level parallelism).
 template <int N, int B, class Acc, class Pred>
-GSEARCH_HD GSEARCH_FORCEINLINE void stree_descend(const Acc& layout, const stree_shape<B>& shape, int from,
+GSEARCH_HD GSEARCH_FORCEINLINE void static_index_descend(const Acc& layout, const static_index_shape<B>& shape, int from,
                                                   int to, const Pred (&before)[N], int64_t (&node)[N]) {
   for (int h = from; h > to; --h) {
     const int64_t level = shape.offset[h];
     GSEARCH_UNROLL
-    for (int i = 0; i < N; ++i) node[i] = node[i] * (B + 1) + stree_node_rank<B>(layout, level + node[i] * B, before[i]);
+    for (int i = 0; i < N; ++i) node[i] = node[i] * (B + 1) + static_index_node_rank<B>(layout, level + node[i] * B, before[i]);
   }
 }
 
 /// The rank of q among the n keys of the layout (layout(s), 0 <= s < shape.size(), built by
-/// stree_slot): the number of keys before q in key_less order, key < q for Strict (lower_bound,
+/// static_index_slot): the number of keys before q in key_less order, key < q for Strict (lower_bound,
 /// numpy side='left'), key <= q otherwise (upper_bound, side='right'). Reads one node per level,
 /// shape.levels x B keys, root to leaf; the rank is at most n (padding never counts).
 ///
@@ -183,41 +183,41 @@ GSEARCH_HD GSEARCH_FORCEINLINE void stree_descend(const Acc& layout, const stree
 /// for every q but NaN, answered first. After that test the padding (highest()) is never before
 /// q, so neither are the separators of missing children: no search leaves the layout.
 template <bool Strict, int B, class Acc, class T>
-GSEARCH_HD int64_t stree_rank(const Acc& layout, const stree_shape<B>& shape, T q) {
-  if (stree_special<Strict>(q)) {
+GSEARCH_HD int64_t static_index_rank(const Acc& layout, const static_index_shape<B>& shape, T q) {
+  if (static_index_special<Strict>(q)) {
     // NaN for lower_bound: every key but the NaN ones, the keys <= +inf in IEEE. The last value
     // of the order for upper_bound: every key.
     if constexpr (Strict && std::is_floating_point_v<T>)
-      return stree_rank<false>(layout, shape, std::numeric_limits<T>::infinity());
+      return static_index_rank<false>(layout, shape, std::numeric_limits<T>::infinity());
     return shape.n;
   }
   const ieee_before<Strict, T> before[1] = {{q}};
   int64_t node[1] = {0};
-  stree_descend(layout, shape, shape.levels - 1, 0, before, node);
-  return node[0] * B + stree_node_rank<B>(layout, node[0] * B, before[0]);
+  static_index_descend(layout, shape, shape.levels - 1, 0, before, node);
+  return node[0] * B + static_index_node_rank<B>(layout, node[0] * B, before[0]);
 }
 
-/// stree_rank for N queries in lockstep, their walks interleaved level by level: what a CPU
-/// thread runs on 8 queries, and a GPU thread on its Items. rank[i] = stree_rank<Strict>(q[i]).
-/// The special queries (stree_special) walk with a harmless stand-in and are answered after,
+/// static_index_rank for N queries in lockstep, their walks interleaved level by level: what a CPU
+/// thread runs on 8 queries, and a GPU thread on its Items. rank[i] = static_index_rank<Strict>(q[i]).
+/// The special queries (static_index_special) walk with a harmless stand-in and are answered after,
 /// NaN lower_bounds by a walk of their own.
 template <bool Strict, int N, int B, class Acc, class T>
-GSEARCH_HD GSEARCH_FORCEINLINE void stree_ranks(const Acc& layout, const stree_shape<B>& shape,
+GSEARCH_HD GSEARCH_FORCEINLINE void static_index_ranks(const Acc& layout, const static_index_shape<B>& shape,
                                                 const T (&q)[N], int64_t (&rank)[N]) {
   ieee_before<Strict, T> before[N];
   bool special[N];
   int64_t node[N];
   GSEARCH_UNROLL
   for (int i = 0; i < N; ++i) {
-    special[i] = stree_special<Strict>(q[i]);
+    special[i] = static_index_special<Strict>(q[i]);
     before[i].q = special[i] ? key_traits<T>::lowest() : q[i];
     node[i] = 0;
   }
-  stree_descend(layout, shape, shape.levels - 1, 0, before, node);
+  static_index_descend(layout, shape, shape.levels - 1, 0, before, node);
   GSEARCH_UNROLL
   for (int i = 0; i < N; ++i) {
-    rank[i] = special[i] ? stree_rank<Strict>(layout, shape, q[i])
-                         : node[i] * B + stree_node_rank<B>(layout, node[i] * B, before[i]);
+    rank[i] = special[i] ? static_index_rank<Strict>(layout, shape, q[i])
+                         : node[i] * B + static_index_node_rank<B>(layout, node[i] * B, before[i]);
   }
 }
 
@@ -225,21 +225,32 @@ GSEARCH_HD GSEARCH_FORCEINLINE void stree_ranks(const Acc& layout, const stree_s
 /// value to a kernel (in the manner of cuCollections' `*_ref`) and search one
 /// query per thread; the layout lives where it was built (host or device memory).
 template <class T, int B>
-struct stree_ref {
+struct static_index_ref {
   static constexpr int node_keys = B;
   const T* layout = nullptr;
-  stree_shape<B> shape{0};
+  static_index_shape<B> shape{0};
 
   /// Slot s of the layout.
   GSEARCH_HD GSEARCH_FORCEINLINE T operator()(int64_t s) const { return layout[s]; }
   /// The keys indexed.
   GSEARCH_HD int64_t size() const { return shape.n; }
   /// numpy side='left': the number of keys < q.
-  GSEARCH_HD int64_t lower_bound(T q) const { return stree_rank<true>(*this, shape, q); }
+  GSEARCH_HD int64_t lower_bound(T q) const { return static_index_rank<true>(*this, shape, q); }
   /// numpy side='right': the number of keys <= q.
-  GSEARCH_HD int64_t upper_bound(T q) const { return stree_rank<false>(*this, shape, q); }
+  GSEARCH_HD int64_t upper_bound(T q) const { return static_index_rank<false>(*this, shape, q); }
   /// The largest i with keys[i] <= q, or -1.
   GSEARCH_HD int64_t predecessor(T q) const { return upper_bound(q) - 1; }
 };
 
 }  // namespace gsearch::core
+
+namespace gsearch {
+/// The handles of a static index, by where it lives: core::static_index_ref, a view (layout
+/// pointer, shape) with lower_bound / upper_bound / predecessor for one query, callable from host
+/// code (static_index::host_ref) or device code (static_index::device_ref). Valid while the index
+/// lives. The backends search through the same handles.
+template <class T>
+using static_index_host_ref = core::static_index_ref<T, core::cpu_node_keys<T>>;
+template <class T>
+using static_index_device_ref = core::static_index_ref<T, core::cuda_node_keys<T>>;
+}  // namespace gsearch

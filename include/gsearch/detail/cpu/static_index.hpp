@@ -18,9 +18,6 @@
 
 namespace gsearch::cpu_backend {
 
-template <class T>
-using index_ref = core::stree_ref<T, core::cpu_node_keys<T>>;
-
 /// Host memory for a layout: aligned to 64 bytes, so that every node is one cache line; from
 /// 4 MB on, to 2 MB and advised into transparent huge pages (Linux), which spares the search a
 /// TLB miss per level and the build most of its page faults (docs/perf-notes.md, "Static index").
@@ -40,7 +37,7 @@ std::unique_ptr<T[], aligned_free> allocate_layout(int64_t slots) {
   return std::unique_ptr<T[], aligned_free>(static_cast<T*>(p));
 }
 
-/// Fills the layout of the n sorted keys (core::stree_shape<cpu_node_keys<T>>(n).size() slots)
+/// Fills the layout of the n sorted keys (core::static_index_shape<cpu_node_keys<T>>(n).size() slots)
 /// on all cores: the leaves are a copy, the separators one read each.
 template <class T>
 void index_build(int threads, const T* keys, int64_t n, T* layout);
@@ -48,7 +45,7 @@ void index_build(int threads, const T* keys, int64_t n, T* layout);
 /// out[j] = the result of queries[j] on side s: each thread walks 8 queries in lockstep, the
 /// node compares in the widest SIMD the CPU has (picked at run time).
 template <class T, class Out>
-void index_search(int threads, side s, const index_ref<T>& ref, const T* queries, int64_t q, Out* out);
+void index_search(int threads, side s, const static_index_host_ref<T>& ref, const T* queries, int64_t q, Out* out);
 
 /// The one-shot search of algorithm::index: builds a temporary index of the k keys, then
 /// searches it.

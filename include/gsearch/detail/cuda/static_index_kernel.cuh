@@ -40,20 +40,20 @@ struct vector_nodes {
   }
 };
 
-/// The build: layout[s] = core::stree_slot(keys, shape, s), a grid-stride loop over the slots.
+/// The build: layout[s] = core::static_index_slot(keys, shape, s), a grid-stride loop over the slots.
 template <class T, int B>
-__global__ void index_build_kernel(const T* __restrict__ keys, core::stree_shape<B> shape, T* __restrict__ layout) {
+__global__ void index_build_kernel(const T* __restrict__ keys, core::static_index_shape<B> shape, T* __restrict__ layout) {
   const auto sorted = [keys](int64_t i) { return keys[i]; };
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t s = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < shape.size(); s += stride)
-    core::stree_build(sorted, shape, layout, s, s + 1);
+    core::static_index_build(sorted, shape, layout, s, s + 1);
 }
 
 /// The levels a block stages: those from `shared_level` up (the root last in the layout, so they
 /// are the layout's tail), as many as fit in `shared_budget` bytes. At least the leaves stay in
 /// global memory (they are a copy of the keys: a tree that small is PBS's case).
 template <int B, class T>
-constexpr int index_shared_level(const core::stree_shape<B>& shape, int64_t shared_budget) {
+constexpr int index_shared_level(const core::static_index_shape<B>& shape, int64_t shared_budget) {
   int h = shape.levels;
   while (h - 1 >= 1 && (shape.size() - shape.offset[h - 1]) * int64_t(sizeof(T)) <= shared_budget) --h;
   return h;
@@ -61,11 +61,11 @@ constexpr int index_shared_level(const core::stree_shape<B>& shape, int64_t shar
 
 /// The search: out[j] = rank of queries[j] + offset. Each thread takes Items queries of a tile
 /// (thread t: t, t + Threads, ...: coalesced loads and stores), walks the staged levels from
-/// shared memory and the rest from global memory, in lockstep; the queries core::stree_special
+/// shared memory and the rest from global memory, in lockstep; the queries core::static_index_special
 /// names are answered by their own walk.
 template <bool Strict, class T, class Out, int B, int Threads, int Items>
 __global__ void __launch_bounds__(Threads)
-    index_search_kernel(const T* __restrict__ layout, core::stree_shape<B> shape, int shared_level,
+    index_search_kernel(const T* __restrict__ layout, core::static_index_shape<B> shape, int shared_level,
                         const T* __restrict__ queries, int64_t n, Out* __restrict__ out, int offset) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   const int64_t first = shape.offset[shared_level];
@@ -89,18 +89,18 @@ __global__ void __launch_bounds__(Threads)
     for (int i = 0; i < Items; ++i) {
       const int64_t j = j0 + int64_t(i) * Threads;
       q[i] = queries[j < n ? j : n - 1];  // past n: repeat the last query, not written
-      special[i] = core::stree_special<Strict>(q[i]);
+      special[i] = core::static_index_special<Strict>(q[i]);
       before[i].q = special[i] ? key_traits<T>::lowest() : q[i];
       node[i] = 0;
     }
-    core::stree_descend(top, shape, shape.levels - 1, shared_level - 1, before, node);
-    core::stree_descend(global, shape, shared_level - 1, 0, before, node);
+    core::static_index_descend(top, shape, shape.levels - 1, shared_level - 1, before, node);
+    core::static_index_descend(global, shape, shared_level - 1, 0, before, node);
     GSEARCH_UNROLL
     for (int i = 0; i < Items; ++i) {
       const int64_t j = j0 + int64_t(i) * Threads;
       if (j >= n) continue;
-      const int64_t rank = special[i] ? core::stree_rank<Strict>(global, shape, q[i])
-                                      : node[i] * B + core::stree_node_rank<B>(global, node[i] * B, before[i]);
+      const int64_t rank = special[i] ? core::static_index_rank<Strict>(global, shape, q[i])
+                                      : node[i] * B + core::static_index_node_rank<B>(global, node[i] * B, before[i]);
       out[j] = Out(rank + offset);
     }
   }
@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(Threads)
 
 /// Enqueues the build of the layout of the n sorted keys on `stream`.
 template <class T, int B>
-void launch_index_build(CUstream_st* stream, const T* keys, const core::stree_shape<B>& shape, T* layout,
+void launch_index_build(CUstream_st* stream, const T* keys, const core::static_index_shape<B>& shape, T* layout,
                         const device_limits& dev) {
   constexpr int threads = 256;
   const int64_t blocks = (shape.size() + threads - 1) / threads;
@@ -122,7 +122,7 @@ void launch_index_build(CUstream_st* stream, const T* keys, const core::stree_sh
 /// (dev.max_shared_per_block, which the testing override may lower) leaves, if less: 8-byte keys'
 /// 160 KB budget is more than an Ada card's 99 KB.
 template <int Threads, int Items, class T, class Out, int B>
-void launch_index_search(CUstream_st* stream, side s, const T* layout, const core::stree_shape<B>& shape,
+void launch_index_search(CUstream_st* stream, side s, const T* layout, const core::static_index_shape<B>& shape,
                          int64_t shared_budget, const T* queries, int64_t n, Out* out,
                          const device_limits& dev) {
   if (n <= 0) return;
