@@ -1,29 +1,33 @@
 #pragma once
-// What the gsearch CLI's subcommands share: exit codes, the error that carries one, the six
-// element types of the .npy files (and the one place that turns a runtime type into a template
-// argument), names of the library's enums, and the subcommand registry used by main.cpp.
+// What the gsearch CLI's subcommands share: exit codes, the error that carries one, the element
+// types of the .npy files (core/dtype.hpp's, with the names the CLI lists), names of the
+// library's enums, and the subcommand registry used by main.cpp.
 // No CLI11 here, so that npy.hpp and the tests can include it cheaply.
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
-#include <unistd.h>
-#include <fstream>
-#include <thread>
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "gsearch/core/algorithm.hpp"
-#include "gsearch/detail/cpu/parallel.hpp"
+#include "gsearch/core/dtype.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/query_gen.hpp"
+#include "gsearch/detail/cpu/parallel.hpp"
 #include "gsearch/device.hpp"
 
 namespace CLI {
@@ -80,54 +84,39 @@ inline target resolve_device(const std::string& device) {
   return {false, cpu_name()};
 }
 
-/// The element types of .npy files gsearch reads and writes: the library's key types.
-enum class dtype { int32, uint32, int64, uint64, float32, float64 };
-inline constexpr dtype all_dtypes[] = {dtype::int32,  dtype::uint32,  dtype::int64,
-                                       dtype::uint64, dtype::float32, dtype::float64};
+/// The element types of .npy files gsearch reads and writes: the library's key types, with
+/// core/dtype.hpp's one list, names and switch (gsearch::visit_key_type).
+using gsearch::all_dtypes;
+using gsearch::dtype;
+using gsearch::dtype_from_name;
+using gsearch::dtype_of;
+using gsearch::itemsize;
+using gsearch::name;
+using gsearch::npy_descr;
+using gsearch::visit_key_type;
 
-// clang-format off
-template <class T> constexpr dtype dtype_of();
-template <> constexpr dtype dtype_of<int32_t>() { return dtype::int32; }
-template <> constexpr dtype dtype_of<uint32_t>() { return dtype::uint32; }
-template <> constexpr dtype dtype_of<int64_t>() { return dtype::int64; }
-template <> constexpr dtype dtype_of<uint64_t>() { return dtype::uint64; }
-template <> constexpr dtype dtype_of<float>() { return dtype::float32; }
-template <> constexpr dtype dtype_of<double>() { return dtype::float64; }
-// clang-format on
-
-/// Calls f.template operator()<T>() with the C++ type T of `t`: the only switch over types.
-template <class F>
-decltype(auto) visit(dtype t, F&& f) {
-  switch (t) {
-    case dtype::int32: return f.template operator()<int32_t>();
-    case dtype::uint32: return f.template operator()<uint32_t>();
-    case dtype::int64: return f.template operator()<int64_t>();
-    case dtype::uint64: return f.template operator()<uint64_t>();
-    case dtype::float32: return f.template operator()<float>();
-    case dtype::float64: return f.template operator()<double>();
-  }
-  throw std::logic_error("gsearch::cli::visit: bad dtype");
-}
-
-/// numpy's name ("int32") and the .npy descr ("<i4"), from key_traits.
-inline std::string_view name(dtype t) {
-  return visit(t, []<class T>() { return std::string_view(key_traits<T>::name); });
-}
-inline std::string_view npy_descr(dtype t) {
-  return visit(t, []<class T>() { return std::string_view(key_traits<T>::npy_descr); });
-}
-inline int itemsize(dtype t) {
-  return visit(t, []<class T>() { return int(sizeof(T)); });
-}
+/// The dtype names, for CLI11's IsMember.
 inline std::vector<std::string> dtype_names() {
   std::vector<std::string> v;
   for (dtype t : all_dtypes) v.emplace_back(name(t));
   return v;
 }
-inline std::optional<dtype> dtype_from_name(std::string_view s) {
-  for (dtype t : all_dtypes)
-    if (name(t) == s) return t;
-  return std::nullopt;
+/// The dtype names as a list in a sentence: "int32, uint32, int64, uint64, float32 or float64"
+/// with last = " or ", every name after ", " by default.
+inline std::string dtype_list(std::string_view last = ", ") {
+  std::string s;
+  const size_t n = std::size(all_dtypes);
+  for (size_t i = 0; i < n; ++i) {
+    if (i > 0) s += i + 1 < n ? std::string_view(", ") : last;
+    s += name(all_dtypes[i]);
+  }
+  return s;
+}
+
+/// Deprecated: gsearch::visit_key_type. Kept while tools/cli/bench.cpp still calls it.
+template <class F>
+decltype(auto) visit(dtype t, F&& f) {
+  return visit_key_type(t, std::forward<F>(f));
 }
 
 /// A value as text, exactly (shortest round-trip form for floats).

@@ -10,6 +10,7 @@
 #include "gsearch/core/bank_model.hpp"
 #include "output.hpp"
 #include "progress.hpp"
+#include "subcommand.hpp"
 
 namespace gsearch::cli {
 namespace {
@@ -98,51 +99,52 @@ exit_code run_conflicts(const conflicts_args& a) {
   return a.key_bytes == 4 ? run_model<int32_t>(a, n) : run_model<int64_t>(a, n);
 }
 
+const char* const conflicts_footer =
+    "Keys: N sorted random int32 values (--key-bytes 4) or int64 values (--key-bytes 8), the "
+    "same as `gsearch gen --dtype int32|int64 --seed S` makes. Queries: W warps of 32. Every "
+    "lane's key reads are traced; step s of all lanes of a warp is one shared-memory access, "
+    "which takes as many passes as the most distinct words requested from one bank. Conflicts "
+    "are the passes beyond the fewest possible.\n"
+    "Example: gsearch conflicts --algo pbs --keys 1024 --queries worst";
+
+void add_conflicts_options(CLI::App& sub, conflicts_args& a) {
+  sub.add_option("--algo", a.algo, "Search algorithm to model")
+      ->required()
+      ->check(CLI::IsMember(modelled_algorithms));
+  sub.add_option("--keys", a.keys, "Number of keys (1 or more)")->required()->type_name("N");
+  sub.add_option("--key-bytes", a.key_bytes, "Key size: 4 (int32 keys) or 8 (int64 keys)")
+      ->check(CLI::IsMember({4, 8}))
+      ->capture_default_str();
+  sub.add_option("--queries", a.queries,
+                 "random: keys drawn at random; worst: the paper's worst case for PBS")
+      ->check(CLI::IsMember(query_kind_names))
+      ->capture_default_str();
+  sub.add_option("--warps", a.warps, "Number of warps (32 queries each; 1 or more)")
+      ->type_name("W")
+      ->capture_default_str();
+  sub.add_option("--banks", a.banks, "Shared-memory banks (1 to 1024)")
+      ->type_name("B")
+      ->capture_default_str();
+  sub.add_option("--bank-bytes", a.bank_bytes, "Bank width in bytes: 4, or 8 (Kepler's mode)")
+      ->check(CLI::IsMember({4, 8}))
+      ->capture_default_str();
+  sub.add_flag("--no-multicast", a.no_multicast, "Lanes reading the same word are not served in one pass");
+  sub.add_option("--side", a.side,
+                 "pred (the paper's predecessor search) or right: count keys <= q; left: keys < q")
+      ->check(CLI::IsMember(side_names))
+      ->capture_default_str();
+  sub.add_option("--seed", a.seed, "Seed of the keys (0 to 2^64 - 1); the queries use seed + 1")
+      ->type_name("S")
+      ->capture_default_str();
+  sub.add_flag("--json", a.json, "Print the counts as one line of JSON");
+}
+
 }  // namespace
 
 command add_conflicts_command(CLI::App& app) {
-  auto a = std::make_shared<conflicts_args>();
-  CLI::App* sub = app.add_subcommand(
-      "conflicts",
-      "Count a search's shared-memory accesses and bank conflicts with the bank model");
-  sub->footer(
-      "Keys: N sorted random int32 values (--key-bytes 4) or int64 values (--key-bytes 8), the "
-      "same as `gsearch gen --dtype int32|int64 --seed S` makes. Queries: W warps of 32. Every "
-      "lane's key reads are traced; step s of all lanes of a warp is one shared-memory access, "
-      "which takes as many passes as the most distinct words requested from one bank. Conflicts "
-      "are the passes beyond the fewest possible.\n"
-      "Example: gsearch conflicts --algo pbs --keys 1024 --queries worst");
-  sub->add_option("--algo", a->algo, "Search algorithm to model")
-      ->required()
-      ->check(CLI::IsMember(modelled_algorithms));
-  sub->add_option("--keys", a->keys, "Number of keys (1 or more)")->required()->type_name("N");
-  sub->add_option("--key-bytes", a->key_bytes, "Key size: 4 (int32 keys) or 8 (int64 keys)")
-      ->check(CLI::IsMember({4, 8}))
-      ->capture_default_str();
-  sub->add_option("--queries", a->queries,
-                  "random: keys drawn at random; worst: the paper's worst case for PBS")
-      ->check(CLI::IsMember(query_kind_names))
-      ->capture_default_str();
-  sub->add_option("--warps", a->warps, "Number of warps (32 queries each; 1 or more)")
-      ->type_name("W")
-      ->capture_default_str();
-  sub->add_option("--banks", a->banks, "Shared-memory banks (1 to 1024)")
-      ->type_name("B")
-      ->capture_default_str();
-  sub->add_option("--bank-bytes", a->bank_bytes, "Bank width in bytes: 4, or 8 (Kepler's mode)")
-      ->check(CLI::IsMember({4, 8}))
-      ->capture_default_str();
-  sub->add_flag("--no-multicast", a->no_multicast,
-                "Lanes reading the same word are not served in one pass");
-  sub->add_option("--side", a->side,
-                  "pred (the paper's predecessor search) or right: count keys <= q; left: keys < q")
-      ->check(CLI::IsMember(side_names))
-      ->capture_default_str();
-  sub->add_option("--seed", a->seed, "Seed of the keys (0 to 2^64 - 1); the queries use seed + 1")
-      ->type_name("S")
-      ->capture_default_str();
-  sub->add_flag("--json", a->json, "Print the counts as one line of JSON");
-  return {sub, [a] { return run_conflicts(*a); }, &a->json};
+  return add_command<conflicts_args>(
+      app, {"conflicts", "Count a search's shared-memory accesses and bank conflicts with the bank model",
+            conflicts_footer, add_conflicts_options, run_conflicts});
 }
 
 }  // namespace gsearch::cli

@@ -17,6 +17,7 @@
 #include "npy.hpp"
 #include "output.hpp"
 #include "progress.hpp"
+#include "subcommand.hpp"
 #include "timing.hpp"
 
 namespace gsearch::cli {
@@ -337,96 +338,99 @@ exit_code run_find(const find_args& a) {
   inputs in{npy::input(a.data), std::nullopt};
   if (!a.values.empty()) in.values.emplace(a.values);
   check_inputs(in);
-  return visit(in.data.type(), [&]<class T>() { return find_typed<T>(a, p, dev, in); });
+  return visit_key_type(in.data.type(), [&]<class T>() { return find_typed<T>(a, p, dev, in); });
+}
+
+std::string find_footer() {
+  return "Data is a little-endian 1-D .npy file of " + dtype_list(" or ") +
+         ". "
+         "A match is `x op value` (--op, --value, and --hi for --op in), compared as numpy compares "
+         "elementwise: -0.0 == 0.0, and a NaN element matches only ne.\n"
+         "Modes first, any, random and count print their result (an index, -1 when nothing "
+         "matches, or a count) on stdout, one line; the summary goes to stderr. Modes all and isin "
+         "write --out (int64 indices, ascending; a bool mask as np.isin returns, with the data's "
+         "length) and print the summary on stdout. With --json, stdout is one JSON object whose "
+         "\"result\" is the index, the count, the number of matches (all) or of true (isin).\n"
+         "--value (and --hi) is parsed exactly for the data's dtype, and a value the dtype cannot "
+         "hold is an error: integers are written 42, -7, or 1e3 / 2.0 when that is an integer in "
+         "range (not 1.5, nan, inf, 3e9 for int32, -1 for unsigned types); floats are decimal or "
+         "scientific, nan, inf or -0.0, rounded to the nearest value of the dtype (a non-zero value "
+         "that rounds to infinity or to 0, like 1e39 or 1e-50 for float32, is an error). A negative value is "
+         "written --value -7 or "
+         "--value=-7.\n"
+         "isin is np.isin(data, values, invert=...): NaN is never a member, and -0.0 and 0.0 are "
+         "the same element.\n"
+         "Every option is checked before any work: an option that does not apply to the mode "
+         "(--seed without --mode random, --invert without isin, ...) is an error, not ignored. The "
+         "output goes to a temporary file renamed at the end; it must not be an input (also "
+         "through ./, .., a symlink or a hard link), a directory, a FIFO or device or a read-only "
+         "file (all checked before any work), and no output is left by an error, SIGINT or SIGTERM. "
+         "A result printed to a stdout that cannot be written (a full disk, closed) is exit 2.";
+}
+
+void add_find_options(CLI::App& sub, find_args& a) {
+  sub.add_option("--data", a.data, "The data to search (.npy, 1-D)")->required()->type_name("D.npy");
+  a.value_opt = sub.add_option("--value", a.value,
+                               "The value compared with each element (the data's dtype; see "
+                               "below). Default mode: first")
+                    ->type_name("V");
+  sub.add_option("--values", a.values,
+                 "The test elements of --mode isin (.npy, the data's dtype, any shape: a set). "
+                 "Default mode with --values: isin")
+      ->type_name("N.npy")
+      ->excludes(a.value_opt);
+  sub.add_option("--mode", a.mode,
+                 "first: the lowest matching index (-1: none); any: some matching index, the "
+                 "fastest to find; random: a uniformly random matching index drawn from --seed "
+                 "(the same on CPU and GPU); count: the number of matches; all: every matching "
+                 "index to --out; isin: np.isin(data, values) as a bool mask to --out")
+      ->check(CLI::IsMember(mode_names))
+      ->type_name("MODE");
+  a.op_opt = sub.add_option("--op", a.op,
+                            "The predicate: eq (x == value), ne, lt (x < value), le, gt, ge, "
+                            "in (value <= x < hi)")
+                 ->check(CLI::IsMember(op_names()))
+                 ->capture_default_str();
+  a.hi_opt = sub.add_option("--hi", a.hi, "The upper end (excluded) of --op in")->type_name("H");
+  a.strategy_opt =
+      sub.add_option("--strategy", a.strategy,
+                     "How the GPU reads the data: auto (the tuned scan with early exit), or, for "
+                     "study, seeds/001's kernels with k elements per thread: strided, coalesced, "
+                     "unrolled, one-per-thread (k = 1); for first, any and count only. On the "
+                     "CPU they run as a simulated grid (same results)")
+          ->check(CLI::IsMember(strategy_names()))
+          ->capture_default_str();
+  a.per_thread_opt = sub.add_option("--per-thread", a.per_thread,
+                                    "k, the elements per thread of --strategy strided, "
+                                    "coalesced and unrolled (0 = 12)")
+                         ->type_name("K");
+  a.seed_opt = sub.add_option("--seed", a.seed, "The seed of --mode random (0 to 2^64 - 1)")
+                   ->type_name("S")
+                   ->capture_default_str();
+  a.invert_opt = sub.add_flag("--invert", a.invert,
+                              "isin: true where the element is NOT among --values (np.isin's "
+                              "invert=True)");
+  a.method_opt = sub.add_option("--method", a.method,
+                                "isin: auto, sorted (sort the test elements, binary search "
+                                "each element) or hash (a hash set of the test elements)")
+                     ->check(CLI::IsMember(method_names()))
+                     ->capture_default_str();
+  sub.add_option("--out", a.out,
+                 "The output of --mode all (int64 indices, 1-D) and isin (bool mask, the "
+                 "data's length); required for those modes, an error for the others")
+      ->type_name("OUT.npy");
+  add_device_option(sub, a.device);
+  sub.add_flag("--json", a.json,
+               "Print one JSON object to stdout (\"result\", mode, op, value, dtype, n, device, "
+               "time_ms, ...) instead of the result and the human summary");
 }
 
 }  // namespace
 
 command add_find_command(CLI::App& app) {
-  auto a = std::make_shared<find_args>();
-  CLI::App* sub = app.add_subcommand(
-      "find", "Search unsorted data: the first / any / a random match, count, all matches, isin");
-  sub->footer(
-      "Data is a little-endian 1-D .npy file of int32, uint32, int64, uint64, float32 or float64. "
-      "A match is `x op value` (--op, --value, and --hi for --op in), compared as numpy compares "
-      "elementwise: -0.0 == 0.0, and a NaN element matches only ne.\n"
-      "Modes first, any, random and count print their result (an index, -1 when nothing "
-      "matches, or a count) on stdout, one line; the summary goes to stderr. Modes all and isin "
-      "write --out (int64 indices, ascending; a bool mask as np.isin returns, with the data's "
-      "length) and print the summary on stdout. With --json, stdout is one JSON object whose "
-      "\"result\" is the index, the count, the number of matches (all) or of true (isin).\n"
-      "--value (and --hi) is parsed exactly for the data's dtype, and a value the dtype cannot "
-      "hold is an error: integers are written 42, -7, or 1e3 / 2.0 when that is an integer in "
-      "range (not 1.5, nan, inf, 3e9 for int32, -1 for unsigned types); floats are decimal or "
-      "scientific, nan, inf or -0.0, rounded to the nearest value of the dtype (a non-zero value "
-      "that rounds to infinity or to 0, like 1e39 or 1e-50 for float32, is an error). A negative value is "
-      "written --value -7 or "
-      "--value=-7.\n"
-      "isin is np.isin(data, values, invert=...): NaN is never a member, and -0.0 and 0.0 are "
-      "the same element.\n"
-      "Every option is checked before any work: an option that does not apply to the mode "
-      "(--seed without --mode random, --invert without isin, ...) is an error, not ignored. The "
-      "output goes to a temporary file renamed at the end; it must not be an input (also "
-      "through ./, .., a symlink or a hard link), a directory, a FIFO or device or a read-only "
-      "file (all checked before any work), and no output is left by an error, SIGINT or SIGTERM. "
-      "A result printed to a stdout that cannot be written (a full disk, closed) is exit 2.");
-  sub->add_option("--data", a->data, "The data to search (.npy, 1-D)")->required()->type_name("D.npy");
-  a->value_opt = sub->add_option("--value", a->value,
-                                 "The value compared with each element (the data's dtype; see "
-                                 "below). Default mode: first")
-                     ->type_name("V");
-  sub->add_option("--values", a->values,
-                  "The test elements of --mode isin (.npy, the data's dtype, any shape: a set). "
-                  "Default mode with --values: isin")
-      ->type_name("N.npy")
-      ->excludes(a->value_opt);
-  sub->add_option("--mode", a->mode,
-                  "first: the lowest matching index (-1: none); any: some matching index, the "
-                  "fastest to find; random: a uniformly random matching index drawn from --seed "
-                  "(the same on CPU and GPU); count: the number of matches; all: every matching "
-                  "index to --out; isin: np.isin(data, values) as a bool mask to --out")
-      ->check(CLI::IsMember(mode_names))
-      ->type_name("MODE");
-  a->op_opt = sub->add_option("--op", a->op,
-                              "The predicate: eq (x == value), ne, lt (x < value), le, gt, ge, "
-                              "in (value <= x < hi)")
-                  ->check(CLI::IsMember(op_names()))
-                  ->capture_default_str();
-  a->hi_opt = sub->add_option("--hi", a->hi, "The upper end (excluded) of --op in")->type_name("H");
-  a->strategy_opt =
-      sub->add_option("--strategy", a->strategy,
-                      "How the GPU reads the data: auto (the tuned scan with early exit), or, for "
-                      "study, seeds/001's kernels with k elements per thread: strided, coalesced, "
-                      "unrolled, one-per-thread (k = 1); for first, any and count only. On the "
-                      "CPU they run as a simulated grid (same results)")
-          ->check(CLI::IsMember(strategy_names()))
-          ->capture_default_str();
-  a->per_thread_opt = sub->add_option("--per-thread", a->per_thread,
-                                      "k, the elements per thread of --strategy strided, "
-                                      "coalesced and unrolled (0 = 12)")
-                          ->type_name("K");
-  a->seed_opt = sub->add_option("--seed", a->seed, "The seed of --mode random (0 to 2^64 - 1)")
-                    ->type_name("S")
-                    ->capture_default_str();
-  a->invert_opt = sub->add_flag("--invert", a->invert,
-                                "isin: true where the element is NOT among --values (np.isin's "
-                                "invert=True)");
-  a->method_opt = sub->add_option("--method", a->method,
-                                  "isin: auto, sorted (sort the test elements, binary search "
-                                  "each element) or hash (a hash set of the test elements)")
-                      ->check(CLI::IsMember(method_names()))
-                      ->capture_default_str();
-  sub->add_option("--out", a->out,
-                  "The output of --mode all (int64 indices, 1-D) and isin (bool mask, the "
-                  "data's length); required for those modes, an error for the others")
-      ->type_name("OUT.npy");
-  sub->add_option("--device", a->device, "auto: cuda if a CUDA device is available, else cpu")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
-      ->capture_default_str();
-  sub->add_flag("--json", a->json,
-                "Print one JSON object to stdout (\"result\", mode, op, value, dtype, n, device, "
-                "time_ms, ...) instead of the result and the human summary");
-  return {sub, [a] { return run_find(*a); }, &a->json};
+  return add_command<find_args>(
+      app, {"find", "Search unsorted data: the first / any / a random match, count, all matches, isin",
+            find_footer(), add_find_options, run_find});
 }
 
 }  // namespace gsearch::cli

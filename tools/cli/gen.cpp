@@ -8,6 +8,7 @@
 #include "npy.hpp"
 #include "output.hpp"
 #include "progress.hpp"
+#include "subcommand.hpp"
 
 namespace gsearch::cli {
 namespace {
@@ -31,7 +32,7 @@ exit_code run_gen(const gen_args& a) {
                                       bytes_text(double(keys + queries) * double(bytes)) +
                                       ", more than this machine's memory (" +
                                       bytes_text(double(host_memory_bytes())) + ")");
-  visit(*t, [&]<class T>() {
+  visit_key_type(*t, [&]<class T>() {
     progress::phase("generating");
     const generated<T> g = generate<T>(keys, queries, a.query_kind, seed);
     // Both files are written before either is renamed into place.
@@ -46,43 +47,41 @@ exit_code run_gen(const gen_args& a) {
   return exit_ok;
 }
 
+const char* const gen_footer =
+    "The generator is splitmix64: a seed gives the same files on every machine. Each file is "
+    "written to a temporary file and renamed; neither is renamed unless both were written. "
+    "--keys-out and --queries-out must name different files (also through ./, .., a symlink "
+    "or a hard link). --keys and --queries are whole numbers from 0 to what this machine's "
+    "memory holds (checked before anything is generated); --seed is 0 to 2^64 - 1.";
+
+void add_gen_options(CLI::App& sub, gen_args& a) {
+  sub.add_option("--keys", a.keys,
+                 "Number of keys (0 or more): uniformly random (integers over the whole type, "
+                 "floats in [-1e6, 1e6)), sorted")
+      ->required()
+      ->type_name("N");
+  sub.add_option("--queries", a.queries, "Number of queries (0 or more)")->required()->type_name("M");
+  sub.add_option("--dtype", a.dtype, "Element type of both files")
+      ->check(CLI::IsMember(dtype_names()))
+      ->capture_default_str();
+  sub.add_option("--query-kind", a.query_kind,
+                 "random: each query a key drawn at random; worst: the paper's worst case for "
+                 "PBS (lane i of each warp of 32 queries keys[i * (N / 32) + C], C random per "
+                 "warp)")
+      ->check(CLI::IsMember(query_kind_names))
+      ->capture_default_str();
+  sub.add_option("--seed", a.seed, "Seed of the keys (0 to 2^64 - 1); the queries use seed + 1")
+      ->type_name("S")
+      ->capture_default_str();
+  sub.add_option("--keys-out", a.keys_out, "Keys file to write")->required()->type_name("K.npy");
+  sub.add_option("--queries-out", a.queries_out, "Queries file to write")->required()->type_name("Q.npy");
+}
+
 }  // namespace
 
 command add_gen_command(CLI::App& app) {
-  auto a = std::make_shared<gen_args>();
-  CLI::App* sub =
-      app.add_subcommand("gen", "Generate sorted random keys and queries as .npy files");
-  sub->footer(
-      "The generator is splitmix64: a seed gives the same files on every machine. Each file is "
-      "written to a temporary file and renamed; neither is renamed unless both were written. "
-      "--keys-out and --queries-out must name different files (also through ./, .., a symlink "
-      "or a hard link). --keys and --queries are whole numbers from 0 to what this machine's "
-      "memory holds (checked before anything is generated); --seed is 0 to 2^64 - 1.");
-  sub->add_option("--keys", a->keys,
-                  "Number of keys (0 or more): uniformly random (integers over the whole type, "
-                  "floats in [-1e6, 1e6)), sorted")
-      ->required()
-      ->type_name("N");
-  sub->add_option("--queries", a->queries, "Number of queries (0 or more)")
-      ->required()
-      ->type_name("M");
-  sub->add_option("--dtype", a->dtype, "Element type of both files")
-      ->check(CLI::IsMember(dtype_names()))
-      ->capture_default_str();
-  sub->add_option("--query-kind", a->query_kind,
-                  "random: each query a key drawn at random; worst: the paper's worst case for "
-                  "PBS (lane i of each warp of 32 queries keys[i * (N / 32) + C], C random per "
-                  "warp)")
-      ->check(CLI::IsMember(query_kind_names))
-      ->capture_default_str();
-  sub->add_option("--seed", a->seed, "Seed of the keys (0 to 2^64 - 1); the queries use seed + 1")
-      ->type_name("S")
-      ->capture_default_str();
-  sub->add_option("--keys-out", a->keys_out, "Keys file to write")->required()->type_name("K.npy");
-  sub->add_option("--queries-out", a->queries_out, "Queries file to write")
-      ->required()
-      ->type_name("Q.npy");
-  return {sub, [a] { return run_gen(*a); }, nullptr};
+  return add_command<gen_args>(app, {"gen", "Generate sorted random keys and queries as .npy files",
+                                     gen_footer, add_gen_options, run_gen});
 }
 
 }  // namespace gsearch::cli

@@ -4,10 +4,11 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
-#include <sstream>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "npy.hpp"
 #include "output.hpp"
 #include "progress.hpp"
+#include "subcommand.hpp"
 #include "timing.hpp"
 
 namespace gsearch::cli {
@@ -144,6 +146,52 @@ merge_options unchecked() {
   return o;
 }
 
+// ---- the options they share ---------------------------------------------------------------------
+
+const std::string inputs_footer =
+    "Inputs are little-endian 1-D .npy files of one dtype: " + dtype_list(" or ") +
+    " (gsearch never casts; values are int64). Floats are in numpy's sort order: NaN "
+    "last, all NaNs equal, -0.0 == 0.0.\n";
+constexpr const char* outputs_footer =
+    "Outputs go to temporary files renamed at the end, all of them or none (through a symlink, "
+    "to its target; an existing file keeps its mode). Refused before anything is read: an output "
+    "that is the same file as an input or another output (also through ./, .., a symlink or a "
+    "hard link), a directory, a FIFO or device, a read-only file, or one whose directory is "
+    "missing or not writable. No output is left by an error, SIGINT or SIGTERM. The summary goes "
+    "to stdout (--json: one JSON object with \"result\", the output's length, and \"time_ms\", "
+    "the library call's time: CUDA events on a GPU, wall clock on the CPU; on an error, "
+    "{\"error\": ...}); a stdout that cannot be written (a full disk, closed) is exit 2.";
+
+// A subcommand's footer: its own text between the inputs' and the outputs' paragraphs.
+std::string family_footer(const char* own) { return inputs_footer + own + outputs_footer; }
+
+void add_a_and_b(CLI::App& sub, std::string& a, std::string& b) {
+  sub.add_option("--a", a, "The first sorted input (.npy, 1-D)")->required()->type_name("A.npy");
+  sub.add_option("--b", b, "The second sorted input (.npy, 1-D, --a's dtype)")
+      ->required()
+      ->type_name("B.npy");
+}
+
+// A subcommand's options: its own (`own`), then --no-check (every one but sort, whose input
+// need not be sorted; `checked` names the inputs it checks), --device and --json.
+template <class Args>
+std::function<void(CLI::App&, Args&)> family_options(void (*own)(CLI::App&, Args&),
+                                                     const char* checked = nullptr) {
+  return [own, checked](CLI::App& sub, Args& a) {
+    own(sub, a);
+    if constexpr (requires { a.no_check; })
+      sub.add_flag("--no-check", a.no_check,
+                   "Do not check that " + std::string(checked) +
+                       " are sorted (checked by default: an unsorted input is an error naming it "
+                       "and the index where it goes down). Unsorted inputs then give unspecified "
+                       "results");
+    add_device_option(sub, a.device);
+    sub.add_flag("--json", a.json,
+                 "Print one JSON object to stdout (command, device, dtype, sizes, outputs, "
+                 "\"result\", \"time_ms\") instead of the human summary");
+  };
+}
+
 // ---- gsearch merge ------------------------------------------------------------------------------
 
 struct merge_args {
@@ -206,7 +254,7 @@ exit_code run_merge_command(const merge_args& a) {
     check_values(*in_av, in.x);
     check_values(*in_bv, in.y);
   }
-  return visit(in.x.file.type(), [&]<class T>() {
+  return visit_key_type(in.x.file.type(), [&]<class T>() {
     const std::vector<T> ka = in.x.file.read<T>();
     const std::vector<T> kb = in.y.file.read<T>();
     std::vector<int64_t> av, bv;
@@ -246,6 +294,24 @@ exit_code run_merge_command(const merge_args& a) {
     return exit_ok;
   });
 }
+
+void add_merge_options(CLI::App& sub, merge_args& a) {
+  add_a_and_b(sub, a.a, a.b);
+  sub.add_option("--out", a.out, "The merged keys (--a's dtype)")->required()->type_name("M.npy");
+  sub.add_option("--a-values", a.a_values, "int64 values of --a's keys (one per key)")->type_name("AV.npy");
+  sub.add_option("--b-values", a.b_values, "int64 values of --b's keys (one per key)")->type_name("BV.npy");
+  sub.add_option("--out-values", a.out_values,
+                 "The values of the merged keys: out_values[k] is the value of the key out[k] "
+                 "came from")
+      ->type_name("MV.npy");
+}
+const subcommand_spec<merge_args> merge_spec{
+    "merge", "Merge two sorted arrays (stable: ties take --a's first), keys or key-value pairs",
+    family_footer("The output is the merge of sorted --a and --b, of length len(a) + len(b): "
+                  "np.sort(np.concatenate([a, b]), kind='stable') without the sort. With "
+                  "--a-values, --b-values and --out-values (all three, int64, one per key), each "
+                  "key's value goes with it.\n"),
+    family_options(add_merge_options, "--a and --b"), run_merge_command};
 
 // ---- gsearch sort -------------------------------------------------------------------------------
 
@@ -305,7 +371,7 @@ exit_code run_sort_command(const sort_args& a) {
     values.emplace("--values", a.values);
     check_values(*values, data);
   }
-  return visit(data.file.type(), [&]<class T>() {
+  return visit_key_type(data.file.type(), [&]<class T>() {
     const std::vector<T> keys = data.file.read<T>();
     const int64_t n = int64_t(keys.size());
     std::vector<int64_t> v;
@@ -358,6 +424,25 @@ exit_code run_sort_command(const sort_args& a) {
     return exit_ok;
   });
 }
+
+void add_sort_options(CLI::App& sub, sort_args& a) {
+  sub.add_option("--data", a.data, "The keys to sort (.npy, 1-D, any order)")->required()->type_name("D.npy");
+  sub.add_option("--out", a.out, "The sorted keys (the data's dtype)")->type_name("S.npy");
+  sub.add_option("--values", a.values, "int64 values to carry with the keys (one per key)")
+      ->type_name("V.npy");
+  sub.add_option("--out-values", a.out_values, "The carried values, in the keys' sorted order")
+      ->type_name("SV.npy");
+  sub.add_option("--argsort", a.argsort, "The stable sorting permutation (int64 indices into --data)")
+      ->type_name("I.npy");
+}
+const subcommand_spec<sort_args> sort_spec{
+    "sort", "Sort an array (stable merge sort), with int64 values or the sorting permutation",
+    family_footer("--out gets np.sort(data, kind='stable'); --argsort gets the stable sorting "
+                  "permutation, np.argsort(data, kind='stable') (int64: data[perm] is sorted, equal "
+                  "keys in their input order); --values V.npy with --out-values carries one int64 "
+                  "value per key (out_values = values[perm]). Give --out, --argsort or both. The "
+                  "data need not be sorted, so there is no --no-check.\n"),
+    family_options(add_sort_options), run_sort_command};
 
 // ---- gsearch set --------------------------------------------------------------------------------
 
@@ -412,7 +497,7 @@ exit_code run_set_command(const set_args& a) {
   const set_op op = parse_set_op(a.op);
   const target dev = resolve_device(a.device);
   key_inputs in("set", "--a", a.a, "--b", a.b);
-  return visit(in.x.file.type(), [&]<class T>() {
+  return visit_key_type(in.x.file.type(), [&]<class T>() {
     const std::vector<T> ka = in.x.file.read<T>();
     const std::vector<T> kb = in.y.file.read<T>();
     progress::phase("checking that the inputs are sorted");
@@ -439,6 +524,23 @@ exit_code run_set_command(const set_args& a) {
     return exit_ok;
   });
 }
+
+void add_set_options(CLI::App& sub, set_args& a) {
+  sub.add_option("--op", a.op, "intersection, union, difference (a - b) or symmetric-difference")
+      ->required()
+      ->check(CLI::IsMember(set_op_names))
+      ->type_name("OP");
+  add_a_and_b(sub, a.a, a.b);
+  sub.add_option("--out", a.out, "The result (--a's dtype, sorted)")->required()->type_name("S.npy");
+}
+const subcommand_spec<set_args> set_spec{
+    "set", "Multiset intersection, union, difference, symmetric difference of sorted arrays",
+    family_footer("C++'s std::set_* semantics on multisets: a value m times in --a and n times in "
+                  "--b is written min(m, n) times (intersection), max(m, n) (union), max(m - n, 0) "
+                  "(difference, a minus b) or |m - n| (symmetric-difference); the output is sorted. "
+                  "For numpy's unique-element np.intersect1d etc., pass inputs without duplicates "
+                  "(numpy: np.unique(a)).\n"),
+    family_options(add_set_options, "--a and --b"), run_set_command};
 
 // ---- gsearch join -------------------------------------------------------------------------------
 
@@ -506,7 +608,7 @@ exit_code run_join_command(const join_args& a) {
     bad("--how " + a.how + " needs --out-right J.npy (the right indices of the pairs)");
   const target dev = resolve_device(a.device);
   key_inputs in("join", "--left", a.left, "--right", a.right);
-  return visit(in.x.file.type(), [&]<class T>() {
+  return visit_key_type(in.x.file.type(), [&]<class T>() {
     const std::vector<T> l = in.x.file.read<T>();
     const std::vector<T> r = in.y.file.read<T>();
     progress::phase("checking that the inputs are sorted");
@@ -540,158 +642,39 @@ exit_code run_join_command(const join_args& a) {
   });
 }
 
-// ---- the options they share ---------------------------------------------------------------------
-
-constexpr const char* inputs_footer =
-    "Inputs are little-endian 1-D .npy files of one dtype: int32, uint32, int64, uint64, float32 "
-    "or float64 (gsearch never casts; values are int64). Floats are in numpy's sort order: NaN "
-    "last, all NaNs equal, -0.0 == 0.0.\n";
-constexpr const char* outputs_footer =
-    "Outputs go to temporary files renamed at the end, all of them or none (through a symlink, "
-    "to its target; an existing file keeps its mode). Refused before anything is read: an output "
-    "that is the same file as an input or another output (also through ./, .., a symlink or a "
-    "hard link), a directory, a FIFO or device, a read-only file, or one whose directory is "
-    "missing or not writable. No output is left by an error, SIGINT or SIGTERM. The summary goes "
-    "to stdout (--json: one JSON object with \"result\", the output's length, and \"time_ms\", "
-    "the library call's time: CUDA events on a GPU, wall clock on the CPU; on an error, "
-    "{\"error\": ...}); a stdout that cannot be written (a full disk, closed) is exit 2.";
-
-// A subcommand whose footer is its own text between the inputs' and the outputs' paragraphs.
-CLI::App* add_subcommand(CLI::App& app, const char* name, const char* description,
-                         const std::string& footer) {
-  CLI::App* sub = app.add_subcommand(name, description);
-  sub->footer(std::string(inputs_footer) + footer + outputs_footer);
-  return sub;
-}
-
-void add_device_and_json(CLI::App* sub, std::string& device, bool& json_flag) {
-  sub->add_option("--device", device, "auto: cuda if a CUDA device is available, else cpu")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
-      ->capture_default_str();
-  sub->add_flag("--json", json_flag,
-                "Print one JSON object to stdout (command, device, dtype, sizes, outputs, "
-                "\"result\", \"time_ms\") instead of the human summary");
-}
-
-void add_a_and_b(CLI::App* sub, std::string& a, std::string& b) {
-  sub->add_option("--a", a, "The first sorted input (.npy, 1-D)")->required()->type_name("A.npy");
-  sub->add_option("--b", b, "The second sorted input (.npy, 1-D, --a's dtype)")
-      ->required()
-      ->type_name("B.npy");
-}
-
-void add_no_check(CLI::App* sub, bool& no_check, const std::string& inputs) {
-  sub->add_flag("--no-check", no_check,
-                "Do not check that " + inputs +
-                    " are sorted (checked by default: an unsorted input is an error naming it "
-                    "and the index where it goes down). Unsorted inputs then give unspecified "
-                    "results");
-}
-
-}  // namespace
-
-command add_merge_command(CLI::App& app) {
-  auto a = std::make_shared<merge_args>();
-  CLI::App* sub = add_subcommand(
-      app, "merge",
-      "Merge two sorted arrays (stable: ties take --a's first), keys or key-value pairs",
-      "The output is the merge of sorted --a and --b, of length len(a) + len(b): "
-      "np.sort(np.concatenate([a, b]), kind='stable') without the sort. With "
-      "--a-values, --b-values and --out-values (all three, int64, one per key), each "
-      "key's value goes with it.\n");
-  add_a_and_b(sub, a->a, a->b);
-  sub->add_option("--out", a->out, "The merged keys (--a's dtype)")->required()->type_name("M.npy");
-  sub->add_option("--a-values", a->a_values, "int64 values of --a's keys (one per key)")
-      ->type_name("AV.npy");
-  sub->add_option("--b-values", a->b_values, "int64 values of --b's keys (one per key)")
-      ->type_name("BV.npy");
-  sub->add_option("--out-values", a->out_values,
-                  "The values of the merged keys: out_values[k] is the value of the key out[k] "
-                  "came from")
-      ->type_name("MV.npy");
-  add_no_check(sub, a->no_check, "--a and --b");
-  add_device_and_json(sub, a->device, a->json);
-  return {sub, [a] { return run_merge_command(*a); }, &a->json};
-}
-
-command add_sort_command(CLI::App& app) {
-  auto a = std::make_shared<sort_args>();
-  CLI::App* sub = add_subcommand(
-      app, "sort",
-      "Sort an array (stable merge sort), with int64 values or the sorting permutation",
-      "--out gets np.sort(data, kind='stable'); --argsort gets the stable sorting "
-      "permutation, np.argsort(data, kind='stable') (int64: data[perm] is sorted, equal "
-      "keys in their input order); --values V.npy with --out-values carries one int64 "
-      "value per key (out_values = values[perm]). Give --out, --argsort or both. The "
-      "data need not be sorted, so there is no --no-check.\n");
-  sub->add_option("--data", a->data, "The keys to sort (.npy, 1-D, any order)")
-      ->required()
-      ->type_name("D.npy");
-  sub->add_option("--out", a->out, "The sorted keys (the data's dtype)")->type_name("S.npy");
-  sub->add_option("--values", a->values, "int64 values to carry with the keys (one per key)")
-      ->type_name("V.npy");
-  sub->add_option("--out-values", a->out_values, "The carried values, in the keys' sorted order")
-      ->type_name("SV.npy");
-  sub->add_option("--argsort", a->argsort,
-                  "The stable sorting permutation (int64 indices into --data)")
-      ->type_name("I.npy");
-  add_device_and_json(sub, a->device, a->json);
-  return {sub, [a] { return run_sort_command(*a); }, &a->json};
-}
-
-command add_set_command(CLI::App& app) {
-  auto a = std::make_shared<set_args>();
-  CLI::App* sub = add_subcommand(
-      app, "set",
-      "Multiset intersection, union, difference, symmetric difference of sorted arrays",
-      "C++'s std::set_* semantics on multisets: a value m times in --a and n times in "
-      "--b is written min(m, n) times (intersection), max(m, n) (union), max(m - n, 0) "
-      "(difference, a minus b) or |m - n| (symmetric-difference); the output is sorted. "
-      "For numpy's unique-element np.intersect1d etc., pass inputs without duplicates "
-      "(numpy: np.unique(a)).\n");
-  sub->add_option("--op", a->op, "intersection, union, difference (a - b) or symmetric-difference")
-      ->required()
-      ->check(CLI::IsMember(set_op_names))
-      ->type_name("OP");
-  add_a_and_b(sub, a->a, a->b);
-  sub->add_option("--out", a->out, "The result (--a's dtype, sorted)")->required()->type_name("S.npy");
-  add_no_check(sub, a->no_check, "--a and --b");
-  add_device_and_json(sub, a->device, a->json);
-  return {sub, [a] { return run_set_command(*a); }, &a->json};
-}
-
-command add_join_command(CLI::App& app) {
-  auto a = std::make_shared<join_args>();
-  CLI::App* sub = add_subcommand(
-      app, "join",
-      "Sort-merge join of sorted keys: int64 gather maps (left index, right index)",
-      "Each output row pairs a left index i and a right index j with left[i] == "
-      "right[j]; duplicates give every pair (the cross product). Rows are in key "
-      "order, then left index, then right index. inner: the matching pairs; left: also "
-      "(i, -1) for each left row without a match; right: also (-1, j) for each right "
-      "row without one; full: both. semi: the left rows with a match, anti: those "
-      "without; these two write --out-left only (giving --out-right is an error; every "
-      "other kind needs it). Gather with numpy: left_table[I], with -1 meaning no row.\n");
-  sub->add_option("--how", a->how, "inner, left, right, full, semi or anti")
+void add_join_options(CLI::App& sub, join_args& a) {
+  sub.add_option("--how", a.how, "inner, left, right, full, semi or anti")
       ->required()
       ->check(CLI::IsMember(join_kind_names))
       ->type_name("KIND");
-  sub->add_option("--left", a->left, "The left keys (.npy, 1-D, sorted)")
-      ->required()
-      ->type_name("L.npy");
-  sub->add_option("--right", a->right, "The right keys (.npy, 1-D, sorted, --left's dtype)")
+  sub.add_option("--left", a.left, "The left keys (.npy, 1-D, sorted)")->required()->type_name("L.npy");
+  sub.add_option("--right", a.right, "The right keys (.npy, 1-D, sorted, --left's dtype)")
       ->required()
       ->type_name("R.npy");
-  sub->add_option("--out-left", a->out_left, "The left indices of the rows (int64; -1: none)")
+  sub.add_option("--out-left", a.out_left, "The left indices of the rows (int64; -1: none)")
       ->required()
       ->type_name("I.npy");
-  sub->add_option("--out-right", a->out_right,
-                  "The right indices of the rows (int64; -1: none); required except for semi "
-                  "and anti, which have none")
+  sub.add_option("--out-right", a.out_right,
+                 "The right indices of the rows (int64; -1: none); required except for semi "
+                 "and anti, which have none")
       ->type_name("J.npy");
-  add_no_check(sub, a->no_check, "--left and --right");
-  add_device_and_json(sub, a->device, a->json);
-  return {sub, [a] { return run_join_command(*a); }, &a->json};
 }
+const subcommand_spec<join_args> join_spec{
+    "join", "Sort-merge join of sorted keys: int64 gather maps (left index, right index)",
+    family_footer("Each output row pairs a left index i and a right index j with left[i] == "
+                  "right[j]; duplicates give every pair (the cross product). Rows are in key "
+                  "order, then left index, then right index. inner: the matching pairs; left: also "
+                  "(i, -1) for each left row without a match; right: also (-1, j) for each right "
+                  "row without one; full: both. semi: the left rows with a match, anti: those "
+                  "without; these two write --out-left only (giving --out-right is an error; every "
+                  "other kind needs it). Gather with numpy: left_table[I], with -1 meaning no row.\n"),
+    family_options(add_join_options, "--left and --right"), run_join_command};
+
+}  // namespace
+
+command add_merge_command(CLI::App& app) { return add_command(app, merge_spec); }
+command add_sort_command(CLI::App& app) { return add_command(app, sort_spec); }
+command add_set_command(CLI::App& app) { return add_command(app, set_spec); }
+command add_join_command(CLI::App& app) { return add_command(app, join_spec); }
 
 }  // namespace gsearch::cli

@@ -162,9 +162,7 @@ dtype parse_descr(const std::string& descr, const std::string& path) {
                 "'))");
     }
   }
-  std::string names;
-  for (dtype t : all_dtypes) names += (names.empty() ? "" : ", ") + std::string(name(t));
-  bad_input(path + " has dtype '" + descr + "', which gsearch does not support (it reads " + names +
+  bad_input(path + " has dtype '" + descr + "', which gsearch does not support (it reads " + dtype_list() +
             ")");
 }
 

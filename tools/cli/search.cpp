@@ -14,11 +14,12 @@
 #include <type_traits>
 
 #include "common.hpp"
-#include "timing.hpp"
 #include "gsearch/gsearch.hpp"
 #include "npy.hpp"
 #include "output.hpp"
 #include "progress.hpp"
+#include "subcommand.hpp"
+#include "timing.hpp"
 
 namespace gsearch::cli {
 namespace {
@@ -350,94 +351,95 @@ exit_code run_search(const search_args& a) {
     throw failure(exit_bad_input,
                   "--sorted-queries applies to 1-D keys (one search of all the queries), not to "
                   "2-D keys");
-  return visit(keys.type(), [&]<class T>() {
+  return visit_key_type(keys.type(), [&]<class T>() {
     return a.int32 ? search_typed<T, int32_t>(a, repeat, dev, l, keys, queries)
                    : search_typed<T, int64_t>(a, repeat, dev, l, keys, queries);
   });
 }
 
+std::string search_footer() {
+  return "Keys and queries are little-endian .npy files of one dtype: " + dtype_list(" or ") +
+         " (gsearch never casts), 1-D or 2-D in C order. Floats are in numpy's "
+         "order: NaN last, -0.0 == 0.0.\n"
+         "1-D keys (K): every query searches all the keys, like numpy.searchsorted; queries may be "
+         "1-D (M) or 2-D (R, M), and the output has their shape.\n"
+         "2-D keys (R, K): R independent searches, like torch.searchsorted with a 2-D sequence: "
+         "each row of keys is sorted, the queries are (R, M), and row r of the output holds the "
+         "indices of row r's queries in row r's keys (0..K, or -1..K-1 for pred: not offsets into "
+         "the file). 2-D keys with 1-D queries, or a different number of rows, are an error.\n"
+         "The output is checked before anything is read: it must not be the same file as an input "
+         "(also through ./, .., a symlink or a hard link), a directory, a FIFO or device, or a "
+         "read-only file, and its directory must exist and be writable. It is written through a "
+         "temporary file renamed over it at the end (through a symlink, to the link's target; an "
+         "existing file keeps its mode), removed on an error, SIGINT or SIGTERM. Indices printed to "
+         "stdout are checked: a full disk or a closed stdout is exit 2.";
+}
+
+void add_search_options(CLI::App& sub, search_args& a) {
+  sub.add_option("--keys", a.keys, "Sorted keys (.npy): 1-D, or 2-D with each row sorted")
+      ->required()
+      ->type_name("K.npy");
+  sub.add_option("--queries", a.queries,
+                 "Queries (.npy, the keys' dtype): 1-D or 2-D; with 2-D keys, 2-D with as many "
+                 "rows")
+      ->required()
+      ->type_name("Q.npy");
+  sub.add_option("--out", a.out,
+                 "Write the indices to this .npy file (int64, or int32 with --int32; the queries' "
+                 "shape), through a temporary file renamed at the end; the summary then goes to "
+                 "stdout. Without --out the indices go to stdout, one per line (2-D: one row per "
+                 "line, separated by spaces), and the summary to stderr. It must not be the "
+                 "keys or queries file")
+      ->type_name("OUT.npy");
+  sub.add_option("--side", a.side,
+                 "left: the first i with keys[i] >= q (numpy side='left'); right: the first i "
+                 "with keys[i] > q (side='right'); pred: the largest i with keys[i] <= q, or -1")
+      ->check(CLI::IsMember(side_names))
+      ->capture_default_str();
+  sub.add_option("--algo", a.algo,
+                 "auto: the backend's choice (by key count, query count and key size); pbs, "
+                 "pbs-cf, pbs-cl: the paper's parallel binary searches; binary: branch-free "
+                 "binary search; index: a static index (S+ tree) built for the call, then "
+                 "searched; partitioned: queries grouped by bucket of keys, each bucket's keys "
+                 "read once for all its queries, for many queries in large key sets; pary: "
+                 "P-ary search, a warp per query, for the response time of one or few queries "
+                 "(2-D keys: index, partitioned and pary run binary)")
+      ->check(CLI::IsMember(algorithm_names(true)))
+      ->capture_default_str();
+  add_device_option(sub, a.device);
+  sub.add_flag("--assume-sorted", a.assume_sorted,
+               "Do not check that the keys (each row of 2-D keys), and with --sorted-queries "
+               "the queries, are sorted (unsorted ones then give unspecified results)");
+  sub.add_flag("--sorted-queries", a.sorted_queries,
+               "The queries are sorted too (in their flat order; 1-D keys only): search them "
+               "by Merge Path, O(keys + queries) instead of a binary search per query "
+               "(search_options::queries_sorted; --algo must stay auto, and the summary says "
+               "algo=merge-path). The default sorted check then checks the queries as well "
+               "(--assume-sorted skips both)");
+  sub.add_flag("--int32", a.int32, "Write int32 indices (an error if the key count per row does not fit)");
+  sub.add_flag("--verify", a.verify,
+               "Check every result against std::lower_bound / std::upper_bound on the host (on "
+               "its row of 2-D keys); exit 3, writing no output, if any differs");
+  sub.add_option("--repeat", a.repeat,
+                 "Time N searches (1 to 1000000) after one warm-up run and report the median "
+                 "(CUDA: events around the search alone; CPU: wall clock)")
+      ->type_name("N")
+      ->capture_default_str();
+  sub.add_option("--max-temp-bytes", a.max_temp_bytes,
+                 "The most temporary memory the search may allocate (search_options::max_temp_bytes; "
+                 "default: no cap). auto then picks only algorithms within it (0: those that read "
+                 "the keys in place); an explicit --algo index or partitioned over it is an error")
+      ->type_name("N");
+  sub.add_flag("--json", a.json,
+               "Print a one-line JSON summary to stdout instead of the human one (needs --out)");
+}
+
 }  // namespace
 
 command add_search_command(CLI::App& app) {
-  auto a = std::make_shared<search_args>();
-  CLI::App* sub = app.add_subcommand(
-      "search", "Search sorted keys for queries, like numpy.searchsorted, on the CPU or a GPU");
-  sub->footer(
-      "Keys and queries are little-endian .npy files of one dtype: int32, uint32, int64, uint64, "
-      "float32 or float64 (gsearch never casts), 1-D or 2-D in C order. Floats are in numpy's "
-      "order: NaN last, -0.0 == 0.0.\n"
-      "1-D keys (K): every query searches all the keys, like numpy.searchsorted; queries may be "
-      "1-D (M) or 2-D (R, M), and the output has their shape.\n"
-      "2-D keys (R, K): R independent searches, like torch.searchsorted with a 2-D sequence: "
-      "each row of keys is sorted, the queries are (R, M), and row r of the output holds the "
-      "indices of row r's queries in row r's keys (0..K, or -1..K-1 for pred: not offsets into "
-      "the file). 2-D keys with 1-D queries, or a different number of rows, are an error.\n"
-      "The output is checked before anything is read: it must not be the same file as an input "
-      "(also through ./, .., a symlink or a hard link), a directory, a FIFO or device, or a "
-      "read-only file, and its directory must exist and be writable. It is written through a "
-      "temporary file renamed over it at the end (through a symlink, to the link's target; an "
-      "existing file keeps its mode), removed on an error, SIGINT or SIGTERM. Indices printed to "
-      "stdout are checked: a full disk or a closed stdout is exit 2.");
-  sub->add_option("--keys", a->keys, "Sorted keys (.npy): 1-D, or 2-D with each row sorted")
-      ->required()
-      ->type_name("K.npy");
-  sub->add_option("--queries", a->queries,
-                  "Queries (.npy, the keys' dtype): 1-D or 2-D; with 2-D keys, 2-D with as many "
-                  "rows")
-      ->required()
-      ->type_name("Q.npy");
-  sub->add_option("--out", a->out,
-                  "Write the indices to this .npy file (int64, or int32 with --int32; the queries' "
-                  "shape), through a temporary file renamed at the end; the summary then goes to "
-                  "stdout. Without --out the indices go to stdout, one per line (2-D: one row per "
-                  "line, separated by spaces), and the summary to stderr. It must not be the "
-                  "keys or queries file")
-      ->type_name("OUT.npy");
-  sub->add_option("--side", a->side,
-                  "left: the first i with keys[i] >= q (numpy side='left'); right: the first i "
-                  "with keys[i] > q (side='right'); pred: the largest i with keys[i] <= q, or -1")
-      ->check(CLI::IsMember(side_names))
-      ->capture_default_str();
-  sub->add_option("--algo", a->algo,
-                  "auto: the backend's choice (by key count, query count and key size); pbs, "
-                  "pbs-cf, pbs-cl: the paper's parallel binary searches; binary: branch-free "
-                  "binary search; index: a static index (S+ tree) built for the call, then "
-                  "searched; partitioned: queries grouped by bucket of keys, each bucket's keys "
-                  "read once for all its queries, for many queries in large key sets; pary: "
-                  "P-ary search, a warp per query, for the response time of one or few queries "
-                  "(2-D keys: index, partitioned and pary run binary)")
-      ->check(CLI::IsMember(algorithm_names(true)))
-      ->capture_default_str();
-  sub->add_option("--device", a->device, "auto: cuda if a CUDA device is available, else cpu")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
-      ->capture_default_str();
-  sub->add_flag("--assume-sorted", a->assume_sorted,
-                "Do not check that the keys (each row of 2-D keys), and with --sorted-queries "
-                "the queries, are sorted (unsorted ones then give unspecified results)");
-  sub->add_flag("--sorted-queries", a->sorted_queries,
-                "The queries are sorted too (in their flat order; 1-D keys only): search them "
-                "by Merge Path, O(keys + queries) instead of a binary search per query "
-                "(search_options::queries_sorted; --algo must stay auto, and the summary says "
-                "algo=merge-path). The default sorted check then checks the queries as well "
-                "(--assume-sorted skips both)");
-  sub->add_flag("--int32", a->int32,
-                "Write int32 indices (an error if the key count per row does not fit)");
-  sub->add_flag("--verify", a->verify,
-                "Check every result against std::lower_bound / std::upper_bound on the host (on "
-                "its row of 2-D keys); exit 3, writing no output, if any differs");
-  sub->add_option("--repeat", a->repeat,
-                  "Time N searches (1 to 1000000) after one warm-up run and report the median "
-                  "(CUDA: events around the search alone; CPU: wall clock)")
-      ->type_name("N")
-      ->capture_default_str();
-  sub->add_option("--max-temp-bytes", a->max_temp_bytes,
-                  "The most temporary memory the search may allocate (search_options::max_temp_bytes; "
-                  "default: no cap). auto then picks only algorithms within it (0: those that read "
-                  "the keys in place); an explicit --algo index or partitioned over it is an error")
-      ->type_name("N");
-  sub->add_flag("--json", a->json,
-                "Print a one-line JSON summary to stdout instead of the human one (needs --out)");
-  return {sub, [a] { return run_search(*a); }, &a->json};
+  return add_command<search_args>(
+      app, {"search", "Search sorted keys for queries, like numpy.searchsorted, on the CPU or a GPU",
+            search_footer(), add_search_options, run_search});
 }
 
 }  // namespace gsearch::cli
