@@ -16,8 +16,8 @@ cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURE
 cmake --build "$B" -j "$(nproc)" --target "${targets[@]}" 2>&1 | grep -E "error|FAILED|warning: .*(uninit|overflow)" || true
 cmake --build "$B" -j "$(nproc)" --target "${targets[@]}" >/dev/null  # fails the script if the build failed
 mkdir -p carry/bin
-for t in "${targets[@]}"; do
-  for d in tests tests/cli bench tools/cli; do [ -x "$B/$d/$t" ] && cp "$B/$d/$t" carry/bin/; done
+for t in "${targets[@]}"; do  # the tests, the CLI and the benchmarks (bench/<family>/)
+  find "$B/tests" "$B/tools" "$B/bench" -name "$t" -type f -perm -u+x -exec cp {} carry/bin/ \; 2>/dev/null || true
 done
 [ -x "$B/tools/cli/gsearch" ] && cp "$B/tools/cli/gsearch" carry/bin/ && realpath "$B/tools/cli/gsearch" > carry/bin/cli_path.txt
 cp .deps/source_commit.txt carry/bin/source_commit.txt 2>/dev/null || true
