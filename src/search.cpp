@@ -109,11 +109,12 @@ void equal_range_impl(const Exec& exec, span<const T> keys, span<const T> querie
   check_arguments(keys, queries, upper);
   if (lower.size() > 0 && lower.data() == upper.data())
     throw invalid_argument("gsearch::equal_range: lower and upper are the same array");
-  search_impl(exec, side::left, keys, queries, lower, options);
-  search_options again = options;
+  search_options first = options;
+  if (options.queries_sorted == queries_order::detect)  // decided once, for both searches
+    first.queries_sorted = sorted_path(exec, keys, queries, options) ? queries_order::sorted : queries_order::any;
+  search_impl(exec, side::left, keys, queries, lower, first);
+  search_options again = first;
   again.check_sorted = false;  // checked by the first search
-  if (options.queries_sorted == queries_order::detect)  // and decided by it: no second check
-    again.queries_sorted = sorted_path(exec, keys, queries, options);
   search_impl(exec, side::right, keys, queries, upper, again);
 }
 
