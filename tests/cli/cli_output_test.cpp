@@ -23,13 +23,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "cli_fixture.hpp"
 #include "npy.hpp"
 
 namespace {
@@ -37,13 +37,8 @@ namespace {
 namespace fs = std::filesystem;
 namespace npy = gsearch::cli::npy;
 
-std::string read_bytes(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), {}};
-}
-void write_bytes(const fs::path& p, const std::string& bytes) {
-  std::ofstream(p, std::ios::binary) << bytes;
-}
+using cli_test::read_bytes;
+using cli_test::write_bytes;
 bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
