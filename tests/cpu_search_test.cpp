@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -342,6 +343,46 @@ TEST(CpuSearchApi, TempBytesFollowKeySize) {
   EXPECT_GE(p4, q * 16);
   EXPECT_GE(p8, q * 20);
   EXPECT_EQ(search_temp_bytes(cpu, algorithm::partitioned, 4, k, 4 * q), p4);
+}
+
+// queries_order: detect never takes the sorted search on the CPU (nothing to gain) and answers as
+// any order does; sorted and any answer as std:: does, sorted queries or not (detect must not
+// trust a look it did not take).
+TEST(CpuSearchApi, QueriesOrderDetectAnswersAsPlain) {
+  std::vector<int32_t> keys(5000), sorted_q(20000), shuffled_q(20000);
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = int32_t(i / 3 * 2);
+  for (size_t i = 0; i < sorted_q.size(); ++i) sorted_q[i] = int32_t(i / 2) - 7;
+  for (size_t i = 0; i < shuffled_q.size(); ++i) shuffled_q[i] = sorted_q[(i * 7919) % sorted_q.size()];
+  for (const auto* q : {&sorted_q, &shuffled_q})
+    for (side s : all_sides)
+      for (queries_order order : {queries_order::any, queries_order::detect}) {
+        search_options o;
+        o.queries_sorted = order;
+        std::vector<int64_t> out(q->size(), -9);
+        search(cpu, s, span<const int32_t>(keys), span<const int32_t>(*q), span<int64_t>(out), o);
+        for (size_t j = 0; j < q->size(); ++j) {
+          const auto lo = std::lower_bound(keys.begin(), keys.end(), (*q)[j]) - keys.begin();
+          const auto hi = std::upper_bound(keys.begin(), keys.end(), (*q)[j]) - keys.begin();
+          const int64_t want = s == side::left ? lo : s == side::right ? hi : hi - 1;
+          ASSERT_EQ(out[j], want) << "side " << to_string(s) << ", query " << j;
+        }
+      }
+  search_options conversion;
+  conversion.queries_sorted = true;  // the bool form still reads as before
+  EXPECT_EQ(conversion.queries_sorted, queries_order::sorted);
+}
+
+// rank_outside: a query below / above every key, on each side (0 / k, the predecessor one less),
+// as std::lower_bound / upper_bound give for a value beyond the keys.
+TEST(CpuSearchApi, RankOutside) {
+  const std::vector<int64_t> keys{1, 2, 2, 5};
+  const int64_t k = int64_t(keys.size());
+  EXPECT_EQ(rank_outside(side::left, k, false), std::lower_bound(keys.begin(), keys.end(), 0) - keys.begin());
+  EXPECT_EQ(rank_outside(side::right, k, false), std::upper_bound(keys.begin(), keys.end(), 0) - keys.begin());
+  EXPECT_EQ(rank_outside(side::pred, k, false), -1);
+  EXPECT_EQ(rank_outside(side::left, k, true), std::lower_bound(keys.begin(), keys.end(), 9) - keys.begin());
+  EXPECT_EQ(rank_outside(side::right, k, true), std::upper_bound(keys.begin(), keys.end(), 9) - keys.begin());
+  EXPECT_EQ(rank_outside(side::pred, k, true), k - 1);
 }
 
 TEST(CpuSearchApi, CudaTagWithoutDeviceFailsClearly) {
