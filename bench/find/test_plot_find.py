@@ -33,7 +33,7 @@ def test_sample_is_marked_synthetic():
 def test_sample_rows_have_find_bench_fields():
     """The sample's rows carry exactly the fields find_bench.cu's row() writes, and
     bench/README.md documents each of them."""
-    _plot.check_row_fields(BENCH / "find_bench.cu", r"for \(const char\* k : \{(.*?)\}\)",
+    _plot.check_row_fields(HERE / "find_bench.cu", r"for \(const char\* k : \{(.*?)\}\)",
                            BENCH / "README.md", "## find_bench")
 
 

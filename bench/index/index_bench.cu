@@ -326,7 +326,7 @@ struct runner {
     report["results"] = json::array();
     report["failures"] = json::array();
     report["inputs"] = json::array();
-    host::for_each_keys(a.key_types, a.log_keys, [&]<class T>(int64_t k) {
+    bench::host::for_each_keys(a.key_types, a.log_keys, [&]<class T>(int64_t k) {
       const inputs<T> in(k, a.queries, a.seed, dev.l2_bytes);
       report["inputs"].push_back({{"key_type", key_traits<T>::name}, {"k", k}, {"q", a.queries},
                                   {"query_copies", in.queries.size()}});

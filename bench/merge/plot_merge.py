@@ -225,7 +225,7 @@ def join_table(doc, rows):
               "CUB-join G rows/s", "CUB-join / gsearch"]
     return title(doc, "sort-merge joins (int64 gather maps), int32 keys") + "\n\n" + md_table(header, lines) + \
         "\n\nCUB-join: DeviceFind::LowerBound/UpperBoundSortedValues, DeviceScan::ExclusiveSum, an expand kernel " \
-        "(bench/peers/merge_peers.hpp); both return the row count (a host synchronization)."
+        "(bench/merge/merge_peers.hpp); both return the row count (a host synchronization)."
 
 
 def targets_table(doc):

@@ -31,7 +31,7 @@ def test_sample_is_marked_synthetic():
 def test_sample_rows_have_merge_bench_fields():
     """The sample's rows carry exactly the fields merge_bench.cu's row() writes, and
     bench/README.md documents each of them in its merge_bench section."""
-    _plot.check_row_fields(BENCH / "merge_bench.cu", r"for \(const char\* k : \{(\"part\".*?)\}\)",
+    _plot.check_row_fields(HERE / "merge_bench.cu", r"for \(const char\* k : \{(\"part\".*?)\}\)",
                            BENCH / "README.md", "## merge_bench")
 
 

@@ -5,20 +5,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${1:-build/sm90}
-# The newer CCCL (CUB 3.6) for the cub::DeviceFind peers of `gsearch bench` and find_bench; the
-# configure step below looks for it (without it those peers are left out).
+# The newer CCCL (CUB 3.6) for the CUB peers of the benchmark programs (bench/); the configure
+# step below looks for it (without it those peers are left out).
 scripts/fetch-cccl.sh >/dev/null || echo "stage: no newer CCCL headers: the CUB 3.6 peers are left out" >&2
 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DGSEARCH_CUDA=ON \
   -DGSEARCH_BUILD_BENCH=ON >/dev/null
-cmake --build "$B" --target test_gpu_search test_gpu_find test_gpu_merge test_gpu_static_index test_gpu_pary test_gpu_partitioned test_gpu_large conflicts_probe \
-  rows_sweep gsearch_cli test_cli find_bench find_sweep merge_bench merge_sweep index_bench pary_bench
+# The benchmark programs (bench/<family>/, all built into $B/bench/; scripts/device/bench.sh runs them).
+bench=(conflicts_probe rows_sweep search_bench find_bench find_sweep merge_bench merge_sweep index_bench pary_bench)
+cmake --build "$B" --target test_gpu_search test_gpu_find test_gpu_merge test_gpu_static_index test_gpu_pary test_gpu_partitioned test_gpu_large \
+  gsearch_cli test_cli "${bench[@]}"
 mkdir -p carry/bin
 # The commit these binaries were built from, for what the GPU machine builds itself (the Python
 # package: gpu_checks.sh python passes it on, since that copy of the tree has no .git).
 echo "$(git rev-parse HEAD)$(git diff --quiet HEAD -- 2>/dev/null || echo ' dirty')" > carry/bin/source_commit.txt
 cp "$B/tests/test_gpu_search" "$B/tests/test_gpu_find" "$B/tests/test_gpu_merge" "$B/tests/test_gpu_static_index" "$B/tests/test_gpu_pary" "$B/tests/test_gpu_partitioned" \
-   "$B/tests/test_gpu_large" "$B/bench/conflicts_probe" "$B/bench/rows_sweep" "$B/bench/find_bench" "$B/bench/find_sweep" \
-   "$B/bench/merge_bench" "$B/bench/merge_sweep" "$B/bench/index_bench" "$B/bench/pary_bench" carry/bin/
+   "$B/tests/test_gpu_large" carry/bin/
+for t in "${bench[@]}"; do cp "$B/bench/$t" carry/bin/; done
 # test_cli runs the CLI at the path it was built with: gpu_checks.sh puts the carried one there.
 cp "$B/tests/cli/test_cli" carry/bin/
 realpath "$B/tools/cli/gsearch" > carry/bin/cli_path.txt

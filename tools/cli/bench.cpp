@@ -1,8 +1,9 @@
-// `gsearch bench search`: times gsearch's batched search against the memory roofline and the
-// peers (thrust::upper_bound, cub::DeviceFind::UpperBound; torch and cupy are added by
-// bench/python/search_peers.py on the same inputs), on a GPU; without one, gsearch's CPU backend
+// `gsearch bench search`: a user's quick benchmark of gsearch's batched search on this machine,
+// built on the library alone: gsearch's algorithms on a GPU; without one, gsearch's CPU backend
 // against std::upper_bound. Writes a table to stdout and, with --json, the JSON of
-// bench/README.md.
+// bench/README.md. The peers (the memory roofline, thrust, CUB) and the kernel sweep are the
+// search family's benchmark program, bench/search/search_bench.cu (same inputs, same JSON);
+// bench/search/search_peers.py adds torch, cupy and jax to either file.
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -19,8 +20,8 @@
 #include "gsearch/gsearch.hpp"
 #include "npy.hpp"
 #include "output.hpp"
+#include "gsearch/core/dtype.hpp"
 #include "progress.hpp"
-#include "peers.hpp"
 #include "timing.hpp"
 
 namespace gsearch::cli {
@@ -34,11 +35,10 @@ struct bench_args {
   std::vector<std::string> key_types{"int32", "int64"};
   std::vector<std::string> query_kinds{"random", "worst"};
   std::vector<std::string> algos{"pbs", "pbs-cf", "pbs-cl", "binary"};
-  std::vector<std::string> peers{"roofline", "thrust", "cub"};
   int repeat = 15, warmup = 3;
   uint64_t seed = 1;
   std::string device = "auto", json_path;
-  bool quick = false, sweep = false;
+  bool quick = false;
   std::string command_line;
   // The numbers as given on the command line, parsed and checked by parse_numbers().
   std::vector<std::string> keys_text;
@@ -57,7 +57,7 @@ void parse_numbers(bench_args& a) {
 }
 
 /// Sum of the bytes read as little-endian uint64 words, the last one zero-padded: the checksum
-/// bench/python/inputs.py computes to prove it regenerated the same inputs.
+/// bench/common/inputs.py computes to prove it regenerated the same inputs.
 template <class T>
 uint64_t checksum(const std::vector<T>& v) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(v.data());
@@ -158,60 +158,24 @@ void bench_gpu_inputs(const bench_args& a, int64_t k, const std::string& kind, j
   std::vector<int32_t> out(static_cast<size_t>(q));
   const char* key_type = key_traits<T>::name;
 
-  auto measure = [&](const char* impl, const std::string& algo, const std::string& version, auto&& enqueue) {
-    int next = 0;
-    const timing t = time_runs(a.warmup, a.repeat, [&] {
-      const T* queries = d_queries[size_t(next++ % copies)].data();
-      return elapsed_ms(cuda, [&] { enqueue(queries); });
-    });
-    std::optional<bool> ok;
-    if (std::strcmp(impl, "roofline") != 0) {
-      d_out.copy_to(span<int32_t>(out));
-      ok = verify_sample(in.keys, in.queries, out);
-    }
-    json r = row(impl, algo, key_type, k, kind, q, "int32", int(sizeof(T)), 4, t, ok, version);
-    r["copies"] = copies;
-    print_row(r);
-    report["results"].push_back(r);
-  };
-
-  if (a.sweep) {
-    if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
-      for (const bench::kernel_config c : bench::sweep_configs()) {
-        if (std::find(a.algos.begin(), a.algos.end(), std::string(to_string(c.algo))) == a.algos.end()) continue;
-        measure("gsearch", std::string(to_string(c.algo)), "", [&](const T* queries) {
-          bench::gsearch_upper_bound_with<T>(nullptr, c, d_keys.data(), k, queries, q, d_out.data());
-        });
-        report["results"].back()["threads"] = c.threads;
-        report["results"].back()["items"] = c.items;
-        report["results"].back()["key_copies"] = c.copies;
-      }
-    }
-    return;
-  }
   const bool shared = int64_t(sizeof(T)) * (k + 2 * warp_width) <= dev.shared_per_block_optin;
   for (const std::string& name : a.algos) {
     const algorithm algo = parse_algorithm(name);
     const std::string resolved(to_string(resolve_algorithm(cuda, algo, int(sizeof(T)), k)));
-    measure("gsearch", name == "auto" ? "auto:" + resolved : name, "", [&](const T* queries) {
-      upper_bound(cuda, span<const T>(d_keys), span<const T>(queries, q), span<int32_t>(d_out), {algo, false});
+    int next = 0;
+    const timing t = time_runs(a.warmup, a.repeat, [&] {
+      const T* queries = d_queries[size_t(next++ % copies)].data();
+      return elapsed_ms(cuda, [&] {
+        upper_bound(cuda, span<const T>(d_keys), span<const T>(queries, q), span<int32_t>(d_out), {algo, false});
+      });
     });
-    report["results"].back()["path"] = shared ? "shared" : "global";
-  }
-  for (const std::string& peer : a.peers) {
-    if (peer == "roofline") {
-      measure("roofline", "", "", [&](const T* queries) { bench::roofline_copy<T>(nullptr, queries, q, d_out.data()); });
-    } else if (peer == "thrust") {
-      measure("thrust", "", bench::thrust_version(), [&](const T* queries) {
-        bench::thrust_upper_bound<T>(nullptr, d_keys.data(), k, queries, q, d_out.data());
-      });
-    } else if (peer == "cub" && bench::cub_available()) {
-      const size_t temp_bytes = bench::cub_temp_bytes<T>(d_keys.data(), k, d_queries[0].data(), q, d_out.data());
-      device_vector<unsigned char> temp(int64_t(std::max<size_t>(1, temp_bytes)));
-      measure("cub", "", bench::cub_version(), [&](const T* queries) {
-        bench::cub_upper_bound<T>(nullptr, temp.data(), temp_bytes, d_keys.data(), k, queries, q, d_out.data());
-      });
-    }
+    d_out.copy_to(span<int32_t>(out));
+    json r = row("gsearch", name == "auto" ? "auto:" + resolved : name, key_type, k, kind, q, "int32",
+                 int(sizeof(T)), 4, t, verify_sample(in.keys, in.queries, out), "");
+    r["copies"] = copies;
+    r["path"] = shared ? "shared" : "global";
+    print_row(r);
+    report["results"].push_back(r);
   }
 }
 
@@ -259,7 +223,6 @@ exit_code run_bench(bench_args a) {
   if (a.device == "cuda" && cuda_device_count() == 0)
     throw failure(exit_device_or_io, gsearch::built_with_cuda() ? "--device cuda: no CUDA device found"
                                                                 : "--device cuda: gsearch was built without CUDA");
-  if (a.sweep && !gpu) throw failure(exit_bad_input, "--sweep times GPU kernel configurations: it needs a GPU");
   if (a.quick) {
     if (a.queries == 0) a.queries = int64_t(1) << 20;
     a.repeat = std::min(a.repeat, 3);
@@ -280,23 +243,21 @@ exit_code run_bench(bench_args a) {
                         {"sms", dev.sms}, {"l2_bytes", dev.l2_bytes},
                         {"shared_per_block_optin", dev.shared_per_block_optin},
                         {"driver_version", dev.driver_version}, {"runtime_version", dev.runtime_version}};
-    report["versions"] = {{"gsearch", GSEARCH_VERSION}, {"thrust", bench::thrust_version()},
-                          {"cub_devicefind", bench::cub_available() ? json(bench::cub_version()) : json(nullptr)}};
   } else {
     report["device"] = {{"backend", "cpu"}, {"threads", cpu_backend::hardware_threads()}};
-    report["versions"] = {{"gsearch", GSEARCH_VERSION}};
   }
+  report["versions"] = {{"gsearch", GSEARCH_VERSION}};
   std::vector<int64_t> all_ks;
   report["config"] = {{"queries", a.queries}, {"seed", a.seed}, {"key_types", a.key_types},
-                      {"query_kinds", a.query_kinds}, {"algos", a.algos}, {"peers", a.peers},
-                      {"repeat", a.repeat}, {"warmup", a.warmup}, {"sweep", a.sweep}};
+                      {"query_kinds", a.query_kinds}, {"algos", a.algos}, {"peers", json::array()},
+                      {"repeat", a.repeat}, {"warmup", a.warmup}, {"sweep", false}};
   report["inputs"] = json::array();
   report["results"] = json::array();
   report["skipped"] = json::array();
   for (const std::string& type_name : a.key_types) {
-    const auto t = dtype_from_name(type_name);
+    const auto t = gsearch::dtype_from_name(type_name);
     if (!t) throw failure(exit_bad_input, "unknown key type '" + type_name + "'");
-    visit(*t, [&]<class T>() {
+    gsearch::visit_key_type(*t, [&]<class T>() {
       const std::vector<int64_t> ks = a.keys.empty() ? default_keys(int(sizeof(T)), gpu, a.quick, dev) : a.keys;
       for (int64_t k : ks) {
         if (std::find(all_ks.begin(), all_ks.end(), k) == all_ks.end()) all_ks.push_back(k);
@@ -320,17 +281,17 @@ exit_code run_bench(bench_args a) {
 command add_bench_command(CLI::App& app, int argc, char** argv) {
   auto a = std::make_shared<bench_args>();
   for (int i = 0; i < argc; ++i) a->command_line += (i ? " " : "") + std::string(argv[i]);
-  CLI::App* bench = app.add_subcommand("bench", "Benchmarks: gsearch against the memory roofline and its peers");
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks of gsearch on this machine");
   bench->require_subcommand(1, 1);
   CLI::App* sub = bench->add_subcommand(
-      "search", "Time batched search (upper_bound, int32 output) for many key counts: gsearch's algorithms, "
-                "the roofline copy, thrust::upper_bound, cub::DeviceFind::UpperBound; CPU: gsearch vs "
-                "std::upper_bound");
+      "search", "Time batched search (upper_bound, int32 output) for many key counts: gsearch's algorithms on "
+                "a GPU; CPU: gsearch vs std::upper_bound");
   sub->footer(
       "On a GPU: CUDA events around each run, --warmup untimed runs first, the median of --repeat runs; "
       "query buffers are rotated when one would fit in L2. Inputs are those of `gsearch gen` (same "
-      "seed), so bench/python/search_peers.py can time torch and cupy on the same data. Every result "
-      "is spot-checked against std::upper_bound (about 100,000 queries per run).");
+      "seed), so bench/search/search_peers.py can time torch and cupy on the same data. Every result "
+      "is spot-checked against std::upper_bound (about 100,000 queries per run). The GPU peers (the memory "
+      "roofline, thrust, CUB) and the kernel sweep: bench/search/search_bench (bench/README.md).");
   sub->add_option("--keys", a->keys_text, "Key counts, 1 or more (default: 32, 64, ..., 32768, 49152 and the "
                                           "shared-memory maximum for each key type; CPU: 1024, 16384, 2^20)")
       ->delimiter(',')->type_name("K,...");
@@ -343,8 +304,6 @@ command add_bench_command(CLI::App& app, int argc, char** argv) {
       ->delimiter(',')->check(CLI::IsMember(query_kind_names))->capture_default_str();
   sub->add_option("--algo", a->algos, "gsearch algorithms (CPU default: auto,pbs-cl)")->delimiter(',')
       ->check(CLI::IsMember(algorithm_names(true)))->capture_default_str();
-  sub->add_option("--peers", a->peers, "GPU peers to run beside gsearch")->delimiter(',')
-      ->check(CLI::IsMember({"roofline", "thrust", "cub"}))->capture_default_str();
   sub->add_option("--repeat", a->repeat_text, "Timed runs per configuration, 1 or more (the median is reported)")
       ->type_name("N")->capture_default_str();
   sub->add_option("--warmup", a->warmup_text, "Untimed runs first (0 or more)")->type_name("N")->capture_default_str();
@@ -354,8 +313,6 @@ command add_bench_command(CLI::App& app, int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
   sub->add_flag("--quick", a->quick, "A small run (int32, random queries, K = 1024 and 65536, 2^20 queries, "
                                      "3 runs): under a minute on a CPU");
-  sub->add_flag("--sweep", a->sweep, "Time gsearch's kernels at every compiled launch configuration "
-                                     "(threads per block x queries per thread) instead (GPU; int32/int64)");
   sub->add_option("--json", a->json_path, "Also write the results as JSON (bench/README.md) to this file (checked "
                                           "before the run: its directory must exist and be writable)")
       ->type_name("FILE");

@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# The benchmarks on the GPU machine, one family per call, from the repository root, with the
+# binaries that scripts/device/build.sh (there) or scripts/device/stage.sh (here, carried as
+# carry/bin.tar.xz) left in carry/bin. JSON and logs go to $OUT (./out by default).
+#
+#   scripts/device/bench.sh FAMILY [STEP ...]        (no STEP: main)
+#
+#   search  quick    search_bench --quick (seconds)                       -> search_quick.{json,txt}
+#           main     search_bench: int32 and int64 keys, random and worst queries, Q = 2^27,
+#                    every K to the shared-memory maximum; gsearch, the roofline, thrust, CUB
+#                                                                          -> search.{json,txt}
+#           q500m    the same at Q = 500M, K = 4096 (the paper's Table I)   -> search_500m.{json,txt}
+#           peers    search_peers.py: torch and cupy on the inputs of $OUT/search.json and
+#                    $OUT/search_500m.json, added to them (after main / q500m) -> search_peers.txt
+#           sweep    search_bench --sweep: every compiled kernel configuration, int32 / int64,
+#                    random queries, K = 1024, 4096, 16384                -> search_sweep.{json,txt}
+#           py1d     search_bench on int32 / float32, K = 1K, 16K, 48K, then search_peers.py
+#                    (torch, cupy, gsearch-py; jax) and py_vs_cpp.py       -> py1d.{json,txt}, py_vs_cpp.{json,txt}
+#           rows     rows_bench.py: row-batched gsearch vs torch          -> rows.{json,txt}
+#   find    quick    find_bench --quick                                    -> find_quick.{json,txt}
+#           main     find_bench: strategies, modes, isin, thrust and CUB at 2^28 int32 -> find.{json,txt}
+#           python   find_bench.py --device cuda against torch and cupy; the roofline from CPP_JSON
+#                    (default $OUT/find.json, else bench/results/h100/find.json) -> find_python.{json,txt}
+#   merge   quick    merge_bench --quick                                   -> merge_quick.{json,txt}
+#           main     merge_bench: merge, set operations, adversarial inputs, sorted search, merge
+#                    sort, joins (with the one beyond 2^31 rows), thrust / CUB / CUB-join peers
+#                                                                          -> merge.{json,txt}
+#           python   merge_bench.py --device cuda --ops sort,searchsorted,merge against torch
+#                                                                          -> merge_python.{json,txt}
+#   index   quick    index_bench --quick                                   -> index_quick.{json,txt}
+#           main     index_bench: int32 / int64, K = 2^20 ... 2^27, Q = 2^27 -> index.{json,txt}
+#           sweep    index_bench --parts sweep,qsweep (int32; the kernel shapes, the auto rule's data)
+#                                                                          -> index_sweep.{json,txt}
+#           python   index_bench.py: gsearch.Index / searchsorted against torch, int32, K = 2^20,
+#                    2^24, 2^27                                           -> index_python.{json,txt}
+#   pary    quick    pary_bench --quick                                    -> pary_quick.{json,txt}
+#           main     pary_bench: one query's response time, int32, K = 2^10 ... 2^30 -> pary.{json,txt}
+#           int64    the same for int64 keys                               -> pary_int64.{json,txt}
+#   any     wheel    build the Python package there (pip wheel into $OUT, its log pip_wheel.log)
+#                    and install it. The Python steps install the package themselves when the
+#                    installed one cannot run on CUDA; WHEEL=path installs a carried wheel instead.
+#
+# ARGS adds flags to the C++ program of every step (e.g. ARGS="--parts merge,set_ops" for merge
+# main, ARGS="--repeat 20" for find python). Each log (NAME.txt) starts with nvidia-smi's line and
+# ends with "bench.sh FAMILY STEP: exit N after S s". Exit status: 1 when a step failed (its
+# program's own status is in its log: 3 = a check failed), or for an unknown family or step.
+# Figures and tables are drawn on this machine afterwards (bench/README.md, per family).
+set -uo pipefail
+OUT=${OUT:-out}; mkdir -p "$OUT"
+B=carry/bin
+if [ ! -d "$B" ] && [ -f carry/bin.tar.xz ]; then  # stage.sh's packed binaries
+  python3 -c "import tarfile; tarfile.open('carry/bin.tar.xz').extractall('carry')" || exit 1
+fi
+export PYTHONUNBUFFERED=1
+family=${1:-}
+shift || true
+[ $# -gt 0 ] || set -- main
+read -r -a extra <<< "${ARGS:-}"
+status=0
+
+# run NAME COMMAND...: the command's output (and nvidia-smi's line) into $OUT/NAME.txt and on
+# stdout; a failure (non-zero exit) makes the script's status 1.
+run() {
+  local name=$1 start=$SECONDS rc
+  shift
+  {
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.memory --format=csv,noheader
+    "$@"
+    rc=$?
+    echo "bench.sh $family $step: exit $rc after $((SECONDS - start)) s"
+    exit $rc
+  } 2>&1 | tee "$OUT/$name.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+}
+
+# program NAME: carry/bin/NAME, or a message saying how to build it (exit status 1 at the end).
+program() {
+  if [ -x "$B/$1" ]; then echo "$B/$1"; return 0; fi
+  echo "bench.sh: no $B/$1: build it there with scripts/device/build.sh $1 (or here with scripts/device/stage.sh)" >&2
+  return 1
+}
+
+# bench NAME PROGRAM [FLAGS...]: PROGRAM with FLAGS, $ARGS and --json $OUT/NAME.json.
+bench() {
+  local name=$1 exe
+  exe=$(program "$2") || { status=1; return; }
+  shift 2
+  run "$name" "$exe" "$@" "${extra[@]}" --json "$OUT/$name.json"
+}
+
+wheel() {
+  python3 -m pip wheel -q --no-build-isolation --no-deps -w "$OUT" . > "$OUT/pip_wheel.log" 2>&1 &&
+    python3 -m pip install -q --no-deps --no-index --force-reinstall "$OUT"/gsearch-*.whl ||
+    { tail -30 "$OUT/pip_wheel.log"; return 1; }
+}
+
+# The gsearch package, with CUDA, for the Python steps: a carried wheel (WHEEL, installed once),
+# or the installed one if it runs on CUDA and has `need` (an attribute), else one built here.
+carried=
+package() {
+  local need=${1:-searchsorted}
+  if [ -n "${WHEEL:-}" ] && [ -z "$carried" ]; then
+    python3 -m pip install -q --no-deps --no-index --force-reinstall "$WHEEL" || return 1
+    carried=1
+  fi
+  if ! (cd /tmp && python3 -c "import gsearch; gsearch.$need; assert gsearch.cuda_available()") 2>/dev/null; then
+    wheel || return 1
+  fi
+  (cd /tmp && python3 -c "import gsearch; print('gsearch', gsearch.__version__, 'cuda', gsearch.cuda_available())")
+}
+
+# pybench NAME SCRIPT [FLAGS...]: a Python benchmark of bench/, the package installed first
+# (`need`: what it must have).
+pybench() {
+  local name=$1
+  shift
+  package "${need:-searchsorted}" || { status=1; return; }
+  run "$name" python3 "$@" "${extra[@]}"
+}
+
+unknown() { echo "bench.sh: unknown step '$step' of $family ($1)" >&2; status=1; }
+
+for step in "$@"; do
+  if [ "$step" = wheel ]; then
+    wheel || status=1
+    continue
+  fi
+  case "$family" in
+    search)
+      case "$step" in
+        quick) bench search_quick search_bench --quick ;;
+        main) bench search search_bench --key-type int32,int64 --query-kind random,worst --repeat 15 ;;
+        q500m)
+          bench search_500m search_bench --queries 500000000 --keys 4096 --key-type int64,int32 \
+            --query-kind random,worst --repeat 5 --warmup 2 ;;
+        peers)
+          files=()
+          for f in "$OUT/search.json" "$OUT/search_500m.json"; do [ -f "$f" ] && files+=("$f"); done
+          if [ ${#files[@]} -eq 0 ]; then
+            echo "bench.sh: no $OUT/search.json or search_500m.json (run main or q500m first)" >&2; status=1
+          else
+            run search_peers bash -c 'rc=0; for f; do python3 bench/search/search_peers.py --json "$f" || rc=1; done; exit $rc' \
+              _ "${files[@]}"
+          fi ;;
+        sweep)
+          bench search_sweep search_bench --sweep --key-type int32,int64 --query-kind random --keys 1024,4096,16384 \
+            --repeat 7 ;;
+        py1d)
+          bench py1d search_bench --keys 1024,16384,49152 --key-type int32,float32 --query-kind random
+          if package; then
+            run py1d_peers bash -c 'p=bench/search; f=$1; python3 $p/search_peers.py --json "$f" --peers torch,cupy,gsearch-py &&
+              python3 $p/search_peers.py --json "$f" --peers jax' _ "$OUT/py1d.json"
+            run py_vs_cpp python3 bench/search/py_vs_cpp.py "$OUT/py1d.json" --json "$OUT/py_vs_cpp.json"
+          else
+            status=1
+          fi ;;
+        rows) pybench rows bench/search/rows_bench.py --json "$OUT/rows.json" ;;
+        *) unknown "quick, main, q500m, peers, sweep, py1d, rows, wheel" ;;
+      esac ;;
+    find)
+      case "$step" in
+        quick) bench find_quick find_bench --quick ;;
+        main) bench find find_bench ;;
+        python)
+          cpp=${CPP_JSON:-}
+          [ -n "$cpp" ] || { [ -f "$OUT/find.json" ] && cpp=$OUT/find.json || cpp=bench/results/h100/find.json; }
+          roof=()
+          if [ -f "$cpp" ]; then roof=(--cpp-json "$cpp"); else echo "bench.sh: no C++ find JSON at $cpp: no roofline"; fi
+          need=find pybench find_python bench/find/find_bench.py --device cuda --json "$OUT/find_python.json" "${roof[@]}" ;;
+        *) unknown "quick, main, python, wheel" ;;
+      esac ;;
+    merge)
+      case "$step" in
+        quick) bench merge_quick merge_bench --quick ;;
+        main) bench merge merge_bench ;;
+        python)
+          need=merge pybench merge_python bench/merge/merge_bench.py --device cuda --ops sort,searchsorted,merge \
+            --json "$OUT/merge_python.json" ;;
+        *) unknown "quick, main, python, wheel" ;;
+      esac ;;
+    index)
+      case "$step" in
+        quick) bench index_quick index_bench --quick ;;
+        main) bench index index_bench --parts search --key-types int32,int64 --log-keys 20,22,24,26,27 ;;
+        sweep)
+          bench index_sweep index_bench --parts sweep,qsweep --key-types int32 --log-keys 20,24,26,27 --repeat 5 \
+            --warmup 1 ;;
+        python)
+          need=Index pybench index_python bench/index/index_bench.py --log-keys 20,24,27 --dtypes int32 --repeat 7 \
+            --json "$OUT/index_python.json" ;;
+        *) unknown "quick, main, sweep, python, wheel" ;;
+      esac ;;
+    pary)
+      case "$step" in
+        quick) bench pary_quick pary_bench --quick ;;
+        main) bench pary pary_bench ;;
+        int64) bench pary_int64 pary_bench --key-types int64 ;;
+        *) unknown "quick, main, int64, wheel" ;;
+      esac ;;
+    *)
+      echo "bench.sh: unknown family '$family' (search, find, merge, index, pary): usage in the script's header" >&2
+      exit 1 ;;
+  esac
+done
+exit $status
