@@ -121,7 +121,7 @@
 namespace gsearch::bench::merge_bench {
 
 json runner::row(const char* part, const char* impl, const std::string& op, const std::string& call,
-                const char* dtype) {
+                 const char* dtype) {
   json r;
   for (const char* k : {"part", "impl", "op", "call", "dtype", "values", "input", "na", "nb", "out", "ms", "ms_min",
                         "ms_max", "runs", "bytes", "gbps", "pct_roofline", "rate", "rate_unit", "ratios",

@@ -47,7 +47,7 @@ join_kind join_kind_of(const std::string& s) {
 /// per map; checks each row, and for gsearch (`ordered`) that the sampled rows ascend by key.
 template <class T>
 bool runner::check_join(join_kind kind, const std::vector<T>& L, const std::vector<T>& R, const int64_t* li,
-                const int64_t* ri, int64_t rows, bool ordered) {
+                        const int64_t* ri, int64_t rows, bool ordered) {
   if (rows == 0) return true;
   const int64_t samples = std::min<int64_t>(rows, 1 << 16);
   const int64_t stride = samples > 1 ? (rows - 1) / (samples - 1) : 1;
@@ -90,7 +90,7 @@ bool runner::check_join(join_kind kind, const std::vector<T>& L, const std::vect
 
 template <class T>
 void runner::join_case(const std::string& input, const std::vector<T>& L, const std::vector<T>& R,
-               const std::vector<join_kind>& kinds) {
+                       const std::vector<join_kind>& kinds) {
   const int64_t nl = int64_t(L.size()), nr = int64_t(R.size());
   const join_counts expect = count_join(L, R);
   int64_t capacity = 1;

@@ -47,8 +47,9 @@ std::vector<T> set_op_host(int op, const std::vector<T>& a, const std::vector<T>
 }  // namespace
 
 template <class T>
-void runner::merge_keys(const char* part, const char* dtype, const std::string& input, const std::vector<T>& A,
-                const std::vector<T>& B, const T* dA, const T* dB, bool with_peers, double roof_gbps) {
+void runner::merge_keys(const char* part, const char* dtype, const std::string& input,
+                        const std::vector<T>& A, const std::vector<T>& B, const T* dA, const T* dB,
+                        bool with_peers, double roof_gbps) {
   const int64_t na = int64_t(A.size()), nb = int64_t(B.size()), n = na + nb;
   std::vector<T> ref(static_cast<size_t>(n));
   std::merge(A.begin(), A.end(), B.begin(), B.end(), ref.begin());
@@ -129,8 +130,8 @@ void runner::merge_pairs(const std::vector<int32_t>& A, const std::vector<int32_
 }
 
 template <class T>
-void runner::set_ops(const char* part, const std::string& input, const std::vector<T>& A, const std::vector<T>& B,
-             const T* dA, const T* dB, bool with_peers, double roof_gbps) {
+void runner::set_ops(const char* part, const std::string& input, const std::vector<T>& A,
+                     const std::vector<T>& B, const T* dA, const T* dB, bool with_peers, double roof_gbps) {
   const int64_t na = int64_t(A.size()), nb = int64_t(B.size());
   device_vector<T> out(std::max<int64_t>(na + nb, 1));
   for (int op = 0; op < 4; ++op) {
