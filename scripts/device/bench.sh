@@ -40,9 +40,10 @@
 #                    and install it. The Python steps install the package themselves when the
 #                    installed one cannot run on CUDA; WHEEL=path installs a carried wheel instead.
 #
-# ARGS adds flags to the C++ program of every step (e.g. ARGS="--parts merge,set_ops" for merge
-# main, ARGS="--repeat 20" for find python). Each log (NAME.txt) starts with nvidia-smi's line and
-# ends with "bench.sh FAMILY STEP: exit N after S s". Exit status: 1 when a step failed (its
+# ARGS adds flags to the program of every step: the C++ benchmark (search_bench for py1d), or the
+# Python script of find / merge / index python and search rows (e.g. ARGS="--parts merge,set_ops"
+# for merge main, ARGS="--repeat 20" for find python). Each log (NAME.txt) starts with nvidia-smi's
+# line and ends with "bench.sh FAMILY STEP: exit N after S s". Exit status: 1 when a step failed (its
 # program's own status is in its log: 3 = a check failed), or for an unknown family or step.
 # Figures and tables are drawn on this machine afterwards (bench/README.md, per family).
 set -uo pipefail
