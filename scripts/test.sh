@@ -27,7 +27,7 @@ cmake -S . -B build/test -G Ninja -DCMAKE_BUILD_TYPE=Release -DGSEARCH_BUILD_PYT
 cmake --build build/test -j "$jobs"
 ctest --test-dir build/test -j "$jobs" --output-on-failure --label-exclude large
 
-echo "== Python tests of the benchmark tools (bench/python: input replica, peers, plots)"
+echo "== Python tests of the benchmark tools (bench/<family>/ and bench/common/: input replica, peers, plots)"
 GSEARCH_CLI="$PWD/build/test/tools/cli/gsearch" MPLBACKEND=Agg python3 -m pytest -q bench
 
 echo "== Python package: pip install from build/test (compiles nothing), then python/tests"

@@ -4,7 +4,7 @@
 #   gpu_checks.sh tests       GPU tests, then the > 2^31 test
 #   gpu_checks.sh sanitize    compute-sanitizer memcheck and racecheck over the GPU tests
 #                             (SANITIZE_TESTS="test_gpu_find" narrows the list; GTEST_FILTER too)
-#   gpu_checks.sh ncu         bank conflicts: Nsight Compute vs the model (bench/conflicts_table.py)
+#   gpu_checks.sh ncu         bank conflicts: Nsight Compute vs the model (bench/search/conflicts_table.py)
 #   gpu_checks.sh demo        the README's main job with the carried CLI: gen, then search --verify
 #   gpu_checks.sh cli         the CLI tests that need a GPU (the carried test_cli and CLI)
 #   gpu_checks.sh rows        the row-batched search's launch-configuration sweep (rows_sweep.json)
@@ -61,7 +61,7 @@ for what in "$@"; do
       ncu --csv --kernel-name regex:search_shared_kernel \
         --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_ld.sum \
         "$B/conflicts_probe" ${PROBE_ARGS:-} > "$OUT/ncu.csv" 2> "$OUT/ncu.err" || status=1
-      python3 bench/conflicts_table.py "$OUT/model.jsonl" "$OUT/ncu.csv" > "$OUT/conflicts.md" || status=1
+      python3 bench/search/conflicts_table.py "$OUT/model.jsonl" "$OUT/ncu.csv" > "$OUT/conflicts.md" || status=1
       tail -n 80 "$OUT/conflicts.md"
       ;;
     demo)
