@@ -8,7 +8,9 @@
 set(commit "unknown")
 set(dirty "false")
 find_package(Git QUIET)
-if(GIT_FOUND AND EXISTS "${SRC}/.git")
+# GSEARCH_SOURCE_COMMIT, when set, wins over git: the GPU machine's copy of the tree carries a
+# .git of an older commit under the newer files (scripts/device/build.sh sets it from .deps).
+if(NOT DEFINED ENV{GSEARCH_SOURCE_COMMIT} AND GIT_FOUND AND EXISTS "${SRC}/.git")
   execute_process(COMMAND "${GIT_EXECUTABLE}" -C "${SRC}" rev-parse HEAD
                   OUTPUT_VARIABLE head RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   if(rc EQUAL 0)
