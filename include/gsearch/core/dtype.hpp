@@ -11,6 +11,13 @@
 
 #include "gsearch/core/key_traits.hpp"
 
+// nvcc warns (#445) that a visitor's type parameter appears in no parameter: by design, the type
+// is the template argument that visit_key_type passes.
+#if defined(__NVCC__)
+#pragma nv_diagnostic push
+#pragma nv_diag_suppress 445
+#endif
+
 namespace gsearch {
 
 /// A key type, named as numpy names it.
@@ -72,3 +79,7 @@ constexpr std::optional<dtype> dtype_from_name(std::string_view s) {
 inline constexpr std::string_view key_type_names = "int32, uint32, int64, uint64, float32, float64";
 
 }  // namespace gsearch
+
+#if defined(__NVCC__)
+#pragma nv_diagnostic pop
+#endif
