@@ -6,7 +6,9 @@
 // through on_backend(exec, call). `call` receives the backend's handle, the CPU's thread count
 // (int) or the CUDA stream, and calls `backend::f(handle, ...)`: namespace `backend` sees both
 // backends' functions, and the handle's type picks the overload. Where the backends' signatures
-// differ, the call tests `on_cpu<decltype(handle)>`.
+// differ, the call tests `on_cpu<decltype(handle)>`. A family's src/<family>.cpp includes its
+// two backend headers itself (before its calls): the using-directives below see every backend
+// declaration visible where a call is written, so this file names no family but the search.
 //
 // A build without CUDA (GSEARCH_HAS_CUDA = 0) compiles no src/cuda/: on_backend never
 // instantiates a call on a CUDA handle, so nothing references the CUDA backend, and a call on
@@ -17,14 +19,8 @@
 
 #include "gsearch/core/error.hpp"
 #include "gsearch/core/span.hpp"
-#include "gsearch/detail/cpu/find.hpp"
-#include "gsearch/detail/cpu/merge.hpp"
-#include "gsearch/detail/cpu/search.hpp"
-#include "gsearch/detail/cpu/static_index.hpp"
-#include "gsearch/detail/cuda/find.hpp"
-#include "gsearch/detail/cuda/merge.hpp"
+#include "gsearch/detail/cpu/search.hpp"   // is_sorted, for sorted_on
 #include "gsearch/detail/cuda/search.hpp"
-#include "gsearch/detail/cuda/static_index.hpp"
 #include "gsearch/execution.hpp"
 
 namespace gsearch {

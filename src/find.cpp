@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "gsearch/detail/cpu/find.hpp"
+#include "gsearch/detail/cuda/find.hpp"
 
 namespace gsearch {
 namespace {

@@ -7,6 +7,8 @@
 #include <string>
 
 #include "backend.hpp"
+#include "gsearch/detail/cpu/merge.hpp"
+#include "gsearch/detail/cuda/merge.hpp"
 
 namespace gsearch {
 namespace {

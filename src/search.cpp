@@ -8,6 +8,8 @@
 #include <utility>
 
 #include "backend.hpp"
+#include "gsearch/detail/cpu/merge.hpp"   // sorted_search: the search of sorted queries
+#include "gsearch/detail/cuda/merge.hpp"
 
 namespace gsearch {
 namespace {

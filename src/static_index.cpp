@@ -8,6 +8,8 @@
 #include <utility>
 
 #include "backend.hpp"
+#include "gsearch/detail/cpu/static_index.hpp"
+#include "gsearch/detail/cuda/static_index.hpp"
 #include "gsearch/device.hpp"
 
 namespace gsearch {
