@@ -12,7 +12,7 @@ what a torch, cupy or numpy user writes, on the same int32 data in one process.
 (1 GiB) on the GPU, torch tensors (cupy arrays are zero-copy views of the same memory);
 --device cpu (numpy arrays, gsearch's CPU backend on all cores, numpy on one): N = 2^26.
 
-Inputs: exactly those of the C++ find benchmark (bench/find_bench.cu), S = --seed (1).
+Inputs: exactly those of the C++ find benchmark (bench/find/find_bench.cu), S = --seed (1).
 word(s, i) = output i of splitmix64{s} = mix64(s + (i + 1) * 0x9E3779B97F4A7C15)
 (inputs.splitmix64):
     filler(i) = int32(word(S, i) >> 33), uniformly random in [0, 2^31); the value searched is
@@ -170,7 +170,7 @@ def run_bench(backend, n, cases, seed, warmup, repeat, roof, command):
     base, value = make_base(n, seed)
     doc["inputs"] = {"n": n, "key_type": KEY_TYPE, "seed": seed, "value": value,
                      "data_checksum": str(inputs.checksum(base)),
-                     "construction": "bench/find_bench.cu's: word(s, i) = output i of splitmix64{s}; "
+                     "construction": "bench/find/find_bench.cu's: word(s, i) = output i of splitmix64{s}; "
                                      "filler(i) = int32(word(S, i) >> 33); V = -1; p: V at p; f: V where "
                                      "word(S + 1, i) < floor(f 2^64) (every i for f = 1); needles: j even "
                                      "filler(word(S + 2, j) mod N), j odd int32(word(S + 3, j) >> 33)",

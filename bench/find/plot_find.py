@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Figures and markdown tables from a find_bench JSON file (bench/find_bench.cu, schema
+"""Figures and markdown tables from a find_bench JSON file (bench/find/find_bench.cu, schema
 "gsearch-bench-find/1": gsearch's unsorted search against the read roofline, thrust and CUB).
 
     python3 bench/find/plot_find.py FIND.json --out DIR [--no-figures] [--all-ks]

@@ -10,12 +10,12 @@ user writes, on the same int32 data in one process.
         [--repeat R] [--warmup W] [--seed 1]
 
 --device cuda (the H100 machine; torch with CUDA): torch tensors on the GPU, gsearch's CUDA
-backend on the same tensors (no copy). Sizes as bench/merge_bench.cu: sort 2^27, sorted search
+backend on the same tensors (no copy). Sizes as bench/merge/merge_bench.cu: sort 2^27, sorted search
 K = 2^24 keys and Q = 2^27 sorted needles, merge / set functions two sorted 2^26 inputs.
 --device cpu (this machine): numpy arrays, gsearch's CPU backend on all cores, numpy on one;
 sort 2^24, K = 2^20, Q = 2^24, merge / sets 2^24 per side.
 
-Inputs (the formulas of bench/merge_bench.cu; word(s, i) = inputs.splitmix64(s, 0, n)[i], S =
+Inputs (the formulas of bench/merge/merge_bench.cu; word(s, i) = inputs.splitmix64(s, 0, n)[i], S =
 --seed): sort int32(word(S + 6, i) >> 32); sorted search keys sort(int32(word(S + 4, i) >> 33)),
 needles sort(int32(word(S + 5, j) >> 33)); merge / sets A = sort(int32(word(S, i) >> 37)),
 B = sort(int32(word(S + 1, j) >> 37)) (values in [0, 2^27): duplicates within and across).
@@ -96,7 +96,7 @@ def first_line(e):
 
 
 # ---------------------------------------------------------------------------------------------
-# Inputs (bench/merge_bench.cu's formulas)
+# Inputs (bench/merge/merge_bench.cu's formulas)
 
 
 def words(seed, n):

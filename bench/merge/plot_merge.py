@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Figures and markdown tables from a merge_bench JSON file (bench/merge_bench.cu, schema
+"""Figures and markdown tables from a merge_bench JSON file (bench/merge/merge_bench.cu, schema
 "gsearch-bench-merge/1": gsearch's merge family against the copy roofline, thrust, CUB and a
 CUB-built join).
 

@@ -23,7 +23,7 @@ namespace gsearch::cpu_backend {
 /// parallelism once the keys outgrow L1), where one query at a time waits for each read before
 /// the next: int32, side left, K = 2^20, Q = 2^22: 68.8 ms against 741 for numpy (10.8x numpy,
 /// 1.75x with one query at a time); K = 2^10, Q = 2^22: 18x numpy (was 6.5x)
-/// (bench/python/cpu_bench.py; docs/perf-notes.md, "CPU fast path against numpy.searchsorted",
+/// (bench/search/cpu_bench.py; docs/perf-notes.md, "CPU fast path against numpy.searchsorted",
 /// section 2). The index's walk and the buckets take 8 for the same reason.
 inline constexpr int lockstep = 8;
 
