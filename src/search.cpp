@@ -154,11 +154,10 @@ bool is_sorted_rows_impl(const Exec& exec, int64_t rows, span<const T> keys) {
 
 }  // namespace
 
-algorithm resolve_algorithm(const cpu_t& exec, algorithm requested, int key_bytes, int64_t k, int64_t queries,
+// The CPU backend is always there; the CUDA one through on_backend (its error without CUDA).
+algorithm resolve_algorithm(const cpu_t&, algorithm requested, int key_bytes, int64_t k, int64_t queries,
                             int64_t max_temp_bytes) {
-  return on_backend(exec, [&](auto) {
-    return cpu_backend::resolve(requested, key_bytes, k, queries < 0 ? k : queries, max_temp_bytes);
-  });
+  return cpu_backend::resolve(requested, key_bytes, k, queries < 0 ? k : queries, max_temp_bytes);
 }
 algorithm resolve_algorithm(const cuda_t& exec, algorithm requested, int key_bytes, int64_t k, int64_t queries,
                             int64_t max_temp_bytes) {
@@ -168,9 +167,7 @@ algorithm resolve_algorithm(const cuda_t& exec, algorithm requested, int key_byt
 }
 
 int64_t search_temp_bytes(const cpu_t& exec, algorithm algo, int key_bytes, int64_t k, int64_t queries) {
-  return on_backend(exec, [&](int threads) {
-    return cpu_backend::temp_bytes(threads, algo, key_bytes, k, queries < 0 ? k : queries);
-  });
+  return cpu_backend::temp_bytes(exec.threads, algo, key_bytes, k, queries < 0 ? k : queries);
 }
 int64_t search_temp_bytes(const cuda_t& exec, algorithm algo, int key_bytes, int64_t k, int64_t queries) {
   return on_backend(exec, [&](auto) {
