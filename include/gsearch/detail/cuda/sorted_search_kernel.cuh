@@ -11,6 +11,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cub/block/block_scan.cuh>
+#include <cuda/functional>
 
 #include "gsearch/core/merge_path.hpp"
 #include "gsearch/core/sorted_search.hpp"
@@ -41,6 +43,9 @@ __global__ __launch_bounds__(Threads) void sorted_search_kernel(const T* keys, i
   constexpr int tile = Threads * Items;
   __shared__ T staged[tile + 1];  // the tile's keys, its queries, a spare slot (serial_merge_staged)
   __shared__ int ranks[tile];  // ranks within the tile (k0 added at the store): 4 bytes for any Out
+  using block_scan = cub::BlockScan<int, Threads>;
+  __shared__ typename block_scan::TempStorage scan_temp;
+  __shared__ int first_owned[Threads + 1];  // the queries each thread writes (below)
   const int64_t t = blockIdx.x;
   const int64_t d0 = t * tile, d1 = min(d0 + tile, k + q);
   // The tile's slices, made monotone (core::monotone_range; a no-op on sorted inputs): on
@@ -60,16 +65,29 @@ __global__ __launch_bounds__(Threads) void sorted_search_kernel(const T* keys, i
   const auto qs = [&](int j) { return staged[nk + j]; };
   const int diag = min(int(threadIdx.x) * Items, count);
   const auto split = core::sorted_search_split<Strict>(ks, nk, qs, nq, diag);
+  // One writer per query: thread i owns the queries [first[i], first[i + 1]), first being the
+  // running maximum of the threads' splits (and nq at the end). On sorted inputs the splits are in
+  // order and each thread's walk covers exactly the queries it owns, so nothing changes. On
+  // unsorted ones, with the check off, two walks may reach the same query; each writes only what
+  // it owns (else the two stores to one slot are a data race, which compute-sanitizer's racecheck
+  // reported), and a thread fills the owned queries its walk did not reach, so that every slot is
+  // written once.
+  int first;
+  block_scan(scan_temp).InclusiveScan(int(split.q), first, ::cuda::maximum<>{});
+  first_owned[threadIdx.x] = first;
+  if (threadIdx.x == 0) first_owned[Threads] = nq;
+  __syncthreads();
+  const int own_end = first_owned[threadIdx.x + 1];
+  int unwritten = first;  // the walk visits queries in order, from split.q <= first
   // This thread's Items steps of the merge (core::serial_merge_staged: the keys are staged[0, nk)
   // and the queries staged[nk, count), ties as the split put them): the query staged[nk + j],
   // taken at step s, has diag + s - j keys of the tile before it.
-  // A volatile store (PTX st.volatile.shared: a relaxed, morally strong store, still a plain
-  // shared store; cuda::atomic_ref's would take a generic address): on sorted inputs each query's
-  // rank is written once, but on unsorted ones, with the check off, two threads' walks may both
-  // reach a query, and their writes must not be a data race (either rank is in range).
-  // (compute-sanitizer's racecheck listed those as write-write hazards with the plain store;
-  // it may still, since the store is the same instruction.)
-  const auto rank = [&](int s, int j) { static_cast<volatile int*>(ranks)[j] = diag + s - j; };
+  const auto rank = [&](int s, int j) {
+    if (j >= first && j < own_end) {
+      ranks[j] = diag + s - j;
+      unwritten = j + 1;
+    }
+  };
   if constexpr (Strict) {  // queries first on ties: they are the merge's A
     core::serial_merge_staged<Items>(ks, nk + split.q, count, split.k, nk,
                                      [&](int s, bool is_query, int i, T) {
@@ -81,10 +99,9 @@ __global__ __launch_bounds__(Threads) void sorted_search_kernel(const T* keys, i
                                        if (!is_key && diag + s < count) rank(s, i - nk);
                                      });
   }
+  for (int j = unwritten; j < own_end; ++j) ranks[j] = 0;  // unsorted inputs only: any rank will do
   __syncthreads();
-  // Each rank is kept within the tile's keys: on sorted inputs the threads' walks write every
-  // query's rank once, but on unsorted ones their splits need not be in order, and a query no
-  // walk reached would read whatever the array held.
+  // Each rank is kept within the tile's keys (the walks count keys of the tile: only a guard).
   for (int i = 0; i < Items; ++i) {
     const int idx = int(threadIdx.x) + i * Threads;
     if (idx < nq) out[q0 + idx] = Out(k0 + min(max(ranks[idx], 0), nk) - (Pred ? 1 : 0));
