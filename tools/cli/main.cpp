@@ -179,9 +179,9 @@ void refuse_empty_paths(const CLI::App& app) {
 int main(int argc, char** argv) {
   protect_standard_streams();
   install_signal_cleanup();
-  CLI::App app("gsearch: batched search of sorted keys, search of unsorted data, and merge, "
-               "sort, multiset set operations and joins of sorted arrays, on GPUs (CUDA) and "
-               "CPUs, on .npy files.",
+  CLI::App app("gsearch: batched search of sorted keys, search of unsorted data, merge, "
+               "sort, multiset set operations and joins of sorted arrays, and selection (order "
+               "statistics, top-k, quantiles, partition), on GPUs (CUDA) and CPUs, on .npy files.",
                "gsearch");
   app.set_version_flag("--version", version_text(), "Print the version and exit");
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
@@ -193,6 +193,8 @@ int main(int argc, char** argv) {
   const command commands[] = {add_search_command(app), add_find_command(app),
                               add_merge_command(app),  add_sort_command(app),
                               add_set_command(app),    add_join_command(app),
+                              add_select_command(app), add_topk_command(app),
+                              add_quantile_command(app), add_partition_command(app),
                               add_gen_command(app),    add_conflicts_command(app),
                               add_bench_command(app, argc, argv)};
   for (const command& c : commands) finish_help(c.app);

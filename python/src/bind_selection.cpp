@@ -1,0 +1,188 @@
+// gsearch._core's selection (gsearch/selection.hpp): select, partition, argpartition, topk,
+// kthvalue, quantile and median, and the table of quantile methods (QUANTILE_METHODS).
+//
+// The data and the outputs live on one device (the CPU or one CUDA device); the small parameter
+// arrays (ranks, kth, q) are host memory on both, as the library takes them. Arguments are
+// checked by the library (ValueError through module.cpp's mapping); here only what it cannot
+// see: dtypes, devices, contiguity, sizes.
+
+#include <nanobind/stl/string.h>
+
+#include <cstdint>
+#include <string>
+
+// Before binding.hpp: its enum_table names gsearch::to_string, found where it is defined.
+#include "gsearch/selection.hpp"
+// (keep this order)
+#include "binding.hpp"
+
+namespace gsearch_python {
+namespace {
+
+using namespace nb::literals;
+
+/// A C-contiguous array of `what`, on any device.
+template <class Array>
+void check_contiguous(const std::string& fn, const char* what, const Array& a) {
+  if (!is_c_contiguous(a)) value_error(fn + ": " + what + " must be C-contiguous");
+}
+
+/// An output of dtype T with n elements.
+template <class T>
+gsearch::span<T> out_of(const std::string& fn, const char* what, const out_array& a, int64_t n) {
+  if (a.dtype() != nb::dtype<T>())
+    type_error(fn + ": " + what + " must be " + dtype_name(nb::dtype<T>()) + ", not " + dtype_name(a.dtype()));
+  check_contiguous(fn, what, a);
+  if (int64_t(a.size()) != n)
+    value_error(fn + ": " + what + " has " + std::to_string(a.size()) + " elements, the result " +
+                std::to_string(n));
+  return out_span<T>(a);
+}
+
+/// A host parameter array (ranks, kth: int64; q: float64), 1-D or 0-d, C-contiguous.
+template <class T>
+gsearch::span<const T> host_param(const std::string& fn, const char* what, const in_array& a) {
+  if (a.device_type() != nb::device::cpu::value) value_error(fn + ": " + what + " must be in host memory");
+  if (a.dtype() != nb::dtype<T>())
+    type_error(fn + ": " + what + " must be " + dtype_name(nb::dtype<T>()) + ", not " + dtype_name(a.dtype()));
+  check_contiguous(fn, what, a);
+  return in_span<T>(a);
+}
+
+/// The data's and the outputs' (`outs`, located) common device; the data C-contiguous.
+template <class... Located>
+placement place_data(const std::string& fn, const in_array& data, const Located&... outs) {
+  const placement at = place(fn, {locate("data", data), outs...});
+  check_contiguous(fn, "data", data);
+  return at;
+}
+
+void py_select(const in_array& data, const in_array& ranks, out_array& values, uintptr_t stream) {
+  const std::string fn = "gsearch._core.select";
+  const placement at = place_data(fn, data, locate("values", values));
+  const auto r = host_param<int64_t>(fn, "ranks", ranks);
+  visit_key_type(fn, data.dtype(), [&]<class T>() {
+    const auto v = out_of<T>(fn, "values", values, r.size());
+    on_backend(at, stream, int64_t(data.size()) >= small_scan_elements,
+               [&](const auto& exec) { gsearch::select(exec, in_span<T>(data), r, v); });
+  });
+}
+
+void py_partition(const in_array& data, const in_array& kth, out_array& out, bool indices, uintptr_t stream) {
+  const std::string fn = indices ? "gsearch._core.argpartition" : "gsearch._core.partition";
+  const placement at = place_data(fn, data, locate("out", out));
+  const auto k = host_param<int64_t>(fn, "kth", kth);
+  const int64_t n = int64_t(data.size());
+  visit_key_type(fn, data.dtype(), [&]<class T>() {
+    const auto d = in_span<T>(data);
+    if (indices) {
+      const auto o = out_of<int64_t>(fn, "out", out, n);
+      on_backend(at, stream, n >= small_scan_elements,
+                 [&](const auto& exec) { gsearch::argpartition(exec, d, k, o); });
+    } else {
+      const auto o = out_of<T>(fn, "out", out, n);
+      on_backend(at, stream, n >= small_scan_elements,
+                 [&](const auto& exec) { gsearch::partition(exec, d, k, o); });
+    }
+  });
+}
+
+void py_topk(const in_array& data, int64_t rows, int64_t k, bool largest, bool sorted, out_array& values,
+             out_array& indices, uintptr_t stream) {
+  const std::string fn = "gsearch._core.topk";
+  const placement at = place_data(fn, data, locate("values", values), locate("indices", indices));
+  gsearch::topk_options options;
+  options.largest = largest;
+  options.sorted = sorted;
+  visit_key_type(fn, data.dtype(), [&]<class T>() {
+    const auto v = out_of<T>(fn, "values", values, rows * k);
+    const auto i = out_of<int64_t>(fn, "indices", indices, rows * k);
+    on_backend(at, stream, int64_t(data.size()) >= small_scan_elements, [&](const auto& exec) {
+      gsearch::topk(exec, in_span<T>(data), rows, k, options, v, i);
+    });
+  });
+}
+
+void py_kthvalue(const in_array& data, int64_t rows, int64_t rank, out_array& values, out_array& indices,
+                 uintptr_t stream) {
+  const std::string fn = "gsearch._core.kthvalue";
+  const placement at = place_data(fn, data, locate("values", values), locate("indices", indices));
+  visit_key_type(fn, data.dtype(), [&]<class T>() {
+    const auto v = out_of<T>(fn, "values", values, rows);
+    const auto i = out_of<int64_t>(fn, "indices", indices, rows);
+    on_backend(at, stream, int64_t(data.size()) >= small_scan_elements, [&](const auto& exec) {
+      gsearch::kthvalue(exec, in_span<T>(data), rows, rank, v, i);
+    });
+  });
+}
+
+void py_quantile(const in_array& data, const in_array& q, int method, bool skip_nan, out_array& out,
+                 uintptr_t stream) {
+  const std::string fn = "gsearch._core.quantile";
+  if (method < 0 || method > int(gsearch::quantile_method::nearest))
+    value_error(fn + ": method " + std::to_string(method) + " out of range (a value of QUANTILE_METHODS)");
+  const placement at = place_data(fn, data, locate("out", out));
+  const auto qs = host_param<double>(fn, "q", q);
+  const auto o = out_of<double>(fn, "out", out, qs.size());
+  visit_key_type(fn, data.dtype(), [&]<class T>() {
+    on_backend(at, stream, int64_t(data.size()) >= small_scan_elements, [&](const auto& exec) {
+      gsearch::quantile(exec, in_span<T>(data), qs, gsearch::quantile_method(method), skip_nan, o);
+    });
+  });
+}
+
+void py_median(const in_array& data, bool skip_nan, out_array& out, uintptr_t stream) {
+  const std::string fn = "gsearch._core.median";
+  const placement at = place_data(fn, data, locate("out", out));
+  const auto o = out_of<double>(fn, "out", out, 1);
+  visit_key_type(fn, data.dtype(), [&]<class T>() {
+    on_backend(at, stream, int64_t(data.size()) >= small_scan_elements,
+               [&](const auto& exec) { gsearch::median(exec, in_span<T>(data), skip_nan, o); });
+  });
+}
+
+}  // namespace
+
+void bind_selection(nb::module_& m) {
+  m.attr("QUANTILE_METHODS") = enum_table(enum_values(gsearch::quantile_method::nearest));
+
+  m.def("select", &py_select, "data"_a, "ranks"_a, "values"_a, "stream"_a = 0,
+        "values[i] = the element of rank ranks[i] (from 0; negative from the end) of data in\n"
+        "numpy's sort order (gsearch::select). data: a C-contiguous array of a supported dtype\n"
+        "(taken flat) on the CPU (the GIL is released for large calls) or one CUDA device (run\n"
+        "on `stream`, a cudaStream_t as an int; the call waits); ranks: host int64; values: on\n"
+        "data's device, data's dtype, one per rank.");
+  m.def(
+      "partition",
+      [](const in_array& data, const in_array& kth, out_array& out, uintptr_t stream) {
+        py_partition(data, kth, out, false, stream);
+      },
+      "data"_a, "kth"_a, "out"_a, "stream"_a = 0,
+      "numpy.partition(data, kth) of the flat data into out (data's dtype and size;\n"
+      "gsearch::partition). kth: host int64, any order, repeats allowed, negative from the end.\n"
+      "Devices and stream as in select().");
+  m.def(
+      "argpartition",
+      [](const in_array& data, const in_array& kth, out_array& out, uintptr_t stream) {
+        py_partition(data, kth, out, true, stream);
+      },
+      "data"_a, "kth"_a, "out"_a, "stream"_a = 0,
+      "numpy.argpartition(data, kth) of the flat data into out (int64, data's size;\n"
+      "gsearch::argpartition). As partition().");
+  m.def("topk", &py_topk, "data"_a, "rows"_a, "k"_a, "largest"_a, "sorted"_a, "values"_a, "indices"_a,
+        "stream"_a = 0,
+        "torch.topk(data.view(rows, -1), k, dim=-1, largest, sorted) into values (data's dtype)\n"
+        "and indices (int64), rows * k each, row-major (gsearch::topk). As select().");
+  m.def("kthvalue", &py_kthvalue, "data"_a, "rows"_a, "rank"_a, "values"_a, "indices"_a, "stream"_a = 0,
+        "torch.kthvalue(data.view(rows, -1), rank + 1, dim=-1) (rank from 0) into values and\n"
+        "indices (int64), one per row (gsearch::kthvalue). As select().");
+  m.def("quantile", &py_quantile, "data"_a, "q"_a, "method"_a, "skip_nan"_a, "out"_a, "stream"_a = 0,
+        "numpy.quantile(data, q, method) of the flat data (skip_nan: numpy.nanquantile) into out\n"
+        "(float64, one per q, on data's device; float data's quantiles computed in its dtype).\n"
+        "q: host float64 in [0, 1]; method: a value of QUANTILE_METHODS. As select().");
+  m.def("median", &py_median, "data"_a, "skip_nan"_a, "out"_a, "stream"_a = 0,
+        "numpy.median (skip_nan: numpy.nanmedian) of the flat data into out (float64, one\n"
+        "element, on data's device). As select().");
+}
+
+}  // namespace gsearch_python
