@@ -9,6 +9,7 @@
 ///   tuning_partitioned.hpp  the partitioned search's buckets, tiles and fit to shared memory
 ///   tuning_find.hpp         find's scan and tiles, isin's probe, the study kernels
 ///   tuning_merge.hpp        merge, set-operation and sorted-search tiles
+///   tuning_selection.hpp    select's sample sort, bucket pass and candidates; partition's scatter
 ///
 /// All are host-compilable (no CUDA headers). The numbers come from the H100 runs under
 /// bench/results/h100/ (see docs/perf-notes.md); change them only with a measurement.
@@ -18,3 +19,4 @@
 #include "gsearch/detail/cuda/tuning_merge.hpp"
 #include "gsearch/detail/cuda/tuning_partitioned.hpp"
 #include "gsearch/detail/cuda/tuning_search.hpp"
+#include "gsearch/detail/cuda/tuning_selection.hpp"

@@ -1,0 +1,299 @@
+#pragma once
+/// \file
+/// The select kernels (core/selection.hpp describes the algorithm): the one-block sort of a
+/// sample (or of a whole small input) on the keys' order-preserving bits, the bucket pass (the one
+/// full read of the data: a histogram over the splitters' buckets and the copy-out of the
+/// candidate buckets), and the small kernels of the sorting fallback. The bucket of an element is
+/// core::select_bucket, as on the CPU. Launched from src/cuda/select.cu.
+
+#include <cub/block/block_radix_sort.cuh>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "gsearch/core/key_traits.hpp"
+#include "gsearch/core/selection.hpp"
+#include "gsearch/detail/cuda/find_kernel.cuh"  // scan_layout, unaligned_head, u64
+#include "gsearch/detail/cuda/tuning_selection.hpp"
+
+namespace gsearch::cuda_backend {
+
+/// The unsigned integer whose order is the key order of T (radix_bits / from_radix_bits).
+template <class T>
+using radix_t = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+
+/// T's key order as unsigned bits: signed integers with the sign bit flipped; floats with every
+/// NaN made the positive quiet NaN and -0.0 made 0.0 (key_traits.hpp's order: they are equal
+/// there), then negative values' bits inverted and positive ones' sign bit set. Strictly
+/// increasing in the key order, so a radix sort of the bits is a sort in that order.
+template <class T>
+__host__ __device__ GSEARCH_FORCEINLINE radix_t<T> radix_bits(T x) {
+  using U = radix_t<T>;
+  constexpr U sign = U(1) << (8 * sizeof(T) - 1);
+  if constexpr (std::is_unsigned_v<T>) {
+    return x;
+  } else if constexpr (std::is_integral_v<T>) {
+    return U(x) ^ sign;
+  } else {
+    U bits;
+    if (x != x) {
+      bits = sizeof(T) == 4 ? U(0x7fc00000u) : U(0x7ff8000000000000ull);
+    } else {
+      const T y = x == T(0) ? T(0) : x;  // -0.0 -> 0.0
+      memcpy(&bits, &y, sizeof(T));
+    }
+    return bits & sign ? U(~bits) : U(bits | sign);
+  }
+}
+
+/// The inverse of radix_bits (canonical NaN and 0.0 for the values it merged).
+template <class T>
+__host__ __device__ GSEARCH_FORCEINLINE T from_radix_bits(radix_t<T> u) {
+  using U = radix_t<T>;
+  constexpr U sign = U(1) << (8 * sizeof(T) - 1);
+  if constexpr (std::is_unsigned_v<T>) {
+    return u;
+  } else if constexpr (std::is_integral_v<T>) {
+    return T(u ^ sign);
+  } else {
+    const U bits = u & sign ? U(u ^ sign) : U(~u);
+    T x;
+    memcpy(&x, &bits, sizeof(T));
+    return x;
+  }
+}
+
+/// The one-block radix sort of the sample kernel: its type and the dynamic shared memory it needs
+/// (the CUB temporary storage, then the sorted keys in the same bytes).
+template <class T, int Threads, int Items>
+struct sample_sort {
+  using sort_t = cub::BlockRadixSort<radix_t<T>, Threads, Items>;
+  static constexpr size_t keys_bytes = size_t(Threads) * Items * sizeof(radix_t<T>);
+  static constexpr size_t shared_bytes = sizeof(typename sort_t::TempStorage) > keys_bytes
+                                             ? sizeof(typename sort_t::TempStorage)
+                                             : keys_bytes;
+};
+
+/// One block: sorts the s <= Threads * Items elements of data at core::sample_position(i, s, n)
+/// (all of data when s == n), writes splitters[j] = sorted[index[j]] for j < m, and the whole
+/// sorted sample to `sorted` when it is not null. Elements past s are padded with the largest
+/// bits, which sort last and are never read back.
+template <class T, int Threads, int Items>
+__global__ void __launch_bounds__(Threads, 1)
+    sort_sample_kernel(const T* __restrict__ data, int64_t n, int s, const int32_t* __restrict__ index,
+                       int m, T* __restrict__ splitters, T* __restrict__ sorted) {
+  using U = radix_t<T>;
+  using sorter = sample_sort<T, Threads, Items>;
+  extern __shared__ __align__(16) unsigned char sort_shared[];
+  U keys[Items];
+  GSEARCH_UNROLL
+  for (int k = 0; k < Items; ++k) {
+    const int i = int(threadIdx.x) * Items + k;  // blocked: thread t holds sample t * Items ...
+    keys[k] = i < s ? radix_bits(data[core::sample_position(i, s, n)]) : ~U(0);
+  }
+  typename sorter::sort_t(*reinterpret_cast<typename sorter::sort_t::TempStorage*>(sort_shared)).Sort(keys);
+  __syncthreads();  // the temporary storage is read no more: the sorted keys go in its place
+  U* staged = reinterpret_cast<U*>(sort_shared);
+  GSEARCH_UNROLL
+  for (int k = 0; k < Items; ++k) staged[int(threadIdx.x) * Items + k] = keys[k];
+  __syncthreads();
+  for (int j = threadIdx.x; j < m; j += Threads) splitters[j] = from_radix_bits<T>(staged[index[j]]);
+  if (sorted)
+    for (int i = threadIdx.x; i < s; i += Threads) sorted[i] = from_radix_bits<T>(staged[i]);
+}
+
+/// One tile of a scan_layout as one thread holds it: Loads 16-byte vectors, vector u of thread t
+/// being vector u * Threads + t of the tile (each load instruction of a warp reads 512
+/// contiguous bytes), and which of the items exist (the last tile is partial). Tile 0's head
+/// (the elements before the first 16-byte boundary) is not in it: for_each_head_element.
+template <class T, int Threads, int Loads>
+struct tile_items {
+  static constexpr int per_vector = 16 / int(sizeof(T));
+  static constexpr int items = Loads * per_vector;
+  static_assert(items <= 32, "valid holds one bit per item");
+  T x[items];
+  uint32_t valid = 0;
+
+  /// Element index of item j of a tile whose body starts at `body`.
+  __device__ static int64_t index(int64_t body, int j) {
+    return body + (int64_t(j / per_vector) * Threads + threadIdx.x) * per_vector + j % per_vector;
+  }
+
+  /// Streamed: every element is read once (__ldcs, evict first) unless Cached.
+  template <bool Cached = false>
+  __device__ void load(const T* __restrict__ data, const scan_layout<T, Threads, Loads>& layout,
+                       int64_t t) {
+    const int64_t body = layout.head + t * layout.tile;
+    if (body + layout.tile <= layout.n) {
+      const uint4* v = reinterpret_cast<const uint4*>(data + body);
+      uint4 raw[Loads];
+      GSEARCH_UNROLL
+      for (int u = 0; u < Loads; ++u)
+        raw[u] = Cached ? v[u * Threads + threadIdx.x] : __ldcs(v + u * Threads + threadIdx.x);
+      GSEARCH_UNROLL
+      for (int u = 0; u < Loads; ++u) memcpy(x + u * per_vector, &raw[u], 16);
+      valid = items == 32 ? ~0u : (1u << items) - 1;
+    } else {
+      valid = 0;
+      GSEARCH_UNROLL
+      for (int j = 0; j < items; ++j) {
+        const int64_t i = index(body, j);
+        if (i < layout.n) {
+          x[j] = data[i];
+          valid |= 1u << j;
+        } else {
+          x[j] = T(0);
+        }
+      }
+    }
+  }
+};
+
+/// How the bucket pass counts (select_register_splitters chooses).
+enum class bucket_counting {
+  registers,  ///< per-thread counters of the 2m + 1 <= 2 * select_register_splitters + 1 buckets
+  shared,     ///< a shared-memory histogram, warp-aggregated atomics
+};
+
+/// Adds one element of bucket b (-1: none) to a shared histogram; every lane of the warp calls it.
+/// Lanes with the same bucket are counted by one atomic of their lowest lane: on skewed data
+/// (most elements in one bucket) a plain atomic per lane would serialise the warp on one address.
+__device__ GSEARCH_FORCEINLINE void add_to_histogram(uint32_t* hist, int b) {
+  const unsigned peers = __match_any_sync(0xffffffffu, b);
+  if (b >= 0 && int(threadIdx.x % 32) == __ffs(int(peers)) - 1) atomicAdd(hist + b, uint32_t(__popc(peers)));
+}
+
+/// The shared memory of bucket_pass_kernel for m splitters: the splitters, the block's histogram
+/// of the 2m + 1 buckets, and which buckets are copied out.
+template <class T>
+struct bucket_pass_shared {
+  int m;
+  __host__ __device__ size_t hist_offset() const { return (size_t(m) * sizeof(T) + 15) / 16 * 16; }
+  __host__ __device__ size_t copy_offset() const { return hist_offset() + size_t(2 * m + 1) * 4; }
+  __host__ __device__ size_t bytes() const { return copy_offset() + size_t(2 * m + 1); }
+};
+
+/// The bucket pass over data[0, n): hist[b] += the elements of bucket b (core::select_bucket over
+/// the m splitters, sorted), and the elements of the buckets with copy[b] != 0 appended to
+/// candidates[0, capacity) in any order, *candidate_count counting them all (past the capacity
+/// too: an overflow is seen, and nothing is written past it). `copying` false: no bucket is
+/// copied (the counting passes of partition and of NaNs). Tiles grid-stride; per tile, the
+/// copied elements take one global atomic (the block's count) and are written at their rank in
+/// the block's exclusive scan. The block's histogram (32-bit: the launch gives no block more
+/// than 2^31 elements) is added to hist at the end.
+template <class T, int Threads, int Loads, bucket_counting Counting>
+__global__ void __launch_bounds__(Threads)
+    bucket_pass_kernel(const T* __restrict__ data, scan_layout<T, Threads, Loads> layout,
+                       const T* __restrict__ splitters, int m, const uint8_t* __restrict__ copy,
+                       bool copying, u64* __restrict__ hist, T* __restrict__ candidates,
+                       int64_t capacity, u64* __restrict__ candidate_count) {
+  constexpr int warps = Threads / 32;
+  constexpr int register_buckets = 2 * select_register_splitters + 1;
+  using view_t = tile_items<T, Threads, Loads>;
+  extern __shared__ __align__(16) unsigned char pass_shared[];
+  const bucket_pass_shared<T> shape{m};
+  T* const s = reinterpret_cast<T*>(pass_shared);
+  uint32_t* const block_hist = reinterpret_cast<uint32_t*>(pass_shared + shape.hist_offset());
+  uint8_t* const copy_s = pass_shared + shape.copy_offset();
+  __shared__ int warp_copies[2][warps];  // alternate tiles: no barrier before rewriting them
+  __shared__ u64 tile_base[2];
+  const int buckets = 2 * m + 1, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  for (int i = threadIdx.x; i < m; i += Threads) s[i] = splitters[i];
+  for (int b = threadIdx.x; b < buckets; b += Threads) {
+    block_hist[b] = 0;
+    copy_s[b] = copying ? copy[b] : 0;
+  }
+  __syncthreads();
+  const auto split = [&](int i) { return s[i]; };
+  uint32_t counters[register_buckets] = {};  // bucket_counting::registers
+
+  // Tile 0's head, by thread 0 of the block that takes tile 0: at most 3 elements.
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    for (int64_t i = 0; i < layout.head; ++i) {
+      const int b = core::select_bucket(split, m, data[i]);
+      atomicAdd(block_hist + b, 1u);
+      if (copy_s[b]) {
+        const u64 at = atomicAdd(candidate_count, 1ull);
+        if (int64_t(at) < capacity) candidates[at] = data[i];
+      }
+    }
+  }
+  const int64_t tiles = layout.tiles();
+  int parity = 0;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x, parity ^= 1) {
+    view_t view;
+    view.load(data, layout, t);
+    uint32_t copied = 0;  // bit j: item j goes to the candidates
+    GSEARCH_UNROLL
+    for (int j = 0; j < view_t::items; ++j) {
+      const bool here = view.valid >> j & 1;
+      const int b = here ? core::select_bucket(split, m, view.x[j]) : -1;
+      if constexpr (Counting == bucket_counting::registers) {
+        GSEARCH_UNROLL
+        for (int k = 0; k < register_buckets; ++k) counters[k] += uint32_t(b == k);
+      } else {
+        add_to_histogram(block_hist, b);
+      }
+      if (b >= 0) copied |= uint32_t(copy_s[b]) << j;
+    }
+    if (!copying) continue;  // uniform: no barrier below is skipped by some threads only
+    // The tile's copies: an exclusive scan over the block, one global atomic for its base.
+    const int mine = __popc(copied);
+    int inclusive = mine;
+    GSEARCH_UNROLL
+    for (int o = 1; o < 32; o *= 2) {
+      const int y = __shfl_up_sync(0xffffffffu, inclusive, o);
+      if (lane >= o) inclusive += y;
+    }
+    if (lane == 31) warp_copies[parity][warp] = inclusive;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      int total = 0;
+      for (int w = 0; w < warps; ++w) total += warp_copies[parity][w];
+      tile_base[parity] = total > 0 ? atomicAdd(candidate_count, u64(total)) : 0;
+    }
+    __syncthreads();
+    if (copied) {
+      int64_t at = int64_t(tile_base[parity]) + inclusive - mine;
+      for (int w = 0; w < warp; ++w) at += warp_copies[parity][w];
+      GSEARCH_UNROLL
+      for (int j = 0; j < view_t::items; ++j)
+        if (copied >> j & 1) {
+          if (at < capacity) candidates[at] = view.x[j];
+          ++at;
+        }
+    }
+  }
+  if constexpr (Counting == bucket_counting::registers) {
+    GSEARCH_UNROLL
+    for (int k = 0; k < register_buckets; ++k) {  // compile-time k: the counters stay in registers
+      if (k >= buckets) break;                     // uniform across the block
+      uint32_t c = counters[k];
+      GSEARCH_UNROLL
+      for (int o = 16; o > 0; o /= 2) c += __shfl_xor_sync(0xffffffffu, c, o);
+      if (lane == 0 && c) atomicAdd(block_hist + k, c);
+    }
+  }
+  __syncthreads();
+  for (int b = threadIdx.x; b < buckets; b += Threads)
+    if (block_hist[b]) atomicAdd(hist + b, u64(block_hist[b]));
+}
+
+/// bits[i] = radix_bits(data[i]): the sorting fallback's keys.
+template <class T>
+__global__ void radix_bits_kernel(const T* __restrict__ data, int64_t n, radix_t<T>* __restrict__ bits) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    bits[i] = radix_bits(data[i]);
+}
+
+/// values[j] = the element of rank ranks[j] of the sorted bits (the sorting fallback's answer).
+template <class T>
+__global__ void gather_ranks_kernel(const radix_t<T>* __restrict__ sorted, const int64_t* __restrict__ ranks,
+                                    int64_t m, T* __restrict__ values) {
+  for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < m; j += int64_t(gridDim.x) * blockDim.x)
+    values[j] = from_radix_bits<T>(sorted[ranks[j]]);
+}
+
+}  // namespace gsearch::cuda_backend
