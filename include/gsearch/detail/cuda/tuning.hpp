@@ -10,6 +10,7 @@
 ///   tuning_find.hpp         find's scan and tiles, isin's probe, the study kernels
 ///   tuning_merge.hpp        merge, set-operation and sorted-search tiles
 ///   tuning_selection.hpp    select's sample sort, bucket pass and candidates; partition's scatter
+///   tuning_topk.hpp         top-k / kthvalue: the row kernel, the 1-D gather, the output sorts
 ///
 /// All are host-compilable (no CUDA headers). The numbers come from the H100 runs under
 /// bench/results/h100/ (see docs/perf-notes.md); change them only with a measurement.
@@ -20,3 +21,4 @@
 #include "gsearch/detail/cuda/tuning_partitioned.hpp"
 #include "gsearch/detail/cuda/tuning_search.hpp"
 #include "gsearch/detail/cuda/tuning_selection.hpp"
+#include "gsearch/detail/cuda/tuning_topk.hpp"
