@@ -174,6 +174,21 @@ TYPED_TEST(GpuSelection, PartitionAndArgpartition) {
   }
 }
 
+// No kth: numpy's copy of the data (argpartition: the identity), in the data's order.
+TYPED_TEST(GpuSelection, PartitionWithoutKthCopies) {
+  using T = TypeParam;
+  const std::vector<T> data = make_input<T>(shape::random, 1001, 9);
+  const OnDevice<T> d(data, 1);
+  device_vector<T> out(1001);
+  device_vector<int64_t> idx(1001);
+  partition(cuda, d.view(), span<const int64_t>(), out.view());
+  argpartition(cuda, d.view(), span<const int64_t>(), idx.view());
+  EXPECT_EQ(sorted_bits(host_of(out)), sorted_bits(data));
+  EXPECT_EQ(std::memcmp(host_of(out).data(), data.data(), data.size() * sizeof(T)), 0);
+  const std::vector<int64_t> got = host_of(idx);
+  for (int64_t i = 0; i < 1001; ++i) ASSERT_EQ(got[size_t(i)], i);
+}
+
 // More distinct kth values than the bucket scatter takes: partition sorts.
 TYPED_TEST(GpuSelection, PartitionManyKthSorts) {
   using T = TypeParam;

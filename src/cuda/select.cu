@@ -418,14 +418,20 @@ template <class T>
 void partition(CUstream_st* stream, const T* data, int64_t n, const int64_t* kth, int64_t m, T* out,
                int64_t* out_indices) {
   if (n == 0) return;
+  if (m == 0) {  // no kth: numpy's copy (argpartition: the identity), in the data's order
+    if (out) GSEARCH_CUDA_CHECK(cudaMemcpyAsync(out, data, size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice, stream));
+    if (out_indices) {
+      iota_kernel<<<unsigned(std::min<int64_t>((n + 255) / 256, 4096)), 256, 0, stream>>>(out_indices, n);
+      GSEARCH_CUDA_CHECK_LAUNCH();
+    }
+    wait(stream);
+    return;
+  }
   const device_limits dev = current_device_limits();
   // The kth values, deduplicated by key (equal values share the bucket of the elements equal to them).
   std::vector<T> splitters;
-  if (m > 0) {
-    const std::vector<T> values = select_to_host(stream, data, n, std::vector<int64_t>(kth, kth + m));
-    for (const T v : values)
-      if (splitters.empty() || key_less(splitters.back(), v)) splitters.push_back(v);
-  }
+  for (const T v : select_to_host(stream, data, n, std::vector<int64_t>(kth, kth + m)))
+    if (splitters.empty() || key_less(splitters.back(), v)) splitters.push_back(v);
   const int64_t ms = int64_t(splitters.size());
   if (ms > partition_max_splitters) {
     partition_by_sort(stream, data, n, out, out_indices);
