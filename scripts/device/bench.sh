@@ -36,13 +36,22 @@
 #   pary    quick    pary_bench --quick                                    -> pary_quick.{json,txt}
 #           main     pary_bench: one query's response time, int32, K = 2^10 ... 2^30 -> pary.{json,txt}
 #           int64    the same for int64 keys                               -> pary_int64.{json,txt}
+#   selection quick  selection_bench --quick                               -> selection_quick.{json,txt}
+#           main     selection_bench: select (one rank k=1024 / k=n/2, 100 ranks) of 2^26, 2^28, 2^30
+#                    float32 and 2^26 int32 on six inputs; topk k = 1 ... 2^20; 4096 x 16384 row topk;
+#                    partition; quantile of 2^30; rooflines, CUB 3.6 DeviceTopK / DeviceBatchedTopK /
+#                    sort-then-pick                                     -> selection.{json,txt}
+#           python   selection_python.py: gsearch's Python functions against torch (topk, kthvalue,
+#                    sort, median, quantile) and cupy (partition, quantile) -> selection_python.{json,txt}
+#           cpu      selection_cpu_bench.py: the CPU backend against numpy, 10^3 ... 2^24 (meant for
+#                    the CPU machine; on the GPU machine it measures that host) -> selection_cpu.{json,txt}
 #   any     wheel    build the Python package there (pip wheel into $OUT, its log pip_wheel.log)
 #                    and install it. The Python steps install the package themselves when the
 #                    installed one cannot run on CUDA; WHEEL=path installs a carried wheel instead.
 #
 # ARGS adds flags to the program of every step: the C++ benchmark (search_bench for py1d), or the
-# Python script of find / merge / index python and search rows (e.g. ARGS="--parts merge,set_ops"
-# for merge main, ARGS="--repeat 20" for find python). Each log (NAME.txt) starts with nvidia-smi's
+# Python script of find / merge / index / selection python, selection cpu and search rows (e.g.
+# ARGS="--parts merge,set_ops" for merge main, ARGS="--repeat 20" for find python). Each log (NAME.txt) starts with nvidia-smi's
 # line and ends with "bench.sh FAMILY STEP: exit N after S s". Exit status: 1 when a step failed (its
 # program's own status is in its log: 3 = a check failed), or for an unknown family or step.
 # Figures and tables are drawn on this machine afterwards (bench/README.md, per family).
@@ -198,8 +207,18 @@ for step in "$@"; do
         int64) bench pary_int64 pary_bench --key-types int64 ;;
         *) unknown "quick, main, int64, wheel" ;;
       esac ;;
+    selection)
+      case "$step" in
+        quick) bench selection_quick selection_bench --quick ;;
+        main) bench selection selection_bench ;;
+        python)
+          need=topk pybench selection_python bench/selection/selection_python.py --json "$OUT/selection_python.json" ;;
+        cpu)
+          need=topk pybench selection_cpu bench/selection/selection_cpu_bench.py --json "$OUT/selection_cpu.json" ;;
+        *) unknown "quick, main, python, cpu, wheel" ;;
+      esac ;;
     *)
-      echo "bench.sh: unknown family '$family' (search, find, merge, index, pary): usage in the script's header" >&2
+      echo "bench.sh: unknown family '$family' (search, find, merge, index, pary, selection): usage in the script's header" >&2
       exit 1 ;;
   esac
 done
