@@ -5,7 +5,9 @@
 once into an S+ tree, searched many times), ``find``, ``count`` and ``isin`` (numpy's) for unsorted
 data, the merge family (``merge``, stable ``sort`` and ``argsort``, the multiset
 ``set_intersection`` / ``set_union`` / ``set_difference`` / ``set_symmetric_difference``,
-numpy's ``intersect1d`` / ``union1d`` / ``setdiff1d`` / ``setxor1d``, and ``join``), over
+numpy's ``intersect1d`` / ``union1d`` / ``setdiff1d`` / ``setxor1d``, and ``join``), the
+selection family (``select``, numpy's ``partition`` / ``argpartition``, ``median``,
+``quantile``, ``percentile`` and their nan* forms, torch's ``topk`` and ``kthvalue``), over
 numpy arrays (the C++ CPU backend, all cores for large calls) and over CUDA
 arrays (torch tensors, cupy arrays, anything with ``__dlpack__`` or
 ``__cuda_array_interface__`` on a CUDA device), which are searched on the GPU in place, on the
@@ -70,11 +72,27 @@ from ._sets import (
     union1d,
 )
 
+# Selection: order statistics without sorting (numpy's partition and quantiles, torch's topk).
+from ._selection import (
+    argpartition,
+    kthvalue,
+    median,
+    nanmedian,
+    nanpercentile,
+    nanquantile,
+    partition,
+    percentile,
+    quantile,
+    select,
+    topk,
+)
+
 __version__: str = _core.__version__
 
 __all__ = [
     "Index",
     "__version__",
+    "argpartition",
     "argsort",
     "bucketize",
     "build_info",
@@ -86,9 +104,18 @@ __all__ = [
     "intersect1d",
     "isin",
     "join",
+    "kthvalue",
+    "median",
     "merge",
+    "nanmedian",
+    "nanpercentile",
+    "nanquantile",
+    "partition",
+    "percentile",
     "predecessor",
+    "quantile",
     "searchsorted",
+    "select",
     "set_difference",
     "set_intersection",
     "set_symmetric_difference",
@@ -96,6 +123,7 @@ __all__ = [
     "setdiff1d",
     "setxor1d",
     "sort",
+    "topk",
     "union1d",
 ]
 

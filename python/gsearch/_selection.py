@@ -1,0 +1,849 @@
+"""Selection: order statistics of unsorted data without sorting it. numpy's partition,
+argpartition, median, quantile and percentile (and their nan* forms), torch's topk and
+kthvalue, and select (the values of given ranks). The order is np.sort's: NaN after +inf,
+-0.0 equal to 0.0."""
+
+from __future__ import annotations
+
+import operator as _operator
+from functools import lru_cache as _lru_cache
+from typing import Any, Literal, NamedTuple, Optional
+
+import numpy as _np
+
+from . import _core
+from ._arrays import (
+    _FLOAT64,
+    _INT64,
+    ArrayLike,
+    _Arr,
+    _Scalar,
+    _StreamScope,
+    _cast,
+    _check_supported,
+    _choice,
+    _classify,
+    _contiguous,
+    _convert,
+    _is_bfloat16,
+    _new_empty,
+    _shape,
+    _size,
+    _torch,
+    _torch_dtype,
+    _widened,
+    _xp,
+)
+from ._docs import public as _public
+
+QuantileMethod = Literal[
+    "inverted_cdf",
+    "averaged_inverted_cdf",
+    "closest_observation",
+    "interpolated_inverted_cdf",
+    "hazen",
+    "weibull",
+    "linear",
+    "median_unbiased",
+    "normal_unbiased",
+    "lower",
+    "higher",
+    "midpoint",
+    "nearest",
+]
+
+_QUANTILE_METHODS: dict[str, int] = dict(_core.QUANTILE_METHODS)
+
+
+class TopK(NamedTuple):
+    """What :func:`gsearch.topk` returns (as torch.return_types.topk)."""
+
+    values: Any
+    indices: Any
+
+
+class KthValue(NamedTuple):
+    """What :func:`gsearch.kthvalue` returns (as torch.return_types.kthvalue)."""
+
+    values: Any
+    indices: Any
+
+
+# The prose the functions share (filled in by _public).
+_DOCS = {
+    "data": (
+        "a : array_like\n"
+        "    The data, in any order: a numpy array (on the CPU, all cores for large arrays), a\n"
+        "    torch tensor or cupy array on a CUDA device (on the GPU, in place), or anything\n"
+        "    ``np.asarray`` takes. Dtypes: int8-64, uint8-64, float16-64, bool (and torch's\n"
+        "    bfloat16)."
+    ),
+    "order": (
+        "The order is np.sort's: -inf < finite < +inf < NaN, and -0.0 equals 0.0 (either may\n"
+        "come first)."
+    ),
+    "returned_kind": (
+        "numpy input gives numpy results; torch / cupy input results of its framework on its\n"
+        "device."
+    ),
+}
+
+
+# --- inputs -------------------------------------------------------------------------------------
+
+
+def _data(fn: str, a: Any) -> _Arr:
+    """a as an array (a scalar as a 0-d numpy array), of a dtype gsearch selects in."""
+    A = _classify(a, "a")
+    if isinstance(A, _Scalar):
+        x = _np.asarray(A.value)
+        A = _Arr(x, "numpy", None, x.dtype)
+    if A.dtype.kind not in "biuf" or A.dtype.itemsize > 8:
+        raise TypeError(f"gsearch.{fn}: a must be an array of real numbers, not of dtype {A.dtype}")
+    _check_supported(A.dtype, "array")
+    return A
+
+
+def _flat(A: _Arr) -> Any:
+    """A's elements, flat, C-contiguous, in the dtype the library selects in."""
+    return _convert(A, _widened(A.dtype)).reshape(-1)
+
+
+def _own_dtype(x: Any, A: _Arr) -> Any:
+    """Values selected from A (in its widened dtype) back in A's own dtype (exact)."""
+    if _is_bfloat16(A):
+        return x.to(A.x.dtype)
+    return _cast(x, A.fw, A.dtype.newbyteorder("="))
+
+
+def _host_ints(fn: str, what: str, x: Any) -> _np.ndarray:
+    """x (an int, a sequence, an array of any framework) as a host int64 array of its shape,
+    numpy's rules for partition indices: TypeError for non-integers, ValueError for bools."""
+    if hasattr(x, "__dlpack__") and not isinstance(x, _np.ndarray) and hasattr(x, "tolist"):
+        x = x.tolist()  # a torch / cupy array (on any device): a few numbers
+    k = _np.asarray(x)
+    if k.dtype.kind == "b":
+        raise ValueError(f"gsearch.{fn}: booleans unacceptable as {what}")
+    if k.dtype.kind not in "iu":
+        raise TypeError(f"gsearch.{fn}: {what} must be integers, not {k.dtype}")
+    if k.dtype.kind == "u" and k.size and int(k.max()) > 2**63 - 1:
+        raise IndexError(f"gsearch.{fn}: {what} {int(k.max())} is out of bounds")
+    return _np.array(k, dtype=_INT64, order="C")  # 0-d stays 0-d
+
+
+def _int(fn: str, what: str, k: Any) -> int:
+    if isinstance(k, (bool, _np.bool_)):
+        raise TypeError(f"gsearch.{fn}: {what} must be an int, not bool")
+    try:
+        return _operator.index(k)
+    except TypeError:
+        raise TypeError(f"gsearch.{fn}: {what} must be an int, not {type(k).__name__}") from None
+
+
+def _result(x: Any, A: _Arr, shape: tuple) -> Any:
+    """x reshaped to `shape`; a 0-d numpy result as a numpy scalar (as numpy returns it)."""
+    x = x.reshape(shape)
+    if A.fw == "numpy" and shape == ():
+        return x[()]
+    return x
+
+
+def _last_axis(fn: str, A: _Arr, axis: Any, name: str = "axis") -> tuple:
+    """(A with `axis` moved last, the axis as a non-negative int); numpy's AxisError for an
+    axis out of range."""
+    ndim = len(_shape(A))
+    ax = _int(fn, name, axis)
+    if not -ndim <= ax < ndim:
+        raise _np.exceptions.AxisError(ax, ndim)
+    ax %= ndim
+    if ax != ndim - 1:
+        A = A._replace(x=_xp(A.fw).moveaxis(A.x, ax, -1))
+    return A, ax
+
+
+def _axis_back(x: Any, fw: str, ax: int, ndim: int) -> Any:
+    """x (the result with the selected axis last) with that axis moved back to `ax`."""
+    if ax == ndim - 1:
+        return x
+    return _contiguous(fw, _xp(fw).moveaxis(x, -1, ax))
+
+
+# --- select -------------------------------------------------------------------------------------
+
+
+@_public(**_DOCS)
+def select(a: ArrayLike, ranks: Any, *, stream: Any = None) -> Any:
+    """The elements of given ranks of unsorted data: ``np.sort(a, axis=None)[ranks]``, without
+    sorting.
+
+    Parameters
+    ----------
+    {data}
+        All of its elements are taken (any shape, as ``a.ravel()``).
+    ranks : int or array_like of ints
+        The ranks, from 0 (the smallest); negative ranks count from the end (-1: the largest).
+        Any shape; many ranks cost about as much as one (one pass over the data).
+    {stream}, as in :func:`searchsorted`. The call waits for
+        its result.
+
+    Returns
+    -------
+    values : scalar or array
+        The shape of `ranks` (a scalar for an int), `a`'s dtype. {returned_kind}
+
+    Raises
+    ------
+    IndexError
+        A rank out of [-N, N) (as numpy's indexing), also any rank of empty data.
+    TypeError
+        Ranks that are not integers; a dtype gsearch cannot select in.
+    ValueError
+        Boolean ranks.
+    {gpu_errors}
+
+    Notes
+    -----
+    {order}
+
+    Examples
+    --------
+    >>> import numpy as np, gsearch
+    >>> a = np.array([7, 1, 9, 4, 4, 0])
+    >>> gsearch.select(a, 2)
+    np.int64(4)
+    >>> gsearch.select(a, [0, -1, 3])
+    array([0, 9, 4])
+    >>> gsearch.select(np.array([np.nan, 2.0, -0.0, np.inf]), [0, 3])
+    array([-0.,  nan])
+    """
+    A = _data("select", a)
+    r = _host_ints("select", "ranks", ranks)
+    n = _size(A.x)
+    bad = r[(r < -n) | (r >= n)]
+    if bad.size:
+        raise IndexError(f"gsearch.select: rank {int(bad[0])} is out of bounds for {n} elements")
+    kd = _widened(A.dtype)
+    with _StreamScope(A.fw, A.dev, stream) as scope:
+        values = _new_empty(A.fw, A.dev, (r.size,), kd)
+        if r.size:
+            _core.select(_flat(A), r.reshape(-1), values, scope.handle)
+        return _result(_own_dtype(values, A), A, r.shape)
+
+
+# --- partition ----------------------------------------------------------------------------------
+
+
+def _kth(kth: Any, n: int) -> _np.ndarray:
+    """numpy's kth: integers (TypeError otherwise, ValueError for bools), a scalar or 1-D, each
+    in [-n, n) (ValueError "kth(=k) out of bounds (n)", k counted from the start)."""
+    if isinstance(kth, (bool, _np.bool_)):
+        raise ValueError("Booleans unacceptable as partition index")
+    k = _np.asarray(kth.tolist() if hasattr(kth, "__dlpack__") and not isinstance(kth, _np.ndarray) else kth)
+    if k.dtype.kind == "b":
+        raise ValueError("Booleans unacceptable as partition index")
+    if k.dtype.kind not in "iu":
+        raise TypeError("Partition index must be integer")
+    if k.ndim > 1:
+        raise ValueError("object too deep for desired array")
+    k = k.reshape(-1).astype(_INT64)
+    for v in k.tolist():
+        if not -n <= v < n:
+            raise ValueError(f"kth(={v + n if v < 0 else v}) out of bounds ({n})")
+    return k
+
+
+def _partition(fn: str, a: Any, kth: Any, axis: Any, indices: bool, stream: Any) -> Any:
+    A = _data(fn, a)
+    if axis is None:
+        A = A._replace(x=A.x.reshape(-1))
+        axis = -1
+    shape = _shape(A)
+    if not shape:
+        raise _np.exceptions.AxisError(_int(fn, "axis", axis), 0)
+    A, ax = _last_axis(fn, A, axis)
+    moved = _shape(A)
+    n = moved[-1]
+    out_dtype = _INT64 if indices else _widened(A.dtype)
+    if n == 0:  # numpy checks no kth here
+        out = _new_empty(A.fw, A.dev, moved, out_dtype)
+        return _axis_back(out if indices else _own_dtype(out, A), A.fw, ax, len(shape))
+    k = _kth(kth, n)
+    call = _core.argpartition if indices else _core.partition
+    with _StreamScope(A.fw, A.dev, stream) as scope:
+        data = _convert(A, _widened(A.dtype)).reshape(-1, n)
+        out = _new_empty(A.fw, A.dev, (data.shape[0], n), out_dtype)
+        for row in range(data.shape[0]):
+            call(data[row], k, out[row], scope.handle)
+        out = out.reshape(moved)
+        if not indices:
+            out = _own_dtype(out, A)
+        return _axis_back(out, A.fw, ax, len(shape))
+
+
+_PARTITION_NOTES = (
+    "Rows: a 2-D (or N-D) array is partitioned one row (1-D slice along `axis`) at a time, one\n"
+    "call each: fast for long rows, slow for very many short ones."
+)
+
+
+@_public(**_DOCS, rows=_PARTITION_NOTES)
+def partition(a: ArrayLike, kth: Any, axis: Optional[int] = -1, *, stream: Any = None) -> Any:
+    """A partitioned copy of an array: numpy.partition.
+
+    The element at each position k of `kth` is the one that would be there in the sorted array;
+    every element before it is less than or equal to it and every element after it greater than
+    or equal to it (in between, in no defined order).
+
+    Parameters
+    ----------
+    {data}
+    kth : int or sequence of ints
+        The positions (from 0; negative from the end), in any order, repeats allowed.
+    axis : int or None, optional
+        The axis to partition along (default the last); None flattens first.
+    {stream}, as in :func:`searchsorted`. The call waits for
+        the result.
+
+    Returns
+    -------
+    partitioned : array
+        `a`'s shape and dtype. {returned_kind}
+
+    Raises
+    ------
+    ValueError
+        A kth out of bounds ("kth(=10) out of bounds (5)", as numpy), boolean kth, kth of
+        more than one dimension.
+    TypeError
+        kth that are not integers; a dtype gsearch cannot select in.
+    numpy.exceptions.AxisError
+        An axis out of range (also any axis of 0-d data).
+    {gpu_errors}
+
+    Notes
+    -----
+    {order} The elements of a partition between the kth positions may be in another order
+    than numpy's: compare sorted slices, or the kth positions.
+
+    {rows}
+
+    Examples
+    --------
+    >>> import numpy as np, gsearch
+    >>> a = np.array([7, 1, 7, 7, 1, 5, 7, 2, 3, 2, 6, 2, 3, 0])
+    >>> p = gsearch.partition(a, 4)
+    >>> p[4]
+    np.int64(2)
+    >>> bool((p[:4] <= 2).all() and (p[5:] >= 2).all())
+    True
+    >>> gsearch.partition(np.array([3, 1, 2]), [0, 1, 2])
+    array([1, 2, 3])
+    """
+    return _partition("partition", a, kth, axis, False, stream)
+
+
+@_public(**_DOCS, rows=_PARTITION_NOTES)
+def argpartition(a: ArrayLike, kth: Any, axis: Optional[int] = -1, *, stream: Any = None) -> Any:
+    """The indices that partition an array: numpy.argpartition.
+
+    ``np.take_along_axis(a, argpartition(a, kth), axis)`` is partitioned as :func:`partition`
+    describes.
+
+    Parameters
+    ----------
+    {data}
+    kth : int or sequence of ints
+        The positions (from 0; negative from the end), in any order, repeats allowed.
+    axis : int or None, optional
+        The axis to partition along (default the last); None flattens first.
+    {stream}, as in :func:`searchsorted`. The call waits for
+        the result.
+
+    Returns
+    -------
+    indices : array of int64
+        `a`'s shape: indices along `axis`. {returned_kind}
+
+    Raises
+    ------
+    ValueError, TypeError, numpy.exceptions.AxisError
+        As in :func:`partition`.
+    {gpu_errors}
+
+    Notes
+    -----
+    {order}
+
+    {rows}
+
+    Examples
+    --------
+    >>> import numpy as np, gsearch
+    >>> x = np.array([3, 4, 2, 1])
+    >>> i = gsearch.argpartition(x, 3)
+    >>> int(i[3])
+    1
+    >>> x[gsearch.argpartition(x, [1, 2])][1:3]
+    array([2, 3])
+    """
+    return _partition("argpartition", a, kth, axis, True, stream)
+
+
+# --- topk and kthvalue --------------------------------------------------------------------------
+
+
+def _rows(fn: str, a: Any, dim: Any) -> tuple:
+    """(A with `dim` last, rows, cols, dim as a non-negative int, the original ndim)."""
+    A = _data(fn, a)
+    ndim = len(_shape(A))
+    if ndim == 0:
+        raise ValueError(f"gsearch.{fn}: a must have at least one dimension (got a scalar)")
+    A, d = _last_axis(fn, A, dim, "dim")
+    cols = _shape(A)[-1]
+    rows = _size(A.x) // cols if cols else 0
+    return A, rows, cols, d, ndim
+
+
+@_public(**_DOCS)
+def topk(
+    a: ArrayLike, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, *, stream: Any = None
+) -> TopK:
+    """The `k` largest (or smallest) elements along a dimension, and their indices: torch.topk.
+
+    Parameters
+    ----------
+    {data}
+        Each 1-D slice along `dim` (a row of a 2-D array) is taken on its own.
+    k : int
+        How many, 0 <= k <= the length of `dim`.
+    dim : int, optional
+        The dimension (default the last).
+    largest : bool, optional
+        The k largest (default), else the k smallest.
+    sorted : bool, optional
+        Sorted by value (default: largest first, or smallest first with largest=False; ties in
+        any order), else in any order.
+    {stream}, as in :func:`searchsorted`. The call waits for
+        the result.
+
+    Returns
+    -------
+    (values, indices) : TopK
+        A named tuple of two arrays of `a`'s shape with `dim` of length k: the values (`a`'s
+        dtype) and their int64 indices along `dim`. {returned_kind}
+
+    Raises
+    ------
+    ValueError
+        k out of [0, the length of `dim`] (torch raises RuntimeError), 0-d data.
+    TypeError
+        A k that is not an int; a dtype gsearch cannot select in.
+    numpy.exceptions.AxisError
+        A dim out of range.
+    {gpu_errors}
+
+    Notes
+    -----
+    {order} NaN is larger than every number, as in torch. With ties, the values equal
+    torch's and the indices point at elements of those values (maybe others than torch's).
+
+    Examples
+    --------
+    >>> import numpy as np, gsearch
+    >>> x = np.array([1.0, 5.0, 3.0, np.nan, 4.0])
+    >>> gsearch.topk(x, 2)
+    TopK(values=array([nan,  5.]), indices=array([3, 1]))
+    >>> gsearch.topk(np.array([[3, 1, 2], [0, 9, 8]]), 2, largest=False).values
+    array([[1, 2],
+           [0, 8]])
+    """
+    A, rows, cols, d, ndim = _rows("topk", a, dim)
+    k = _int("topk", "k", k)
+    if not 0 <= k <= cols:
+        raise ValueError(f"gsearch.topk: k={k} is out of range for a dimension of {cols} elements (0 <= k <= {cols})")
+    shape = _shape(A)[:-1] + (k,)
+    kd = _widened(A.dtype)
+    with _StreamScope(A.fw, A.dev, stream) as scope:
+        values = _new_empty(A.fw, A.dev, shape, kd)
+        indices = _new_empty(A.fw, A.dev, shape, _INT64)
+        if rows and k:
+            _core.topk(_flat(A), rows, k, bool(largest), bool(sorted), values, indices, scope.handle)
+        values = _axis_back(_own_dtype(values, A), A.fw, d, ndim)
+        return TopK(values, _axis_back(indices, A.fw, d, ndim))
+
+
+@_public(**_DOCS)
+def kthvalue(a: ArrayLike, k: int, dim: int = -1, *, stream: Any = None) -> KthValue:
+    """The k-th smallest element along a dimension, and its index: torch.kthvalue.
+
+    Parameters
+    ----------
+    {data}
+        Each 1-D slice along `dim` (a row of a 2-D array) is taken on its own.
+    k : int
+        Counted from 1 (the smallest), as in torch: 1 <= k <= the length of `dim`.
+    dim : int, optional
+        The dimension (default the last).
+    {stream}, as in :func:`searchsorted`. The call waits for
+        the result.
+
+    Returns
+    -------
+    (values, indices) : KthValue
+        A named tuple: the k-th smallest values (`a`'s dtype) and the int64 index along `dim`
+        of an element equal to each, of `a`'s shape without `dim` (scalars for 1-D numpy
+        input). {returned_kind}
+
+    Raises
+    ------
+    ValueError
+        k out of [1, the length of `dim`] (torch raises RuntimeError), 0-d data.
+    TypeError
+        A k that is not an int; a dtype gsearch cannot select in.
+    numpy.exceptions.AxisError
+        A dim out of range.
+    {gpu_errors}
+
+    Notes
+    -----
+    {order} NaN is larger than every number, as in torch.
+
+    Examples
+    --------
+    >>> import numpy as np, gsearch
+    >>> gsearch.kthvalue(np.array([5, 1, 4, 2]), 2)
+    KthValue(values=np.int64(2), indices=np.int64(3))
+    >>> gsearch.kthvalue(np.array([[3.0, 1.0, 2.0], [0.0, 9.0, 8.0]]), 3).values
+    array([3., 9.])
+    """
+    A, rows, cols, d, ndim = _rows("kthvalue", a, dim)
+    k = _int("kthvalue", "k", k)
+    if not 1 <= k <= cols:
+        raise ValueError(f"gsearch.kthvalue: k={k} is out of range for a dimension of {cols} elements (1 <= k <= {cols})")
+    shape = _shape(A)[:-1]
+    kd = _widened(A.dtype)
+    with _StreamScope(A.fw, A.dev, stream) as scope:
+        values = _new_empty(A.fw, A.dev, (rows,), kd)
+        indices = _new_empty(A.fw, A.dev, (rows,), _INT64)
+        if rows:
+            _core.kthvalue(_flat(A), rows, k - 1, values, indices, scope.handle)
+        return KthValue(_result(_own_dtype(values, A), A, shape), _result(indices, A, shape))
+
+
+# --- quantiles and the median -------------------------------------------------------------------
+
+
+@_lru_cache(maxsize=512)
+def _numpy_result_dtype(kind: str, data: _np.dtype, q: Any, method: str) -> _np.dtype:
+    """The dtype numpy's quantile (kind 'quantile') or median ('median') gives data of dtype
+    `data` for q (a Python int / float for a scalar q, else the dtype of the q array): numpy
+    asked on one element, so that its rule (weak Python scalars, integer q, discontinuous
+    methods, float16) is followed exactly. numpy's own TypeError for what it refuses (boolean
+    data with an interpolating method)."""
+    one = _np.zeros(1, dtype=data)
+    if kind == "median":
+        return _np.asarray(_np.median(one)).dtype
+    qq = q if isinstance(q, (int, float)) else _np.zeros(1, dtype=q)
+    return _np.asarray(_np.quantile(one, qq, method=method)).dtype
+
+
+def _element_ranks(method: str, n: int, q: _np.ndarray) -> Optional[_np.ndarray]:
+    """The rank numpy takes for each q when its result is an element (numpy's formulas: the
+    discontinuous methods, and 'linear' at integer q), or None for the other methods."""
+    if method == "linear":
+        return ((n - 1) * q).astype(_INT64)
+    if method == "lower":
+        return _np.floor((n - 1) * q).astype(_INT64)
+    if method == "higher":
+        return _np.ceil((n - 1) * q).astype(_INT64)
+    if method == "nearest":
+        return _np.around((n - 1) * q).astype(_INT64)
+    if method in ("inverted_cdf", "closest_observation"):
+        index = n * q - 1 if method == "inverted_cdf" else n * q - 1 - 0.5
+        previous = _np.floor(index)
+        on = (index - previous) == 0
+        if method == "closest_observation":
+            on &= previous % 2 == 1
+        return _np.maximum(_np.where(on, previous, previous + 1), 0).astype(_INT64)
+    return None
+
+
+def _host_q(fn: str, q: Any, percent: bool) -> tuple:
+    """(q as numpy takes it: a float64 array in [0, 1], the key of its dtype rule)."""
+    weak = type(q) in (int, float)
+    if hasattr(q, "__dlpack__") and not isinstance(q, _np.ndarray) and hasattr(q, "tolist"):
+        q = _np.asarray(q.tolist(), dtype=str(q.dtype).rsplit(".", 1)[-1])  # torch / cupy
+    qa = _np.asarray(q)
+    if qa.dtype.kind not in "biuf":
+        raise TypeError(f"gsearch.{fn}: q must be real numbers, not {qa.dtype}")
+    if percent:
+        qa = _np.true_divide(qa, 100)
+    if qa.ndim > 2:
+        raise ValueError("q must be a scalar or 1d")
+    if not (qa.size == 0 or (qa.min() >= 0 and qa.max() <= 1)):
+        raise ValueError("Percentiles must be in the range [0, 100]" if percent else "Quantiles must be in the range [0, 1]")
+    if weak:
+        key = float(qa) if percent else q  # percentile divides first (a float), quantile keeps q
+    else:
+        key = qa.dtype
+    return qa, key
+
+
+def _quantile(fn: str, a: Any, q: Any, method: str, skip_nan: bool, percent: bool, stream: Any) -> Any:
+    code = _choice(fn, "method", method, _QUANTILE_METHODS)
+    A = _data(fn, a)
+    qa, key = _host_q(fn, q, percent)
+    od = _numpy_result_dtype("quantile", A.dtype.newbyteorder("="), key, method)
+    n = _size(A.x)
+    if n == 0:  # numpy's own answer (an IndexError, or NaN for nanquantile), in A's framework
+        ref = (_np.nanquantile if skip_nan else _np.quantile)(_np.empty(0, A.dtype), qa, method=method)
+        return _like(A, _np.asarray(ref, dtype=od))
+    kd = _widened(A.dtype)
+    q64 = _np.ascontiguousarray(qa, dtype=_FLOAT64).reshape(-1)
+    with _StreamScope(A.fw, A.dev, stream) as scope:
+        ranks = _element_ranks(method, n, q64) if od.kind in "iu" and od.itemsize == 8 else None
+        if ranks is not None:  # 8-byte integers: the element itself (float64 would round it)
+            out = _new_empty(A.fw, A.dev, (q64.size,), kd)
+            if q64.size:
+                _core.select(_flat(A), ranks, out, scope.handle)
+        else:
+            out = _new_empty(A.fw, A.dev, (q64.size,), _FLOAT64)
+            if q64.size:
+                _core.quantile(_flat(A), q64, code, bool(skip_nan), out, scope.handle)
+        return _result(_cast(out, A.fw, od), A, qa.shape)
+
+
+def _like(A: _Arr, x: _np.ndarray) -> Any:
+    """A numpy result as A's kind of array on its device."""
+    if A.fw == "numpy":
+        return x[()] if x.ndim == 0 else x
+    if A.fw == "torch":
+        torch = _torch()
+        device = torch.device("cuda", A.dev) if A.dev is not None else torch.device("cpu")
+        return torch.as_tensor(x, dtype=_torch_dtype(x.dtype), device=device)
+    return _xp("cupy").asarray(x)
+
+
+_QUANTILE_DOC = """{title}
+
+    numpy.{name}(a, q, method=method) of all the elements of `a` (axis=None){what}.
+
+    Parameters
+    ----------
+    {data}
+        All of its elements are taken (any shape).
+    q : float or array_like of floats
+        {q_text} A scalar gives a scalar, an array an array of its shape (at most 2-D).
+    method : str, optional
+        numpy's: 'inverted_cdf', 'averaged_inverted_cdf', 'closest_observation',
+        'interpolated_inverted_cdf', 'hazen', 'weibull', 'linear' (the default),
+        'median_unbiased', 'normal_unbiased', 'lower', 'higher', 'midpoint', 'nearest'.
+    {stream}, as in :func:`searchsorted`. The call waits for
+        the result.
+
+    Returns
+    -------
+    {name} : scalar or array
+        numpy's dtype: the data's for float data and for the methods that pick an element;
+        float64 for integer data with the methods that interpolate (as numpy: a Python float
+        q keeps float32 data float32, an array q gives float64). {returned_kind}
+
+    Raises
+    ------
+    ValueError
+        {range_error}; a bad `method`; q of more than two dimensions.
+    IndexError
+        {empty_error}
+    TypeError
+        A dtype gsearch cannot select in (complex, strings, ...); q that are not numbers;
+        boolean data with a method that interpolates (as numpy).
+    {gpu_errors}
+
+    Notes
+    -----
+    {nan_note} {order} All the quantiles come from one pass over the data (and a few short
+    ones), whatever their number.
+
+    Values equal numpy's, except where numpy computes in another type than gsearch: float32
+    data with an array `q` (numpy interpolates between the two float32 neighbours in float64;
+    gsearch in float32, then widens: within one float32 rounding), float16 data (numpy
+    interpolates in float16, gsearch in float32 rounded once to float16), and integer data whose
+    two neighbours differ by more than the dtype holds (numpy's ``b - a`` wraps around there;
+    gsearch's difference is exact).
+
+    Examples
+    --------
+    >>> import numpy as np, gsearch
+    {examples}
+    """
+
+
+def _quantile_doc(name: str, percent: bool, skip_nan: bool, examples: str) -> str:
+    return _QUANTILE_DOC.format(
+        title=(
+            ("The q-th percentile" if percent else "The q-th quantile")
+            + (" of the data, ignoring NaN" if skip_nan else " of the data")
+            + f": numpy.{name}."
+        ),
+        name=name,
+        what=" (the values that are not NaN)" if skip_nan else "",
+        q_text=(
+            "The percentiles, each in [0, 100] (50: the median)."
+            if percent
+            else "The quantiles, each in [0, 1] (0.5: the median)."
+        ),
+        range_error=(
+            "q outside [0, 100] or NaN (\"Percentiles must be in the range [0, 100]\")"
+            if percent
+            else "q outside [0, 1] or NaN (\"Quantiles must be in the range [0, 1]\")"
+        ),
+        empty_error=(
+            "Never: empty data gives NaN, with numpy's RuntimeWarning (all-NaN data gives NaN\n"
+            "        without it)."
+            if skip_nan
+            else "Empty data (as numpy)."
+        ),
+        nan_note=(
+            "NaN elements are skipped; all-NaN data gives NaN."
+            if skip_nan
+            else "A NaN in the data makes every quantile NaN (numpy's rule); see nan" + name + "."
+        ),
+        examples=examples.replace("\n", "\n    "),
+        data="{data}",
+        stream="{stream}",
+        returned_kind="{returned_kind}",
+        gpu_errors="{gpu_errors}",
+        order="{order}",
+    )
+
+
+@_public(
+    doc=_quantile_doc(
+        "quantile",
+        False,
+        False,
+        ">>> a = np.array([[10, 7, 4], [3, 2, 1]])\n"
+        ">>> gsearch.quantile(a, 0.5)\n"
+        "np.float64(3.5)\n"
+        ">>> gsearch.quantile(a, [0.25, 1.0], method='lower')\n"
+        "array([ 2, 10])\n"
+        ">>> gsearch.quantile(np.array([1.0, np.nan]), 0.5)\n"
+        "np.float64(nan)",
+    ),
+    **_DOCS,
+)
+def quantile(a: ArrayLike, q: Any, method: QuantileMethod = "linear", *, stream: Any = None) -> Any:
+    return _quantile("quantile", a, q, method, False, False, stream)
+
+
+@_public(
+    doc=_quantile_doc(
+        "nanquantile",
+        False,
+        True,
+        ">>> gsearch.nanquantile(np.array([3.0, np.nan, 1.0, 2.0]), [0.0, 0.5])\narray([1., 2.])",
+    ),
+    **_DOCS,
+)
+def nanquantile(a: ArrayLike, q: Any, method: QuantileMethod = "linear", *, stream: Any = None) -> Any:
+    return _quantile("nanquantile", a, q, method, True, False, stream)
+
+
+@_public(
+    doc=_quantile_doc(
+        "percentile",
+        True,
+        False,
+        ">>> gsearch.percentile(np.array([1, 2, 3, 4]), [25, 50])\narray([1.75, 2.5 ])",
+    ),
+    **_DOCS,
+)
+def percentile(a: ArrayLike, q: Any, method: QuantileMethod = "linear", *, stream: Any = None) -> Any:
+    return _quantile("percentile", a, q, method, False, True, stream)
+
+
+@_public(
+    doc=_quantile_doc(
+        "nanpercentile",
+        True,
+        True,
+        ">>> gsearch.nanpercentile(np.array([np.nan, 4.0, 1.0]), 50)\nnp.float64(2.5)",
+    ),
+    **_DOCS,
+)
+def nanpercentile(a: ArrayLike, q: Any, method: QuantileMethod = "linear", *, stream: Any = None) -> Any:
+    return _quantile("nanpercentile", a, q, method, True, True, stream)
+
+
+def _median(fn: str, a: Any, skip_nan: bool, stream: Any) -> Any:
+    A = _data(fn, a)
+    od = _numpy_result_dtype("median", A.dtype.newbyteorder("="), None, "")
+    if _size(A.x) == 0:  # numpy's NaN (and RuntimeWarning)
+        return _like(A, _np.asarray((_np.nanmedian if skip_nan else _np.median)(_np.empty(0, A.dtype)), dtype=od))
+    with _StreamScope(A.fw, A.dev, stream) as scope:
+        out = _new_empty(A.fw, A.dev, (1,), _FLOAT64)
+        _core.median(_flat(A), bool(skip_nan), out, scope.handle)
+        return _result(_cast(out, A.fw, od), A, ())
+
+
+_MEDIAN_DOC = """The median of all the elements of an array{ignoring}: numpy.{name}.
+
+    The middle value of the sorted data, or the mean of the two middle values when the count
+    is even (for every array kind, torch's too).
+
+    Parameters
+    ----------
+    {{data}}
+        All of its elements are taken (any shape).
+    {{stream}}, as in :func:`searchsorted`. The call waits for
+        the result.
+
+    Returns
+    -------
+    median : scalar
+        numpy's dtype: the data's for float data, float64 for integers and bool. A numpy scalar
+        for numpy input, a 0-d array of the input's framework on its device otherwise.
+
+    Raises
+    ------
+    TypeError
+        A dtype gsearch cannot select in (complex, strings, ...).
+    {{gpu_errors}}
+
+    Notes
+    -----
+    {nan_note} Empty data gives NaN with numpy's RuntimeWarning (all-NaN data gives NaN
+    without it). {{order}}
+
+    Examples
+    --------
+    >>> import numpy as np, gsearch
+    {examples}
+    """
+
+
+@_public(
+    doc=_MEDIAN_DOC.format(
+        ignoring="",
+        name="median",
+        nan_note="A NaN in the data gives NaN (see nanmedian).",
+        examples=">>> gsearch.median(np.array([[10, 7, 4], [3, 2, 1]]))\n    np.float64(3.5)\n"
+        "    >>> gsearch.median(np.array([3.0, 1.0, 2.0], dtype=np.float32))\n    np.float32(2.0)",
+    ),
+    **_DOCS,
+)
+def median(a: ArrayLike, *, stream: Any = None) -> Any:
+    return _median("median", a, False, stream)
+
+
+@_public(
+    doc=_MEDIAN_DOC.format(
+        ignoring=", ignoring NaN",
+        name="nanmedian",
+        nan_note="NaN elements are skipped; all-NaN data gives NaN.",
+        examples=">>> gsearch.nanmedian(np.array([np.nan, 3.0, 1.0, 2.0]))\n    np.float64(2.0)",
+    ),
+    **_DOCS,
+)
+def nanmedian(a: ArrayLike, *, stream: Any = None) -> Any:
+    return _median("nanmedian", a, True, stream)
