@@ -370,7 +370,8 @@ def test_quantile_int64_discrete_methods_are_exact():
 def test_quantile_special_values():
     inf = np.array([1.0, np.inf])  # numpy's lerp towards inf: NaN (and numpy's warning)
     same_result(gsearch.quantile(inf, 0.5), quiet(np.quantile, inf, 0.5))
-    same_result(gsearch.quantile(inf, 1.0), np.float64(np.inf))
+    same_result(gsearch.quantile(inf, 1.0), quiet(np.quantile, inf, 1.0))  # NaN too: inf - inf
+    same_result(gsearch.quantile(inf, 1.0, method="higher"), np.float64(np.inf))
     z = np.array([-np.inf, 0.0, -0.0, 1.0])
     same_result(gsearch.quantile(z, [0.0, 0.4, 1.0]), quiet(np.quantile, z, [0.0, 0.4, 1.0]))
     big = np.array([3e38, 3e38], dtype=np.float32)
