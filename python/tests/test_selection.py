@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import gsearch
+from gsearch import _core
 from conftest import ALL_DTYPES, NATIVE_DTYPES, random_values
 
 try:
@@ -17,24 +18,21 @@ try:
 except Exception:  # torch's own reference (on the CPU) where it imports
     _torch_cpu = None
 
-METHODS = [
-    "inverted_cdf",
-    "averaged_inverted_cdf",
-    "closest_observation",
-    "interpolated_inverted_cdf",
-    "hazen",
-    "weibull",
-    "linear",
-    "median_unbiased",
-    "normal_unbiased",
-    "lower",
-    "higher",
-    "midpoint",
-    "nearest",
-]
+# numpy's methods, in numpy's order: the library's table (every one is checked against numpy below)
+METHODS = list(_core.QUANTILE_METHODS)
 DISCRETE = {"inverted_cdf", "closest_observation", "lower", "higher", "nearest"}
 SIZES = [1, 2, 3, 31, 33, 1023, 1025, 4097, 70_001]
 QS = [0.0, 0.001, 0.1, 0.25, 0.3, 0.5, 0.75, 0.9, 0.999, 1.0]
+
+
+def test_the_methods_are_numpys_thirteen():
+    import typing
+
+    from gsearch._selection import QuantileMethod
+
+    assert len(METHODS) == 13 and list(typing.get_args(QuantileMethod)) == METHODS
+    for m in METHODS:
+        np.quantile(np.arange(3), 0.5, method=m)  # numpy knows each name
 
 
 def data_of(rng, dtype, n, kind="random"):
