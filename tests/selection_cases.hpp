@@ -15,6 +15,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <type_traits>
 #include <vector>
 
@@ -173,15 +174,22 @@ std::vector<T> reference_select(const std::vector<T>& data, const std::vector<in
   return v;
 }
 
+// select's values against the sorted copy of the data.
+template <class T>
+std::string check_select_sorted(const std::vector<T>& sorted, const std::vector<int64_t>& ranks,
+                                const std::vector<T>& values) {
+  if (values.size() != ranks.size()) return "wrong number of values";
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const T want = sorted[size_t(normalize(ranks[i], int64_t(sorted.size())))];
+    if (!key_equal(values[i], want))
+      return "rank " + std::to_string(ranks[i]) + ": " + show(values[i]) + ", want " + show(want);
+  }
+  return "";
+}
 template <class T>
 std::string check_select(const std::vector<T>& data, const std::vector<int64_t>& ranks,
                          const std::vector<T>& values) {
-  const std::vector<T> want = reference_select(data, ranks);
-  if (values.size() != want.size()) return "wrong number of values";
-  for (size_t i = 0; i < want.size(); ++i)
-    if (!key_equal(values[i], want[i]))
-      return "rank " + std::to_string(ranks[i]) + ": " + show(values[i]) + ", want " + show(want[i]);
-  return "";
+  return check_select_sorted(sorted_copy(data), ranks, values);
 }
 
 // The bit patterns of v, sorted: equal for two permutations of the same elements (-0.0 and 0.0
@@ -198,15 +206,36 @@ std::vector<uint64_t> sorted_bits(const std::vector<T>& v) {
   return b;
 }
 
-// numpy.partition's contract for out (a permutation of data): out[k] is the element of rank k,
-// the elements before it are <= it and those after >= it, for every k of kth (raw).
+// A fingerprint of the multiset of v's bit patterns, in O(n): sums of two 64-bit mixes of each
+// element (independent of the order; two different multisets collide with probability ~2^-128).
 template <class T>
-std::string check_partition(const std::vector<T>& data, const std::vector<int64_t>& kth,
-                            const std::vector<T>& out) {
+std::pair<uint64_t, uint64_t> multiset_fingerprint(const std::vector<T>& v) {
+  const auto mix = [](uint64_t x) {  // splitmix64's finalizer
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+  };
+  std::pair<uint64_t, uint64_t> f{0, 0};
+  for (const T& e : v) {
+    uint64_t x = 0;
+    std::memcpy(&x, &e, sizeof(T));
+    f.first += mix(x);
+    f.second += mix(x ^ 0x9e3779b97f4a7c15ull) * 3;
+  }
+  return f;
+}
+
+// numpy.partition's contract for out (a permutation of data): out[k] is the element of rank k,
+// the elements before it are <= it and those after >= it, for every k of kth (raw). `s`: the
+// sorted copy of the data.
+template <class T>
+std::string check_partition_sorted(const std::vector<T>& data, const std::vector<T>& s,
+                                   const std::vector<int64_t>& kth, const std::vector<T>& out) {
   const int64_t n = int64_t(data.size());
   if (out.size() != data.size()) return "wrong output size";
-  if (sorted_bits(out) != sorted_bits(data)) return "the output is not a permutation of the data";
-  const std::vector<T> s = sorted_copy(data);
+  if (multiset_fingerprint(out) != multiset_fingerprint(data)) return "the output is not a permutation of the data";
   const std::vector<int64_t> ks = normalized_kth(kth, n);
   int64_t begin = 0;  // out[begin, k) lies between the previous kth's value and this one's
   for (size_t i = 0; i <= ks.size(); ++i) {
@@ -225,52 +254,64 @@ std::string check_partition(const std::vector<T>& data, const std::vector<int64_
   }
   return "";
 }
+template <class T>
+std::string check_partition(const std::vector<T>& data, const std::vector<int64_t>& kth, const std::vector<T>& out) {
+  return check_partition_sorted(data, sorted_copy(data), kth, out);
+}
 
 // numpy.argpartition's: the indices are a permutation of [0, n) and data[out] is a partition.
 template <class T>
-std::string check_argpartition(const std::vector<T>& data, const std::vector<int64_t>& kth,
-                               const std::vector<int64_t>& out) {
+std::string check_argpartition_sorted(const std::vector<T>& data, const std::vector<T>& sorted,
+                                      const std::vector<int64_t>& kth, const std::vector<int64_t>& out) {
   if (out.size() != data.size()) return "wrong output size";
-  std::vector<int64_t> sorted_idx = out;
-  std::sort(sorted_idx.begin(), sorted_idx.end());
-  for (size_t i = 0; i < sorted_idx.size(); ++i)
-    if (sorted_idx[i] != int64_t(i)) return "the indices are not a permutation of [0, n)";
+  std::vector<char> seen(data.size(), 0);
+  for (int64_t i : out) {
+    if (i < 0 || i >= int64_t(data.size()) || seen[size_t(i)]) return "the indices are not a permutation of [0, n)";
+    seen[size_t(i)] = 1;
+  }
   std::vector<T> gathered(out.size());
   for (size_t i = 0; i < out.size(); ++i) gathered[i] = data[size_t(out[i])];
-  return check_partition(data, kth, gathered);
+  return check_partition_sorted(data, sorted, kth, gathered);
+}
+template <class T>
+std::string check_argpartition(const std::vector<T>& data, const std::vector<int64_t>& kth,
+                               const std::vector<int64_t>& out) {
+  return check_argpartition_sorted(data, sorted_copy(data), kth, out);
 }
 
-// torch.topk's contract per row: the values are the k largest (smallest) of the row in the key
-// order (NaN largest), sorted (largest first, or smallest first) when asked, else any order;
-// each index points at an element bit-equal to its value, no index twice.
+// torch.topk's contract per row, by plain loops: k distinct indices into the row, each value
+// bit-equal to the element it points at, in order (largest first, or smallest first) when
+// `sorted`, and no element left out better (larger, or smaller, in the key order: NaN largest)
+// than the worst one taken: so the values are the row's k best, whichever of equal ones.
 template <class T>
 std::string check_topk(const std::vector<T>& data, int64_t rows, int64_t k, bool largest, bool sorted,
                        const std::vector<T>& values, const std::vector<int64_t>& indices) {
   const int64_t cols = rows > 0 ? int64_t(data.size()) / rows : 0;
   if (int64_t(values.size()) != rows * k || int64_t(indices.size()) != rows * k) return "wrong output size";
+  const auto better = [largest](T a, T b) { return largest ? key_less(b, a) : key_less(a, b); };
+  std::vector<char> taken(static_cast<size_t>(cols));
   for (int64_t r = 0; r < rows; ++r) {
     const std::string row = "row " + std::to_string(r) + ": ";
-    std::vector<T> want = sorted_copy(std::vector<T>(data.begin() + r * cols, data.begin() + (r + 1) * cols));
-    if (largest) std::reverse(want.begin(), want.end());
-    want.resize(size_t(k));
-    std::vector<T> got(values.begin() + r * k, values.begin() + (r + 1) * k);
-    if (!sorted) {
-      got = sorted_copy(got);
-      if (largest) std::reverse(got.begin(), got.end());
-    }
-    for (int64_t j = 0; j < k; ++j)
-      if (!key_equal(got[size_t(j)], want[size_t(j)]))
-        return row + "value " + std::to_string(j) + " = " + show(got[size_t(j)]) + ", want " + show(want[size_t(j)]);
-    std::vector<int64_t> idx(indices.begin() + r * k, indices.begin() + (r + 1) * k);
+    const T* x = data.data() + r * cols;
+    std::fill(taken.begin(), taken.end(), 0);
     for (int64_t j = 0; j < k; ++j) {
-      const int64_t i = idx[size_t(j)];
+      const int64_t i = indices[size_t(r * k + j)];
+      const T v = values[size_t(r * k + j)];
       if (i < 0 || i >= cols) return row + "index " + std::to_string(i) + " out of the row";
-      const T x = data[size_t(r * cols + i)], v = values[size_t(r * k + j)];
-      if (std::memcmp(&x, &v, sizeof(T)) != 0)
-        return row + "index " + std::to_string(i) + " holds " + show(x) + ", not the value " + show(v);
+      if (taken[size_t(i)]) return row + "index " + std::to_string(i) + " twice";
+      taken[size_t(i)] = 1;
+      if (std::memcmp(&x[i], &v, sizeof(T)) != 0)
+        return row + "index " + std::to_string(i) + " holds " + show(x[i]) + ", not the value " + show(v);
+      if (sorted && j > 0 && better(v, values[size_t(r * k + j - 1)]))
+        return row + "value " + std::to_string(j) + " = " + show(v) + " out of order";
     }
-    std::sort(idx.begin(), idx.end());
-    if (std::adjacent_find(idx.begin(), idx.end()) != idx.end()) return row + "an index twice";
+    if (k == 0) continue;
+    T worst = values[size_t(r * k)];
+    for (int64_t j = 1; j < k; ++j)
+      if (better(worst, values[size_t(r * k + j)])) worst = values[size_t(r * k + j)];
+    for (int64_t i = 0; i < cols; ++i)
+      if (!taken[size_t(i)] && better(x[i], worst))
+        return row + "element " + std::to_string(i) + " = " + show(x[i]) + " left out, better than " + show(worst);
   }
   return "";
 }
@@ -366,14 +407,24 @@ double numpy_quantile_sorted(const std::vector<T>& s, double q, quantile_method 
   return double(numpy_lerp(at(previous), at(next), gamma));
 }
 
-// numpy.quantile (skip_nan: nanquantile) of unsorted data (data.size() >= 1).
+// numpy.quantile (skip_nan: nanquantile) of unsorted data (data.size() >= 1) at each q, the
+// data sorted once.
 template <class T>
-double reference_quantile(const std::vector<T>& data, double q, quantile_method method, bool skip_nan) {
+std::vector<double> reference_quantiles(const std::vector<T>& data, const std::vector<double>& qs,
+                                        quantile_method method, bool skip_nan) {
   std::vector<T> s;
   for (T x : data)
     if (x == x) s.push_back(x);
-  if (s.empty() || (!skip_nan && s.size() != data.size())) return std::numeric_limits<double>::quiet_NaN();
-  return numpy_quantile_sorted(sorted_copy(s), q, method);
+  std::vector<double> r(qs.size(), std::numeric_limits<double>::quiet_NaN());
+  if (s.empty() || (!skip_nan && s.size() != data.size())) return r;
+  s = sorted_copy(s);
+  for (size_t i = 0; i < qs.size(); ++i) r[i] = numpy_quantile_sorted(s, qs[i], method);
+  return r;
+}
+
+template <class T>
+double reference_quantile(const std::vector<T>& data, double q, quantile_method method, bool skip_nan) {
+  return reference_quantiles(data, std::vector<double>{q}, method, skip_nan)[0];
 }
 
 // numpy.median (skip_nan: nanmedian): np.mean of the middle one or two (floats in their type).

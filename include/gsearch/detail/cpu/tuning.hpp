@@ -7,10 +7,11 @@
 /// measurement. Plain C++, no backend code.
 ///
 /// The constants that only one source file reads sit in a namespace per family (search_tuning,
-/// index_tuning, partitioned_tuning, find_tuning, merge_tuning), which that file opens with a
+/// index_tuning, partitioned_tuning, find_tuning, merge_tuning, selection_tuning), which that file opens with a
 /// using-directive, so short names such as `tile` cannot collide; what other files or the docs
 /// name (cpu_index_rules, cpu_partitioned_config, lockstep) is at cpu_backend scope.
 
+#include <algorithm>
 #include <cstdint>
 
 #include "gsearch/core/partition.hpp"
@@ -95,5 +96,34 @@ inline constexpr int64_t min_sort_per_thread = int64_t{1} << 15;
 /// Rows per thread below which the join's scans and writes run on one thread.
 inline constexpr int64_t min_rows_per_thread = int64_t{1} << 16;
 }  // namespace merge_tuning
+
+// --- selection (src/cpu/selection.cpp) -------------------------------------------------------
+
+namespace selection_tuning {
+/// Inputs up to this size are selected by std::nth_element on a copy, on one thread: below it the
+/// sample, the counting pass and the threads cost more than introselect. PROVISIONAL.
+inline constexpr int64_t small_select = int64_t{1} << 15;
+/// Ranks at or above one per `dense_ranks` elements: nth_element / sort instead of buckets (the
+/// buckets would be tiny and many).
+inline constexpr int64_t dense_ranks = 16;
+/// Splitters up to this many are counted by vectorized sums of comparisons (2 per splitter and
+/// element); more by select_bucket's binary search and a histogram. PROVISIONAL.
+inline constexpr int few_splitters = 8;
+/// Recursion levels before nth_element finishes whatever is left (a sample that keeps missing,
+/// adversarial data): the worst case stays O(n log n).
+inline constexpr int max_depth = 6;
+/// Elements whose buckets are computed together (a stack array), and summed in 32 bits.
+inline constexpr int64_t block = 1024;
+inline constexpr int64_t count_chunk = int64_t{1} << 15;
+/// Elements per thread below which another thread costs more than it saves.
+inline constexpr int64_t min_elements_per_thread = int64_t{1} << 16;
+/// The sample of n elements: about sqrt(n) (sorting it costs s log s; each rank's bracket holds
+/// about 4 / sqrt(s) of the data, copied and selected again), within [256, 2^14]. PROVISIONAL.
+inline int64_t sample_size(int64_t n) {
+  int64_t s = 256;
+  while (s < (int64_t{1} << 14) && s * s < n) s *= 2;
+  return std::min(s, n);
+}
+}  // namespace selection_tuning
 
 }  // namespace gsearch::cpu_backend

@@ -1,0 +1,499 @@
+// The CPU backend of selection: core/selection.hpp's sampled-bracket select on all cores, and
+// partition / topk / kthvalue / quantile / median on top of it.
+//
+// select (many ranks in one pass): a sorted sample of the data brackets every rank; one parallel
+// pass counts the data per bucket of the brackets' splitters (per part of the data, so the
+// counts' prefix sums give each part its exact write positions); each rank's bucket follows from
+// the counts: a bucket of elements equal to a splitter answers at once, the others are copied out
+// (only the buckets that hold a rank: a few per cent of the data) by a second pass and selected in
+// recursively; small inputs go to std::nth_element on a copy. The CPU counts before it copies,
+// where the GPU copies the brackets' range in the counting pass: a core's second read costs less
+// than a guessed copy, and a sample that missed costs nothing more (the rank's bucket, whatever
+// its size, is the one copied). The recursion ends in nth_element after a few levels whatever
+// the data, so an adversarial sample costs time, never a wrong answer.
+
+#include "gsearch/detail/cpu/selection.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <type_traits>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "gsearch/core/quantile.hpp"
+#include "gsearch/detail/cpu/parallel.hpp"
+#include "gsearch/detail/cpu/tuning.hpp"
+
+namespace gsearch::cpu_backend {
+// small_select, few_splitters, sample_size, max_depth, block, min_elements_per_thread, ...
+using namespace selection_tuning;
+namespace {
+
+struct key_order {
+  template <class T>
+  bool operator()(T a, T b) const {
+    return key_less(a, b);
+  }
+};
+
+template <class T>
+bool key_equal(T a, T b) {
+  return !key_less(a, b) && !key_less(b, a);
+}
+
+// body(part, begin, end) for `parts` contiguous parts of [0, n), in parallel: the part index
+// keys the per-part counts.
+template <class Body>
+void for_parts(int64_t n, int parts, Body body) {
+  const int64_t len = (n + parts - 1) / parts;
+  parallel_for(parts, parts, 1, [&](int64_t first, int64_t last) {
+    for (int64_t p = first; p < last; ++p) body(int(p), p * len, std::min(n, (p + 1) * len));
+  });
+}
+
+// --- small inputs: nth_element ----------------------------------------------------------------
+
+// Puts the elements of ranks[0, m) (sorted, distinct, in [lo, hi)) of buf[lo, hi) at their sorted
+// positions (divide and conquer on the middle rank: O(n log m)); sorts when the ranks are dense.
+template <class T, class Less>
+void multiselect(T* buf, int64_t lo, int64_t hi, const int64_t* ranks, int64_t m, Less less) {
+  while (m > 0 && hi - lo > 1) {
+    if (m * dense_ranks > hi - lo) {
+      std::sort(buf + lo, buf + hi, less);
+      return;
+    }
+    const int64_t mid = m / 2, r = ranks[mid];
+    std::nth_element(buf + lo, buf + r, buf + hi, less);
+    multiselect(buf, lo, r, ranks, mid, less);
+    lo = r + 1;
+    ranks += mid + 1;
+    m -= mid + 1;
+  }
+}
+
+// --- the splitters and their buckets ----------------------------------------------------------
+
+// Sorted, distinct splitters (key order; a NaN only last) and the bucket of an element among
+// them (core::select_bucket's numbering).
+template <class T>
+struct splitters {
+  std::vector<T> s;
+  bool nan_last = false;
+
+  explicit splitters(std::vector<T> values) : s(std::move(values)) {
+    std::sort(s.begin(), s.end(), key_order{});
+    s.erase(std::unique(s.begin(), s.end(), key_equal<T>), s.end());
+    if constexpr (std::is_floating_point_v<T>) nan_last = !s.empty() && s.back() != s.back();
+  }
+  int count() const { return int(s.size()); }
+  int buckets() const { return 2 * count() + 1; }
+  bool few() const { return count() <= few_splitters; }
+
+  // The buckets of x[0, len) into b. Few splitters: the bucket is the number of splitters <= x
+  // plus the number < x (2u or 2u - 1, select_bucket's numbers), summed splitter by splitter over
+  // the block in IEEE comparisons, which g++ vectorizes: !(x < s) is s <= x and !(x <= s) is
+  // s < x in the key order for every x when s is not NaN (NaN x compares false); a NaN splitter
+  // is <= only NaN. Many splitters: select_bucket's binary search.
+  template <class B>
+  void bucket_block(const T* x, int64_t len, B* b) const {
+    if (few()) {
+      for (int64_t i = 0; i < len; ++i) b[i] = 0;
+      const int regular = count() - int(nan_last);
+      for (int j = 0; j < regular; ++j) {
+        const T v = s[size_t(j)];
+        for (int64_t i = 0; i < len; ++i) b[i] = B(b[i] + B(!(x[i] < v)) + B(!(x[i] <= v)));
+      }
+      if (nan_last)
+        for (int64_t i = 0; i < len; ++i) b[i] = B(b[i] + B(x[i] != x[i]));
+      return;
+    }
+    const T* sp = s.data();
+    const auto at = [sp](int i) { return sp[i]; };
+    for (int64_t i = 0; i < len; ++i) b[i] = B(core::select_bucket(at, count(), x[i]));
+  }
+
+  // counts[b] += the elements of x[0, len) in bucket b. Few splitters: per splitter the sums of
+  // s <= x and s < x (the bucket counts are their differences), no per-element histogram.
+  void count_block(const T* x, int64_t len, int64_t* counts) const {
+    if (!few()) {
+      uint32_t b[block];
+      for (int64_t i0 = 0; i0 < len; i0 += block) {
+        const int64_t l = std::min<int64_t>(block, len - i0);
+        bucket_block(x + i0, l, b);
+        for (int64_t i = 0; i < l; ++i) ++counts[b[i]];
+      }
+      return;
+    }
+    const int m = count(), regular = m - int(nan_last);
+    int64_t ge[few_splitters + 1], gt[few_splitters + 1];  // splitters <= x, < x, per splitter
+    for (int j = 0; j < regular; ++j) {
+      const T v = s[size_t(j)];
+      uint32_t a = 0, c = 0;
+      for (int64_t i = 0; i < len; ++i) {
+        a += !(x[i] < v);
+        c += !(x[i] <= v);
+      }
+      ge[j] = a;
+      gt[j] = c;
+    }
+    if (nan_last) {
+      uint32_t a = 0;
+      for (int64_t i = 0; i < len; ++i) a += x[i] != x[i];
+      ge[m - 1] = a;
+      gt[m - 1] = 0;
+    }
+    // Bucket 2j: after splitter j - 1, before splitter j; bucket 2j + 1: equal to splitter j.
+    for (int j = 0; j <= m; ++j) {
+      const int64_t after_previous = j == 0 ? len : gt[j - 1], from_this = j == m ? 0 : ge[j];
+      counts[2 * j] += after_previous - from_this;
+      if (j < m) counts[2 * j + 1] += ge[j] - gt[j];
+    }
+  }
+};
+
+// Per-part bucket counts of data[0, n) (parts x buckets, row-major), in parallel.
+template <class T>
+std::vector<int64_t> count_buckets(const splitters<T>& sp, const T* data, int64_t n, int parts) {
+  const int nb = sp.buckets();
+  std::vector<int64_t> counts(static_cast<size_t>(parts) * size_t(nb), 0);
+  for_parts(n, parts, [&](int p, int64_t begin, int64_t end) {
+    int64_t* c = counts.data() + size_t(p) * size_t(nb);
+    for (int64_t i = begin; i < end; i += count_chunk) sp.count_block(data + i, std::min(count_chunk, end - i), c);
+  });
+  return counts;
+}
+
+// Each part's first write position per bucket for a bucket-ordered output whose bucket b starts
+// at start[b] (start[b] = -1: not written): start[b] plus the earlier parts' counts of b.
+std::vector<int64_t> part_offsets(const std::vector<int64_t>& counts, int parts, int nb,
+                                  const std::vector<int64_t>& start) {
+  std::vector<int64_t> offsets(counts.size(), -1);
+  for (int b = 0; b < nb; ++b) {
+    if (start[size_t(b)] < 0) continue;
+    int64_t at = start[size_t(b)];
+    for (int p = 0; p < parts; ++p) {
+      offsets[size_t(p) * nb + b] = at;
+      at += counts[size_t(p) * nb + b];
+    }
+  }
+  return offsets;
+}
+
+// Writes each element of data[0, n) whose bucket has an offset (>= 0) to out at its part's next
+// offset of that bucket (element or index, as `write` does): a stable bucket scatter.
+template <class T, class Write>
+void scatter_buckets(const splitters<T>& sp, const T* data, int64_t n, int parts, std::vector<int64_t> offsets,
+                     Write write) {
+  const int nb = sp.buckets();
+  for_parts(n, parts, [&](int p, int64_t begin, int64_t end) {
+    int64_t* at = offsets.data() + size_t(p) * size_t(nb);
+    uint32_t b[block];
+    for (int64_t i0 = begin; i0 < end; i0 += block) {
+      const int64_t l = std::min<int64_t>(block, end - i0);
+      sp.bucket_block(data + i0, l, b);
+      for (int64_t i = 0; i < l; ++i) {
+        const int64_t o = at[b[i]];
+        if (o >= 0) {
+          write(o, i0 + i);
+          at[b[i]] = o + 1;
+        }
+      }
+    }
+  });
+}
+
+// --- select -------------------------------------------------------------------------------------
+
+int parts_for(int threads, int64_t n) { return thread_count(threads, n, min_elements_per_thread); }
+
+// values[i] = the element of rank ranks[i] of data[0, n), ranks sorted and distinct.
+template <class T>
+void select_sorted(int threads, const T* data, int64_t n, const int64_t* ranks, int64_t m, T* values, int depth) {
+  if (m == 0) return;
+  if (n <= small_select || depth >= max_depth || m * dense_ranks > n) {
+    std::vector<T> buf(data, data + n);
+    multiselect(buf.data(), 0, n, ranks, m, key_order{});
+    for (int64_t i = 0; i < m; ++i) values[i] = buf[size_t(ranks[i])];
+    return;
+  }
+  // 1-2: the sorted sample and each rank's bracket in it; their ends are the splitters.
+  const int64_t s = sample_size(n);
+  std::vector<T> sample(static_cast<size_t>(s));
+  for (int64_t i = 0; i < s; ++i) sample[size_t(i)] = data[core::sample_position(i, s, n)];
+  std::sort(sample.begin(), sample.end(), key_order{});
+  std::vector<T> ends;
+  for (int64_t i = 0; i < m; ++i) {
+    const core::sample_bracket b = core::bracket_of(ranks[i], n, s);
+    if (b.lo >= 0) ends.push_back(sample[size_t(b.lo)]);
+    if (b.hi < s) ends.push_back(sample[size_t(b.hi)]);
+  }
+  const splitters<T> sp(std::move(ends));
+  // 3: the counts; each rank's bucket from their prefix sums.
+  const int parts = parts_for(threads, n), nb = sp.buckets();
+  const std::vector<int64_t> counts = count_buckets(sp, data, n, parts);
+  std::vector<int64_t> first(static_cast<size_t>(nb) + 1, 0);  // first rank of each bucket
+  for (int b = 0; b < nb; ++b) {
+    int64_t c = 0;
+    for (int p = 0; p < parts; ++p) c += counts[size_t(p) * nb + b];
+    first[size_t(b) + 1] = first[size_t(b)] + c;
+  }
+  // 4: a rank in an odd bucket is its splitter; the even buckets that hold ranks are copied out.
+  std::vector<int64_t> start(static_cast<size_t>(nb), -1);  // where a copied bucket starts in `copied`
+  struct wanted {
+    int bucket;
+    int64_t first_rank, last_rank;  // ranks[first_rank, last_rank) fall in it
+  };
+  std::vector<wanted> buckets;
+  int64_t copied_size = 0;
+  for (int64_t i = 0, b = 0; i < m; ++i) {
+    while (first[size_t(b) + 1] <= ranks[i]) ++b;
+    if (b % 2 == 1) {
+      values[i] = sp.s[size_t(b / 2)];
+    } else if (!buckets.empty() && buckets.back().bucket == b) {
+      buckets.back().last_rank = i + 1;
+    } else {
+      buckets.push_back({int(b), i, i + 1});
+      start[size_t(b)] = copied_size;
+      copied_size += first[size_t(b) + 1] - first[size_t(b)];
+    }
+  }
+  if (buckets.empty()) return;
+  if (copied_size == n) {  // no progress (one bucket holds everything): select directly
+    select_sorted(threads, data, n, ranks, m, values, max_depth);
+    return;
+  }
+  std::vector<T> copied(static_cast<size_t>(copied_size));
+  scatter_buckets(sp, data, n, parts, part_offsets(counts, parts, nb, start),
+                  [&](int64_t o, int64_t i) { copied[size_t(o)] = data[i]; });
+  // 5: select in each copied bucket, its ranks counted from its start.
+  std::vector<int64_t> local;
+  for (const wanted& w : buckets) {
+    local.assign(ranks + w.first_rank, ranks + w.last_rank);
+    for (int64_t& r : local) r -= first[size_t(w.bucket)];
+    const int64_t size = first[size_t(w.bucket) + 1] - first[size_t(w.bucket)];
+    select_sorted(threads, copied.data() + start[size_t(w.bucket)], size, local.data(), int64_t(local.size()),
+                  values + w.first_rank, depth + 1);
+  }
+}
+
+// The elements of `ranks` (any order, repeats allowed) in one select.
+template <class T>
+std::vector<T> select_values(int threads, const T* data, int64_t n, std::vector<int64_t> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::vector<T> values(ranks.size());
+  select_sorted(threads, data, n, ranks.data(), int64_t(ranks.size()), values.data(), 0);
+  return values;
+}
+
+// The element of rank r, of a select whose sorted distinct ranks and values are given.
+template <class T>
+T value_of(const std::vector<int64_t>& sorted_ranks, const std::vector<T>& values, int64_t r) {
+  return values[size_t(std::lower_bound(sorted_ranks.begin(), sorted_ranks.end(), r) - sorted_ranks.begin())];
+}
+
+std::vector<int64_t> sorted_distinct(std::vector<int64_t> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+// --- NaN --------------------------------------------------------------------------------------
+
+template <class T>
+int64_t count_nan(int threads, const T* data, int64_t n) {
+  if constexpr (!std::is_floating_point_v<T>) {
+    return 0;
+  } else {
+    const int parts = parts_for(threads, n);
+    std::vector<int64_t> c(static_cast<size_t>(parts), 0);
+    for_parts(n, parts, [&](int p, int64_t begin, int64_t end) {
+      int64_t total = 0;
+      for (int64_t i0 = begin; i0 < end; i0 += count_chunk) {
+        uint32_t k = 0;
+        for (int64_t i = i0; i < std::min(end, i0 + count_chunk); ++i) k += data[i] != data[i];
+        total += k;
+      }
+      c[size_t(p)] = total;
+    });
+    return std::accumulate(c.begin(), c.end(), int64_t{0});
+  }
+}
+
+// --- partition ----------------------------------------------------------------------------------
+
+// numpy.partition of a small input on one thread: nth_element on a copy (or on the indices).
+template <class T>
+void partition_small(const T* data, int64_t n, const int64_t* kth, int64_t m, T* out, int64_t* out_indices) {
+  if (out) {
+    std::copy(data, data + n, out);
+    multiselect(out, 0, n, kth, m, key_order{});
+  }
+  if (out_indices) {
+    std::iota(out_indices, out_indices + n, int64_t{0});
+    multiselect(out_indices, 0, n, kth, m, [data](int64_t a, int64_t b) { return key_less(data[a], data[b]); });
+  }
+}
+
+// --- rows: topk, kthvalue ------------------------------------------------------------------
+
+// body(row_threads, r) for every row: one row gets all the threads; several rows are shared out
+// among the threads, one thread per row.
+template <class Body>
+void for_rows(int threads, int64_t rows, int64_t cols, Body body) {
+  if (rows == 1) {
+    body(threads, 0);
+    return;
+  }
+  parallel_for(rows, thread_count(threads, rows * cols, min_elements_per_thread), 1, [&](int64_t first, int64_t last) {
+    for (int64_t r = first; r < last; ++r) body(1, r);
+  });
+}
+
+// torch.topk of one row: the threshold (the element of rank cols - k, or k - 1, from select),
+// then the elements beyond it and as many equal to it as k needs, gathered per part at exact
+// positions from the parts' counts; sorted by value (largest first, or smallest) when asked.
+template <class T>
+void topk_row(int threads, const T* row, int64_t cols, int64_t k, bool largest, bool sorted, T* values,
+              int64_t* indices) {
+  const T t = select_values(threads, row, cols, {largest ? cols - k : k - 1})[0];
+  const auto beyond = [t, largest](T x) { return largest ? key_less(t, x) : key_less(x, t); };
+  const int parts = parts_for(threads, cols);
+  std::vector<int64_t> beyond_count(static_cast<size_t>(parts) + 1, 0), equal_count(static_cast<size_t>(parts) + 1, 0);
+  for_parts(cols, parts, [&](int p, int64_t begin, int64_t end) {
+    int64_t b = 0, e = 0;
+    for (int64_t i = begin; i < end; ++i) {
+      b += beyond(row[i]);
+      e += key_equal(row[i], t);
+    }
+    beyond_count[size_t(p) + 1] = b;
+    equal_count[size_t(p) + 1] = e;
+  });
+  std::partial_sum(beyond_count.begin(), beyond_count.end(), beyond_count.begin());
+  std::partial_sum(equal_count.begin(), equal_count.end(), equal_count.begin());
+  const int64_t strict = beyond_count.back();  // < k; the first k - strict equal ones complete it
+  for_parts(cols, parts, [&](int p, int64_t begin, int64_t end) {
+    int64_t b = beyond_count[size_t(p)], e = strict + equal_count[size_t(p)];
+    for (int64_t i = begin; i < end; ++i) {
+      if (beyond(row[i])) {
+        values[b] = row[i];
+        indices[b++] = i;
+      } else if (e < k && key_equal(row[i], t)) {
+        values[e] = row[i];
+        indices[e++] = i;
+      }
+    }
+  });
+  if (!sorted) return;
+  std::vector<std::pair<T, int64_t>> pairs(static_cast<size_t>(k));
+  for (int64_t j = 0; j < k; ++j) pairs[size_t(j)] = {values[j], indices[j]};
+  std::sort(pairs.begin(), pairs.end(), [largest](const auto& a, const auto& b) {
+    return largest ? key_less(b.first, a.first) : key_less(a.first, b.first);
+  });
+  for (int64_t j = 0; j < k; ++j) std::tie(values[j], indices[j]) = pairs[size_t(j)];
+}
+
+}  // namespace
+
+template <class T>
+void select(int threads, const T* data, int64_t n, const int64_t* ranks, int64_t m, T* values) {
+  const std::vector<int64_t> wanted(ranks, ranks + m);
+  const std::vector<int64_t> sorted = sorted_distinct(wanted);
+  const std::vector<T> v = select_values(threads, data, n, sorted);
+  for (int64_t i = 0; i < m; ++i) values[i] = value_of(sorted, v, ranks[i]);
+}
+
+// The kth values, then one bucket scatter around them: every element before, equal to or after
+// each value lands in its bucket, and the elements equal to a kth value fill exactly its rank's
+// range, so out[kth[i]] holds the value.
+template <class T>
+void partition(int threads, const T* data, int64_t n, const int64_t* kth, int64_t m, T* out, int64_t* out_indices) {
+  if (n <= small_select || m * dense_ranks > n) {
+    partition_small(data, n, kth, m, out, out_indices);
+    return;
+  }
+  const std::vector<int64_t> ks(kth, kth + m);
+  const splitters<T> sp(select_values(threads, data, n, ks));
+  const int parts = parts_for(threads, n), nb = sp.buckets();
+  const std::vector<int64_t> counts = count_buckets(sp, data, n, parts);
+  std::vector<int64_t> start(static_cast<size_t>(nb), 0);
+  for (int b = 0, at = 0; b < nb; ++b) {
+    start[size_t(b)] = at;
+    for (int p = 0; p < parts; ++p) at += counts[size_t(p) * nb + b];
+  }
+  const std::vector<int64_t> offsets = part_offsets(counts, parts, nb, start);
+  if (out) scatter_buckets(sp, data, n, parts, offsets, [&](int64_t o, int64_t i) { out[o] = data[i]; });
+  if (out_indices) scatter_buckets(sp, data, n, parts, offsets, [&](int64_t o, int64_t i) { out_indices[o] = i; });
+}
+
+template <class T>
+void topk(int threads, const T* data, int64_t rows, int64_t cols, int64_t k, bool largest, bool sorted, T* values,
+          int64_t* indices) {
+  for_rows(threads, rows, cols, [&](int row_threads, int64_t r) {
+    topk_row(row_threads, data + r * cols, cols, k, largest, sorted, values + r * k, indices + r * k);
+  });
+}
+
+template <class T>
+void kthvalue(int threads, const T* data, int64_t rows, int64_t cols, int64_t rank, T* values, int64_t* indices) {
+  for_rows(threads, rows, cols, [&](int row_threads, int64_t r) {
+    const T* row = data + r * cols;
+    const T v = select_values(row_threads, row, cols, {rank})[0];
+    values[r] = v;
+    indices[r] = std::find_if(row, row + cols, [v](T x) { return key_equal(x, v); }) - row;
+  });
+}
+
+// numpy.quantile: NaN data answers NaN (unless skip_nan); else every q's ranks among the non-NaN
+// elements (they sort first) in one select, combined by core/quantile.hpp.
+template <class T>
+void quantile(int threads, const T* data, int64_t n, const double* q, int64_t m, quantile_method method,
+              bool skip_nan, double* out) {
+  const int64_t nans = count_nan(threads, data, n), valid = n - nans;
+  if (valid == 0 || (nans > 0 && !skip_nan)) {
+    std::fill(out, out + m, std::numeric_limits<double>::quiet_NaN());
+    return;
+  }
+  std::vector<core::quantile_point> points(static_cast<size_t>(m));
+  std::vector<int64_t> ranks;
+  for (int64_t i = 0; i < m; ++i) {
+    points[size_t(i)] = core::quantile_point_of(method, q[i], valid);
+    ranks.push_back(points[size_t(i)].lo);
+    ranks.push_back(points[size_t(i)].hi);
+  }
+  ranks = sorted_distinct(std::move(ranks));
+  const std::vector<T> v = select_values(threads, data, n, ranks);
+  for (int64_t i = 0; i < m; ++i) {
+    const core::quantile_point& p = points[size_t(i)];
+    out[i] = core::quantile_combine(p, value_of(ranks, v, p.lo), value_of(ranks, v, p.hi));
+  }
+}
+
+template <class T>
+void median(int threads, const T* data, int64_t n, bool skip_nan, double* out) {
+  const int64_t nans = count_nan(threads, data, n), valid = n - nans;
+  if (valid == 0 || (nans > 0 && !skip_nan)) {
+    *out = std::numeric_limits<double>::quiet_NaN();
+    return;
+  }
+  const core::median_ranks r = core::median_ranks_of(valid);
+  const std::vector<int64_t> ranks = sorted_distinct({r.lo, r.hi});
+  const std::vector<T> v = select_values(threads, data, n, ranks);
+  *out = core::median_combine(v.front(), v.back(), valid);
+}
+
+#define GSEARCH_INSTANTIATE_SELECTION(T)                                                                  \
+  template void select<T>(int, const T*, int64_t, const int64_t*, int64_t, T*);                            \
+  template void partition<T>(int, const T*, int64_t, const int64_t*, int64_t, T*, int64_t*);               \
+  template void topk<T>(int, const T*, int64_t, int64_t, int64_t, bool, bool, T*, int64_t*);               \
+  template void kthvalue<T>(int, const T*, int64_t, int64_t, int64_t, T*, int64_t*);                       \
+  template void quantile<T>(int, const T*, int64_t, const double*, int64_t, quantile_method, bool, double*); \
+  template void median<T>(int, const T*, int64_t, bool, double*);
+GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE_SELECTION)
+#undef GSEARCH_INSTANTIATE_SELECTION
+
+}  // namespace gsearch::cpu_backend
