@@ -1,7 +1,7 @@
 // The CPU backend of index intervals: the improve step as a stable three-way partition through a
 // scratch copy (a counting pass, a scatter pass, the copy back), on several threads for long
 // pieces (per-chunk counts, their prefix sums, each chunk scattering its elements in order), and
-// the sort of unsettled pieces.
+// the sort of unsettled pieces (by core::ordered_bits, as on the GPU).
 
 #include "gsearch/detail/cpu/index_intervals.hpp"
 
@@ -80,6 +80,20 @@ bool key_less_fn(T a, T b) {
   return key_less(a, b);
 }
 
+// Sorts p[0, m) by core::ordered_bits (one to one, in the key order), as the GPU's radix sort
+// does: the two backends then order equal keys (-0.0 and 0.0, NaNs) the same way, bit for bit.
+template <class T>
+void sort_by_ordered_bits(int threads, T* p, int64_t m, bool parallel) {
+  using U = core::ordered_bits_t<T>;
+  std::vector<U> bits(static_cast<size_t>(m));
+  for (int64_t i = 0; i < m; ++i) bits[size_t(i)] = core::ordered_bits(p[i]);
+  if (parallel)
+    merge_sort(threads, bits.data(), m, static_cast<const int64_t*>(nullptr), bits.data(), static_cast<int64_t*>(nullptr));
+  else
+    std::sort(bits.begin(), bits.end());
+  for (int64_t i = 0; i < m; ++i) p[i] = core::from_ordered_bits<T>(bits[size_t(i)]);
+}
+
 }  // namespace
 
 template <class T>
@@ -99,8 +113,7 @@ void intervals_sort(int threads, T* data, int64_t, const index_interval* pieces,
     const index_interval& p = pieces[i];
     if (p.settled) continue;
     if (p.size() >= parallel_sort_piece)
-      merge_sort(threads, data + p.lo, p.size(), static_cast<const int64_t*>(nullptr), data + p.lo,
-                 static_cast<int64_t*>(nullptr));
+      sort_by_ordered_bits(threads, data + p.lo, p.size(), true);
     else
       small.push_back(p);
   }
@@ -108,7 +121,7 @@ void intervals_sort(int threads, T* data, int64_t, const index_interval* pieces,
   for (const index_interval& p : small) elements += p.size();
   const int t = thread_count(threads, elements, parallel_sort_piece);
   parallel_for(int64_t(small.size()), t, 1, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) std::sort(data + small[size_t(i)].lo, data + small[size_t(i)].hi, key_less_fn<T>);
+    for (int64_t i = b; i < e; ++i) sort_by_ordered_bits(1, data + small[size_t(i)].lo, small[size_t(i)].size(), false);
   });
 }
 

@@ -31,7 +31,8 @@ template <class T>
 core::split_counts<T> intervals_improve(int threads, T* data, int64_t n, const T* splitter);
 
 /// Sorts every unsettled one of the `count` pieces (all the pieces of data[0, n), in order) in
-/// place, in the key order; settled pieces are sorted already and left alone.
+/// place by core::ordered_bits (the key order; equal keys as the GPU orders them); settled pieces
+/// are sorted already and left alone.
 template <class T>
 void intervals_sort(int threads, T* data, int64_t n, const index_interval* pieces, int64_t count);
 
