@@ -15,6 +15,7 @@
 #include "gsearch/detail/cpu/selection.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -75,6 +76,61 @@ void multiselect(T* buf, int64_t lo, int64_t hi, const int64_t* ranks, int64_t m
   }
 }
 
+// --- the per-element loops, compiled for AVX-512, AVX2 and plain x86-64 -------------------------
+// (the library targets baseline x86-64; GCC's target_clones picks the CPU's best at load time, as
+// src/cpu/static_index.cpp does). Each compares every element with one splitter s (not NaN) in
+// IEEE comparisons, which are the key order's here: !(x < s) is s <= x and !(x <= s) is s < x for
+// every x, NaN included (it compares false, and it is after every s).
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define GSEARCH_SELECT_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define GSEARCH_SELECT_CLONES
+#endif
+
+// The elements of x[0, len) (len < 2^32) with s <= x, and with s < x.
+template <class T>
+GSEARCH_SELECT_CLONES void count_from(const T* x, int64_t len, T s, int64_t* at_least, int64_t* above) {
+  uint32_t a = 0, c = 0;
+  for (int64_t i = 0; i < len; ++i) {
+    a += !(x[i] < s);
+    c += !(x[i] <= s);
+  }
+  *at_least = a;
+  *above = c;
+}
+
+// The NaN elements of x[0, len) (len < 2^32).
+template <class T>
+GSEARCH_SELECT_CLONES int64_t count_nan_in(const T* x, int64_t len) {
+  uint32_t k = 0;
+  for (int64_t i = 0; i < len; ++i) k += x[i] != x[i];
+  return k;
+}
+
+// b[i] += (s <= x[i]) + (s < x[i]): one splitter's step of the bucket numbers.
+template <class T, class B>
+GSEARCH_SELECT_CLONES void add_splitter_steps(const T* x, int64_t len, T s, B* b) {
+  for (int64_t i = 0; i < len; ++i) b[i] = B(b[i] + B(!(x[i] < s)) + B(!(x[i] <= s)));
+}
+
+// b[i] += (x[i] is NaN): a NaN splitter's step (<= only NaN, < nothing).
+template <class T, class B>
+GSEARCH_SELECT_CLONES void add_nan_steps(const T* x, int64_t len, B* b) {
+  for (int64_t i = 0; i < len; ++i) b[i] = B(b[i] + B(x[i] != x[i]));
+}
+
+// Writes the x[i] with b[i] == want to out, in order, without branches; returns how many.
+template <class T, class B>
+GSEARCH_SELECT_CLONES int64_t compact_bucket(const T* x, const B* b, int64_t len, B want, T* out) {
+  int64_t o = 0;
+  for (int64_t i = 0; i < len; ++i) {
+    out[o] = x[i];
+    o += b[i] == want;
+  }
+  return o;
+}
+
 // --- the splitters and their buckets ----------------------------------------------------------
 
 // Sorted, distinct splitters (key order; a NaN only last) and the bucket of an element among
@@ -101,19 +157,25 @@ struct splitters {
   template <class B>
   void bucket_block(const T* x, int64_t len, B* b) const {
     if (few()) {
-      for (int64_t i = 0; i < len; ++i) b[i] = 0;
+      std::fill(b, b + len, B(0));
       const int regular = count() - int(nan_last);
-      for (int j = 0; j < regular; ++j) {
-        const T v = s[size_t(j)];
-        for (int64_t i = 0; i < len; ++i) b[i] = B(b[i] + B(!(x[i] < v)) + B(!(x[i] <= v)));
-      }
-      if (nan_last)
-        for (int64_t i = 0; i < len; ++i) b[i] = B(b[i] + B(x[i] != x[i]));
+      for (int j = 0; j < regular; ++j) add_splitter_steps(x, len, s[size_t(j)], b);
+      if (nan_last) add_nan_steps(x, len, b);
       return;
     }
+    for (int64_t i = 0; i < len; ++i) b[i] = B(bucket_of(x[i]));
+  }
+
+  // core::select_bucket's number, by a binary search of fixed trip count (log2 of the splitters,
+  // rounded up): its loop exit never mispredicts, where select_bucket's halving exits after a
+  // data-dependent number of steps (20 ns an element with 12 splitters).
+  int bucket_of(T x) const {
     const T* sp = s.data();
-    const auto at = [sp](int i) { return sp[i]; };
-    for (int64_t i = 0; i < len; ++i) b[i] = B(core::select_bucket(at, count(), x[i]));
+    const int m = count();
+    int u = 0;  // the splitters <= x
+    for (int step = std::bit_floor(unsigned(m)); step > 0; step /= 2)
+      u = u + step <= m && key_less_equal(sp[u + step - 1], x) ? u + step : u;
+    return u > 0 && !key_less(sp[u - 1], x) ? 2 * u - 1 : 2 * u;
   }
 
   // counts[b] += the elements of x[0, len) in bucket b. Few splitters: per splitter the sums of
@@ -130,20 +192,9 @@ struct splitters {
     }
     const int m = count(), regular = m - int(nan_last);
     int64_t ge[few_splitters + 1], gt[few_splitters + 1];  // splitters <= x, < x, per splitter
-    for (int j = 0; j < regular; ++j) {
-      const T v = s[size_t(j)];
-      uint32_t a = 0, c = 0;
-      for (int64_t i = 0; i < len; ++i) {
-        a += !(x[i] < v);
-        c += !(x[i] <= v);
-      }
-      ge[j] = a;
-      gt[j] = c;
-    }
+    for (int j = 0; j < regular; ++j) count_from(x, len, s[size_t(j)], &ge[j], &gt[j]);
     if (nan_last) {
-      uint32_t a = 0;
-      for (int64_t i = 0; i < len; ++i) a += x[i] != x[i];
-      ge[m - 1] = a;
+      ge[m - 1] = count_nan_in(x, len);
       gt[m - 1] = 0;
     }
     // Bucket 2j: after splitter j - 1, before splitter j; bucket 2j + 1: equal to splitter j.
@@ -183,32 +234,84 @@ std::vector<int64_t> part_offsets(const std::vector<int64_t>& counts, int parts,
   return offsets;
 }
 
+// f(B{}) with B the narrowest type of sp's bucket numbers: uint8_t for few splitters (a quarter of
+// the vector lanes of uint32_t), uint32_t for many.
+template <class T, class F>
+void with_bucket_type(const splitters<T>& sp, F&& f) {
+  if (sp.few()) f(uint8_t{});
+  else f(uint32_t{});
+}
+
 // Writes each element of data[0, n) whose bucket has an offset (>= 0) to out at its part's next
 // offset of that bucket (element or index, as `write` does): a stable bucket scatter.
 template <class T, class Write>
 void scatter_buckets(const splitters<T>& sp, const T* data, int64_t n, int parts, std::vector<int64_t> offsets,
                      Write write) {
   const int nb = sp.buckets();
-  for_parts(n, parts, [&](int p, int64_t begin, int64_t end) {
-    int64_t* at = offsets.data() + size_t(p) * size_t(nb);
-    uint32_t b[block];
-    for (int64_t i0 = begin; i0 < end; i0 += block) {
-      const int64_t l = std::min<int64_t>(block, end - i0);
-      sp.bucket_block(data + i0, l, b);
-      for (int64_t i = 0; i < l; ++i) {
-        const int64_t o = at[b[i]];
-        if (o >= 0) {
-          write(o, i0 + i);
-          at[b[i]] = o + 1;
+  with_bucket_type(sp, [&](auto bucket_type) {
+    using B = decltype(bucket_type);
+    for_parts(n, parts, [&](int p, int64_t begin, int64_t end) {
+      int64_t* at = offsets.data() + size_t(p) * size_t(nb);
+      B b[block];
+      for (int64_t i0 = begin; i0 < end; i0 += block) {
+        const int64_t l = std::min<int64_t>(block, end - i0);
+        sp.bucket_block(data + i0, l, b);
+        for (int64_t i = 0; i < l; ++i) {
+          const int64_t o = at[b[i]];
+          if (o >= 0) {
+            write(o, i0 + i);
+            at[b[i]] = o + 1;
+          }
         }
       }
-    }
+    });
+  });
+}
+
+// The elements of data[0, n) in the buckets `wanted` into out at the offsets, stable: per block,
+// one branch-free compaction per wanted bucket (the block stays in L1), which beats the scatter's
+// per-element branch for the few buckets select copies (the ranks of a call fall in a few).
+template <class T>
+void copy_buckets(const splitters<T>& sp, const T* data, int64_t n, int parts, const std::vector<int64_t>& offsets,
+                  const std::vector<int>& wanted, T* out) {
+  const size_t nb = size_t(sp.buckets());
+  with_bucket_type(sp, [&](auto bucket_type) {
+    using B = decltype(bucket_type);
+    for_parts(n, parts, [&](int p, int64_t begin, int64_t end) {
+      std::vector<T*> to(wanted.size());
+      for (size_t w = 0; w < wanted.size(); ++w) to[w] = out + offsets[size_t(p) * nb + size_t(wanted[w])];
+      B b[block];
+      T spill[block];
+      for (int64_t i0 = begin; i0 < end; i0 += block) {
+        const int64_t l = std::min<int64_t>(block, end - i0);
+        sp.bucket_block(data + i0, l, b);
+        for (size_t w = 0; w < wanted.size(); ++w) {
+          const int64_t c = compact_bucket(data + i0, b, l, B(wanted[w]), spill);
+          to[w] = std::copy(spill, spill + c, to[w]);
+        }
+      }
+    });
   });
 }
 
 // --- select -------------------------------------------------------------------------------------
 
 int parts_for(int threads, int64_t n) { return thread_count(threads, n, min_elements_per_thread); }
+
+// The brackets of the sorted ranks[0, m) in a sample of s of n elements, those of nearby ranks
+// merged: a bracket that starts within two sample elements of the previous one's start (ranks a
+// few apart, as a quantile's two neighbours are) extends it, so such ranks share one bucket and
+// two splitters instead of four (fewer splitters keep the vectorized count); farther ranks keep
+// their own brackets, however much they overlap, so that many quantiles still get narrow buckets.
+std::vector<core::sample_bracket> merged_brackets(const int64_t* ranks, int64_t m, int64_t n, int64_t s) {
+  std::vector<core::sample_bracket> brackets;
+  for (int64_t i = 0; i < m; ++i) {
+    const core::sample_bracket b = core::bracket_of(ranks[i], n, s);
+    if (!brackets.empty() && b.lo <= brackets.back().lo + 2) brackets.back().hi = std::max(brackets.back().hi, b.hi);
+    else brackets.push_back(b);
+  }
+  return brackets;
+}
 
 // values[i] = the element of rank ranks[i] of data[0, n), ranks sorted and distinct.
 template <class T>
@@ -226,8 +329,7 @@ void select_sorted(int threads, const T* data, int64_t n, const int64_t* ranks, 
   for (int64_t i = 0; i < s; ++i) sample[size_t(i)] = data[core::sample_position(i, s, n)];
   std::sort(sample.begin(), sample.end(), key_order{});
   std::vector<T> ends;
-  for (int64_t i = 0; i < m; ++i) {
-    const core::sample_bracket b = core::bracket_of(ranks[i], n, s);
+  for (const core::sample_bracket& b : merged_brackets(ranks, m, n, s)) {
     if (b.lo >= 0) ends.push_back(sample[size_t(b.lo)]);
     if (b.hi < s) ends.push_back(sample[size_t(b.hi)]);
   }
@@ -267,8 +369,14 @@ void select_sorted(int threads, const T* data, int64_t n, const int64_t* ranks, 
     return;
   }
   std::vector<T> copied(static_cast<size_t>(copied_size));
-  scatter_buckets(sp, data, n, parts, part_offsets(counts, parts, nb, start),
-                  [&](int64_t o, int64_t i) { copied[size_t(o)] = data[i]; });
+  const std::vector<int64_t> offsets = part_offsets(counts, parts, nb, start);
+  if (int(buckets.size()) <= few_wanted) {
+    std::vector<int> wanted;
+    for (const auto& w : buckets) wanted.push_back(w.bucket);
+    copy_buckets(sp, data, n, parts, offsets, wanted, copied.data());
+  } else {
+    scatter_buckets(sp, data, n, parts, offsets, [&](int64_t o, int64_t i) { copied[size_t(o)] = data[i]; });
+  }
   // 5: select in each copied bucket, its ranks counted from its start.
   std::vector<int64_t> local;
   for (const wanted& w : buckets) {
@@ -313,11 +421,7 @@ int64_t count_nan(int threads, const T* data, int64_t n) {
     std::vector<int64_t> c(static_cast<size_t>(parts), 0);
     for_parts(n, parts, [&](int p, int64_t begin, int64_t end) {
       int64_t total = 0;
-      for (int64_t i0 = begin; i0 < end; i0 += count_chunk) {
-        uint32_t k = 0;
-        for (int64_t i = i0; i < std::min(end, i0 + count_chunk); ++i) k += data[i] != data[i];
-        total += k;
-      }
+      for (int64_t i0 = begin; i0 < end; i0 += count_chunk) total += count_nan_in(data + i0, std::min(count_chunk, end - i0));
       c[size_t(p)] = total;
     });
     return std::accumulate(c.begin(), c.end(), int64_t{0});

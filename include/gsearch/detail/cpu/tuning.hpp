@@ -109,6 +109,10 @@ inline constexpr int64_t dense_ranks = 16;
 /// Splitters up to this many are counted by vectorized sums of comparisons (2 per splitter and
 /// element); more by select_bucket's binary search and a histogram. PROVISIONAL.
 inline constexpr int few_splitters = 8;
+/// Wanted buckets up to this many are copied out by one compaction each per block of `block`
+/// elements; more by a scatter with a branch per element. (2^24 float32, 3 buckets: 65 ms by the
+/// scatter.) PROVISIONAL.
+inline constexpr int few_wanted = 8;
 /// Recursion levels before nth_element finishes whatever is left (a sample that keeps missing,
 /// adversarial data): the worst case stays O(n log n).
 inline constexpr int max_depth = 6;
