@@ -347,7 +347,7 @@ int main(int argc, char** argv) {
     a.n = int64_t(1) << 22;
     a.queries = 100;
   }
-  if (auto rc = bench::require_gpu("index_intervals_bench", "index_intervals")) return *rc;
+  if (auto rc = bench::require_gpu("index_intervals_bench", "selection index_intervals")) return *rc;
   json report = bench::gpu_report("gsearch-bench-index-intervals/1", a, cuda_device_properties(), bench::cccl_versions(nullptr));
   report["config"] = {{"parts", a.parts}, {"cells", a.cells}, {"n", a.n}, {"queries", a.queries}, {"kinds", a.kinds},
                       {"width", a.width}, {"repeat", a.repeat}, {"warmup", a.warmup}, {"seed", a.seed}};

@@ -45,6 +45,11 @@
 #                    sort, median, quantile) and cupy (partition, quantile) -> selection_python.{json,txt}
 #           cpu      selection_cpu_bench.py: the CPU backend against numpy, 10^3 ... 2^24 (meant for
 #                    the CPU machine; on the GPU machine it measures that host) -> selection_cpu.{json,txt}
+#           index_intervals  index_intervals_bench: the seed's Table 1 (one improve in one block, 1,024
+#                    ... 10,240 cells, 1,000 measurements) and the cracking curve (1,000 range and
+#                    rank queries on 2^26 float32; sort-then-search and a scan per query beside
+#                    it); about 10 s                                        -> index_intervals.{json,txt}
+#           index_intervals_quick  the same, --quick (seconds)        -> index_intervals_quick.{json,txt}
 #   any     wheel    build the Python package there (pip wheel into $OUT, its log pip_wheel.log)
 #                    and install it. The Python steps install the package themselves when the
 #                    installed one cannot run on CUDA; WHEEL=path installs a carried wheel instead.
@@ -215,7 +220,9 @@ for step in "$@"; do
           need=topk pybench selection_python bench/selection/selection_python.py --json "$OUT/selection_python.json" ;;
         cpu)
           need=topk pybench selection_cpu bench/selection/selection_cpu_bench.py --json "$OUT/selection_cpu.json" ;;
-        *) unknown "quick, main, python, cpu, wheel" ;;
+        index_intervals) bench index_intervals index_intervals_bench ;;
+        index_intervals_quick) bench index_intervals_quick index_intervals_bench --quick ;;
+        *) unknown "quick, main, python, cpu, index_intervals, index_intervals_quick, wheel" ;;
       esac ;;
     *)
       echo "bench.sh: unknown family '$family' (search, find, merge, index, pary, selection): usage in the script's header" >&2
