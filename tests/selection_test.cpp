@@ -97,7 +97,7 @@ TYPED_TEST(Selection, PartitionAndArgpartitionKeepNumpysContract) {
       std::vector<T> out(in.data.size(), poison<T>());
       partition(exec, span<const T>(in.data), span<const int64_t>(kth), span<T>(out));
       ASSERT_EQ(check_partition_sorted(in.data, sorted, kth, out), "") << in.what << " kth=" << kth.size();
-      if (kth.empty()) {  // numpy's copy, in the data's order
+      if (kth.empty() && n > 0) {  // numpy's copy, in the data's order
         ASSERT_EQ(std::memcmp(out.data(), in.data.data(), in.data.size() * sizeof(T)), 0);
       }
       std::vector<int64_t> idx(in.data.size(), -7);
