@@ -39,15 +39,20 @@ TYPED_TEST(CoreSelection, SelectBucketMatchesALoopOverTheSplitters) {
   std::mt19937_64 rng(3);
   for (shape sh : {shape::random, shape::few_distinct, shape::specials}) {
     for (int m : {0, 1, 2, 3, 7, 16, 33}) {
-      // Distinct sorted splitters drawn from the data, and probes: the data itself (equal to
-      // splitters, between them, beyond both ends).
+      // Sorted splitters drawn from the data, and probes: the data itself (equal to splitters,
+      // between them, beyond both ends).
       const std::vector<T> data = make_input<T>(sh, 200, rng());
-      std::vector<T> s = sorted_copy(std::vector<T>(data.begin(), data.begin() + m));
-      s.erase(std::unique(s.begin(), s.end(), key_equal<T>), s.end());
-      const auto at = [&](int i) { return s[size_t(i)]; };
-      for (T x : data)
-        ASSERT_EQ(core::select_bucket(at, int(s.size()), x), plain_bucket(s, x))
-            << name(sh) << " m=" << s.size() << " x=" << show(x);
+      // Both with duplicates among the splitters (the GPU dedupes by sample index, not value)
+      // and without.
+      const std::vector<T> with_repeats = sorted_copy(std::vector<T>(data.begin(), data.begin() + m));
+      std::vector<T> distinct = with_repeats;
+      distinct.erase(std::unique(distinct.begin(), distinct.end(), key_equal<T>), distinct.end());
+      for (const std::vector<T>& s : {with_repeats, distinct}) {
+        const auto at = [&](int i) { return s[size_t(i)]; };
+        for (T x : data)
+          ASSERT_EQ(core::select_bucket(at, int(s.size()), x), plain_bucket(s, x))
+              << name(sh) << " m=" << s.size() << " x=" << show(x);
+      }
     }
   }
 }

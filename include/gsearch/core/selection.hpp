@@ -8,8 +8,7 @@
 ///  2. For each requested rank r, take the two sample elements that bracket r with high
 ///     probability (bracket_of): the true r-th element lies between them unless the sample is
 ///     unrepresentative (probability ~1e-4 per bracket side with the margins below).
-///  3. One pass over the data: each element falls in a bucket of the sorted, deduplicated
-///     splitters (select_bucket; even buckets are the open intervals between splitters, odd
+///  3. One pass over the data: each element falls in a bucket of the sorted splitters (select_bucket; even buckets are the open intervals between splitters, odd
 ///     buckets hold the elements equal to a splitter), counted per bucket. The elements of the
 ///     buckets that should hold a rank are copied out (a few per cent of the data at most).
 ///  4. Each rank's bucket is found from the counts' prefix sums: an odd bucket answers it at once
@@ -65,10 +64,12 @@ constexpr std::optional<quantile_method> quantile_method_from_string(std::string
 
 namespace core {
 
-/// The bucket of x among the sorted, distinct splitters s[0, m): 2u where u splitters are
-/// before x and x equals none of them (the open interval (s[u-1], s[u])), 2u - 1 where x equals
-/// s[u - 1]. Buckets run 0 .. 2m, in the key order: every element of bucket b is before every
-/// element of bucket b + 1. `s` is any accessor (shared memory, a host array).
+/// The bucket of x among the sorted splitters s[0, m): 2u where u splitters are before x and x
+/// equals none of them (the open interval (s[u-1], s[u])), 2u - 1 where x equals s[u - 1].
+/// Buckets run 0 .. 2m, in the key order: every element of bucket b is before every element of
+/// bucket b + 1. Equal splitters are allowed: the buckets between two equal splitters stay
+/// empty, and the elements equal to them fall in the last one's odd bucket. `s` is any accessor
+/// (shared memory, a host array).
 template <class Splitters, class T>
 GSEARCH_HD GSEARCH_FORCEINLINE int select_bucket(const Splitters& s, int m, T x) {
   int lo = 0, n = m;  // u = the splitters <= x: a branch-free binary search
