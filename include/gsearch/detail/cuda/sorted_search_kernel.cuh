@@ -40,12 +40,12 @@ __global__ __launch_bounds__(Threads) void sorted_search_kernel(const T* keys, i
                                                                 const T* queries, int64_t q,
                                                                 const int64_t* key_splits,
                                                                 int64_t tiles, Out* out) {
+  static_assert(Threads % 32 == 0, "whole warps: the ownership below shuffles within a warp");
   constexpr int tile = Threads * Items;
   __shared__ T staged[tile + 1];  // the tile's keys, its queries, a spare slot (serial_merge_staged)
   __shared__ int ranks[tile];  // ranks within the tile (k0 added at the store): 4 bytes for any Out
   using block_scan = cub::BlockScan<int, Threads>;
   __shared__ typename block_scan::TempStorage scan_temp;
-  __shared__ int first_owned[Threads + 1];  // the queries each thread writes (below)
   const int64_t t = blockIdx.x;
   const int64_t d0 = t * tile, d1 = min(d0 + tile, k + q);
   // The tile's slices, made monotone (core::monotone_range; a no-op on sorted inputs): on
@@ -66,7 +66,7 @@ __global__ __launch_bounds__(Threads) void sorted_search_kernel(const T* keys, i
   const int diag = min(int(threadIdx.x) * Items, count);
   const auto split = core::sorted_search_split<Strict>(ks, nk, qs, nq, diag);
   // One writer per query: thread i owns the queries [first[i], first[i + 1]), first being the
-  // running maximum of the threads' splits (and nq at the end). On sorted inputs the splits are in
+  // running maximum of the threads' splits (and nq after the last thread). On sorted inputs the splits are in
   // order and each thread's walk covers exactly the queries it owns, so nothing changes. On
   // unsorted ones, with the check off, two walks may reach the same query; each writes only what
   // it owns (else the two stores to one slot are a data race, which compute-sanitizer's racecheck
@@ -74,10 +74,17 @@ __global__ __launch_bounds__(Threads) void sorted_search_kernel(const T* keys, i
   // written once.
   int first;
   block_scan(scan_temp).InclusiveScan(int(split.q), first, ::cuda::maximum<>{});
-  first_owned[threadIdx.x] = first;
-  if (threadIdx.x == 0) first_owned[Threads] = nq;
-  __syncthreads();
-  const int own_end = first_owned[threadIdx.x + 1];
+  // The next thread's first is max(first, its split): its split comes from the next lane, or for
+  // a warp's last lane from a search of its own (no shared array and no barrier: at the largest
+  // tiles of merge_sweep, a shared array would pass the 48 KB of static shared memory).
+  const int lane = int(threadIdx.x) % 32;
+  const int next_split = __shfl_down_sync(0xffffffffu, int(split.q), 1);
+  int own_end = nq;
+  if (int(threadIdx.x) + 1 < Threads) {
+    own_end = max(first, lane < 31 ? next_split
+                                   : int(core::sorted_search_split<Strict>(
+                                             ks, nk, qs, nq, min(diag + Items, count)).q));
+  }
   int unwritten = first;  // the walk visits queries in order, from split.q <= first
   // This thread's Items steps of the merge (core::serial_merge_staged: the keys are staged[0, nk)
   // and the queries staged[nk, count), ties as the split put them): the query staged[nk + j],
