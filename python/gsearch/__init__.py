@@ -53,6 +53,9 @@ from ._search import Algo, Side, bucketize, equal_range, predecessor, searchsort
 # The static search index.
 from ._index import Index
 
+# Index intervals: an order refined only where it is queried (select, range, sort).
+from ._index_intervals import IndexIntervals
+
 # Search of unsorted data (numpy's isin).
 from ._find import FindMode, FindOp, FindStrategy, IsinMethod, count, find, isin
 
@@ -91,6 +94,7 @@ __version__: str = _core.__version__
 
 __all__ = [
     "Index",
+    "IndexIntervals",
     "__version__",
     "argpartition",
     "argsort",

@@ -37,6 +37,7 @@ void bind_find(nb::module_& m);
 void bind_merge(nb::module_& m);
 void bind_index(nb::module_& m);
 void bind_selection(nb::module_& m);
+void bind_index_intervals(nb::module_& m);
 
 // --- errors and names ----------------------------------------------------------------------------
 
