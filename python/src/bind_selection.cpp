@@ -11,10 +11,8 @@
 #include <cstdint>
 #include <string>
 
-// Before binding.hpp: its enum_table names gsearch::to_string, found where it is defined.
-#include "gsearch/selection.hpp"
-// (keep this order)
 #include "binding.hpp"
+#include "gsearch/selection.hpp"
 
 namespace gsearch_python {
 namespace {

@@ -91,8 +91,11 @@ std::vector<E> enum_values(E last) {
 /// looks its options up in (ALGORITHMS, SIDES, FIND_MODES, ...).
 template <class Values>
 nb::dict enum_table(const Values& values) {
+  // Unqualified, so that argument-dependent lookup finds the family's to_string where the table
+  // is built (a qualified gsearch::to_string sees only the overloads declared above this line).
+  using gsearch::to_string;
   nb::dict table;
-  for (auto v : values) table[nb::str(std::string(gsearch::to_string(v)).c_str())] = int(v);
+  for (auto v : values) table[nb::str(std::string(to_string(v)).c_str())] = int(v);
   return table;
 }
 
