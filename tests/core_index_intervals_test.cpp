@@ -35,7 +35,7 @@ std::vector<T> probe_values(uint64_t seed) {
   v.insert(v.end(), more.begin(), more.end());
   if constexpr (std::is_floating_point_v<T>) {
     // NaNs of both signs and other payloads.
-    using U = core::ordered_bits_t<T>;
+    using U = core::radix_bits_t<T>;
     for (U bits : {U(~U(0)), U(~U(0)) >> 1, U(U(U(1) << (8 * sizeof(T) - 1)) | U((U(~U(0)) >> 1) - 1))}) {
       T x;
       std::memcpy(&x, &bits, sizeof(T));
@@ -63,7 +63,7 @@ TYPED_TEST(CoreIntervals, ThreeWayClassAndMedianOfThree) {
 
 TYPED_TEST(CoreIntervals, KeyBitsAreOneToOneAndInTheKeyOrder) {
   using T = TypeParam;
-  using U = core::ordered_bits_t<T>;
+  using U = core::radix_bits_t<T>;
   const std::vector<T> v = probe_values<T>(3);
   for (T a : v) {
     const T back = core::from_ordered_bits<T>(core::ordered_bits(a));

@@ -7,12 +7,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <random>
 #include <vector>
 
 #include "gsearch/core/quantile.hpp"
+#include "gsearch/core/radix_bits.hpp"
 #include "gsearch/core/selection.hpp"
 #include "selection_cases.hpp"
 #include "test_util.hpp"
@@ -222,6 +224,27 @@ TYPED_TEST(CoreSelection, MedianCombineIsNumpysMean) {
   }
   if constexpr (std::is_same_v<T, uint64_t>) {
     EXPECT_EQ(core::median_combine(uint64_t{0}, ~uint64_t{0}, 2), 9.223372036854776e18);
+  }
+}
+
+// core/radix_bits.hpp: radix_bits orders like the keys and merges exactly the equal ones (what the
+// GPU's radix selects count by); from_radix_bits gives back an equal key; ordered_bits is one to
+// one and orders like the keys too.
+TYPED_TEST(CoreSelection, RadixBitsOrderLikeTheKeys) {
+  using T = TypeParam;
+  for (shape sh : {shape::random, shape::few_distinct, shape::specials}) {
+    const std::vector<T> data = make_input<T>(sh, 300, 11);
+    for (T a : data)
+      for (T b : data) {
+        ASSERT_EQ(key_less(a, b), core::radix_bits(a) < core::radix_bits(b)) << show(a) << " " << show(b);
+        ASSERT_EQ(key_equal(a, b), core::radix_bits(a) == core::radix_bits(b)) << show(a) << " " << show(b);
+        if (key_less(a, b)) ASSERT_LT(core::ordered_bits(a), core::ordered_bits(b)) << show(a) << " " << show(b);
+      }
+    for (T a : data) {
+      ASSERT_TRUE(key_equal(core::from_radix_bits<T>(core::radix_bits(a)), a)) << show(a);
+      const T back = core::from_ordered_bits<T>(core::ordered_bits(a));
+      ASSERT_EQ(std::memcmp(&back, &a, sizeof(T)), 0) << show(a);
+    }
   }
 }
 

@@ -41,7 +41,7 @@ std::vector<T> host_data(const index_intervals<T>& ii) {
 template <class T>
 std::string check_permutation(const std::vector<T>& input, const std::vector<T>& now) {
   if (input.size() != now.size()) return "size changed";
-  std::vector<core::ordered_bits_t<T>> a(input.size()), b(now.size());
+  std::vector<core::radix_bits_t<T>> a(input.size()), b(now.size());
   for (size_t i = 0; i < a.size(); ++i) {
     std::memcpy(&a[i], &input[i], sizeof(T));
     std::memcpy(&b[i], &now[i], sizeof(T));

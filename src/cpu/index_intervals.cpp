@@ -84,7 +84,7 @@ bool key_less_fn(T a, T b) {
 // does: the two backends then order equal keys (-0.0 and 0.0, NaNs) the same way, bit for bit.
 template <class T>
 void sort_by_ordered_bits(int threads, T* p, int64_t m, bool parallel) {
-  using U = core::ordered_bits_t<T>;
+  using U = core::radix_bits_t<T>;
   std::vector<U> bits(static_cast<size_t>(m));
   for (int64_t i = 0; i < m; ++i) bits[size_t(i)] = core::ordered_bits(p[i]);
   if (parallel)

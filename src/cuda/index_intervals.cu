@@ -124,7 +124,7 @@ core::split_counts<T> intervals_improve_in_block_timed(CUstream_st* stream, T* d
 // scratch (a settled piece comes out as it went in), and back.
 template <class T>
 void intervals_sort(CUstream_st* stream, T* data, int64_t n, const index_interval* pieces, int64_t count) {
-  using U = core::ordered_bits_t<T>;
+  using U = core::radix_bits_t<T>;
   if (n <= 1 || count == 0) return;
   std::vector<int64_t> offsets(static_cast<size_t>(count) + 1);
   for (int64_t i = 0; i < count; ++i) offsets[size_t(i)] = pieces[i].lo;

@@ -150,7 +150,7 @@ pass_summary<T> read_summary(cudaStream_t stream, const pass_memory<T>& mem) {
 // CUB, the ranks gathered. ranks: sorted, distinct, in [0, n).
 template <class T>
 std::vector<T> select_by_sort(cudaStream_t stream, const T* data, int64_t n, const std::vector<int64_t>& ranks) {
-  using U = radix_t<T>;
+  using U = core::radix_bits_t<T>;
   const int64_t m = int64_t(ranks.size());
   size_t sort_bytes = 0;
   GSEARCH_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, sort_bytes, static_cast<const U*>(nullptr),
@@ -328,10 +328,10 @@ std::vector<T> select_to_host(cudaStream_t stream, const T* data, int64_t n, con
 // partition by sorting (kth values too many for buckets): the keys' bits sorted with their
 // indices; both outputs from them.
 template <class T>
-__global__ void partition_from_sorted_kernel(const radix_t<T>* __restrict__ bits, const int64_t* __restrict__ order,
+__global__ void partition_from_sorted_kernel(const core::radix_bits_t<T>* __restrict__ bits, const int64_t* __restrict__ order,
                                              int64_t n, T* __restrict__ out, int64_t* __restrict__ out_indices) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    if (out) out[i] = from_radix_bits<T>(bits[i]);
+    if (out) out[i] = core::from_radix_bits<T>(bits[i]);
     if (out_indices) out_indices[i] = order[i];
   }
 }
@@ -341,7 +341,7 @@ __global__ void iota_kernel(int64_t* __restrict__ out, int64_t n) {
 
 template <class T>
 void partition_by_sort(cudaStream_t stream, const T* data, int64_t n, T* out, int64_t* out_indices) {
-  using U = radix_t<T>;
+  using U = core::radix_bits_t<T>;
   size_t sort_bytes = 0;
   GSEARCH_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, static_cast<const U*>(nullptr),
                                                      static_cast<U*>(nullptr), static_cast<const int64_t*>(nullptr),

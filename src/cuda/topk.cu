@@ -142,7 +142,7 @@ void sort_outputs(cudaStream_t stream, const T* data, int64_t rows, int64_t cols
   if (fits(3)) return launch_block_sort<T, 3>(stream, values, indices, rows, k, largest, dev);
   // Beyond the block sorts: the radix keys and a copy of the indices, cub's stable device sort of
   // the pairs into `indices`, and the values read back through the sorted indices.
-  using K = radix_key_t<T>;
+  using K = core::radix_bits_t<T>;
   const int64_t n = rows * k;
   K* no_keys = nullptr;
   int64_t* no_indices = nullptr;

@@ -44,6 +44,7 @@
 
 #include "gsearch/core/config.hpp"
 #include "gsearch/core/key_traits.hpp"
+#include "gsearch/core/radix_bits.hpp"  // ordered_bits
 #include "gsearch/core/selection.hpp"  // sample_position
 
 namespace gsearch {
@@ -126,54 +127,6 @@ GSEARCH_HD GSEARCH_FORCEINLINE Index three_way_destination(int c, Index i, Index
 GSEARCH_HD inline uint64_t pack_counts(uint64_t less, uint64_t equal) { return less << 32 | equal; }
 GSEARCH_HD inline int64_t packed_less(uint64_t p) { return int64_t(p >> 32); }
 GSEARCH_HD inline int64_t packed_equal(uint64_t p) { return int64_t(p & 0xffffffffu); }
-
-// --- bits that sort like the keys, one to one (the GPU's segmented radix sort) ----------------
-
-/// The unsigned integer of T's size.
-template <class T>
-using ordered_bits_t = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-
-/// T's key order as unsigned bits, one to one, so that a radix sort of the bits and back returns
-/// the very elements (every NaN payload and sign, -0.0) in the key order. Integers: the sign bit
-/// flipped. Floats: negative values inverted, positive ones with the sign bit set (IEEE order;
-/// -0.0 just before 0.0, which the key order allows as they are equal), then all of it rotated
-/// down by the count of negative NaN patterns, 2^mantissa - 1: -inf becomes 0, and the negative
-/// NaNs, which the first map puts below -inf, wrap round to the top, after the positive NaNs.
-template <class T>
-GSEARCH_HD GSEARCH_FORCEINLINE ordered_bits_t<T> ordered_bits(T x) {
-  using U = ordered_bits_t<T>;
-  constexpr U sign = U(1) << (8 * sizeof(T) - 1);
-  if constexpr (std::is_unsigned_v<T>) {
-    return x;
-  } else if constexpr (std::is_integral_v<T>) {
-    return U(x) ^ sign;
-  } else {
-    constexpr U negative_nans = (U(1) << (std::numeric_limits<T>::digits - 1)) - 1;
-    U u;
-    memcpy(&u, &x, sizeof(T));
-    const U ieee = u & sign ? U(~u) : U(u | sign);
-    return U(ieee - negative_nans);
-  }
-}
-
-/// The inverse of ordered_bits.
-template <class T>
-GSEARCH_HD GSEARCH_FORCEINLINE T from_ordered_bits(ordered_bits_t<T> b) {
-  using U = ordered_bits_t<T>;
-  constexpr U sign = U(1) << (8 * sizeof(T) - 1);
-  if constexpr (std::is_unsigned_v<T>) {
-    return b;
-  } else if constexpr (std::is_integral_v<T>) {
-    return T(b ^ sign);
-  } else {
-    constexpr U negative_nans = (U(1) << (std::numeric_limits<T>::digits - 1)) - 1;
-    const U ieee = U(b + negative_nans);
-    const U u = ieee & sign ? U(ieee ^ sign) : U(~ieee);
-    T x;
-    memcpy(&x, &u, sizeof(T));
-    return x;
-  }
-}
 
 // --- the host's record (host code) -----------------------------------------------------------
 

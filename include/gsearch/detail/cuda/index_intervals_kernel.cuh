@@ -215,14 +215,14 @@ __global__ void __launch_bounds__(Threads)
 
 /// bits[i] = core::ordered_bits(data[i]) (bits may alias data: same size, element by element).
 template <class T>
-__global__ void to_ordered_bits_kernel(const T* data, int64_t n, core::ordered_bits_t<T>* bits) {
+__global__ void to_ordered_bits_kernel(const T* data, int64_t n, core::radix_bits_t<T>* bits) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     bits[i] = core::ordered_bits(data[i]);
 }
 
 /// data[i] = the element of bits[i].
 template <class T>
-__global__ void from_ordered_bits_kernel(const core::ordered_bits_t<T>* __restrict__ bits, int64_t n, T* __restrict__ data) {
+__global__ void from_ordered_bits_kernel(const core::radix_bits_t<T>* __restrict__ bits, int64_t n, T* __restrict__ data) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     data[i] = core::from_ordered_bits<T>(bits[i]);
 }

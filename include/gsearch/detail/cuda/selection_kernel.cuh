@@ -13,6 +13,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "gsearch/core/radix_bits.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/selection.hpp"
 #include "gsearch/detail/cuda/find_kernel.cuh"  // scan_layout, unaligned_head, u64
@@ -20,57 +21,12 @@
 
 namespace gsearch::cuda_backend {
 
-/// The unsigned integer whose order is the key order of T (radix_bits / from_radix_bits).
-template <class T>
-using radix_t = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-
-/// T's key order as unsigned bits: signed integers with the sign bit flipped; floats with every
-/// NaN made the positive quiet NaN and -0.0 made 0.0 (key_traits.hpp's order: they are equal
-/// there), then negative values' bits inverted and positive ones' sign bit set. Strictly
-/// increasing in the key order, so a radix sort of the bits is a sort in that order.
-template <class T>
-__host__ __device__ GSEARCH_FORCEINLINE radix_t<T> radix_bits(T x) {
-  using U = radix_t<T>;
-  constexpr U sign = U(1) << (8 * sizeof(T) - 1);
-  if constexpr (std::is_unsigned_v<T>) {
-    return x;
-  } else if constexpr (std::is_integral_v<T>) {
-    return U(x) ^ sign;
-  } else {
-    U bits;
-    if (x != x) {
-      bits = sizeof(T) == 4 ? U(0x7fc00000u) : U(0x7ff8000000000000ull);
-    } else {
-      const T y = x == T(0) ? T(0) : x;  // -0.0 -> 0.0
-      memcpy(&bits, &y, sizeof(T));
-    }
-    return bits & sign ? U(~bits) : U(bits | sign);
-  }
-}
-
-/// The inverse of radix_bits (canonical NaN and 0.0 for the values it merged).
-template <class T>
-__host__ __device__ GSEARCH_FORCEINLINE T from_radix_bits(radix_t<T> u) {
-  using U = radix_t<T>;
-  constexpr U sign = U(1) << (8 * sizeof(T) - 1);
-  if constexpr (std::is_unsigned_v<T>) {
-    return u;
-  } else if constexpr (std::is_integral_v<T>) {
-    return T(u ^ sign);
-  } else {
-    const U bits = u & sign ? U(u ^ sign) : U(~u);
-    T x;
-    memcpy(&x, &bits, sizeof(T));
-    return x;
-  }
-}
-
 /// The one-block radix sort of the sample kernel: its type and the dynamic shared memory it needs
 /// (the CUB temporary storage, then the sorted keys in the same bytes).
 template <class T, int Threads, int Items>
 struct sample_sort {
-  using sort_t = cub::BlockRadixSort<radix_t<T>, Threads, Items>;
-  static constexpr size_t keys_bytes = size_t(Threads) * Items * sizeof(radix_t<T>);
+  using sort_t = cub::BlockRadixSort<core::radix_bits_t<T>, Threads, Items>;
+  static constexpr size_t keys_bytes = size_t(Threads) * Items * sizeof(core::radix_bits_t<T>);
   static constexpr size_t shared_bytes = sizeof(typename sort_t::TempStorage) > keys_bytes
                                              ? sizeof(typename sort_t::TempStorage)
                                              : keys_bytes;
@@ -84,14 +40,14 @@ template <class T, int Threads, int Items>
 __global__ void __launch_bounds__(Threads, 1)
     sort_sample_kernel(const T* __restrict__ data, int64_t n, int s, const int32_t* __restrict__ index,
                        int m, T* __restrict__ splitters, T* __restrict__ sorted) {
-  using U = radix_t<T>;
+  using U = core::radix_bits_t<T>;
   using sorter = sample_sort<T, Threads, Items>;
   extern __shared__ __align__(16) unsigned char sort_shared[];
   U keys[Items];
   GSEARCH_UNROLL
   for (int k = 0; k < Items; ++k) {
     const int i = int(threadIdx.x) * Items + k;  // blocked: thread t holds sample t * Items ...
-    keys[k] = i < s ? radix_bits(data[core::sample_position(i, s, n)]) : ~U(0);
+    keys[k] = i < s ? core::radix_bits(data[core::sample_position(i, s, n)]) : ~U(0);
   }
   typename sorter::sort_t(*reinterpret_cast<typename sorter::sort_t::TempStorage*>(sort_shared)).Sort(keys);
   __syncthreads();  // the temporary storage is read no more: the sorted keys go in its place
@@ -99,9 +55,9 @@ __global__ void __launch_bounds__(Threads, 1)
   GSEARCH_UNROLL
   for (int k = 0; k < Items; ++k) staged[int(threadIdx.x) * Items + k] = keys[k];
   __syncthreads();
-  for (int j = threadIdx.x; j < m; j += Threads) splitters[j] = from_radix_bits<T>(staged[index[j]]);
+  for (int j = threadIdx.x; j < m; j += Threads) splitters[j] = core::from_radix_bits<T>(staged[index[j]]);
   if (sorted)
-    for (int i = threadIdx.x; i < s; i += Threads) sorted[i] = from_radix_bits<T>(staged[i]);
+    for (int i = threadIdx.x; i < s; i += Threads) sorted[i] = core::from_radix_bits<T>(staged[i]);
 }
 
 /// One tile of a scan_layout as one thread holds it: Loads 16-byte vectors, vector u of thread t
@@ -281,19 +237,19 @@ __global__ void __launch_bounds__(Threads)
     if (block_hist[b]) atomicAdd(hist + b, u64(block_hist[b]));
 }
 
-/// bits[i] = radix_bits(data[i]): the sorting fallback's keys.
+/// bits[i] = core::radix_bits(data[i]): the sorting fallback's keys.
 template <class T>
-__global__ void radix_bits_kernel(const T* __restrict__ data, int64_t n, radix_t<T>* __restrict__ bits) {
+__global__ void radix_bits_kernel(const T* __restrict__ data, int64_t n, core::radix_bits_t<T>* __restrict__ bits) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    bits[i] = radix_bits(data[i]);
+    bits[i] = core::radix_bits(data[i]);
 }
 
 /// values[j] = the element of rank ranks[j] of the sorted bits (the sorting fallback's answer).
 template <class T>
-__global__ void gather_ranks_kernel(const radix_t<T>* __restrict__ sorted, const int64_t* __restrict__ ranks,
+__global__ void gather_ranks_kernel(const core::radix_bits_t<T>* __restrict__ sorted, const int64_t* __restrict__ ranks,
                                     int64_t m, T* __restrict__ values) {
   for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < m; j += int64_t(gridDim.x) * blockDim.x)
-    values[j] = from_radix_bits<T>(sorted[ranks[j]]);
+    values[j] = core::from_radix_bits<T>(sorted[ranks[j]]);
 }
 
 }  // namespace gsearch::cuda_backend

@@ -24,7 +24,7 @@
 #include <cstring>
 
 #include "gsearch/detail/cuda/find_kernel.cuh"  // scan_layout, unaligned_head, u64
-#include "gsearch/detail/cuda/topk_kernel.cuh"  // radix_key
+#include "gsearch/detail/cuda/topk_kernel.cuh"
 
 namespace gsearch::cuda_backend {
 
@@ -35,10 +35,10 @@ namespace gsearch::cuda_backend {
 template <class T, int Threads, int Loads>
 __global__ void __launch_bounds__(Threads)
     gather_beyond_kernel(const T* __restrict__ data, scan_layout<T, Threads, Loads> layout,
-                         const T* __restrict__ threshold, radix_key_t<T> flip, int64_t k,
+                         const T* __restrict__ threshold, core::radix_bits_t<T> flip, int64_t k,
                          T* __restrict__ values, int64_t* __restrict__ indices,
                          int64_t* __restrict__ tie_indices, u64* __restrict__ counters) {
-  using K = radix_key_t<T>;
+  using K = core::radix_bits_t<T>;
   constexpr int per_vector = 16 / int(sizeof(T));
   constexpr int items = Loads * per_vector;
   constexpr int head_max = per_vector - 1;
@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(Threads)
   using block_scan = cub::BlockScan<unsigned, Threads>;
   __shared__ typename block_scan::TempStorage scan_temp;
   __shared__ u64 block_base[2];
-  const K t = radix_key(*threshold) ^ flip;
+  const K t = core::radix_bits(*threshold) ^ flip;
   const int64_t tiles = layout.tiles();
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const int64_t body = layout.head + tile * layout.tile;
@@ -74,14 +74,14 @@ __global__ void __launch_bounds__(Threads)
         if (i < layout.n) x[b] = data[i];
         else valid &= ~(1u << b);
       }
-      const K key = radix_key(x[b]) ^ flip;
+      const K key = core::radix_bits(x[b]) ^ flip;
       before |= uint32_t(key < t) << b;
       equal |= uint32_t(key == t) << b;
     }
     uint32_t head_before = 0, head_equal = 0;  // tile 0's head, thread 0
     if (tile == 0 && threadIdx.x == 0)
       for (int64_t i = 0; i < layout.head; ++i) {
-        const K key = radix_key(data[i]) ^ flip;
+        const K key = core::radix_bits(data[i]) ^ flip;
         head_before |= uint32_t(key < t) << i;
         head_equal |= uint32_t(key == t) << i;
       }
@@ -142,9 +142,9 @@ template <class T, int Threads, int Items>
 __global__ void __launch_bounds__(Threads)
     first_equal_kernel(const T* __restrict__ data, int64_t n, const T* __restrict__ value,
                        u64* __restrict__ result) {
-  using K = radix_key_t<T>;
+  using K = core::radix_bits_t<T>;
   __shared__ u64 best[2];
-  const K wanted = radix_key(*value);
+  const K wanted = core::radix_bits(*value);
   constexpr int64_t tile = int64_t(Threads) * Items;
   const int64_t tiles = (n + tile - 1) / tile;
   int parity = 0;
@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(Threads)
     GSEARCH_UNROLL
     for (int u = 0; u < Items; ++u) {
       const int64_t i = begin + int64_t(u) * Threads + threadIdx.x;
-      if (i < n && radix_key(x[u]) == wanted) {
+      if (i < n && core::radix_bits(x[u]) == wanted) {
         atomicMin(result, u64(i));  // this thread's lowest hit in the tile
         break;
       }
@@ -170,7 +170,7 @@ __global__ void __launch_bounds__(Threads)
   }
 }
 
-/// Sorts each row's k outputs (values / indices + row * k; k <= Threads * Items) by radix_key ^
+/// Sorts each row's k outputs (values / indices + row * k; k <= Threads * Items) by core::radix_bits ^
 /// flip, smallest first, one block per row. Stable (cub's block radix sort), so equal values keep
 /// their output order (index order from the row kernel). The slots past k hold the largest key
 /// and sort after every real one (stable: a real key of all ones stays before them). Every read
@@ -178,8 +178,8 @@ __global__ void __launch_bounds__(Threads)
 template <class T, int Threads, int Items>
 __global__ void __launch_bounds__(Threads)
     sort_rows_kernel(T* __restrict__ values, int64_t* __restrict__ indices, int64_t rows, int k,
-                     radix_key_t<T> flip) {
-  using K = radix_key_t<T>;
+                     core::radix_bits_t<T> flip) {
+  using K = core::radix_bits_t<T>;
   using block_sort = cub::BlockRadixSort<K, Threads, Items, int>;
   __shared__ typename block_sort::TempStorage sort_temp;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(Threads)
     GSEARCH_UNROLL
     for (int j = 0; j < Items; ++j) {  // blocked: thread t holds slots t * Items + j
       const int s = int(threadIdx.x) * Items + j;
-      keys[j] = s < k ? radix_key(row_values[s]) ^ flip : ~K(0);
+      keys[j] = s < k ? core::radix_bits(row_values[s]) ^ flip : ~K(0);
       slots[j] = s;
     }
     __syncthreads();  // the previous row's sort is done with sort_temp
@@ -217,14 +217,14 @@ __global__ void __launch_bounds__(Threads)
   }
 }
 
-/// keys[j] = radix_key(values[j]) ^ flip, copies[j] = indices[j], j < n: the inputs of cub's
+/// keys[j] = core::radix_bits(values[j]) ^ flip, copies[j] = indices[j], j < n: the inputs of cub's
 /// device sorts (k beyond the block sorts).
 template <class T>
 __global__ void radix_keys_kernel(const T* __restrict__ values, const int64_t* __restrict__ indices,
-                                  int64_t n, radix_key_t<T> flip, radix_key_t<T>* __restrict__ keys,
+                                  int64_t n, core::radix_bits_t<T> flip, core::radix_bits_t<T>* __restrict__ keys,
                                   int64_t* __restrict__ copies) {
   for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n; j += int64_t(gridDim.x) * blockDim.x) {
-    keys[j] = radix_key(values[j]) ^ flip;
+    keys[j] = core::radix_bits(values[j]) ^ flip;
     copies[j] = indices[j];
   }
 }

@@ -26,41 +26,17 @@
 #include <type_traits>
 
 #include "gsearch/core/config.hpp"
+#include "gsearch/core/radix_bits.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/detail/cuda/tuning_topk.hpp"
 
 namespace gsearch::cuda_backend {
 
-/// The unsigned radix key of T: as wide as T.
-template <class T>
-using radix_key_t = std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
-
-/// x's radix key: unsigned order equal to the key order. Floats: every NaN made the positive quiet
-/// NaN and -0.0 made 0.0 first (they are equal in the key order), then the sign flip that makes
-/// IEEE bits order as unsigned integers (negative values complemented, positive ones given the top
-/// bit): the NaN lands after +inf. Signed integers: the top bit flipped.
-template <class T>
-GSEARCH_HD GSEARCH_FORCEINLINE radix_key_t<T> radix_key(T x) {
-  using K = radix_key_t<T>;
-  constexpr K top = K(1) << (8 * sizeof(K) - 1);
-  if constexpr (std::is_floating_point_v<T>) {
-    constexpr K quiet_nan = sizeof(T) == 4 ? K(0x7fc00000u) : K(0x7ff8000000000000ull);
-    K bits;
-    memcpy(&bits, &x, sizeof(K));
-    bits = x != x ? quiet_nan : (x == T(0) ? K(0) : bits);
-    return (bits & top) ? ~bits : (bits | top);
-  } else if constexpr (std::is_signed_v<T>) {
-    return K(x) ^ top;
-  } else {
-    return K(x);
-  }
-}
-
 /// The mask a request's keys are XORed with: all ones for `largest` (the largest elements get the
 /// smallest keys), else none.
 template <class T>
-GSEARCH_HD constexpr radix_key_t<T> selection_flip(bool largest) {
-  return largest ? ~radix_key_t<T>(0) : radix_key_t<T>(0);
+GSEARCH_HD constexpr core::radix_bits_t<T> selection_flip(bool largest) {
+  return largest ? ~core::radix_bits_t<T>(0) : core::radix_bits_t<T>(0);
 }
 
 /// Where the block's radix select stands: the digits chosen (prefix, under mask) and the rank
@@ -76,16 +52,16 @@ struct radix_state {
 /// each 16-byte load from global memory is one 16-byte store. Loads issued `Loads` per thread at
 /// a time. Caller synchronizes before and after.
 template <int Threads, int Loads, class T>
-__device__ radix_key_t<T>* stage_row_keys(radix_key_t<T>* base, const T* __restrict__ row, int cols,
-                                          radix_key_t<T> flip) {
-  using K = radix_key_t<T>;
+__device__ core::radix_bits_t<T>* stage_row_keys(core::radix_bits_t<T>* base, const T* __restrict__ row, int cols,
+                                          core::radix_bits_t<T> flip) {
+  using K = core::radix_bits_t<T>;
   static_assert(sizeof(K) == sizeof(T));
   constexpr int per_vector = 16 / int(sizeof(T));
   const int misalign = int(reinterpret_cast<uintptr_t>(row) % 16) / int(sizeof(T));
   const int head_raw = misalign == 0 ? 0 : per_vector - misalign;
   const int head = head_raw < cols ? head_raw : cols;
   K* keys = base + (per_vector - head) % per_vector;  // keys + head is 16-byte aligned
-  if (int(threadIdx.x) < head) keys[threadIdx.x] = radix_key(row[threadIdx.x]) ^ flip;
+  if (int(threadIdx.x) < head) keys[threadIdx.x] = core::radix_bits(row[threadIdx.x]) ^ flip;
   const int vectors = (cols - head) / per_vector;
   const uint4* body = reinterpret_cast<const uint4*>(row + head);
   uint4* staged = reinterpret_cast<uint4*>(keys + head);
@@ -104,20 +80,20 @@ __device__ radix_key_t<T>* stage_row_keys(radix_key_t<T>* base, const T* __restr
       K k[per_vector];
       memcpy(x, &raw[u], 16);
       GSEARCH_UNROLL
-      for (int j = 0; j < per_vector; ++j) k[j] = radix_key(x[j]) ^ flip;
+      for (int j = 0; j < per_vector; ++j) k[j] = core::radix_bits(x[j]) ^ flip;
       memcpy(&raw[u], k, 16);
       staged[v] = raw[u];
     }
   }
   for (int i = head + vectors * per_vector + int(threadIdx.x); i < cols; i += Threads)
-    keys[i] = radix_key(row[i]) ^ flip;
+    keys[i] = core::radix_bits(row[i]) ^ flip;
   return keys;
 }
 
 /// The row's keys, from shared memory (staged) or recomputed from global memory on every read.
 template <class T, bool Staged>
 struct row_keys {
-  using K = radix_key_t<T>;
+  using K = core::radix_bits_t<T>;
   const K* staged;
   const T* __restrict__ row;
   K flip;
@@ -125,7 +101,7 @@ struct row_keys {
     if constexpr (Staged) {
       return staged[i];
     } else {
-      return radix_key(row[i]) ^ flip;
+      return core::radix_bits(row[i]) ^ flip;
     }
   }
 };
@@ -264,7 +240,7 @@ __device__ void write_row_outputs(const Keys& key, const T* __restrict__ row, in
 }
 
 /// One block per row (grid-stride over rows): the element of rank `rank` of each row in the
-/// order of radix_key ^ flip, and then
+/// order of core::radix_bits ^ flip, and then
 ///  - topk (first_tie_only false; rank = k - 1): the row's k outputs, unsorted (index order:
 ///    the elements before the threshold, then the first ties), at values / indices + row * k;
 ///  - kthvalue (first_tie_only true): the element and the index of the first element equal to
@@ -274,9 +250,9 @@ __device__ void write_row_outputs(const Keys& key, const T* __restrict__ row, in
 /// topk_rows_max_cols; indices within the row.
 template <class T, int Threads, bool Staged>
 __global__ void __launch_bounds__(Threads)
-    topk_rows_kernel(const T* __restrict__ data, int64_t rows, int cols, int rank, radix_key_t<T> flip,
+    topk_rows_kernel(const T* __restrict__ data, int64_t rows, int cols, int rank, core::radix_bits_t<T> flip,
                      bool first_tie_only, T* __restrict__ values, int64_t* __restrict__ indices) {
-  using K = radix_key_t<T>;
+  using K = core::radix_bits_t<T>;
   extern __shared__ __align__(16) unsigned char topk_shared[];
   __shared__ unsigned histogram[topk_radix_bins];
   __shared__ unsigned choice[3];

@@ -1,0 +1,104 @@
+#pragma once
+/// \file
+/// Unsigned bits that order like the keys (key_traits.hpp's order), for radix sorts and radix
+/// selects: two maps.
+///   radix_bits    equal keys give equal bits (every NaN one NaN, -0.0 the bits of 0.0): a radix
+///                 select counts equal elements together (selection, top-k).
+///   ordered_bits  one to one (every NaN payload and sign, -0.0 kept): a radix sort of the bits
+///                 and back returns the very elements (index intervals' sort).
+/// Both are strictly increasing in the key order where the keys differ.
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "gsearch/core/config.hpp"
+
+namespace gsearch::core {
+
+/// The unsigned integer as wide as T (unsigned long long, not uint64_t, for CUDA's intrinsics).
+template <class T>
+using radix_bits_t = std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
+
+/// T's key order as unsigned bits, equal keys equal: signed integers with the sign bit flipped;
+/// floats with every NaN made the positive quiet NaN and -0.0 made 0.0, then negative values'
+/// bits inverted and positive ones' sign bit set (IEEE bits then order as unsigned integers, the
+/// NaN after +inf).
+template <class T>
+GSEARCH_HD GSEARCH_FORCEINLINE radix_bits_t<T> radix_bits(T x) {
+  using U = radix_bits_t<T>;
+  constexpr U sign = U(1) << (8 * sizeof(T) - 1);
+  if constexpr (std::is_unsigned_v<T>) {
+    return U(x);
+  } else if constexpr (std::is_integral_v<T>) {
+    return U(x) ^ sign;
+  } else {
+    constexpr U quiet_nan = sizeof(T) == 4 ? U(0x7fc00000u) : U(0x7ff8000000000000ull);
+    U bits;
+    memcpy(&bits, &x, sizeof(T));
+    bits = x != x ? quiet_nan : (x == T(0) ? U(0) : bits);
+    return bits & sign ? U(~bits) : U(bits | sign);
+  }
+}
+
+/// The inverse of radix_bits (the positive quiet NaN and 0.0 for the values it merged).
+template <class T>
+GSEARCH_HD GSEARCH_FORCEINLINE T from_radix_bits(radix_bits_t<T> u) {
+  using U = radix_bits_t<T>;
+  constexpr U sign = U(1) << (8 * sizeof(T) - 1);
+  if constexpr (std::is_unsigned_v<T>) {
+    return T(u);
+  } else if constexpr (std::is_integral_v<T>) {
+    return T(u ^ sign);
+  } else {
+    const U bits = u & sign ? U(u ^ sign) : U(~u);
+    T x;
+    memcpy(&x, &bits, sizeof(T));
+    return x;
+  }
+}
+
+/// T's key order as unsigned bits, one to one, so that a radix sort of the bits and back returns
+/// the very elements (every NaN payload and sign, -0.0) in the key order. Integers: the sign bit
+/// flipped. Floats: negative values inverted, positive ones with the sign bit set (IEEE order;
+/// -0.0 just before 0.0, which the key order allows as they are equal), then all of it rotated
+/// down by the count of negative NaN patterns, 2^mantissa - 1: -inf becomes 0, and the negative
+/// NaNs, which the first map puts below -inf, wrap round to the top, after the positive NaNs.
+template <class T>
+GSEARCH_HD GSEARCH_FORCEINLINE radix_bits_t<T> ordered_bits(T x) {
+  using U = radix_bits_t<T>;
+  constexpr U sign = U(1) << (8 * sizeof(T) - 1);
+  if constexpr (std::is_unsigned_v<T>) {
+    return x;
+  } else if constexpr (std::is_integral_v<T>) {
+    return U(x) ^ sign;
+  } else {
+    constexpr U negative_nans = (U(1) << (std::numeric_limits<T>::digits - 1)) - 1;
+    U u;
+    memcpy(&u, &x, sizeof(T));
+    const U ieee = u & sign ? U(~u) : U(u | sign);
+    return U(ieee - negative_nans);
+  }
+}
+
+/// The inverse of ordered_bits.
+template <class T>
+GSEARCH_HD GSEARCH_FORCEINLINE T from_ordered_bits(radix_bits_t<T> b) {
+  using U = radix_bits_t<T>;
+  constexpr U sign = U(1) << (8 * sizeof(T) - 1);
+  if constexpr (std::is_unsigned_v<T>) {
+    return b;
+  } else if constexpr (std::is_integral_v<T>) {
+    return T(b ^ sign);
+  } else {
+    constexpr U negative_nans = (U(1) << (std::numeric_limits<T>::digits - 1)) - 1;
+    const U ieee = U(b + negative_nans);
+    const U u = ieee & sign ? U(ieee ^ sign) : U(~ieee);
+    T x;
+    memcpy(&x, &u, sizeof(T));
+    return x;
+  }
+}
+
+}  // namespace gsearch::core
