@@ -1,10 +1,12 @@
 // More than 2^31 queries on the GPU (label `large`: run on the GPU machine only): the grid-stride
 // loop's 64-bit indexing and the int32 output path at full size. And more than 2^31 elements of
 // unsorted search: find / count / find_all with matches past 2^31 (64-bit indices, int64
-// counts), a study strategy, and isin spot checks.
+// counts), a study strategy, and isin spot checks. And select / median / topk of more than 2^31
+// elements (the bucket pass's 64-bit counts and candidate offsets).
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -153,5 +155,44 @@ TEST(GpuLarge, FindMoreThan2To31Elements) {
   }
 }
 
+
+// select, median and topk of 2^31 + 5 int32: element i is (i * A) mod M, so each value's count is
+// known (every full period of M holds each value once; the partial last period, the first r of
+// the sequence) and the sorted order is the prefix sums of the counts.
+TEST(GpuLarge, SelectMoreThan2To31Elements) {
+  GSEARCH_GPU_OR_SKIP();
+  const int64_t n = (int64_t(1) << 31) + 5, M = 1000003, A = 7919;  // M prime: i -> i A a bijection
+  std::vector<int32_t> host(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) host[size_t(i)] = int32_t((i % M) * A % M);
+  device_vector<int32_t> d{span<const int32_t>(host)};
+  std::vector<int32_t>().swap(host);
+  std::vector<int64_t> counts(size_t(M), n / M);
+  for (int64_t j = 0; j < n % M; ++j) ++counts[size_t(j * A % M)];
+  std::vector<int64_t> before(size_t(M) + 1, 0);  // before[v] = the elements < v
+  for (int64_t v = 0; v < M; ++v) before[size_t(v + 1)] = before[size_t(v)] + counts[size_t(v)];
+  const auto value_at = [&](int64_t r) {  // sort(data)[r]
+    return int32_t(std::upper_bound(before.begin(), before.end(), r) - before.begin() - 1);
+  };
+
+  const std::vector<int64_t> ranks = {0, 1, n / 2, (int64_t(1) << 31) + 1, n - 2, n - 1, 123456789};
+  device_vector<int32_t> values(int64_t(ranks.size()));
+  select(cuda, span<const int32_t>(d), span<const int64_t>(ranks), values.view());
+  std::vector<int32_t> got(ranks.size());
+  values.copy_to(span<int32_t>(got));
+  for (size_t i = 0; i < ranks.size(); ++i) EXPECT_EQ(got[i], value_at(ranks[i])) << "rank " << ranks[i];
+
+  device_vector<double> med(1);  // n is odd: the middle element
+  median(cuda, span<const int32_t>(d), false, med.view());
+  double middle = 0;
+  med.copy_to(span<double>(&middle, 1));
+  EXPECT_EQ(middle, double(value_at(n / 2)));
+
+  device_vector<int32_t> top(4);
+  device_vector<int64_t> top_index(4);
+  topk(cuda, span<const int32_t>(d), 1, 4, topk_options{}, top.view(), top_index.view());
+  std::vector<int32_t> t(4);
+  top.copy_to(span<int32_t>(t));
+  for (int64_t j = 0; j < 4; ++j) EXPECT_EQ(t[size_t(j)], value_at(n - 1 - j)) << "topk " << j;
+}
 }  // namespace
 }  // namespace gsearch
