@@ -76,19 +76,8 @@ from ._sets import (
 )
 
 # Selection: order statistics without sorting (numpy's partition and quantiles, torch's topk).
-from ._selection import (
-    argpartition,
-    kthvalue,
-    median,
-    nanmedian,
-    nanpercentile,
-    nanquantile,
-    partition,
-    percentile,
-    quantile,
-    select,
-    topk,
-)
+from ._quantiles import median, nanmedian, nanpercentile, nanquantile, percentile, quantile
+from ._selection import argpartition, kthvalue, partition, select, topk
 
 __version__: str = _core.__version__
 

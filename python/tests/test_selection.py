@@ -28,7 +28,7 @@ QS = [0.0, 0.001, 0.1, 0.25, 0.3, 0.5, 0.75, 0.9, 0.999, 1.0]
 def test_the_methods_are_numpys_thirteen():
     import typing
 
-    from gsearch._selection import QuantileMethod
+    from gsearch._quantiles import QuantileMethod
 
     assert len(METHODS) == 13 and list(typing.get_args(QuantileMethod)) == METHODS
     for m in METHODS:
