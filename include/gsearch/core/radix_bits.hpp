@@ -17,9 +17,9 @@
 
 namespace gsearch::core {
 
-/// The unsigned integer as wide as T (unsigned long long, not uint64_t, for CUDA's intrinsics).
+/// The unsigned integer as wide as T (uint64_t, a key type: the CPU's sorts take it).
 template <class T>
-using radix_bits_t = std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
+using radix_bits_t = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
 
 /// T's key order as unsigned bits, equal keys equal: signed integers with the sign bit flipped;
 /// floats with every NaN made the positive quiet NaN and -0.0 made 0.0, then negative values'
