@@ -120,19 +120,25 @@ core::split_counts<T> intervals_improve_in_block_timed(CUstream_st* stream, T* d
   return read_words(stream, words);
 }
 
-// The pieces' elements as ordered bits (one to one), one segmented radix sort of every piece into
-// scratch (a settled piece comes out as it went in), and back.
+// The unsettled pieces' elements as ordered bits (one to one), one segmented radix sort of every
+// unsettled piece into scratch, and back. A settled piece keeps its order, as on the CPU: its
+// members are equal or sorted already, and a run of 0.0 and -0.0 (or of NaNs) is settled
+// without being in ordered-bits order, so sorting it would make the backends differ bit for bit.
+// The scratch starts as a copy of the bits, so what no segment covers comes back unchanged.
 template <class T>
 void intervals_sort(CUstream_st* stream, T* data, int64_t n, const index_interval* pieces, int64_t count) {
   using U = core::radix_bits_t<T>;
-  if (n <= 1 || count == 0) return;
-  std::vector<int64_t> offsets(static_cast<size_t>(count) + 1);
-  for (int64_t i = 0; i < count; ++i) offsets[size_t(i)] = pieces[i].lo;
-  offsets[size_t(count)] = n;
+  std::vector<int64_t> offsets;  // the unsettled pieces' starts, then their ends
+  for (int64_t i = 0; i < count; ++i)
+    if (!pieces[i].settled && pieces[i].size() > 1) offsets.push_back(pieces[i].lo);
+  const int64_t segments = int64_t(offsets.size());
+  for (int64_t i = 0; i < count; ++i)
+    if (!pieces[i].settled && pieces[i].size() > 1) offsets.push_back(pieces[i].hi);
+  if (n <= 1 || segments == 0) return;
   U* bits = reinterpret_cast<U*>(data);  // in place: same size, element by element
   size_t sort_bytes = 0;
   GSEARCH_CUDA_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, sort_bytes, static_cast<const U*>(nullptr),
-                                                        static_cast<U*>(nullptr), n, count,
+                                                        static_cast<U*>(nullptr), n, segments,
                                                         static_cast<const int64_t*>(nullptr),
                                                         static_cast<const int64_t*>(nullptr), stream));
   const size_t sorted_bytes = align16(size_t(n) * sizeof(U)), offsets_bytes = align16(offsets.size() * sizeof(int64_t));
@@ -145,8 +151,9 @@ void intervals_sort(CUstream_st* stream, T* data, int64_t n, const index_interva
   const unsigned grid = unsigned(std::min<int64_t>((n + 255) / 256, 8192));
   to_ordered_bits_kernel<T><<<grid, 256, 0, stream>>>(data, n, bits);
   GSEARCH_CUDA_CHECK_LAUNCH();
+  GSEARCH_CUDA_CHECK(cudaMemcpyAsync(sorted, bits, size_t(n) * sizeof(U), cudaMemcpyDeviceToDevice, stream));
   GSEARCH_CUDA_CHECK(cub::DeviceSegmentedSort::SortKeys(base + sorted_bytes + offsets_bytes, sort_bytes, bits, sorted, n,
-                                                        count, d_offsets, d_offsets + 1, stream));
+                                                        segments, d_offsets, d_offsets + segments, stream));
   from_ordered_bits_kernel<T><<<grid, 256, 0, stream>>>(sorted, n, data);
   GSEARCH_CUDA_CHECK_LAUNCH();
 }
