@@ -92,754 +92,251 @@
 //   peer_version  "3.6.0" (cub); null for gsearch and the roofline
 //   includes_sync  the timed interval holds a host synchronization (gsearch's calls)
 //   flush_l2    L2 flushed (read over) before each run
-
-#include <cuda_runtime.h>
+//
+// Files: selection_bench.hpp (the arguments, the inputs and checks, the runner's declarations),
+// this file (the rows, the table, the rooflines, the targets, main()), and one per part:
+// selection_select.cu, selection_topk.cu, selection_rows.cu, selection_partition.cu,
+// selection_quantile.cu.
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <functional>
-#include <map>
-#include <nlohmann/json.hpp>
-#include <optional>
-#include <string>
-#include <vector>
 
-#include "bench_host.hpp"
-#include "cccl.hpp"
-#include "gsearch/detail/cuda/check.cuh"
-#include "gsearch/gsearch.hpp"
-#include "gsearch/selection.hpp"
-#include "report.hpp"
-#include "selection_peers.hpp"
-#include "timing.hpp"
+#include "selection_bench.hpp"
 
-namespace {
+namespace gsearch::bench::selection_bench {
 
-using namespace gsearch;
-using bench::json;
-namespace peers = gsearch::bench::selection_peers;
-using peers::dist;
-using namespace gsearch::bench::host;
+// ---- the rows and the table -----------------------------------------------------------------
 
-CUstream_st* const stream = nullptr;  // the default stream, gsearch::cuda's
-
-const std::vector<std::string> all_dists = {"uniform", "normal", "bits", "constant", "sorted", "adversarial"};
-
-dist dist_from(const std::string& s) {
-  for (int i = 0; i < 6; ++i)
-    if (s == peers::dist_names[i]) return dist(i);
-  throw std::invalid_argument("unknown distribution " + s);
+json runner::row(const char* part, const char* impl, const char* op, const std::string& call, const char* dtype,
+                 const std::string& dist_name, int64_t n) {
+  json r;
+  for (const char* k : {"part", "impl", "op", "call", "dtype", "dist", "n", "rows", "cols", "k", "ranks", "result",
+                        "expected", "ms", "ms_min", "ms_max", "runs", "bytes", "gbps", "pct_roofline", "verified",
+                        "peer_version", "includes_sync", "flush_l2"})
+    r[k] = nullptr;
+  r["part"] = part;
+  r["impl"] = impl;
+  r["op"] = op;
+  r["call"] = call;
+  r["dtype"] = dtype;
+  if (!dist_name.empty()) r["dist"] = dist_name;
+  r["n"] = n;
+  r["includes_sync"] = std::string(impl) == "gsearch";
+  if (std::string(impl) == "cub") r["peer_version"] = bench::new_cccl_version();
+  return r;
 }
 
-template <class T>
-const char* type_name() {
-  return std::is_same_v<T, float> ? "float32" : "int32";
+std::string runner::text(const json& v) {
+  if (v.is_null()) return "";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.7g", v.get<double>());
+    return b;
+  }
+  return v.dump();
 }
 
-/// "2^26" for powers of two from 1024, else the decimal number.
-std::string n_text(int64_t n) {
-  if (n >= 1024 && (n & (n - 1)) == 0) return "2^" + std::to_string(63 - __builtin_clzll(uint64_t(n)));
-  return std::to_string(n);
+void runner::print(const json& r) {
+  std::string what = r["k"].is_null() ? "" : "k=" + text(r["k"]);
+  if (!r["ranks"].is_null() && r["ranks"] != 1) what += (what.empty() ? "" : " ") + std::string("x") + text(r["ranks"]);
+  std::string size = r["rows"].is_null() ? n_text(r["n"].get<int64_t>())
+                                         : text(r["rows"]) + "x" + text(r["cols"]);
+  std::printf("%-9s %-8s %-10s %-36s %-7s %-11s %9s %-12s %10.4f ms %7.1f GB/s %5s %s\n",
+              r["part"].get<std::string>().c_str(), r["impl"].get<std::string>().c_str(),
+              r["op"].get<std::string>().c_str(), r["call"].get<std::string>().c_str(),
+              r["dtype"].get<std::string>().c_str(), text(r["dist"]).c_str(), size.c_str(), what.c_str(),
+              r["ms"].get<double>(), r["gbps"].get<double>(),
+              r["pct_roofline"].is_null() ? "" : (std::to_string(int(std::lround(r["pct_roofline"].get<double>()))) + "%").c_str(),
+              r["verified"].is_null() ? "" : (r["verified"].get<bool>() ? "ok" : "WRONG"));
+  std::fflush(stdout);
 }
 
-// ---- arguments ------------------------------------------------------------------------------
-
-struct args : bench::common_args {
-  args() : common_args(15, 3) {}
-  bool flush_l2 = true, peers = true;
-  std::vector<std::string> parts{"select", "topk", "rows", "partition", "quantile"};
-  std::vector<int64_t> sizes;  // empty: 2^26, 2^28, 2^30 (--quick: 2^22)
-  int64_t n = 0;               // 0: 2^26 (--quick: 2^22)
-  std::vector<std::string> dtypes{"float32", "int32"};
-  std::vector<std::string> dists = all_dists;
-  std::vector<int64_t> ks;  // empty: 1, 16, 64, 256, 1024, 2^20 (--quick: 1, 64, 1024, 2^16)
-  std::vector<std::string> topk_dists{"uniform", "bits"};
-  int64_t rows = 0, cols = 16384, row_k = 64;  // rows 0: 4096 (--quick: 256)
-  int64_t quantile_n = 0;                      // 0: the largest of --sizes
-
-  bool has(const char* part) const { return std::find(parts.begin(), parts.end(), part) != parts.end(); }
-  bool has_type(const char* t) const { return std::find(dtypes.begin(), dtypes.end(), t) != dtypes.end(); }
-};
-
-// ---- the benchmark --------------------------------------------------------------------------
-
-struct runner {
-  args a;
-  json report;
-  cuda_device_info dev;
-  int problems = 0;
-  std::map<std::pair<std::string, int64_t>, double> roof_gbps;  // (read | copy, bytes) -> GB/s
-  device_vector<int4> flush_buf;
-  device_vector<uint32_t> sink{1};
-  device_vector<int64_t> scratch{4};  // the checks' counters
-
-  explicit runner(args a_) : a(std::move(a_)), dev(cuda_device_properties()) {
-    if (a.flush_l2) {
-      flush_buf = device_vector<int4>(std::max<int64_t>(2 * dev.l2_bytes / 16, 1));
-      GSEARCH_CUDA_CHECK(cudaMemset(flush_buf.data(), 0x3c, size_t(flush_buf.size()) * 16));
-    }
-  }
-
-  /// --warmup untimed and --repeat timed runs of enqueue().
-  bench::timing time(const std::function<void()>& enqueue) {
-    return bench::time_runs(a.warmup, a.repeat, [&] {
-      if (a.flush_l2) peers::roofline(stream, flush_buf.data(), nullptr, flush_buf.size() * 16, {4, 8}, sink.data());
-      return elapsed_ms(cuda, enqueue);
-    });
-  }
-
-  /// A row with every field, those that do not apply null.
-  static json row(const char* part, const char* impl, const char* op, const std::string& call, const char* dtype,
-                  const std::string& dist_name, int64_t n) {
-    json r;
-    for (const char* k : {"part", "impl", "op", "call", "dtype", "dist", "n", "rows", "cols", "k", "ranks", "result",
-                          "expected", "ms", "ms_min", "ms_max", "runs", "bytes", "gbps", "pct_roofline", "verified",
-                          "peer_version", "includes_sync", "flush_l2"})
-      r[k] = nullptr;
-    r["part"] = part;
-    r["impl"] = impl;
-    r["op"] = op;
-    r["call"] = call;
-    r["dtype"] = dtype;
-    if (!dist_name.empty()) r["dist"] = dist_name;
-    r["n"] = n;
-    r["includes_sync"] = std::string(impl) == "gsearch";
-    if (std::string(impl) == "cub") r["peer_version"] = bench::new_cccl_version();
-    return r;
-  }
-
-  static std::string text(const json& v) {
-    if (v.is_null()) return "";
-    if (v.is_string()) return v.get<std::string>();
-    if (v.is_number_float()) {
-      char b[32];
-      std::snprintf(b, sizeof b, "%.7g", v.get<double>());
-      return b;
-    }
-    return v.dump();
-  }
-
-  void print(const json& r) {
-    std::string what = r["k"].is_null() ? "" : "k=" + text(r["k"]);
-    if (!r["ranks"].is_null() && r["ranks"] != 1) what += (what.empty() ? "" : " ") + std::string("x") + text(r["ranks"]);
-    std::string size = r["rows"].is_null() ? n_text(r["n"].get<int64_t>())
-                                           : text(r["rows"]) + "x" + text(r["cols"]);
-    std::printf("%-9s %-8s %-10s %-36s %-7s %-11s %9s %-12s %10.4f ms %7.1f GB/s %5s %s\n",
-                r["part"].get<std::string>().c_str(), r["impl"].get<std::string>().c_str(),
-                r["op"].get<std::string>().c_str(), r["call"].get<std::string>().c_str(),
-                r["dtype"].get<std::string>().c_str(), text(r["dist"]).c_str(), size.c_str(), what.c_str(),
-                r["ms"].get<double>(), r["gbps"].get<double>(),
-                r["pct_roofline"].is_null() ? "" : (std::to_string(int(std::lround(r["pct_roofline"].get<double>()))) + "%").c_str(),
-                r["verified"].is_null() ? "" : (r["verified"].get<bool>() ? "ok" : "WRONG"));
-    std::fflush(stdout);
-  }
-
-  /// Fills the timing fields, prints the row, records it (and a failure when !ok).
-  void add(json r, const bench::timing& t, double bytes, double roof, std::optional<bool> ok) {
-    bench::set_timing(r, t, bytes, roof, ok, a.flush_l2);
-    print(r);
-    if (ok && !*ok) {
-      ++problems;
-      json f;
-      for (const char* k : {"part", "impl", "op", "call", "dtype", "dist", "n", "k", "ranks", "result", "expected"})
-        f[k] = r[k];
-      report["failures"].push_back(f);
-    }
-    report["results"].push_back(std::move(r));
-  }
-
-  /// Records an exception thrown by one configuration (it counts as a failure).
-  void error(const json& r, const std::exception& e) {
+void runner::add(json r, const bench::timing& t, double bytes, double roof, std::optional<bool> ok) {
+  bench::set_timing(r, t, bytes, roof, ok, a.flush_l2);
+  print(r);
+  if (ok && !*ok) {
     ++problems;
-    std::printf("%-9s %-8s %-10s %-36s %-7s %-11s ERROR: %s\n", r["part"].get<std::string>().c_str(),
-                r["impl"].get<std::string>().c_str(), r["op"].get<std::string>().c_str(),
-                r["call"].get<std::string>().c_str(), r["dtype"].get<std::string>().c_str(), text(r["dist"]).c_str(),
-                e.what());
-    std::fflush(stdout);
-    json x = r;
-    x["error"] = e.what();
-    report["errors"].push_back(x);
-    (void)cudaGetLastError();  // clear a non-sticky error so that the next configuration runs
+    json f;
+    for (const char* k : {"part", "impl", "op", "call", "dtype", "dist", "n", "k", "ranks", "result", "expected"})
+      f[k] = r[k];
+    report["failures"].push_back(f);
   }
+  report["results"].push_back(std::move(r));
+}
 
-  /// One run and its check, the timed runs, and the check again; the row gets its timing.
-  void measure(json r, double bytes, double roof, const std::function<void()>& enqueue,
-               const std::function<bool(json&)>& check) {
+void runner::error(const json& r, const std::exception& e) {
+  ++problems;
+  std::printf("%-9s %-8s %-10s %-36s %-7s %-11s ERROR: %s\n", r["part"].get<std::string>().c_str(),
+              r["impl"].get<std::string>().c_str(), r["op"].get<std::string>().c_str(),
+              r["call"].get<std::string>().c_str(), r["dtype"].get<std::string>().c_str(), text(r["dist"]).c_str(),
+              e.what());
+  std::fflush(stdout);
+  json x = r;
+  x["error"] = e.what();
+  report["errors"].push_back(x);
+  (void)cudaGetLastError();  // clear a non-sticky error so that the next configuration runs
+}
+
+void runner::measure(json r, double bytes, double roof, const std::function<void()>& enqueue,
+                     const std::function<bool(json&)>& check) {
+  try {
+    enqueue();
+    synchronize(cuda);
+    bool ok = check(r);
+    const bench::timing t = time(enqueue);
+    ok = check(r) && ok;
+    add(r, t, bytes, roof, ok);
+  } catch (const std::exception& e) {
+    error(r, e);
+  }
+}
+
+// ---- rooflines ------------------------------------------------------------------------------
+
+double runner::roofline(const void* src, void* dst, int64_t bytes, const char* dtype, int64_t n) {
+  const std::string op = dst ? "copy" : "read";
+  if (auto it = roof_gbps.find({op, bytes}); it != roof_gbps.end()) return it->second;
+  double best_ms = 0;
+  std::string best;
+  for (const peers::roof_config c : peers::roof_configs()) {
+    const std::string name = "u" + std::to_string(c.unroll) + "-b" + std::to_string(c.blocks_per_sm);
+    json r = row("roofline", "roofline", op.c_str(), name, dtype, "", n);
+    r["includes_sync"] = false;
     try {
-      enqueue();
-      synchronize(cuda);
-      bool ok = check(r);
-      const bench::timing t = time(enqueue);
-      ok = check(r) && ok;
-      add(r, t, bytes, roof, ok);
+      const bench::timing t = time([&] { peers::roofline(stream, src, dst, bytes, c, sink.data()); });
+      add(r, t, double(bytes) * (dst ? 2 : 1), 0, std::nullopt);
+      if (best.empty() || t.median_ms < best_ms) best_ms = t.median_ms, best = name;
     } catch (const std::exception& e) {
       error(r, e);
     }
   }
+  if (best.empty()) throw std::runtime_error("the roofline kernel did not run");
+  const double moved = double(bytes) * (dst ? 2 : 1), gbps = moved / (best_ms * 1e6);
+  roof_gbps[{op, bytes}] = gbps;
+  report["rooflines"].push_back({{"op", op}, {"n", n}, {"gbps", gbps}, {"ms", best_ms}, {"bytes", moved}, {"config", best}});
+  for (json& r : report["results"])
+    if (r["part"] == "roofline" && r["op"] == op && r["n"] == n) r["pct_roofline"] = 100.0 * r["gbps"].get<double>() / gbps;
+  std::printf("%s roofline: %.1f GB/s (%.4f ms for %.0f bytes, %s)\n", op.c_str(), gbps, best_ms, moved, best.c_str());
+  return gbps;
+}
 
-  // ---- rooflines -------------------------------------------------------------------------
+// ---- targets (issue 21) ---------------------------------------------------------------------
 
-  /// The read (dst == nullptr) or copy roofline over `bytes` of src: every launch shape, the
-  /// fastest kept (once per op and size).
-  double roofline(const void* src, void* dst, int64_t bytes, const char* dtype, int64_t n) {
-    const std::string op = dst ? "copy" : "read";
-    if (auto it = roof_gbps.find({op, bytes}); it != roof_gbps.end()) return it->second;
-    double best_ms = 0;
-    std::string best;
-    for (const peers::roof_config c : peers::roof_configs()) {
-      const std::string name = "u" + std::to_string(c.unroll) + "-b" + std::to_string(c.blocks_per_sm);
-      json r = row("roofline", "roofline", op.c_str(), name, dtype, "", n);
-      r["includes_sync"] = false;
-      try {
-        const bench::timing t = time([&] { peers::roofline(stream, src, dst, bytes, c, sink.data()); });
-        add(r, t, double(bytes) * (dst ? 2 : 1), 0, std::nullopt);
-        if (best.empty() || t.median_ms < best_ms) best_ms = t.median_ms, best = name;
-      } catch (const std::exception& e) {
-        error(r, e);
-      }
-    }
-    if (best.empty()) throw std::runtime_error("the roofline kernel did not run");
-    const double moved = double(bytes) * (dst ? 2 : 1), gbps = moved / (best_ms * 1e6);
-    roof_gbps[{op, bytes}] = gbps;
-    report["rooflines"].push_back({{"op", op}, {"n", n}, {"gbps", gbps}, {"ms", best_ms}, {"bytes", moved}, {"config", best}});
-    for (json& r : report["results"])
-      if (r["part"] == "roofline" && r["op"] == op && r["n"] == n) r["pct_roofline"] = 100.0 * r["gbps"].get<double>() / gbps;
-    std::printf("%s roofline: %.1f GB/s (%.4f ms for %.0f bytes, %s)\n", op.c_str(), gbps, best_ms, moved, best.c_str());
-    return gbps;
+std::vector<const json*> runner::find(const json& want) const {
+  std::vector<const json*> out;
+  for (const json& r : report["results"]) {
+    if (r["verified"] != true) continue;
+    bool ok = true;
+    for (const auto& [k, v] : want.items()) ok = ok && r[k] == v;
+    if (ok) out.push_back(&r);
   }
+  return out;
+}
+double runner::ms(const json* r) { return (*r)["ms"].get<double>(); }
+double runner::max_ms(const std::vector<const json*>& rs) {
+  double m = 0;
+  for (const json* r : rs) m = std::max(m, ms(r));
+  return m;
+}
+double runner::min_ms(const std::vector<const json*>& rs) {
+  double m = rs.empty() ? 0 : ms(rs[0]);
+  for (const json* r : rs) m = std::min(m, ms(r));
+  return m;
+}
 
-  // ---- inputs and checks -----------------------------------------------------------------
-
-  template <class T>
-  void make_input(T* d, int64_t n, const std::string& dist_name) {
-    peers::generate<T>(stream, d, n, dist_from(dist_name), a.seed);
-    const uint64_t h = peers::multiset_hash<T>(stream, d, n, reinterpret_cast<uint64_t*>(scratch.data()));
-    for (const json& x : report["inputs"])
-      if (x["dtype"] == type_name<T>() && x["dist"] == dist_name && x["n"] == n) return;
-    report["inputs"].push_back({{"dtype", type_name<T>()}, {"dist", dist_name}, {"n", n}, {"hash", std::to_string(h)}});
-  }
-
-  /// True when v has rank r in data: #(x < v) <= r < #(x <= v).
-  template <class T>
-  bool has_rank(const T* d, int64_t n, T v, int64_t r) {
-    const auto c = peers::count_around<T>(stream, d, n, v, scratch.data());
-    return c[0] <= r && r < c[1];
-  }
-
-  template <class T>
-  static std::vector<T> host_copy(const T* d, int64_t m) {
-    std::vector<T> h(size_t(std::max<int64_t>(m, 0)));
-    if (m > 0) copy_to_host(h.data(), d, size_t(m) * sizeof(T));
-    return h;
-  }
-
-  /// The k largest of `data` (host copy, n elements) in (vals, idx): indices in range and
-  /// distinct, data[idx] == vals, every element above min(vals) chosen, non-increasing if sorted.
-  template <class T>
-  static bool topk_ok(const T* data, int64_t n, const std::vector<T>& vals, const std::vector<int64_t>& idx,
-                      int64_t count_above_min, bool sorted) {
-    const int64_t k = int64_t(vals.size());
-    if (k == 0) return true;
-    std::vector<int64_t> s = idx;
-    std::sort(s.begin(), s.end());
-    if (s.front() < 0 || s.back() >= n || std::adjacent_find(s.begin(), s.end()) != s.end()) return false;
-    T m = vals[0];
-    for (int64_t j = 0; j < k; ++j) {
-      if (data[idx[size_t(j)]] != vals[size_t(j)]) return false;
-      if (sorted && j > 0 && vals[size_t(j)] > vals[size_t(j - 1)]) return false;
-      m = std::min(m, vals[size_t(j)]);
-    }
-    const int64_t above = std::count_if(vals.begin(), vals.end(), [&](T v) { return v > m; });
-    return above == (count_above_min >= 0 ? count_above_min
-                                          : parallel_count(n, [&](int64_t i) { return data[i] > m; }));
-  }
-
-  // ---- part 1: select --------------------------------------------------------------------
-
-  template <class T>
-  void select_part() {
-    const std::vector<int64_t> sizes = std::is_same_v<T, float> ? a.sizes : std::vector<int64_t>{a.n};
-    for (const int64_t n : sizes) {
-      device_vector<T> d(n);
-      peers::generate<T>(stream, d.data(), n, dist::bits, a.seed);
-      const double roof = roofline(d.data(), nullptr, n * int64_t(sizeof(T)), type_name<T>(), n);
-      const double bytes = double(n) * sizeof(T);
-      std::vector<int64_t> many(100);
-      for (int64_t j = 0; j < 100; ++j) many[size_t(j)] = j * (n - 1) / 99;
-      const int64_t k_small = std::min<int64_t>(1024, n), k_half = n - n / 2;
-      device_vector<T> values(100);
-      // The peers' buffers (CUB: DeviceTopK's k keys and temporary storage; the sort's output).
-      std::optional<device_vector<T>> topk_out, sorted;
-      std::optional<device_vector<unsigned char>> topk_temp, sort_temp;
-      size_t topk_bytes = 0, sort_bytes = 0;
-      device_vector<int64_t> d_ranks = to_device(many);
-      if (a.peers && bench::new_cccl_available()) {
-        topk_bytes = std::max({peers::cub_topk_temp_bytes<T>(n, k_small, true, false),
-                               peers::cub_topk_temp_bytes<T>(n, k_half, true, false), size_t(1)});
-        topk_temp.emplace(int64_t(topk_bytes));
-        topk_out.emplace(k_half);
-        sort_bytes = std::max(peers::cub_sort_temp_bytes<T>(n), size_t(1));
-        sort_temp.emplace(int64_t(sort_bytes));
-        sorted.emplace(n);
-      }
-      for (const std::string& dn : a.dists) {
-        make_input<T>(d.data(), n, dn);
-        auto base = [&](const char* impl, const std::string& call) {
-          return row("select", impl, "select", call, type_name<T>(), dn, n);
-        };
-        // The values checked by rank, the first written to the row.
-        auto check_values = [&](json& r, const std::vector<int64_t>& ranks, const std::vector<T>& got) {
-          bool ok = got.size() == ranks.size();
-          for (size_t j = 0; ok && j < ranks.size(); ++j) ok = has_rank<T>(d.data(), n, got[j], ranks[j]);
-          r["result"] = got.empty() ? json(nullptr) : json(got[0]);
-          return ok;
-        };
-        for (const int64_t k : {k_small, k_half}) {
-          json r = base("gsearch", "select");
-          r["k"] = k;
-          r["ranks"] = 1;
-          const std::vector<int64_t> rank{n - k};
-          measure(r, bytes, roof, [&] {
-            gsearch::select(cuda, span<const T>(d.data(), n), span<const int64_t>(rank), span<T>(values.data(), 1));
-          }, [&](json& r) { return check_values(r, rank, host_copy(values.data(), 1)); });
-        }
-        {
-          json r = base("gsearch", "select");
-          r["ranks"] = 100;
-          measure(r, bytes, roof, [&] {
-            gsearch::select(cuda, span<const T>(d.data(), n), span<const int64_t>(many), values.view());
-          }, [&](json& r) { return check_values(r, many, host_copy(values.data(), 100)); });
-        }
-        if (!topk_temp) continue;
-        for (const int64_t k : {k_small, k_half}) {
-          json r = base("cub", "DeviceTopK::MaxKeys");
-          r["k"] = k;
-          r["ranks"] = 1;
-          measure(r, bytes, roof, [&] {
-            peers::cub_topk<T>(stream, topk_temp->data(), topk_bytes, d.data(), n, k, true, topk_out->data(), nullptr);
-          }, [&](json& r) {
-            // The reference element of rank n - k (gsearch's select is not trusted here: counts).
-            gsearch::select(cuda, span<const T>(d.data(), n), span<const int64_t>(std::vector<int64_t>{n - k}),
-                            span<T>(values.data(), 1));
-            const T v = host_copy(values.data(), 1)[0];
-            if (!has_rank<T>(d.data(), n, v, n - k)) return false;
-            const auto in_out = peers::count_around<T>(stream, topk_out->data(), k, v, scratch.data());
-            const auto in_data = peers::count_around<T>(stream, d.data(), n, v, scratch.data());
-            r["result"] = v;
-            return in_out[0] == 0 && in_out[1] >= 1 && in_out[2] == in_data[2];
-          });
-        }
-        for (const int64_t m : {int64_t(1), int64_t(100)}) {
-          json r = base("cub", "SortKeys+pick");
-          r["ranks"] = m;
-          // One rank: the 50th of the 100 (49 (n - 1) / 99, near n/2); else all 100.
-          const int64_t first = m == 1 ? 49 : 0;
-          measure(r, bytes, roof, [&] {
-            peers::cub_sort_pick<T>(stream, sort_temp->data(), sort_bytes, d.data(), sorted->data(), n,
-                                    d_ranks.data() + first, m, values.data());
-          }, [&](json& r) {
-            return check_values(r, std::vector<int64_t>(many.begin() + first, many.begin() + first + m),
-                                host_copy(values.data(), m));
-          });
-        }
-      }
-    }
-  }
-
-  // ---- part 2: 1-D topk ------------------------------------------------------------------
-
-  template <class T>
-  void topk_part() {
-    const int64_t n = a.n;
-    device_vector<T> d(n);
-    peers::generate<T>(stream, d.data(), n, dist::bits, a.seed);
-    const double roof = roofline(d.data(), nullptr, n * int64_t(sizeof(T)), type_name<T>(), n);
-    const double bytes = double(n) * sizeof(T);
-    int64_t kmax = 0;
-    for (const int64_t k : a.ks) kmax = std::max(kmax, std::min(k, n));
-    device_vector<T> vals(kmax);
-    device_vector<int64_t> idx(kmax);
-    std::optional<device_vector<unsigned char>> temp;
-    size_t temp_bytes = 0;
-    std::optional<device_vector<T>> sort_keys;
-    std::optional<device_vector<int64_t>> sort_idx, iota;
-    if (a.peers && bench::new_cccl_available()) {
-      for (const int64_t k : a.ks)
-        temp_bytes = std::max(temp_bytes, peers::cub_topk_temp_bytes<T>(n, std::min(k, n), true, true));
-      temp_bytes = std::max({temp_bytes, peers::cub_sort_pairs_temp_bytes<T>(n), size_t(1)});
-      temp.emplace(int64_t(temp_bytes));
-      sort_keys.emplace(n);
-      sort_idx.emplace(n);
-      std::vector<int64_t> h(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) h[size_t(i)] = i;
-      iota.emplace(to_device(h));
-    }
-    for (const std::string& dn : a.topk_dists) {
-      make_input<T>(d.data(), n, dn);
-      const std::vector<T> host = host_copy(d.data(), n);
-      auto check = [&](const T* v, const int64_t* ix, int64_t k, bool sorted) {
-        return topk_ok<T>(host.data(), n, host_copy(v, k), host_copy(ix, k), -1, sorted);
-      };
-      for (const int64_t k0 : a.ks) {
-        const int64_t k = std::min(k0, n);
-        for (const bool sorted : {true, false}) {
-          json r = row("topk", "gsearch", "topk", sorted ? "topk sorted" : "topk unsorted", type_name<T>(), dn, n);
-          r["k"] = k;
-          measure(r, bytes, roof, [&] {
-            gsearch::topk(cuda, span<const T>(d.data(), n), 1, k, topk_options{true, sorted},
-                          span<T>(vals.data(), k), span<int64_t>(idx.data(), k));
-          }, [&](json&) { return check(vals.data(), idx.data(), k, sorted); });
-        }
-        if (temp) {
-          json r = row("topk", "cub", "topk", "DeviceTopK::MaxPairs", type_name<T>(), dn, n);
-          r["k"] = k;
-          measure(r, bytes, roof, [&] {
-            peers::cub_topk<T>(stream, temp->data(), temp_bytes, d.data(), n, k, true, vals.data(), idx.data());
-          }, [&](json&) { return check(vals.data(), idx.data(), k, false); });
-        }
-      }
-      if (temp) {
-        json r = row("topk", "cub", "topk", "SortPairsDescending", type_name<T>(), dn, n);
-        r["k"] = kmax;
-        measure(r, bytes, roof, [&] {
-          peers::cub_sort_pairs_desc<T>(stream, temp->data(), temp_bytes, d.data(), iota->data(), sort_keys->data(),
-                                        sort_idx->data(), n);
-        }, [&](json&) { return check(sort_keys->data(), sort_idx->data(), kmax, true); });
-      }
-    }
-  }
-
-  // ---- part 3: row topk ------------------------------------------------------------------
-
-  void rows_part() {
-    using T = float;
-    const int64_t rows = a.rows, cols = a.cols, k = std::min(a.row_k, a.cols), n = rows * cols;
-    device_vector<T> d(n);
-    peers::generate<T>(stream, d.data(), n, dist::bits, a.seed);
-    const double roof = roofline(d.data(), nullptr, n * int64_t(sizeof(T)), "float32", n);
-    const double bytes = double(n) * sizeof(T);
-    device_vector<T> vals(rows * k);
-    device_vector<int64_t> idx(rows * k);
-    for (const std::string& dn : a.topk_dists) {
-      make_input<T>(d.data(), n, dn);
-      const std::vector<T> host = host_copy(d.data(), n);
-      auto check = [&](bool sorted) {
-        const std::vector<T> v = host_copy(vals.data(), rows * k);
-        const std::vector<int64_t> ix = host_copy(idx.data(), rows * k);
-        return parallel_all(rows, [&](int64_t i) {
-          const std::vector<T> rv(v.begin() + i * k, v.begin() + (i + 1) * k);
-          const std::vector<int64_t> ri(ix.begin() + i * k, ix.begin() + (i + 1) * k);
-          return topk_ok<T>(host.data() + i * cols, cols, rv, ri, -1, sorted);
-        });
-      };
-      auto base = [&](const char* impl, const std::string& call) {
-        json r = row("rows", impl, "topk", call, "float32", dn, n);
-        r["rows"] = rows;
-        r["cols"] = cols;
-        r["k"] = k;
-        return r;
-      };
-      for (const bool sorted : {true, false})
-        measure(base("gsearch", sorted ? "topk sorted" : "topk unsorted"), bytes, roof, [&] {
-          gsearch::topk(cuda, span<const T>(d.data(), n), rows, k, topk_options{true, sorted}, vals.view(), idx.view());
-        }, [&](json&) { return check(sorted); });
-      if (!a.peers || !bench::new_cccl_available()) continue;
-      for (const bool sorted : {true, false}) {
-        json r = base("cub", std::string("DeviceBatchedTopK::MaxPairs ") + (sorted ? "sorted" : "unsorted"));
-        try {
-          const size_t tb = std::max(peers::cub_batched_topk_temp_bytes<T>(rows, cols, k, sorted), size_t(1));
-          device_vector<unsigned char> temp{int64_t(tb)};
-          measure(r, bytes, roof, [&] {
-            peers::cub_batched_topk<T>(stream, temp.data(), tb, d.data(), rows, cols, k, sorted, vals.data(), idx.data());
-          }, [&](json&) { return check(sorted); });
-        } catch (const std::exception& e) {
-          error(r, e);
-        }
-      }
-    }
-  }
-
-  // ---- part 4: partition -----------------------------------------------------------------
-
-  template <class T>
-  void partition_part() {
-    const int64_t n = a.n, kth = n / 2;
-    device_vector<T> d(n), out(n);
-    peers::generate<T>(stream, d.data(), n, dist::bits, a.seed);
-    roofline(d.data(), nullptr, n * int64_t(sizeof(T)), type_name<T>(), n);
-    const double roof = roofline(d.data(), out.data(), n * int64_t(sizeof(T)), type_name<T>(), n);
-    const double bytes = 2.0 * double(n) * sizeof(T);
-    std::optional<device_vector<unsigned char>> temp;
-    size_t temp_bytes = 0;
-    if (a.peers && bench::new_cccl_available()) {
-      temp_bytes = std::max(peers::cub_sort_temp_bytes<T>(n), size_t(1));
-      temp.emplace(int64_t(temp_bytes));
-    }
-    const std::vector<int64_t> kths{kth};
+void runner::targets() {
+  json& out = report["targets"];
+  auto target = [&](const std::string& name, double value, double goal, const char* unit, bool higher) {
+    bench::add_target(out, name, value, goal, unit, higher);
+  };
+  const std::map<int64_t, double> one_rank_ms = {{int64_t(1) << 26, 0.25}, {int64_t(1) << 28, 1.0},
+                                                 {int64_t(1) << 30, 4.0}};
+  for (const int64_t n : a.sizes) {
+    const json g = {{"part", "select"}, {"impl", "gsearch"}, {"dtype", "float32"}, {"n", n}, {"ranks", 1}};
+    const auto one = find(g);
+    if (one.empty()) continue;
+    const std::string at = "float32 " + n_text(n);
+    if (auto it = one_rank_ms.find(n); it != one_rank_ms.end())
+      target("select one rank, " + at + ", slowest of the inputs and k: ms", max_ms(one), it->second, "ms", false);
+    double worst_half = 0, worst_many = 0;
     for (const std::string& dn : a.dists) {
-      make_input<T>(d.data(), n, dn);
-      const uint64_t want = peers::multiset_hash<T>(stream, d.data(), n, reinterpret_cast<uint64_t*>(scratch.data()));
-      auto check = [&](json& r) {
-        const T v = host_copy(out.data() + kth, 1)[0];
-        r["result"] = v;
-        return peers::multiset_hash<T>(stream, out.data(), n, reinterpret_cast<uint64_t*>(scratch.data())) == want &&
-               has_rank<T>(d.data(), n, v, kth) && peers::partitioned_at<T>(stream, out.data(), n, kth, scratch.data());
-      };
-      json r = row("partition", "gsearch", "partition", "partition", type_name<T>(), dn, n);
-      r["k"] = kth;
-      GSEARCH_CUDA_CHECK(cudaMemset(out.data(), 0x7f, size_t(n) * sizeof(T)));
-      measure(r, bytes, roof, [&] {
-        gsearch::partition(cuda, span<const T>(d.data(), n), span<const int64_t>(kths), out.view());
-      }, check);
-      if (!temp) continue;
-      json c = row("partition", "cub", "partition", "SortKeys", type_name<T>(), dn, n);
-      c["k"] = kth;
-      GSEARCH_CUDA_CHECK(cudaMemset(out.data(), 0x7f, size_t(n) * sizeof(T)));
-      measure(c, bytes, roof, [&] {
-        peers::cub_sort_pick<T>(stream, temp->data(), temp_bytes, d.data(), out.data(), n, nullptr, 0, nullptr);
-      }, check);
-    }
-  }
-
-  // ---- part 5: quantile ------------------------------------------------------------------
-
-  void quantile_part() {
-    using T = float;
-    const int64_t n = a.quantile_n;
-    device_vector<T> d(n);
-    peers::generate<T>(stream, d.data(), n, dist::bits, a.seed);
-    const double roof = roofline(d.data(), nullptr, n * int64_t(sizeof(T)), "float32", n);
-    const double bytes = double(n) * sizeof(T);
-    const std::vector<double> q_one{0.5};
-    std::vector<double> q_many(100);
-    for (int j = 0; j < 100; ++j) q_many[size_t(j)] = j / 99.0;
-    device_vector<double> out(100);
-    // The ranks the linear interpolation reads: floor(q (n - 1)) and the next, per q.
-    auto ranks_of = [&](const std::vector<double>& qs) {
-      std::vector<int64_t> r;
-      for (const double q : qs) {
-        const int64_t lo = int64_t(std::floor(q * double(n - 1)));
-        r.push_back(lo);
-        r.push_back(std::min(lo + 1, n - 1));
-      }
-      return r;
-    };
-    std::optional<device_vector<unsigned char>> temp;
-    std::optional<device_vector<T>> sorted;
-    size_t temp_bytes = 0;
-    const std::vector<int64_t> ranks_many = ranks_of(q_many);
-    device_vector<int64_t> d_ranks = to_device(ranks_many);
-    device_vector<T> picked(int64_t(ranks_many.size()));
-    if (a.peers && bench::new_cccl_available()) {
-      temp_bytes = std::max(peers::cub_sort_temp_bytes<T>(n), size_t(1));
-      temp.emplace(int64_t(temp_bytes));
-      sorted.emplace(n);
-    }
-    for (const std::string& dn : a.dists) {
-      make_input<T>(d.data(), n, dn);
-      // The reference: the elements of the ranks (gsearch's select, each checked by counts).
-      device_vector<T> ref_vals(int64_t(ranks_many.size()));
-      std::vector<T> ref(ranks_many.size());
-      bool ref_ok = false;
-      try {
-        gsearch::select(cuda, span<const T>(d.data(), n), span<const int64_t>(ranks_many), ref_vals.view());
-        ref = host_copy(ref_vals.data(), ref_vals.size());
-        ref_ok = true;
-        for (size_t j = 0; j < ranks_many.size() && ref_ok; ++j) ref_ok = has_rank<T>(d.data(), n, ref[j], ranks_many[j]);
-      } catch (const std::exception& e) {
-        std::printf("quantile %s: no reference (gsearch::select threw: %s)\n", dn.c_str(), e.what());
-      }
-      auto expected = [&](size_t j, double q) {  // numpy's linear method, in float64
-        const double lo = ref[2 * j], hi = ref[2 * j + 1], g = q * double(n - 1) - std::floor(q * double(n - 1));
-        return lo + g * (hi - lo);
-      };
-      auto close = [](double got, double want) {
-        return got == want || std::fabs(got - want) <= 1e-6 * std::max(std::fabs(want), 1e-30);
-      };
-      auto check_q = [&](json& r, const std::vector<double>& qs, size_t first) {
-        const std::vector<double> got = host_copy(out.data(), int64_t(qs.size()));
-        r["result"] = got[0];
-        r["expected"] = ref_ok ? json(expected(first, qs[0])) : json(nullptr);
-        bool ok = ref_ok;
-        for (size_t j = 0; ok && j < qs.size(); ++j) ok = close(got[j], expected(first + j, qs[j]));
-        return ok;
-      };
-      // q = 0.5 is not among q_j = j / 99: its two ranks, checked the same way.
-      const std::vector<int64_t> ranks_one = ranks_of(q_one);
-      std::vector<T> ref_one(2);
-      bool one_ok = false;
-      try {
-        device_vector<T> rv(2);
-        gsearch::select(cuda, span<const T>(d.data(), n), span<const int64_t>(ranks_one), rv.view());
-        ref_one = host_copy(rv.data(), 2);
-        one_ok = has_rank<T>(d.data(), n, ref_one[0], ranks_one[0]) && has_rank<T>(d.data(), n, ref_one[1], ranks_one[1]);
-      } catch (const std::exception&) {
-      }
-      const double g_one = 0.5 * double(n - 1) - std::floor(0.5 * double(n - 1));
-      const double want_one = double(ref_one[0]) + g_one * (double(ref_one[1]) - double(ref_one[0]));
-      auto base = [&](const char* impl, const char* op, const std::string& call, int64_t m) {
-        json r = row("quantile", impl, op, call, "float32", dn, n);
-        r["ranks"] = m;
-        return r;
-      };
-      auto check_one = [&](json& r) {
-        const double got = host_copy(out.data(), 1)[0];
-        r["result"] = got;
-        r["expected"] = one_ok ? json(want_one) : json(nullptr);
-        return one_ok && close(got, want_one);
-      };
-      measure(base("gsearch", "quantile", "quantile linear", 1), bytes, roof, [&] {
-        gsearch::quantile(cuda, span<const T>(d.data(), n), span<const double>(q_one), quantile_method::linear, false,
-                          span<double>(out.data(), 1));
-      }, check_one);
-      measure(base("gsearch", "median", "median", 1), bytes, roof, [&] {
-        gsearch::median(cuda, span<const T>(d.data(), n), false, span<double>(out.data(), 1));
-      }, check_one);
-      measure(base("gsearch", "quantile", "quantile linear", 100), bytes, roof, [&] {
-        gsearch::quantile(cuda, span<const T>(d.data(), n), span<const double>(q_many), quantile_method::linear, false,
-                          out.view());
-      }, [&](json& r) { return check_q(r, q_many, 0); });
-      if (!temp) continue;
-      device_vector<int64_t> d_one = to_device(ranks_one);
-      measure(base("cub", "quantile", "SortKeys+pick", 1), bytes, roof, [&] {
-        peers::cub_sort_pick<T>(stream, temp->data(), temp_bytes, d.data(), sorted->data(), n, d_one.data(), 2,
-                                picked.data());
-      }, [&](json& r) {
-        const std::vector<T> p = host_copy(picked.data(), 2);
-        r["result"] = p[0];
-        return one_ok && p[0] == ref_one[0] && p[1] == ref_one[1];
-      });
-      measure(base("cub", "quantile", "SortKeys+pick", 100), bytes, roof, [&] {
-        peers::cub_sort_pick<T>(stream, temp->data(), temp_bytes, d.data(), sorted->data(), n, d_ranks.data(),
-                                int64_t(ranks_many.size()), picked.data());
-      }, [&](json& r) {
-        const std::vector<T> p = host_copy(picked.data(), picked.size());
-        r["result"] = p[0];
-        return ref_ok && p == ref;
-      });
-    }
-  }
-
-  // ---- targets (issue 21) ----------------------------------------------------------------
-
-  /// The verified rows matching `want` (field -> value).
-  std::vector<const json*> find(const json& want) const {
-    std::vector<const json*> out;
-    for (const json& r : report["results"]) {
-      if (r["verified"] != true) continue;
-      bool ok = true;
-      for (const auto& [k, v] : want.items()) ok = ok && r[k] == v;
-      if (ok) out.push_back(&r);
-    }
-    return out;
-  }
-  static double ms(const json* r) { return (*r)["ms"].get<double>(); }
-  static double max_ms(const std::vector<const json*>& rs) {
-    double m = 0;
-    for (const json* r : rs) m = std::max(m, ms(r));
-    return m;
-  }
-  static double min_ms(const std::vector<const json*>& rs) {
-    double m = rs.empty() ? 0 : ms(rs[0]);
-    for (const json* r : rs) m = std::min(m, ms(r));
-    return m;
-  }
-
-  void targets() {
-    json& out = report["targets"];
-    auto target = [&](const std::string& name, double value, double goal, const char* unit, bool higher) {
-      bench::add_target(out, name, value, goal, unit, higher);
-    };
-    const std::map<int64_t, double> one_rank_ms = {{int64_t(1) << 26, 0.25}, {int64_t(1) << 28, 1.0},
-                                                   {int64_t(1) << 30, 4.0}};
-    for (const int64_t n : a.sizes) {
-      const json g = {{"part", "select"}, {"impl", "gsearch"}, {"dtype", "float32"}, {"n", n}, {"ranks", 1}};
-      const auto one = find(g);
-      if (one.empty()) continue;
-      const std::string at = "float32 " + n_text(n);
-      if (auto it = one_rank_ms.find(n); it != one_rank_ms.end())
-        target("select one rank, " + at + ", slowest of the inputs and k: ms", max_ms(one), it->second, "ms", false);
-      double worst_half = 0, worst_many = 0;
-      for (const std::string& dn : a.dists) {
-        json w = g;
-        w["dist"] = dn;
-        w["k"] = std::min<int64_t>(1024, n);
-        const auto small = find(w);
-        w["k"] = n - n / 2;
-        const auto half = find(w);
-        json m = g;
-        m["dist"] = dn;
-        m["ranks"] = 100;
-        const auto many = find(m);
-        if (!small.empty() && !half.empty()) worst_half = std::max(worst_half, ms(half[0]) / ms(small[0]));
-        if (!many.empty() && !half.empty()) worst_many = std::max(worst_many, ms(many[0]) / std::max(ms(half[0]), ms(small[0])));
-      }
-      if (worst_half > 0) target("select k = n/2 / k = 1024, " + at + ", worst input", worst_half, 1.3, "x", false);
       json w = g;
+      w["dist"] = dn;
       w["k"] = std::min<int64_t>(1024, n);
-      const auto by_dist = find(w);
-      if (by_dist.size() > 1)
-        target("select k = 1024, " + at + ": slowest / fastest input", max_ms(by_dist) / min_ms(by_dist), 1.5, "x", false);
-      if (worst_many > 0) target("select 100 ranks / one rank, " + at + ", worst input", worst_many, 1.3, "x", false);
+      const auto small = find(w);
+      w["k"] = n - n / 2;
+      const auto half = find(w);
+      json m = g;
+      m["dist"] = dn;
+      m["ranks"] = 100;
+      const auto many = find(m);
+      if (!small.empty() && !half.empty()) worst_half = std::max(worst_half, ms(half[0]) / ms(small[0]));
+      if (!many.empty() && !half.empty()) worst_many = std::max(worst_many, ms(many[0]) / std::max(ms(half[0]), ms(small[0])));
     }
-    for (const char* t : {"float32", "int32"}) {
-      for (const int64_t k : a.ks) {
-        const auto g = find({{"part", "topk"}, {"impl", "gsearch"}, {"call", "topk sorted"}, {"dtype", t}, {"k", k}});
-        const auto c = find({{"part", "topk"}, {"impl", "cub"}, {"call", "DeviceTopK::MaxPairs"}, {"dtype", t}, {"k", k}});
-        if (g.empty()) continue;
-        const std::string at = std::string(t) + " " + n_text(a.n) + ", k = " + std::to_string(k);
-        target("topk sorted, " + at + ", slowest input: ms", max_ms(g), k <= 1024 ? 0.25 : 0.5, "ms", false);
-        if (k <= 1024 && !c.empty()) {
-          double worst = 1e300;
-          for (const json* x : g)
-            for (const json* y : c)
-              if ((*x)["dist"] == (*y)["dist"]) worst = std::min(worst, ms(y) / ms(x));
-          if (worst < 1e300) target("topk sorted, " + at + ": CUB DeviceTopK / gsearch, worst input", worst, 1.2, "x", true);
-        }
+    if (worst_half > 0) target("select k = n/2 / k = 1024, " + at + ", worst input", worst_half, 1.3, "x", false);
+    json w = g;
+    w["k"] = std::min<int64_t>(1024, n);
+    const auto by_dist = find(w);
+    if (by_dist.size() > 1)
+      target("select k = 1024, " + at + ": slowest / fastest input", max_ms(by_dist) / min_ms(by_dist), 1.5, "x", false);
+    if (worst_many > 0) target("select 100 ranks / one rank, " + at + ", worst input", worst_many, 1.3, "x", false);
+  }
+  for (const char* t : {"float32", "int32"}) {
+    for (const int64_t k : a.ks) {
+      const auto g = find({{"part", "topk"}, {"impl", "gsearch"}, {"call", "topk sorted"}, {"dtype", t}, {"k", k}});
+      const auto c = find({{"part", "topk"}, {"impl", "cub"}, {"call", "DeviceTopK::MaxPairs"}, {"dtype", t}, {"k", k}});
+      if (g.empty()) continue;
+      const std::string at = std::string(t) + " " + n_text(a.n) + ", k = " + std::to_string(k);
+      target("topk sorted, " + at + ", slowest input: ms", max_ms(g), k <= 1024 ? 0.25 : 0.5, "ms", false);
+      if (k <= 1024 && !c.empty()) {
+        double worst = 1e300;
+        for (const json* x : g)
+          for (const json* y : c)
+            if ((*x)["dist"] == (*y)["dist"]) worst = std::min(worst, ms(y) / ms(x));
+        if (worst < 1e300) target("topk sorted, " + at + ": CUB DeviceTopK / gsearch, worst input", worst, 1.2, "x", true);
       }
-      const auto p = find({{"part", "partition"}, {"impl", "gsearch"}, {"dtype", t}});
-      if (!p.empty()) target(std::string("partition, ") + t + " " + n_text(a.n) + ", slowest input: ms", max_ms(p), 0.4, "ms", false);
     }
-    const auto rg = find({{"part", "rows"}, {"impl", "gsearch"}, {"call", "topk sorted"}});
-    const auto rc = find({{"part", "rows"}, {"impl", "cub"}, {"call", "DeviceBatchedTopK::MaxPairs sorted"}});
-    if (!rg.empty()) {
-      const std::string at = std::to_string(a.rows) + " x " + std::to_string(a.cols) + ", k = " + std::to_string(a.row_k);
-      target("row topk sorted, " + at + ", slowest input: ms", max_ms(rg), 0.48, "ms", false);
-      if (!rc.empty()) target("row topk sorted, " + at + ": CUB DeviceBatchedTopK sorted / gsearch", min_ms(rc) / max_ms(rg), 1.2, "x", true);
-    }
-    const auto qg = find({{"part", "quantile"}, {"impl", "gsearch"}});
-    if (!qg.empty())
-      target("quantile / median, float32 " + n_text(a.quantile_n) + ", slowest input and q: ms", max_ms(qg), 5.0, "ms", false);
-    bench::print_targets(out, "targets (issue 21; torch's come from selection_python.py):");
+    const auto p = find({{"part", "partition"}, {"impl", "gsearch"}, {"dtype", t}});
+    if (!p.empty()) target(std::string("partition, ") + t + " " + n_text(a.n) + ", slowest input: ms", max_ms(p), 0.4, "ms", false);
   }
-
-  // ---- all of it --------------------------------------------------------------------------
-
-  void run() {
-    const bool f32 = a.has_type("float32"), i32 = a.has_type("int32");
-    if (a.has("select")) {
-      if (f32) select_part<float>();
-      if (i32) select_part<int32_t>();
-    }
-    if (a.has("topk")) {
-      if (f32) topk_part<float>();
-      if (i32) topk_part<int32_t>();
-    }
-    if (a.has("rows")) rows_part();
-    if (a.has("partition")) {
-      if (f32) partition_part<float>();
-      if (i32) partition_part<int32_t>();
-    }
-    if (a.has("quantile")) quantile_part();
-    targets();
+  const auto rg = find({{"part", "rows"}, {"impl", "gsearch"}, {"call", "topk sorted"}});
+  const auto rc = find({{"part", "rows"}, {"impl", "cub"}, {"call", "DeviceBatchedTopK::MaxPairs sorted"}});
+  if (!rg.empty()) {
+    const std::string at = std::to_string(a.rows) + " x " + std::to_string(a.cols) + ", k = " + std::to_string(a.row_k);
+    target("row topk sorted, " + at + ", slowest input: ms", max_ms(rg), 0.48, "ms", false);
+    if (!rc.empty()) target("row topk sorted, " + at + ": CUB DeviceBatchedTopK sorted / gsearch", min_ms(rc) / max_ms(rg), 1.2, "x", true);
   }
-};
+  const auto qg = find({{"part", "quantile"}, {"impl", "gsearch"}});
+  if (!qg.empty())
+    target("quantile / median, float32 " + n_text(a.quantile_n) + ", slowest input and q: ms", max_ms(qg), 5.0, "ms", false);
+  bench::print_targets(out, "targets (issue 21; torch's come from selection_python.py):");
+}
 
-}  // namespace
+// ---- all of it ------------------------------------------------------------------------------
+
+void runner::run() {
+  const bool f32 = a.has_type("float32"), i32 = a.has_type("int32");
+  if (a.has("select")) {
+    if (f32) select_part<float>();
+    if (i32) select_part<int32_t>();
+  }
+  if (a.has("topk")) {
+    if (f32) topk_part<float>();
+    if (i32) topk_part<int32_t>();
+  }
+  if (a.has("rows")) rows_part();
+  if (a.has("partition")) {
+    if (f32) partition_part<float>();
+    if (i32) partition_part<int32_t>();
+  }
+  if (a.has("quantile")) quantile_part();
+  targets();
+}
+
+}  // namespace gsearch::bench::selection_bench
 
 int main(int argc, char** argv) {
+  using namespace gsearch::bench::selection_bench;
   args a;
   CLI::App app{"selection_bench: gsearch's selection (select, topk, row topk, partition, quantile) on the GPU against "
                "the read / copy rooflines and CUB 3.6 (DeviceTopK, DeviceBatchedTopK, DeviceRadixSort: sort, then "
