@@ -58,10 +58,18 @@ void wait(cudaStream_t stream) { GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream
 
 // The one-block sort of s elements of data at core::sample_position (all of them when s == n),
 // writing splitters[j] = sorted[index[j]] (device arrays) and the sorted elements to `sorted`
-// when it is not null.
+// when it is not null. A few splitters and no sorted copy: the block's radix select instead
+// (sample_select_kernel, the same answers without the sort).
 template <class T>
 void launch_sort_sample(cudaStream_t stream, const T* data, int64_t n, int64_t s, const int32_t* index,
                         int64_t m, T* splitters, T* sorted, const device_limits& dev) {
+  if (!sorted && m <= sample_select_max_targets) {
+    if (m == 0) return;
+    sample_select_kernel<T, sort_threads, sort_items<T>><<<1, sort_threads, 0, stream>>>(data, n, int(s), index, int(m),
+                                                                                        splitters);
+    GSEARCH_CUDA_CHECK_LAUNCH();
+    return;
+  }
   using sorter = sample_sort<T, sort_threads, sort_items<T>>;
   auto kernel = sort_sample_kernel<T, sort_threads, sort_items<T>>;
   allow_dynamic_shared(reinterpret_cast<const void*>(kernel), int64_t(sorter::shared_bytes), dev);

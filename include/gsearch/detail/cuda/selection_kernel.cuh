@@ -60,6 +60,92 @@ __global__ void __launch_bounds__(Threads, 1)
     for (int i = threadIdx.x; i < s; i += Threads) sorted[i] = core::from_radix_bits<T>(staged[i]);
 }
 
+/// Adds one element of bucket b (-1: none) to a shared histogram; every lane of the warp calls it.
+/// Lanes with the same bucket are counted by one atomic of their lowest lane: on skewed data
+/// (most elements in one bucket) a plain atomic per lane would serialise the warp on one address.
+__device__ GSEARCH_FORCEINLINE void add_to_histogram(uint32_t* hist, int b) {
+  const unsigned peers = __match_any_sync(0xffffffffu, b);
+  if (b >= 0 && int(threadIdx.x % 32) == __ffs(int(peers)) - 1) atomicAdd(hist + b, uint32_t(__popc(peers)));
+}
+
+/// The most splitters sample_select_kernel finds at once (its shared histograms: 8 KB).
+inline constexpr int sample_select_max_targets = 8;
+
+/// One block: the same sample as sort_sample_kernel (the s <= Threads * Items elements of data at
+/// core::sample_position(i, s, n)), but only m <= sample_select_max_targets of its order
+/// statistics: splitters[j] = the index[j]-th smallest (from 0). A radix select on the keys'
+/// bits, 8 bits a round from the top, every j at once: a round histograms, for each j, the digit
+/// of the elements that share j's prefix so far, and warp j finds the digit that holds j's rank.
+/// Four rounds for 4-byte keys where the block sort runs eight 4-bit passes and a scan of the
+/// whole block per pass (the sort took 40-53 us of a 2^26 select's 355 us on the H100).
+template <class T, int Threads, int Items>
+__global__ void __launch_bounds__(Threads, 1)
+    sample_select_kernel(const T* __restrict__ data, int64_t n, int s, const int32_t* __restrict__ index,
+                         int m, T* __restrict__ splitters) {
+  using U = core::radix_bits_t<T>;
+  constexpr int digit_bits = 8, digits = 1 << digit_bits, key_bits = 8 * int(sizeof(U));
+  constexpr int targets = sample_select_max_targets;
+  static_assert(Threads / 32 >= targets, "one warp per target finds its digit");
+  __shared__ uint32_t hist[targets][digits];
+  __shared__ U prefix[targets];         // the bits of j's element found so far (above the round's digit)
+  __shared__ uint32_t remaining[targets];  // j's rank among the elements that share that prefix
+  U keys[Items];
+  uint32_t valid = 0;
+  GSEARCH_UNROLL
+  for (int k = 0; k < Items; ++k) {
+    const int i = int(threadIdx.x) * Items + k;
+    keys[k] = i < s ? core::radix_bits(data[core::sample_position(i, s, n)]) : U(0);
+    valid |= uint32_t(i < s) << k;
+  }
+  if (int(threadIdx.x) < m) {
+    prefix[threadIdx.x] = 0;
+    remaining[threadIdx.x] = uint32_t(index[threadIdx.x]);
+  }
+  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+  for (int shift = key_bits - digit_bits; shift >= 0; shift -= digit_bits) {
+    for (int i = threadIdx.x; i < targets * digits; i += Threads) (&hist[0][0])[i] = 0;
+    __syncthreads();  // the histograms are zero; prefix and remaining are the last round's
+    for (int t = 0; t < m; ++t) {
+      const U high = shift + digit_bits < key_bits ? U(prefix[t] >> (shift + digit_bits)) : U(0);
+      GSEARCH_UNROLL
+      for (int k = 0; k < Items; ++k) {
+        const bool match = (valid >> k & 1) &&
+                           (shift + digit_bits >= key_bits || U(keys[k] >> (shift + digit_bits)) == high);
+        add_to_histogram(hist[t], match ? int(keys[k] >> shift) & (digits - 1) : -1);
+      }
+    }
+    __syncthreads();  // the round's histograms are complete
+    if (warp < m) {  // warp t: the digit in which t's rank falls; lane l holds digits 8l .. 8l + 7
+      const int t = warp;
+      const uint32_t r = remaining[t];
+      uint32_t c[digits / 32], sum = 0;
+      GSEARCH_UNROLL
+      for (int b = 0; b < digits / 32; ++b) sum += c[b] = hist[t][lane * (digits / 32) + b];
+      uint32_t inclusive = sum;
+      GSEARCH_UNROLL
+      for (int o = 1; o < 32; o *= 2) {
+        const uint32_t y = __shfl_up_sync(0xffffffffu, inclusive, o);
+        if (lane >= o) inclusive += y;
+      }
+      __syncwarp();  // every lane has read remaining[t] before one lane rewrites it
+      uint32_t before = inclusive - sum;
+      if (r >= before && r < inclusive) {  // exactly one lane: r is a rank among the counted
+        int d = -1;
+        GSEARCH_UNROLL
+        for (int b = 0; b < digits / 32; ++b) {
+          if (d >= 0) continue;
+          if (r < before + c[b]) d = lane * (digits / 32) + b;
+          else before += c[b];
+        }
+        prefix[t] |= U(d) << shift;
+        remaining[t] = r - before;
+      }
+    }
+    __syncthreads();  // prefix and remaining are final for the round
+  }
+  if (int(threadIdx.x) < m) splitters[threadIdx.x] = core::from_radix_bits<T>(prefix[threadIdx.x]);
+}
+
 /// One tile of a scan_layout as one thread holds it: Loads 16-byte vectors, vector u of thread t
 /// being vector u * Threads + t of the tile (each load instruction of a warp reads 512
 /// contiguous bytes), and which of the items exist (the last tile is partial). Tile 0's head
@@ -113,13 +199,6 @@ enum class bucket_counting {
   shared,     ///< a shared-memory histogram, warp-aggregated atomics
 };
 
-/// Adds one element of bucket b (-1: none) to a shared histogram; every lane of the warp calls it.
-/// Lanes with the same bucket are counted by one atomic of their lowest lane: on skewed data
-/// (most elements in one bucket) a plain atomic per lane would serialise the warp on one address.
-__device__ GSEARCH_FORCEINLINE void add_to_histogram(uint32_t* hist, int b) {
-  const unsigned peers = __match_any_sync(0xffffffffu, b);
-  if (b >= 0 && int(threadIdx.x % 32) == __ffs(int(peers)) - 1) atomicAdd(hist + b, uint32_t(__popc(peers)));
-}
 
 /// The shared memory of bucket_pass_kernel for m splitters: the splitters, the block's histogram
 /// of the 2m + 1 buckets, and which buckets are copied out.
@@ -163,7 +242,20 @@ __global__ void __launch_bounds__(Threads)
   }
   __syncthreads();
   const auto split = [&](int i) { return s[i]; };
-  uint32_t counters[register_buckets] = {};  // bucket_counting::registers
+  // bucket_counting::registers: the splitters' radix bits, and for each splitter k the elements
+  // at or above it and those strictly above it; the bucket counts are differences of these (see
+  // the end). An element costs its radix bits and 2m integer compares, where a binary search of
+  // the splitters in the key order (NaN tests and all) made the pass compute-bound: 206 us for a
+  // 2^26 float32 read of 90 us on the H100 (docs/perf-notes.md).
+  using U = core::radix_bits_t<T>;
+  constexpr int R = select_register_splitters;
+  U split_bits[R];
+  uint32_t at_or_above[R] = {}, above[R] = {}, counted = 0, copy_mask = 0;
+  if constexpr (Counting == bucket_counting::registers) {
+    GSEARCH_UNROLL
+    for (int k = 0; k < R; ++k) split_bits[k] = k < m ? core::radix_bits(s[k]) : U(0);
+    for (int b = 0; b < buckets; ++b) copy_mask |= uint32_t(copy_s[b]) << b;
+  }
 
   // Tile 0's head, by thread 0 of the block that takes tile 0: at most 3 elements.
   if (blockIdx.x == 0 && threadIdx.x == 0) {
@@ -185,14 +277,29 @@ __global__ void __launch_bounds__(Threads)
     GSEARCH_UNROLL
     for (int j = 0; j < view_t::items; ++j) {
       const bool here = view.valid >> j & 1;
-      const int b = here ? core::select_bucket(split, m, view.x[j]) : -1;
       if constexpr (Counting == bucket_counting::registers) {
+        if (!here) continue;
+        // core::select_bucket's bucket from the counts: le splitters <= x, lt of them < x; x
+        // equals a splitter (the last of its equal run, s[le - 1]) exactly when le > lt.
+        const U u = core::radix_bits(view.x[j]);
+        int le = 0, lt = 0;
         GSEARCH_UNROLL
-        for (int k = 0; k < register_buckets; ++k) counters[k] += uint32_t(b == k);
+        for (int k = 0; k < R; ++k) {
+          if (k >= m) break;  // uniform
+          const uint32_t a = split_bits[k] <= u, b = split_bits[k] < u;
+          at_or_above[k] += a;
+          above[k] += b;
+          le += int(a);
+          lt += int(b);
+        }
+        ++counted;
+        const int b = 2 * le - int(le > lt);
+        copied |= (copy_mask >> b & 1u) << j;
       } else {
+        const int b = here ? core::select_bucket(split, m, view.x[j]) : -1;
         add_to_histogram(block_hist, b);
+        if (b >= 0) copied |= uint32_t(copy_s[b]) << j;
       }
-      if (b >= 0) copied |= uint32_t(copy_s[b]) << j;
     }
     if (!copying) continue;  // uniform: no barrier below is skipped by some threads only
     // The tile's copies: an exclusive scan over the block, one global atomic for its base.
@@ -223,6 +330,19 @@ __global__ void __launch_bounds__(Threads)
     }
   }
   if constexpr (Counting == bucket_counting::registers) {
+    // The thread's bucket counts (core::select_bucket's buckets, equal splitters included: the
+    // elements equal to a run of them go to the run's last odd bucket, and the even buckets
+    // inside the run stay empty).
+    uint32_t counters[register_buckets] = {};
+    if (m == 0) counters[0] = counted;
+    GSEARCH_UNROLL
+    for (int k = 0; k < R; ++k) {
+      if (k >= m) break;
+      if (k == 0) counters[0] = counted - at_or_above[0];  // below s[0]
+      else if (split_bits[k - 1] != split_bits[k]) counters[2 * k] = above[k - 1] - at_or_above[k];
+      if (k == m - 1 || split_bits[k] != split_bits[k + 1 < R ? k + 1 : k]) counters[2 * k + 1] = at_or_above[k] - above[k];
+      if (k == m - 1) counters[2 * k + 2] = above[k];  // above the last splitter
+    }
     GSEARCH_UNROLL
     for (int k = 0; k < register_buckets; ++k) {  // compile-time k: the counters stay in registers
       if (k >= buckets) break;                     // uniform across the block
