@@ -33,7 +33,9 @@ warm-up ("slow": true). Calls that return a host value (gsearch's select of an i
 first-value idioms) wait inside the interval.
 Checks: every first call's result against torch.sort(t) of the same input (values exactly;
 topk indices must point at their values; partition: out[kth] and the sides around it; quantile
-within 1e-6 relative of numpy's linear interpolation in float64). Exit status: 0 done, 1 bad
+within 1e-6 relative of numpy's linear interpolation in float64; a peer that differs is kept with
+"verified": false in "failures" (torch.quantile, which takes q in the input's dtype and so works
+in float32, differs by more than that on the random-bits input). Exit status: 0 done, 1 bad
 usage, 2 cannot run here (no torch with CUDA, or no gsearch with select), 3 a check failed.
 """
 import argparse
@@ -134,9 +136,10 @@ class Bench:
             return
         row.update(ms=med, ms_min=lo, ms_max=hi, runs=runs, slow=slow, verified=ok)
         self.rows.append(row)
-        if not ok:
+        if not ok:  # a peer's answer that differs is recorded; only gsearch's fails the run
             self.failures.append(row)
-            self.status = 3
+            if impl == "gsearch":
+                self.status = 3
         k = f"k={row['k']}" if row.get("k") is not None else ""
         r = f"x{row['ranks']}" if row.get("ranks") not in (None, 1) else ""
         print(f"{row['part']:9} {impl:7} {call:34} {row['dtype']:7} {str(row.get('dist')):11} n={row['n']:<11} "
