@@ -12,14 +12,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "gsearch/core/quantile.hpp"
+#include "gsearch/core/select_plan.hpp"
 #include "gsearch/core/selection.hpp"
 #include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/planned_select.cuh"
 #include "gsearch/detail/cuda/search_kernel.cuh"  // current_device_limits, grid_size, allow_dynamic_shared
 #include "gsearch/detail/cuda/select_scatter_kernel.cuh"
 #include "gsearch/detail/cuda/selection.hpp"
@@ -229,11 +233,93 @@ void select_among_copied(cudaStream_t stream, const T* candidates, int64_t count
   for (size_t i = 0; i < which.size(); ++i) out[size_t(which[i])] = values[i];
 }
 
+}  // namespace
+
+// The planned levels (core/select_plan.hpp) for a few ranks of n > one sample: the first level
+// planned here, then every level's kernels enqueued at once (its sample select, its bucket
+// pass, and one thread that resolves its counts and plans the next level in device memory), so
+// the host waits once, at the end, instead of once a level (the waits were ~180 us of a 2^26
+// select's 424 on the H100: docs/perf-notes.md). The candidates of every level after the first
+// are a subset of the first level's, so two buffers of the first level's capacity serve all of
+// them.
+template <class T>
+std::optional<planned_select<T>> planned_select<T>::enqueue(cudaStream_t stream, const T* data, int64_t n,
+                                                            const std::vector<int64_t>& ranks) {
+  constexpr int64_t s = sample_size<T>;
+  if (int64_t(ranks.size()) > core::plan_max_ranks || n <= s) return std::nullopt;
+  core::select_level<T> plan;
+  core::start_plan(plan, n, ranks.data(), int(ranks.size()));
+  core::plan_level(plan, s, select_dense_fraction);
+  if (plan.status != int32_t(core::plan_status::running)) return std::nullopt;
+  const device_limits dev = current_device_limits();
+  const int64_t capacity = std::min<int64_t>(
+      n, int64_t(std::ceil(select_capacity_factor * plan.expected)) + select_capacity_slack);
+  // Levels after the first: a level keeps about 4 sqrt(s) / s of its elements (1/32 at s =
+  // 16,384); enqueue enough for 1/8 a level, then the final one. Spare levels find the plan done
+  // and return at once.
+  int levels = 1;
+  for (double c = double(capacity); c > double(s); c /= 8) ++levels;
+
+  const size_t plan_bytes = align16(sizeof(plan)), splitter_bytes = align16(2 * core::plan_max_ranks * sizeof(T));
+  const size_t hist_bytes = align16(size_t(planned_count_slot + 1) * 8), buffer_bytes = align16(size_t(capacity) * sizeof(T));
+  stream_buffer memory(stream, plan_bytes + splitter_bytes + hist_bytes + 2 * buffer_bytes);
+  auto* base = static_cast<unsigned char*>(memory.get());
+  auto* d_plan = reinterpret_cast<core::select_level<T>*>(base);
+  T* splitters = reinterpret_cast<T*>(base + plan_bytes);
+  u64* hist = reinterpret_cast<u64*>(base + plan_bytes + splitter_bytes);
+  T* buffers[2] = {reinterpret_cast<T*>(base + plan_bytes + splitter_bytes + hist_bytes),
+                   reinterpret_cast<T*>(base + plan_bytes + splitter_bytes + hist_bytes + buffer_bytes)};
+  to_device(stream, d_plan, &plan, 1);
+  GSEARCH_CUDA_CHECK(cudaMemsetAsync(hist, 0, hist_bytes, stream));
+
+  auto select_splitters = planned_sample_select_kernel<T, sort_threads, sort_items<T>>;
+  auto pass = planned_bucket_pass_kernel<T, pass_threads, pass_loads>;
+  const int64_t pass_smem = int64_t(bucket_pass_shared<T>{core::plan_max_splitters}.bytes());
+  allow_dynamic_shared(reinterpret_cast<const void*>(pass), pass_smem, dev);
+  const int pass_grid = grid_size(pass, pass_threads, pass_smem, pass_layout<T>{capacity, 0}.tiles(), dev);
+  const auto resolve = [&] {
+    resolve_level_kernel<T><<<1, 32, 0, stream>>>(d_plan, hist, splitters, capacity, s, select_dense_fraction);
+    GSEARCH_CUDA_CHECK_LAUNCH();
+  };
+  // The first level: the data (its first 16-byte boundary anywhere), the host's plan.
+  select_splitters<<<1, sort_threads, 0, stream>>>(data, d_plan, splitters);
+  GSEARCH_CUDA_CHECK_LAUNCH();
+  const auto* copy = base + offsetof(core::select_level<T>, copy);  // the plan's copy flags, on the device
+  launch_bucket_pass(stream, data, n, splitters, plan.m, copy, true, hist, buffers[0], capacity,
+                     hist + planned_count_slot, dev);
+  resolve();
+  for (int level = 1; level <= levels; ++level) {
+    const T* in = buffers[(level - 1) % 2];
+    select_splitters<<<1, sort_threads, 0, stream>>>(in, d_plan, splitters);
+    GSEARCH_CUDA_CHECK_LAUNCH();
+    pass<<<unsigned(pass_grid), pass_threads, size_t(pass_smem), stream>>>(in, d_plan, splitters, hist,
+                                                                           buffers[level % 2], capacity,
+                                                                           hist + planned_count_slot);
+    GSEARCH_CUDA_CHECK_LAUNCH();
+    resolve();
+  }
+  return planned_select(stream, std::move(memory), d_plan, int(ranks.size()));
+}
+
+template <class T>
+std::optional<std::vector<T>> planned_select<T>::finish() {
+  core::select_level<T> plan;
+  to_host(stream_, &plan, plan_, 1);
+  wait(stream_);
+  if (plan.status != int32_t(core::plan_status::done)) return std::nullopt;
+  return std::vector<T>(plan.value, plan.value + r_);
+}
+
+namespace {
+
 // One level of the sampled-bracket select (n > one sample). ranks: sorted, distinct, in [0, n).
 template <class T>
 std::vector<T> select_sorted_ranks(cudaStream_t stream, const T* data, int64_t n,
                                    const std::vector<int64_t>& ranks, const device_limits& dev, int depth) {
   if (n <= sample_size<T>) return select_in_block(stream, data, n, ranks, dev);
+  if (depth == 0)
+    if (std::optional<planned_select<T>> planned = planned_select<T>::enqueue(stream, data, n, ranks))
+      if (std::optional<std::vector<T>> values = planned->finish()) return *std::move(values);
   if (depth >= select_max_depth) return select_by_sort(stream, data, n, ranks);
   const int64_t s = sample_size<T>;
 
@@ -512,7 +598,8 @@ void median(CUstream_st* stream, const T* data, int64_t n, bool skip_nan, double
   template void partition<T>(CUstream_st*, const T*, int64_t, const int64_t*, int64_t, T*, int64_t*);     \
   template void quantile<T>(CUstream_st*, const T*, int64_t, const double*, int64_t, quantile_method, bool, \
                             double*);                                                                    \
-  template void median<T>(CUstream_st*, const T*, int64_t, bool, double*);
+  template void median<T>(CUstream_st*, const T*, int64_t, bool, double*);                                 \
+  template class planned_select<T>;
 GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE_SELECT)
 #undef GSEARCH_INSTANTIATE_SELECT
 

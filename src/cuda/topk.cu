@@ -1,8 +1,8 @@
 // The CUDA backend of topk and kthvalue (torch.topk / torch.kthvalue over the last axis):
 //  - rows that fit in shared memory (and, by topk_rows_in_global, long rows when there are enough
 //    of them): the row kernel, one block per row (topk_kernel.cuh);
-//  - other rows, one at a time: the threshold by cuda_backend::select (src/cuda/select.cu, which
-//    synchronizes), then one gather pass (topk_flat_kernel.cuh);
+//  - other rows, one at a time: the threshold by a planned select (planned_select.cuh: in device
+//    memory, no wait before the gather), then one gather pass (topk_flat_kernel.cuh);
 // then, for a sorted topk, the sort of each row's k outputs (a block sort up to
 // topk_block_sort_max_k, cub's device sorts beyond).
 
@@ -12,8 +12,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 #include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/planned_select.cuh"
 #include "gsearch/detail/cuda/search_kernel.cuh"  // device_limits, grid_size, allow_dynamic_shared
 #include "gsearch/detail/cuda/selection.hpp"
 #include "gsearch/detail/cuda/stream_buffer.cuh"
@@ -74,27 +76,39 @@ bool launch_rows(cudaStream_t stream, const T* data, int64_t rows, int64_t cols,
 }
 
 // The 1-D topk of data[0, n) into values / indices [0, k), unsorted: the threshold (rank n - k
-// for the largest, k - 1 for the smallest) by select, then one gather pass and the ties.
+// for the largest, k - 1 for the smallest) by select, then one gather pass and the ties. The
+// threshold of a planned select (planned_select.cuh) stays in device memory and the gather is
+// enqueued behind it: one wait for the whole; if the plan gave up (the gather then did nothing),
+// the host-driven select and the gather again.
 template <class T>
 void topk_flat(cudaStream_t stream, const T* data, int64_t n, int64_t k, bool largest, T* values,
                int64_t* indices, const device_limits& dev) {
   constexpr int threads = topk_gather_config.threads, loads = topk_gather_config.items;
+  const int64_t rank = largest ? n - k : k - 1;
+  std::optional<planned_select<T>> planned = planned_select<T>::enqueue(stream, data, n, {rank});
   const stream_buffer memory(stream, carve_bytes(2 * sizeof(u64)) + carve_bytes(sizeof(T)) +
                                          carve_bytes(size_t(k) * sizeof(int64_t)));
   carve c{static_cast<char*>(memory.get())};
   u64* counters = c.take<u64>(2);
   T* threshold = c.take<T>(1);
   int64_t* tie_indices = c.take<int64_t>(k);
-  GSEARCH_CUDA_CHECK(cudaMemsetAsync(counters, 0, 2 * sizeof(u64), stream));
-  const int64_t rank = largest ? n - k : k - 1;
-  select<T>(stream, data, n, &rank, 1, threshold);
   const scan_layout<T, threads, loads> layout{n, unaligned_head(data, n)};
   auto gather = gather_beyond_kernel<T, threads, loads>;
-  gather<<<grid_size(gather, threads, 0, layout.tiles(), dev), threads, 0, stream>>>(
-      data, layout, threshold, selection_flip<T>(largest), k, values, indices, tie_indices, counters);
-  GSEARCH_CUDA_CHECK_LAUNCH();
-  fill_ties_kernel<T><<<plain_grid(k, 256, dev), 256, 0, stream>>>(data, k, counters, tie_indices, values, indices);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  const auto gather_and_fill = [&](const T* at, const int32_t* plan_status) {
+    GSEARCH_CUDA_CHECK(cudaMemsetAsync(counters, 0, 2 * sizeof(u64), stream));
+    gather<<<grid_size(gather, threads, 0, layout.tiles(), dev), threads, 0, stream>>>(
+        data, layout, at, selection_flip<T>(largest), k, values, indices, tie_indices, counters, plan_status);
+    GSEARCH_CUDA_CHECK_LAUNCH();
+    fill_ties_kernel<T><<<plain_grid(k, 256, dev), 256, 0, stream>>>(data, k, counters, tie_indices, values, indices,
+                                                                      plan_status);
+    GSEARCH_CUDA_CHECK_LAUNCH();
+  };
+  if (planned) {
+    gather_and_fill(planned->values(), planned->status());
+    if (planned->finish()) return;
+  }
+  select<T>(stream, data, n, &rank, 1, threshold);
+  gather_and_fill(threshold, nullptr);
 }
 
 // The 1-D kthvalue of data[0, n): *value by select, *index the lowest index of an element equal

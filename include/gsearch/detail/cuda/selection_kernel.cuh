@@ -15,6 +15,7 @@
 
 #include "gsearch/core/radix_bits.hpp"
 #include "gsearch/core/key_traits.hpp"
+#include "gsearch/core/select_plan.hpp"
 #include "gsearch/core/selection.hpp"
 #include "gsearch/detail/cuda/find_kernel.cuh"  // scan_layout, unaligned_head, u64
 #include "gsearch/detail/cuda/tuning_selection.hpp"
@@ -79,9 +80,8 @@ inline constexpr int sample_select_max_targets = 8;
 /// Four rounds for 4-byte keys where the block sort runs eight 4-bit passes and a scan of the
 /// whole block per pass (the sort took 40-53 us of a 2^26 select's 355 us on the H100).
 template <class T, int Threads, int Items>
-__global__ void __launch_bounds__(Threads, 1)
-    sample_select_kernel(const T* __restrict__ data, int64_t n, int s, const int32_t* __restrict__ index,
-                         int m, T* __restrict__ splitters) {
+__device__ void sample_select_block(const T* __restrict__ data, int64_t n, int s, const int32_t* __restrict__ index,
+                                    int m, T* __restrict__ splitters) {
   using U = core::radix_bits_t<T>;
   constexpr int digit_bits = 8, digits = 1 << digit_bits, key_bits = 8 * int(sizeof(U));
   constexpr int targets = sample_select_max_targets;
@@ -144,6 +144,24 @@ __global__ void __launch_bounds__(Threads, 1)
     __syncthreads();  // prefix and remaining are final for the round
   }
   if (int(threadIdx.x) < m) splitters[threadIdx.x] = core::from_radix_bits<T>(prefix[threadIdx.x]);
+}
+
+template <class T, int Threads, int Items>
+__global__ void __launch_bounds__(Threads, 1)
+    sample_select_kernel(const T* __restrict__ data, int64_t n, int s, const int32_t* __restrict__ index,
+                         int m, T* __restrict__ splitters) {
+  sample_select_block<T, Threads, Items>(data, n, s, index, m, splitters);
+}
+
+/// sample_select_kernel for a planned level (core/select_plan.hpp): its size, sample and
+/// splitters (or, on the final level, its ranks) from the plan in device memory; nothing once
+/// the plan is done or has given up.
+template <class T, int Threads, int Items>
+__global__ void __launch_bounds__(Threads, 1)
+    planned_sample_select_kernel(const T* __restrict__ data, const core::select_level<T>* __restrict__ plan,
+                                 T* __restrict__ splitters) {
+  if (plan->status != int32_t(core::plan_status::running)) return;  // uniform
+  sample_select_block<T, Threads, Items>(data, plan->n, plan->s, plan->index, plan->m, splitters);
 }
 
 /// One tile of a scan_layout as one thread holds it: Loads 16-byte vectors, vector u of thread t
@@ -219,11 +237,10 @@ struct bucket_pass_shared {
 /// the block's exclusive scan. The block's histogram (32-bit: the launch gives no block more
 /// than 2^31 elements) is added to hist at the end.
 template <class T, int Threads, int Loads, bucket_counting Counting>
-__global__ void __launch_bounds__(Threads)
-    bucket_pass_kernel(const T* __restrict__ data, scan_layout<T, Threads, Loads> layout,
-                       const T* __restrict__ splitters, int m, const uint8_t* __restrict__ copy,
-                       bool copying, u64* __restrict__ hist, T* __restrict__ candidates,
-                       int64_t capacity, u64* __restrict__ candidate_count) {
+__device__ void bucket_pass_block(const T* __restrict__ data, scan_layout<T, Threads, Loads> layout,
+                                  const T* __restrict__ splitters, int m, const uint8_t* __restrict__ copy,
+                                  bool copying, u64* __restrict__ hist, T* __restrict__ candidates,
+                                  int64_t capacity, u64* __restrict__ candidate_count) {
   constexpr int warps = Threads / 32;
   constexpr int register_buckets = 2 * select_register_splitters + 1;
   using view_t = tile_items<T, Threads, Loads>;
@@ -355,6 +372,48 @@ __global__ void __launch_bounds__(Threads)
   __syncthreads();
   for (int b = threadIdx.x; b < buckets; b += Threads)
     if (block_hist[b]) atomicAdd(hist + b, u64(block_hist[b]));
+}
+
+template <class T, int Threads, int Loads, bucket_counting Counting>
+__global__ void __launch_bounds__(Threads)
+    bucket_pass_kernel(const T* __restrict__ data, scan_layout<T, Threads, Loads> layout,
+                       const T* __restrict__ splitters, int m, const uint8_t* __restrict__ copy,
+                       bool copying, u64* __restrict__ hist, T* __restrict__ candidates,
+                       int64_t capacity, u64* __restrict__ candidate_count) {
+  bucket_pass_block<T, Threads, Loads, Counting>(data, layout, splitters, m, copy, copying, hist, candidates,
+                                                 capacity, candidate_count);
+}
+
+/// The bucket pass of a planned level (not the first, whose data may start unaligned): its
+/// elements (the last level's candidates, 16-byte aligned), splitters and copied buckets from
+/// the plan; nothing on the final level or once the plan is done or has given up. Launched for
+/// the first level's capacity: blocks past the level's tiles find none.
+template <class T, int Threads, int Loads>
+__global__ void __launch_bounds__(Threads)
+    planned_bucket_pass_kernel(const T* __restrict__ data, const core::select_level<T>* __restrict__ plan,
+                               const T* __restrict__ splitters, u64* __restrict__ hist, T* __restrict__ candidates,
+                               int64_t capacity, u64* __restrict__ candidate_count) {
+  if (plan->status != int32_t(core::plan_status::running) || plan->final_level) return;  // uniform
+  const scan_layout<T, Threads, Loads> layout{plan->n, 0};
+  bucket_pass_block<T, Threads, Loads, bucket_counting::registers>(data, layout, splitters, plan->m, plan->copy,
+                                                                   true, hist, candidates, capacity, candidate_count);
+}
+
+/// One thread: the level's counts (hist[0, 2m], the candidate count in hist[planned_count_slot])
+/// resolved into the plan (core::resolve_level), the next level planned (core::plan_level), and
+/// the counts zeroed for it.
+inline constexpr int planned_count_slot = 2 * core::plan_max_splitters + 1;
+template <class T>
+__global__ void resolve_level_kernel(core::select_level<T>* __restrict__ plan, u64* __restrict__ hist,
+                                     const T* __restrict__ splitters, int64_t capacity, int64_t sample,
+                                     double dense_fraction) {
+  if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  core::select_level<T> level = *plan;
+  if (level.status != int32_t(core::plan_status::running)) return;
+  core::resolve_level(level, hist, hist[planned_count_slot], capacity, splitters);
+  core::plan_level(level, sample, dense_fraction);
+  for (int b = 0; b <= planned_count_slot; ++b) hist[b] = 0;
+  *plan = level;
 }
 
 /// bits[i] = core::radix_bits(data[i]): the sorting fallback's keys.

@@ -24,21 +24,25 @@
 #include <cstring>
 
 #include "gsearch/detail/cuda/find_kernel.cuh"  // scan_layout, unaligned_head, u64
+#include "gsearch/detail/cuda/planned_select.cuh"  // plan_done
 #include "gsearch/detail/cuda/topk_kernel.cuh"
 
 namespace gsearch::cuda_backend {
 
 /// One pass of the 1-D top-k (see the file comment). counters[0]: elements before the threshold
 /// so far (their slots), counters[1]: elements equal to it so far (their side-list slots; only
-/// the first k are kept); both zero on entry. Tiles as find's scan_layout: tile 0 also holds the
+/// the first k are kept); both zero on entry. plan_status: the planned select's status when the
+/// threshold is its answer (nothing runs unless it is done), else null. Tiles as find's scan_layout: tile 0 also holds the
 /// unaligned head, read by thread 0.
 template <class T, int Threads, int Loads>
 __global__ void __launch_bounds__(Threads)
     gather_beyond_kernel(const T* __restrict__ data, scan_layout<T, Threads, Loads> layout,
                          const T* __restrict__ threshold, core::radix_bits_t<T> flip, int64_t k,
                          T* __restrict__ values, int64_t* __restrict__ indices,
-                         int64_t* __restrict__ tie_indices, u64* __restrict__ counters) {
+                         int64_t* __restrict__ tie_indices, u64* __restrict__ counters,
+                         const int32_t* __restrict__ plan_status) {
   using K = core::radix_bits_t<T>;
+  if (!plan_done(plan_status)) return;  // uniform: the threshold is a planned select's, which gave up
   constexpr int per_vector = 16 / int(sizeof(T));
   constexpr int items = Loads * per_vector;
   constexpr int head_max = per_vector - 1;
@@ -119,11 +123,13 @@ __global__ void __launch_bounds__(Threads)
 }
 
 /// Slots [counters[0], k) of the 1-D top-k: the side list's first elements equal to the
-/// threshold (there are at least k - counters[0] of them), with their own values.
+/// threshold (there are at least k - counters[0] of them), with their own values; plan_status as
+/// gather_beyond_kernel's.
 template <class T>
 __global__ void fill_ties_kernel(const T* __restrict__ data, int64_t k, const u64* __restrict__ counters,
                                  const int64_t* __restrict__ tie_indices, T* __restrict__ values,
-                                 int64_t* __restrict__ indices) {
+                                 int64_t* __restrict__ indices, const int32_t* __restrict__ plan_status) {
+  if (!plan_done(plan_status)) return;  // the side list is only complete for the true threshold
   const int64_t before = int64_t(counters[0]);
   for (int64_t j = before + int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < k;
        j += int64_t(gridDim.x) * blockDim.x) {
