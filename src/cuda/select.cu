@@ -87,7 +87,7 @@ void launch_sort_sample(cudaStream_t stream, const T* data, int64_t n, int64_t s
 template <class T>
 void launch_bucket_pass(cudaStream_t stream, const T* data, int64_t n, const T* splitters, int64_t m,
                         const uint8_t* copy, bool copying, u64* hist, T* candidates, int64_t capacity,
-                        u64* candidate_count, const device_limits& dev) {
+                        u64* candidate_count, const device_limits& dev, int64_t* candidate_indices = nullptr) {
   if (n == 0) return;
   const pass_layout<T> layout{n, unaligned_head(data, n)};
   const bucket_pass_shared<T> shape{int(m)};
@@ -99,7 +99,8 @@ void launch_bucket_pass(cudaStream_t stream, const T* data, int64_t n, const T* 
     const int64_t grid = std::max<int64_t>(grid_size(kernel, pass_threads, smem, tiles, dev),
                                            (tiles + most_tiles - 1) / most_tiles);
     kernel<<<unsigned(grid), pass_threads, size_t(smem), stream>>>(data, layout, splitters, int(m), copy, copying,
-                                                                hist, candidates, capacity, candidate_count);
+                                                                hist, candidates, candidate_indices, capacity,
+                                                                candidate_count);
     GSEARCH_CUDA_CHECK_LAUNCH();
   };
   if (m <= select_register_splitters)
@@ -244,7 +245,7 @@ void select_among_copied(cudaStream_t stream, const T* candidates, int64_t count
 // them.
 template <class T>
 std::optional<planned_select<T>> planned_select<T>::enqueue(cudaStream_t stream, const T* data, int64_t n,
-                                                            const std::vector<int64_t>& ranks) {
+                                                            const std::vector<int64_t>& ranks, bool keep_first) {
   constexpr int64_t s = sample_size<T>;
   if (int64_t(ranks.size()) > core::plan_max_ranks || n <= s) return std::nullopt;
   core::select_level<T> plan;
@@ -260,15 +261,25 @@ std::optional<planned_select<T>> planned_select<T>::enqueue(cudaStream_t stream,
   int levels = 1;
   for (double c = double(capacity); c > double(s); c /= 8) ++levels;
 
+  // The plan, the splitters, the counts, then the candidate buffers: level 1 writes buffer 0,
+  // level l > 1 reads buffer b(l - 1) and writes b(l), b alternating 0 / 1 (1 / 2 with
+  // keep_first, which keeps buffer 0 and the first level's positions).
   const size_t plan_bytes = align16(sizeof(plan)), splitter_bytes = align16(2 * core::plan_max_ranks * sizeof(T));
   const size_t hist_bytes = align16(size_t(planned_count_slot + 1) * 8), buffer_bytes = align16(size_t(capacity) * sizeof(T));
-  stream_buffer memory(stream, plan_bytes + splitter_bytes + hist_bytes + 2 * buffer_bytes);
+  const size_t index_bytes = keep_first ? align16(size_t(capacity) * 8) : 0;
+  const size_t head_bytes = plan_bytes + splitter_bytes + hist_bytes;
+  stream_buffer memory(stream, head_bytes + (keep_first ? 3 : 2) * buffer_bytes + index_bytes);
   auto* base = static_cast<unsigned char*>(memory.get());
   auto* d_plan = reinterpret_cast<core::select_level<T>*>(base);
   T* splitters = reinterpret_cast<T*>(base + plan_bytes);
   u64* hist = reinterpret_cast<u64*>(base + plan_bytes + splitter_bytes);
-  T* buffers[2] = {reinterpret_cast<T*>(base + plan_bytes + splitter_bytes + hist_bytes),
-                   reinterpret_cast<T*>(base + plan_bytes + splitter_bytes + hist_bytes + buffer_bytes)};
+  T* buffers[3];
+  for (int b = 0; b < 3; ++b) buffers[b] = reinterpret_cast<T*>(base + head_bytes + size_t(b) * buffer_bytes);
+  int64_t* first_indices =
+      keep_first ? reinterpret_cast<int64_t*>(base + head_bytes + 3 * buffer_bytes) : nullptr;
+  const auto buffer_of = [&](int level) {  // the buffer level `level` (1, 2, ...) writes
+    return level == 1 ? buffers[0] : buffers[keep_first ? 1 + level % 2 : level % 2];
+  };
   to_device(stream, d_plan, &plan, 1);
   GSEARCH_CUDA_CHECK(cudaMemsetAsync(hist, 0, hist_bytes, stream));
 
@@ -285,20 +296,28 @@ std::optional<planned_select<T>> planned_select<T>::enqueue(cudaStream_t stream,
   select_splitters<<<1, sort_threads, 0, stream>>>(data, d_plan, splitters);
   GSEARCH_CUDA_CHECK_LAUNCH();
   const auto* copy = base + offsetof(core::select_level<T>, copy);  // the plan's copy flags, on the device
-  launch_bucket_pass(stream, data, n, splitters, plan.m, copy, true, hist, buffers[0], capacity,
-                     hist + planned_count_slot, dev);
+  launch_bucket_pass(stream, data, n, splitters, plan.m, copy, true, hist, buffer_of(1), capacity,
+                     hist + planned_count_slot, dev, first_indices);
   resolve();
-  for (int level = 1; level <= levels; ++level) {
-    const T* in = buffers[(level - 1) % 2];
+  for (int level = 2; level <= levels + 1; ++level) {
+    const T* in = buffer_of(level - 1);
     select_splitters<<<1, sort_threads, 0, stream>>>(in, d_plan, splitters);
     GSEARCH_CUDA_CHECK_LAUNCH();
     pass<<<unsigned(pass_grid), pass_threads, size_t(pass_smem), stream>>>(in, d_plan, splitters, hist,
-                                                                           buffers[level % 2], capacity,
+                                                                           buffer_of(level), capacity,
                                                                            hist + planned_count_slot);
     GSEARCH_CUDA_CHECK_LAUNCH();
     resolve();
   }
-  return planned_select(stream, std::move(memory), d_plan, int(ranks.size()));
+  planned_select result(stream, std::move(memory), d_plan, int(ranks.size()));
+  if (keep_first) {
+    result.first_values_ = buffers[0];
+    result.first_indices_ = first_indices;
+    result.first_capacity_ = capacity;
+    result.holds_top_ = plan.copy[2 * plan.m] != 0;
+    result.holds_bottom_ = plan.copy[0] != 0;
+  }
+  return result;
 }
 
 template <class T>

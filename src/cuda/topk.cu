@@ -78,37 +78,55 @@ bool launch_rows(cudaStream_t stream, const T* data, int64_t rows, int64_t cols,
 // The 1-D topk of data[0, n) into values / indices [0, k), unsorted: the threshold (rank n - k
 // for the largest, k - 1 for the smallest) by select, then one gather pass and the ties. The
 // threshold of a planned select (planned_select.cuh) stays in device memory and the gather is
-// enqueued behind it: one wait for the whole; if the plan gave up (the gather then did nothing),
-// the host-driven select and the gather again.
+// enqueued behind it: one wait for the whole. When the select's first level copied out every
+// element beyond its bracket's splitter (k up to about n / 32: the bracket is open on the top-k
+// side) and the threshold fell among them, the gather reads those candidates (some 3% of the
+// data, with their positions) instead of the data: two launches, one per source, of which the
+// plan's flag lets exactly one work. If the plan gave up (neither did anything), the host-driven
+// select and the gather of the data.
 template <class T>
 void topk_flat(cudaStream_t stream, const T* data, int64_t n, int64_t k, bool largest, T* values,
                int64_t* indices, const device_limits& dev) {
   constexpr int threads = topk_gather_config.threads, loads = topk_gather_config.items;
   const int64_t rank = largest ? n - k : k - 1;
-  std::optional<planned_select<T>> planned = planned_select<T>::enqueue(stream, data, n, {rank});
+  std::optional<planned_select<T>> planned = planned_select<T>::enqueue(stream, data, n, {rank}, true);
   const stream_buffer memory(stream, carve_bytes(2 * sizeof(u64)) + carve_bytes(sizeof(T)) +
                                          carve_bytes(size_t(k) * sizeof(int64_t)));
   carve c{static_cast<char*>(memory.get())};
   u64* counters = c.take<u64>(2);
   T* threshold = c.take<T>(1);
   int64_t* tie_indices = c.take<int64_t>(k);
-  const scan_layout<T, threads, loads> layout{n, unaligned_head(data, n)};
   auto gather = gather_beyond_kernel<T, threads, loads>;
-  const auto gather_and_fill = [&](const T* at, const int32_t* plan_status) {
-    GSEARCH_CUDA_CHECK(cudaMemsetAsync(counters, 0, 2 * sizeof(u64), stream));
+  const auto gather_from = [&](const T* from, scan_layout<T, threads, loads> layout, const T* at,
+                               const gather_source& source) {
     gather<<<grid_size(gather, threads, 0, layout.tiles(), dev), threads, 0, stream>>>(
-        data, layout, at, selection_flip<T>(largest), k, values, indices, tie_indices, counters, plan_status);
+        from, layout, at, selection_flip<T>(largest), k, values, indices, tie_indices, counters, source);
     GSEARCH_CUDA_CHECK_LAUNCH();
+  };
+  const scan_layout<T, threads, loads> whole{n, unaligned_head(data, n)};
+  const auto fill_ties = [&](const int32_t* plan_status) {
     fill_ties_kernel<T><<<plain_grid(k, 256, dev), 256, 0, stream>>>(data, k, counters, tie_indices, values, indices,
                                                                       plan_status);
     GSEARCH_CUDA_CHECK_LAUNCH();
   };
   if (planned) {
-    gather_and_fill(planned->values(), planned->status());
+    GSEARCH_CUDA_CHECK(cudaMemsetAsync(counters, 0, 2 * sizeof(u64), stream));
+    gather_source from_data{nullptr, nullptr, planned->status(), nullptr, false};
+    if (largest ? planned->first_holds_top() : planned->first_holds_bottom()) {
+      const gather_source from_first{planned->first_indices(), planned->first_count(), planned->status(),
+                                     planned->first_even(), true};
+      // Launched for the largest count the candidates can have; the kernel reads the true one.
+      gather_from(planned->first_values(), {planned->first_capacity(), 0}, planned->values(), from_first);
+      from_data.first_even = planned->first_even();  // the data only when the candidates cannot serve
+    }
+    gather_from(data, whole, planned->values(), from_data);
+    fill_ties(planned->status());
     if (planned->finish()) return;
   }
   select<T>(stream, data, n, &rank, 1, threshold);
-  gather_and_fill(threshold, nullptr);
+  GSEARCH_CUDA_CHECK(cudaMemsetAsync(counters, 0, 2 * sizeof(u64), stream));
+  gather_from(data, whole, threshold, gather_source{});
+  fill_ties(nullptr);
 }
 
 // The 1-D kthvalue of data[0, n): *value by select, *index the lowest index of an element equal

@@ -45,6 +45,11 @@ struct select_level {
   uint8_t copy[2 * plan_max_splitters + 1] = {};    ///< buckets whose members are copied out
   double expected = 0;                              ///< candidates expected from the copied buckets
   T value[plan_max_ranks] = {};                     ///< the answers, by slot
+  /// Set by the CUDA chain after the first level, for a caller that reads that level's
+  /// candidates (topk's gather): how many there were (-1: not yet), and whether every rank went
+  /// among them (none was answered by a splitter: the elements equal to it are then among them).
+  int64_t first_count = -1;
+  int32_t first_even = 0;
 };
 
 /// Starts a plan for the ranks (ascending, distinct, each in [0, n)) of n elements.

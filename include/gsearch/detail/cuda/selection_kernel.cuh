@@ -230,8 +230,9 @@ struct bucket_pass_shared {
 
 /// The bucket pass over data[0, n): hist[b] += the elements of bucket b (core::select_bucket over
 /// the m splitters, sorted), and the elements of the buckets with copy[b] != 0 appended to
-/// candidates[0, capacity) in any order, *candidate_count counting them all (past the capacity
-/// too: an overflow is seen, and nothing is written past it). `copying` false: no bucket is
+/// candidates[0, capacity) in any order (and, when candidate_indices is not null, their positions
+/// in data to it), *candidate_count counting them all (past the capacity too: an overflow is seen,
+/// and nothing is written past it). `copying` false: no bucket is
 /// copied (the counting passes of partition and of NaNs). Tiles grid-stride; per tile, the
 /// copied elements take one global atomic (the block's count) and are written at their rank in
 /// the block's exclusive scan. The block's histogram (32-bit: the launch gives no block more
@@ -240,7 +241,8 @@ template <class T, int Threads, int Loads, bucket_counting Counting>
 __device__ void bucket_pass_block(const T* __restrict__ data, scan_layout<T, Threads, Loads> layout,
                                   const T* __restrict__ splitters, int m, const uint8_t* __restrict__ copy,
                                   bool copying, u64* __restrict__ hist, T* __restrict__ candidates,
-                                  int64_t capacity, u64* __restrict__ candidate_count) {
+                                  int64_t* __restrict__ candidate_indices, int64_t capacity,
+                                  u64* __restrict__ candidate_count) {
   constexpr int warps = Threads / 32;
   constexpr int register_buckets = 2 * select_register_splitters + 1;
   using view_t = tile_items<T, Threads, Loads>;
@@ -281,7 +283,10 @@ __device__ void bucket_pass_block(const T* __restrict__ data, scan_layout<T, Thr
       atomicAdd(block_hist + b, 1u);
       if (copy_s[b]) {
         const u64 at = atomicAdd(candidate_count, 1ull);
-        if (int64_t(at) < capacity) candidates[at] = data[i];
+        if (int64_t(at) < capacity) {
+          candidates[at] = data[i];
+          if (candidate_indices) candidate_indices[at] = i;
+        }
       }
     }
   }
@@ -341,7 +346,10 @@ __device__ void bucket_pass_block(const T* __restrict__ data, scan_layout<T, Thr
       GSEARCH_UNROLL
       for (int j = 0; j < view_t::items; ++j)
         if (copied >> j & 1) {
-          if (at < capacity) candidates[at] = view.x[j];
+          if (at < capacity) {
+            candidates[at] = view.x[j];
+            if (candidate_indices) candidate_indices[at] = view_t::index(layout.head + t * layout.tile, j);
+          }
           ++at;
         }
     }
@@ -379,9 +387,9 @@ __global__ void __launch_bounds__(Threads)
     bucket_pass_kernel(const T* __restrict__ data, scan_layout<T, Threads, Loads> layout,
                        const T* __restrict__ splitters, int m, const uint8_t* __restrict__ copy,
                        bool copying, u64* __restrict__ hist, T* __restrict__ candidates,
-                       int64_t capacity, u64* __restrict__ candidate_count) {
+                       int64_t* __restrict__ candidate_indices, int64_t capacity, u64* __restrict__ candidate_count) {
   bucket_pass_block<T, Threads, Loads, Counting>(data, layout, splitters, m, copy, copying, hist, candidates,
-                                                 capacity, candidate_count);
+                                                 candidate_indices, capacity, candidate_count);
 }
 
 /// The bucket pass of a planned level (not the first, whose data may start unaligned): its
@@ -396,7 +404,8 @@ __global__ void __launch_bounds__(Threads)
   if (plan->status != int32_t(core::plan_status::running) || plan->final_level) return;  // uniform
   const scan_layout<T, Threads, Loads> layout{plan->n, 0};
   bucket_pass_block<T, Threads, Loads, bucket_counting::registers>(data, layout, splitters, plan->m, plan->copy,
-                                                                   true, hist, candidates, capacity, candidate_count);
+                                                                   true, hist, candidates, nullptr, capacity,
+                                                                   candidate_count);
 }
 
 /// One thread: the level's counts (hist[0, 2m], the candidate count in hist[planned_count_slot])
@@ -410,7 +419,13 @@ __global__ void resolve_level_kernel(core::select_level<T>* __restrict__ plan, u
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   core::select_level<T> level = *plan;
   if (level.status != int32_t(core::plan_status::running)) return;
+  const bool first = level.first_count < 0;
+  const int32_t open = level.r;
   core::resolve_level(level, hist, hist[planned_count_slot], capacity, splitters);
+  if (first) {  // the first level's candidates, for a caller that reads them (topk)
+    level.first_count = int64_t(hist[planned_count_slot]);
+    level.first_even = level.r == open;
+  }
   core::plan_level(level, sample, dense_fraction);
   for (int b = 0; b <= planned_count_slot; ++b) hist[b] = 0;
   *plan = level;

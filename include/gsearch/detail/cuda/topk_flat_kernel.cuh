@@ -3,7 +3,9 @@
 /// The 1-D top-k and kthvalue pieces (a row too long for one block), and the sort of the k
 /// outputs that both paths share. Given the threshold (the element of rank n - k or k - 1 that
 /// cuda_backend::select found, in device memory):
-///  - gather_beyond_kernel: one pass over the data; the elements strictly before the threshold
+///  - gather_beyond_kernel: one pass over the data (or over a planned select's first-level
+///    candidates, which hold every element beyond the threshold when its plan says so: some 3%
+///    of the data for k up to about n / 32); the elements strictly before the threshold
 ///    in the request's order (fewer than k) go straight to the outputs, the indices of the first
 ///    k elements equal to it (in any order) to a side list; a block claims its slots with one
 ///    atomic per counter and tile, after a block scan of its threads' counts;
@@ -29,20 +31,34 @@
 
 namespace gsearch::cuda_backend {
 
+/// Where gather_beyond_kernel reads, and whether it runs. The data itself (an element's index is
+/// its position), or a planned select's first-level candidates (planned_select.cuh: their
+/// positions in the data alongside, their count in device memory; every element beyond the
+/// threshold is among them when the plan says so). A launch runs only when the plan (if any) is
+/// done and, with first_even set, when *first_even == use_first: topk enqueues both sources and
+/// exactly one works.
+struct gather_source {
+  const int64_t* positions = nullptr;  ///< the candidates' positions in the data; null: the data
+  const int64_t* count = nullptr;      ///< the candidates' count (with positions)
+  const int32_t* plan_status = nullptr;
+  const int32_t* first_even = nullptr;
+  bool use_first = false;
+};
+
 /// One pass of the 1-D top-k (see the file comment). counters[0]: elements before the threshold
 /// so far (their slots), counters[1]: elements equal to it so far (their side-list slots; only
-/// the first k are kept); both zero on entry. plan_status: the planned select's status when the
-/// threshold is its answer (nothing runs unless it is done), else null. Tiles as find's scan_layout: tile 0 also holds the
+/// the first k are kept); both zero on entry. `source`: what it reads and whether it runs. Tiles as find's scan_layout: tile 0 also holds the
 /// unaligned head, read by thread 0.
 template <class T, int Threads, int Loads>
 __global__ void __launch_bounds__(Threads)
     gather_beyond_kernel(const T* __restrict__ data, scan_layout<T, Threads, Loads> layout,
                          const T* __restrict__ threshold, core::radix_bits_t<T> flip, int64_t k,
                          T* __restrict__ values, int64_t* __restrict__ indices,
-                         int64_t* __restrict__ tie_indices, u64* __restrict__ counters,
-                         const int32_t* __restrict__ plan_status) {
+                         int64_t* __restrict__ tie_indices, u64* __restrict__ counters, gather_source source) {
   using K = core::radix_bits_t<T>;
-  if (!plan_done(plan_status)) return;  // uniform: the threshold is a planned select's, which gave up
+  if (!plan_done(source.plan_status)) return;  // uniform: the threshold is a planned select's, which gave up
+  if (source.first_even && (*source.first_even != 0) != source.use_first) return;  // the other source's turn
+  if (source.count) layout.n = *source.count;  // the candidates (16-byte aligned: no head)
   constexpr int per_vector = 16 / int(sizeof(T));
   constexpr int items = Loads * per_vector;
   constexpr int head_max = per_vector - 1;
@@ -102,7 +118,8 @@ __global__ void __launch_bounds__(Threads)
     }
     __syncthreads();  // block_base is read below and rewritten only after the next tile's barrier
     u64 slot = block_base[0] + (offset & 0xffffu), tie = block_base[1] + (offset >> 16);
-    const auto emit = [&](T value, int64_t i, bool is_before, bool is_equal) {
+    const auto emit = [&](T value, int64_t at, bool is_before, bool is_equal) {
+      const int64_t i = source.positions ? source.positions[at] : at;
       if (is_before) {
         if (slot < u64(k)) {  // always, for a correct threshold: fewer than k are before it
           values[slot] = value;
