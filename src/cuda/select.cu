@@ -262,7 +262,7 @@ std::optional<planned_select<T>> planned_select<T>::enqueue(cudaStream_t stream,
   for (double c = double(capacity); c > double(s); c /= 8) ++levels;
 
   // The plan, the splitters, the counts, then the candidate buffers: level 1 writes buffer 0,
-  // level l > 1 reads buffer b(l - 1) and writes b(l), b alternating 0 / 1 (1 / 2 with
+  // level l > 1 reads what level l - 1 wrote and writes the other of 0 / 1 (of 1 / 2 with
   // keep_first, which keeps buffer 0 and the first level's positions).
   const size_t plan_bytes = align16(sizeof(plan)), splitter_bytes = align16(2 * core::plan_max_ranks * sizeof(T));
   const size_t hist_bytes = align16(size_t(planned_count_slot + 1) * 8), buffer_bytes = align16(size_t(capacity) * sizeof(T));
@@ -278,7 +278,8 @@ std::optional<planned_select<T>> planned_select<T>::enqueue(cudaStream_t stream,
   int64_t* first_indices =
       keep_first ? reinterpret_cast<int64_t*>(base + head_bytes + 3 * buffer_bytes) : nullptr;
   const auto buffer_of = [&](int level) {  // the buffer level `level` (1, 2, ...) writes
-    return level == 1 ? buffers[0] : buffers[keep_first ? 1 + level % 2 : level % 2];
+    if (level == 1) return buffers[0];
+    return keep_first ? buffers[1 + level % 2] : buffers[(level - 1) % 2];  // never the one it reads
   };
   to_device(stream, d_plan, &plan, 1);
   GSEARCH_CUDA_CHECK(cudaMemsetAsync(hist, 0, hist_bytes, stream));
