@@ -47,8 +47,8 @@ struct gather_source {
 
 /// One pass of the 1-D top-k (see the file comment). counters[0]: elements before the threshold
 /// so far (their slots), counters[1]: elements equal to it so far (their side-list slots; only
-/// the first k are kept); both zero on entry. `source`: what it reads and whether it runs. Tiles as find's scan_layout: tile 0 also holds the
-/// unaligned head, read by thread 0.
+/// the first k are kept); both zero on entry. `source`: what it reads and whether it runs.
+/// Tiles as find's scan_layout: tile 0 also holds the unaligned head, read by thread 0.
 template <class T, int Threads, int Loads>
 __global__ void __launch_bounds__(Threads)
     gather_beyond_kernel(const T* __restrict__ data, scan_layout<T, Threads, Loads> layout,
