@@ -15,10 +15,15 @@
 #include "gsearch/detail/cpu/selection.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <new>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <numeric>
 #include <type_traits>
 #include <tuple>
@@ -26,9 +31,25 @@
 #include <vector>
 
 #include "gsearch/core/quantile.hpp"
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#endif
 #include "gsearch/detail/cpu/parallel.hpp"
 #include "gsearch/detail/cpu/tuning.hpp"
 
+#ifdef SEL_PROF
+#include <chrono>
+#include <cstdio>
+#define PROF_T(x) const auto x = std::chrono::steady_clock::now()
+#define PROF_D(a, b) std::chrono::duration<double, std::milli>(b - a).count()
+#define PROF_P(...) std::fprintf(stderr, __VA_ARGS__)
+#else
+#define PROF_T(x)
+#define PROF_P(...)
+#endif
 namespace gsearch::cpu_backend {
 // small_select, few_splitters, sample_size, max_depth, block, min_elements_per_thread, ...
 using namespace selection_tuning;
@@ -313,6 +334,317 @@ std::vector<core::sample_bracket> merged_brackets(const int64_t* ranks, int64_t 
   return brackets;
 }
 
+// --- one bracket: a three-way split by two splitters -------------------------------------------
+// Most calls ask for one rank (select, partition with one kth, median, a quantile's two
+// neighbours): one bracket of the sample, two splitters a <= b, and the data splits three ways,
+// left (x < a), middle, right (b < x). Only the middle (a few per cent) is selected in again, so
+// select reads the data once, counting left and right and copying the middle in the same pass,
+// and partition reads it twice (the counts, then a scatter straight into the output). a is never
+// NaN (a bracket whose lower end is NaN takes the general path); a NaN b is no right side. In
+// IEEE comparisons, then: x < a is key_less(x, a) (a NaN x compares false, and it is not before
+// a), !(x <= b) is key_less(b, x) (a NaN x compares false, and it is after b).
+
+template <class T>
+struct split_keys {
+  T a{}, b{};
+  bool has_a = false, has_b = false;
+};
+
+template <class T, bool A, bool B>
+int64_t split_count_copy_scalar(const T* x, int64_t len, T a, T b, int64_t* left, int64_t* right, T* mid) {
+  int64_t l = 0, r = 0, m = 0;
+  for (int64_t i = 0; i < len; ++i) {
+    const T v = x[i];
+    const bool is_left = A && v < a, is_right = B && !(v <= b);
+    l += is_left;
+    r += is_right;
+    if (mid) {
+      mid[m] = v;
+      m += !is_left && !is_right;
+    }
+  }
+  *left += l;
+  *right += r;
+  return mid ? m : len - l - r;
+}
+
+template <class T, bool A, bool B>
+void split_scatter_scalar(const T* x, int64_t len, T a, T b, T*& lo, T*& mid, T*& hi) {
+  // Branches, not unconditional writes: the parts' output ranges touch, and a write one past a
+  // range's end would race with the next part's.
+  for (int64_t i = 0; i < len; ++i) {
+    const T v = x[i];
+    if (A && v < a) *lo++ = v;
+    else if (B && !(v <= b)) *hi++ = v;
+    else *mid++ = v;
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define GSEARCH_SPLIT_AVX512 1
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,popcnt,bmi,bmi2")
+
+// Bytes ahead of the loads that the loops prefetch, one line a vector. Without it the pass that
+// copies the middle took 9.7 ms for 2^24 int32 against 7.2 for counting alone (the stores'
+// addresses wait for the loads, and the store buffer, full, stops the loads running ahead);
+// with 8 KB ahead 4.9 ms (one thread; a distance of 1 KB: 6.8 ms, 4 KB: 5.4).
+constexpr int prefetch_ahead = 8192;
+
+// AVX-512 lanes of the key types: loads, the two comparisons and a compressing store.
+template <class T>
+struct lanes;
+template <>
+struct lanes<float> {
+  using V = __m512;
+  static constexpr int n = 16;
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static V set1(float v) { return _mm512_set1_ps(v); }
+  static uint32_t lt(V x, V a) { return _mm512_cmp_ps_mask(x, a, _CMP_LT_OQ); }
+  static uint32_t gt(V x, V b) { return _mm512_cmp_ps_mask(x, b, _CMP_NLE_UQ); }
+  static void store(float* p, uint32_t m, V x) {
+    _mm512_mask_storeu_ps(p, __mmask16(_bzhi_u32(0xffffu, unsigned(__builtin_popcount(m)))), _mm512_maskz_compress_ps(__mmask16(m), x));
+  }
+};
+template <>
+struct lanes<double> {
+  using V = __m512d;
+  static constexpr int n = 8;
+  static V load(const double* p) { return _mm512_loadu_pd(p); }
+  static V set1(double v) { return _mm512_set1_pd(v); }
+  static uint32_t lt(V x, V a) { return _mm512_cmp_pd_mask(x, a, _CMP_LT_OQ); }
+  static uint32_t gt(V x, V b) { return _mm512_cmp_pd_mask(x, b, _CMP_NLE_UQ); }
+  static void store(double* p, uint32_t m, V x) {
+    _mm512_mask_storeu_pd(p, __mmask8(_bzhi_u32(0xffu, unsigned(__builtin_popcount(m)))), _mm512_maskz_compress_pd(__mmask8(m), x));
+  }
+};
+template <class I, bool Signed>
+struct int_lanes {
+  using V = __m512i;
+  static constexpr int n = 64 / int(sizeof(I));
+  static V load(const I* p) { return _mm512_loadu_si512(p); }
+  static V set1(I v) {
+    if constexpr (sizeof(I) == 4) return _mm512_set1_epi32(int(v));
+    else return _mm512_set1_epi64((long long)(v));
+  }
+  static uint32_t lt(V x, V a) {
+    if constexpr (sizeof(I) == 4) return Signed ? _mm512_cmplt_epi32_mask(x, a) : _mm512_cmplt_epu32_mask(x, a);
+    else return Signed ? _mm512_cmplt_epi64_mask(x, a) : _mm512_cmplt_epu64_mask(x, a);
+  }
+  static uint32_t gt(V x, V b) {
+    if constexpr (sizeof(I) == 4) return Signed ? _mm512_cmpgt_epi32_mask(x, b) : _mm512_cmpgt_epu32_mask(x, b);
+    else return Signed ? _mm512_cmpgt_epi64_mask(x, b) : _mm512_cmpgt_epu64_mask(x, b);
+  }
+  static void store(I* p, uint32_t m, V x) {
+    const unsigned c = unsigned(__builtin_popcount(m));
+    if constexpr (sizeof(I) == 4)
+      _mm512_mask_storeu_epi32(p, __mmask16(_bzhi_u32(0xffffu, c)), _mm512_maskz_compress_epi32(__mmask16(m), x));
+    else
+      _mm512_mask_storeu_epi64(p, __mmask8(_bzhi_u32(0xffu, c)), _mm512_maskz_compress_epi64(__mmask8(m), x));
+  }
+};
+template <>
+struct lanes<int32_t> : int_lanes<int32_t, true> {};
+template <>
+struct lanes<uint32_t> : int_lanes<uint32_t, false> {};
+template <>
+struct lanes<int64_t> : int_lanes<int64_t, true> {};
+template <>
+struct lanes<uint64_t> : int_lanes<uint64_t, false> {};
+
+template <class T, bool A, bool B>
+int64_t split_count_copy_avx512(const T* x, int64_t len, T a, T b, int64_t* left, int64_t* right, T* mid) {
+  using L = lanes<T>;
+  const typename L::V va = L::set1(a), vb = L::set1(b);
+  constexpr uint32_t all = L::n == 16 ? 0xffffu : 0xffu;
+  int64_t l = 0, r = 0, m = 0, i = 0;
+  for (; i + L::n <= len; i += L::n) {
+    _mm_prefetch(reinterpret_cast<const char*>(x + i) + prefetch_ahead, _MM_HINT_T0);
+    const typename L::V v = L::load(x + i);
+    const uint32_t ml = A ? L::lt(v, va) : 0u, mr = B ? L::gt(v, vb) : 0u;
+    l += __builtin_popcount(ml);
+    r += __builtin_popcount(mr);
+    if (mid) {
+      const uint32_t mm = ~(ml | mr) & all;
+      L::store(mid + m, mm, v);
+      m += __builtin_popcount(mm);
+    }
+  }
+  int64_t tl = 0, tr = 0;
+  const int64_t tm = split_count_copy_scalar<T, A, B>(x + i, len - i, a, b, &tl, &tr, mid ? mid + m : nullptr);
+  *left += l + tl;
+  *right += r + tr;
+  return mid ? m + tm : len - l - tl - r - tr;
+}
+
+template <class T, bool A, bool B>
+void split_scatter_avx512(const T* x, int64_t len, T a, T b, T*& lo, T*& mid, T*& hi) {
+  using L = lanes<T>;
+  const typename L::V va = L::set1(a), vb = L::set1(b);
+  constexpr uint32_t all = L::n == 16 ? 0xffffu : 0xffu;
+  T *pl = lo, *pm = mid, *ph = hi;
+  int64_t i = 0;
+  for (; i + L::n <= len; i += L::n) {
+    _mm_prefetch(reinterpret_cast<const char*>(x + i) + prefetch_ahead, _MM_HINT_T0);
+    const typename L::V v = L::load(x + i);
+    const uint32_t ml = A ? L::lt(v, va) : 0u, mr = B ? L::gt(v, vb) : 0u, mm = ~(ml | mr) & all;
+    if (A) {
+      L::store(pl, ml, v);
+      pl += __builtin_popcount(ml);
+    }
+    if (B) {
+      L::store(ph, mr, v);
+      ph += __builtin_popcount(mr);
+    }
+    L::store(pm, mm, v);
+    pm += __builtin_popcount(mm);
+  }
+  split_scatter_scalar<T, A, B>(x + i, len - i, a, b, pl, pm, ph);
+  lo = pl;
+  mid = pm;
+  hi = ph;
+}
+#pragma GCC pop_options
+
+bool has_avx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                          __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+                          __builtin_cpu_supports("bmi2");
+  return yes;
+}
+#endif
+
+// f(std::bool_constant<A>, std::bool_constant<B>) for the keys' sides.
+template <class T, class F>
+decltype(auto) with_sides(const split_keys<T>& k, F&& f) {
+  if (k.has_a) {
+    if (k.has_b) return f(std::true_type{}, std::true_type{});
+    return f(std::true_type{}, std::false_type{});
+  }
+  if (k.has_b) return f(std::false_type{}, std::true_type{});
+  return f(std::false_type{}, std::false_type{});
+}
+
+// Adds x[0, len)'s left and right counts; copies the middle to mid (when not null); returns the
+// middle's count.
+template <class T>
+int64_t split_count_copy(const split_keys<T>& k, const T* x, int64_t len, int64_t* left, int64_t* right, T* mid) {
+  return with_sides(k, [&](auto a, auto b) {
+#ifdef GSEARCH_SPLIT_AVX512
+    if (has_avx512()) return split_count_copy_avx512<T, decltype(a)::value, decltype(b)::value>(x, len, k.a, k.b, left, right, mid);
+#endif
+    return split_count_copy_scalar<T, decltype(a)::value, decltype(b)::value>(x, len, k.a, k.b, left, right, mid);
+  });
+}
+
+// Writes x[0, len) to lo, mid or hi, each advanced past what it wrote.
+template <class T>
+void split_scatter(const split_keys<T>& k, const T* x, int64_t len, T*& lo, T*& mid, T*& hi) {
+  with_sides(k, [&](auto a, auto b) {
+#ifdef GSEARCH_SPLIT_AVX512
+    if (has_avx512()) return split_scatter_avx512<T, decltype(a)::value, decltype(b)::value>(x, len, k.a, k.b, lo, mid, hi);
+#endif
+    return split_scatter_scalar<T, decltype(a)::value, decltype(b)::value>(x, len, k.a, k.b, lo, mid, hi);
+  });
+}
+
+// An uninitialized scratch array of n T. Large ones (the middle of a split, up to n elements, of
+// which a few per cent are written) are aligned to 2 MB and advised as transparent huge pages,
+// as numpy does for its arrays: a fresh 4 KB page costs a fault (about 1.5 us here), and the
+// pages written are few huge ones instead of a thousand small (2^24 int32, the middle's copy:
+// 11.7 ms fresh, 9.9 advised, 9.6 reused).
+template <class T>
+struct scratch {
+  struct release {
+    void operator()(T* p) const { std::free(p); }
+  };
+  std::unique_ptr<T, release> p;
+  explicit scratch(int64_t n) {
+    constexpr size_t huge = size_t(1) << 21;
+    const size_t bytes = std::max<size_t>(size_t(n) * sizeof(T), sizeof(T));
+    if (bytes >= 2 * huge) {
+      p.reset(static_cast<T*>(std::aligned_alloc(huge, (bytes + huge - 1) / huge * huge)));
+#ifdef __linux__
+      if (p) madvise(p.get(), (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE);
+#endif
+    } else {
+      p.reset(static_cast<T*>(std::malloc(bytes)));
+    }
+    if (!p) throw std::bad_alloc();
+  }
+  T* get() const { return p.get(); }
+};
+
+// The sample's two elements of ranks lo and hi (lo < hi; -1 / s for none) as split keys, by two
+// nth_elements (O(s), where sorting the sample is O(s log s)); nullopt when lo's is NaN.
+template <class T>
+std::optional<split_keys<T>> bracket_keys(std::vector<T>& sample, core::sample_bracket br) {
+  split_keys<T> k;
+  auto first = sample.begin();
+  if (br.lo >= 0) {
+    std::nth_element(first, sample.begin() + br.lo, sample.end(), key_order{});
+    k.a = sample[size_t(br.lo)];
+    if (k.a != k.a) return std::nullopt;
+    k.has_a = true;
+    first = sample.begin() + br.lo + 1;
+  }
+  if (br.hi < int64_t(sample.size())) {
+    std::nth_element(first, sample.begin() + br.hi, sample.end(), key_order{});
+    k.b = sample[size_t(br.hi)];
+    k.has_b = k.b == k.b;
+  }
+  return k;
+}
+
+// The sample of data[0, n) (sample_size's, at sample_position's) and the single bracket of the
+// sorted distinct ranks[0, m) in it, as split keys; nullopt when the ranks need several brackets
+// (or lo's key is NaN).
+template <class T>
+std::optional<split_keys<T>> one_bracket(const T* data, int64_t n, const int64_t* ranks, int64_t m) {
+  const int64_t s = sample_size(n);
+  const std::vector<core::sample_bracket> brackets = merged_brackets(ranks, m, n, s);
+  if (brackets.size() != 1) return std::nullopt;
+  std::vector<T> sample(static_cast<size_t>(s));
+  for (int64_t i = 0; i < s; ++i) sample[size_t(i)] = data[core::sample_position(i, s, n)];
+  return bracket_keys(sample, brackets[0]);
+}
+
+template <class T>
+void select_sorted(int threads, const T* data, int64_t n, const int64_t* ranks, int64_t m, T* values, int depth);
+
+// select_sorted when the ranks fall in one bracket of the sample: one pass counts the left and
+// right sides and copies the middle (per part, at the part's own offset in a buffer of n: only
+// the pages written are touched), which is then packed and selected in again. False (nothing
+// done) when the ranks need several brackets or the sample missed them.
+template <class T>
+bool select_split(int threads, const T* data, int64_t n, const int64_t* ranks, int64_t m, T* values, int depth) {
+  PROF_T(t0);
+  const std::optional<split_keys<T>> k = one_bracket(data, n, ranks, m);
+  if (!k) return false;
+  PROF_T(t1);
+  const int parts = parts_for(threads, n);
+  const int64_t len = (n + parts - 1) / parts;  // for_parts' part length
+  scratch<T> mid(n);
+  std::vector<int64_t> left(size_t(parts), 0), right(size_t(parts), 0), middle(size_t(parts), 0);
+  for_parts(n, parts, [&](int p, int64_t begin, int64_t end) {
+    middle[size_t(p)] = split_count_copy(*k, data + begin, end - begin, &left[size_t(p)], &right[size_t(p)], mid.get() + begin);
+  });
+  int64_t l = 0, size = 0;
+  for (int p = 0; p < parts; ++p) {
+    l += left[size_t(p)];
+    if (size != p * len) std::memmove(mid.get() + size, mid.get() + p * len, size_t(middle[size_t(p)]) * sizeof(T));
+    size += middle[size_t(p)];
+  }
+  PROF_T(t2);
+  if (size == n || ranks[0] < l || ranks[m - 1] >= l + size) return false;
+  std::vector<int64_t> local(ranks, ranks + m);
+  for (int64_t& r : local) r -= l;
+  select_sorted(threads, mid.get(), size, local.data(), m, values, depth + 1);
+  PROF_T(t3);
+  PROF_P("select_split n=%lld depth %d: sample %.3f pass %.3f rest %.3f (mid %lld)\n", (long long)n, depth, PROF_D(t0,t1), PROF_D(t1,t2), PROF_D(t2,t3), (long long)size);
+  return true;
+}
+
 // values[i] = the element of rank ranks[i] of data[0, n), ranks sorted and distinct.
 template <class T>
 void select_sorted(int threads, const T* data, int64_t n, const int64_t* ranks, int64_t m, T* values, int depth) {
@@ -323,6 +655,7 @@ void select_sorted(int threads, const T* data, int64_t n, const int64_t* ranks, 
     for (int64_t i = 0; i < m; ++i) values[i] = buf[size_t(ranks[i])];
     return;
   }
+  if (select_split(threads, data, n, ranks, m, values, depth)) return;
   // 1-2: the sorted sample and each rank's bracket in it; their ends are the splitters.
   const int64_t s = sample_size(n);
   std::vector<T> sample(static_cast<size_t>(s));
@@ -515,11 +848,8 @@ void select(int threads, const T* data, int64_t n, const int64_t* ranks, int64_t
 // each value lands in its bucket, and the elements equal to a kth value fill exactly its rank's
 // range, so out[kth[i]] holds the value.
 template <class T>
-void partition(int threads, const T* data, int64_t n, const int64_t* kth, int64_t m, T* out, int64_t* out_indices) {
-  if (n <= small_select || m * dense_ranks > n) {
-    partition_small(data, n, kth, m, out, out_indices);
-    return;
-  }
+void partition_general(int threads, const T* data, int64_t n, const int64_t* kth, int64_t m, T* out,
+                       int64_t* out_indices) {
   const std::vector<int64_t> ks(kth, kth + m);
   const splitters<T> sp(select_values(threads, data, n, ks));
   const int parts = parts_for(threads, n), nb = sp.buckets();
@@ -532,6 +862,65 @@ void partition(int threads, const T* data, int64_t n, const int64_t* kth, int64_
   const std::vector<int64_t> offsets = part_offsets(counts, parts, nb, start);
   if (out) scatter_buckets(sp, data, n, parts, offsets, [&](int64_t o, int64_t i) { out[o] = data[i]; });
   if (out_indices) scatter_buckets(sp, data, n, parts, offsets, [&](int64_t o, int64_t i) { out_indices[o] = i; });
+}
+
+// numpy.partition with one kth into out (not data): the sample's bracket of k, then one pass in
+// blocks that stay in L1: each block's left and right counts, a claim of that much room at the
+// front and at the back of out (atomic cursors: the sides' order is free), the block written
+// there and its middle to a buffer; then the middle partitioned into its place, recursively.
+// One read and one write of the data, where counting first (exact offsets per part) read it
+// twice.
+template <class T>
+void partition_one(int threads, const T* data, int64_t n, int64_t k, T* out, int depth) {
+  if (n <= small_select || depth >= max_depth) {
+    std::copy(data, data + n, out);
+    std::nth_element(out, out + k, out + n, key_order{});
+    return;
+  }
+  PROF_T(t0);
+  const std::optional<split_keys<T>> keys = one_bracket(data, n, &k, 1);
+  if (!keys) {
+    partition_general(threads, data, n, &k, 1, out, static_cast<int64_t*>(nullptr));
+    return;
+  }
+  PROF_T(t1);
+  const int parts = parts_for(threads, n);
+  scratch<T> mid(n);
+  std::atomic<int64_t> lo{0}, hi{n}, md{0};
+  constexpr int64_t claim = 16384 / int64_t(sizeof(T));
+  for_parts(n, parts, [&](int, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; i += claim) {
+      const int64_t len = std::min(claim, end - i);
+      int64_t l = 0, r = 0;
+      const int64_t m = split_count_copy(*keys, data + i, len, &l, &r, static_cast<T*>(nullptr));
+      T* to_lo = out + lo.fetch_add(l, std::memory_order_relaxed);
+      T* to_hi = out + (hi.fetch_sub(r, std::memory_order_relaxed) - r);
+      T* to_mid = mid.get() + md.fetch_add(m, std::memory_order_relaxed);
+      split_scatter(*keys, data + i, len, to_lo, to_mid, to_hi);
+    }
+  });
+  const int64_t l = lo.load(), size = md.load();
+  PROF_T(t2);
+  if (size == n || k < l || k >= l + size) {  // the sample missed k: out is rewritten whole
+    partition_general(threads, data, n, &k, 1, out, static_cast<int64_t*>(nullptr));
+    return;
+  }
+  partition_one(threads, mid.get(), size, k - l, out + l, depth + 1);
+  PROF_T(t3);
+  PROF_P("partition_one n=%lld depth %d: sample %.3f pass %.3f rest %.3f (mid %lld)\n", (long long)n, depth, PROF_D(t0,t1), PROF_D(t1,t2), PROF_D(t2,t3), (long long)size);
+}
+
+template <class T>
+void partition(int threads, const T* data, int64_t n, const int64_t* kth, int64_t m, T* out, int64_t* out_indices) {
+  if (n <= small_select || m * dense_ranks > n) {
+    partition_small(data, n, kth, m, out, out_indices);
+    return;
+  }
+  if (m > 0 && out && !out_indices && std::all_of(kth, kth + m, [&](int64_t k) { return k == kth[0]; })) {
+    partition_one(threads, data, n, kth[0], out, 0);
+    return;
+  }
+  partition_general(threads, data, n, kth, m, out, out_indices);
 }
 
 template <class T>
