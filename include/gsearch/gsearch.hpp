@@ -13,5 +13,6 @@
 #include "gsearch/merge.hpp"
 #include "gsearch/search.hpp"
 #include "gsearch/selection.hpp"
+#include "gsearch/server.hpp"
 #include "gsearch/static_index.hpp"
 #include "gsearch/version.hpp"

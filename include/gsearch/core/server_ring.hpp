@@ -1,0 +1,111 @@
+#pragma once
+/// \file
+/// The search server's request ring (seed 004 §3: the CPU and the GPU in a dialogue through
+/// memory both can see), shared by the server's backends: the GPU's persistent kernel and the
+/// CPU's worker thread serve it the same way (docs/design.md, "The search server").
+///
+/// N slots in memory the submitters and the server both see (mapped pinned host memory for the
+/// GPU). Every word has one writer, and the server only loads and stores (never a
+/// read-modify-write: those are not atomic on host memory over PCIe):
+///  - a submitter takes ticket t from a counter only submitters touch (host memory, host
+///    atomics), waits until slot t % N is free (done >= t: the request there before, ticket
+///    t - N, was answered; this wait is the backpressure of a full ring), writes the request into
+///    the slot and publishes it: slot.ready = t + 1 (release);
+///  - the server serves tickets in order: it waits until slot(tail).ready == tail + 1 (acquire),
+///    takes as many consecutive published requests of one kind as its batching rules allow, serves
+///    them (the results go straight to each request's output) and answers each: slot.done =
+///    t + N (release), which completes ticket t and frees the slot for ticket t + N at once;
+///  - the submitter waits until done >= t + N (acquire; `done` only grows, so a submitter that
+///    looks late, after ticket t + N took the slot, still sees its answer) and returns.
+/// A failure is sticky: the first request the server cannot serve (on the GPU a CUDA error, which
+/// poisons the context) makes it store that ticket in the ring's `failed_from` word, and every
+/// ticket from there on is failed (so no status needs to outlive its slot).
+/// A ticket taken must be published (the server waits for it in order): nothing that can fail
+/// sits between taking a ticket and publishing it.
+/// The memory accesses go through an `Access` policy (load_acquire, store_release on uint64_t),
+/// so that core stays free of CUDA headers: std::atomic_ref on the CPU, cuda::atomic_ref at
+/// system scope in the kernel.
+
+#include <cstdint>
+
+#include "gsearch/core/config.hpp"
+
+namespace gsearch::core {
+
+/// The operations the server's table dispatches on. search is the first; the index-interval
+/// improve and the functional arrays of seed 004 §4 take the next codes.
+enum class server_op : int32_t {
+  search = 1,        ///< count queries searched on `side`; out: int64 positions
+  replace_keys = 2,  ///< between batches: serve later requests from the key set at `queries`
+  stop = 3,          ///< the last ticket: the server answers it and leaves its loop
+};
+
+/// One slot: the request (written by its submitter before `ready`), then the protocol words.
+struct alignas(64) server_slot {
+  int32_t op = 0;        ///< server_op
+  int32_t side = 0;      ///< gsearch::side of a search
+  int64_t count = 0;     ///< queries
+  uint64_t queries = 0;  ///< their address (device-visible for the GPU server)
+  uint64_t out = 0;      ///< the results' address
+  uint64_t ready = 0;    ///< submitter: ticket + 1 once published
+  uint64_t done = 0;     ///< server: ticket + N once answered (initially the slot's index)
+};
+
+/// `failed_from`'s value while every request so far was served.
+inline constexpr uint64_t ring_no_failure = ~uint64_t(0);
+
+/// The slot of ticket t in a ring of n slots.
+GSEARCH_HD inline int64_t ring_slot_of(uint64_t ticket, int64_t n) { return int64_t(ticket % uint64_t(n)); }
+
+/// Whether ticket t may use its slot (the previous occupant, t - N, was answered), and whether
+/// ticket t was answered, from the slot's `done`.
+GSEARCH_HD inline bool ring_free(uint64_t done, uint64_t ticket) { return done >= ticket; }
+GSEARCH_HD inline bool ring_answered(uint64_t done, uint64_t ticket, int64_t n) { return done >= ticket + uint64_t(n); }
+
+/// The value of `ready` once ticket t is published.
+GSEARCH_HD inline uint64_t ring_ready_value(uint64_t ticket) { return ticket + 1; }
+
+/// Whether the server may serve ticket t now (its request published).
+template <class Access>
+GSEARCH_HD bool ring_published(const server_slot* slots, int64_t n, uint64_t ticket) {
+  return Access::load_acquire(&slots[ring_slot_of(ticket, n)].ready) == ring_ready_value(ticket);
+}
+
+/// The server's answer to ticket t (release: its results are visible to the submitter once it
+/// sees done). A failed ticket stores itself in *failed_from first, unless an earlier one did.
+template <class Access>
+GSEARCH_HD void ring_answer(server_slot* slots, int64_t n, uint64_t ticket, bool failed, uint64_t* failed_from) {
+  if (failed && Access::load_acquire(failed_from) == ring_no_failure) Access::store_release(failed_from, ticket);
+  Access::store_release(&slots[ring_slot_of(ticket, n)].done, ticket + uint64_t(n));
+}
+
+/// Whether an answered ticket t failed.
+template <class Access>
+GSEARCH_HD bool ring_failed(const uint64_t* failed_from, uint64_t ticket) {
+  return Access::load_acquire(failed_from) <= ticket;
+}
+
+/// How many of the tickets from `tail` the server takes as one batch: consecutive, published,
+/// of the same op as the first (a replace_keys or stop is a batch of its own, so no request
+/// sees a mix of key sets), at most max_requests of them and, for searches, queries adding up to
+/// at most max_queries (the first is always taken, whatever its size). 0 when tail is not
+/// published yet.
+template <class Access>
+GSEARCH_HD int64_t ring_batch(const server_slot* slots, int64_t n, uint64_t tail, int64_t max_requests,
+                              int64_t max_queries) {
+  if (!ring_published<Access>(slots, n, tail)) return 0;
+  const server_slot& first = slots[ring_slot_of(tail, n)];
+  if (first.op != int32_t(server_op::search)) return 1;
+  int64_t taken = 1, queries = first.count;
+  while (taken < max_requests && taken < n) {
+    const uint64_t t = tail + uint64_t(taken);
+    if (!ring_published<Access>(slots, n, t)) break;
+    const server_slot& s = slots[ring_slot_of(t, n)];
+    if (s.op != int32_t(server_op::search) || queries + s.count > max_queries) break;
+    queries += s.count;
+    ++taken;
+  }
+  return taken;
+}
+
+}  // namespace gsearch::core
