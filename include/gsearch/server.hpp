@@ -56,6 +56,8 @@ struct server_stats {
 template <class T>
 class server {
  public:
+  using key_type = T;
+
   /// Starts the loop with a copy of `keys` (sorted in gsearch's order, else invalid_argument).
   server(const cpu_t& exec, span<const T> keys, const server_options& options = {});
   ~server();

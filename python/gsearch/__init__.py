@@ -78,12 +78,14 @@ from ._sets import (
 # Selection: order statistics without sorting (numpy's partition and quantiles, torch's topk).
 from ._quantiles import median, nanmedian, nanpercentile, nanquantile, percentile, quantile
 from ._selection import argpartition, kthvalue, partition, select, topk
+from ._server import Server
 
 __version__: str = _core.__version__
 
 __all__ = [
     "Index",
     "IndexIntervals",
+    "Server",
     "__version__",
     "argpartition",
     "argsort",
