@@ -14,5 +14,6 @@
 #include "gsearch/search.hpp"
 #include "gsearch/selection.hpp"
 #include "gsearch/server.hpp"
+#include "gsearch/server_socket.hpp"
 #include "gsearch/static_index.hpp"
 #include "gsearch/version.hpp"

@@ -19,9 +19,19 @@
 /// the loop; it never waits for a caller. Bad requests (a count that does not match, an unknown
 /// side) throw invalid_argument in the caller and never reach the loop.
 ///
-/// This first form is the CPU backend: the loop is a thread of its own, and each batch's
-/// searches run on `threads` threads. The GPU's persistent kernel serves the same ring
-/// (docs/design.md, "The search server").
+/// Two backends serve the same ring (docs/design.md, "The search server"):
+///  - gsearch::cpu: the loop is a thread of its own, each batch's searches run on `threads`
+///    threads;
+///  - gsearch::cuda: a persistent kernel (a cooperative grid of `blocks` blocks, its share of the
+///    GPU) polls the ring in mapped pinned memory and searches a static index of the keys
+///    (static_index.hpp) whose top levels it keeps in shared memory. Keys may be in device or
+///    host memory (copied); queries and out in device memory, page-locked host memory (read and
+///    written in place) or pageable host memory (copied through the slot's pinned staging, in
+///    pieces of staging_queries; a request larger than that is served before submit returns).
+///    While it runs, calls that wait for the whole device
+///    (cudaDeviceSynchronize, cudaFree, torch.cuda.synchronize()) wait for the server to stop:
+///    synchronize streams instead. A CUDA error that poisons the context fails every request
+///    in flight and every later one (error), and shutdown() still returns.
 
 #include <array>
 #include <chrono>
@@ -41,6 +51,9 @@ struct server_options {
   int64_t preferred_batch_queries = 0;               ///< with max_delay: wait for this many queries
   std::chrono::microseconds max_delay{0};            ///< ... at most this long after the first request
   int threads = 0;                                   ///< CPU: threads of each batch's searches (0: all)
+  int blocks = 0;                                    ///< CUDA: the persistent grid's blocks (0: one per SM)
+  int64_t staging_queries = 4096;                    ///< CUDA: per slot, pinned staging for pageable host queries
+  std::chrono::nanoseconds idle_sleep{1000};         ///< CUDA: the idle loop's longest __nanosleep between polls
 };
 
 /// Counts since the server started. Histograms by powers of two: entry i counts values in
@@ -60,6 +73,10 @@ class server {
 
   /// Starts the loop with a copy of `keys` (sorted in gsearch's order, else invalid_argument).
   server(const cpu_t& exec, span<const T> keys, const server_options& options = {});
+  /// Starts the persistent kernel on the current device with a static index of `keys` (device
+  /// or host memory; sorted, else invalid_argument). exec's stream is not used by the server
+  /// (it runs on a non-blocking stream of its own) but orders the build after the caller's work.
+  server(const cuda_t& exec, span<const T> keys, const server_options& options = {});
   ~server();
   server(const server&) = delete;
   server& operator=(const server&) = delete;
@@ -80,6 +97,8 @@ class server {
     server* owner_;
     uint64_t ticket_;
     int64_t queries_;
+    const int64_t* staged_ = nullptr;  // CUDA, pageable out: the results to copy back ...
+    int64_t* out_ = nullptr;           // ... into the caller's array
     std::chrono::steady_clock::time_point start_;
     bool waited_ = false;
   };
@@ -95,6 +114,7 @@ class server {
 
   server_stats stats() const;
   int64_t size() const;  ///< the current key set's length
+  bool on_device() const;  ///< true for the CUDA server
   /// Refuses new requests, answers the ones submitted, stops the loop. Idempotent.
   void shutdown();
 

@@ -80,9 +80,13 @@ from ._quantiles import median, nanmedian, nanpercentile, nanquantile, percentil
 from ._selection import argpartition, kthvalue, partition, select, topk
 from ._server import Server
 
+# The search server of another process, over a socket.
+from ._client import Client
+
 __version__: str = _core.__version__
 
 __all__ = [
+    "Client",
     "Index",
     "IndexIntervals",
     "Server",

@@ -4,7 +4,8 @@ together are served together. The CPU form so far: numpy arrays."""
 
 from __future__ import annotations
 
-from typing import Any
+import os as _os
+from typing import Any, Optional, Union
 
 import numpy as _np
 
@@ -109,6 +110,34 @@ class Server:
         of two (``batch_requests_log2[i]``: batches of 2^i to 2^(i+1) - 1 requests;
         ``latency_us_log2[i]``: requests answered in 2^i to 2^(i+1) - 1 microseconds)."""
         return dict(self._core.stats())
+
+    def listen(self, path: Optional[Union[str, "os.PathLike[str]"]] = None, *, port: Optional[int] = None,
+               max_queries: int = 1 << 24, max_connections: int = 128, request_timeout: float = 30.0,
+               idle_timeout: float = 0.0) -> Union[str, int]:
+        """Serves this server to other processes too: :class:`gsearch.Client` and ``gsearch
+        client`` connect to a Unix-domain socket at ``path`` and / or to 127.0.0.1:``port``
+        (``port=0``: any free port) and speak gsearch's socket protocol (docs/design.md). Their
+        requests are batched with this process's. A stale socket file at ``path`` is replaced; a
+        path where a server answers, or a file that is not a socket, is refused (ValueError).
+
+        ``max_queries``: the most queries a request may hold (larger ones are refused unread);
+        ``max_connections``: connections served at once; ``request_timeout``: seconds for a
+        request's bytes to arrive; ``idle_timeout``: seconds before an idle connection is closed
+        (0: never). Returns the address a Client takes: ``path`` if given, else the port bound.
+        :meth:`stop_listening` and :meth:`close` stop it and remove the socket file."""
+        if path is None and port is None:
+            raise ValueError("gsearch.Server.listen: give a socket path, a port (0: any free port), or both")
+        if request_timeout < 0 or idle_timeout < 0:
+            raise ValueError("gsearch.Server.listen: the timeouts must be >= 0")
+        p = "" if path is None else _os.fspath(path)
+        bound = self._core.listen(p, -1 if port is None else int(port), int(max_queries), int(max_connections),
+                                  int(round(request_timeout * 1000)), int(round(idle_timeout * 1000)))
+        return p if path is not None else int(bound)
+
+    def stop_listening(self) -> None:
+        """Stops serving other processes: answers the requests they began, closes their
+        connections, removes the socket file (idempotent). This process's searches go on."""
+        self._core.stop_listening()
 
     def close(self) -> None:
         """Refuses new searches, answers those in flight, stops the server (idempotent)."""

@@ -16,6 +16,7 @@
 #include <variant>
 
 #include "gsearch/server.hpp"
+#include "gsearch/server_socket.hpp"
 // (keep this order: binding.hpp's enum_table names gsearch::to_string)
 #include "binding.hpp"
 
@@ -115,7 +116,38 @@ class py_server {
     return std::visit([](const auto& server) { return server->size(); }, s_);
   }
 
+  /// Serves this server to other processes (gsearch.Client, `gsearch client`) on a Unix-domain
+  /// socket `path` and / or 127.0.0.1:`port` (-1: none; 0: any free port); returns the port bound
+  /// (-1 if none). One socket front end at a time.
+  int listen(const std::string& path, int port, int64_t max_queries, int max_connections, int64_t request_timeout_ms,
+             int64_t idle_timeout_ms) {
+    if (sock_) value_error("gsearch._core.Server.listen: the server is listening already (stop_listening first)");
+    gsearch::socket_options o;
+    o.path = path;
+    o.port = port;
+    o.max_queries = max_queries;
+    o.max_connections = max_connections;
+    o.request_timeout = std::chrono::milliseconds(request_timeout_ms);
+    o.idle_timeout = std::chrono::milliseconds(idle_timeout_ms);
+    std::visit(
+        [&](auto& server) {
+          nb::gil_scoped_release unlocked;
+          sock_ = std::make_unique<gsearch::socket_server>(*server, o);
+        },
+        s_);
+    return sock_->port();
+  }
+
+  /// Stops the socket front end: answers the requests begun, closes the connections, removes the
+  /// socket file (idempotent; the server keeps serving this process).
+  void stop_listening() {
+    nb::gil_scoped_release unlocked;
+    if (sock_) sock_->stop();
+    sock_.reset();
+  }
+
   void shutdown() {
+    stop_listening();  // the socket's connections call the server: they end first
     std::visit(
         [](auto& server) {
           nb::gil_scoped_release unlocked;
@@ -127,6 +159,7 @@ class py_server {
  private:
   nb::dlpack::dtype dtype_;
   any_server s_;
+  std::unique_ptr<gsearch::socket_server> sock_;  // after s_: destroyed (stopped) before the server
 };
 
 }  // namespace
@@ -145,6 +178,12 @@ void bind_server(nb::module_& m) {
            "Serves later requests from a copy of keys (sorted, the server's dtype); returns once switched.")
       .def("stats", &py_server::stats, "Counts since the start: requests, queries, batches, histograms.")
       .def_prop_ro("size", &py_server::size, "The current key set's length.")
+      .def("listen", &py_server::listen, "path"_a, "port"_a, "max_queries"_a, "max_connections"_a,
+           "request_timeout_ms"_a, "idle_timeout_ms"_a,
+           "Serves this server on a Unix-domain socket path ('' none) and / or 127.0.0.1:port (-1 none, 0 any "
+           "free port); returns the port bound (-1 if none).")
+      .def("stop_listening", &py_server::stop_listening,
+           "Stops the socket front end (answers the requests begun, removes the socket file); idempotent.")
       .def("shutdown", &py_server::shutdown,
            "Refuses new requests, answers those submitted, stops the loop (idempotent).");
 }

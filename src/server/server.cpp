@@ -1,13 +1,17 @@
-// gsearch::server, the CPU backend: the request ring of core/server_ring.hpp in host memory,
-// served by a thread of its own that stands in for the GPU's persistent kernel (the same ring,
-// the same batching rules, the same one-writer-per-word protocol), each batch's searches run by
-// gsearch::search on the CPU. docs/design.md, "The search server".
+// gsearch::server: the submitters' side of the request ring (core/server_ring.hpp), and its two
+// servers: on the CPU a thread of its own, which stands in for the GPU's persistent kernel (the
+// same ring, the same batching rules, the same one-writer-per-word protocol) and runs each
+// batch's searches with gsearch::search; on the GPU the persistent kernel of
+// src/cuda/server.cu, which serves the ring in mapped pinned memory. docs/design.md, "The search
+// server".
 
 #include "gsearch/server.hpp"
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <exception>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -16,7 +20,9 @@
 #include "gsearch/core/error.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/server_ring.hpp"
+#include "gsearch/detail/cuda/server.hpp"
 #include "gsearch/search.hpp"
+#include "../backend.hpp"
 
 namespace gsearch {
 namespace {
@@ -66,8 +72,16 @@ template <class T>
 struct server<T>::state {
   server_options options;
   cpu_t exec;
-  std::vector<server_slot> slots;
-  uint64_t failed_from = core::ring_no_failure;  // the loop's: the first ticket it could not serve
+  std::vector<server_slot> cpu_slots;                       // CPU: the ring
+  std::unique_ptr<cuda_backend::device_server<T>> device;  // CUDA: the ring and the kernel
+  server_slot* slots = nullptr;                             // the ring, wherever it is
+  int64_t ring = 0;                                         // its slots
+  // Per slot, the first ticket that may take it: its owner's ticket + N once that owner is done
+  // with it (answered, and any staged results copied out). Host memory, host atomics.
+  std::unique_ptr<std::atomic<uint64_t>[]> released;
+  uint64_t failed_from = core::ring_no_failure;  // CPU: the first ticket the loop could not serve
+  std::atomic<bool> dead{false};                 // CUDA: the kernel ended without a stop (an error)
+  std::mutex replacing;                          // replace_keys, one at a time
   std::atomic<uint64_t> tickets{0};
   std::atomic<int64_t> publishing{0};  // submitters between taking a ticket and publishing it
   std::atomic<bool> closing{false};
@@ -80,12 +94,22 @@ struct server<T>::state {
   std::array<std::atomic<int64_t>, 16> batch_requests{};
   std::array<std::atomic<int64_t>, 32> latency_us{};
 
-  int64_t n() const { return int64_t(slots.size()); }
+  int64_t n() const { return ring; }
   server_slot& slot(uint64_t t) { return slots[size_t(core::ring_slot_of(t, n()))]; }
 
-  // Takes a ticket, waits for its slot, writes the request and publishes it. Throws only before
-  // the ticket is taken (a refused submission).
-  uint64_t publish(server_op op, int32_t s, int64_t count, uint64_t queries, uint64_t out, bool internal = false) {
+  // Sets up the ring of `slots` slots at `memory` (ticket i may start in slot i).
+  void init_ring(server_slot* memory, int64_t count) {
+    slots = memory;
+    ring = count;
+    released = std::make_unique<std::atomic<uint64_t>[]>(size_t(count));
+    for (int64_t i = 0; i < count; ++i) released[size_t(i)].store(uint64_t(i));
+  }
+
+  // Takes a ticket, waits for its slot, calls fill(slot index) (the staging of a CUDA request),
+  // writes the request and publishes it. Throws only before the ticket is taken (a refused
+  // submission); fill must not throw.
+  template <class Fill>
+  uint64_t publish(server_op op, int32_t s, int64_t count, uint64_t queries, uint64_t out, bool internal, Fill&& fill) {
     publishing.fetch_add(1, std::memory_order_seq_cst);
     if (!internal && closing.load(std::memory_order_seq_cst)) {
       publishing.fetch_sub(1, std::memory_order_seq_cst);
@@ -93,7 +117,9 @@ struct server<T>::state {
     }
     const uint64_t t = tickets.fetch_add(1, std::memory_order_relaxed);
     server_slot& sl = slot(t);
-    wait_until([&] { return core::ring_free(host_access::load_acquire(&sl.done), t); });
+    std::atomic<uint64_t>& free_from = released[size_t(core::ring_slot_of(t, n()))];
+    wait_until([&] { return core::ring_free(free_from.load(std::memory_order_acquire), t); });
+    fill(core::ring_slot_of(t, n()), queries, out);
     sl.op = int32_t(op);
     sl.side = s;
     sl.count = count;
@@ -103,11 +129,31 @@ struct server<T>::state {
     publishing.fetch_sub(1, std::memory_order_seq_cst);
     return t;
   }
+  uint64_t publish(server_op op, int32_t s, int64_t count, uint64_t queries, uint64_t out, bool internal = false) {
+    return publish(op, s, count, queries, out, internal, [](int64_t, uint64_t&, uint64_t&) {});
+  }
   bool answered(uint64_t t) { return core::ring_answered(host_access::load_acquire(&slot(t).done), t, n()); }
-  // Waits for ticket t's answer; true when it was served (false: the server had failed).
+  // Waits for ticket t's answer; true when it was served (false: the server had failed). On
+  // the GPU, a wait that lasts checks now and then that the kernel still runs: a CUDA error
+  // ends it, and then nothing will answer.
   bool wait(uint64_t t) {
-    wait_until([&] { return answered(t); });
+    int64_t polls = 0;
+    wait_until([&] {
+      if (answered(t)) return true;
+      if (device && ++polls % 256 == 0 && !device->running()) dead.store(true);
+      return dead.load();
+    });
+    if (dead.load() && !answered(t)) return false;
     return !core::ring_failed<host_access>(&failed_from, t);
+  }
+  // Ticket t's owner is done with its slot: the next ticket there may take it.
+  void release(uint64_t t) {
+    released[size_t(core::ring_slot_of(t, n()))].store(t + uint64_t(n()), std::memory_order_release);
+  }
+  std::string failure() {
+    std::string why = device ? device->error() : std::string();
+    return "gsearch::server: the server failed" + (why.empty() ? std::string() : ": " + why) +
+           " (this and every later request fail; shut it down)";
   }
 
   // The loop: batches in ticket order until the stop request.
@@ -116,7 +162,7 @@ struct server<T>::state {
     for (;;) {
       int64_t taken = 0;
       wait_until([&] {
-        taken = core::ring_batch<host_access>(slots.data(), n(), tail, options.max_batch_requests,
+        taken = core::ring_batch<host_access>(slots, n(), tail, options.max_batch_requests,
                                               options.max_batch_queries);
         return taken > 0;
       });
@@ -131,7 +177,7 @@ struct server<T>::state {
         };
         while (batch_queries() < options.preferred_batch_queries && std::chrono::steady_clock::now() < deadline) {
           std::this_thread::yield();
-          taken = core::ring_batch<host_access>(slots.data(), n(), tail, options.max_batch_requests,
+          taken = core::ring_batch<host_access>(slots, n(), tail, options.max_batch_requests,
                                                 options.max_batch_queries);
         }
       }
@@ -156,7 +202,7 @@ struct server<T>::state {
           keys = reinterpret_cast<std::vector<T>*>(s.queries);
           key_count.store(int64_t(keys->size()), std::memory_order_relaxed);
         }
-        core::ring_answer<host_access>(slots.data(), n(), t, failed && op == server_op::search, &failed_from);
+        core::ring_answer<host_access>(slots, n(), t, failed && op == server_op::search, &failed_from);
         if (op == server_op::stop) return;
       }
       tail += uint64_t(taken);
@@ -164,22 +210,55 @@ struct server<T>::state {
   }
 };
 
-template <class T>
-server<T>::server(const cpu_t& exec, span<const T> keys, const server_options& options)
-    : state_(std::make_unique<state>()) {
+namespace {
+
+void check_options(const server_options& options) {
   if (options.ring_slots < 1 || options.max_batch_requests < 1 || options.max_batch_queries < 1 ||
       options.preferred_batch_queries < 0 || options.max_delay.count() < 0)
     throw invalid_argument("gsearch::server: ring_slots, max_batch_requests and max_batch_queries must be >= 1, "
                            "preferred_batch_queries and max_delay >= 0");
+  if (options.blocks < 0 || options.staging_queries < 1 || options.idle_sleep.count() < 0)
+    throw invalid_argument("gsearch::server: blocks must be >= 0, staging_queries >= 1, idle_sleep >= 0");
+}
+
+}  // namespace
+
+template <class T>
+server<T>::server(const cpu_t& exec, span<const T> keys, const server_options& options)
+    : state_(std::make_unique<state>()) {
+  check_options(options);
   check_keys(keys, "gsearch::server");
   state& st = *state_;
   st.options = options;
   st.exec = options.threads > 0 ? exec.with_threads(options.threads) : exec;
-  st.slots.resize(size_t(options.ring_slots));
-  for (int64_t i = 0; i < options.ring_slots; ++i) st.slots[size_t(i)].done = uint64_t(i);  // ticket i may start
+  st.cpu_slots.resize(size_t(options.ring_slots));
+  for (int64_t i = 0; i < options.ring_slots; ++i) st.cpu_slots[size_t(i)].done = uint64_t(i);  // ticket i may start
+  st.init_ring(st.cpu_slots.data(), options.ring_slots);
   st.keys = new std::vector<T>(keys.data(), keys.data() + keys.size());
   st.key_count.store(keys.size());
   st.loop = std::thread([&st] { st.run(); });
+}
+
+template <class T>
+server<T>::server(const cuda_t& exec, span<const T> keys, const server_options& options)
+    : state_(std::make_unique<state>()) {
+  check_options(options);
+  state& st = *state_;
+  st.options = options;
+  on_backend(exec, [&](CUstream_st* stream) {
+    cuda_backend::device_server_config c;
+    c.ring_slots = options.ring_slots;
+    c.max_batch_requests = options.max_batch_requests;
+    c.max_batch_queries = options.max_batch_queries;
+    c.preferred_batch_queries = options.preferred_batch_queries;
+    c.max_delay_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(options.max_delay).count();
+    c.idle_sleep_ns = options.idle_sleep.count();
+    c.staging_queries = options.staging_queries;
+    c.blocks = options.blocks;
+    st.device = cuda_backend::start_device_server<T>(stream, keys.data(), keys.size(), c);
+  });
+  st.init_ring(st.device->slots(), options.ring_slots);
+  st.key_count.store(keys.size());
 }
 
 template <class T>
@@ -200,7 +279,9 @@ void server<T>::shutdown() {
   wait_until([&] { return st.publishing.load(std::memory_order_seq_cst) == 0; });
   const uint64_t t = st.publish(server_op::stop, 0, 0, 0, 0, true);
   st.wait(t);
-  st.loop.join();
+  st.release(t);
+  if (st.loop.joinable()) st.loop.join();
+  if (st.device) st.device->join();
 }
 
 template <class T>
@@ -210,12 +291,49 @@ typename server<T>::request server<T>::submit(span<const T> queries, side s, spa
                            std::to_string(queries.size()) + " queries");
   if (s != side::left && s != side::right && s != side::pred)
     throw invalid_argument("gsearch::server::search: unknown side");
+  if (queries.size() > 0 && (queries.data() == nullptr || out.data() == nullptr))
+    throw invalid_argument("gsearch::server::search: null data with a non-zero size");
+  state& st = *state_;
   const auto start = std::chrono::steady_clock::now();
-  const uint64_t t = state_->publish(server_op::search, int32_t(s), queries.size(),
-                                     reinterpret_cast<uint64_t>(queries.data()), reinterpret_cast<uint64_t>(out.data()));
-  request r(this, t, queries.size());
-  r.start_ = start;
-  return r;
+  uint64_t q = reinterpret_cast<uint64_t>(queries.data()), o = reinterpret_cast<uint64_t>(out.data());
+  if (!st.device) {
+    request r(this, st.publish(server_op::search, int32_t(s), queries.size(), q, o), queries.size());
+    r.start_ = start;
+    return r;
+  }
+  // CUDA: queries and out where the kernel reaches them, in place or through the slot's staging.
+  cuda_backend::device_server<T>& dev = *st.device;
+  const void* dq = nullptr;
+  const void* dout = nullptr;
+  const bool stage_q = dev.where(queries.data(), &dq) == cuda_backend::server_memory::pageable;
+  const bool stage_out = dev.where(out.data(), &dout) == cuda_backend::server_memory::pageable;
+  const int64_t piece = stage_q || stage_out ? dev.staging_queries() : std::max<int64_t>(queries.size(), 1);
+  for (int64_t begin = 0;;) {  // one request, or the pieces of a staged one larger than the staging
+    const int64_t count = std::min(piece, queries.size() - begin);
+    const bool last = begin + count >= queries.size();
+    int64_t slot = 0;
+    const uint64_t t = st.publish(server_op::search, int32_t(s), count, 0, 0, false,
+                                  [&](int64_t sl, uint64_t& qa, uint64_t& oa) {
+                                    slot = sl;
+                                    if (stage_q) {
+                                      std::memcpy(dev.staged_queries(sl), queries.data() + begin, size_t(count) * sizeof(T));
+                                      qa = dev.staged_queries_device(sl);
+                                    } else {
+                                      qa = reinterpret_cast<uint64_t>(static_cast<const T*>(dq) + begin);
+                                    }
+                                    oa = stage_out ? dev.staged_out_device(sl)
+                                                   : reinterpret_cast<uint64_t>(static_cast<const int64_t*>(dout) + begin);
+                                  });
+    request r(this, t, count);
+    r.start_ = start;
+    if (stage_out) {
+      r.staged_ = dev.staged_out(slot);
+      r.out_ = out.data() + begin;
+    }
+    if (last) return r;
+    r.wait();
+    begin += count;
+  }
 }
 
 template <class T>
@@ -225,11 +343,25 @@ void server<T>::search(span<const T> queries, side s, span<int64_t> out) {
 
 template <class T>
 void server<T>::replace_keys(span<const T> keys) {
+  state& st = *state_;
+  if (st.closing.load()) throw invalid_argument("gsearch::server: the server is shut down");
+  if (st.device) {
+    const std::lock_guard<std::mutex> lock(st.replacing);
+    const uint64_t payload = st.device->prepare_keys(keys.data(), keys.size());  // checks the order
+    const uint64_t t = st.publish(server_op::replace_keys, 0, 0, payload, 0);
+    const bool served = st.wait(t);
+    st.release(t);
+    if (!served) throw error(st.failure());
+    st.device->keys_replaced();
+    st.key_count.store(keys.size());
+    return;
+  }
   check_keys(keys, "gsearch::server::replace_keys");
   auto fresh = std::make_unique<std::vector<T>>(keys.data(), keys.data() + keys.size());
-  const uint64_t t = state_->publish(server_op::replace_keys, 0, 0, reinterpret_cast<uint64_t>(fresh.get()), 0);
+  const uint64_t t = st.publish(server_op::replace_keys, 0, 0, reinterpret_cast<uint64_t>(fresh.get()), 0);
   fresh.release();  // the loop owns it from its publication (and frees the set it replaces)
-  state_->wait(t);
+  st.wait(t);
+  st.release(t);
 }
 
 template <class T>
@@ -249,17 +381,26 @@ int64_t server<T>::size() const {
 }
 
 template <class T>
+bool server<T>::on_device() const {
+  return state_->device != nullptr;
+}
+
+template <class T>
 server<T>::request::request(server* owner, uint64_t ticket, int64_t queries)
     : owner_(owner), ticket_(ticket), queries_(queries) {}
 
 template <class T>
 server<T>::request::request(request&& other) noexcept
     : owner_(std::exchange(other.owner_, nullptr)), ticket_(other.ticket_), queries_(other.queries_),
-      start_(other.start_), waited_(other.waited_) {}
+      staged_(other.staged_), out_(other.out_), start_(other.start_), waited_(other.waited_) {}
 
 template <class T>
 server<T>::request::~request() {
-  if (owner_ && !waited_) owner_->state_->wait(ticket_);  // the loop writes into the caller's output
+  if (!owner_ || waited_) return;
+  try {  // the server writes into the caller's output: wait for it
+    wait();
+  } catch (...) {
+  }
 }
 
 template <class T>
@@ -272,12 +413,14 @@ void server<T>::request::wait() {
   if (!owner_ || waited_) return;
   typename server<T>::state& st = *owner_->state_;
   const bool served = st.wait(ticket_);
+  if (served && staged_) std::memcpy(out_, staged_, size_t(queries_) * sizeof(int64_t));
+  st.release(ticket_);
   waited_ = true;
   const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start_).count();
   st.requests.fetch_add(1, std::memory_order_relaxed);
   st.queries.fetch_add(queries_, std::memory_order_relaxed);
   st.latency_us[size_t(log2_bucket(uint64_t(us), 32))].fetch_add(1, std::memory_order_relaxed);
-  if (!served) throw error("gsearch::server: the server's loop failed (this and every later request fail; shut it down)");
+  if (!served) throw error(st.failure());
 }
 
 #define GSEARCH_INSTANTIATE_SERVER(T) template class server<T>;

@@ -383,6 +383,8 @@ command add_quantile_command(CLI::App& app);
 command add_partition_command(CLI::App& app);
 command add_gen_command(CLI::App& app);
 command add_conflicts_command(CLI::App& app);
+command add_serve_command(CLI::App& app);
+command add_client_command(CLI::App& app);
 command add_bench_command(CLI::App& app, int argc, char** argv);
 
 }  // namespace gsearch::cli

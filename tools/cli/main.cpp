@@ -39,11 +39,13 @@ constexpr const char* exit_codes_text = R"EXIT(Exit codes:
         --out-right with semi or anti, or without it for the others); an output that is the
         same file as an input or as another output, an empty path, a directory (--out .,
         --out dir/), a FIFO, a device or a socket, or a read-only file. Outputs are checked
-        before anything is read or computed
+        before anything is read or computed. client: a request the server refused (queries
+        not of the keys' dtype, more than its --max-queries); serve: a socket path in use
   2     device or I/O failure: --device cuda without a usable CUDA device, a CUDA error, out of
         memory; an output whose directory is missing or not writable (checked before any
         work), or that cannot be written (a full disk); a stdout that cannot be written (full,
-        closed)
+        closed); client: a server that cannot be reached, closes the connection, is shut down
+        or failed; serve: its server failed (a CUDA error): a supervisor should restart it
   3     search --verify found results that differ from the reference
   100+  the command line could not be parsed (CLI11's codes, e.g. 105 a value not allowed,
         106 a required option missing, 109 an unexpected argument or an unknown command)
@@ -196,6 +198,7 @@ int main(int argc, char** argv) {
                               add_select_command(app), add_topk_command(app),
                               add_quantile_command(app), add_partition_command(app),
                               add_gen_command(app),    add_conflicts_command(app),
+                              add_serve_command(app),  add_client_command(app),
                               add_bench_command(app, argc, argv)};
   for (const command& c : commands) finish_help(c.app);
 

@@ -15,17 +15,24 @@
 
 namespace gsearch::cuda_backend {
 
-/// The rank of `before.q` among keys[0, k): called by all 32 lanes of a full warp with the same
-/// query. Keys read through the read-only path.
-template <class T, class Pred>
-__device__ int64_t pary_warp_rank(const T* __restrict__ keys, int64_t k, Pred before) {
+/// The rank of `before.q` among key(0), ..., key(k - 1): called by all 32 lanes of a full warp
+/// with the same query. An accessor, for keys that may change while the kernel runs (the search
+/// server's, after a replace_keys), which must not go through the read-only path.
+template <class Key, class Pred>
+__device__ int64_t pary_warp_rank_at(const Key& key, int64_t k, Pred before) {
   const int lane = threadIdx.x % 32;
   int64_t a = 0, b = k;
   while (a < b) {  // the same a and b in every lane: the loop is uniform
-    const bool is_before = before(__ldg(keys + core::pary_probe(a, b, lane, 32)));
+    const bool is_before = before(key(core::pary_probe(a, b, lane, 32)));
     core::pary_narrow(a, b, __popc(__ballot_sync(0xffffffffu, is_before)), 32);
   }
   return a;
+}
+
+/// The same over keys[0, k), read through the read-only path.
+template <class T, class Pred>
+__device__ int64_t pary_warp_rank(const T* __restrict__ keys, int64_t k, Pred before) {
+  return pary_warp_rank_at([keys](int64_t i) { return __ldg(keys + i); }, k, before);
 }
 
 /// The same for a whole block of blockDim.x lanes (up to 1024), all calling it with the same

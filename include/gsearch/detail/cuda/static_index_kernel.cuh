@@ -59,51 +59,69 @@ constexpr int index_shared_level(const core::static_index_shape<B>& shape, int64
   return h;
 }
 
-/// The search: out[j] = rank of queries[j] + offset. Each thread takes Items queries of a tile
-/// (thread t: t, t + Threads, ...: coalesced loads and stores), walks the staged levels from
-/// shared memory and the rest from global memory, in lockstep; the queries core::static_index_special
-/// names are answered by their own walk.
+/// One tile of the search: the queries [begin, begin + Threads x Items) of queries[0, n) (those
+/// past n are not written), out[j] = rank of queries[j] + offset. Each thread takes Items queries
+/// (thread t: t, t + Threads, ...: coalesced loads and stores), walks the levels from
+/// shared_level up in `top` (shared memory) and the rest in `global`, in lockstep; the queries
+/// core::static_index_special names are answered by their own walk. Called by a whole block
+/// (index_search_kernel, and the search server's kernel).
+template <bool Strict, int Threads, int Items, class T, class Out, int B, class Top, class Global>
+__device__ __forceinline__ void index_search_tile(const Top& top, const Global& global, const core::static_index_shape<B>& shape,
+                                                  int shared_level, const T* __restrict__ queries, int64_t n,
+                                                  Out* __restrict__ out, int offset, int64_t begin) {
+  const int64_t j0 = begin + threadIdx.x;
+  T q[Items];
+  ieee_before<Strict, T> before[Items];
+  bool special[Items];
+  int64_t node[Items];
+  GSEARCH_UNROLL
+  for (int i = 0; i < Items; ++i) {
+    const int64_t j = j0 + int64_t(i) * Threads;
+    q[i] = queries[j < n ? j : n - 1];  // past n: repeat the last query, not written
+    special[i] = core::static_index_special<Strict>(q[i]);
+    before[i].q = special[i] ? key_traits<T>::lowest() : q[i];
+    node[i] = 0;
+  }
+  core::static_index_descend(top, shape, shape.levels - 1, shared_level - 1, before, node);
+  core::static_index_descend(global, shape, shared_level - 1, 0, before, node);
+  GSEARCH_UNROLL
+  for (int i = 0; i < Items; ++i) {
+    const int64_t j = j0 + int64_t(i) * Threads;
+    if (j >= n) continue;
+    const int64_t rank = special[i] ? core::static_index_rank<Strict>(global, shape, q[i])
+                                    : node[i] * B + core::static_index_node_rank<B>(global, node[i] * B, before[i]);
+    out[j] = Out(rank + offset);
+  }
+}
+
+/// Stages the layout's slots [shape.offset[shared_level], size) (the top levels: every level is
+/// whole nodes of 16 bytes or more) into `shared` as 16-byte vectors, by the whole block, and
+/// returns their accessor (slot numbers stay those of the layout). Ends with __syncthreads().
+/// ReadOnly: through the read-only path (not for a layout written while the kernel runs).
+template <class T, int B, bool ReadOnly = true>
+__device__ __forceinline__ vector_nodes<T, false> stage_index_top(const T* __restrict__ layout, const core::static_index_shape<B>& shape,
+                                                                  int shared_level, unsigned char* shared) {
+  const int64_t first = shape.offset[shared_level];
+  const int vectors = int((shape.size() - first) * int64_t(sizeof(T)) / 16);
+  const uint4* from = reinterpret_cast<const uint4*>(layout + first);
+  uint4* to = reinterpret_cast<uint4*>(shared);
+  for (int v = threadIdx.x; v < vectors; v += blockDim.x) to[v] = ReadOnly ? __ldg(from + v) : from[v];
+  __syncthreads();
+  return vector_nodes<T, false>{reinterpret_cast<const T*>(shared) - first};
+}
+
+/// The search: out[j] = rank of queries[j] + offset. Each block stages the top levels once, then
+/// takes tiles of Threads x Items queries (index_search_tile).
 template <bool Strict, class T, class Out, int B, int Threads, int Items>
 __global__ void __launch_bounds__(Threads)
     index_search_kernel(const T* __restrict__ layout, core::static_index_shape<B> shape, int shared_level,
                         const T* __restrict__ queries, int64_t n, Out* __restrict__ out, int offset) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
-  const int64_t first = shape.offset[shared_level];
-  {  // stage slots [first, size) as 16-byte vectors (every level is whole nodes of 16 bytes or more)
-    const int vectors = int((shape.size() - first) * int64_t(sizeof(T)) / 16);
-    const uint4* from = reinterpret_cast<const uint4*>(layout + first);
-    uint4* to = reinterpret_cast<uint4*>(shared_bytes);
-    for (int v = threadIdx.x; v < vectors; v += Threads) to[v] = __ldg(from + v);
-    __syncthreads();
-  }
-  const vector_nodes<T, false> top{reinterpret_cast<const T*>(shared_bytes) - first};
+  const vector_nodes<T, false> top = stage_index_top(layout, shape, shared_level, shared_bytes);
   const vector_nodes<T, true> global{layout};
   constexpr int64_t tile = int64_t(Threads) * Items;
-  for (int64_t begin = int64_t(blockIdx.x) * tile; begin < n; begin += int64_t(gridDim.x) * tile) {
-    const int64_t j0 = begin + threadIdx.x;
-    T q[Items];
-    ieee_before<Strict, T> before[Items];
-    bool special[Items];
-    int64_t node[Items];
-    GSEARCH_UNROLL
-    for (int i = 0; i < Items; ++i) {
-      const int64_t j = j0 + int64_t(i) * Threads;
-      q[i] = queries[j < n ? j : n - 1];  // past n: repeat the last query, not written
-      special[i] = core::static_index_special<Strict>(q[i]);
-      before[i].q = special[i] ? key_traits<T>::lowest() : q[i];
-      node[i] = 0;
-    }
-    core::static_index_descend(top, shape, shape.levels - 1, shared_level - 1, before, node);
-    core::static_index_descend(global, shape, shared_level - 1, 0, before, node);
-    GSEARCH_UNROLL
-    for (int i = 0; i < Items; ++i) {
-      const int64_t j = j0 + int64_t(i) * Threads;
-      if (j >= n) continue;
-      const int64_t rank = special[i] ? core::static_index_rank<Strict>(global, shape, q[i])
-                                      : node[i] * B + core::static_index_node_rank<B>(global, node[i] * B, before[i]);
-      out[j] = Out(rank + offset);
-    }
-  }
+  for (int64_t begin = int64_t(blockIdx.x) * tile; begin < n; begin += int64_t(gridDim.x) * tile)
+    index_search_tile<Strict, Threads, Items>(top, global, shape, shared_level, queries, n, out, offset, begin);
 }
 
 /// Enqueues the build of the layout of the n sorted keys on `stream`.

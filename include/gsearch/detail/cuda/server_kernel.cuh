@@ -1,0 +1,389 @@
+#pragma once
+/// \file
+/// The search server's persistent kernel (seed 004 §3; docs/design.md, "The search server"): a
+/// cooperative grid that stays resident and serves the request ring of core/server_ring.hpp,
+/// which sits in mapped pinned host memory, instead of a launch per request.
+///
+/// Block 0 leads. Its warp 0 polls the ring (one slot's `ready`, with a __nanosleep backoff that
+/// grows to idle_sleep_ns while nothing comes), then reads up to 32 slots at once, a lane each
+/// (a load from host memory crosses PCIe: ~1 us, so the slots are read in parallel, never one
+/// after the other), and takes a batch by core::ring_take's rule. Then:
+///  - a batch of at most Threads queries is served by block 0 alone (no grid-wide step): a warp
+///    per query by P-ary search over the leaves (core/pary.hpp; at most one query per warp: the
+///    response time of one query), else a thread per query down the static index;
+///  - a larger batch is posted to every block through the control block in device memory (a
+///    sequence number released at GPU scope, which the other blocks poll with a __nanosleep
+///    backoff); each block searches tiles of Threads x Items queries as the static index's
+///    kernel does (index_search_tile, the top levels staged in its shared memory) and counts
+///    itself finished; block 0 waits for the count;
+///  - replace_keys posts the new index to every block (each restages its shared levels);
+///  - stop posts the end to every block and leaves.
+/// Every result is written before a __threadfence_system(); then warp 0 answers each ticket
+/// (core::ring_answer: a release store at system scope, lane-parallel). The kernel never does a
+/// read-modify-write on host memory (not atomic over PCIe); its atomics are on device memory.
+
+#include <cuda/atomic>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "gsearch/core/algorithm.hpp"
+#include "gsearch/core/key_traits.hpp"
+#include "gsearch/core/server_ring.hpp"
+#include "gsearch/core/static_index.hpp"
+#include "gsearch/detail/cuda/pary_kernel.cuh"
+#include "gsearch/detail/cuda/static_index_kernel.cuh"
+
+namespace gsearch::cuda_backend {
+
+/// core/server_ring.hpp's Access policy in the kernel: the ring's words in mapped host memory,
+/// at system scope.
+struct server_device_access {
+  __device__ static uint64_t load_acquire(const uint64_t* p) {
+    return cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(*const_cast<uint64_t*>(p)).load(cuda::memory_order_acquire);
+  }
+  __device__ static void store_release(uint64_t* p, uint64_t v) {
+    cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(*p).store(v, cuda::memory_order_release);
+  }
+};
+
+/// A request of the batch being served, as the kernel searches it: device-usable addresses (the
+/// host translated page-locked memory and staged pageable memory before publishing).
+template <class T>
+struct server_request {
+  const T* queries = nullptr;
+  int64_t* out = nullptr;
+  int64_t count = 0;
+  int64_t first_tile = 0;  ///< its first tile in the batch's list of tiles (grid path)
+  int32_t side = 0;
+};
+
+/// What a replace_keys request points at (page-locked host memory, written before publishing).
+template <class T>
+struct server_keys {
+  static_index_device_ref<T> ref;
+  int shared_level = 0;  ///< the first level staged in shared memory
+};
+
+/// The control block in device memory: block 0 writes it, then releases `posted`; the other
+/// blocks acquire `posted`, serve, and count themselves in `finished`.
+template <class T>
+struct server_control {
+  uint32_t posted = 0;    ///< batches posted to the grid so far
+  uint32_t finished = 0;  ///< blocks done with the current one (reset before each post)
+  int32_t op = 0;         ///< core::server_op of the posted batch
+  int32_t requests = 0;   ///< its requests (in server_params::requests)
+  int64_t tiles = 0;      ///< its tiles of Threads x Items queries
+  server_keys<T> keys;    ///< the key set being served
+};
+
+template <class T>
+struct server_params {
+  core::server_slot* slots;        ///< the ring (mapped host memory)
+  int64_t ring_slots;
+  server_control<T>* control;      ///< device memory
+  server_request<T>* requests;     ///< device memory, max_batch_requests of them
+  int64_t max_batch_requests;
+  int64_t max_batch_queries;
+  int64_t preferred_batch_queries; ///< the dynamic batcher: wait for this many queries ...
+  int64_t max_delay_ns;            ///< ... at most this long (0: serve at once)
+  int64_t idle_sleep_ns;           ///< the longest __nanosleep between polls
+};
+
+__device__ __forceinline__ uint64_t server_clock_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/// Sleeps `ns` ns (if any) and returns the next backoff: doubling from 32 ns up to `cap`.
+__device__ __forceinline__ uint32_t server_backoff(uint32_t ns, int64_t cap) {
+  if (ns > 0) __nanosleep(ns);
+  const uint64_t next = ns == 0 ? 32 : uint64_t(ns) * 2;
+  return uint32_t(next < uint64_t(cap) ? next : uint64_t(cap));
+}
+
+/// Requests of a batch block 0 keeps in shared memory (its own path serves at most this many).
+inline constexpr int server_small_requests = 64;
+
+/// The batch block 0 serves next, in shared memory.
+template <class T>
+struct server_batch {
+  int32_t op;
+  int32_t taken;     ///< tickets from tail
+  int64_t queries;   ///< their queries (search)
+  int64_t tiles;
+};
+
+/// Warp 0 of block 0: reads the published slots from `tail` (32 at a time, a lane each), takes a
+/// batch by core::ring_take's rule, and writes its requests to p.requests and `shared_requests`
+/// (the first Threads of them). Returns the number taken (0: nothing published yet).
+template <int Tile, class T>
+__device__ int64_t server_collect(const server_params<T>& p, uint64_t tail, server_request<T>* shared_requests,
+                                  int shared_capacity, int32_t& op, int64_t& queries, int64_t& tiles) {
+  const int lane = threadIdx.x % 32;
+  int64_t taken = 0;
+  queries = 0;
+  tiles = 0;
+  op = 0;
+  for (;;) {  // 32 slots a round, while the batch can grow
+    const uint64_t t = tail + uint64_t(taken) + uint64_t(lane);
+    const bool in_ring = taken + lane < p.ring_slots && taken + lane < p.max_batch_requests;
+    const bool published = in_ring && core::ring_published<server_device_access>(p.slots, p.ring_slots, t);
+    const unsigned prefix_mask = __ballot_sync(0xffffffffu, published);
+    const int prefix = __ffs(~prefix_mask) == 0 ? 32 : __ffs(~prefix_mask) - 1;  // consecutive published lanes
+    int32_t my_op = 0;
+    int64_t my_count = 0;
+    const core::server_slot* s = &p.slots[core::ring_slot_of(t, p.ring_slots)];
+    if (lane < prefix) {  // after the acquire of its `ready`: the request's words are visible
+      my_op = s->op;
+      my_count = s->count;
+    }
+    // The rule of core::ring_take, lane by lane: the first request of the batch always; then
+    // searches only, while the queries fit max_batch_queries.
+    if (taken == 0) op = __shfl_sync(0xffffffffu, my_op, 0);
+    int64_t running = queries;  // inclusive scan of the counts, lane order
+    int64_t sum = my_count;
+    for (int d = 1; d < 32; d *= 2) {
+      const int64_t x = __shfl_up_sync(0xffffffffu, sum, d);
+      if (lane >= d) sum += x;
+    }
+    running += sum;
+    const bool first = taken == 0 && lane == 0;
+    const bool fits = lane < prefix && (first || (op == int32_t(core::server_op::search) &&
+                                                  my_op == int32_t(core::server_op::search) &&
+                                                  running <= p.max_batch_queries));
+    const unsigned take_mask = __ballot_sync(0xffffffffu, fits);
+    const int take = __ffs(~take_mask) == 0 ? 32 : __ffs(~take_mask) - 1;
+    const bool searches = op == int32_t(core::server_op::search);
+    // Each taken request's first tile: an exclusive scan of the tiles, lane order (every lane
+    // takes part in the shuffles).
+    const int64_t my_tiles = lane < take && searches ? (my_count + Tile - 1) / Tile : 0;
+    int64_t tiles_through = my_tiles;
+    for (int d = 1; d < 32; d *= 2) {
+      const int64_t x = __shfl_up_sync(0xffffffffu, tiles_through, d);
+      if (lane >= d) tiles_through += x;
+    }
+    if (lane < take && searches) {
+      server_request<T> r;
+      r.queries = reinterpret_cast<const T*>(s->queries);
+      r.out = reinterpret_cast<int64_t*>(s->out);
+      r.count = my_count;
+      r.side = s->side;
+      r.first_tile = tiles + tiles_through - my_tiles;
+      p.requests[taken + lane] = r;
+      if (taken + lane < shared_capacity) shared_requests[taken + lane] = r;
+      __threadfence();  // the requests, before thread 0's post releases them to the grid
+    }
+    const int64_t last_running = __shfl_sync(0xffffffffu, running, take > 0 ? take - 1 : 0);
+    const int64_t all_tiles = __shfl_sync(0xffffffffu, tiles_through, 31);
+    if (searches && take > 0) {
+      queries = last_running;
+      tiles += all_tiles;
+    }
+    taken += take;
+    if (take < 32 || op != int32_t(core::server_op::search)) return taken;
+  }
+}
+
+/// Searches the flat query j (0 <= j < total) of the batch: the request that holds it, found in
+/// `requests` (a short scan: block 0's batches are small).
+template <class T>
+__device__ __forceinline__ int server_request_of(const server_request<T>* requests, int taken, int64_t& j) {
+  int r = 0;
+  while (r + 1 < taken && j >= requests[r].count) j -= requests[r++].count;
+  return r;
+}
+
+/// Block 0 alone serves a batch of at most Threads queries: a warp per query by P-ary search
+/// when there are at most as many queries as warps, else a thread per query down the index.
+template <int Threads, class T, int B, class Top, class Global>
+__device__ void server_serve_small(const server_request<T>* requests, int taken, int64_t total, const server_keys<T>& keys,
+                                   const Top& top, const Global& global) {
+  const core::static_index_shape<B>& shape = keys.ref.shape;
+  constexpr int warps = Threads / 32;
+  if (total <= warps) {
+    const int w = int(threadIdx.x / 32);
+    if (w >= total) return;
+    int64_t j = w;
+    const server_request<T>& r = requests[server_request_of(requests, taken, j)];
+    const T q = r.queries[j];
+    visit_side(side(r.side), [&]<bool Strict>(int offset) {
+      const T* layout = keys.ref.layout;  // plain loads: the layout may be new since the launch
+      const int64_t rank = pary_warp_rank_at([layout](int64_t i) { return layout[i]; }, shape.n, before<Strict, T>{q});
+      if (threadIdx.x % 32 == 0) r.out[j] = rank + offset;
+    });
+    return;
+  }
+  if (threadIdx.x >= total) return;
+  int64_t j = threadIdx.x;
+  const server_request<T>& r = requests[server_request_of(requests, taken, j)];
+  const T q = r.queries[j];
+  visit_side(side(r.side), [&]<bool Strict>(int offset) {
+    const bool special = core::static_index_special<Strict>(q);
+    ieee_before<Strict, T> b[1] = {{special ? key_traits<T>::lowest() : q}};
+    int64_t node[1] = {0};
+    core::static_index_descend(top, shape, shape.levels - 1, keys.shared_level - 1, b, node);
+    core::static_index_descend(global, shape, keys.shared_level - 1, 0, b, node);
+    const int64_t rank = special ? core::static_index_rank<Strict>(global, shape, q)
+                                 : node[0] * B + core::static_index_node_rank<B>(global, node[0] * B, b[0]);
+    r.out[j] = rank + offset;
+  });
+}
+
+/// Every block's share of a posted search: tiles blockIdx.x, + gridDim.x, ... of the batch's
+/// list (each request's queries cut into tiles of Threads x Items).
+template <int Threads, int Items, class T, int B, class Top, class Global>
+__device__ void server_serve_tiles(const server_request<T>* __restrict__ requests, int taken, int64_t tiles,
+                                   const server_keys<T>& keys, const Top& top, const Global& global) {
+  constexpr int64_t tile = int64_t(Threads) * Items;
+  int r = 0;
+  for (int64_t g = blockIdx.x; g < tiles; g += gridDim.x) {
+    while (r + 1 < taken && requests[r + 1].first_tile <= g) ++r;  // g only grows
+    const server_request<T> req = requests[r];
+    const int64_t begin = (g - req.first_tile) * tile;
+    visit_side(side(req.side), [&]<bool Strict>(int offset) {
+      index_search_tile<Strict, Threads, Items>(top, global, keys.ref.shape, keys.shared_level, req.queries, req.count,
+                                                req.out, offset, begin);
+    });
+  }
+}
+
+/// Posts block 0's batch to the other blocks (thread 0 of block 0).
+template <class T>
+__device__ void server_post(server_control<T>* c, int32_t op, int32_t requests, int64_t tiles) {
+  c->finished = 0;
+  c->op = op;
+  c->requests = requests;
+  c->tiles = tiles;
+  cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(c->posted).fetch_add(1, cuda::memory_order_release);
+}
+
+/// Thread 0 of block 0: waits until the other blocks are done with the posted batch.
+template <class T>
+__device__ void server_wait_finished(server_control<T>* c, int64_t idle_sleep_ns) {
+  const uint32_t others = gridDim.x - 1;
+  uint32_t ns = 0;
+  while (cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(c->finished).load(cuda::memory_order_acquire) < others)
+    ns = server_backoff(ns, idle_sleep_ns < 256 ? idle_sleep_ns : 256);  // a batch ends soon: short naps
+}
+
+/// The persistent kernel. Dynamic shared memory: the staged top levels of the index (the
+/// largest the launch allowed; server_keys::shared_level fits it).
+template <class T, int Threads, int Items>
+__global__ void __launch_bounds__(Threads) server_kernel(server_params<T> p) {
+  constexpr int B = core::cuda_node_keys<T>;
+  constexpr int64_t tile = int64_t(Threads) * Items;
+  extern __shared__ __align__(16) unsigned char staged[];
+  __shared__ server_request<T> small[server_small_requests];  // block 0: the batch's requests, when they fit
+  __shared__ server_batch<T> batch;
+  __shared__ server_keys<T> keys;
+  server_control<T>* c = p.control;
+  if (threadIdx.x == 0) keys = c->keys;
+  __syncthreads();
+  // Plain loads of the layout throughout (never the read-only path): a replace_keys brings a
+  // layout written while the kernel runs, perhaps where an earlier one was.
+  auto top = stage_index_top<T, B, false>(keys.ref.layout, keys.ref.shape, keys.shared_level, staged);
+
+  if (blockIdx.x != 0) {  // a worker: wait for posts, serve them, count itself finished
+    uint32_t seen = 0;
+    for (;;) {
+      if (threadIdx.x == 0) {
+        uint32_t ns = 0;
+        while (cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(c->posted).load(cuda::memory_order_acquire) == seen)
+          ns = server_backoff(ns, p.idle_sleep_ns);
+        batch.op = c->op;
+        batch.taken = c->requests;
+        batch.tiles = c->tiles;
+        if (batch.op == int32_t(core::server_op::replace_keys)) keys = c->keys;
+      }
+      ++seen;
+      __syncthreads();
+      const int32_t op = batch.op;
+      if (op == int32_t(core::server_op::stop)) return;
+      if (op == int32_t(core::server_op::replace_keys)) {
+        top = stage_index_top<T, B, false>(keys.ref.layout, keys.ref.shape, keys.shared_level, staged);
+      } else {
+        server_serve_tiles<Threads, Items, T, B>(p.requests, batch.taken, batch.tiles, keys, top,
+                                           vector_nodes<T, false>{keys.ref.layout});
+        __threadfence_system();  // the results, before the count that lets block 0 answer
+      }
+      __syncthreads();
+      if (threadIdx.x == 0)
+        cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(c->finished).fetch_add(1, cuda::memory_order_release);
+    }
+  }
+
+  // Block 0: the leader.
+  uint64_t tail = 0;
+  for (;;) {
+    if (threadIdx.x < 32) {
+      int32_t op = 0;
+      int64_t queries = 0, tiles = 0, taken = 0;
+      uint32_t ns = 0;
+      for (;;) {
+        // Idle: lane 0 polls the next ticket's slot alone (one PCIe read a poll).
+        int ready = 0;
+        if (threadIdx.x == 0) ready = core::ring_published<server_device_access>(p.slots, p.ring_slots, tail);
+        if (__shfl_sync(0xffffffffu, ready, 0)) {
+          taken = server_collect<tile>(p, tail, small, server_small_requests, op, queries, tiles);
+          if (op == int32_t(core::server_op::search) && p.max_delay_ns > 0 && queries < p.preferred_batch_queries) {
+            // The dynamic batcher: wait up to max_delay for the preferred number of queries.
+            uint64_t deadline = 0;
+            if (threadIdx.x == 0) deadline = server_clock_ns() + uint64_t(p.max_delay_ns);
+            deadline = __shfl_sync(0xffffffffu, deadline, 0);
+            while (queries < p.preferred_batch_queries && server_clock_ns() < deadline) {
+              __nanosleep(256);
+              taken = server_collect<tile>(p, tail, small, server_small_requests, op, queries, tiles);
+            }
+          }
+          break;
+        }
+        ns = server_backoff(ns, p.idle_sleep_ns);
+      }
+      if (threadIdx.x == 0) {
+        batch.op = op;
+        batch.taken = int32_t(taken);
+        batch.queries = queries;
+        batch.tiles = tiles;
+      }
+    }
+    __syncthreads();
+    const int32_t op = batch.op;
+    const int taken = batch.taken;
+    if (op == int32_t(core::server_op::search)) {
+      if (batch.queries <= Threads && taken <= server_small_requests) {
+        server_serve_small<Threads, T, B>(small, taken, batch.queries, keys, top, vector_nodes<T, false>{keys.ref.layout});
+        __threadfence_system();
+      } else {
+        if (threadIdx.x == 0) server_post(c, op, taken, batch.tiles);
+        __syncthreads();  // (the post's release covers the requests warp 0 wrote)
+        server_serve_tiles<Threads, Items, T, B>(p.requests, taken, batch.tiles, keys, top, vector_nodes<T, false>{keys.ref.layout});
+        __threadfence_system();
+        if (threadIdx.x == 0) server_wait_finished(c, p.idle_sleep_ns);
+      }
+    } else if (op == int32_t(core::server_op::replace_keys)) {
+      if (threadIdx.x == 0) {
+        // The new index, from the request's page-locked payload (written before `ready`).
+        const core::server_slot& s = p.slots[core::ring_slot_of(tail, p.ring_slots)];
+        c->keys = *reinterpret_cast<const server_keys<T>*>(s.queries);
+        keys = c->keys;
+        server_post(c, op, 0, 0);
+      }
+      __syncthreads();
+      top = stage_index_top<T, B, false>(keys.ref.layout, keys.ref.shape, keys.shared_level, staged);
+      if (threadIdx.x == 0) server_wait_finished(c, p.idle_sleep_ns);
+    } else if (op == int32_t(core::server_op::stop)) {
+      if (threadIdx.x == 0) server_post(c, op, 0, 0);
+    }
+    __syncthreads();
+    // Answer the batch's tickets, a lane each (release at system scope: the results first).
+    if (threadIdx.x < 32)
+      for (int i = threadIdx.x; i < taken; i += 32)
+        core::ring_answer<server_device_access>(p.slots, p.ring_slots, tail + uint64_t(i), false, nullptr);
+    if (op == int32_t(core::server_op::stop)) return;
+    tail += uint64_t(taken);
+  }
+}
+
+}  // namespace gsearch::cuda_backend

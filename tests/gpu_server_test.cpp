@@ -1,0 +1,332 @@
+// gsearch::server on the GPU (the persistent kernel of src/cuda/server.cu): every answer against
+// std::lower_bound / std::upper_bound in gsearch's order, for every key type and side, with the
+// queries and results in device, page-locked and pageable memory, at the batch sizes that take
+// each of the kernel's paths (a warp per query, a thread per query in block 0, the whole grid),
+// from many threads, across key replacement, with a small share of the GPU, a full ring, the
+// dynamic batcher, shutdown with requests in flight, and bad input. Bounded: every test submits a
+// fixed number of requests and ends by itself. Nothing here waits for the whole device while a
+// server runs (no cudaDeviceSynchronize, no cudaFree): the buffers outlive the servers.
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gsearch/gsearch.hpp"
+#include "test_util.hpp"
+
+namespace gsearch::test {
+namespace {
+
+template <class T>
+class GpuServer : public ::testing::Test {
+ protected:
+  void SetUp() override { GSEARCH_GPU_OR_SKIP(); }
+};
+TYPED_TEST_SUITE(GpuServer, KeyTypes);
+
+constexpr side kSides[] = {side::left, side::right, side::pred};
+
+// Sorted keys with duplicates; for floats the edge values (NaN, infinities, -0.0) among them.
+template <class T>
+std::vector<T> server_keys(int64_t n, std::mt19937_64& rng, int range) {
+  std::vector<T> k(static_cast<size_t>(n));
+  for (T& x : k) x = small_value<T>(rng, range);
+  if (n >= 64) {
+    const std::vector<T> edges = edge_values<T>();
+    for (size_t i = 0; i < edges.size(); ++i) k[(i * 7919) % size_t(n)] = edges[i];
+  }
+  sort_keys(k);
+  return k;
+}
+
+template <class T>
+std::vector<T> server_queries(int64_t n, std::mt19937_64& rng, int range) {
+  std::vector<T> q(static_cast<size_t>(n));
+  for (T& x : q) x = small_value<T>(rng, range + 4);
+  const std::vector<T> edges = edge_values<T>();
+  for (size_t i = 0; i < edges.size() && i < q.size(); ++i) q[(i * 31) % q.size()] = edges[i];
+  return q;
+}
+
+// Device, page-locked and pageable buffers, freed after the servers (cudaFree would wait for a
+// running server's kernel).
+struct buffers {
+  std::vector<void*> device, pinned;
+  ~buffers() {
+    for (void* p : device) cudaFree(p);
+    for (void* p : pinned) cudaFreeHost(p);
+  }
+  template <class U>
+  U* on_device(size_t n) {
+    void* p = nullptr;
+    EXPECT_EQ(cudaMalloc(&p, std::max<size_t>(n, 1) * sizeof(U)), cudaSuccess);
+    device.push_back(p);
+    return static_cast<U*>(p);
+  }
+  template <class U>
+  U* page_locked(size_t n) {
+    void* p = nullptr;
+    EXPECT_EQ(cudaHostAlloc(&p, std::max<size_t>(n, 1) * sizeof(U), cudaHostAllocMapped | cudaHostAllocPortable), cudaSuccess);
+    pinned.push_back(p);
+    return static_cast<U*>(p);
+  }
+};
+
+enum class where { device, pinned, pageable };
+const char* where_name(where w) { return w == where::device ? "device" : w == where::pinned ? "pinned" : "pageable"; }
+
+// Searches `queries` through the server with both arrays in `w`, returns the results on the host.
+template <class T>
+std::vector<int64_t> serve(server<T>& s, buffers& mem, const std::vector<T>& queries, side sd, where w) {
+  const size_t n = queries.size();
+  std::vector<int64_t> got(n, -7);
+  if (w == where::pageable) {
+    s.search(span<const T>(queries.data(), int64_t(n)), sd, span<int64_t>(got.data(), int64_t(n)));
+  } else if (w == where::pinned) {
+    T* q = mem.page_locked<T>(n);
+    int64_t* o = mem.page_locked<int64_t>(n);
+    std::copy(queries.begin(), queries.end(), q);
+    s.search(span<const T>(q, int64_t(n)), sd, span<int64_t>(o, int64_t(n)));
+    std::copy(o, o + n, got.begin());
+  } else {
+    T* q = mem.on_device<T>(n);
+    int64_t* o = mem.on_device<int64_t>(n);
+    EXPECT_EQ(cudaMemcpy(q, queries.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+    s.search(span<const T>(q, int64_t(n)), sd, span<int64_t>(o, int64_t(n)));
+    EXPECT_EQ(cudaMemcpy(got.data(), o, n * sizeof(int64_t), cudaMemcpyDeviceToHost), cudaSuccess);
+  }
+  return got;
+}
+
+// The batch sizes of each path: a warp per query (<= 32 in a 1,024-thread block), a thread per
+// query in block 0 (<= 1,024), the grid; and the pieces of a pageable request over its staging.
+const std::vector<int64_t> kBatchSizes{0, 1, 5, 32, 33, 700, 1024, 1025, 5000, 70000};
+
+TYPED_TEST(GpuServer, EveryPathEqualsTheReference) {
+  using T = TypeParam;
+  buffers mem;
+  std::mt19937_64 rng(test_seed());
+  for (const int64_t k : {int64_t(0), int64_t(1), int64_t(300), int64_t(1) << 21}) {
+    const std::vector<T> keys = server_keys<T>(k, rng, 4000);
+    server_options o;
+    o.staging_queries = 2048;  // the 5,000 and 70,000 pageable requests go in pieces
+    server<T> s(cuda, span<const T>(keys.data(), k), o);
+    ASSERT_TRUE(s.on_device());
+    ASSERT_EQ(s.size(), k);
+    for (const where w : {where::device, where::pinned, where::pageable}) {
+      for (const int64_t n : kBatchSizes) {
+        if (test_subset() && n > 5000) continue;
+        const std::vector<T> queries = server_queries<T>(n, rng, 4000);
+        for (const side sd : kSides) {
+          EXPECT_EQ(serve(s, mem, queries, sd, w), reference_all(keys, queries, sd))
+              << "keys " << k << ", " << n << " queries in " << where_name(w) << " memory, side " << side_name(sd);
+        }
+      }
+    }
+  }
+}
+
+TYPED_TEST(GpuServer, ManyThreadsAcrossKeyReplacement) {
+  using T = TypeParam;
+  std::mt19937_64 rng(test_seed());
+  const std::vector<T> old_keys = server_keys<T>(100000, rng, 3000);
+  const std::vector<T> new_keys = server_keys<T>(70000, rng, 500);
+  server_options o;
+  o.ring_slots = 8;  // full often: submitters wait (backpressure)
+  server<T> s(cuda, span<const T>(old_keys.data(), int64_t(old_keys.size())), o);
+  const int threads = 16, requests = test_subset() ? 20 : 150;
+  std::atomic<int> wrong{0}, mixed{0}, old_after{0};
+  std::atomic<bool> replaced{false};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      std::mt19937_64 r(uint64_t(t) * 7 + 1);
+      for (int i = 0; i < requests; ++i) {
+        const int64_t n = int64_t(r() % (i % 10 == 0 ? 20000 : 40)) + 1;
+        const std::vector<T> q = server_queries<T>(n, r, 3000);
+        const side sd = kSides[r() % 3];
+        const bool after = replaced.load();
+        std::vector<int64_t> got(static_cast<size_t>(n));
+        s.search(span<const T>(q.data(), n), sd, span<int64_t>(got.data(), n));
+        const bool is_old = got == reference_all(old_keys, q, sd);
+        const bool is_new = got == reference_all(new_keys, q, sd);
+        if (!is_old && !is_new) ++wrong;
+        if (after && !is_new && is_old) ++old_after;
+        (void)mixed;
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  s.replace_keys(span<const T>(new_keys.data(), int64_t(new_keys.size())));
+  replaced.store(true);
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(wrong.load(), 0) << "answers equal to neither key set (a mix, or wrong)";
+  EXPECT_EQ(old_after.load(), 0) << "requests submitted after replace_keys returned saw the old keys";
+  EXPECT_EQ(s.size(), int64_t(new_keys.size()));
+  const server_stats st = s.stats();
+  EXPECT_EQ(st.requests, int64_t(threads) * requests);
+}
+
+TYPED_TEST(GpuServer, SmallShareFullRingAndBatcher) {
+  using T = TypeParam;
+  std::mt19937_64 rng(test_seed());
+  const std::vector<T> keys = server_keys<T>(50000, rng, 6000);
+  struct setting {
+    int blocks;
+    int64_t ring, max_requests, max_queries, preferred;
+    int delay_us;
+  };
+  for (const setting c : {setting{1, 2, 1, 1 << 22, 0, 0}, setting{2, 4, 256, 3000, 0, 0},
+                          setting{4, 64, 64, 1 << 22, 4096, 200}}) {
+    server_options o;
+    o.blocks = c.blocks;
+    o.ring_slots = c.ring;
+    o.max_batch_requests = c.max_requests;
+    o.max_batch_queries = c.max_queries;
+    o.preferred_batch_queries = c.preferred;
+    o.max_delay = std::chrono::microseconds(c.delay_us);
+    server<T> s(cuda, span<const T>(keys.data(), int64_t(keys.size())), o);
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < 8; ++t) {
+      pool.emplace_back([&, t] {
+        std::mt19937_64 r(uint64_t(t) + 100);
+        for (int i = 0; i < (test_subset() ? 10 : 60); ++i) {
+          const int64_t n = int64_t(r() % 3000) + 1;
+          const std::vector<T> q = server_queries<T>(n, r, 6000);
+          const side sd = kSides[r() % 3];
+          std::vector<int64_t> got(static_cast<size_t>(n));
+          s.search(span<const T>(q.data(), n), sd, span<int64_t>(got.data(), n));
+          if (got != reference_all(keys, q, sd)) ++wrong;
+        }
+      });
+    }
+    for (auto& th : pool) th.join();
+    EXPECT_EQ(wrong.load(), 0) << "blocks " << c.blocks << ", ring " << c.ring << ", max requests " << c.max_requests
+                               << ", max queries " << c.max_queries << ", preferred " << c.preferred;
+  }
+}
+
+TYPED_TEST(GpuServer, ShutdownAnswersWhatIsInFlight) {
+  using T = TypeParam;
+  std::mt19937_64 rng(test_seed());
+  const std::vector<T> keys = server_keys<T>(20000, rng, 2000);
+  std::vector<std::vector<T>> queries;
+  std::vector<std::vector<int64_t>> out;
+  for (int i = 0; i < 40; ++i) {
+    queries.push_back(server_queries<T>(int64_t(rng() % 5000) + 1, rng, 2000));
+    out.emplace_back(queries.back().size(), -7);
+  }
+  server<T> s(cuda, span<const T>(keys.data(), int64_t(keys.size())));
+  {
+    std::vector<typename server<T>::request> pending;
+    for (size_t i = 0; i < queries.size(); ++i)
+      pending.push_back(s.submit(span<const T>(queries[i].data(), int64_t(queries[i].size())), side::right,
+                                 span<int64_t>(out[i].data(), int64_t(out[i].size()))));
+    std::thread closer([&] { s.shutdown(); });
+    for (auto& r : pending) r.wait();
+    closer.join();
+  }
+  for (size_t i = 0; i < queries.size(); ++i) EXPECT_EQ(out[i], reference_all(keys, queries[i], side::right)) << i;
+  EXPECT_THROW(s.search(span<const T>(queries[0].data(), 1), side::left, span<int64_t>(out[0].data(), 1)), invalid_argument);
+  s.shutdown();  // idempotent
+}
+
+TYPED_TEST(GpuServer, BadInput) {
+  using T = TypeParam;
+  std::vector<T> unsorted{T(3), T(1), T(2)};
+  EXPECT_THROW(server<T>(cuda, span<const T>(unsorted.data(), 3)), invalid_argument);
+  buffers mem;
+  T* d = mem.on_device<T>(3);
+  ASSERT_EQ(cudaMemcpy(d, unsorted.data(), 3 * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_THROW(server<T>(cuda, span<const T>(d, 3)), invalid_argument);
+  server_options too_many;
+  too_many.blocks = 1 << 20;
+  std::vector<T> keys{T(1), T(2), T(3)};
+  EXPECT_THROW(server<T>(cuda, span<const T>(keys.data(), 3), too_many), invalid_argument);
+  server<T> s(cuda, span<const T>(keys.data(), 3));
+  std::vector<int64_t> out(2);
+  EXPECT_THROW(s.search(span<const T>(keys.data(), 3), side::left, span<int64_t>(out.data(), 2)), invalid_argument);
+  EXPECT_THROW(s.replace_keys(span<const T>(unsorted.data(), 3)), invalid_argument);
+  std::vector<T> q{T(2)};
+  s.search(span<const T>(q.data(), 1), side::right, span<int64_t>(out.data(), 1));  // still serving
+  EXPECT_EQ(out[0], 2);
+}
+
+
+// What else a process does while a server runs must not wait for the server's kernel: a second
+// server started and destroyed, page-locked memory allocated and freed, device memory allocated,
+// gsearch's own search on a stream of its own. A hang (an implicit wait for the whole device)
+// fails the test after a deadline and ends the process, which could not exit otherwise.
+TEST(GpuServerBeside, OtherWorkAndASecondServer) {
+  GSEARCH_GPU_OR_SKIP();
+  std::mt19937_64 rng(test_seed());
+  const std::vector<float> keys = server_keys<float>(100000, rng, 5000);
+  const std::vector<float> queries = server_queries<float>(3000, rng, 5000);
+  const std::vector<int64_t> expected = reference_all(keys, queries, side::right);
+  server<float> a(cuda, span<const float>(keys.data(), int64_t(keys.size())));
+  std::vector<int64_t> got(queries.size());
+  a.search(span<const float>(queries.data(), int64_t(queries.size())), side::right, span<int64_t>(got.data(), int64_t(got.size())));
+  EXPECT_EQ(got, expected);
+  std::atomic<int> stage{0};
+  std::vector<int64_t> got_b(queries.size()), got_search(queries.size());
+  float* dq = nullptr;
+  int64_t* dout = nullptr;
+  std::thread other([&] {
+    {
+      server<float> b(cuda, span<const float>(keys.data(), int64_t(keys.size())));
+      b.search(span<const float>(queries.data(), int64_t(queries.size())), side::right,
+               span<int64_t>(got_b.data(), int64_t(got_b.size())));
+      stage = 1;
+    }  // b stops and frees while a runs
+    stage = 2;
+    void* pinned = nullptr;
+    if (cudaHostAlloc(&pinned, 1 << 20, cudaHostAllocDefault) == cudaSuccess) cudaFreeHost(pinned);
+    stage = 3;
+    cudaStream_t st = nullptr;
+    cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
+    cudaMalloc(&dq, queries.size() * sizeof(float));
+    cudaMalloc(&dout, queries.size() * sizeof(int64_t));
+    cudaMemcpyAsync(dq, queries.data(), queries.size() * sizeof(float), cudaMemcpyHostToDevice, st);
+    float* dkeys = nullptr;
+    cudaMalloc(&dkeys, keys.size() * sizeof(float));
+    cudaMemcpyAsync(dkeys, keys.data(), keys.size() * sizeof(float), cudaMemcpyHostToDevice, st);
+    search(cuda.on(st), side::right, span<const float>(dkeys, int64_t(keys.size())), span<const float>(dq, int64_t(queries.size())),
+           span<int64_t>(dout, int64_t(queries.size())));
+    cudaMemcpyAsync(got_search.data(), dout, got_search.size() * sizeof(int64_t), cudaMemcpyDeviceToHost, st);
+    cudaStreamSynchronize(st);
+    cudaStreamDestroy(st);
+    stage = 4;
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (stage.load() < 4 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (stage.load() < 4) {
+    std::fprintf(stderr, "GpuServerBeside: hung at stage %d (0: a second server, 1: its destruction, 2: cudaHostAlloc / "
+                 "cudaFreeHost, 3: device allocation and gsearch::search) beside a running server\n", stage.load());
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+  other.join();
+  EXPECT_EQ(got_b, expected);
+  EXPECT_EQ(got_search, expected);
+  std::fill(got.begin(), got.end(), -1);
+  a.search(span<const float>(queries.data(), int64_t(queries.size())), side::right, span<int64_t>(got.data(), int64_t(got.size())));
+  EXPECT_EQ(got, expected);  // a still serves
+  a.shutdown();
+  cudaFree(dq);
+  cudaFree(dout);
+}
+
+}  // namespace
+}  // namespace gsearch::test
