@@ -50,6 +50,20 @@
 #                    rank queries on 2^26 float32; sort-then-search and a scan per query beside
 #                    it); about 10 s                                        -> index_intervals.{json,txt}
 #           index_intervals_quick  the same, --quick (seconds)        -> index_intervals_quick.{json,txt}
+#   server  quick    server_bench --quick (seconds)                       -> server_quick.{json,txt}
+#           main     server_bench: one-query round trips from 1, 4, 16 threads at K = 2^20, 2^27
+#                    (float32; pinned and pageable), the peers (launch + sync, copy + launch, a
+#                    CUDA graph, thrust, the mapped ping-pong floor), throughput of 1 ... 2^20-query
+#                    batches (pinned, device) against the one-shot search, the batcher, other work
+#                    beside an idle / busy server at 1/8, 1/2, all SMs, the Unix socket; targets
+#                                                                          -> server.{json,txt}
+#           int32    the same parts but interference, int32 keys          -> server_int32.{json,txt}
+#           python   server_python.py --device cuda: torch.searchsorted of one query + stream
+#                    sync (device query; pinned copies around it), gsearch.Server(device="cuda")
+#                                                                          -> server_python.{json,txt}
+#           cpu      server_bench --device cpu and server_python.py --device cpu: the CPU server
+#                    against std::upper_bound, gsearch::search and numpy.searchsorted per call (meant
+#                    for the CPU machine; here it measures this host) -> server_cpu.{json,txt}, server_python_cpu.{json,txt}
 #   any     wheel    build the Python package there (pip wheel into $OUT, its log pip_wheel.log)
 #                    and install it. The Python steps install the package themselves when the
 #                    installed one cannot run on CUDA; WHEEL=path installs a carried wheel instead.
@@ -224,8 +238,21 @@ for step in "$@"; do
         index_intervals_quick) bench index_intervals_quick index_intervals_bench --quick ;;
         *) unknown "quick, main, python, cpu, index_intervals, index_intervals_quick, wheel" ;;
       esac ;;
+    server)
+      case "$step" in
+        quick) bench server_quick server_bench --quick ;;
+        main) bench server server_bench --repeat 5 ;;
+        int32) bench server_int32 server_bench --key-types int32 --parts latency,peers,throughput,batcher --repeat 5 ;;
+        python)
+          need=Server pybench server_python bench/server/server_python.py --device cuda --json "$OUT/server_python.json" ;;
+        cpu)
+          bench server_cpu server_bench --device cpu --parts latency,peers,throughput,batcher,socket
+          need=Server pybench server_python_cpu bench/server/server_python.py --device cpu \
+            --json "$OUT/server_python_cpu.json" ;;
+        *) unknown "quick, main, int32, python, cpu, wheel" ;;
+      esac ;;
     *)
-      echo "bench.sh: unknown family '$family' (search, find, merge, index, pary, selection): usage in the script's header" >&2
+      echo "bench.sh: unknown family '$family' (search, find, merge, index, pary, selection, server): usage in the script's header" >&2
       exit 1 ;;
   esac
 done

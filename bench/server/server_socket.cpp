@@ -1,0 +1,103 @@
+// server_bench, part "socket": the Unix socket front end's added cost. A socket_server
+// (server_socket.hpp) in this process serves a server of the run's device over a socket in
+// /tmp; 1 and 16 threads, each with its own socket_client (one connection), make one-query
+// requests and time each round trip, as the latency part does. Beside each, the same requests
+// in-process ("in-process": server<T>::search with the query in pageable host memory, where the
+// socket front end's connection buffer puts it too), so that the difference is the socket's: two
+// messages through the kernel and the front end's thread. K: the smallest of --log-keys, the
+// first key type. Rows and JSON: server_bench.cpp.
+
+#include <unistd.h>
+
+#include "server_bench.hpp"
+
+#if __has_include("gsearch/server_socket.hpp")
+#include "gsearch/server_socket.hpp"
+#define SERVER_BENCH_HAS_SOCKET 1
+#endif
+
+namespace gsearch::bench::server_bench {
+
+#ifdef SERVER_BENCH_HAS_SOCKET
+
+namespace {
+
+// Round trips of one thread's socket_client: `warmup` untimed, `requests` timed, answers checked.
+template <class T>
+std::vector<double> socket_round_trips(const std::string& path, const inputs<T>& in, int t, int64_t warmup,
+                                       int64_t requests, std::atomic<bool>& ok) {
+  socket_client c(path);
+  std::vector<double> ns;
+  ns.reserve(static_cast<size_t>(requests));
+  int64_t out = -1;
+  for (int64_t r = 0; r < warmup + requests; ++r) {
+    const size_t i = size_t((int64_t(t) * (warmup + requests) + r) % int64_t(in.pool.size()));
+    const auto t0 = clock_type::now();
+    c.search(span<const T>(&in.pool[i], 1), side::right, span<int64_t>(&out, 1));
+    const auto t1 = clock_type::now();
+    if (out != in.expected[i]) ok = false;
+    if (r >= warmup) ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+  }
+  return ns;
+}
+
+template <class T>
+void socket_case(runner& b) {
+  const args& a = b.a;
+  const int64_t k = int64_t(1) << *std::min_element(a.log_keys.begin(), a.log_keys.end());
+  const inputs<T> in = make_inputs<T>(k, int64_t(1) << 18, a.seed);
+  std::optional<device_vector<T>> keys_dev;
+  if (a.on_cuda()) keys_dev.emplace(span<const T>(in.keys));
+  const mem m = a.on_cuda() ? mem::pageable : mem::host;
+  buffer_set bufs;  // before the server
+  bufs.emplace_back(m, thread_buffers(m, 16, 1, sizeof(T)));
+  const auto s = b.start_server(in, keys_dev ? keys_dev->data() : nullptr, b.base_options());
+  json base = b.row("socket", "in-process", "server<T>::search, pageable host memory", type_name<T>(), k);
+  base["blocks"] = a.blocks;
+  b.latency_part(*s, in, bufs, base, {1, 16}, {m});
+  socket_options o;
+  o.path = "/tmp/gsearch_server_bench_" + std::to_string(::getpid()) + ".sock";
+  socket_server front(*s, o);
+  for (const int n : {1, 16}) {
+    json r = b.row("socket", "socket", "socket_client::search of 1 query over a Unix socket", type_name<T>(), k);
+    r["memory"] = mem_name(m);
+    r["threads"] = n;
+    r["batch"] = 1;
+    r["blocks"] = a.blocks;
+    try {
+      std::atomic<bool> ok{true};
+      std::vector<std::vector<double>> ns(static_cast<size_t>(n));
+      const double secs = run_threads(n, [&](int t) {
+        ns[size_t(t)] = socket_round_trips(o.path, in, t, a.warmup_requests, a.requests, ok);
+      });
+      std::vector<double> all;
+      for (const auto& v : ns) all.insert(all.end(), v.begin(), v.end());
+      runner::set_latency(r, summarize_ns(std::move(all)));
+      r["requests_per_s"] = double(n) * double(a.warmup_requests + a.requests) / secs;  // warm-up included
+      r["queries_per_s"] = r["requests_per_s"];
+      r["verified"] = ok.load();
+      b.add(r);
+    } catch (const std::exception& e) {
+      b.error(r, e);
+    }
+  }
+  front.stop();
+}
+
+}  // namespace
+
+void runner::socket_part() {
+  if (a.key_types[0] == "float32") socket_case<float>(*this);
+  else socket_case<int32_t>(*this);
+}
+
+#else
+
+void runner::socket_part() {
+  skip(row("socket", "socket", "Unix socket round trip", nullptr, 0),
+       "this build has no socket front end (include/gsearch/server_socket.hpp)");
+}
+
+#endif
+
+}  // namespace gsearch::bench::server_bench
