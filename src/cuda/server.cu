@@ -21,9 +21,12 @@
 namespace gsearch::cuda_backend {
 namespace {
 
-// The grid's blocks search as the static index's kernel does, with its tuned shape (index_config:
-// 1,024 threads x 4 queries in lockstep); block 0's own path serves up to `threads` queries.
-constexpr int server_threads = index_config.threads;
+// The grid's blocks search as the static index's kernel does (index_search_tile), 4 queries a
+// thread in lockstep (index_config.items), in blocks of 512 threads rather than the one-shot
+// kernel's 1,024: a persistent block of 1,024 threads at 64 registers holds a whole SM's
+// registers, and then no other kernel (not even the index build of a replace_keys) could run
+// on the SMs the server holds. Block 0's own path serves up to 512 queries.
+constexpr int server_threads = 512;
 constexpr int server_items = index_config.items;
 
 template <class T>
@@ -49,6 +52,7 @@ class cuda_server final : public device_server<T> {
   ~cuda_server() override { release(); }
 
   core::server_slot* slots() override { return slots_; }
+  uint64_t slot_device_address(int64_t slot) override { return slots_device_ + uint64_t(slot) * sizeof(core::server_slot); }
 
   server_memory where(const void* p, const void** device_address) override {
     cudaPointerAttributes a{};
@@ -217,7 +221,8 @@ class cuda_server final : public device_server<T> {
     GSEARCH_CUDA_CHECK(cudaStreamSynchronize(side_));
 
     server_params<T> p{};
-    p.slots = reinterpret_cast<core::server_slot*>(device_address(slots_));
+    slots_device_ = device_address(slots_);
+    p.slots = reinterpret_cast<core::server_slot*>(slots_device_);
     p.ring_slots = slots;
     p.control = control_;
     p.requests = requests_;
@@ -263,6 +268,7 @@ class cuda_server final : public device_server<T> {
   int64_t shared_bytes_ = 0;
   bool launched_ = false;
   core::server_slot* slots_ = nullptr;
+  uint64_t slots_device_ = 0;  // the ring's device address
   T* staging_queries_ = nullptr;
   int64_t* staging_out_ = nullptr;
   server_keys<T>* payload_ = nullptr;

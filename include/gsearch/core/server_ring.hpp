@@ -49,7 +49,15 @@ struct alignas(64) server_slot {
   uint64_t out = 0;      ///< the results' address
   uint64_t ready = 0;    ///< submitter: ticket + 1 once published
   uint64_t done = 0;     ///< server: ticket + N once answered (initially the slot's index)
+  /// A request of at most ring_inline_bytes of queries may carry them here (`queries` then holds
+  /// this array's address, as the server sees it): the GPU server reads them with the request,
+  /// without another trip over PCIe.
+  uint64_t inline_queries[2] = {};
 };
+static_assert(sizeof(server_slot) == 64, "a slot is one 64-byte line");
+
+/// The most query bytes a slot carries itself (server_slot::inline_queries).
+inline constexpr int64_t ring_inline_bytes = 16;
 
 /// `failed_from`'s value while every request so far was served.
 inline constexpr uint64_t ring_no_failure = ~uint64_t(0);

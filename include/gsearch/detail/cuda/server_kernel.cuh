@@ -4,13 +4,17 @@
 /// cooperative grid that stays resident and serves the request ring of core/server_ring.hpp,
 /// which sits in mapped pinned host memory, instead of a launch per request.
 ///
-/// Block 0 leads. Its warp 0 polls the ring (one slot's `ready`, with a __nanosleep backoff that
-/// grows to idle_sleep_ns while nothing comes), then reads up to 32 slots at once, a lane each
-/// (a load from host memory crosses PCIe: ~1 us, so the slots are read in parallel, never one
-/// after the other), and takes a batch by core::ring_take's rule. Then:
+/// Block 0 leads. Its warp 0 polls the ring, 32 slots at once, a lane each: a load from host
+/// memory crosses PCIe (~1 us), so the slots are read in parallel, never one after the other, and
+/// a lane that finds its slot published reads the request (and the queries a slot may carry
+/// itself) at once: one round trip to see a request, one to read it. While requests keep coming
+/// the poll naps at most server_hot_nap_ns between rounds; after server_hot_ns without one, lane
+/// 0 alone polls and the naps grow to idle_sleep_ns (an idle server costs a read every few us).
+/// The batch is taken by core::ring_batch's rule. Then:
 ///  - a batch of at most Threads queries is served by block 0 alone (no grid-wide step): a warp
-///    per query by P-ary search over the leaves (core/pary.hpp; at most one query per warp: the
-///    response time of one query), else a thread per query down the static index;
+///    per query by P-ary search over the leaves (core/pary.hpp; its first two steps' keys staged
+///    in shared memory: the response time of one query), when there are at most as many queries
+///    as warps, else a thread per query down the static index;
 ///  - a larger batch is posted to every block through the control block in device memory (a
 ///    sequence number released at GPU scope, which the other blocks poll with a __nanosleep
 ///    backoff); each block searches tiles of Threads x Items queries as the static index's
@@ -56,6 +60,11 @@ struct server_request {
   int64_t count = 0;
   int64_t first_tile = 0;  ///< its first tile in the batch's list of tiles (grid path)
   int32_t side = 0;
+  bool inlined = false;              ///< the queries were in the slot: copied here (block 0's copy)
+  uint64_t inline_queries[2] = {};   ///< core::server_slot::inline_queries
+  __device__ __forceinline__ T query(int64_t j) const {
+    return inlined ? reinterpret_cast<const T*>(inline_queries)[j] : queries[j];
+  }
 };
 
 /// What a replace_keys request points at (page-locked host memory, written before publishing).
@@ -96,6 +105,12 @@ __device__ __forceinline__ uint64_t server_clock_ns() {
   return t;
 }
 
+/// The leader's polling: naps of at most server_hot_nap_ns while requests came in the last
+/// server_hot_ns, then growing to idle_sleep_ns (docs/design.md: the trade-off of latency and
+/// an idle server's cost).
+inline constexpr int64_t server_hot_nap_ns = 64;
+inline constexpr int64_t server_hot_ns = 200000;
+
 /// Sleeps `ns` ns (if any) and returns the next backoff: doubling from 32 ns up to `cap`.
 __device__ __forceinline__ uint32_t server_backoff(uint32_t ns, int64_t cap) {
   if (ns > 0) __nanosleep(ns);
@@ -115,9 +130,10 @@ struct server_batch {
   int64_t tiles;
 };
 
-/// Warp 0 of block 0: reads the published slots from `tail` (32 at a time, a lane each), takes a
-/// batch by core::ring_take's rule, and writes its requests to p.requests and `shared_requests`
-/// (the first Threads of them). Returns the number taken (0: nothing published yet).
+/// Warp 0 of block 0: reads the published slots from `tail` (32 at a time, a lane each, every
+/// published lane its request at once), takes a batch by core::ring_batch's rule, and writes its
+/// requests to p.requests and `shared_requests` (the first shared_capacity of them). Returns the
+/// number taken: 0 when slot `tail` is not published yet (the poll).
 template <int Tile, class T>
 __device__ int64_t server_collect(const server_params<T>& p, uint64_t tail, server_request<T>* shared_requests,
                                   int shared_capacity, int32_t& op, int64_t& queries, int64_t& tiles) {
@@ -129,33 +145,42 @@ __device__ int64_t server_collect(const server_params<T>& p, uint64_t tail, serv
   for (;;) {  // 32 slots a round, while the batch can grow
     const uint64_t t = tail + uint64_t(taken) + uint64_t(lane);
     const bool in_ring = taken + lane < p.ring_slots && taken + lane < p.max_batch_requests;
+    const int64_t slot = core::ring_slot_of(t, p.ring_slots);
+    const core::server_slot* s = &p.slots[slot];
     const bool published = in_ring && core::ring_published<server_device_access>(p.slots, p.ring_slots, t);
-    const unsigned prefix_mask = __ballot_sync(0xffffffffu, published);
-    const int prefix = __ffs(~prefix_mask) == 0 ? 32 : __ffs(~prefix_mask) - 1;  // consecutive published lanes
+    server_request<T> r;
     int32_t my_op = 0;
-    int64_t my_count = 0;
-    const core::server_slot* s = &p.slots[core::ring_slot_of(t, p.ring_slots)];
-    if (lane < prefix) {  // after the acquire of its `ready`: the request's words are visible
+    if (published) {  // after the acquire of its `ready`: the request's words are visible
       my_op = s->op;
-      my_count = s->count;
+      r.side = s->side;
+      r.count = s->count;
+      r.queries = reinterpret_cast<const T*>(s->queries);
+      r.out = reinterpret_cast<int64_t*>(s->out);
+      r.inlined = s->queries == reinterpret_cast<uint64_t>(&s->inline_queries[0]);
+      if (r.inlined) {
+        r.inline_queries[0] = s->inline_queries[0];
+        r.inline_queries[1] = s->inline_queries[1];
+      }
     }
-    // The rule of core::ring_take, lane by lane: the first request of the batch always; then
+    const unsigned published_mask = __ballot_sync(0xffffffffu, published);
+    if (taken == 0 && !(published_mask & 1u)) return 0;
+    const int prefix = __ffs(~published_mask) == 0 ? 32 : __ffs(~published_mask) - 1;  // consecutive published lanes
+    const int64_t my_count = lane < prefix ? r.count : 0;
+    // The rule of core::ring_batch, lane by lane: the first request of the batch always; then
     // searches only, while the queries fit max_batch_queries.
     if (taken == 0) op = __shfl_sync(0xffffffffu, my_op, 0);
-    int64_t running = queries;  // inclusive scan of the counts, lane order
-    int64_t sum = my_count;
+    int64_t running = my_count;  // inclusive scan of the counts, lane order
     for (int d = 1; d < 32; d *= 2) {
-      const int64_t x = __shfl_up_sync(0xffffffffu, sum, d);
-      if (lane >= d) sum += x;
+      const int64_t x = __shfl_up_sync(0xffffffffu, running, d);
+      if (lane >= d) running += x;
     }
-    running += sum;
+    running += queries;
+    const bool searches = op == int32_t(core::server_op::search);
     const bool first = taken == 0 && lane == 0;
-    const bool fits = lane < prefix && (first || (op == int32_t(core::server_op::search) &&
-                                                  my_op == int32_t(core::server_op::search) &&
+    const bool fits = lane < prefix && (first || (searches && my_op == int32_t(core::server_op::search) &&
                                                   running <= p.max_batch_queries));
     const unsigned take_mask = __ballot_sync(0xffffffffu, fits);
     const int take = __ffs(~take_mask) == 0 ? 32 : __ffs(~take_mask) - 1;
-    const bool searches = op == int32_t(core::server_op::search);
     // Each taken request's first tile: an exclusive scan of the tiles, lane order (every lane
     // takes part in the shuffles).
     const int64_t my_tiles = lane < take && searches ? (my_count + Tile - 1) / Tile : 0;
@@ -165,11 +190,6 @@ __device__ int64_t server_collect(const server_params<T>& p, uint64_t tail, serv
       if (lane >= d) tiles_through += x;
     }
     if (lane < take && searches) {
-      server_request<T> r;
-      r.queries = reinterpret_cast<const T*>(s->queries);
-      r.out = reinterpret_cast<int64_t*>(s->out);
-      r.count = my_count;
-      r.side = s->side;
       r.first_tile = tiles + tiles_through - my_tiles;
       p.requests[taken + lane] = r;
       if (taken + lane < shared_capacity) shared_requests[taken + lane] = r;
@@ -182,7 +202,7 @@ __device__ int64_t server_collect(const server_params<T>& p, uint64_t tail, serv
       tiles += all_tiles;
     }
     taken += take;
-    if (take < 32 || op != int32_t(core::server_op::search)) return taken;
+    if (take < 32 || !searches) return taken;
   }
 }
 
@@ -195,11 +215,45 @@ __device__ __forceinline__ int server_request_of(const server_request<T>* reques
   return r;
 }
 
+/// The keys of a P-ary warp search's first two steps over keys[0, n) (core/pary.hpp), staged in
+/// shared memory: step 1's 32 probes, then for each of its 33 outcomes the 32 probes of step 2.
+/// A search then reads global memory from its third step on.
+template <class T>
+struct pary_top {
+  static constexpr int slots = 32 + 33 * 32;
+  T key[slots];
+
+  /// Fills the table from the layout's leaves (the sorted keys), by the whole block.
+  __device__ void stage(const T* keys, int64_t n) {
+    for (int i = threadIdx.x; i < slots; i += blockDim.x) {
+      int64_t a = 0, b = n;
+      const int lane = i < 32 ? i : (i - 32) % 32;
+      if (i >= 32) core::pary_narrow(a, b, (i - 32) / 32, 32);
+      key[i] = a < b ? keys[core::pary_probe(a, b, lane, 32)] : T{};
+    }
+  }
+
+  /// The rank of before.q among keys[0, n), by a whole warp (pary_warp_rank_at's steps).
+  template <class Pred>
+  __device__ int64_t rank(const T* keys, int64_t n, Pred before) const {
+    const int lane = threadIdx.x % 32;
+    int64_t a = 0, b = n;
+    int first = -1;  // step 1's outcome, once known
+    for (int step = 0; a < b; ++step) {  // the same a and b in every lane: the loop is uniform
+      const T k = step == 0 ? key[lane] : step == 1 ? key[32 + first * 32 + lane] : keys[core::pary_probe(a, b, lane, 32)];
+      const int count = __popc(__ballot_sync(0xffffffffu, before(k)));
+      if (step == 0) first = count;
+      core::pary_narrow(a, b, count, 32);
+    }
+    return a;
+  }
+};
+
 /// Block 0 alone serves a batch of at most Threads queries: a warp per query by P-ary search
 /// when there are at most as many queries as warps, else a thread per query down the index.
 template <int Threads, class T, int B, class Top, class Global>
 __device__ void server_serve_small(const server_request<T>* requests, int taken, int64_t total, const server_keys<T>& keys,
-                                   const Top& top, const Global& global) {
+                                   const pary_top<T>& pary, const Top& top, const Global& global) {
   const core::static_index_shape<B>& shape = keys.ref.shape;
   constexpr int warps = Threads / 32;
   if (total <= warps) {
@@ -207,10 +261,10 @@ __device__ void server_serve_small(const server_request<T>* requests, int taken,
     if (w >= total) return;
     int64_t j = w;
     const server_request<T>& r = requests[server_request_of(requests, taken, j)];
-    const T q = r.queries[j];
+    const T q = r.query(j);
     visit_side(side(r.side), [&]<bool Strict>(int offset) {
-      const T* layout = keys.ref.layout;  // plain loads: the layout may be new since the launch
-      const int64_t rank = pary_warp_rank_at([layout](int64_t i) { return layout[i]; }, shape.n, before<Strict, T>{q});
+      // Plain loads: the layout may be new since the launch (a replace_keys).
+      const int64_t rank = pary.rank(keys.ref.layout, shape.n, before<Strict, T>{q});
       if (threadIdx.x % 32 == 0) r.out[j] = rank + offset;
     });
     return;
@@ -218,7 +272,7 @@ __device__ void server_serve_small(const server_request<T>* requests, int taken,
   if (threadIdx.x >= total) return;
   int64_t j = threadIdx.x;
   const server_request<T>& r = requests[server_request_of(requests, taken, j)];
-  const T q = r.queries[j];
+  const T q = r.query(j);
   visit_side(side(r.side), [&]<bool Strict>(int offset) {
     const bool special = core::static_index_special<Strict>(q);
     ieee_before<Strict, T> b[1] = {{special ? key_traits<T>::lowest() : q}};
@@ -269,21 +323,28 @@ __device__ void server_wait_finished(server_control<T>* c, int64_t idle_sleep_ns
 }
 
 /// The persistent kernel. Dynamic shared memory: the staged top levels of the index (the
-/// largest the launch allowed; server_keys::shared_level fits it).
+/// largest the launch allowed; server_keys::shared_level fits it). At most 64 registers a thread
+/// (two blocks' worth of an SM's registers at Threads = 512): the SMs the server holds keep room
+/// for other kernels (the index build of a replace_keys among them).
 template <class T, int Threads, int Items>
-__global__ void __launch_bounds__(Threads) server_kernel(server_params<T> p) {
+__global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel(server_params<T> p) {
   constexpr int B = core::cuda_node_keys<T>;
   constexpr int64_t tile = int64_t(Threads) * Items;
   extern __shared__ __align__(16) unsigned char staged[];
   __shared__ server_request<T> small[server_small_requests];  // block 0: the batch's requests, when they fit
   __shared__ server_batch<T> batch;
   __shared__ server_keys<T> keys;
+  __shared__ pary_top<T> pary;  // block 0: the P-ary search's first two steps
   server_control<T>* c = p.control;
   if (threadIdx.x == 0) keys = c->keys;
   __syncthreads();
   // Plain loads of the layout throughout (never the read-only path): a replace_keys brings a
   // layout written while the kernel runs, perhaps where an earlier one was.
-  auto top = stage_index_top<T, B, false>(keys.ref.layout, keys.ref.shape, keys.shared_level, staged);
+  auto restage = [&] {
+    if (blockIdx.x == 0) pary.stage(keys.ref.layout, keys.ref.shape.n);
+    return stage_index_top<T, B, false>(keys.ref.layout, keys.ref.shape, keys.shared_level, staged);
+  };
+  auto top = restage();
 
   if (blockIdx.x != 0) {  // a worker: wait for posts, serve them, count itself finished
     uint32_t seen = 0;
@@ -302,10 +363,10 @@ __global__ void __launch_bounds__(Threads) server_kernel(server_params<T> p) {
       const int32_t op = batch.op;
       if (op == int32_t(core::server_op::stop)) return;
       if (op == int32_t(core::server_op::replace_keys)) {
-        top = stage_index_top<T, B, false>(keys.ref.layout, keys.ref.shape, keys.shared_level, staged);
+        top = restage();
       } else {
         server_serve_tiles<Threads, Items, T, B>(p.requests, batch.taken, batch.tiles, keys, top,
-                                           vector_nodes<T, false>{keys.ref.layout});
+                                                 vector_nodes<T, false>{keys.ref.layout});
         __threadfence_system();  // the results, before the count that lets block 0 answer
       }
       __syncthreads();
@@ -316,30 +377,31 @@ __global__ void __launch_bounds__(Threads) server_kernel(server_params<T> p) {
 
   // Block 0: the leader.
   uint64_t tail = 0;
+  uint64_t last_request = server_clock_ns();
   for (;;) {
     if (threadIdx.x < 32) {
       int32_t op = 0;
       int64_t queries = 0, tiles = 0, taken = 0;
       uint32_t ns = 0;
       for (;;) {
-        // Idle: lane 0 polls the next ticket's slot alone (one PCIe read a poll).
-        int ready = 0;
-        if (threadIdx.x == 0) ready = core::ring_published<server_device_access>(p.slots, p.ring_slots, tail);
-        if (__shfl_sync(0xffffffffu, ready, 0)) {
-          taken = server_collect<tile>(p, tail, small, server_small_requests, op, queries, tiles);
-          if (op == int32_t(core::server_op::search) && p.max_delay_ns > 0 && queries < p.preferred_batch_queries) {
-            // The dynamic batcher: wait up to max_delay for the preferred number of queries.
-            uint64_t deadline = 0;
-            if (threadIdx.x == 0) deadline = server_clock_ns() + uint64_t(p.max_delay_ns);
-            deadline = __shfl_sync(0xffffffffu, deadline, 0);
-            while (queries < p.preferred_batch_queries && server_clock_ns() < deadline) {
-              __nanosleep(256);
-              taken = server_collect<tile>(p, tail, small, server_small_requests, op, queries, tiles);
-            }
-          }
-          break;
+        const bool hot = server_clock_ns() - last_request < uint64_t(server_hot_ns);
+        int ready = 1;  // cold: lane 0 polls the next slot alone first (one PCIe read a poll)
+        if (!hot) {
+          if (threadIdx.x == 0) ready = core::ring_published<server_device_access>(p.slots, p.ring_slots, tail);
+          ready = __shfl_sync(0xffffffffu, ready, 0);
         }
-        ns = server_backoff(ns, p.idle_sleep_ns);
+        if (ready) taken = server_collect<tile>(p, tail, small, server_small_requests, op, queries, tiles);
+        if (taken > 0) break;
+        ns = server_backoff(ns, hot ? (p.idle_sleep_ns < server_hot_nap_ns ? p.idle_sleep_ns : server_hot_nap_ns)
+                                    : p.idle_sleep_ns);
+      }
+      if (op == int32_t(core::server_op::search) && p.max_delay_ns > 0 && queries < p.preferred_batch_queries) {
+        // The dynamic batcher: wait up to max_delay for the preferred number of queries.
+        const uint64_t deadline = server_clock_ns() + uint64_t(p.max_delay_ns);
+        while (queries < p.preferred_batch_queries && server_clock_ns() < deadline) {
+          __nanosleep(256);
+          taken = server_collect<tile>(p, tail, small, server_small_requests, op, queries, tiles);
+        }
       }
       if (threadIdx.x == 0) {
         batch.op = op;
@@ -353,13 +415,15 @@ __global__ void __launch_bounds__(Threads) server_kernel(server_params<T> p) {
     const int taken = batch.taken;
     if (op == int32_t(core::server_op::search)) {
       if (batch.queries <= Threads && taken <= server_small_requests) {
-        server_serve_small<Threads, T, B>(small, taken, batch.queries, keys, top, vector_nodes<T, false>{keys.ref.layout});
-        __threadfence_system();
+        // Block 0's own results: the barrier below, then warp 0's release stores (cumulative)
+        // order them before the answers.
+        server_serve_small<Threads, T, B>(small, taken, batch.queries, keys, pary, top,
+                                          vector_nodes<T, false>{keys.ref.layout});
       } else {
         if (threadIdx.x == 0) server_post(c, op, taken, batch.tiles);
         __syncthreads();  // (the post's release covers the requests warp 0 wrote)
-        server_serve_tiles<Threads, Items, T, B>(p.requests, taken, batch.tiles, keys, top, vector_nodes<T, false>{keys.ref.layout});
-        __threadfence_system();
+        server_serve_tiles<Threads, Items, T, B>(p.requests, taken, batch.tiles, keys, top,
+                                                 vector_nodes<T, false>{keys.ref.layout});
         if (threadIdx.x == 0) server_wait_finished(c, p.idle_sleep_ns);
       }
     } else if (op == int32_t(core::server_op::replace_keys)) {
@@ -371,7 +435,7 @@ __global__ void __launch_bounds__(Threads) server_kernel(server_params<T> p) {
         server_post(c, op, 0, 0);
       }
       __syncthreads();
-      top = stage_index_top<T, B, false>(keys.ref.layout, keys.ref.shape, keys.shared_level, staged);
+      top = restage();
       if (threadIdx.x == 0) server_wait_finished(c, p.idle_sleep_ns);
     } else if (op == int32_t(core::server_op::stop)) {
       if (threadIdx.x == 0) server_post(c, op, 0, 0);
@@ -383,6 +447,7 @@ __global__ void __launch_bounds__(Threads) server_kernel(server_params<T> p) {
         core::ring_answer<server_device_access>(p.slots, p.ring_slots, tail + uint64_t(i), false, nullptr);
     if (op == int32_t(core::server_op::stop)) return;
     tail += uint64_t(taken);
+    last_request = server_clock_ns();
   }
 }
 
