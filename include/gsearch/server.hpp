@@ -51,7 +51,7 @@ struct server_options {
   int64_t preferred_batch_queries = 0;               ///< with max_delay: wait for this many queries
   std::chrono::microseconds max_delay{0};            ///< ... at most this long after the first request
   int threads = 0;                                   ///< CPU: threads of each batch's searches (0: all)
-  int blocks = 0;                                    ///< CUDA: the persistent grid's blocks (0: one per SM)
+  int blocks = 0;                                    ///< CUDA: the persistent grid's blocks, one an SM (0: half the SMs)
   int64_t staging_queries = 4096;                    ///< CUDA: per slot, pinned staging for pageable host queries
   std::chrono::nanoseconds idle_sleep{1000};         ///< CUDA: the idle loop's longest __nanosleep between polls
 };
@@ -99,6 +99,7 @@ class server {
     int64_t queries_;
     const int64_t* staged_ = nullptr;  // CUDA, pageable out: the results to copy back ...
     int64_t* out_ = nullptr;           // ... into the caller's array
+    int64_t counted_ = 0;              // the queries the statistics count it for (-1: a piece, not counted)
     std::chrono::steady_clock::time_point start_;
     bool waited_ = false;
   };

@@ -1,14 +1,18 @@
 // gsearch._core's search server (gsearch/server.hpp): the class Server, a gsearch::server of any
-// key type. The CPU form only, so far (issue 22: the GPU loop is its next part). search()
+// key type, on the CPU (a loop thread) or on a CUDA device (a persistent kernel). search()
 // releases the GIL for its whole wait, so that Python threads submit at once and the server's
-// loop batches their requests; the arrays are the caller's memory (no copy) and stay alive for
-// the call, which returns once its answer is written.
+// loop batches their requests; the arrays are the caller's memory (no copy: on the GPU, device
+// and page-locked arrays are read and written in place, pageable ones through the server's
+// staging) and stay alive for the call, which returns once its answer is written. The server
+// kernel is not ordered with any stream: the Python layer synchronizes the stream that produced
+// CUDA arrays before it passes them here.
 
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/variant.h>
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -29,23 +33,53 @@ template <class First, class... Rest>
 using variant_of_rest = std::variant<Rest...>;
 #define GSEARCH_PY_SERVER_OF(T) , std::unique_ptr<gsearch::server<T>>
 
-// A 1-D, contiguous array in host memory; ValueError naming fn and what otherwise.
-void check_host_vector(const std::string& fn, const char* what, const in_array& a) {
-  if (a.device_type() != nb::device::cpu::value)
-    value_error(fn + ": " + what + " must be in host memory (the server runs on the CPU so far)");
+// A 1-D, contiguous array in host memory, or (when cuda_device >= 0) in that CUDA device's
+// memory; ValueError naming fn and what otherwise.
+template <class Array>
+void check_vector(const std::string& fn, const char* what, const Array& a, int cuda_device) {
+  const bool host = a.device_type() == nb::device::cpu::value || a.device_type() == nb::device::cuda_host::value;
+  if (!host) {
+    if (cuda_device < 0)
+      value_error(fn + ": " + what + " must be in host memory for a CPU server (have " +
+                  device_name(a.device_type(), a.device_id()) + "; device='cuda' serves CUDA arrays)");
+    if (a.device_type() != nb::device::cuda::value || a.device_id() != cuda_device)
+      value_error(fn + ": " + what + " on " + device_name(a.device_type(), a.device_id()) + ", the server on " +
+                  device_name(nb::device::cuda::value, cuda_device) + " (host memory or that device's)");
+  }
   if (a.ndim() != 1) value_error(fn + ": " + what + " must be 1-D (have " + std::to_string(a.ndim()) + " dimensions)");
   if (!is_c_contiguous(a)) value_error(fn + ": " + what + " must be contiguous");
+}
+
+// The CUDA device a server of `device` ("cpu": -1, "cuda", "cuda:N") on `keys` runs on.
+int server_device(const std::string& fn, const std::string& device, const in_array& keys) {
+  if (device == "cpu") return -1;
+  int id = -1;
+  if (device.rfind("cuda:", 0) == 0 && device.size() > 5 && device.size() <= 9 &&
+      device.find_first_not_of("0123456789", 5) == std::string::npos)
+    id = std::atoi(device.c_str() + 5);
+  else if (device != "cuda")
+    value_error(fn + ": device must be 'cpu' or 'cuda' (or 'cuda:N'), not '" + device + "'");
+  if (!gsearch::built_with_cuda())
+    value_error(fn + ": device='" + device + "': gsearch was built without CUDA (GSEARCH_CUDA=OFF)");
+  if (keys.device_type() == nb::device::cuda::value) {
+    if (id >= 0 && id != keys.device_id())
+      value_error(fn + ": device='" + device + "' but the keys on " + device_name(keys.device_type(), keys.device_id()));
+    return keys.device_id();
+  }
+  return id >= 0 ? id : gsearch::cuda_current_device();
 }
 
 class py_server {
  public:
   using any_server = variant_of_rest<void GSEARCH_KEY_TYPES(GSEARCH_PY_SERVER_OF)>;
 
-  py_server(const in_array& keys, int64_t ring_slots, int64_t max_batch_requests, int64_t max_batch_queries,
-            int64_t preferred_batch_queries, int64_t max_delay_us, int threads)
+  py_server(const in_array& keys, const std::string& device, int64_t ring_slots, int64_t max_batch_requests,
+            int64_t max_batch_queries, int64_t preferred_batch_queries, int64_t max_delay_us, int threads, int blocks,
+            int64_t staging_queries, int64_t idle_sleep_ns)
       : dtype_(keys.dtype()) {
     const std::string fn = "gsearch._core.Server";
-    check_host_vector(fn, "keys", keys);
+    device_ = server_device(fn, device, keys);
+    check_vector(fn, "keys", keys, device_);
     gsearch::server_options o;
     o.ring_slots = ring_slots;
     o.max_batch_requests = max_batch_requests;
@@ -53,31 +87,57 @@ class py_server {
     o.preferred_batch_queries = preferred_batch_queries;
     o.max_delay = std::chrono::microseconds(max_delay_us);
     o.threads = threads;
+    o.blocks = blocks;
+    o.staging_queries = staging_queries;
+    o.idle_sleep = std::chrono::nanoseconds(idle_sleep_ns);
     visit_key_type(fn, dtype_, [&]<class T>() {
       const gsearch::span<const T> k(static_cast<const T*>(keys.data()), int64_t(keys.size()));
       nb::gil_scoped_release unlocked;
-      s_ = std::make_unique<gsearch::server<T>>(gsearch::cpu, k, o);
+      if (device_ < 0) {
+        s_ = std::make_unique<gsearch::server<T>>(gsearch::cpu, k, o);
+      } else {
+        device_guard guard(device_);  // the kernel starts on the current device
+        s_ = std::make_unique<gsearch::server<T>>(gsearch::cuda, k, o);
+      }
     });
+  }
+
+  ~py_server() {
+    // The socket's connections call the server: they end first. A CUDA server frees its memory
+    // with its device current.
+    try {
+      sock_.reset();
+      if (device_ >= 0) {
+        device_guard guard(device_);
+        std::visit([](auto& server) { server.reset(); }, s_);
+      }
+    } catch (...) {
+    }
   }
 
   /// out[i] = the search of queries[i] on side `side` (a _core.SIDES code).
   void search(const in_array& queries, int side, out_array out) {
     const std::string fn = "gsearch._core.Server.search";
     const gsearch::side s = side_of(fn, side);
-    check_host_vector(fn, "queries", queries);
+    check_vector(fn, "queries", queries, device_);
     if (queries.dtype() != dtype_)
       type_error(fn + ": queries are " + dtype_name(queries.dtype()) + ", the keys " + dtype_name(dtype_));
-    if (out.device_type() != nb::device::cpu::value || out.ndim() != 1 || !is_c_contiguous(out) ||
-        out.dtype() != nb::dtype<int64_t>() || out.size() != queries.size())
-      value_error(fn + ": out must be a contiguous 1-D int64 host array of " + std::to_string(queries.size()) +
-                  " elements");
+    check_vector(fn, "out", out, device_);
+    if (out.dtype() != nb::dtype<int64_t>() || out.size() != queries.size())
+      value_error(fn + ": out must be a contiguous 1-D int64 array of " + std::to_string(queries.size()) +
+                  " elements (have " + dtype_name(out.dtype()) + ", " + std::to_string(out.size()) + ")");
     std::visit(
         [&](auto& server) {
           using T = typename std::remove_cvref_t<decltype(*server)>::key_type;
           const gsearch::span<const T> q(static_cast<const T*>(queries.data()), int64_t(queries.size()));
           const gsearch::span<int64_t> o(static_cast<int64_t*>(out.data()), int64_t(out.size()));
           nb::gil_scoped_release unlocked;
-          server->search(q, s, o);
+          if (device_ < 0) {
+            server->search(q, s, o);
+          } else {
+            device_guard guard(device_);
+            server->search(q, s, o);
+          }
         },
         s_);
   }
@@ -85,7 +145,7 @@ class py_server {
   /// Later requests see a copy of `keys` (sorted, of the server's dtype); returns once switched.
   void replace_keys(const in_array& keys) {
     const std::string fn = "gsearch._core.Server.replace_keys";
-    check_host_vector(fn, "keys", keys);
+    check_vector(fn, "keys", keys, device_);
     if (keys.dtype() != dtype_)
       type_error(fn + ": keys are " + dtype_name(keys.dtype()) + ", the server's " + dtype_name(dtype_));
     std::visit(
@@ -93,7 +153,12 @@ class py_server {
           using T = typename std::remove_cvref_t<decltype(*server)>::key_type;
           const gsearch::span<const T> k(static_cast<const T*>(keys.data()), int64_t(keys.size()));
           nb::gil_scoped_release unlocked;
-          server->replace_keys(k);
+          if (device_ < 0) {
+            server->replace_keys(k);
+          } else {
+            device_guard guard(device_);  // the new index is built on the current device
+            server->replace_keys(k);
+          }
         },
         s_);
   }
@@ -115,6 +180,13 @@ class py_server {
   int64_t size() const {
     return std::visit([](const auto& server) { return server->size(); }, s_);
   }
+
+  bool on_device() const {
+    return std::visit([](const auto& server) { return server->on_device(); }, s_);
+  }
+
+  /// "cpu" or "cuda:N".
+  std::string device() const { return device_name(device_ < 0 ? nb::device::cpu::value : nb::device::cuda::value, device_); }
 
   /// Serves this server to other processes (gsearch.Client, `gsearch client`) on a Unix-domain
   /// socket `path` and / or 127.0.0.1:`port` (-1: none; 0: any free port); returns the port bound
@@ -149,15 +221,21 @@ class py_server {
   void shutdown() {
     stop_listening();  // the socket's connections call the server: they end first
     std::visit(
-        [](auto& server) {
+        [&](auto& server) {
           nb::gil_scoped_release unlocked;
-          server->shutdown();
+          if (device_ < 0) {
+            server->shutdown();
+          } else {
+            device_guard guard(device_);
+            server->shutdown();
+          }
         },
         s_);
   }
 
  private:
   nb::dlpack::dtype dtype_;
+  int device_ = -1;  // the CUDA device of a CUDA server, -1 on the CPU
   any_server s_;
   std::unique_ptr<gsearch::socket_server> sock_;  // after s_: destroyed (stopped) before the server
 };
@@ -166,18 +244,25 @@ class py_server {
 
 void bind_server(nb::module_& m) {
   nb::class_<py_server>(m, "Server",
-                        "A gsearch::server on the CPU: a copy of sorted 1-D host keys, served to many threads "
-                        "through a request ring (use gsearch.Server).")
-      .def(nb::init<const in_array&, int64_t, int64_t, int64_t, int64_t, int64_t, int>(), "keys"_a,
-           "ring_slots"_a, "max_batch_requests"_a, "max_batch_queries"_a, "preferred_batch_queries"_a,
-           "max_delay_us"_a, "threads"_a)
+                        "A gsearch::server: a copy of sorted 1-D keys, served to many threads through a request "
+                        "ring, on the CPU (device 'cpu': host keys, queries and out) or by a persistent kernel on a "
+                        "CUDA device (device 'cuda' or 'cuda:N': keys, queries and out in host memory or on the "
+                        "server's device; CUDA arrays are read as they are, unordered with any stream). Use "
+                        "gsearch.Server.")
+      .def(nb::init<const in_array&, const std::string&, int64_t, int64_t, int64_t, int64_t, int64_t, int, int, int64_t,
+                    int64_t>(),
+           "keys"_a, "device"_a, "ring_slots"_a, "max_batch_requests"_a, "max_batch_queries"_a,
+           "preferred_batch_queries"_a, "max_delay_us"_a, "threads"_a, "blocks"_a, "staging_queries"_a,
+           "idle_sleep_ns"_a)
       .def("search", &py_server::search, "queries"_a, "side"_a, "out"_a,
-           "out[i] = the search of queries[i] (1-D, the keys' dtype) on side (a SIDES code); the GIL is "
-           "released while it waits.")
+           "out[i] = the search of queries[i] (1-D, the keys' dtype) on side (a SIDES code); out: int64, as many; "
+           "both in host memory or (a CUDA server) on its device. The GIL is released while it waits.")
       .def("replace_keys", &py_server::replace_keys, "keys"_a,
            "Serves later requests from a copy of keys (sorted, the server's dtype); returns once switched.")
       .def("stats", &py_server::stats, "Counts since the start: requests, queries, batches, histograms.")
       .def_prop_ro("size", &py_server::size, "The current key set's length.")
+      .def_prop_ro("on_device", &py_server::on_device, "True for the CUDA server (a persistent kernel).")
+      .def_prop_ro("device", &py_server::device, "Where the server runs: 'cpu' or 'cuda:N'.")
       .def("listen", &py_server::listen, "path"_a, "port"_a, "max_queries"_a, "max_connections"_a,
            "request_timeout_ms"_a, "idle_timeout_ms"_a,
            "Serves this server on a Unix-domain socket path ('' none) and / or 127.0.0.1:port (-1 none, 0 any "

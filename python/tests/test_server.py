@@ -1,6 +1,8 @@
-"""gsearch.Server (the search server's CPU form, issue 22): every answer against
-numpy.searchsorted, from many Python threads at once, across key replacement, and its errors.
-Bounded: fixed request counts, and each test closes its server."""
+"""gsearch.Server (the search server, issue 22): every answer against numpy.searchsorted, from
+many Python threads at once, across key replacement, and its errors; on the CPU, and on the GPU
+(device="cuda": numpy, torch and cupy queries; skipped without a GPU, as gpu_support.py says).
+Bounded: fixed request counts, and each test closes its server (a running CUDA server would make
+a whole-device wait of a later test wait forever)."""
 
 import threading
 
@@ -8,6 +10,8 @@ import numpy as np
 import pytest
 
 import gsearch
+
+from gpu_support import cupy, needs_cupy, needs_torch, torch
 
 DTYPES = [np.int32, np.uint32, np.int64, np.uint64, np.float32, np.float64]
 
@@ -82,11 +86,17 @@ def test_errors():
         gsearch.Server(keys[::-1].copy())
     with pytest.raises(ValueError, match="1-D"):
         gsearch.Server(keys.reshape(10, 10))
-    with pytest.raises(ValueError, match="CPU so far"):
-        gsearch.Server(keys, device="cuda")
+    with pytest.raises(ValueError, match="device must be"):
+        gsearch.Server(keys, device="gpu")
+    with pytest.raises(ValueError, match="device must be"):
+        gsearch.Server(keys, device="cuda:x")
+    if not gsearch.built_with_cuda():
+        with pytest.raises(ValueError, match="without CUDA"):
+            gsearch.Server(keys, device="cuda")
     with pytest.raises(TypeError, match="unsupported dtype"):
         gsearch.Server(np.array(["a", "b"]))
     s = gsearch.Server(keys, ring_slots=2)
+    assert not s.on_device and s.device == "cpu" and "device='cpu'" in repr(s)
     with pytest.raises(ValueError, match="side"):
         s.search(keys, "middle")
     with pytest.raises(TypeError):
@@ -100,3 +110,245 @@ def test_errors():
         s.search(keys[:5])
     with pytest.raises(ValueError):
         gsearch.Server(keys, ring_slots=0)
+
+
+def test_python_sequences_and_torch_cpu():
+    keys = np.arange(0, 100, 2, dtype=np.int64)
+    with gsearch.Server(keys) as s:
+        np.testing.assert_array_equal(s.search([3, 4, 200]), np.searchsorted(keys, [3, 4, 200]))
+        assert s.search([]).shape == (0,)  # an empty sequence takes the keys' dtype
+        got = s.search(7, "right")
+        assert isinstance(got, np.ndarray) and got.shape == () and int(got) == 4
+        np.testing.assert_array_equal(s.search(np.array([3, 4], ">i8")), [2, 2])  # another byte order
+        if torch is not None:
+            q = torch.tensor([[3, 4], [5, 200]])
+            got = s.search(q, "right")
+            assert isinstance(got, torch.Tensor) and got.device.type == "cpu" and got.dtype == torch.int64
+            np.testing.assert_array_equal(got.numpy(), np.searchsorted(keys, q.numpy(), "right"))
+
+
+# --- the CUDA server -----------------------------------------------------------------------------
+# Marked needs_torch (the GPU machine's stack; they fail there, not skip, under
+# GSEARCH_REQUIRE_GPU=1) except the cupy ones. Small key sets and few requests: seconds in all.
+# blocks=4 in most: the server's share of the GPU, leaving the rest to torch's kernels.
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cuda_every_dtype_numpy_and_torch(dtype):
+    rng = np.random.default_rng(11)
+    keys = keys_of(rng, dtype, 3000)
+    tdtype = getattr(torch, np.dtype(dtype).name, None)
+    if tdtype is None:
+        pytest.skip(f"torch {torch.__version__} has no {np.dtype(dtype).name}")
+    qs = [rng.integers(0, 1100, (7, 11)).astype(dtype) for _ in range(2)]
+    # Page-locked host memory (pinned before the server starts: this test is about the answers).
+    pinned = [torch.from_numpy(q).pin_memory() for q in qs]
+    with gsearch.Server(keys, device="cuda", blocks=4) as s:
+        assert s.on_device and s.device == f"cuda:{torch.cuda.current_device()}" and s.size == 3000
+        assert "device='cuda:" in repr(s)
+        for q, pq, side in zip(qs, pinned, ("left", "right")):
+            want = np.searchsorted(keys, q, side)
+            got = s.search(q, side)  # pageable host memory: through the staging
+            assert isinstance(got, np.ndarray) and got.dtype == np.int64 and got.shape == q.shape
+            np.testing.assert_array_equal(got, want)
+            tq = torch.from_numpy(q).to(device="cuda")  # in place on the device
+            tgot = s.search(tq, side)
+            assert isinstance(tgot, torch.Tensor) and tgot.device == tq.device and tgot.dtype == torch.int64
+            assert tgot.shape == tq.shape
+            np.testing.assert_array_equal(tgot.cpu().numpy(), want)
+            pgot = s.search(pq, side)  # page-locked host memory: read in place
+            assert pgot.device.type == "cpu"
+            np.testing.assert_array_equal(pgot.numpy(), want)
+        q = rng.integers(0, 1100, 500).astype(dtype)
+        np.testing.assert_array_equal(s.search(q, "pred"), np.searchsorted(keys, q, "right") - 1)
+        np.testing.assert_array_equal(s.search(np.empty(0, dtype)), np.empty(0, np.int64))
+        assert s.search(torch.empty(0, dtype=tdtype, device="cuda")).shape == (0,)
+        # Larger than the staging (pieces of staging_queries) and than one block's batch.
+        big = rng.integers(0, 1100, 20_000).astype(dtype)
+        np.testing.assert_array_equal(s.search(big, "right"), np.searchsorted(keys, big, "right"))
+        tbig = torch.from_numpy(big).cuda()
+        np.testing.assert_array_equal(s.search(tbig, "right").cpu().numpy(), np.searchsorted(keys, big, "right"))
+
+
+@needs_torch
+def test_cuda_keys_on_device_streams_and_casts():
+    rng = np.random.default_rng(12)
+    keys = keys_of(rng, np.float32, 5000)
+    tkeys = torch.from_numpy(keys).cuda()
+    with gsearch.Server(tkeys, device="cuda") as s:  # CUDA keys; blocks=0: one per SM
+        assert s.dtype == np.float32 and s.size == 5000
+        # Queries made on a side stream, searched inside it: search waits for that stream.
+        side_stream = torch.cuda.Stream()
+        with torch.cuda.stream(side_stream):
+            q = torch.linspace(-10, 1100, 300_000, device="cuda")
+            got = s.search(q.reshape(600, 500), "right")
+            want = torch.searchsorted(tkeys, q, right=True).reshape(600, 500)
+            assert torch.equal(got, want)
+        side_stream.synchronize()
+        # Safe casts happen on the device (int16 -> float32, bfloat16 -> float32); unsafe ones refused.
+        qi = torch.arange(-5, 1005, dtype=torch.int16, device="cuda")
+        np.testing.assert_array_equal(s.search(qi).cpu().numpy(), np.searchsorted(keys, qi.cpu().numpy().astype(np.float32)))
+        qb = torch.tensor([1.5, 300.0, 2000.0], dtype=torch.bfloat16, device="cuda")
+        np.testing.assert_array_equal(s.search(qb).cpu().numpy(), np.searchsorted(keys, qb.float().cpu().numpy()))
+        with pytest.raises(TypeError):
+            s.search(torch.arange(5, dtype=torch.int64, device="cuda"))
+        # Non-contiguous queries are copied, the shape kept.
+        qt = torch.rand(40, 30, device="cuda").mul(1000).t()
+        assert torch.equal(s.search(qt), torch.searchsorted(tkeys, qt.contiguous()))
+        # replace_keys from host or device memory.
+        s.replace_keys(keys[:100])
+        assert s.size == 100
+        assert torch.equal(s.search(q), torch.searchsorted(tkeys[:100], q))
+        s.replace_keys(tkeys[1000:])
+        assert s.size == 4000 and torch.equal(s.search(q), torch.searchsorted(tkeys[1000:].contiguous(), q))
+    assert torch.equal(tkeys.cpu(), torch.from_numpy(keys))  # the caller's keys untouched
+
+
+@needs_torch
+def test_cuda_nan_and_numpy_semantics():
+    keys = np.array([-np.inf, -1.0, 0.0, 2.5, np.inf, np.nan, np.nan])
+    q = np.array([np.nan, -0.0, 3.0, -np.inf, np.inf, 2.5])
+    with gsearch.Server(keys, device="cuda", blocks=2) as s:
+        for side in ("left", "right"):
+            want = np.searchsorted(keys, q, side)
+            np.testing.assert_array_equal(s.search(q, side), want)
+            np.testing.assert_array_equal(s.search(torch.from_numpy(q).cuda(), side).cpu().numpy(), want)
+        np.testing.assert_array_equal(s.search(np.array([1, 3], np.int32)), np.searchsorted(keys, [1.0, 3.0]))
+    with gsearch.Server(np.arange(10, dtype=np.int32), device="cuda", blocks=2) as s:
+        with pytest.raises(TypeError):
+            s.search(np.array([1.5]))
+
+
+@needs_torch
+def test_cuda_threads_and_replacement():
+    rng = np.random.default_rng(13)
+    a, b = keys_of(rng, np.int64, 5000), keys_of(rng, np.int64, 800)
+    tb = torch.from_numpy(b).cuda()
+    errors, mixed = [], []
+    with gsearch.Server(a, device="cuda", blocks=4, max_delay=0.0002, preferred_batch_queries=256) as s:
+        def worker(seed):
+            try:
+                r = np.random.default_rng(seed)
+                for i in range(60):
+                    q = r.integers(0, 1100, int(r.integers(1, 400)))
+                    if i % 2:  # half on the device, each thread's own stream
+                        with torch.cuda.stream(streams[seed]):
+                            got = s.search(torch.from_numpy(q).cuda(), "right").cpu().numpy()
+                    else:
+                        got = s.search(q, "right")
+                    if not (np.array_equal(got, np.searchsorted(a, q, "right"))
+                            or np.array_equal(got, np.searchsorted(b, q, "right"))):
+                        mixed.append(seed)
+            except Exception as e:  # noqa: BLE001
+                errors.append(e)
+
+        def replacer():
+            try:
+                for i in range(10):
+                    s.replace_keys(tb if i % 2 == 0 else a)  # device and host keys in turn
+            except Exception as e:  # noqa: BLE001
+                errors.append(e)
+
+        streams = [torch.cuda.Stream() for _ in range(8)]
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)] + [threading.Thread(target=replacer)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        st = s.stats()
+    assert not errors and not mixed
+    assert st["requests"] == 8 * 60 and st["batches"] >= 1
+
+
+@needs_torch
+def test_cuda_errors():
+    keys = np.arange(100, dtype=np.float32)
+    with pytest.raises(ValueError, match="not sorted"):
+        gsearch.Server(keys[::-1].copy(), device="cuda", blocks=2)
+    with pytest.raises(ValueError, match="not sorted"):
+        gsearch.Server(torch.from_numpy(keys[::-1].copy()).cuda(), device="cuda", blocks=2)
+    with pytest.raises(ValueError, match="device must be"):
+        gsearch.Server(keys, device="cuda0")
+    with pytest.raises(ValueError, match="1-D"):
+        gsearch.Server(torch.zeros(3, 3, device="cuda"), device="cuda")
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        gsearch.Server(torch.zeros(3, dtype=torch.bfloat16, device="cuda"), device="cuda")
+    with pytest.raises(ValueError, match="host arrays"):  # a CPU server takes no CUDA arrays
+        gsearch.Server(torch.from_numpy(keys).cuda())
+    with gsearch.Server(keys) as cpu:
+        with pytest.raises(ValueError, match="host arrays"):
+            cpu.search(torch.arange(3.0, device="cuda"))
+    q = torch.arange(5.0, device="cuda")
+    out4, out5 = torch.empty(4, dtype=torch.int64, device="cuda"), torch.empty(5, dtype=torch.int64, device="cuda")
+    unsorted = torch.from_numpy(keys[::-1].copy()).cuda()
+    other = None
+    if torch.cuda.device_count() > 1:
+        other = torch.arange(3.0, device=f"cuda:{1 - torch.cuda.current_device()}")
+    s = gsearch.Server(keys, device="cuda", blocks=2)
+    try:
+        with pytest.raises(ValueError, match="side"):
+            s.search(keys, "middle")
+        with pytest.raises(TypeError):
+            s.replace_keys(np.arange(5, dtype=np.int64))
+        with pytest.raises(ValueError, match="not sorted"):
+            s.replace_keys(unsorted)
+        with pytest.raises(ValueError, match="not sorted"):
+            s.replace_keys(keys[::-1].copy())
+        # The extension's own checks (the Python layer converts before it gets there).
+        with pytest.raises(ValueError, match="out"):
+            s._core.search(q, 0, out4)
+        with pytest.raises(TypeError):
+            s._core.search(np.arange(5.0), 0, out5)
+        if other is not None:
+            with pytest.raises(ValueError, match="the server on cuda"):
+                s.search(other)
+        np.testing.assert_array_equal(s.search(keys[:5]), np.arange(5))  # still serving
+    finally:
+        s.close()
+    s.close()  # idempotent
+    with pytest.raises(ValueError, match="shut down"):
+        s.search(keys[:5])
+    with pytest.raises(ValueError, match="shut down"):
+        s.search(q)
+    torch.cuda.synchronize()  # no server runs: a whole-device wait returns
+    with pytest.raises(ValueError):
+        gsearch.Server(keys, device="cuda", ring_slots=0)
+
+
+@needs_torch
+def test_cuda_listen(tmp_path):
+    rng = np.random.default_rng(14)
+    keys = keys_of(rng, np.uint32, 2000)
+    path = str(tmp_path / "s.sock")
+    with gsearch.Server(keys, device="cuda", blocks=2) as s:
+        assert s.listen(path) == path
+        with gsearch.Client(path, timeout=20) as c:
+            q = rng.integers(0, 1100, 5000).astype(np.uint32)
+            np.testing.assert_array_equal(c.search(q, "right"), np.searchsorted(keys, q, "right"))
+
+
+@needs_cupy
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cuda_cupy(dtype):
+    rng = np.random.default_rng(15)
+    keys = keys_of(rng, dtype, 3000)
+    ckeys = cupy.asarray(keys)
+    with gsearch.Server(ckeys, device="cuda", blocks=4) as s:
+        assert s.device == f"cuda:{ckeys.device.id}"
+        for side in ("left", "right"):
+            q = rng.integers(0, 1100, (7, 11)).astype(dtype)
+            got = s.search(cupy.asarray(q), side)
+            assert isinstance(got, cupy.ndarray) and got.dtype == np.int64 and got.shape == q.shape
+            np.testing.assert_array_equal(cupy.asnumpy(got), np.searchsorted(keys, q, side))
+        stream = cupy.cuda.Stream(non_blocking=True)
+        with stream:  # made and searched on a side stream
+            q = cupy.arange(-5, 1105, dtype=dtype) if np.dtype(dtype).kind != "u" else cupy.arange(0, 1105, dtype=dtype)
+            got = s.search(q[::-1], "right")  # negative strides: copied
+            want = np.searchsorted(keys, cupy.asnumpy(q[::-1]), "right")
+        stream.synchronize()
+        np.testing.assert_array_equal(cupy.asnumpy(got), want)
+        s.replace_keys(ckeys[:10])
+        assert s.size == 10
+        np.testing.assert_array_equal(cupy.asnumpy(s.search(cupy.asarray([5], dtype=dtype))),
+                                      np.searchsorted(keys[:10], [5]))

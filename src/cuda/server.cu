@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -28,12 +29,49 @@ namespace {
 // on the SMs the server holds. Block 0's own path serves up to 512 queries.
 constexpr int server_threads = 512;
 constexpr int server_items = index_config.items;
+// The index levels each block stages: 32 KB, where the one-shot search takes 96-160 KB. A
+// persistent block keeps its shared memory for good; with 32 KB (and 512 threads, 32K
+// registers) an SM the server holds still has room for most other kernels' blocks. The search
+// of a large batch reads one level more from L2.
+constexpr int64_t server_shared_bytes = 32 * 1024;
 
-template <class T>
-void* host_alloc_mapped(size_t bytes) {
+// The page-locked blocks of stopped servers, kept for the next server of the process rather than
+// freed: cudaFreeHost waits for every kernel of the device, and another server's kernel never
+// ends by itself (the first H100 run hung there, destroying one of two servers).
+struct pinned_block {
+  void* p = nullptr;
+  size_t bytes = 0;
+};
+
+std::mutex pinned_mutex;
+std::multimap<size_t, void*>& pinned_free() {
+  static auto* blocks = new std::multimap<size_t, void*>;  // never destroyed: no cudaFreeHost at exit either
+  return *blocks;
+}
+
+// A mapped, portable page-locked block of at least `bytes` (a kept one of up to twice that, or new).
+pinned_block pinned_acquire(size_t bytes) {
+  bytes = bytes > 0 ? bytes : 1;
+  {
+    const std::lock_guard<std::mutex> lock(pinned_mutex);
+    auto& kept = pinned_free();
+    const auto it = kept.lower_bound(bytes);
+    if (it != kept.end() && it->first <= 2 * bytes) {
+      const pinned_block b{it->second, it->first};
+      kept.erase(it);
+      return b;
+    }
+  }
   void* p = nullptr;
   GSEARCH_CUDA_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
-  return p;
+  return {p, bytes};
+}
+
+void pinned_release(pinned_block& b) noexcept {
+  if (!b.p) return;
+  const std::lock_guard<std::mutex> lock(pinned_mutex);
+  pinned_free().emplace(b.bytes, b.p);
+  b = {};
 }
 
 template <class T>
@@ -190,24 +228,26 @@ class cuda_server final : public device_server<T> {
     // device leaves beside the kernel's own), fixed for the server's life: a later key set
     // stages the levels that fit it.
     const int64_t room = dev.max_shared_per_block - static_shared_bytes(reinterpret_cast<const void*>(kernel), dev);
-    shared_bytes_ = index_shared_bytes<int(sizeof(T))> < room ? index_shared_bytes<int(sizeof(T))> : room;
+    shared_bytes_ = server_shared_bytes < room ? server_shared_bytes : room;
     allow_dynamic_shared(reinterpret_cast<const void*>(kernel), shared_bytes_, dev);
     int per_sm = 0;
     GSEARCH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, server_threads, size_t(shared_bytes_)));
-    blocks_ = config_.blocks > 0 ? config_.blocks : dev.sms;
+    blocks_ = config_.blocks > 0 ? config_.blocks : (dev.sms + 1) / 2;
     if (blocks_ > per_sm * dev.sms)
       throw invalid_argument("gsearch::server: blocks = " + std::to_string(blocks_) + " cannot all be resident (at most " +
                              std::to_string(per_sm * dev.sms) + " on this device)");
 
     current_ = build(keys, n, "gsearch::server");
     const int64_t slots = config_.ring_slots;
-    slots_ = static_cast<core::server_slot*>(host_alloc_mapped<T>(size_t(slots) * sizeof(core::server_slot)));
+    ring_block_ = pinned_acquire(size_t(slots) * sizeof(core::server_slot));
+    slots_ = static_cast<core::server_slot*>(ring_block_.p);
     std::memset(static_cast<void*>(slots_), 0, size_t(slots) * sizeof(core::server_slot));
     for (int64_t i = 0; i < slots; ++i) slots_[i].done = uint64_t(i);  // ticket i may start
     const size_t staged = size_t(slots) * size_t(config_.staging_queries);
-    staging_queries_ = static_cast<T*>(host_alloc_mapped<T>(staged * sizeof(T)));
-    staging_out_ = static_cast<int64_t*>(host_alloc_mapped<T>(staged * sizeof(int64_t)));
-    payload_ = static_cast<server_keys<T>*>(host_alloc_mapped<T>(sizeof(server_keys<T>)));
+    staging_block_ = pinned_acquire(staged * (sizeof(T) + sizeof(int64_t)) + sizeof(server_keys<T>));
+    staging_out_ = static_cast<int64_t*>(staging_block_.p);  // 8-byte aligned first, then the queries
+    staging_queries_ = reinterpret_cast<T*>(staging_out_ + staged);
+    payload_ = reinterpret_cast<server_keys<T>*>(staging_queries_ + staged);
     // Device memory from the stream-ordered pool, freed with cudaFreeAsync: cudaFree would wait
     // for every kernel of the device, another server's included.
     GSEARCH_CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&control_), sizeof(server_control<T>),
@@ -246,10 +286,8 @@ class cuda_server final : public device_server<T> {
     if (control_) cudaFreeAsync(control_, side_);
     if (requests_) cudaFreeAsync(requests_, side_);
     if (side_) cudaStreamSynchronize(side_);
-    if (slots_) cudaFreeHost(slots_);
-    if (staging_queries_) cudaFreeHost(staging_queries_);
-    if (staging_out_) cudaFreeHost(staging_out_);
-    if (payload_) cudaFreeHost(payload_);
+    pinned_release(ring_block_);
+    pinned_release(staging_block_);
     if (stream_) cudaStreamDestroy(stream_);
     if (side_) cudaStreamDestroy(side_);
     control_ = nullptr;
@@ -267,6 +305,7 @@ class cuda_server final : public device_server<T> {
   int blocks_ = 0;
   int64_t shared_bytes_ = 0;
   bool launched_ = false;
+  pinned_block ring_block_, staging_block_;  // the ring; the staging and the payload
   core::server_slot* slots_ = nullptr;
   uint64_t slots_device_ = 0;  // the ring's device address
   T* staging_queries_ = nullptr;

@@ -336,6 +336,7 @@ typename server<T>::request server<T>::submit(span<const T> queries, side s, spa
                                   });
     request r(this, t, count);
     r.start_ = start;
+    r.counted_ = last ? queries.size() : -1;
     if (stage_out) {
       r.staged_ = dev.staged_out(slot);
       r.out_ = out.data() + begin;
@@ -397,12 +398,12 @@ bool server<T>::on_device() const {
 
 template <class T>
 server<T>::request::request(server* owner, uint64_t ticket, int64_t queries)
-    : owner_(owner), ticket_(ticket), queries_(queries) {}
+    : owner_(owner), ticket_(ticket), queries_(queries), counted_(queries) {}
 
 template <class T>
 server<T>::request::request(request&& other) noexcept
     : owner_(std::exchange(other.owner_, nullptr)), ticket_(other.ticket_), queries_(other.queries_),
-      staged_(other.staged_), out_(other.out_), start_(other.start_), waited_(other.waited_) {}
+      staged_(other.staged_), out_(other.out_), counted_(other.counted_), start_(other.start_), waited_(other.waited_) {}
 
 template <class T>
 server<T>::request::~request() {
@@ -427,9 +428,11 @@ void server<T>::request::wait() {
   st.release(ticket_);
   waited_ = true;
   const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start_).count();
-  st.requests.fetch_add(1, std::memory_order_relaxed);
-  st.queries.fetch_add(queries_, std::memory_order_relaxed);
-  st.latency_us[size_t(log2_bucket(uint64_t(us), 32))].fetch_add(1, std::memory_order_relaxed);
+  if (counted_ >= 0) {  // a caller's request (its pieces are counted once, with the last)
+    st.requests.fetch_add(1, std::memory_order_relaxed);
+    st.queries.fetch_add(counted_, std::memory_order_relaxed);
+    st.latency_us[size_t(log2_bucket(uint64_t(us), 32))].fetch_add(1, std::memory_order_relaxed);
+  }
   if (!served) throw error(st.failure());
 }
 

@@ -25,7 +25,7 @@ struct device_server_config {
   int64_t max_delay_ns = 0;
   int64_t idle_sleep_ns = 1000;
   int64_t staging_queries = 4096;
-  int blocks = 0;  ///< 0: one per SM
+  int blocks = 0;  ///< 0: half the SMs
 };
 
 /// Where a request's array lives, as the kernel can reach it.

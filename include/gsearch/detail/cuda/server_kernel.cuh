@@ -415,15 +415,16 @@ __global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel
     const int taken = batch.taken;
     if (op == int32_t(core::server_op::search)) {
       if (batch.queries <= Threads && taken <= server_small_requests) {
-        // Block 0's own results: the barrier below, then warp 0's release stores (cumulative)
-        // order them before the answers.
         server_serve_small<Threads, T, B>(small, taken, batch.queries, keys, pary, top,
                                           vector_nodes<T, false>{keys.ref.layout});
+        __threadfence_system();  // each writer's results, before warp 0's answers (a barrier alone
+                                 // does not wait for other warps' writes: the first H100 run)
       } else {
         if (threadIdx.x == 0) server_post(c, op, taken, batch.tiles);
         __syncthreads();  // (the post's release covers the requests warp 0 wrote)
         server_serve_tiles<Threads, Items, T, B>(p.requests, taken, batch.tiles, keys, top,
                                                  vector_nodes<T, false>{keys.ref.layout});
+        __threadfence_system();
         if (threadIdx.x == 0) server_wait_finished(c, p.idle_sleep_ns);
       }
     } else if (op == int32_t(core::server_op::replace_keys)) {
