@@ -297,6 +297,7 @@ TEST(GpuServerBeside, OtherWorkAndASecondServer) {
   float* dkeys = nullptr;
   int64_t* dout = nullptr;
   void* pinned = nullptr;
+  cudaStream_t st = nullptr;
   std::thread other([&] {
     {
       server<float> b(cuda, span<const float>(keys.data(), int64_t(keys.size())));
@@ -307,25 +308,30 @@ TEST(GpuServerBeside, OtherWorkAndASecondServer) {
     stage = 2;
     cudaHostAlloc(&pinned, 1 << 20, cudaHostAllocDefault);  // (freed after a stops: cudaFreeHost would wait for it)
     stage = 3;
-    cudaStream_t st = nullptr;
     cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
     cudaMalloc(&dq, queries.size() * sizeof(float));
     cudaMalloc(&dout, queries.size() * sizeof(int64_t));
-    cudaMemcpyAsync(dq, queries.data(), queries.size() * sizeof(float), cudaMemcpyHostToDevice, st);
     cudaMalloc(&dkeys, keys.size() * sizeof(float));
+    stage = 4;
+    cudaMemcpyAsync(dq, queries.data(), queries.size() * sizeof(float), cudaMemcpyHostToDevice, st);
     cudaMemcpyAsync(dkeys, keys.data(), keys.size() * sizeof(float), cudaMemcpyHostToDevice, st);
+    stage = 5;
     search(cuda.on(st), side::right, span<const float>(dkeys, int64_t(keys.size())), span<const float>(dq, int64_t(queries.size())),
            span<int64_t>(dout, int64_t(queries.size())));
-    cudaMemcpyAsync(got_search.data(), dout, got_search.size() * sizeof(int64_t), cudaMemcpyDeviceToHost, st);
+    stage = 6;
     cudaStreamSynchronize(st);
-    cudaStreamDestroy(st);
-    stage = 4;
+    stage = 7;
+    cudaMemcpy(got_search.data(), dout, got_search.size() * sizeof(int64_t), cudaMemcpyDeviceToHost);
+    stage = 8;
   });
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (stage.load() < 4 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  if (stage.load() < 4) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (stage.load() < 8 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (stage.load() < 8) {
+    const int at = stage.load();
     std::fprintf(stderr, "GpuServerBeside: hung at stage %d (0: a second server, 1: its destruction, 2: cudaHostAlloc, "
-                 "3: device allocation and gsearch::search) beside a running server\n", stage.load());
+                 "3: cudaStreamCreate, cudaMalloc, 4: cudaMemcpyAsync from pageable memory, 5: gsearch::search, "
+                 "6: cudaStreamSynchronize (the stream's work %s), 7: cudaMemcpy) beside a running server\n", at,
+                 st && cudaStreamQuery(st) == cudaErrorNotReady ? "not done" : "done or none");
     std::fflush(stderr);
     std::_Exit(1);
   }
@@ -340,6 +346,7 @@ TEST(GpuServerBeside, OtherWorkAndASecondServer) {
   cudaFree(dout);
   cudaFree(dkeys);
   cudaFreeHost(pinned);
+  cudaStreamDestroy(st);
 }
 
 

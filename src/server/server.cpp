@@ -13,6 +13,7 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -83,6 +84,10 @@ struct server<T>::state {
   uint64_t failed_from = core::ring_no_failure;  // CPU: the first ticket the loop could not serve
   std::atomic<bool> dead{false};                 // CUDA: the kernel ended without a stop (an error)
   std::mutex replacing;                          // replace_keys, one at a time
+  // A request served in pieces (pageable memory beyond the staging) holds this shared from its
+  // first piece's ticket to its last's; replace_keys takes it exclusively to publish: no request
+  // sees a mix of key sets, in pieces either.
+  std::shared_mutex pieces;
   std::atomic<uint64_t> tickets{0};
   std::atomic<int64_t> publishing{0};  // submitters between taking a ticket and publishing it
   std::atomic<bool> closing{false};
@@ -313,6 +318,8 @@ typename server<T>::request server<T>::submit(span<const T> queries, side s, spa
   // A request of a few bytes in host memory travels in its slot (one PCIe trip fewer for the kernel).
   const bool inline_q = queries.size() * int64_t(sizeof(T)) <= core::ring_inline_bytes &&
                         q_memory != cuda_backend::server_memory::device;
+  std::shared_lock<std::shared_mutex> whole(st.pieces, std::defer_lock);
+  if (queries.size() > piece) whole.lock();
   for (int64_t begin = 0;;) {  // one request, or the pieces of a staged one larger than the staging
     const int64_t count = std::min(piece, queries.size() - begin);
     const bool last = begin + count >= queries.size();
@@ -359,7 +366,11 @@ void server<T>::replace_keys(span<const T> keys) {
   if (st.device) {
     const std::lock_guard<std::mutex> lock(st.replacing);
     const uint64_t payload = st.device->prepare_keys(keys.data(), keys.size());  // checks the order
-    const uint64_t t = st.publish(server_op::replace_keys, 0, 0, payload, 0);
+    uint64_t t;
+    {
+      const std::unique_lock<std::shared_mutex> between(st.pieces);  // not amid a request's pieces
+      t = st.publish(server_op::replace_keys, 0, 0, payload, 0);
+    }
     const bool served = st.wait(t);
     st.release(t);
     if (!served) throw error(st.failure());
