@@ -28,6 +28,12 @@
 namespace gsearch::test {
 namespace {
 
+// Every kernel loaded when the context starts: under CUDA's lazy module loading (the default), the
+// first launch of a kernel waits for every running kernel to end, a server's never does, and the
+// test's other work (gsearch::search beside a server) would wait for good. Before any CUDA call
+// (a static initializer); a value set outside is kept.
+const int eager_loading = setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+
 template <class T>
 class GpuServer : public ::testing::Test {
  protected:

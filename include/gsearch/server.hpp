@@ -28,9 +28,12 @@
 ///    host memory (copied); queries and out in device memory, page-locked host memory (read and
 ///    written in place) or pageable host memory (copied through the slot's pinned staging, in
 ///    pieces of staging_queries; a request larger than that is served before submit returns).
-///    While it runs, calls that wait for the whole device
-///    (cudaDeviceSynchronize, cudaFree, torch.cuda.synchronize()) wait for the server to stop:
-///    synchronize streams instead. A CUDA error that poisons the context fails every request
+///    While it runs, calls that wait for the whole device (cudaDeviceSynchronize, cudaFree,
+///    cudaFreeHost, torch.cuda.synchronize(), torch.cuda.empty_cache()) wait for the server to
+///    stop: synchronize streams instead. So does the first launch of any kernel under CUDA's
+///    lazy module loading (the default): a process that launches other kernels beside a server
+///    sets CUDA_MODULE_LOADING=EAGER before CUDA starts (or launches them once before the
+///    server starts). A CUDA error that poisons the context fails every request
 ///    in flight and every later one (error), and shutdown() still returns.
 
 #include <array>

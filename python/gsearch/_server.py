@@ -106,7 +106,9 @@ class Server:
        ``torch.cuda.synchronize()``, ``cupy.cuda.Device().synchronize()``,
        ``cudaDeviceSynchronize`` and ``cudaFree`` (``torch.cuda.empty_cache()``, cupy's
        ``free_all_blocks()``) among them. Synchronize streams instead, or close the server
-       first.
+       first. So does the first launch of any CUDA kernel under CUDA's lazy module loading
+       (the default): set ``CUDA_MODULE_LOADING=EAGER`` in the environment before CUDA starts
+       (before torch or cupy first touches the GPU) to run other GPU work beside a server.
 
     Use it as a context manager, or call :meth:`close`: afterwards a search raises ValueError.
     """

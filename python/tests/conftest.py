@@ -3,6 +3,12 @@ fail under GSEARCH_REQUIRE_GPU=1: gpu_support.py)."""
 
 import os
 
+# Every CUDA kernel loaded when a context starts (before torch or gsearch touches CUDA): under
+# CUDA's lazy module loading, the first launch of a kernel waits for every running kernel to end,
+# and a gsearch.Server(device="cuda")'s kernel runs until it is closed (test_server.py runs torch
+# beside one). A value set outside is kept.
+os.environ.setdefault("CUDA_MODULE_LOADING", "EAGER")
+
 import numpy as np
 import pytest
 

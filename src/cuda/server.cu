@@ -238,6 +238,10 @@ class cuda_server final : public device_server<T> {
                              std::to_string(per_sm * dev.sms) + " on this device)");
 
     current_ = build(keys, n, "gsearch::server");
+    // What a replace_keys launches beside the running kernel, launched once now: under CUDA's
+    // lazy module loading, the first launch of a kernel waits for every running kernel to end
+    // (docs/design.md, "The search server"), and this one never ends by itself.
+    (void)is_sorted(side_, current_.layout, core::static_index_shape<B>(n).size());
     const int64_t slots = config_.ring_slots;
     ring_block_ = pinned_acquire(size_t(slots) * sizeof(core::server_slot));
     slots_ = static_cast<core::server_slot*>(ring_block_.p);

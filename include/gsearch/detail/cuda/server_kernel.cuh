@@ -286,9 +286,12 @@ __device__ void server_serve_small(const server_request<T>* requests, int taken,
 }
 
 /// Every block's share of a posted search: tiles blockIdx.x, + gridDim.x, ... of the batch's
-/// list (each request's queries cut into tiles of Threads x Items).
+/// list (each request's queries cut into tiles of Threads x Items). No __restrict__ on what a
+/// later batch rewrites (the requests, staged queries): nvcc reads a const __restrict__ pointer
+/// through the read-only path, whose cache no acquire invalidates (the H100 runs got stale
+/// requests of an earlier batch: tiles left unsearched).
 template <int Threads, int Items, class T, int B, class Top, class Global>
-__device__ void server_serve_tiles(const server_request<T>* __restrict__ requests, int taken, int64_t tiles,
+__device__ void server_serve_tiles(const server_request<T>* requests, int taken, int64_t tiles,
                                    const server_keys<T>& keys, const Top& top, const Global& global) {
   constexpr int64_t tile = int64_t(Threads) * Items;
   int r = 0;

@@ -64,11 +64,13 @@ constexpr int index_shared_level(const core::static_index_shape<B>& shape, int64
 /// (thread t: t, t + Threads, ...: coalesced loads and stores), walks the levels from
 /// shared_level up in `top` (shared memory) and the rest in `global`, in lockstep; the queries
 /// core::static_index_special names are answered by their own walk. Called by a whole block
-/// (index_search_kernel, and the search server's kernel).
+/// (index_search_kernel, whose __restrict__ parameters let nvcc read the queries through the
+/// read-only path, and the search server's kernel, whose queries change between batches: no
+/// __restrict__ here).
 template <bool Strict, int Threads, int Items, class T, class Out, int B, class Top, class Global>
 __device__ __forceinline__ void index_search_tile(const Top& top, const Global& global, const core::static_index_shape<B>& shape,
-                                                  int shared_level, const T* __restrict__ queries, int64_t n,
-                                                  Out* __restrict__ out, int offset, int64_t begin) {
+                                                  int shared_level, const T* queries, int64_t n, Out* out,
+                                                  int offset, int64_t begin) {
   const int64_t j0 = begin + threadIdx.x;
   T q[Items];
   ieee_before<Strict, T> before[Items];
