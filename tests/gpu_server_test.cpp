@@ -89,6 +89,16 @@ struct buffers {
   }
 };
 
+// "" when equal, else the first difference (for a failure message).
+template <class T>
+std::string first_difference(const std::vector<T>& queries, const std::vector<int64_t>& got, const std::vector<int64_t>& want) {
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i)
+    if (got[i] != want[i])
+      return "first difference at " + std::to_string(i) + " of " + std::to_string(got.size()) + ": query " +
+             std::to_string(double(queries[i])) + ", got " + std::to_string(got[i]) + ", want " + std::to_string(want[i]);
+  return got.size() == want.size() ? "" : "sizes differ";
+}
+
 enum class where { device, pinned, pageable };
 const char* where_name(where w) { return w == where::device ? "device" : w == where::pinned ? "pinned" : "pageable"; }
 
@@ -146,7 +156,7 @@ TYPED_TEST(GpuServer, EveryPathEqualsTheReference) {
         if (test_subset() && n > 5000) continue;
         const std::vector<T> queries = server_queries<T>(n, rng, 4000);
         for (const side sd : kSides) {
-          EXPECT_EQ(serve(s, a, queries, sd, w), reference_all(keys, queries, sd))
+          EXPECT_EQ(first_difference(queries, serve(s, a, queries, sd, w), reference_all(keys, queries, sd)), "")
               << "keys " << k << ", " << n << " queries in " << where_name(w) << " memory, side " << side_name(sd);
         }
       }
@@ -394,7 +404,12 @@ TEST(GpuServerSoak, MixedLoadEveryAnswerChecked) {
         const bool settled = begun_before == done_before && begun.load() == begun_before;
         const bool is_a = got == reference_all(keys_a, q, sd);
         const bool is_b = got == reference_all(keys_b, q, sd);
-        if (settled ? !(done_before % 2 == 0 ? is_a : is_b) : !(is_a || is_b)) ++wrong;
+        if (settled ? !(done_before % 2 == 0 ? is_a : is_b) : !(is_a || is_b)) {
+          if (wrong.fetch_add(1) < 3)
+            std::printf("[ soak     ] wrong: %lld queries in %s memory, side %s, settled %d, %s\n", (long long)n,
+                        where_name(w), side_name(sd), int(settled),
+                        first_difference(q, got, reference_all(done_before % 2 == 0 ? keys_a : keys_b, q, sd)).c_str());
+        }
         ++requests;
         queries += n;
       }

@@ -176,10 +176,12 @@ def test_cuda_keys_on_device_streams_and_casts():
     rng = np.random.default_rng(12)
     keys = keys_of(rng, np.float32, 5000)
     tkeys = torch.from_numpy(keys).cuda()
-    with gsearch.Server(tkeys, device="cuda") as s:  # CUDA keys; blocks=0: one per SM
+    # Made before the server starts: torch.cuda.Stream() beside a running server waited for it
+    # on the H100 (torch's stream pool; docs/design.md, "The search server").
+    side_stream = torch.cuda.Stream()
+    with gsearch.Server(tkeys, device="cuda") as s:  # CUDA keys; blocks=0: half the SMs
         assert s.dtype == np.float32 and s.size == 5000
         # Queries made on a side stream, searched inside it: search waits for that stream.
-        side_stream = torch.cuda.Stream()
         with torch.cuda.stream(side_stream):
             q = torch.linspace(-10, 1100, 300_000, device="cuda")
             got = s.search(q.reshape(600, 500), "right")

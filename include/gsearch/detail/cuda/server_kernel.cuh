@@ -63,7 +63,7 @@ struct server_request {
   bool inlined = false;              ///< the queries were in the slot: copied here (block 0's copy)
   uint64_t inline_queries[2] = {};   ///< core::server_slot::inline_queries
   __device__ __forceinline__ T query(int64_t j) const {
-    return inlined ? reinterpret_cast<const T*>(inline_queries)[j] : queries[j];
+    return inlined ? reinterpret_cast<const T*>(inline_queries)[j] : load_l2(queries + j);
   }
 };
 
@@ -229,7 +229,7 @@ struct pary_top {
       int64_t a = 0, b = n;
       const int lane = i < 32 ? i : (i - 32) % 32;
       if (i >= 32) core::pary_narrow(a, b, (i - 32) / 32, 32);
-      key[i] = a < b ? keys[core::pary_probe(a, b, lane, 32)] : T{};
+      key[i] = a < b ? load_l2(keys + core::pary_probe(a, b, lane, 32)) : T{};
     }
   }
 
@@ -240,7 +240,7 @@ struct pary_top {
     int64_t a = 0, b = n;
     int first = -1;  // step 1's outcome, once known
     for (int step = 0; a < b; ++step) {  // the same a and b in every lane: the loop is uniform
-      const T k = step == 0 ? key[lane] : step == 1 ? key[32 + first * 32 + lane] : keys[core::pary_probe(a, b, lane, 32)];
+      const T k = step == 0 ? key[lane] : step == 1 ? key[32 + first * 32 + lane] : load_l2(keys + core::pary_probe(a, b, lane, 32));
       const int count = __popc(__ballot_sync(0xffffffffu, before(k)));
       if (step == 0) first = count;
       core::pary_narrow(a, b, count, 32);
@@ -285,23 +285,35 @@ __device__ void server_serve_small(const server_request<T>* requests, int taken,
   });
 }
 
+/// A request of the batch, read at L2 (block 0's warp 0 rewrites them for every batch).
+template <class T>
+__device__ __forceinline__ server_request<T> server_load_request(const server_request<T>* p) {
+  static_assert(sizeof(server_request<T>) % 8 == 0, "whole 8-byte words");
+  server_request<T> r;
+  const unsigned long long* from = reinterpret_cast<const unsigned long long*>(p);
+  unsigned long long* to = reinterpret_cast<unsigned long long*>(&r);
+  GSEARCH_UNROLL
+  for (int i = 0; i < int(sizeof r / 8); ++i) to[i] = __ldcg(from + i);
+  return r;
+}
+
 /// Every block's share of a posted search: tiles blockIdx.x, + gridDim.x, ... of the batch's
-/// list (each request's queries cut into tiles of Threads x Items). No __restrict__ on what a
-/// later batch rewrites (the requests, staged queries): nvcc reads a const __restrict__ pointer
-/// through the read-only path, whose cache no acquire invalidates (the H100 runs got stale
-/// requests of an earlier batch: tiles left unsearched).
+/// list (each request's queries cut into tiles of Threads x Items). What a later batch rewrites
+/// (the requests, the queries in buffers callers reuse, the key set) is read at L2 (load_l2),
+/// never through L1 or the read-only path: the H100 runs got stale requests and queries of
+/// earlier batches from those caches (tiles left unsearched, answers to old queries).
 template <int Threads, int Items, class T, int B, class Top, class Global>
 __device__ void server_serve_tiles(const server_request<T>* requests, int taken, int64_t tiles,
                                    const server_keys<T>& keys, const Top& top, const Global& global) {
   constexpr int64_t tile = int64_t(Threads) * Items;
   int r = 0;
   for (int64_t g = blockIdx.x; g < tiles; g += gridDim.x) {
-    while (r + 1 < taken && requests[r + 1].first_tile <= g) ++r;  // g only grows
-    const server_request<T> req = requests[r];
+    while (r + 1 < taken && load_l2(&requests[r + 1].first_tile) <= g) ++r;  // g only grows
+    const server_request<T> req = server_load_request(requests + r);
     const int64_t begin = (g - req.first_tile) * tile;
     visit_side(side(req.side), [&]<bool Strict>(int offset) {
-      index_search_tile<Strict, Threads, Items>(top, global, keys.ref.shape, keys.shared_level, req.queries, req.count,
-                                                req.out, offset, begin);
+      index_search_tile<Strict, Threads, Items, true>(top, global, keys.ref.shape, keys.shared_level, req.queries,
+                                                      req.count, req.out, offset, begin);
     });
   }
 }
@@ -369,7 +381,7 @@ __global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel
         top = restage();
       } else {
         server_serve_tiles<Threads, Items, T, B>(p.requests, batch.taken, batch.tiles, keys, top,
-                                                 vector_nodes<T, false>{keys.ref.layout});
+                                                 l2_nodes<T>{keys.ref.layout});
         __threadfence_system();  // the results, before the count that lets block 0 answer
       }
       __syncthreads();
@@ -419,14 +431,14 @@ __global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel
     if (op == int32_t(core::server_op::search)) {
       if (batch.queries <= Threads && taken <= server_small_requests) {
         server_serve_small<Threads, T, B>(small, taken, batch.queries, keys, pary, top,
-                                          vector_nodes<T, false>{keys.ref.layout});
+                                          l2_nodes<T>{keys.ref.layout});
         __threadfence_system();  // each writer's results, before warp 0's answers (a barrier alone
                                  // does not wait for other warps' writes: the first H100 run)
       } else {
         if (threadIdx.x == 0) server_post(c, op, taken, batch.tiles);
         __syncthreads();  // (the post's release covers the requests warp 0 wrote)
         server_serve_tiles<Threads, Items, T, B>(p.requests, taken, batch.tiles, keys, top,
-                                                 vector_nodes<T, false>{keys.ref.layout});
+                                                 l2_nodes<T>{keys.ref.layout});
         __threadfence_system();
         if (threadIdx.x == 0) server_wait_finished(c, p.idle_sleep_ns);
       }

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/static_index.hpp"
@@ -35,6 +36,37 @@ struct vector_nodes {
     GSEARCH_UNROLL
     for (int v = 0; v < int(B * sizeof(T) / 16); ++v) {
       const uint4 x = ReadOnly ? __ldg(p + v) : p[v];
+      memcpy(keys + v * (16 / sizeof(T)), &x, 16);
+    }
+  }
+};
+
+/// A load at L2 (ld.global.cg), past the SM's L1 and read-only caches: for data another SM or the
+/// host rewrites while the kernel runs (the search server's requests, queries and key sets),
+/// which a cached line of an earlier value must not answer.
+template <class T>
+__device__ __forceinline__ T load_l2(const T* p) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "4- or 8-byte values");
+  using word = std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
+  const word w = __ldcg(reinterpret_cast<const word*>(p));
+  T v;
+  memcpy(&v, &w, sizeof v);
+  return v;
+}
+
+/// vector_nodes' interface over a layout in global memory read at L2 (load_l2): the search
+/// server's, whose key set a replace_keys rewrites while it runs.
+template <class T>
+struct l2_nodes {
+  const T* base;
+  __device__ __forceinline__ T operator()(int64_t s) const { return load_l2(base + s); }
+  template <int B>
+  __device__ __forceinline__ void load_node(int64_t s, T (&keys)[B]) const {
+    static_assert(B * sizeof(T) % 16 == 0, "a node is whole 16-byte vectors");
+    const uint4* p = reinterpret_cast<const uint4*>(base + s);
+    GSEARCH_UNROLL
+    for (int v = 0; v < int(B * sizeof(T) / 16); ++v) {
+      const uint4 x = __ldcg(p + v);
       memcpy(keys + v * (16 / sizeof(T)), &x, 16);
     }
   }
@@ -67,7 +99,7 @@ constexpr int index_shared_level(const core::static_index_shape<B>& shape, int64
 /// (index_search_kernel, whose __restrict__ parameters let nvcc read the queries through the
 /// read-only path, and the search server's kernel, whose queries change between batches: no
 /// __restrict__ here).
-template <bool Strict, int Threads, int Items, class T, class Out, int B, class Top, class Global>
+template <bool Strict, int Threads, int Items, bool QueriesAtL2 = false, class T, class Out, int B, class Top, class Global>
 __device__ __forceinline__ void index_search_tile(const Top& top, const Global& global, const core::static_index_shape<B>& shape,
                                                   int shared_level, const T* queries, int64_t n, Out* out,
                                                   int offset, int64_t begin) {
@@ -79,7 +111,8 @@ __device__ __forceinline__ void index_search_tile(const Top& top, const Global& 
   GSEARCH_UNROLL
   for (int i = 0; i < Items; ++i) {
     const int64_t j = j0 + int64_t(i) * Threads;
-    q[i] = queries[j < n ? j : n - 1];  // past n: repeat the last query, not written
+    const int64_t at = j < n ? j : n - 1;  // past n: repeat the last query, not written
+    q[i] = QueriesAtL2 ? load_l2(queries + at) : queries[at];
     special[i] = core::static_index_special<Strict>(q[i]);
     before[i].q = special[i] ? key_traits<T>::lowest() : q[i];
     node[i] = 0;
@@ -99,7 +132,8 @@ __device__ __forceinline__ void index_search_tile(const Top& top, const Global& 
 /// Stages the layout's slots [shape.offset[shared_level], size) (the top levels: every level is
 /// whole nodes of 16 bytes or more) into `shared` as 16-byte vectors, by the whole block, and
 /// returns their accessor (slot numbers stay those of the layout). Ends with __syncthreads().
-/// ReadOnly: through the read-only path (not for a layout written while the kernel runs).
+/// ReadOnly: through the read-only path; else at L2 (load_l2: a layout written while the kernel
+/// runs).
 template <class T, int B, bool ReadOnly = true>
 __device__ __forceinline__ vector_nodes<T, false> stage_index_top(const T* __restrict__ layout, const core::static_index_shape<B>& shape,
                                                                   int shared_level, unsigned char* shared) {
@@ -107,7 +141,7 @@ __device__ __forceinline__ vector_nodes<T, false> stage_index_top(const T* __res
   const int vectors = int((shape.size() - first) * int64_t(sizeof(T)) / 16);
   const uint4* from = reinterpret_cast<const uint4*>(layout + first);
   uint4* to = reinterpret_cast<uint4*>(shared);
-  for (int v = threadIdx.x; v < vectors; v += blockDim.x) to[v] = ReadOnly ? __ldg(from + v) : from[v];
+  for (int v = threadIdx.x; v < vectors; v += blockDim.x) to[v] = ReadOnly ? __ldg(from + v) : __ldcg(from + v);
   __syncthreads();
   return vector_nodes<T, false>{reinterpret_cast<const T*>(shared) - first};
 }
