@@ -51,6 +51,23 @@ struct server_device_access {
   }
 };
 
+/// A word of the ring or of a payload in host memory, read at system scope (a relaxed atomic
+/// load: never an earlier value from a cache; after the acquire of the slot's `ready`, the value
+/// its submitter wrote).
+template <class W>
+__device__ __forceinline__ W load_sys(const W* p) {
+  return cuda::atomic_ref<W, cuda::thread_scope_system>(*const_cast<W*>(p)).load(cuda::memory_order_relaxed);
+}
+
+/// *to = *from (a struct in host memory: a replace_keys' payload), read at system scope in
+/// 4-byte words, written straight to `to` (shared memory: no copy in local memory).
+template <class S>
+__device__ __forceinline__ void copy_sys_words(S* to, const S* from) {
+  static_assert(sizeof(S) % 4 == 0 && alignof(S) >= 4, "whole 4-byte words");
+  for (int i = 0; i < int(sizeof(S) / 4); ++i)
+    reinterpret_cast<unsigned int*>(to)[i] = load_sys(reinterpret_cast<const unsigned int*>(from) + i);
+}
+
 /// A request of the batch being served, as the kernel searches it: device-usable addresses (the
 /// host translated page-locked memory and staged pageable memory before publishing).
 template <class T>
@@ -150,16 +167,17 @@ __device__ int64_t server_collect(const server_params<T>& p, uint64_t tail, serv
     const bool published = in_ring && core::ring_published<server_device_access>(p.slots, p.ring_slots, t);
     server_request<T> r;
     int32_t my_op = 0;
-    if (published) {  // after the acquire of its `ready`: the request's words are visible
-      my_op = s->op;
-      r.side = s->side;
-      r.count = s->count;
-      r.queries = reinterpret_cast<const T*>(s->queries);
-      r.out = reinterpret_cast<int64_t*>(s->out);
-      r.inlined = s->queries == reinterpret_cast<uint64_t>(&s->inline_queries[0]);
+    if (published) {  // after the acquire of its `ready`: the request's words, at system scope
+      my_op = load_sys(&s->op);
+      r.side = load_sys(&s->side);
+      r.count = load_sys(&s->count);
+      const uint64_t queries_at = load_sys(&s->queries);
+      r.queries = reinterpret_cast<const T*>(queries_at);
+      r.out = reinterpret_cast<int64_t*>(load_sys(&s->out));
+      r.inlined = queries_at == reinterpret_cast<uint64_t>(&s->inline_queries[0]);
       if (r.inlined) {
-        r.inline_queries[0] = s->inline_queries[0];
-        r.inline_queries[1] = s->inline_queries[1];
+        r.inline_queries[0] = load_sys(&s->inline_queries[0]);
+        r.inline_queries[1] = load_sys(&s->inline_queries[1]);
       }
     }
     const unsigned published_mask = __ballot_sync(0xffffffffu, published);
@@ -285,16 +303,16 @@ __device__ void server_serve_small(const server_request<T>* requests, int taken,
   });
 }
 
-/// A request of the batch, read at L2 (block 0's warp 0 rewrites them for every batch).
-template <class T>
-__device__ __forceinline__ server_request<T> server_load_request(const server_request<T>* p) {
-  static_assert(sizeof(server_request<T>) % 8 == 0, "whole 8-byte words");
-  server_request<T> r;
-  const unsigned long long* from = reinterpret_cast<const unsigned long long*>(p);
-  unsigned long long* to = reinterpret_cast<unsigned long long*>(&r);
-  GSEARCH_UNROLL
-  for (int i = 0; i < int(sizeof r / 8); ++i) to[i] = __ldcg(from + i);
-  return r;
+/// *to = *from read at L2 in 4-byte words (load_l2), written straight to `to`: for what block 0
+/// rewrites while the other blocks run (the control block's key set; the batch's requests are
+/// read field by field). A plain load could return an earlier batch's line from the SM's L1:
+/// the acquire of `posted` does not refresh it (the H100 runs read stale tile counts and left
+/// the last tiles unsearched).
+template <class S>
+__device__ __forceinline__ void copy_l2_words(S* to, const S* from) {
+  static_assert(sizeof(S) % 4 == 0 && alignof(S) >= 4, "whole 4-byte words");
+  for (int i = 0; i < int(sizeof(S) / 4); ++i)
+    reinterpret_cast<unsigned int*>(to)[i] = __ldcg(reinterpret_cast<const unsigned int*>(from) + i);
 }
 
 /// Every block's share of a posted search: tiles blockIdx.x, + gridDim.x, ... of the batch's
@@ -309,11 +327,13 @@ __device__ void server_serve_tiles(const server_request<T>* requests, int taken,
   int r = 0;
   for (int64_t g = blockIdx.x; g < tiles; g += gridDim.x) {
     while (r + 1 < taken && load_l2(&requests[r + 1].first_tile) <= g) ++r;  // g only grows
-    const server_request<T> req = server_load_request(requests + r);
-    const int64_t begin = (g - req.first_tile) * tile;
-    visit_side(side(req.side), [&]<bool Strict>(int offset) {
-      index_search_tile<Strict, Threads, Items, true>(top, global, keys.ref.shape, keys.shared_level, req.queries,
-                                                      req.count, req.out, offset, begin);
+    const server_request<T>* req = requests + r;  // its fields at L2 (block 0 rewrites them)
+    const T* queries = load_l2(&req->queries);
+    int64_t* out = load_l2(&req->out);
+    const int64_t count = load_l2(&req->count), begin = (g - load_l2(&req->first_tile)) * tile;
+    visit_side(side(load_l2(&req->side)), [&]<bool Strict>(int offset) {
+      index_search_tile<Strict, Threads, Items, true>(top, global, keys.ref.shape, keys.shared_level, queries, count,
+                                                      out, offset, begin);
     });
   }
 }
@@ -351,7 +371,7 @@ __global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel
   __shared__ server_keys<T> keys;
   __shared__ pary_top<T> pary;  // block 0: the P-ary search's first two steps
   server_control<T>* c = p.control;
-  if (threadIdx.x == 0) keys = c->keys;
+  if (threadIdx.x == 0) copy_l2_words(&keys, &c->keys);
   __syncthreads();
   // Plain loads of the layout throughout (never the read-only path): a replace_keys brings a
   // layout written while the kernel runs, perhaps where an earlier one was.
@@ -368,10 +388,10 @@ __global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel
         uint32_t ns = 0;
         while (cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(c->posted).load(cuda::memory_order_acquire) == seen)
           ns = server_backoff(ns, p.idle_sleep_ns);
-        batch.op = c->op;
-        batch.taken = c->requests;
-        batch.tiles = c->tiles;
-        if (batch.op == int32_t(core::server_op::replace_keys)) keys = c->keys;
+        batch.op = load_l2(&c->op);
+        batch.taken = load_l2(&c->requests);
+        batch.tiles = load_l2(&c->tiles);
+        if (batch.op == int32_t(core::server_op::replace_keys)) copy_l2_words(&keys, &c->keys);
       }
       ++seen;
       __syncthreads();
@@ -446,8 +466,8 @@ __global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel
       if (threadIdx.x == 0) {
         // The new index, from the request's page-locked payload (written before `ready`).
         const core::server_slot& s = p.slots[core::ring_slot_of(tail, p.ring_slots)];
-        c->keys = *reinterpret_cast<const server_keys<T>*>(s.queries);
-        keys = c->keys;
+        copy_sys_words(&keys, reinterpret_cast<const server_keys<T>*>(load_sys(&s.queries)));
+        c->keys = keys;
         server_post(c, op, 0, 0);
       }
       __syncthreads();
