@@ -8,15 +8,16 @@
 /// GPU). Every word has one writer, and the server only loads and stores (never a
 /// read-modify-write: those are not atomic on host memory over PCIe):
 ///  - a submitter takes ticket t from a counter only submitters touch (host memory, host
-///    atomics), waits until slot t % N is free (done >= t: the request there before, ticket
-///    t - N, was answered; this wait is the backpressure of a full ring), writes the request into
-///    the slot and publishes it: slot.ready = t + 1 (release);
+///    atomics), waits until slot t % N is free (released >= t: the submitter of ticket t - N is
+///    done with it; `released` is a host word per slot, outside the ring, which only submitters
+///    touch; this wait is the backpressure of a full ring), writes the request into the slot and
+///    publishes it: slot.ready = t + 1 (release);
 ///  - the server serves tickets in order: it waits until slot(tail).ready == tail + 1 (acquire),
 ///    takes as many consecutive published requests of one kind as its batching rules allow, serves
-///    them (the results go straight to each request's output) and answers each: slot.done =
-///    t + N (release), which completes ticket t and frees the slot for ticket t + N at once;
-///  - the submitter waits until done >= t + N (acquire; `done` only grows, so a submitter that
-///    looks late, after ticket t + N took the slot, still sees its answer) and returns.
+///    them (the results go straight to each request's output, or the slot's staging) and answers
+///    each: slot.done = t + N (release);
+///  - the submitter waits until done >= t + N (acquire), copies any staged results out, then
+///    frees the slot: released = t + N (so a slot is never reused before its answer was read).
 /// A failure is sticky: the first request the server cannot serve (on the GPU a CUDA error, which
 /// poisons the context) makes it store that ticket in the ring's `failed_from` word, and every
 /// ticket from there on is failed (so no status needs to outlive its slot).
@@ -65,9 +66,9 @@ inline constexpr uint64_t ring_no_failure = ~uint64_t(0);
 /// The slot of ticket t in a ring of n slots.
 GSEARCH_HD inline int64_t ring_slot_of(uint64_t ticket, int64_t n) { return int64_t(ticket % uint64_t(n)); }
 
-/// Whether ticket t may use its slot (the previous occupant, t - N, was answered), and whether
-/// ticket t was answered, from the slot's `done`.
-GSEARCH_HD inline bool ring_free(uint64_t done, uint64_t ticket) { return done >= ticket; }
+/// Whether ticket t may use its slot, from the slot's `released` word (its previous occupant,
+/// t - N, was answered and read), and whether ticket t was answered, from the slot's `done`.
+GSEARCH_HD inline bool ring_free(uint64_t released, uint64_t ticket) { return released >= ticket; }
 GSEARCH_HD inline bool ring_answered(uint64_t done, uint64_t ticket, int64_t n) { return done >= ticket + uint64_t(n); }
 
 /// The value of `ready` once ticket t is published.
