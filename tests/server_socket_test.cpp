@@ -27,6 +27,7 @@
 #include "gsearch/gsearch.hpp"
 #include "gsearch/server_protocol.hpp"
 #include "gsearch/server_socket.hpp"
+#include "server_cases.hpp"
 #include "test_util.hpp"
 
 namespace gsearch::test {
@@ -206,21 +207,6 @@ class raw_connection {
  private:
   int fd_ = -1;
 };
-
-template <class T>
-std::vector<T> sorted_keys(int64_t n, uint64_t seed, int range) {
-  std::mt19937_64 rng(seed);
-  std::vector<T> k(static_cast<size_t>(n));
-  for (T& x : k) x = small_value<T>(rng, range);
-  std::sort(k.begin(), k.end(), [](T a, T b) { return key_less(a, b); });
-  return k;
-}
-template <class T>
-std::vector<T> random_queries(std::mt19937_64& rng, int64_t n, int range) {
-  std::vector<T> q(static_cast<size_t>(n));
-  for (T& x : q) x = small_value<T>(rng, range);
-  return q;
-}
 
 class SocketDir : public ::testing::Test {
  protected:
@@ -506,7 +492,7 @@ template <class T>
 class SocketClients : public SocketDir {};
 TYPED_TEST_SUITE(SocketClients, KeyTypes);
 
-constexpr side kSides[] = {side::left, side::right, side::pred};
+constexpr auto& kSides = server_sides;
 
 TYPED_TEST(SocketClients, SixteenClientsGetTheReferenceAnswers) {
   using T = TypeParam;

@@ -17,6 +17,7 @@
 
 #include "gsearch/core/server_ring.hpp"
 #include "gsearch/gsearch.hpp"
+#include "server_cases.hpp"
 #include "test_util.hpp"
 
 namespace gsearch::test {
@@ -26,36 +27,7 @@ template <class T>
 class Server : public ::testing::Test {};
 TYPED_TEST_SUITE(Server, KeyTypes);
 
-template <class T>
-std::vector<T> sorted_keys(int64_t n, uint64_t seed, int range) {
-  std::mt19937_64 rng(seed);
-  std::vector<T> k(static_cast<size_t>(n));
-  for (T& x : k) x = small_value<T>(rng, range);
-  std::sort(k.begin(), k.end(), [](T a, T b) { return key_less(a, b); });
-  return k;
-}
-
-// The reference: std::lower_bound / upper_bound in gsearch's order; pred: upper - 1.
-template <class T>
-std::vector<int64_t> reference(const std::vector<T>& keys, const std::vector<T>& queries, side s) {
-  const auto less = [](T a, T b) { return key_less(a, b); };
-  std::vector<int64_t> out;
-  for (const T q : queries) {
-    const int64_t lo = std::lower_bound(keys.begin(), keys.end(), q, less) - keys.begin();
-    const int64_t hi = std::upper_bound(keys.begin(), keys.end(), q, less) - keys.begin();
-    out.push_back(s == side::left ? lo : s == side::right ? hi : hi - 1);
-  }
-  return out;
-}
-
-template <class T>
-std::vector<T> random_queries(std::mt19937_64& rng, int64_t n, int range) {
-  std::vector<T> q(static_cast<size_t>(n));
-  for (T& x : q) x = small_value<T>(rng, range);
-  return q;
-}
-
-constexpr side kSides[] = {side::left, side::right, side::pred};
+constexpr auto& kSides = server_sides;
 
 TYPED_TEST(Server, ManyThreadsGetTheReferenceAnswers) {
   using T = TypeParam;
@@ -72,7 +44,7 @@ TYPED_TEST(Server, ManyThreadsGetTheReferenceAnswers) {
         const side sd = kSides[rng() % 3];
         std::vector<int64_t> out(static_cast<size_t>(n), -7);
         s.search(span<const T>(q), sd, span<int64_t>(out));
-        if (out != reference(keys, q, sd)) wrong.fetch_add(1);
+        if (out != reference_all(keys, q, sd)) wrong.fetch_add(1);
       }
     });
   for (std::thread& t : threads) t.join();
@@ -102,7 +74,7 @@ TYPED_TEST(Server, AFullRingMakesSubmittersWait) {
         const std::vector<T> q = random_queries<T>(rng, 1 + int64_t(rng() % 50), 520);
         std::vector<int64_t> out(q.size());
         s.search(span<const T>(q), side::right, span<int64_t>(out));
-        if (out != reference(keys, q, side::right)) wrong.fetch_add(1);
+        if (out != reference_all(keys, q, side::right)) wrong.fetch_add(1);
       }
     });
   for (std::thread& t : threads) t.join();
@@ -125,7 +97,7 @@ TYPED_TEST(Server, TheDynamicBatcherWaitsForThePreferredSize) {
   for (int i = 0; i < 32; ++i)
     pending.push_back(s.submit(span<const T>(qs[size_t(i)]), side::left, span<int64_t>(outs[size_t(i)])));
   for (auto& r : pending) r.wait();
-  for (int i = 0; i < 32; ++i) EXPECT_EQ(outs[size_t(i)], reference(keys, qs[size_t(i)], side::left));
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(outs[size_t(i)], reference_all(keys, qs[size_t(i)], side::left));
   const server_stats st = s.stats();
   EXPECT_EQ(st.batches, 1);
   EXPECT_EQ(st.batch_requests[5], 1);  // one batch of 32 requests
@@ -145,8 +117,8 @@ TYPED_TEST(Server, ReplacedKeysAreNeverMixedWithinARequest) {
         const std::vector<T> q = random_queries<T>(rng, 64, 320);
         std::vector<int64_t> out(q.size());
         s.search(span<const T>(q), side::left, span<int64_t>(out));
-        if (out == reference(a, q, side::left)) seen_a.fetch_add(1);
-        else if (out == reference(b, q, side::left)) seen_b.fetch_add(1);
+        if (out == reference_all(a, q, side::left)) seen_a.fetch_add(1);
+        else if (out == reference_all(b, q, side::left)) seen_b.fetch_add(1);
         else wrong.fetch_add(1);
       }
     });
@@ -180,7 +152,7 @@ TYPED_TEST(Server, ShutdownAnswersWhatWasSubmittedAndRefusesTheRest) {
   s.shutdown();
   for (int i = 0; i < 40; ++i) {
     EXPECT_TRUE(pending[size_t(i)].ready());
-    EXPECT_EQ(outs[size_t(i)], reference(keys, qs[size_t(i)], side::right)) << i;
+    EXPECT_EQ(outs[size_t(i)], reference_all(keys, qs[size_t(i)], side::right)) << i;
   }
   std::vector<int64_t> out(1);
   EXPECT_THROW(s.search(span<const T>(qs[0].data(), 1), side::left, span<int64_t>(out)), invalid_argument);
@@ -203,7 +175,7 @@ TYPED_TEST(Server, BadInputIsRefusedInTheCaller) {
   EXPECT_THROW(s.replace_keys(span<const T>(unsorted)), invalid_argument);
   std::vector<int64_t> ok(10);
   s.search(span<const T>(q), side::left, span<int64_t>(ok));  // still serving
-  EXPECT_EQ(ok, reference(keys, q, side::left));
+  EXPECT_EQ(ok, reference_all(keys, q, side::left));
 }
 
 // The ring's batching rule on hand-made slots.
