@@ -20,6 +20,15 @@ def keys_of(rng, dtype, n, hi=1000):
     return np.sort(rng.integers(0, hi, n).astype(dtype))
 
 
+def run_together(worker, replacer, workers=8):
+    """worker(0) ... worker(workers - 1) and replacer() on threads of their own, started together."""
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(workers)] + [threading.Thread(target=replacer)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_search_equals_searchsorted(dtype):
     rng = np.random.default_rng(1)
@@ -69,11 +78,7 @@ def test_threads_and_replacement():
             except Exception as e:  # noqa: BLE001
                 errors.append(e)
 
-        threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)] + [threading.Thread(target=replacer)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        run_together(worker, replacer)
         st = s.stats()
     assert not errors and not mixed
     assert st["requests"] == 8 * 80 and st["batches"] >= 1
@@ -228,6 +233,7 @@ def test_cuda_threads_and_replacement():
     a, b = keys_of(rng, np.int64, 5000), keys_of(rng, np.int64, 800)
     tb = torch.from_numpy(b).cuda()
     errors, mixed = [], []
+    streams = [torch.cuda.Stream() for _ in range(8)]  # before the server (see the streams test above)
     with gsearch.Server(a, device="cuda", blocks=4, max_delay=0.0002, preferred_batch_queries=256) as s:
         def worker(seed):
             try:
@@ -252,12 +258,7 @@ def test_cuda_threads_and_replacement():
             except Exception as e:  # noqa: BLE001
                 errors.append(e)
 
-        streams = [torch.cuda.Stream() for _ in range(8)]
-        threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)] + [threading.Thread(target=replacer)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        run_together(worker, replacer)
         st = s.stats()
     assert not errors and not mixed
     assert st["requests"] == 8 * 60 and st["batches"] >= 1
