@@ -13,6 +13,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 #include <utility>
 
 #include "gsearch/gsearch.hpp"
@@ -143,6 +144,19 @@ inline double set_timing(json& r, const timing& t, double bytes, double roof_gbp
 
 /// Appends a target the run decides to `targets`: {name, value, target, unit, higher (better),
 /// met}.
+/// The verified rows of report["results"] whose fields equal every field of `want` (what a
+/// driver's targets read).
+inline std::vector<const json*> verified_rows(const json& report, const json& want) {
+  std::vector<const json*> out;
+  for (const json& r : report["results"]) {
+    if (r["verified"] != true) continue;
+    bool ok = true;
+    for (const auto& [k, v] : want.items()) ok = ok && r[k] == v;
+    if (ok) out.push_back(&r);
+  }
+  return out;
+}
+
 inline void add_target(json& targets, const std::string& name, double value, double target, const char* unit,
                        bool higher) {
   const bool met = higher ? value >= target : value <= target;

@@ -223,14 +223,7 @@ double runner::roofline(const void* src, void* dst, int64_t bytes, const char* d
 // ---- targets (issue 21) ---------------------------------------------------------------------
 
 std::vector<const json*> runner::find(const json& want) const {
-  std::vector<const json*> out;
-  for (const json& r : report["results"]) {
-    if (r["verified"] != true) continue;
-    bool ok = true;
-    for (const auto& [k, v] : want.items()) ok = ok && r[k] == v;
-    if (ok) out.push_back(&r);
-  }
-  return out;
+  return verified_rows(report, want);
 }
 double runner::ms(const json* r) { return (*r)["ms"].get<double>(); }
 double runner::max_ms(const std::vector<const json*>& rs) {

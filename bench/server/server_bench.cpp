@@ -191,14 +191,7 @@ void runner::skip(const json& r, const std::string& why) {
 // ---- targets (issue 22) -----------------------------------------------------------------------
 
 std::vector<const json*> runner::find(const json& want) const {
-  std::vector<const json*> out;
-  for (const json& r : report["results"]) {
-    if (r["verified"] != true) continue;
-    bool ok = true;
-    for (const auto& [k, v] : want.items()) ok = ok && r[k] == v;
-    if (ok) out.push_back(&r);
-  }
-  return out;
+  return verified_rows(report, want);
 }
 
 void runner::targets() {
