@@ -27,6 +27,7 @@
 /// so that core stays free of CUDA headers: std::atomic_ref on the CPU, cuda::atomic_ref at
 /// system scope in the kernel.
 
+#include <cstddef>
 #include <cstdint>
 
 #include "gsearch/core/config.hpp"
@@ -56,6 +57,11 @@ struct alignas(64) server_slot {
   uint64_t inline_queries[2] = {};
 };
 static_assert(sizeof(server_slot) == 64, "a slot is one 64-byte line");
+// The GPU server reads op, side, count (bytes 0-15), queries, out (16-31) and the inline queries
+// (48-63) as 16-byte vectors.
+static_assert(offsetof(server_slot, count) == 8 && offsetof(server_slot, queries) == 16 &&
+                  offsetof(server_slot, out) == 24 && offsetof(server_slot, inline_queries) == 48,
+              "the slot's layout that the GPU server's vector loads assume");
 
 /// The most query bytes a slot carries itself (server_slot::inline_queries).
 inline constexpr int64_t ring_inline_bytes = 16;

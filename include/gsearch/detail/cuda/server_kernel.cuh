@@ -59,6 +59,15 @@ __device__ __forceinline__ W load_sys(const W* p) {
   return cuda::atomic_ref<W, cuda::thread_scope_system>(*const_cast<W*>(p)).load(cuda::memory_order_relaxed);
 }
 
+/// 16 bytes of host memory (16-aligned) in one volatile vector load: ld.volatile has the
+/// semantics of ld.relaxed.sys (PTX ISA, memory consistency model), so after an acquire it reads
+/// what the submitter wrote, and the two words travel in one PCIe read.
+__device__ __forceinline__ ulonglong2 load_sys_16(const unsigned long long* p) {
+  ulonglong2 v;
+  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(v.x), "=l"(v.y) : "l"(p) : "memory");
+  return v;
+}
+
 /// *to = *from (a struct in host memory: a replace_keys' payload), read at system scope in
 /// 4-byte words, written straight to `to` (shared memory: no copy in local memory).
 template <class S>
@@ -168,17 +177,20 @@ __device__ int64_t server_collect(const server_params<T>& p, uint64_t tail, serv
     server_request<T> r;
     int32_t my_op = 0;
     if (published) {  // after the acquire of its `ready`: the request's words, at system scope
-      my_op = load_sys(&s->op);
-      r.side = load_sys(&s->side);
-      r.count = load_sys(&s->count);
-      const uint64_t queries_at = load_sys(&s->queries);
-      r.queries = reinterpret_cast<const T*>(queries_at);
-      r.out = reinterpret_cast<int64_t*>(load_sys(&s->out));
-      r.inlined = queries_at == reinterpret_cast<uint64_t>(&s->inline_queries[0]);
-      if (r.inlined) {
-        r.inline_queries[0] = load_sys(&s->inline_queries[0]);
-        r.inline_queries[1] = load_sys(&s->inline_queries[1]);
-      }
+      // Three 16-byte volatile loads issued together (ld.volatile is ld.relaxed.sys): op, side,
+      // count; queries, out; the inline queries. One PCIe round trip, where seven scalar
+      // relaxed atomic loads took one each (docs/perf-notes.md, "Search server").
+      const ulonglong2 w0 = load_sys_16(reinterpret_cast<const unsigned long long*>(s));
+      const ulonglong2 w1 = load_sys_16(reinterpret_cast<const unsigned long long*>(s) + 2);
+      const ulonglong2 w3 = load_sys_16(reinterpret_cast<const unsigned long long*>(s) + 6);
+      my_op = int32_t(uint32_t(w0.x));
+      r.side = int32_t(uint32_t(w0.x >> 32));
+      r.count = int64_t(w0.y);
+      r.queries = reinterpret_cast<const T*>(w1.x);
+      r.out = reinterpret_cast<int64_t*>(w1.y);
+      r.inlined = w1.x == reinterpret_cast<uint64_t>(&s->inline_queries[0]);
+      r.inline_queries[0] = w3.x;
+      r.inline_queries[1] = w3.y;
     }
     const unsigned published_mask = __ballot_sync(0xffffffffu, published);
     if (taken == 0 && !(published_mask & 1u)) return 0;
