@@ -91,6 +91,7 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 
+#include "gsearch/server_socket.hpp"  // socket_options: the default spin the target is read at
 #include "server_bench.hpp"
 
 namespace gsearch::bench::server_bench {
@@ -231,7 +232,8 @@ void runner::targets() {
                           true);
     }
   }
-  const auto sock = find({{"part", "socket"}, {"impl", "socket"}, {"threads", 1}});
+  auto sock = find({{"part", "socket"}, {"impl", "socket"}, {"threads", 1}, {"spin_us", socket_options{}.spin.count()}});
+  if (sock.empty()) sock = find({{"part", "socket"}, {"impl", "socket"}, {"threads", 1}});
   if (!sock.empty()) bench::add_target(out, "socket round trip, 1 connection: p50", (*sock[0])["p50_us"].get<double>(), 25, "us", false);
   bench::print_targets(out, a.on_cuda() ? "targets (issue 22; torch's peer: server_python.py):"
                                         : "targets (issue 22's, meant for the H100; here the CPU server):");
@@ -341,6 +343,11 @@ int main(int argc, char** argv) {
   app.add_option("--interference-log-keys", a.interference_log_keys, "Interference: the server's K = 2^x (default: "
                                                                        "the smallest of --log-keys)")
       ->check(CLI::Range(1, 31));
+  app.add_option("--socket-spin-us", a.socket_spin_us,
+                 "Socket: socket_options::spin of each case (0: both ends block at once; else the client "
+                 "spins its default too)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
   app.add_option("--pool", a.pool, "Distinct queries per case (default 2^22; --quick 2^18)")
       ->check(CLI::Range(int64_t(1), int64_t(1) << 28));
   if (auto rc = bench::parse(app, argc, argv, a)) return *rc;

@@ -94,6 +94,7 @@ struct args : bench::common_args {
   std::vector<std::string> shares{"1/8", "1/2", "all"};              // interference: the server's SMs
   std::vector<std::string> workloads{"search", "copy"};              // interference: the other work
   int interference_log_keys = 0;                    // 0: the smallest of --log-keys
+  std::vector<int> socket_spin_us{0, 50};           // socket: each front end's socket_options::spin
   int64_t pool = 0;                                 // distinct queries per case (0: 2^22; quick 2^18)
 
   bool has(const char* part) const { return std::find(parts.begin(), parts.end(), part) != parts.end(); }

@@ -4,8 +4,10 @@
 // requests and time each round trip, as the latency part does. Beside each, the same requests
 // in-process ("in-process": server<T>::search with the query in pageable host memory, where the
 // socket front end's connection buffer puts it too), so that the difference is the socket's: two
-// messages through the kernel and the front end's thread. K: the smallest of --log-keys, the
-// first key type. Rows and JSON: server_bench.cpp.
+// messages through the kernel and the front end's thread. Each --socket-spin-us value gets its
+// own front end (socket_options::spin; the clients spin their default when it is not 0): the
+// wake-ups that spinning saves. K: the smallest of --log-keys, the first key type. Rows and
+// JSON: server_bench.cpp.
 
 #include <unistd.h>
 
@@ -24,9 +26,10 @@ namespace {
 
 // Round trips of one thread's socket_client: `warmup` untimed, `requests` timed, answers checked.
 template <class T>
-std::vector<double> socket_round_trips(const std::string& path, const inputs<T>& in, int t, int64_t warmup,
-                                       int64_t requests, std::atomic<bool>& ok) {
-  socket_client c(path);
+std::vector<double> socket_round_trips(const std::string& path, std::chrono::microseconds spin,
+                                       const inputs<T>& in, int t, int64_t warmup, int64_t requests,
+                                       std::atomic<bool>& ok) {
+  socket_client c(path, std::chrono::milliseconds(0), spin);
   std::vector<double> ns;
   ns.reserve(static_cast<size_t>(requests));
   int64_t out = -1;
@@ -55,40 +58,50 @@ void socket_case(runner& b) {
   json base = b.row("socket", "in-process", "server<T>::search, pageable host memory", type_name<T>(), k);
   base["blocks"] = a.blocks;
   b.latency_part(*s, in, bufs, base, {1, 16}, {m});
-  socket_options o;
-  o.path = "/tmp/gsearch_server_bench_" + std::to_string(::getpid()) + ".sock";
-  socket_server front(*s, o);
-  for (const int n : {1, 16}) {
-    json r = b.row("socket", "socket", "socket_client::search of 1 query over a Unix socket", type_name<T>(), k);
-    r["memory"] = mem_name(m);
-    r["threads"] = n;
-    r["batch"] = 1;
-    r["blocks"] = a.blocks;
-    try {
-      std::atomic<bool> ok{true};
-      std::vector<std::vector<double>> ns(static_cast<size_t>(n));
-      const double secs = run_threads(n, [&](int t) {
-        ns[size_t(t)] = socket_round_trips(o.path, in, t, a.warmup_requests, a.requests, ok);
-      });
-      std::vector<double> all;
-      for (const auto& v : ns) all.insert(all.end(), v.begin(), v.end());
-      runner::set_latency(r, summarize_ns(std::move(all)));
-      r["requests_per_s"] = double(n) * double(a.warmup_requests + a.requests) / secs;  // warm-up included
-      r["queries_per_s"] = r["requests_per_s"];
-      r["verified"] = ok.load();
-      b.add(r);
-    } catch (const std::exception& e) {
-      b.error(r, e);
+  // A front end for each spin: both ends blocking at once, or spinning first.
+  for (const int spin_us : a.socket_spin_us) {
+    socket_options o;
+    o.path = "/tmp/gsearch_server_bench_" + std::to_string(::getpid()) + ".sock";
+    o.spin = std::chrono::microseconds(spin_us);
+    const auto client_spin = spin_us > 0 ? default_client_spin : std::chrono::microseconds(0);
+    socket_server front(*s, o);
+    for (const int n : {1, 16}) {
+      json r =
+          b.row("socket", "socket", "socket_client::search of 1 query over a Unix socket", type_name<T>(), k);
+      r["memory"] = mem_name(m);
+      r["threads"] = n;
+      r["batch"] = 1;
+      r["blocks"] = a.blocks;
+      r["spin_us"] = spin_us;
+      r["client_spin_us"] = client_spin.count();
+      try {
+        std::atomic<bool> ok{true};
+        std::vector<std::vector<double>> ns(static_cast<size_t>(n));
+        const double secs = run_threads(n, [&](int t) {
+          ns[size_t(t)] = socket_round_trips(o.path, client_spin, in, t, a.warmup_requests, a.requests, ok);
+        });
+        std::vector<double> all;
+        for (const auto& v : ns) all.insert(all.end(), v.begin(), v.end());
+        runner::set_latency(r, summarize_ns(std::move(all)));
+        r["requests_per_s"] = double(n) * double(a.warmup_requests + a.requests) / secs;  // warm-up included
+        r["queries_per_s"] = r["requests_per_s"];
+        r["verified"] = ok.load();
+        b.add(r);
+      } catch (const std::exception& e) {
+        b.error(r, e);
+      }
     }
+    front.stop();
   }
-  front.stop();
 }
 
 }  // namespace
 
 void runner::socket_part() {
-  if (a.key_types[0] == "float32") socket_case<float>(*this);
-  else socket_case<int32_t>(*this);
+  if (a.key_types[0] == "float32")
+    socket_case<float>(*this);
+  else
+    socket_case<int32_t>(*this);
 }
 
 #else

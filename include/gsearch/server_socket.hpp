@@ -56,7 +56,16 @@ struct socket_options {
   std::chrono::milliseconds request_timeout{30000};     ///< a request's bytes, from its first one
   std::chrono::milliseconds idle_timeout{0};            ///< between requests (0: never closed)
   std::chrono::milliseconds stop_grace{5000};           ///< stop(): for requests begun to arrive
+  /// A connection's thread polls its socket without sleeping this long (yielding its core to
+  /// any thread that waits for one) before it blocks for the next request's bytes: a blocked
+  /// thread's wake-up costs several us on each side of a round trip (docs/perf-notes.md,
+  /// "Search server"). 0: block at once.
+  std::chrono::microseconds spin{50};
 };
+
+/// How long socket_client polls for an answer without sleeping before it blocks (the server's
+/// socket_options::spin, on the client's side).
+inline constexpr std::chrono::microseconds default_client_spin{100};
 
 /// What a socket_server did since it started.
 struct socket_stats {
@@ -114,10 +123,13 @@ class socket_error : public error {
 /// the server had closed while it was idle is sent again once). Not thread-safe: one per thread.
 class socket_client {
  public:
-  /// A Unix-domain socket path.
-  explicit socket_client(std::string path, std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+  /// A Unix-domain socket path. `timeout`: for an answer (0: none); `spin`: how long to poll for
+  /// the answer before blocking (0: block at once).
+  explicit socket_client(std::string path, std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
+                         std::chrono::microseconds spin = default_client_spin);
   /// 127.0.0.1:port.
-  explicit socket_client(int port, std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+  explicit socket_client(int port, std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
+                         std::chrono::microseconds spin = default_client_spin);
   ~socket_client();
   socket_client(socket_client&& other) noexcept;
   socket_client& operator=(socket_client&&) = delete;
@@ -139,6 +151,7 @@ class socket_client {
   std::string path_;
   int port_ = -1;
   std::chrono::milliseconds timeout_;
+  std::chrono::microseconds spin_;
   int fd_ = -1;
 };
 

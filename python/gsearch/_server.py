@@ -87,7 +87,7 @@ class Server:
     threads : int
         CPU: threads of each batch's searches (0: all).
     blocks : int
-        CUDA: the persistent kernel's blocks, its share of the GPU (0: one per SM).
+        CUDA: the persistent kernel's blocks, one an SM: its share of the GPU (0: half the SMs).
     staging_queries : int
         CUDA: queries per request slot staged through page-locked memory when the queries or
         the result are in pageable host memory (numpy arrays); a larger request is served in

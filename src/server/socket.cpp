@@ -56,6 +56,19 @@ int poll_ms(time_point deadline) {
   return int(std::min<int64_t>(std::chrono::ceil<std::chrono::milliseconds>(left).count(), 1 << 30));
 }
 
+// Polls fd for bytes without sleeping for up to `spin`: whether it has some (or EOF, or an
+// error: recv() tells). A round trip's waits would otherwise each cost a thread's wake-up.
+bool spin_readable(int fd, std::chrono::microseconds spin) {
+  if (spin.count() <= 0) return false;
+  const time_point end = clock_type::now() + spin;
+  do {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 0) > 0) return true;
+    std::this_thread::yield();  // a core that others wait for (the server's own threads) is given up
+  } while (clock_type::now() < end);
+  return false;
+}
+
 sockaddr_un unix_address(const std::string& path) {
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
@@ -180,6 +193,7 @@ struct socket_server::impl {
 
   // Waits until fd has bytes (ok), the deadline passes or, with watch_stop, stop() is called.
   io wait_readable(int fd, time_point deadline, bool watch_stop) {
+    if (spin_readable(fd, o.spin)) return io::ok;
     for (;;) {
       pollfd p[2] = {{fd, POLLIN, 0}, {stop_pipe[0], POLLIN, 0}};
       const int rc = poll(p, watch_stop ? 2 : 1, poll_ms(deadline));
@@ -428,8 +442,9 @@ socket_server::socket_server(dtype keys, int64_t key_count, search_fn search, co
     throw invalid_argument("gsearch::socket_server: give a socket path or a port (0: any free port)");
   if (options.port > 65535) throw invalid_argument("gsearch::socket_server: the port must be at most 65535");
   if (options.max_queries < 0 || options.max_connections < 1 || options.request_timeout.count() < 0 ||
-      options.idle_timeout.count() < 0 || options.stop_grace.count() < 0)
-    throw invalid_argument("gsearch::socket_server: max_queries and the timeouts must be >= 0, max_connections >= 1");
+      options.idle_timeout.count() < 0 || options.stop_grace.count() < 0 || options.spin.count() < 0)
+    throw invalid_argument(
+        "gsearch::socket_server: max_queries, the timeouts and spin must be >= 0, max_connections >= 1");
   s.keys = keys;
   s.key_count = key_count;
   s.search = std::move(search);
@@ -488,16 +503,18 @@ socket_stats socket_server::stats() const {
 
 // ---- the client ---------------------------------------------------------------------------------
 
-socket_client::socket_client(std::string path, std::chrono::milliseconds timeout)
-    : path_(std::move(path)), timeout_(timeout) {
+socket_client::socket_client(std::string path, std::chrono::milliseconds timeout, std::chrono::microseconds spin)
+    : path_(std::move(path)), timeout_(timeout), spin_(spin) {
   unix_address(path_);  // checks its length
 }
-socket_client::socket_client(int port, std::chrono::milliseconds timeout) : port_(port), timeout_(timeout) {
+socket_client::socket_client(int port, std::chrono::milliseconds timeout, std::chrono::microseconds spin)
+    : port_(port), timeout_(timeout), spin_(spin) {
   if (port < 1 || port > 65535) throw invalid_argument("gsearch::socket_client: the port must be 1 to 65535");
 }
 socket_client::~socket_client() { close(); }
 socket_client::socket_client(socket_client&& other) noexcept
-    : path_(std::move(other.path_)), port_(other.port_), timeout_(other.timeout_), fd_(std::exchange(other.fd_, -1)) {}
+    : path_(std::move(other.path_)), port_(other.port_), timeout_(other.timeout_), spin_(other.spin_),
+      fd_(std::exchange(other.fd_, -1)) {}
 
 void socket_client::close() {
   if (fd_ >= 0) ::close(std::exchange(fd_, -1));
@@ -592,6 +609,7 @@ void socket_client::search(dtype t, const void* queries, int64_t n, side s, span
     // A send that failed may still have an answer waiting (a request refused from its header).
     uint8_t rh[protocol::response_head_bytes];
     int err = 0;
+    if (send_err == 0) spin_readable(fd_, spin_);  // then block, if the answer is slower
     const size_t got = recv_full(fd_, rh, sizeof rh, err);
     if (got == 0 && !fresh && attempt == 0) {  // the server had closed this idle connection: again
       close();

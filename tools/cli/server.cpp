@@ -35,7 +35,7 @@ using std::chrono::milliseconds;
 struct serve_args {
   std::string keys, socket, port, device = "auto";
   std::string max_queries = std::to_string(protocol::default_max_queries), max_connections = "128";
-  std::string request_timeout_ms = "30000", idle_timeout_s = "0";
+  std::string request_timeout_ms = "30000", idle_timeout_s = "0", spin_us = "50";
   std::string ring_slots = "256", max_batch_requests = "256", max_batch_queries = std::to_string(1 << 22);
   std::string preferred_batch_queries = "0", max_delay_us = "0", threads = "0", blocks = "0";
   bool json = false;
@@ -136,6 +136,7 @@ exit_code run_serve(const serve_args& a) {
   o.max_connections = int(parse_count(a.max_connections, "--max-connections", 1, 1 << 16));
   o.request_timeout = milliseconds(parse_count(a.request_timeout_ms, "--request-timeout-ms", 0, int64_t(1) << 40));
   o.idle_timeout = milliseconds(1000 * parse_count(a.idle_timeout_s, "--idle-timeout", 0, int64_t(1) << 30));
+  o.spin = std::chrono::microseconds(parse_count(a.spin_us, "--spin-us", 0, 1000000));
   server_options so;
   so.ring_slots = parse_count(a.ring_slots, "--ring-slots", 1, 1 << 20);
   so.max_batch_requests = parse_count(a.max_batch_requests, "--max-batch-requests", 1);
@@ -178,6 +179,11 @@ void add_serve_options(CLI::App& sub, serve_args& a) {
   sub.add_option("--idle-timeout", a.idle_timeout_s, "Close a connection idle this many seconds (0: never)")
       ->type_name("S")
       ->capture_default_str();
+  sub.add_option("--spin-us", a.spin_us,
+                 "After answering, a connection's thread polls for the next request this long before it sleeps "
+                 "(a wake-up costs several us of a round trip; 0: sleep at once)")
+      ->type_name("US")
+      ->capture_default_str();
   sub.add_option("--ring-slots", a.ring_slots, "Requests in flight in the server at most (more wait: backpressure)")
       ->type_name("N")
       ->capture_default_str();
@@ -198,7 +204,7 @@ void add_serve_options(CLI::App& sub, serve_args& a) {
   sub.add_option("--threads", a.threads, "CPU: threads of each batch's searches (0: all)")
       ->type_name("N")
       ->capture_default_str();
-  sub.add_option("--blocks", a.blocks, "CUDA: the persistent kernel's blocks, its share of the GPU (0: one per SM)")
+  sub.add_option("--blocks", a.blocks, "CUDA: the persistent kernel's blocks, one an SM: its share of the GPU (0: half the SMs)")
       ->type_name("N")
       ->capture_default_str();
   sub.add_flag("--json", a.json,

@@ -23,8 +23,10 @@
 ///  - replace_keys posts the new index to every block (each restages its shared levels);
 ///  - stop posts the end to every block and leaves.
 /// Every result is written before a __threadfence_system(); then warp 0 answers each ticket
-/// (core::ring_answer: a release store at system scope, lane-parallel). The kernel never does a
-/// read-modify-write on host memory (not atomic over PCIe); its atomics are on device memory.
+/// (core::ring_answer: a release store at system scope, lane-parallel); a batch of one-query
+/// requests, one a warp, is answered by the warps that searched it (server_searchers_answer).
+/// The kernel never does a read-modify-write on host memory (not atomic over PCIe); its atomics
+/// are on device memory.
 
 #include <cuda/atomic>
 #include <cuda_runtime.h>
@@ -279,11 +281,22 @@ struct pary_top {
   }
 };
 
+/// Whether block 0's warps answer the tickets of the batch they search themselves: every
+/// request holds one query and there is a warp for each. The warp's release store of `done`
+/// then orders its own result before the answer: no fence by the whole block, no barrier and
+/// no answering loop of warp 0 between the search and the answer (the round trip of one query).
+template <int Threads>
+__device__ __forceinline__ bool server_searchers_answer(int32_t op, int taken, int64_t queries) {
+  return op == int32_t(core::server_op::search) && queries == taken && taken <= Threads / 32;
+}
+
 /// Block 0 alone serves a batch of at most Threads queries: a warp per query by P-ary search
 /// when there are at most as many queries as warps, else a thread per query down the index.
+/// With `answer` (server_searchers_answer), the warp of request w answers ticket tail + w.
 template <int Threads, class T, int B, class Top, class Global>
 __device__ void server_serve_small(const server_request<T>* requests, int taken, int64_t total, const server_keys<T>& keys,
-                                   const pary_top<T>& pary, const Top& top, const Global& global) {
+                                   const pary_top<T>& pary, const Top& top, const Global& global,
+                                   const server_params<T>& p, uint64_t tail, bool answer) {
   const core::static_index_shape<B>& shape = keys.ref.shape;
   constexpr int warps = Threads / 32;
   if (total <= warps) {
@@ -295,7 +308,11 @@ __device__ void server_serve_small(const server_request<T>* requests, int taken,
     visit_side(side(r.side), [&]<bool Strict>(int offset) {
       // Plain loads: the layout may be new since the launch (a replace_keys).
       const int64_t rank = pary.rank(keys.ref.layout, shape.n, before<Strict, T>{q});
-      if (threadIdx.x % 32 == 0) r.out[j] = rank + offset;
+      if (threadIdx.x % 32 == 0) {
+        r.out[j] = rank + offset;
+        if (answer)  // request w is ticket tail + w (one query each)
+          core::ring_answer<server_device_access>(p.slots, p.ring_slots, tail + uint64_t(w), false, nullptr);
+      }
     });
     return;
   }
@@ -460,12 +477,14 @@ __global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel
     __syncthreads();
     const int32_t op = batch.op;
     const int taken = batch.taken;
+    const bool answered = server_searchers_answer<Threads>(op, taken, batch.queries);
     if (op == int32_t(core::server_op::search)) {
       if (batch.queries <= Threads && taken <= server_small_requests) {
         server_serve_small<Threads, T, B>(small, taken, batch.queries, keys, pary, top,
-                                          l2_nodes<T>{keys.ref.layout});
-        __threadfence_system();  // each writer's results, before warp 0's answers (a barrier alone
-                                 // does not wait for other warps' writes: the first H100 run)
+                                          l2_nodes<T>{keys.ref.layout}, p, tail, answered);
+        if (!answered)
+          __threadfence_system();  // each writer's results, before warp 0's answers (a barrier alone
+                                   // does not wait for other warps' writes: the first H100 run)
       } else {
         if (threadIdx.x == 0) server_post(c, op, taken, batch.tiles);
         __syncthreads();  // (the post's release covers the requests warp 0 wrote)
@@ -489,8 +508,9 @@ __global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel
       if (threadIdx.x == 0) server_post(c, op, 0, 0);
     }
     __syncthreads();
-    // Answer the batch's tickets, a lane each (release at system scope: the results first).
-    if (threadIdx.x < 32)
+    // Answer the batch's tickets, a lane each (release at system scope: the results first),
+    // unless the searchers did.
+    if (threadIdx.x < 32 && !answered)
       for (int i = threadIdx.x; i < taken; i += 32)
         core::ring_answer<server_device_access>(p.slots, p.ring_slots, tail + uint64_t(i), false, nullptr);
     if (op == int32_t(core::server_op::stop)) return;
