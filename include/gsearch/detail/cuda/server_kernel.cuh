@@ -61,12 +61,13 @@ __device__ __forceinline__ W load_sys(const W* p) {
   return cuda::atomic_ref<W, cuda::thread_scope_system>(*const_cast<W*>(p)).load(cuda::memory_order_relaxed);
 }
 
-/// 16 bytes of host memory (16-aligned) in one volatile vector load: ld.volatile has the
-/// semantics of ld.relaxed.sys (PTX ISA, memory consistency model), so after an acquire it reads
-/// what the submitter wrote, and the two words travel in one PCIe read.
+/// 16 bytes of host memory (16-aligned) in one vector load, relaxed at system scope (load_sys's
+/// semantics): after an acquire it reads what the submitter wrote, and the two words travel
+/// together. Not ld.volatile: on the H100 a volatile vector load of a slot returned an earlier
+/// request's count (the soak test: tiles left unsearched), as if from a cached copy of the line.
 __device__ __forceinline__ ulonglong2 load_sys_16(const unsigned long long* p) {
   ulonglong2 v;
-  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(v.x), "=l"(v.y) : "l"(p) : "memory");
+  asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];" : "=l"(v.x), "=l"(v.y) : "l"(p) : "memory");
   return v;
 }
 
@@ -179,9 +180,9 @@ __device__ int64_t server_collect(const server_params<T>& p, uint64_t tail, serv
     server_request<T> r;
     int32_t my_op = 0;
     if (published) {  // after the acquire of its `ready`: the request's words, at system scope
-      // Three 16-byte volatile loads issued together (ld.volatile is ld.relaxed.sys): op, side,
-      // count; queries, out; the inline queries. One PCIe round trip, where seven scalar
-      // relaxed atomic loads took one each (docs/perf-notes.md, "Search server").
+      // Three 16-byte loads (relaxed, system scope) issued together: op, side, count; queries,
+      // out; the inline queries. Where seven scalar relaxed atomic loads took a PCIe round trip
+      // each (docs/perf-notes.md, "Search server").
       const ulonglong2 w0 = load_sys_16(reinterpret_cast<const unsigned long long*>(s));
       const ulonglong2 w1 = load_sys_16(reinterpret_cast<const unsigned long long*>(s) + 2);
       const ulonglong2 w3 = load_sys_16(reinterpret_cast<const unsigned long long*>(s) + 6);
