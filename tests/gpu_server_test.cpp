@@ -65,13 +65,21 @@ std::vector<T> server_queries(int64_t n, std::mt19937_64& rng, int range) {
   return q;
 }
 
-// Device, page-locked and pageable buffers, freed after the servers (cudaFree would wait for a
-// running server's kernel).
+// Device, page-locked and pageable buffers and streams, freed after the servers (cudaFree would
+// wait for a running server's kernel).
 struct buffers {
   std::vector<void*> device, pinned;
+  std::vector<cudaStream_t> streams;
   ~buffers() {
     for (void* p : device) cudaFree(p);
     for (void* p : pinned) cudaFreeHost(p);
+    for (cudaStream_t st : streams) cudaStreamDestroy(st);
+  }
+  cudaStream_t stream() {
+    cudaStream_t st = nullptr;
+    EXPECT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
+    streams.push_back(st);
+    return st;
   }
   template <class U>
   U* on_device(size_t n) {
@@ -111,9 +119,10 @@ struct arrays {
   int64_t* device_out;
   T* pinned_q;
   int64_t* pinned_out;
+  cudaStream_t copies;  // the device queries' copy, synchronized before the server reads them
   arrays(buffers& mem, size_t n)
       : device_q(mem.on_device<T>(n)), device_out(mem.on_device<int64_t>(n)), pinned_q(mem.page_locked<T>(n)),
-        pinned_out(mem.page_locked<int64_t>(n)) {}
+        pinned_out(mem.page_locked<int64_t>(n)), copies(mem.stream()) {}
 };
 
 // Searches `queries` through the server with both arrays in `w`, returns the results on the host.
@@ -128,7 +137,12 @@ std::vector<int64_t> serve(server<T>& s, const arrays<T>& a, const std::vector<T
     s.search(span<const T>(a.pinned_q, int64_t(n)), sd, span<int64_t>(a.pinned_out, int64_t(n)));
     std::copy(a.pinned_out, a.pinned_out + n, got.begin());
   } else {
-    EXPECT_EQ(cudaMemcpy(a.device_q, queries.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+    // Not cudaMemcpy: from pageable memory it returns before its DMA has reached the device, and
+    // the server's kernel, on a stream of its own, read queries the copy had not yet written (the
+    // soak test's wrong tails of large device requests on the H100). A stream's synchronize waits.
+    EXPECT_EQ(cudaMemcpyAsync(a.device_q, queries.data(), n * sizeof(T), cudaMemcpyHostToDevice, a.copies),
+              cudaSuccess);
+    EXPECT_EQ(cudaStreamSynchronize(a.copies), cudaSuccess);
     s.search(span<const T>(a.device_q, int64_t(n)), sd, span<int64_t>(a.device_out, int64_t(n)));
     EXPECT_EQ(cudaMemcpy(got.data(), a.device_out, n * sizeof(int64_t), cudaMemcpyDeviceToHost), cudaSuccess);
   }
@@ -162,6 +176,65 @@ TYPED_TEST(GpuServer, EveryPathEqualsTheReference) {
       }
     }
   }
+}
+
+// Requests of 0 to 3 queries submitted back to back, so that the kernel takes several in one
+// batch: batches of one-query requests only are answered by the warps that search them, any
+// other (a request of 0 queries beside one of 2 has as many queries as requests) by warp 0
+// after every search; the answers must not come before the results, on every path.
+TYPED_TEST(GpuServer, SmallRequestsBatchedTogether) {
+  using T = TypeParam;
+  std::mt19937_64 rng(test_seed());
+  const std::vector<T> keys = server_keys<T>(1 << 16, rng, 4000);
+  buffers mem;
+  constexpr int per_round = 12;
+  std::vector<arrays<T>> bufs;
+  for (int i = 0; i < per_round; ++i) bufs.emplace_back(mem, 4);
+  server<T> s(cuda, span<const T>(keys.data(), int64_t(keys.size())));
+  const int64_t counts[][per_round] = {{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, {0, 2, 1, 1, 0, 2, 1, 1, 0, 2, 1, 1},
+                                       {1, 0, 3, 1, 1, 2, 0, 1, 1, 1, 3, 0}};
+  const int rounds = test_subset() ? 30 : 300;
+  for (int round = 0; round < rounds; ++round) {
+    const int64_t* c = counts[round % 3];
+    const where w = round % 2 ? where::pinned : where::device;
+    std::vector<std::vector<T>> q(per_round);
+    std::vector<side> sd(per_round);
+    std::vector<typename server<T>::request> pending;
+    for (int i = 0; i < per_round; ++i) {
+      q[size_t(i)] = server_queries<T>(c[i], rng, 4000);
+      sd[size_t(i)] = kSides[rng() % 3];
+      T* qs = w == where::device ? bufs[size_t(i)].device_q : bufs[size_t(i)].pinned_q;
+      int64_t* out = w == where::device ? bufs[size_t(i)].device_out : bufs[size_t(i)].pinned_out;
+      if (w == where::device) {
+        cudaMemcpyAsync(qs, q[size_t(i)].data(), size_t(c[i]) * sizeof(T), cudaMemcpyHostToDevice, bufs[size_t(i)].copies);
+        cudaStreamSynchronize(bufs[size_t(i)].copies);
+        cudaMemsetAsync(out, 0xff, 4 * sizeof(int64_t), bufs[size_t(i)].copies);
+        cudaStreamSynchronize(bufs[size_t(i)].copies);
+      } else {
+        std::copy(q[size_t(i)].begin(), q[size_t(i)].end(), qs);
+        std::fill(out, out + 4, int64_t(-1));
+      }
+    }
+    for (int i = 0; i < per_round; ++i) {  // back to back: published while the kernel serves the first
+      T* qs = w == where::device ? bufs[size_t(i)].device_q : bufs[size_t(i)].pinned_q;
+      int64_t* out = w == where::device ? bufs[size_t(i)].device_out : bufs[size_t(i)].pinned_out;
+      pending.push_back(s.submit(span<const T>(qs, c[i]), sd[size_t(i)], span<int64_t>(out, c[i])));
+    }
+    for (int i = 0; i < per_round; ++i) {
+      pending[size_t(i)].wait();
+      std::vector<int64_t> got(static_cast<size_t>(c[i]));
+      if (w == where::device) {
+        cudaMemcpyAsync(got.data(), bufs[size_t(i)].device_out, got.size() * sizeof(int64_t), cudaMemcpyDeviceToHost,
+                        bufs[size_t(i)].copies);
+        cudaStreamSynchronize(bufs[size_t(i)].copies);
+      } else {
+        std::copy(bufs[size_t(i)].pinned_out, bufs[size_t(i)].pinned_out + c[i], got.begin());
+      }
+      ASSERT_EQ(first_difference(q[size_t(i)], got, reference_all(keys, q[size_t(i)], sd[size_t(i)])), "")
+          << "round " << round << ", request " << i << " of " << c[i] << " queries in " << where_name(w) << " memory";
+    }
+  }
+  EXPECT_EQ(s.stats().requests, int64_t(rounds) * per_round);
 }
 
 TYPED_TEST(GpuServer, ManyThreadsAcrossKeyReplacement) {

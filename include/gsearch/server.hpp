@@ -28,6 +28,10 @@
 ///    host memory (copied); queries and out in device memory, page-locked host memory (read and
 ///    written in place) or pageable host memory (copied through the slot's pinned staging, in
 ///    pieces of staging_queries; a request larger than that is served before submit returns).
+///    The kernel reads device queries when it takes the request, ordered after no stream: the
+///    caller makes sure they are written (synchronize the stream that wrote them; a cudaMemcpy
+///    from pageable memory returns before its DMA has reached the device, so synchronize after
+///    it too, or copy with cudaMemcpyAsync and synchronize that stream).
 ///    While it runs, calls that wait for the whole device (cudaDeviceSynchronize, cudaFree,
 ///    cudaFreeHost, torch.cuda.synchronize(), torch.cuda.empty_cache()) wait for the server to
 ///    stop: synchronize streams instead. So does the first launch of any kernel under CUDA's

@@ -286,9 +286,12 @@ struct pary_top {
 /// request holds one query and there is a warp for each. The warp's release store of `done`
 /// then orders its own result before the answer: no fence by the whole block, no barrier and
 /// no answering loop of warp 0 between the search and the answer (the round trip of one query).
-template <int Threads>
-__device__ __forceinline__ bool server_searchers_answer(int32_t op, int taken, int64_t queries) {
-  return op == int32_t(core::server_op::search) && queries == taken && taken <= Threads / 32;
+template <int Threads, class T>
+__device__ __forceinline__ bool server_searchers_answer(int32_t op, int taken, const server_request<T>* requests) {
+  if (op != int32_t(core::server_op::search) || taken > Threads / 32) return false;
+  for (int i = 0; i < taken; ++i)  // not just queries == taken: a request of 0 queries beside one of 2
+    if (requests[i].count != 1) return false;
+  return true;
 }
 
 /// Block 0 alone serves a batch of at most Threads queries: a warp per query by P-ary search
@@ -478,7 +481,7 @@ __global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel
     __syncthreads();
     const int32_t op = batch.op;
     const int taken = batch.taken;
-    const bool answered = server_searchers_answer<Threads>(op, taken, batch.queries);
+    const bool answered = server_searchers_answer<Threads>(op, taken, small);
     if (op == int32_t(core::server_op::search)) {
       if (batch.queries <= Threads && taken <= server_small_requests) {
         server_serve_small<Threads, T, B>(small, taken, batch.queries, keys, pary, top,
