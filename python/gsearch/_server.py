@@ -109,6 +109,10 @@ class Server:
        first. So does the first launch of any CUDA kernel under CUDA's lazy module loading
        (the default): set ``CUDA_MODULE_LOADING=EAGER`` in the environment before CUDA starts
        (before torch or cupy first touches the GPU) to run other GPU work beside a server.
+       Even then some kernels' first launch waited for the server on an H100 (torch 2.11's
+       ``all()`` of a bool tensor, as in ``torch.equal``; cupy's kernels, compiled and loaded
+       at their first use): run the framework work you will need beside a server once before
+       starting it (search's own conversions of other dtypes or strided queries included).
 
     Use it as a context manager, or call :meth:`close`: afterwards a search raises ValueError.
     """

@@ -136,6 +136,10 @@ def test_python_sequences_and_torch_cpu():
 # Marked needs_torch (the GPU machine's stack; they fail there, not skip, under
 # GSEARCH_REQUIRE_GPU=1) except the cupy ones. Small key sets and few requests: seconds in all.
 # blocks=4 in most: the server's share of the GPU, leaving the rest to torch's kernels.
+# Beside a running server the tests launch only framework kernels launched once before it
+# started (the docstring's warning: on the H100 the first all() of a bool tensor, and cupy's
+# first arange, waited for the server's kernel): inputs are made with numpy and copied, results
+# compared on the host.
 
 
 @needs_torch
@@ -184,32 +188,44 @@ def test_cuda_keys_on_device_streams_and_casts():
     # Made before the server starts: torch.cuda.Stream() beside a running server waited for it
     # on the H100 (torch's stream pool; docs/design.md, "The search server").
     side_stream = torch.cuda.Stream()
+    qn = np.linspace(-10, 1100, 300_000, dtype=np.float32)
+    qin = np.arange(-5, 1005, dtype=np.int16)
+    qbn = np.array([1.5, 300.0, 2000.0], np.float32)  # exact in bfloat16
+    qtn = (rng.random((40, 30)) * 1000).astype(np.float32)
+    # The conversions search runs beside the server (int16 and bfloat16 to float32, a strided
+    # tensor made contiguous), launched once before it starts.
+    torch.from_numpy(qin[:3]).cuda().to(torch.float32)
+    torch.from_numpy(qbn).to(torch.bfloat16).cuda().to(torch.float32)
+    torch.from_numpy(qtn).cuda().t().contiguous()
+    torch.cuda.current_stream().synchronize()
     with gsearch.Server(tkeys, device="cuda") as s:  # CUDA keys; blocks=0: half the SMs
         assert s.dtype == np.float32 and s.size == 5000
-        # Queries made on a side stream, searched inside it: search waits for that stream.
+        # Queries copied in on a side stream, searched inside it: search waits for that stream.
         with torch.cuda.stream(side_stream):
-            q = torch.linspace(-10, 1100, 300_000, device="cuda")
+            q = torch.from_numpy(qn).cuda()
             got = s.search(q.reshape(600, 500), "right")
-            want = torch.searchsorted(tkeys, q, right=True).reshape(600, 500)
-            assert torch.equal(got, want)
+            assert got.shape == (600, 500) and got.dtype == torch.int64 and got.is_cuda
+            got = got.cpu().numpy()
         side_stream.synchronize()
+        np.testing.assert_array_equal(got, np.searchsorted(keys, qn, "right").reshape(600, 500))
         # Safe casts happen on the device (int16 -> float32, bfloat16 -> float32); unsafe ones refused.
-        qi = torch.arange(-5, 1005, dtype=torch.int16, device="cuda")
-        np.testing.assert_array_equal(s.search(qi).cpu().numpy(), np.searchsorted(keys, qi.cpu().numpy().astype(np.float32)))
-        qb = torch.tensor([1.5, 300.0, 2000.0], dtype=torch.bfloat16, device="cuda")
-        np.testing.assert_array_equal(s.search(qb).cpu().numpy(), np.searchsorted(keys, qb.float().cpu().numpy()))
+        qi = torch.from_numpy(qin).cuda()
+        np.testing.assert_array_equal(s.search(qi).cpu().numpy(), np.searchsorted(keys, qin.astype(np.float32)))
+        qb = torch.from_numpy(qbn).to(torch.bfloat16).cuda()
+        np.testing.assert_array_equal(s.search(qb).cpu().numpy(), np.searchsorted(keys, qbn))
         with pytest.raises(TypeError):
-            s.search(torch.arange(5, dtype=torch.int64, device="cuda"))
+            s.search(torch.from_numpy(np.arange(5, dtype=np.int64)).cuda())
         # Non-contiguous queries are copied, the shape kept.
-        qt = torch.rand(40, 30, device="cuda").mul(1000).t()
-        assert torch.equal(s.search(qt), torch.searchsorted(tkeys, qt.contiguous()))
+        qt = torch.from_numpy(qtn).cuda().t()
+        np.testing.assert_array_equal(s.search(qt).cpu().numpy(), np.searchsorted(keys, qtn.T))
         # replace_keys from host or device memory.
         s.replace_keys(keys[:100])
         assert s.size == 100
-        assert torch.equal(s.search(q), torch.searchsorted(tkeys[:100], q))
+        np.testing.assert_array_equal(s.search(q).cpu().numpy(), np.searchsorted(keys[:100], qn))
         s.replace_keys(tkeys[1000:])
-        assert s.size == 4000 and torch.equal(s.search(q), torch.searchsorted(tkeys[1000:].contiguous(), q))
-    assert torch.equal(tkeys.cpu(), torch.from_numpy(keys))  # the caller's keys untouched
+        assert s.size == 4000
+        np.testing.assert_array_equal(s.search(q).cpu().numpy(), np.searchsorted(keys[1000:], qn))
+    np.testing.assert_array_equal(tkeys.cpu().numpy(), keys)  # the caller's keys untouched
 
 
 @needs_torch
@@ -337,6 +353,11 @@ def test_cuda_cupy(dtype):
     rng = np.random.default_rng(15)
     keys = keys_of(rng, dtype, 3000)
     ckeys = cupy.asarray(keys)
+    lo = -5 if np.dtype(dtype).kind != "u" else 0
+    # cupy compiles and loads a kernel at its first use, which beside a running server waited
+    # for it (the H100): arange and the copy of a reversed array (search's), once before.
+    cupy.ascontiguousarray(cupy.arange(lo, lo + 3, dtype=dtype)[::-1])
+    cupy.cuda.get_current_stream().synchronize()
     with gsearch.Server(ckeys, device="cuda", blocks=4) as s:
         assert s.device == f"cuda:{ckeys.device.id}"
         for side in ("left", "right"):
@@ -346,7 +367,7 @@ def test_cuda_cupy(dtype):
             np.testing.assert_array_equal(cupy.asnumpy(got), np.searchsorted(keys, q, side))
         stream = cupy.cuda.Stream(non_blocking=True)
         with stream:  # made and searched on a side stream
-            q = cupy.arange(-5, 1105, dtype=dtype) if np.dtype(dtype).kind != "u" else cupy.arange(0, 1105, dtype=dtype)
+            q = cupy.arange(lo, 1105, dtype=dtype)
             got = s.search(q[::-1], "right")  # negative strides: copied
             want = np.searchsorted(keys, cupy.asnumpy(q[::-1]), "right")
         stream.synchronize()

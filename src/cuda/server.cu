@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -150,6 +151,24 @@ class cuda_server final : public device_server<T> {
   }
 
   int64_t size() const override { return current_.keys.ref.shape.n; }
+
+  bool batch_counts(int64_t& batches, int64_t* batch_requests) override {
+    // A copy on the side stream, which never waits for the kernel (valid after it ended too,
+    // until release()); false when the copy fails (a poisoned context).
+    constexpr size_t first = offsetof(server_control<T>, batches);
+    static_assert(offsetof(server_control<T>, batch_requests) == first + sizeof(int64_t), "the counts in a row");
+    int64_t counts[17] = {};
+    if (!control_ ||
+        cudaMemcpyAsync(counts, reinterpret_cast<const char*>(control_) + first, sizeof counts, cudaMemcpyDeviceToHost,
+                        side_) != cudaSuccess ||
+        cudaStreamSynchronize(side_) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    batches = counts[0];
+    std::memcpy(batch_requests, counts + 1, 16 * sizeof(int64_t));
+    return true;
+  }
   int blocks() const override { return blocks_; }
 
  private:

@@ -393,6 +393,8 @@ server_stats server<T>::stats() const {
   s.queries = state_->queries.load();
   s.batches = state_->batches.load();
   for (size_t i = 0; i < s.batch_requests.size(); ++i) s.batch_requests[i] = state_->batch_requests[i].load();
+  if (state_->device)  // the kernel counts its own batches
+    (void)state_->device->batch_counts(s.batches, s.batch_requests.data());
   for (size_t i = 0; i < s.latency_us.size(); ++i) s.latency_us[i] = state_->latency_us[i].load();
   return s;
 }

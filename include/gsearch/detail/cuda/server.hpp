@@ -63,6 +63,9 @@ class device_server {
   virtual void join() = 0;
   virtual int64_t size() const = 0;
   virtual int blocks() const = 0;
+  /// The kernel's batch statistics so far (server_stats::batches and batch_requests: 16 counts);
+  /// false (and nothing written) when they cannot be read (a poisoned context).
+  virtual bool batch_counts(int64_t& batches, int64_t* batch_requests) = 0;
 };
 
 /// Builds the index of the n sorted keys (device or host memory; after the work enqueued on

@@ -113,6 +113,9 @@ struct server_control {
   int32_t requests = 0;   ///< its requests (in server_params::requests)
   int64_t tiles = 0;      ///< its tiles of Threads x Items queries
   server_keys<T> keys;    ///< the key set being served
+  /// Statistics (server_stats), written by block 0's thread 0 only, read by the host's copies.
+  int64_t batches = 0;              ///< batches taken (a replace_keys or the stop is one)
+  int64_t batch_requests[16] = {};  ///< by their request count: [2^i, 2^(i+1)), the last open
 };
 
 template <class T>
@@ -476,6 +479,9 @@ __global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel
         batch.taken = int32_t(taken);
         batch.queries = queries;
         batch.tiles = tiles;
+        ++c->batches;  // before any answer of the batch (the fence, then the barrier below)
+        ++c->batch_requests[taken > 1 ? min(15, 63 - __clzll(taken)) : 0];
+        __threadfence();
       }
     }
     __syncthreads();
