@@ -11,7 +11,8 @@
 //                [--batches 1,64,4096,32768,1048576] [--throughput-threads 1,16]
 //                [--throughput-memory pinned,device] [--window-ms 300] [--blocks 0]
 //                [--batcher 0:0,20:4096,200:65536] [--shares 1/8,1/2,all]
-//                [--workloads search,copy] [--interference-log-keys 20] [--pool 2^22]
+//                [--workloads search,copy] [--interference-log-keys 20] [--socket-spin-us 0,50]
+//                [--pool 2^22]
 //                [--repeat 5] [--warmup 1] [--seed 1]
 //
 // Parts, for each key type and K = 2^x of --log-keys (interference and socket: once):
@@ -40,7 +41,8 @@
 //   interference (cuda) a reference workload on a stream of its own alone, beside an idle and a
 //                busy server (16 threads of one-query requests), the server's blocks at each of
 //                --shares of the SMs: server_interference.cpp's header.
-//   socket       the Unix socket front end's round trip (server_socket.cpp's header).
+//   socket       the Unix socket front end's round trip, blocking and spinning (--socket-spin-us;
+//                server_socket.cpp's header).
 //
 // Inputs (bench/README.md, "Same inputs everywhere"): keys = gen::sorted_keys<T>(K, S), the
 // query pool = gen::random_queries_from_keys(keys, K, --pool, S + 1) (uniform random keys);

@@ -36,9 +36,11 @@
 ///    cudaFreeHost, torch.cuda.synchronize(), torch.cuda.empty_cache()) wait for the server to
 ///    stop: synchronize streams instead. So does the first launch of any kernel under CUDA's
 ///    lazy module loading (the default): a process that launches other kernels beside a server
-///    sets CUDA_MODULE_LOADING=EAGER before CUDA starts (or launches them once before the
-///    server starts). A CUDA error that poisons the context fails every request
-///    in flight and every later one (error), and shutdown() still returns.
+///    sets CUDA_MODULE_LOADING=EAGER before CUDA starts, and launches once before the server
+///    starts what it will launch beside it (even under eager loading, torch's first all() of a
+///    bool tensor and cupy's JIT-compiled kernels waited for the server on an H100). A CUDA
+///    error that poisons the context fails every request in flight and every later one
+///    (error), and shutdown() still returns.
 
 #include <array>
 #include <chrono>

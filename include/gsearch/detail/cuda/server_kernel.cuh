@@ -62,9 +62,9 @@ __device__ __forceinline__ W load_sys(const W* p) {
 }
 
 /// 16 bytes of host memory (16-aligned) in one vector load, relaxed at system scope (load_sys's
-/// semantics): after an acquire it reads what the submitter wrote, and the two words travel
-/// together. Not ld.volatile: on the H100 a volatile vector load of a slot returned an earlier
-/// request's count (the soak test: tiles left unsearched), as if from a cached copy of the line.
+/// semantics, which is what the memory model promises to see the submitter's words after the
+/// acquire of `ready`), the two words together. (ld.volatile was as fast; the soak failures
+/// first blamed on it were the test's: docs/perf-notes.md, "Search server".)
 __device__ __forceinline__ ulonglong2 load_sys_16(const unsigned long long* p) {
   ulonglong2 v;
   asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];" : "=l"(v.x), "=l"(v.y) : "l"(p) : "memory");
