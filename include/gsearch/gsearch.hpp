@@ -9,6 +9,7 @@
 #include "gsearch/device.hpp"
 #include "gsearch/execution.hpp"
 #include "gsearch/find.hpp"
+#include "gsearch/functional_arrays.hpp"
 #include "gsearch/index_intervals.hpp"
 #include "gsearch/merge.hpp"
 #include "gsearch/search.hpp"

@@ -1,0 +1,54 @@
+#pragma once
+/// \file
+/// The machine of gsearch::functional_arrays as src/functional_arrays.cpp sees it: the cells and
+/// the versions' open positions (core/functional_arrays.hpp), in host memory for the CPU
+/// (src/cpu/functional_arrays.cpp) or in the GPU's memory. The public layer keeps what is the
+/// host's business (which version slots and cells are free, the handles' generations) and asks
+/// the machine for one pass per operation.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gsearch/core/functional_arrays.hpp"
+#include "gsearch/core/span.hpp"
+
+namespace gsearch::detail {
+
+template <class V>
+class functional_arrays_machine {
+ public:
+  virtual ~functional_arrays_machine() = default;
+  virtual int64_t cells() const = 0;
+  virtual int64_t version_slots() const = 0;
+
+  /// Version slot `slot` becomes a new root: the empty array.
+  virtual void root(int64_t slot) = 0;
+  /// One pass: version slot `child` becomes the child of `parent` by `change` of index i (to v
+  /// for an update); `remainder` and `fresh` are free cells it may fill (fresh: an update's new
+  /// piece). Returns which it filled: bit 0 remainder, bit 1 fresh.
+  virtual int insert(int64_t parent, int64_t child, core::fa_change change, int64_t i, V v, int64_t remainder,
+                     int64_t fresh) = 0;
+  virtual std::optional<V> lookup(int64_t slot, int64_t i) = 0;
+  /// lookup of each of idx (one version): values[k] and found[k] (0 / 1).
+  virtual void lookup_many(int64_t slot, span<const int64_t> idx, V* values, uint8_t* found) = 0;
+  virtual int64_t size(int64_t slot) = 0;
+  virtual std::optional<int64_t> next(int64_t slot, int64_t i) = 0;
+  /// The defined indices of the version and their values, in index order.
+  virtual void items(int64_t slot, std::vector<int64_t>& idx, std::vector<V>& values) = 0;
+  /// Frees every cell that no version of `live` (slots) holds; returns the cells it freed.
+  virtual std::vector<int64_t> collect(span<const int64_t> live) = 0;
+  /// The machine's invariants over the used cells and the live versions: "" when they hold.
+  virtual std::string check(span<const int64_t> live) = 0;
+};
+
+}  // namespace gsearch::detail
+
+namespace gsearch::cpu_backend {
+/// The CPU's machine: its passes on `threads` threads (0: all) once the cells are many enough.
+template <class V>
+std::unique_ptr<detail::functional_arrays_machine<V>> make_functional_arrays_machine(int threads, int64_t cells,
+                                                                                  int64_t version_slots);
+}  // namespace gsearch::cpu_backend

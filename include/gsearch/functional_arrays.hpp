@@ -1,0 +1,126 @@
+#pragma once
+/// \file
+/// Extensible sparse functional arrays (seed 004 §4.3-4.4, issue 23): a machine of N cells that
+/// holds many arrays at once, each a persistent map from int64 indices to values.
+///
+///   gsearch::functional_arrays<int64_t> fa(gsearch::cpu, 4096);   // 4,096 cells
+///   auto a0 = fa.empty();
+///   auto a1 = fa.update(a0, 7, 70);         // a new array; a0 is still the empty one
+///   auto a2 = fa.update(a1, 1000000, 5);    // sparse: any index
+///   fa.lookup(a2, 7);                       // 70
+///   fa.lookup(a0, 7);                       // nullopt
+///   auto a3 = fa.remove(a2, 7);
+///   fa.size(a2), fa.size(a3);               // 2, 1
+///   fa.next(a2, 7);                         // 1000000: the least defined index above 7
+///   fa.release(a0);                         // its cells may be reused
+///
+/// Every operation is one pass over the machine's cells (a compare and an increment in each)
+/// and, for the queries, a fold, whatever history made the arrays: core/functional_arrays.hpp
+/// has the representation (the version tree as a line of positions, a cell a piece (index,
+/// value, positions)) and docs/design.md, "Functional arrays", its invariants.
+///
+/// Capacity: an update takes at most 2 cells and a remove 1 (empty takes none); each array made
+/// takes a version slot until it is released. When the free cells run out the machine frees
+/// every cell that no live array sees (a sweep) and tries again; when that is not enough, or
+/// no version slot is free, the operation throws out_of_memory and changes nothing.
+///
+/// Handles: `array` names a version; using one after its release (or from another machine)
+/// throws invalid_argument. Not thread-safe: one caller at a time.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gsearch/core/error.hpp"
+#include "gsearch/core/key_traits.hpp"
+#include "gsearch/core/span.hpp"
+#include "gsearch/execution.hpp"
+
+namespace gsearch {
+
+namespace detail {
+template <class V>
+class functional_arrays_machine;
+}
+
+struct functional_arrays_options {
+  int64_t version_slots = 0;  ///< arrays alive at once at most (0: max(2 x cells, 64))
+  int threads = 0;            ///< CPU: threads of each pass (0: all, for machines large enough)
+};
+
+template <class V>
+class functional_arrays {
+  static_assert(key_type<V>, "gsearch::functional_arrays: values must be one of the six key types");
+
+ public:
+  using value_type = V;
+  /// An array (a version): a handle, valid until released.
+  struct array {
+    int64_t slot = -1;
+    uint64_t generation = 0;
+    friend bool operator==(const array&, const array&) = default;
+  };
+
+  /// A machine of `cells` cells (>= 1) on the CPU.
+  functional_arrays(const cpu_t& exec, int64_t cells, const functional_arrays_options& options = {});
+  functional_arrays(functional_arrays&&) noexcept;
+  functional_arrays& operator=(functional_arrays&&) noexcept;
+  functional_arrays(const functional_arrays&) = delete;
+  functional_arrays& operator=(const functional_arrays&) = delete;
+  ~functional_arrays();
+
+  /// A new empty array.
+  array empty();
+  /// a with a[i] = v (a new array; a unchanged).
+  array update(array a, int64_t i, V v);
+  /// a with a[idx[k]] = values[k] for each k in turn (the last wins for a repeated index); the
+  /// arrays in between are not kept. At most 2 x idx.size() cells.
+  array update(array a, span<const int64_t> idx, span<const V> values);
+  /// a without index i (a new array, equal to a when i is not defined there).
+  array remove(array a, int64_t i);
+  /// a[i], or nullopt when i is not defined in a.
+  std::optional<V> lookup(array a, int64_t i);
+  /// lookup of each idx[k]: values[k] (V{} when absent) and found[k] (1 / 0).
+  void lookup(array a, span<const int64_t> idx, span<V> values, span<uint8_t> found);
+  /// The number of defined indices.
+  int64_t size(array a);
+  /// The least index above i defined in a, or nullopt.
+  std::optional<int64_t> next(array a, int64_t i);
+  /// The defined indices of a in increasing order, and their values.
+  void items(array a, std::vector<int64_t>& idx, std::vector<V>& values);
+  /// Forgets a: the cells only it (and other released arrays) saw become free.
+  void release(array a);
+  /// Whether a is a live array of this machine.
+  bool live(array a) const;
+
+  int64_t cells() const;
+  int64_t free_cells() const { return int64_t(free_cells_.size()); }
+  int64_t live_arrays() const { return live_count_; }
+  int64_t version_slots() const;
+  /// Sweeps made so far (when the free cells ran out).
+  int64_t collections() const { return collections_; }
+  /// The machine's invariants (the pieces of an index disjoint, positions on the line, live
+  /// versions distinct) and the free list's: "" when they hold. O(cells log cells); for tests.
+  std::string check();
+
+ private:
+  int64_t slot_of(array a, const char* what) const;
+  array make_child(array a, int64_t i, const V* v);  // update (v) or remove (nullptr)
+  array take_slot();
+  void need_cells(int64_t k, const char* what);
+
+  std::unique_ptr<detail::functional_arrays_machine<V>> machine_;
+  std::vector<uint64_t> generation_;  // by slot; even: free, odd: live
+  std::vector<int64_t> free_slots_;
+  std::vector<int64_t> free_cells_;
+  int64_t live_count_ = 0;
+  int64_t collections_ = 0;
+};
+
+#define GSEARCH_EXTERN_FUNCTIONAL_ARRAYS(V) extern template class functional_arrays<V>;
+GSEARCH_KEY_TYPES(GSEARCH_EXTERN_FUNCTIONAL_ARRAYS)
+#undef GSEARCH_EXTERN_FUNCTIONAL_ARRAYS
+
+}  // namespace gsearch

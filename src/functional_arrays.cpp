@@ -1,0 +1,205 @@
+// gsearch::functional_arrays (functional_arrays.hpp): the host's part of the machine (the
+// handles, the free version slots and cells, the sweep when the cells run out, the argument
+// checks) around a backend's machine (detail/functional_arrays_machine.hpp).
+
+#include "gsearch/functional_arrays.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "gsearch/detail/functional_arrays_machine.hpp"
+
+namespace gsearch {
+
+template <class V>
+functional_arrays<V>::functional_arrays(const cpu_t& exec, int64_t cells, const functional_arrays_options& options) {
+  if (cells < 1) throw invalid_argument("gsearch::functional_arrays: cells must be >= 1 (got " + std::to_string(cells) + ")");
+  if (options.version_slots < 0) throw invalid_argument("gsearch::functional_arrays: version_slots must be >= 0");
+  const int64_t slots = options.version_slots > 0 ? options.version_slots : std::max<int64_t>(2 * cells, 64);
+  machine_ = cpu_backend::make_functional_arrays_machine<V>(options.threads > 0 ? options.threads : exec.threads,
+                                                            cells, slots);
+  generation_.assign(size_t(slots), 0);
+  free_slots_.reserve(size_t(slots));
+  for (int64_t s = slots - 1; s >= 0; --s) free_slots_.push_back(s);
+  free_cells_.reserve(size_t(cells));
+  for (int64_t c = cells - 1; c >= 0; --c) free_cells_.push_back(c);
+}
+
+template <class V>
+functional_arrays<V>::functional_arrays(functional_arrays&&) noexcept = default;
+template <class V>
+functional_arrays<V>& functional_arrays<V>::operator=(functional_arrays&&) noexcept = default;
+template <class V>
+functional_arrays<V>::~functional_arrays() = default;
+
+template <class V>
+int64_t functional_arrays<V>::cells() const {
+  return machine_ ? machine_->cells() : 0;
+}
+
+template <class V>
+int64_t functional_arrays<V>::version_slots() const {
+  return machine_ ? machine_->version_slots() : 0;
+}
+
+template <class V>
+bool functional_arrays<V>::live(array a) const {
+  return machine_ && a.slot >= 0 && a.slot < int64_t(generation_.size()) && a.generation % 2 == 1 &&
+         generation_[size_t(a.slot)] == a.generation;
+}
+
+template <class V>
+int64_t functional_arrays<V>::slot_of(array a, const char* what) const {
+  if (!live(a))
+    throw invalid_argument(std::string("gsearch::functional_arrays::") + what +
+                           ": the array is released, or not one of this machine's");
+  return a.slot;
+}
+
+template <class V>
+typename functional_arrays<V>::array functional_arrays<V>::take_slot() {
+  const int64_t s = free_slots_.back();
+  free_slots_.pop_back();
+  ++generation_[size_t(s)];  // odd: live
+  ++live_count_;
+  return {s, generation_[size_t(s)]};
+}
+
+template <class V>
+void functional_arrays<V>::need_cells(int64_t k, const char* what) {
+  if (free_slots_.empty())
+    throw out_of_memory(std::string("gsearch::functional_arrays::") + what + ": all " +
+                        std::to_string(version_slots()) + " version slots hold live arrays (release some, or make the "
+                        "machine with more version_slots)");
+  if (int64_t(free_cells_.size()) >= k) return;
+  // The sweep: every cell no live array sees becomes free.
+  std::vector<int64_t> live_slots;
+  for (int64_t s = 0; s < int64_t(generation_.size()); ++s)
+    if (generation_[size_t(s)] % 2 == 1) live_slots.push_back(s);
+  const std::vector<int64_t> freed = machine_->collect(span<const int64_t>(live_slots.data(), int64_t(live_slots.size())));
+  free_cells_.insert(free_cells_.end(), freed.begin(), freed.end());
+  ++collections_;
+  if (int64_t(free_cells_.size()) < k)
+    throw out_of_memory(std::string("gsearch::functional_arrays::") + what + ": the machine is full (" +
+                        std::to_string(cells()) + " cells hold what the live arrays see; this operation needs " +
+                        std::to_string(k) + " free); nothing was changed");
+}
+
+template <class V>
+typename functional_arrays<V>::array functional_arrays<V>::empty() {
+  if (!machine_) throw invalid_argument("gsearch::functional_arrays::empty: a moved-from machine");
+  need_cells(0, "empty");
+  const array a = take_slot();
+  machine_->root(a.slot);
+  return a;
+}
+
+template <class V>
+typename functional_arrays<V>::array functional_arrays<V>::make_child(array a, int64_t i, const V* v) {
+  const char* what = v ? "update" : "remove";
+  const int64_t parent = slot_of(a, what);
+  const core::fa_change change = v ? core::fa_change::update : core::fa_change::remove;
+  need_cells(core::fa_cells_needed(change), what);
+  const array child = take_slot();
+  const int64_t remainder = free_cells_.back();
+  const int64_t fresh = free_cells_.size() >= 2 ? free_cells_[free_cells_.size() - 2] : -1;
+  const int used = machine_->insert(parent, child.slot, change, i, v ? *v : V{}, remainder, fresh);
+  // Give back what the pass did not fill (remainder on top, then fresh).
+  const int64_t top = free_cells_.back();
+  free_cells_.pop_back();
+  int64_t second = -1;
+  if (change == core::fa_change::update) {
+    second = free_cells_.back();
+    free_cells_.pop_back();
+  }
+  if (change == core::fa_change::update && !(used & 2)) free_cells_.push_back(second);
+  if (!(used & 1)) free_cells_.push_back(top);
+  return child;
+}
+
+template <class V>
+typename functional_arrays<V>::array functional_arrays<V>::update(array a, int64_t i, V v) {
+  return make_child(a, i, &v);
+}
+
+template <class V>
+typename functional_arrays<V>::array functional_arrays<V>::update(array a, span<const int64_t> idx,
+                                                                  span<const V> values) {
+  if (idx.size() != values.size())
+    throw invalid_argument("gsearch::functional_arrays::update: " + std::to_string(idx.size()) + " indices and " +
+                           std::to_string(values.size()) + " values");
+  slot_of(a, "update");
+  array cur = a;
+  try {
+    for (int64_t k = 0; k < idx.size(); ++k) {
+      const array next = make_child(cur, idx[k], &values[k]);
+      if (k > 0) release(cur);  // the arrays in between are not kept
+      cur = next;
+    }
+  } catch (...) {  // a full machine: no array of the batch stays (their cells are garbage)
+    if (!(cur == a)) release(cur);
+    throw;
+  }
+  return cur;
+}
+
+template <class V>
+typename functional_arrays<V>::array functional_arrays<V>::remove(array a, int64_t i) {
+  return make_child(a, i, nullptr);
+}
+
+template <class V>
+std::optional<V> functional_arrays<V>::lookup(array a, int64_t i) {
+  return machine_->lookup(slot_of(a, "lookup"), i);
+}
+
+template <class V>
+void functional_arrays<V>::lookup(array a, span<const int64_t> idx, span<V> values, span<uint8_t> found) {
+  const int64_t s = slot_of(a, "lookup");
+  if (values.size() != idx.size() || found.size() != idx.size())
+    throw invalid_argument("gsearch::functional_arrays::lookup: values and found must have as many elements as the " +
+                           std::to_string(idx.size()) + " indices");
+  machine_->lookup_many(s, idx, values.data(), found.data());
+}
+
+template <class V>
+int64_t functional_arrays<V>::size(array a) {
+  return machine_->size(slot_of(a, "size"));
+}
+
+template <class V>
+std::optional<int64_t> functional_arrays<V>::next(array a, int64_t i) {
+  return machine_->next(slot_of(a, "next"), i);
+}
+
+template <class V>
+void functional_arrays<V>::items(array a, std::vector<int64_t>& idx, std::vector<V>& values) {
+  machine_->items(slot_of(a, "items"), idx, values);
+}
+
+template <class V>
+void functional_arrays<V>::release(array a) {
+  const int64_t s = slot_of(a, "release");
+  ++generation_[size_t(s)];  // even: free
+  free_slots_.push_back(s);
+  --live_count_;
+}
+
+template <class V>
+std::string functional_arrays<V>::check() {
+  if (!machine_) return "";
+  std::vector<int64_t> live_slots;
+  for (int64_t s = 0; s < int64_t(generation_.size()); ++s)
+    if (generation_[size_t(s)] % 2 == 1) live_slots.push_back(s);
+  if (int64_t(live_slots.size()) != live_count_) return "the live count differs from the live slots";
+  std::vector<int64_t> f = free_cells_;
+  std::sort(f.begin(), f.end());
+  if (std::adjacent_find(f.begin(), f.end()) != f.end()) return "a cell is twice on the free list";
+  return machine_->check(span<const int64_t>(live_slots.data(), int64_t(live_slots.size())));
+}
+
+#define GSEARCH_INSTANTIATE_FUNCTIONAL_ARRAYS(V) template class functional_arrays<V>;
+GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE_FUNCTIONAL_ARRAYS)
+#undef GSEARCH_INSTANTIATE_FUNCTIONAL_ARRAYS
+
+}  // namespace gsearch
