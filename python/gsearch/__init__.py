@@ -83,10 +83,15 @@ from ._server import Server
 # The search server of another process, over a socket.
 from ._client import Client
 
+# Functional arrays: persistent sparse arrays, each operation one pass over a machine's cells.
+from ._functional_arrays import FunctionalArray, FunctionalArrays
+
 __version__: str = _core.__version__
 
 __all__ = [
     "Client",
+    "FunctionalArray",
+    "FunctionalArrays",
     "Index",
     "IndexIntervals",
     "Server",

@@ -39,6 +39,7 @@ void bind_index(nb::module_& m);
 void bind_selection(nb::module_& m);
 void bind_index_intervals(nb::module_& m);
 void bind_server(nb::module_& m);
+void bind_functional_arrays(nb::module_& m);
 
 // --- errors and names ----------------------------------------------------------------------------
 

@@ -1,0 +1,149 @@
+"""Extensible sparse functional arrays, FunctionalArrays: a machine of cells holding many
+persistent arrays (sparse maps from int64 indices to values) at once, every operation one pass
+over the cells whatever history made the arrays (gsearch::functional_arrays; seed 004 §4.3)."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Optional, Tuple, Union
+
+import numpy as _np
+
+from . import _core
+from ._docs import public as _public
+
+
+@_public
+class FunctionalArray(NamedTuple):
+    """A handle to one array of a :class:`FunctionalArrays` machine, valid until released."""
+
+    slot: int
+    generation: int
+
+
+def _index(fn: str, i: Any) -> int:
+    if isinstance(i, (bool, _np.bool_)) or not isinstance(i, (int, _np.integer)):
+        raise TypeError(f"gsearch.FunctionalArrays.{fn}: an index is an int (got {type(i).__name__})")
+    if not -(1 << 63) <= int(i) < (1 << 63):
+        raise OverflowError(f"gsearch.FunctionalArrays.{fn}: index {int(i)} is outside int64")
+    return int(i)
+
+
+@_public
+class FunctionalArrays:
+    """A machine of ``cells`` cells holding persistent arrays of ``dtype`` values.
+
+    ``update(a, i, v)`` returns a new array equal to ``a`` except ``a[i] == v``; ``a`` stays as it
+    was. Arrays are sparse (any int64 index) and extensible::
+
+        fa = gsearch.FunctionalArrays(cells=4096, dtype=np.int64)
+        a0 = fa.empty()
+        a1 = fa.update(a0, 7, 70)
+        fa.lookup(a1, 7), fa.lookup(a0, 7)        # 70, None
+        a2 = fa.remove(a1, 7)
+        fa.size(a1), fa.next(a1, 0)               # 1, 7
+        fa.release(a0)                            # its cells may be reused
+
+    Every operation is one pass over the cells (a compare and an increment in each) and, for the
+    queries, a fold: its cost does not depend on how the arrays were built. An update takes at
+    most 2 cells, a remove 1; when they run out the machine frees the cells only released arrays
+    saw, and if that is not enough raises ``MemoryError`` having changed nothing. A released
+    array's handle raises ``ValueError``.
+
+    ``dtype``: int32, uint32, int64, uint64, float32 or float64. ``device``: ``"cpu"`` (the GPU's
+    machine, served by the persistent kernel of :class:`Server`, is not built yet).
+    ``version_slots``: arrays alive at once at most (0: max(2 x cells, 64)). ``threads``: of
+    each pass on large machines (0: all).
+    """
+
+    def __init__(self, cells: int, dtype: Any = _np.int64, *, device: str = "cpu", version_slots: int = 0,
+                 threads: int = 0) -> None:
+        if device != "cpu":
+            raise ValueError(f"gsearch.FunctionalArrays: device must be 'cpu' (got {device!r}); the CUDA machine "
+                             "is not built yet")
+        self._dtype = _np.dtype(dtype)
+        self._core = _core.FunctionalArrays(int(cells), _np.empty(0, self._dtype), int(version_slots), int(threads))
+
+    @property
+    def dtype(self) -> _np.dtype:
+        return self._dtype
+
+    def _value(self, fn: str, v: Any) -> _np.ndarray:
+        """v as a 1-element array of the dtype; TypeError when it would change."""
+        a = _np.asarray(v)
+        if a.ndim != 0 or a.dtype.kind not in "biuf":
+            raise TypeError(f"gsearch.FunctionalArrays.{fn}: a value is a number (got {v!r})")
+        out = _np.asarray(a, dtype=self._dtype).reshape(1)
+        if out[0] != a and not (_np.isnan(out[0]) and _np.isnan(a)):
+            raise TypeError(f"gsearch.FunctionalArrays.{fn}: {v!r} is not a {self._dtype} value")
+        return out
+
+    def empty(self) -> FunctionalArray:
+        """A new empty array."""
+        return FunctionalArray(*self._core.empty())
+
+    def update(self, a: FunctionalArray, i: Any, v: Any) -> FunctionalArray:
+        """``a`` with ``a[i] = v``; with arrays of indices and values, each in turn (the last wins for
+        a repeated index; the arrays in between are not kept)."""
+        if _np.ndim(i) == 0:
+            idx = _np.array([_index("update", i)], _np.int64)
+            vals = self._value("update", v)
+        else:
+            idx = _np.ascontiguousarray(_np.asarray(i), dtype=_np.int64)
+            vals = _np.asarray(v)
+            if vals.shape != idx.shape or idx.ndim != 1:
+                raise ValueError("gsearch.FunctionalArrays.update: indices and values must be 1-D and of one length")
+            if not _np.can_cast(vals.dtype, self._dtype, casting="safe"):
+                raise TypeError(f"gsearch.FunctionalArrays.update: values of dtype {vals.dtype} for a {self._dtype} "
+                                "machine")
+            vals = _np.ascontiguousarray(vals, dtype=self._dtype)
+        return FunctionalArray(*self._core.update(tuple(a), idx, vals))
+
+    def remove(self, a: FunctionalArray, i: Any) -> FunctionalArray:
+        """``a`` without index ``i`` (a new array, equal to ``a`` when ``i`` is not defined there)."""
+        return FunctionalArray(*self._core.remove(tuple(a), _index("remove", i)))
+
+    def lookup(self, a: FunctionalArray, i: Any) -> Union[Any, None, Tuple[_np.ndarray, _np.ndarray]]:
+        """``a[i]`` (a Python number), or None when ``i`` is not defined in ``a``. With an array of
+        indices: ``(values, found)``, numpy arrays (values 0 where not found, found bool)."""
+        if _np.ndim(i) == 0:
+            return self._core.lookup(tuple(a), _index("lookup", i))
+        idx = _np.ascontiguousarray(_np.asarray(i), dtype=_np.int64)
+        if idx.ndim != 1:
+            raise ValueError("gsearch.FunctionalArrays.lookup: indices must be 1-D")
+        values = _np.empty(idx.shape, self._dtype)
+        found = _np.empty(idx.shape, _np.uint8)
+        self._core.lookup_many(tuple(a), idx, values, found)
+        return values, found.astype(bool)
+
+    def size(self, a: FunctionalArray) -> int:
+        """The number of defined indices."""
+        return self._core.size(tuple(a))
+
+    def next(self, a: FunctionalArray, i: Any) -> Optional[int]:
+        """The least index above ``i`` defined in ``a``, or None."""
+        return self._core.next(tuple(a), _index("next", i))
+
+    def items(self, a: FunctionalArray) -> Tuple[_np.ndarray, _np.ndarray]:
+        """``(indices, values)`` of ``a``: numpy arrays in increasing index order."""
+        return self._core.items(tuple(a))
+
+    def release(self, a: FunctionalArray) -> None:
+        """Forgets ``a``: cells that only released arrays saw become free."""
+        self._core.release(tuple(a))
+
+    def live(self, a: FunctionalArray) -> bool:
+        """Whether ``a`` is a live array of this machine."""
+        return self._core.live(tuple(a))
+
+    def stats(self) -> dict:
+        """``cells``, ``free_cells``, ``live_arrays``, ``version_slots``, ``collections`` (sweeps)."""
+        return self._core.stats()
+
+    def check(self) -> str:
+        """The machine's invariants: "" when they hold (for tests)."""
+        return self._core.check()
+
+    def __repr__(self) -> str:
+        s = self.stats()
+        return (f"gsearch.FunctionalArrays(cells={s['cells']}, dtype={self._dtype}, live_arrays={s['live_arrays']}, "
+                f"free_cells={s['free_cells']})")

@@ -1,0 +1,198 @@
+// gsearch._core's functional arrays (gsearch/functional_arrays.hpp): the class FunctionalArrays,
+// a gsearch::functional_arrays of any of the six value types on the CPU. Handles cross as
+// (slot, generation) tuples; values as 1-D numpy arrays of the machine's dtype (the Python layer,
+// gsearch/_functional_arrays.py, converts and checks them); a lock, so that calls from several
+// Python threads take turns (the machine is not thread-safe).
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <variant>
+#include <vector>
+
+#include "gsearch/functional_arrays.hpp"
+// (keep this order: binding.hpp's enum_table names gsearch::to_string)
+#include "binding.hpp"
+
+namespace gsearch_python {
+namespace {
+
+using namespace nb::literals;
+
+template <class First, class... Rest>
+using variant_of_rest = std::variant<Rest...>;
+#define GSEARCH_PY_FA_OF(T) , gsearch::functional_arrays<T>
+
+using handle = std::tuple<int64_t, uint64_t>;  // (slot, generation)
+
+class py_functional_arrays {
+ public:
+  using any_machine = variant_of_rest<void GSEARCH_KEY_TYPES(GSEARCH_PY_FA_OF)>;
+
+ private:
+  // Calls call(machine) under the lock (defined first: the members below deduce from it).
+  template <class F>
+  auto run(F&& call) -> decltype(std::visit(call, std::declval<any_machine&>())) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return std::visit(call, *fa_);
+  }
+  template <class FA>
+  static typename FA::array of(const FA&, handle a) {
+    return {std::get<0>(a), std::get<1>(a)};
+  }
+
+ public:
+  /// A machine of `cells` cells whose values have the dtype of `like` (any array of it).
+  py_functional_arrays(int64_t cells, const in_array& like, int64_t version_slots, int threads)
+      : dtype_(like.dtype()) {
+    const std::string fn = "gsearch._core.FunctionalArrays";
+    gsearch::functional_arrays_options o;
+    o.version_slots = version_slots;
+    o.threads = threads;
+    visit_key_type(fn, dtype_, [&]<class T>() {
+      fa_.emplace(std::in_place_type<gsearch::functional_arrays<T>>, gsearch::cpu, cells, o);
+    });
+  }
+
+  handle empty() {
+    return run([](auto& fa) { return as_handle(fa.empty()); });
+  }
+
+  /// a with a[idx[k]] = values[k] for each k in turn (one element: one update).
+  handle update(handle a, const in_array& idx, const in_array& values) {
+    const std::string fn = "gsearch._core.FunctionalArrays.update";
+    check_index_array(fn, idx);
+    if (values.dtype() != dtype_ || values.ndim() != 1 || !is_c_contiguous(values))
+      value_error(fn + ": values must be a contiguous 1-D array of the machine's dtype " + dtype_name(dtype_));
+    return run([&](auto& fa) {
+      using V = typename std::remove_cvref_t<decltype(fa)>::value_type;
+      return as_handle(fa.update(of(fa, a), in_span<int64_t>(idx), in_span<V>(values)));
+    });
+  }
+
+  handle remove(handle a, int64_t i) {
+    return run([&](auto& fa) { return as_handle(fa.remove(of(fa, a), i)); });
+  }
+
+  /// a[i] as a Python number, or None.
+  nb::object lookup(handle a, int64_t i) {
+    return run([&](auto& fa) -> nb::object {
+      const auto v = fa.lookup(of(fa, a), i);
+      if (!v) return nb::none();
+      return nb::cast(*v);
+    });
+  }
+
+  /// lookup of every idx[k] into values (the machine's dtype) and found (uint8).
+  void lookup_many(handle a, const in_array& idx, const out_array& values, const out_array& found) {
+    const std::string fn = "gsearch._core.FunctionalArrays.lookup_many";
+    check_index_array(fn, idx);
+    if (values.dtype() != dtype_ || values.size() != idx.size() || !is_c_contiguous(values))
+      value_error(fn + ": values must be contiguous, of the machine's dtype, one per index");
+    if (found.dtype() != nb::dtype<uint8_t>() || found.size() != idx.size() || !is_c_contiguous(found))
+      value_error(fn + ": found must be contiguous uint8, one per index");
+    run([&](auto& fa) {
+      using V = typename std::remove_cvref_t<decltype(fa)>::value_type;
+      fa.lookup(of(fa, a), in_span<int64_t>(idx), out_span<V>(values), out_span<uint8_t>(found));
+      return 0;
+    });
+  }
+
+  int64_t size(handle a) {
+    return run([&](auto& fa) { return fa.size(of(fa, a)); });
+  }
+  std::optional<int64_t> next(handle a, int64_t i) {
+    return run([&](auto& fa) { return fa.next(of(fa, a), i); });
+  }
+  /// (indices, values): numpy arrays, in index order.
+  std::pair<nb::object, nb::object> items(handle a) {
+    std::vector<int64_t> idx;
+    nb::object values;
+    run([&](auto& fa) {
+      using V = typename std::remove_cvref_t<decltype(fa)>::value_type;
+      std::vector<V> vals;
+      fa.items(of(fa, a), idx, vals);
+      values = to_numpy(std::move(vals));
+      return 0;
+    });
+    return {to_numpy(std::move(idx)), values};
+  }
+  void release(handle a) {
+    run([&](auto& fa) {
+      fa.release(of(fa, a));
+      return 0;
+    });
+  }
+  bool live(handle a) {
+    return run([&](auto& fa) { return fa.live(of(fa, a)); });
+  }
+  std::string check() {
+    return run([](auto& fa) { return fa.check(); });
+  }
+  nb::dict stats() {
+    nb::dict d;
+    run([&](auto& fa) {
+      d["cells"] = fa.cells();
+      d["free_cells"] = fa.free_cells();
+      d["live_arrays"] = fa.live_arrays();
+      d["version_slots"] = fa.version_slots();
+      d["collections"] = fa.collections();
+      return 0;
+    });
+    return d;
+  }
+  std::string dtype() const { return dtype_name(dtype_); }
+
+ private:
+  template <class A>
+  static handle as_handle(const A& a) {
+    return {a.slot, a.generation};
+  }
+  static void check_index_array(const std::string& fn, const in_array& idx) {
+    if (idx.dtype() != nb::dtype<int64_t>() || idx.ndim() != 1 || !is_c_contiguous(idx) ||
+        idx.device_type() != nb::device::cpu::value)
+      value_error(fn + ": indices must be a contiguous 1-D int64 host array");
+  }
+  template <class T>
+  static nb::object to_numpy(std::vector<T>&& v) {
+    auto* heap = new std::vector<T>(std::move(v));
+    nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+    return nb::cast(nb::ndarray<nb::numpy, T, nb::ndim<1>>(heap->data(), {heap->size()}, owner));
+  }
+
+  std::optional<any_machine> fa_;
+  nb::dlpack::dtype dtype_;
+  std::mutex mutex_;
+};
+
+}  // namespace
+
+void bind_functional_arrays(nb::module_& m) {
+  nb::class_<py_functional_arrays>(m, "FunctionalArrays",
+                                   "A gsearch::functional_arrays machine on the CPU (gsearch.FunctionalArrays "
+                                   "wraps it): handles are (slot, generation) tuples.")
+      .def(nb::init<int64_t, const in_array&, int64_t, int>(), "cells"_a, "like"_a, "version_slots"_a = 0,
+           "threads"_a = 0)
+      .def("empty", &py_functional_arrays::empty)
+      .def("update", &py_functional_arrays::update, "a"_a, "idx"_a, "values"_a)
+      .def("remove", &py_functional_arrays::remove, "a"_a, "i"_a)
+      .def("lookup", &py_functional_arrays::lookup, "a"_a, "i"_a)
+      .def("lookup_many", &py_functional_arrays::lookup_many, "a"_a, "idx"_a, "values"_a, "found"_a)
+      .def("size", &py_functional_arrays::size, "a"_a)
+      .def("next", &py_functional_arrays::next, "a"_a, "i"_a)
+      .def("items", &py_functional_arrays::items, "a"_a)
+      .def("release", &py_functional_arrays::release, "a"_a)
+      .def("live", &py_functional_arrays::live, "a"_a)
+      .def("check", &py_functional_arrays::check)
+      .def("stats", &py_functional_arrays::stats)
+      .def_prop_ro("dtype", &py_functional_arrays::dtype);
+}
+
+}  // namespace gsearch_python

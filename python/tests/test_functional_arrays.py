@@ -1,0 +1,104 @@
+"""gsearch.FunctionalArrays (issue 23) against a plain Python specification (a dict per version,
+copied on update): random mixes of updates, removes, lookups, next, size and releases, a full
+machine (MemoryError, nothing lost), batch forms and bad input."""
+
+import numpy as np
+import pytest
+
+import gsearch
+
+DTYPES = [np.int32, np.uint32, np.int64, np.uint64, np.float32, np.float64]
+
+
+def test_example():
+    fa = gsearch.FunctionalArrays(cells=64, dtype=np.int64)
+    a0 = fa.empty()
+    a1 = fa.update(a0, 7, 70)
+    a2 = fa.update(a1, 10**15, 5)
+    assert fa.lookup(a2, 7) == 70 and fa.lookup(a0, 7) is None
+    a3 = fa.remove(a2, 7)
+    assert (fa.size(a2), fa.size(a3)) == (2, 1)
+    assert fa.next(a2, 7) == 10**15 and fa.next(a2, 10**15) is None
+    idx, vals = fa.items(a2)
+    np.testing.assert_array_equal(idx, [7, 10**15])
+    np.testing.assert_array_equal(vals, [70, 5])
+    fa.release(a0)
+    assert not fa.live(a0)
+    with pytest.raises(ValueError, match="released"):
+        fa.lookup(a0, 7)
+    assert fa.check() == ""
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_random_mix_equals_the_spec(dtype):
+    rng = np.random.default_rng(3)
+    fa = gsearch.FunctionalArrays(cells=48, dtype=dtype)
+    pool = [(fa.empty(), {})]
+    full = 0
+    for step in range(3000):
+        a, m = pool[-1] if rng.random() < 0.5 else pool[int(rng.integers(len(pool)))]
+        op = rng.random()
+        i = int(rng.integers(0, 12)) if rng.random() < 0.8 else int(rng.integers(-(2**63), 2**63 - 1))
+        try:
+            if op < 0.4:
+                v = dtype(rng.integers(0, 100))
+                pool.append((fa.update(a, i, v), {**m, i: v}))
+            elif op < 0.5:
+                pool.append((fa.remove(a, i), {k: x for k, x in m.items() if k != i}))
+            elif op < 0.75:
+                assert fa.lookup(a, i) == m.get(i)
+            elif op < 0.85:
+                above = [k for k in m if k > i]
+                assert fa.next(a, i) == (min(above) if above else None)
+            elif op < 0.92:
+                assert fa.size(a) == len(m)
+            elif len(pool) > 1:
+                k = int(rng.integers(1, len(pool)))
+                fa.release(pool[k][0])
+                del pool[k]
+        except MemoryError:
+            full += 1
+            for b, mb in pool:  # nothing lost
+                idx, vals = fa.items(b)
+                assert list(idx) == sorted(mb) and [mb[k] for k in idx] == list(vals)
+            for b, _ in pool[1 : len(pool) // 2]:
+                fa.release(b)
+            pool = pool[:1] + pool[len(pool) // 2 :]
+        if step % 100 == 0:
+            assert fa.check() == ""
+    assert full > 0  # the machine filled up at least once
+
+
+def test_batches_and_bad_input():
+    fa = gsearch.FunctionalArrays(cells=64, dtype=np.float32)
+    a = fa.update(fa.empty(), np.array([3, 1, 3, 8]), np.array([1, 2, 3, 4], np.float32))
+    assert fa.size(a) == 3 and fa.lookup(a, 3) == 3.0
+    values, found = fa.lookup(a, np.array([8, 2, 3]))
+    np.testing.assert_array_equal(found, [True, False, True])
+    np.testing.assert_array_equal(values[found], [4.0, 3.0])
+    with pytest.raises(TypeError):
+        fa.update(a, 1, "x")
+    with pytest.raises(TypeError):
+        fa.update(a, 1.5, 1.0)  # an index is an int
+    with pytest.raises(TypeError):
+        fa.update(a, np.array([1]), np.array([1.0]))  # float64 values for float32: not safe
+    with pytest.raises(ValueError):
+        fa.update(a, np.array([1, 2]), np.array([1.0], np.float32))
+    ints = gsearch.FunctionalArrays(cells=8, dtype=np.uint32)
+    with pytest.raises((TypeError, OverflowError)):
+        ints.update(ints.empty(), 1, -1)
+    with pytest.raises(TypeError):
+        ints.update(ints.empty(), 1, 2.5)
+    with pytest.raises(OverflowError):
+        ints.lookup(ints.empty(), 2**64)
+    with pytest.raises(ValueError):
+        gsearch.FunctionalArrays(cells=0)
+    with pytest.raises(TypeError):
+        gsearch.FunctionalArrays(cells=8, dtype=np.int16)
+    with pytest.raises(ValueError, match="cpu"):
+        gsearch.FunctionalArrays(cells=8, device="cuda")
+    tiny = gsearch.FunctionalArrays(cells=2, dtype=np.int64)
+    b = tiny.update(tiny.empty(), 1, 1)
+    with pytest.raises(MemoryError):
+        tiny.update(b, 2, 2)
+    assert tiny.lookup(b, 1) == 1 and tiny.check() == ""
