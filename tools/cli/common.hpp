@@ -385,6 +385,8 @@ command add_gen_command(CLI::App& app);
 command add_conflicts_command(CLI::App& app);
 command add_serve_command(CLI::App& app);
 command add_client_command(CLI::App& app);
+command add_esfa_run_command(CLI::App& app);
+command add_esfa_gen_command(CLI::App& app);
 command add_bench_command(CLI::App& app, int argc, char** argv);
 
 }  // namespace gsearch::cli

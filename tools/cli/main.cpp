@@ -199,6 +199,7 @@ int main(int argc, char** argv) {
                               add_quantile_command(app), add_partition_command(app),
                               add_gen_command(app),    add_conflicts_command(app),
                               add_serve_command(app),  add_client_command(app),
+                              add_esfa_run_command(app), add_esfa_gen_command(app),
                               add_bench_command(app, argc, argv)};
   for (const command& c : commands) finish_help(c.app);
 

@@ -1,0 +1,58 @@
+// `gsearch esfa gen` and `gsearch esfa run`: a generated stream replays equal to the
+// specification (--verify), its results file holds what the stream asks, and bad streams, a
+// machine too small and a wrong device fail naming the problem, with nothing written.
+
+#include "cli_fixture.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace cli_test {
+namespace {
+
+TEST_F(Cli, EsfaGenThenRunEqualsTheSpecification) {
+  for (const std::string mix : {"paper", "chains", "fans", "sparse"}) {
+    ok("esfa gen --out s.npy --ops 3000 --cells 64 --seed 4 --mix " + mix);
+    const run_result r = ok("esfa run --ops s.npy --cells 64 --verify --json --out r.npy");
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["operations"], 3000) << mix;
+    EXPECT_EQ(j["verified"], true) << mix;
+    EXPECT_EQ(j["differences"], 0) << mix;
+    EXPECT_EQ(npy::load<int64_t>(work("r.npy").string()).size(), 6000u);
+  }
+  ok("esfa gen --out a.npy --ops 500 --cells 32 --seed 8");
+  ok("esfa gen --out b.npy --ops 500 --cells 32 --seed 8");
+  EXPECT_EQ(read_bytes(work("a.npy")), read_bytes(work("b.npy")));
+}
+
+TEST_F(Cli, EsfaRunAnswersTheStream) {
+  // empty; update(0, 5, 50); update(1, 9, 90); lookup(2, 5); next(2, 5); remove(2, 5); size(5);
+  // lookup(5, 5); lookup(1, 9); release(0)
+  const std::vector<int64_t> ops{0, -1, 0, 0, 1, 0, 5, 50, 1, 1, 9, 90, 3, 2, 5, 0, 5, 2, 5, 0,
+                                 2, 2, 5, 0, 4, 5, 0, 0, 3, 5, 5, 0, 3, 1, 9, 0, 6, 0, 0, 0};
+  save("ops.npy", ops, {10, 4});
+  ok("esfa run --ops ops.npy --cells 8 --out r.npy --verify");
+  const std::vector<int64_t> r = npy::load<int64_t>(work("r.npy").string());
+  const std::vector<int64_t> want{1, 0, 1, 0, 1, 0, 1, 50, 1, 9, 1, 0, 1, 1, 0, 0, 0, 0, 1, 0};
+  EXPECT_EQ(r, want);
+}
+
+TEST_F(Cli, EsfaBadStreamsFailWithNothingWritten) {
+  save("shape.npy", std::vector<int64_t>{0, -1, 0}, {1, 3});
+  fails("esfa run --ops shape.npy", 1, "shape (n, 4)");
+  save("op.npy", std::vector<int64_t>{9, -1, 0, 0}, {1, 4});
+  fails("esfa run --ops op.npy", 1, "row 0: unknown op 9");
+  save("later.npy", std::vector<int64_t>{0, -1, 0, 0, 3, 2, 0, 0}, {2, 4});
+  fails("esfa run --ops later.npy", 1, "row 1: argument row 2 is not an earlier row");
+  save("released.npy", std::vector<int64_t>{0, -1, 0, 0, 6, 0, 0, 0, 3, 0, 1, 0}, {3, 4});
+  fails("esfa run --ops released.npy", 1, "row 2: argument row 0 was released");
+  save("notarray.npy", std::vector<int64_t>{0, -1, 0, 0, 4, 0, 0, 0, 3, 1, 1, 0}, {3, 4});
+  fails("esfa run --ops notarray.npy", 1, "row 2: argument row 1 makes no array");
+  ok("esfa gen --out s.npy --ops 2000 --cells 64 --seed 2");
+  fails("esfa run --ops s.npy --cells 4", 1, "the machine is full");
+  fails("esfa run --ops s.npy --device cuda", 1, "CPU only so far");
+}
+
+}  // namespace
+}  // namespace cli_test
