@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "functional_arrays_cases.hpp"
+#include "gsearch/functional_arrays_stream.hpp"
 #include "gsearch/gsearch.hpp"
 #include "test_util.hpp"
 
@@ -119,6 +120,28 @@ TEST(FunctionalArrays, BatchForms) {
   EXPECT_EQ(got[2], 3.0f);
   EXPECT_EQ(got[3], 2.0f);
   EXPECT_THROW(fa.update(a, span<const int64_t>(idx.data(), 4), span<const float>(vals.data(), 3)), invalid_argument);
+}
+
+// The streams `gsearch esfa gen` makes replay on a machine of their cell count equal to the spec,
+// and parse refuses what is not a stream.
+TEST(FunctionalArrays, GeneratedStreamsEqualTheSpecification) {
+  for (const fa_stream::mix kind : {fa_stream::mix::paper, fa_stream::mix::chains, fa_stream::mix::fans,
+                                    fa_stream::mix::sparse}) {
+    for (const int64_t cells : {int64_t(16), int64_t(300)}) {
+      const std::vector<fa_stream::row> rows = fa_stream::parse(fa_stream::generate(4000, cells, kind, test_seed()));
+      functional_arrays<int64_t> fa(cpu, cells);
+      functional_arrays_spec<int64_t> spec;
+      std::vector<int64_t> f1, v1, f2, v2;
+      fa_stream::replay(fa, rows, f1, v1, [](size_t) {});
+      fa_stream::replay(spec, rows, f2, v2, [](size_t) {});
+      EXPECT_EQ(f1, f2) << fa_stream::mix_names[int(kind)] << ", " << cells << " cells";
+      EXPECT_EQ(v1, v2) << fa_stream::mix_names[int(kind)] << ", " << cells << " cells";
+      EXPECT_EQ(fa.check(), "");
+    }
+  }
+  EXPECT_THROW(fa_stream::parse({0, -1, 0}), invalid_argument);
+  EXPECT_THROW(fa_stream::parse({3, 0, 0, 0}), invalid_argument);              // no earlier row
+  EXPECT_THROW(fa_stream::parse({0, -1, 0, 0, 6, 0, 0, 0, 4, 0, 0, 0}), invalid_argument);  // released
 }
 
 template <class V>
