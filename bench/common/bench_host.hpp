@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -30,6 +31,26 @@ inline const char* const set_op_names[] = {"intersection", "union", "difference"
 // ---- host threads -------------------------------------------------------------------------------
 
 inline int host_threads() { return int(std::max(1u, std::thread::hardware_concurrency())); }
+
+/// /proc/loadavg's first three fields (the machine may be shared: ratios within one run count).
+inline std::string loadavg() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+/// The CPU's model name from /proc/cpuinfo ("unknown" elsewhere).
+inline std::string cpu_name() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) {
+      const auto p = line.find(':');
+      return p == std::string::npos ? line : line.substr(p + 2);
+    }
+  return "unknown";
+}
 
 /// f(begin, end) over [0, n) in one contiguous chunk per hardware thread.
 template <class F>

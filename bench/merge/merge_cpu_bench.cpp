@@ -58,25 +58,6 @@ using bench::json;
 using namespace gsearch::bench::host;
 using T = int32_t;
 
-/// /proc/loadavg's first three fields (the machine may be shared: ratios within one run count).
-std::string loadavg() {
-  std::ifstream f("/proc/loadavg");
-  std::string a, b, c;
-  f >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
-
-std::string cpu_name() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) {
-      const auto p = line.find(':');
-      return p == std::string::npos ? line : line.substr(p + 2);
-    }
-  return "unknown";
-}
-
 struct args : bench::common_args {
   args() : common_args(5, 1) {}
   std::vector<std::string> ops{"merge", "set_ops", "sorted_search", "sort", "join"};

@@ -91,17 +91,21 @@ void replay(Machine& m, const std::vector<row>& rows, std::vector<int64_t>& foun
 }
 
 /// How gen picks arguments and indices.
-enum class mix { paper, chains, fans, sparse };
-inline constexpr const char* mix_names[] = {"paper", "chains", "fans", "sparse"};
+enum class mix { paper, chains, fans, sparse, ascending };
+inline constexpr const char* mix_names[] = {"paper", "chains", "fans", "sparse", "ascending"};
 
 /// A stream of n rows that runs on a machine of `cells` cells: generated beside one; when an
 /// operation would not fit, the older half of the arrays is released first (a program that keeps
 /// few versions). paper: 40% updates, 10% removes, 40% lookups, 5% size, 5% next, the argument
 /// the newest array or a random one; chains: always the newest; fans: the first array or the
-/// newest; sparse: paper's with indices spread over 2^52. Deterministic for a seed.
+/// newest; sparse: paper's with indices spread over 2^52; ascending: an unbalanced history, each
+/// update on the newest array at the next index up (a list to a tree that does not rebalance),
+/// half the lookups at the first indices. Deterministic for a seed.
 inline std::vector<int64_t> generate(int64_t n, int64_t cells, mix kind, uint64_t seed) {
   std::mt19937_64 r(seed);
-  const bool chains = kind == mix::chains, fans = kind == mix::fans, sparse = kind == mix::sparse;
+  const bool chains = kind == mix::chains || kind == mix::ascending, fans = kind == mix::fans,
+             sparse = kind == mix::sparse, ascending = kind == mix::ascending;
+  int64_t counter = 0;  // ascending: the next index
   const int64_t range = sparse ? int64_t(1) << 40 : std::max<int64_t>(16, cells / 4);
   functional_arrays<int64_t> fa(cpu, cells);
   std::vector<int64_t> flat;
@@ -119,8 +123,9 @@ inline std::vector<int64_t> generate(int64_t n, int64_t cells, mix kind, uint64_
   while (int64_t(flat.size() / 4) < n) {
     const size_t at = chains || r() % 2 ? pool.size() - 1 : fans ? 0 : size_t(r() % pool.size());
     const held h = pool[at];
-    const int64_t i = int64_t(r() % uint64_t(range)) * (sparse ? int64_t(4099) : 1);
     const int pick = int(r() % 100);
+    int64_t i = int64_t(r() % uint64_t(range)) * (sparse ? int64_t(4099) : 1);
+    if (ascending) i = pick < 50 ? counter++ : r() % 2 ? int64_t(r() % 8) : int64_t(r() % uint64_t(counter + 1));
     try {
       if (pick < 40) {
         const int64_t v = int64_t(r() % 1000000);

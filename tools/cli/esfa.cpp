@@ -202,13 +202,14 @@ const subcommand_spec<gen_args> gen_spec{
     std::string(esfa_format) +
         " Mixes: paper (40% updates, 10% removes, 40% lookups, 10% size / next, arguments the newest array or "
         "a random one), chains (always the newest), fans (the first array or the newest), sparse (paper with "
-        "indices spread over 2^52). When an update would not fit, the older half of the arrays is released.",
+        "indices spread over 2^52), ascending (an unbalanced history: updates of the newest array at "
+        "increasing indices). When an update would not fit, the older half of the arrays is released.",
     [](CLI::App& sub, gen_args& a) {
       sub.add_option("--out", a.out, "The stream to write (.npy)")->required()->type_name("OPS.npy");
       sub.add_option("--ops", a.ops, "Operations")->type_name("N")->capture_default_str();
       sub.add_option("--cells", a.cells, "The machine the stream must fit")->type_name("N")->capture_default_str();
-      sub.add_option("--mix", a.mix, "paper, chains, fans or sparse")
-          ->check(CLI::IsMember({"paper", "chains", "fans", "sparse"}))
+      sub.add_option("--mix", a.mix, "paper, chains, fans, sparse or ascending")
+          ->check(CLI::IsMember(std::vector<std::string>(std::begin(fa_stream::mix_names), std::end(fa_stream::mix_names))))
           ->capture_default_str();
       sub.add_option("--seed", a.seed, "Seed (0 to 2^64 - 1)")->type_name("S")->capture_default_str();
       sub.add_flag("--json", a.json, "Print one JSON object");

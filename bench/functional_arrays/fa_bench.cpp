@@ -1,0 +1,193 @@
+// fa_bench: functional arrays (issue 23) on the CPU, the seed's Table 2 and 3 re-run: for each
+// cell count N the same kind of stream (gsearch/functional_arrays_stream.hpp; the paper's mix of
+// 50,000 updates, lookups and removes by default), replayed by
+//   machine     gsearch::functional_arrays<int64_t> on the CPU (every operation a pass over
+//               the N cells: the data-parallel machine, simulated),
+//   spec        the executable specification (a std::map per version, copied on update),
+//   treap       a path-copying balanced tree (persistent_map.hpp): the usual persistent map,
+//   unbalanced  the same without rotations (the seed's tree-based functional arrays),
+// each run timing every operation (steady_clock); per (N, mix, impl): T, the whole stream's
+// time (median of --repeat runs, with their standard deviation and max - min: the seed's stdv
+// and d), and the microseconds per operation of the median run (mean, p50, p99, max). Every
+// implementation's results are compared with the spec's (verified).
+//
+//   fa_bench [--json FILE] [--quick] [--cells 16,32,...,8192] [--ops 50000]
+//            [--mixes paper,ascending] [--impls machine,spec,treap,unbalanced]
+//            [--repeat 5] [--warmup 1] [--seed 1]
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "../common/bench_host.hpp"
+#include "../common/report.hpp"
+#include "gsearch/functional_arrays_stream.hpp"
+#include "persistent_map.hpp"
+
+namespace {
+
+using namespace gsearch;
+using bench::json;
+namespace fs = gsearch::fa_stream;
+
+struct args : bench::common_args {
+  args() : common_args(5, 1) {}
+  std::vector<int64_t> cells{16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
+  int64_t ops = 50000;
+  std::vector<std::string> mixes{"paper", "ascending"};
+  std::vector<std::string> impls{"machine", "spec", "treap", "unbalanced"};
+};
+
+struct replayed {
+  std::vector<double> ns;  // per operation
+  std::vector<int64_t> found, value;
+};
+
+template <class M>
+replayed replay_timed(M& m, const std::vector<fs::row>& rows) {
+  replayed out;
+  out.ns.resize(rows.size());
+  auto t0 = std::chrono::steady_clock::now();
+  fs::replay(m, rows, out.found, out.value, [&](size_t r) {
+    const auto t1 = std::chrono::steady_clock::now();
+    out.ns[r] = std::chrono::duration<double, std::nano>(t1 - t0).count();
+    t0 = t1;
+  });
+  return out;
+}
+
+replayed run_impl(const std::string& impl, int64_t cells, const std::vector<fs::row>& rows) {
+  if (impl == "machine") {
+    functional_arrays<int64_t> fa(cpu, cells);
+    return replay_timed(fa, rows);
+  }
+  if (impl == "spec") {
+    functional_arrays_spec<int64_t> s;
+    return replay_timed(s, rows);
+  }
+  if (impl == "treap") {
+    bench::fa::persistent_map<true> m;
+    return replay_timed(m, rows);
+  }
+  bench::fa::persistent_map<false> m;
+  return replay_timed(m, rows);
+}
+
+struct runner {
+  args a;
+  json report;
+  int problems = 0;
+  explicit runner(const args& x) : a(x) {}
+
+  void run() {
+    std::printf("%-10s %6s %-10s %12s %9s %9s %9s %9s %9s %9s %s\n", "mix", "N", "impl", "T ms", "stdv", "d",
+                "us mean", "p50", "p99", "max", "");
+    for (const std::string& mix_name : a.mixes) {
+      const auto* at = std::find(std::begin(fs::mix_names), std::end(fs::mix_names), mix_name);
+      const auto kind = fs::mix(at - std::begin(fs::mix_names));
+      for (const int64_t cells : a.cells) {
+        const std::vector<fs::row> rows = fs::parse(fs::generate(a.ops, cells, kind, a.seed + uint64_t(cells)));
+        replayed want;
+        {
+          functional_arrays_spec<int64_t> s;
+          want = replay_timed(s, rows);
+        }
+        for (const std::string& impl : a.impls) {
+          std::vector<double> totals;
+          replayed median_run;
+          bool ok = true;
+          std::vector<replayed> runs;
+          for (int k = 0; k < a.warmup + a.repeat; ++k) {
+            replayed r = run_impl(impl, cells, rows);
+            ok = ok && r.found == want.found && r.value == want.value;
+            if (k >= a.warmup) runs.push_back(std::move(r));
+          }
+          for (const replayed& r : runs) {
+            double t = 0;
+            for (const double x : r.ns) t += x;
+            totals.push_back(t / 1e6);
+          }
+          std::vector<size_t> order(runs.size());
+          for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+          std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return totals[x] < totals[y]; });
+          const size_t mid = order[order.size() / 2];
+          std::vector<double> per = runs[mid].ns;
+          std::sort(per.begin(), per.end());
+          const auto pct = [&](double p) { return per[size_t(p * double(per.size() - 1))] / 1000; };
+          double mean = 0, var = 0;
+          for (const double t : totals) mean += t / double(totals.size());
+          for (const double t : totals) var += (t - mean) * (t - mean) / double(totals.size());
+          const double range = *std::max_element(totals.begin(), totals.end()) - *std::min_element(totals.begin(), totals.end());
+          json row = {{"mix", mix_name},
+                      {"cells", cells},
+                      {"impl", impl},
+                      {"ops", int64_t(rows.size())},
+                      {"ms", totals[mid]},
+                      {"ms_stdev", std::sqrt(var)},
+                      {"ms_range", range},
+                      {"runs", totals.size()},
+                      {"us_per_op", {{"mean", totals[mid] * 1000 / double(rows.size())}, {"p50", pct(0.5)},
+                                     {"p99", pct(0.99)}, {"max", per.back() / 1000}}},
+                      {"verified", ok}};
+          if (!ok) {
+            ++problems;
+            report["failures"].push_back({{"mix", mix_name}, {"cells", cells}, {"impl", impl}});
+          }
+          std::printf("%-10s %6lld %-10s %12.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.1f %s\n", mix_name.c_str(),
+                      (long long)cells, impl.c_str(), totals[mid], std::sqrt(var), range,
+                      totals[mid] * 1000 / double(rows.size()), pct(0.5), pct(0.99), per.back() / 1000,
+                      ok ? "ok" : "WRONG");
+          report["results"].push_back(std::move(row));
+        }
+      }
+    }
+    // Table 3's ratio: the machine's time over the spec's and the treap's, per N (paper mix).
+    json ratios = json::array();
+    for (const json& m : report["results"]) {
+      if (m["impl"] != "machine") continue;
+      json r = {{"mix", m["mix"]}, {"cells", m["cells"]}};
+      for (const json& o : report["results"])
+        if (o["mix"] == m["mix"] && o["cells"] == m["cells"] && o["impl"] != "machine")
+          r["machine_over_" + o["impl"].get<std::string>()] = m["ms"].get<double>() / o["ms"].get<double>();
+      ratios.push_back(r);
+    }
+    report["ratios"] = ratios;
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  args a;
+  CLI::App app{"fa_bench: functional arrays on the CPU (issue 23): the seed's Tables 2 and 3 with the machine, the "
+               "executable specification and two path-copying persistent maps"};
+  bench::add_common_options(app, a, "A smoke test: N 16 and 256, 2,000 operations, one run",
+                            "Seed of the streams (each N adds its own)");
+  app.add_option("--cells", a.cells, "Cell counts N")->capture_default_str();
+  app.add_option("--ops", a.ops, "Operations per stream")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--mixes", a.mixes, "Stream kinds (gsearch esfa gen's --mix)")
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(fs::mix_names), std::end(fs::mix_names))))
+      ->capture_default_str();
+  app.add_option("--impls", a.impls, "Implementations")
+      ->check(CLI::IsMember({"machine", "spec", "treap", "unbalanced"}))
+      ->capture_default_str();
+  if (const auto rc = bench::parse(app, argc, argv, a)) return *rc;
+  if (a.quick) {
+    a.cells = {16, 256};
+    a.ops = 2000;
+    a.repeat = 1;
+    a.warmup = 0;
+  }
+  json report = {{"schema", "gsearch-bench-fa-cpu/1"}, {"command", a.command_line}, {"source", bench::source_json()}};
+  report["host"] = {{"cpu", bench::host::cpu_name()}, {"threads", bench::host::host_threads()},
+                    {"loadavg_before", bench::host::loadavg()}};
+  report["versions"] = {{"gsearch", GSEARCH_VERSION}};
+  report["config"] = {{"cells", a.cells}, {"ops", a.ops},     {"mixes", a.mixes}, {"impls", a.impls},
+                      {"repeat", a.repeat}, {"warmup", a.warmup}, {"seed", a.seed}, {"quick", a.quick}};
+  report["results"] = json::array();
+  report["failures"] = json::array();
+  return bench::run_and_report<runner>("fa_bench", a, std::move(report));
+}
