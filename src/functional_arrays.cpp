@@ -114,6 +114,10 @@ typename functional_arrays<V>::array functional_arrays<V>::make_child(array a, i
   }
   if (change == core::fa_change::update && !(used & 2)) free_cells_.push_back(second);
   if (!(used & 1)) free_cells_.push_back(top);
+#ifndef NDEBUG  // debug builds: the invariants of the index just carved, after every update and remove
+  if (const std::string broken = machine_->check_index(i); !broken.empty())
+    throw error(std::string("gsearch::functional_arrays::") + what + ": invariant broken: " + broken);
+#endif
   return child;
 }
 

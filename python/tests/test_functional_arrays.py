@@ -102,3 +102,55 @@ def test_batches_and_bad_input():
     with pytest.raises(MemoryError):
         tiny.update(b, 2, 2)
     assert tiny.lookup(b, 1) == 1 and tiny.check() == ""
+
+
+def _replay(ops, cells):
+    """Applies `ops` (op, pick, index, value) to a machine of `cells` cells and to dicts; raises
+    AssertionError at the first difference (hypothesis then shrinks the stream)."""
+    fa = gsearch.FunctionalArrays(cells=cells, dtype=np.int64)
+    pool = [(fa.empty(), {})]
+    for op, pick, i, v in ops:
+        a, m = pool[pick % len(pool)]
+        try:
+            if op == 0:
+                pool.append((fa.update(a, i, v), {**m, i: v}))
+            elif op == 1:
+                pool.append((fa.remove(a, i), {k: x for k, x in m.items() if k != i}))
+            elif op == 2:
+                assert fa.lookup(a, i) == m.get(i)
+            elif op == 3:
+                above = [k for k in m if k > i]
+                assert fa.next(a, i) == (min(above) if above else None)
+            elif op == 4:
+                assert fa.size(a) == len(m)
+            elif len(pool) > 1:  # never the first array
+                fa.release(pool.pop(pick % (len(pool) - 1) + 1)[0])
+        except MemoryError:
+            for b, mb in pool:
+                idx, vals = fa.items(b)
+                assert dict(zip(idx.tolist(), vals.tolist())) == mb
+        assert fa.check() == ""
+
+
+try:
+    from hypothesis import given
+    from hypothesis import strategies as st
+except ImportError:  # the property test skips
+    given = None
+
+if given is not None:
+
+    @given(
+        st.lists(
+            st.tuples(
+                st.integers(0, 5),
+                st.integers(0, 1000),
+                st.one_of(st.integers(-3, 3), st.integers(-(2**63), 2**63 - 1)),
+                st.integers(-5, 5),
+            ),
+            max_size=60,
+        ),
+        st.integers(2, 24),
+    )
+    def test_property_streams_equal_dicts(ops, cells):
+        _replay(ops, cells)

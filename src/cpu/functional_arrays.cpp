@@ -152,6 +152,20 @@ class cpu_machine final : public detail::functional_arrays_machine<V> {
     return freed;
   }
 
+  std::string check_index(int64_t i) override {
+    std::vector<fa_span> pieces;
+    for (int64_t c = 0; c < cells(); ++c)
+      if (!core::fa_is_free(span_[size_t(c)]) && index_[size_t(c)] == i) pieces.push_back(span_[size_t(c)]);
+    std::sort(pieces.begin(), pieces.end(), [](const fa_span& a, const fa_span& b) { return a.first < b.first; });
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      if (pieces[k].first < 0 || pieces[k].last >= end_)
+        return "a piece of index " + std::to_string(i) + " lies outside the line";
+      if (k > 0 && pieces[k - 1].last >= pieces[k].first)
+        return "two pieces of index " + std::to_string(i) + " overlap";
+    }
+    return "";
+  }
+
   std::string check(span<const int64_t> live) override {
     // Every piece non-empty and below end; the pieces of one index disjoint; the live opens
     // distinct and below end.

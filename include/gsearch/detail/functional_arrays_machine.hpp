@@ -42,6 +42,9 @@ class functional_arrays_machine {
   virtual std::vector<int64_t> collect(span<const int64_t> live) = 0;
   /// The machine's invariants over the used cells and the live versions: "" when they hold.
   virtual std::string check(span<const int64_t> live) = 0;
+  /// The invariants of index i's pieces alone (disjoint, on the line): one pass, what debug
+  /// builds check after every update and remove.
+  virtual std::string check_index(int64_t i) = 0;
 };
 
 }  // namespace gsearch::detail
