@@ -7,17 +7,36 @@
 #include <algorithm>
 #include <string>
 
+#include "backend.hpp"
 #include "gsearch/detail/functional_arrays_machine.hpp"
 
 namespace gsearch {
 
 template <class V>
-functional_arrays<V>::functional_arrays(const cpu_t& exec, int64_t cells, const functional_arrays_options& options) {
+int64_t functional_arrays<V>::slots_for(int64_t cells, const functional_arrays_options& options) {
   if (cells < 1) throw invalid_argument("gsearch::functional_arrays: cells must be >= 1 (got " + std::to_string(cells) + ")");
   if (options.version_slots < 0) throw invalid_argument("gsearch::functional_arrays: version_slots must be >= 0");
-  const int64_t slots = options.version_slots > 0 ? options.version_slots : std::max<int64_t>(2 * cells, 64);
-  machine_ = cpu_backend::make_functional_arrays_machine<V>(options.threads > 0 ? options.threads : exec.threads,
-                                                            cells, slots);
+  return options.version_slots > 0 ? options.version_slots : std::max<int64_t>(2 * cells, 64);
+}
+
+template <class V>
+functional_arrays<V>::functional_arrays(const cpu_t& exec, int64_t cells, const functional_arrays_options& options) {
+  const int64_t slots = slots_for(cells, options);
+  start(on_backend(exec, [&](auto h) {
+    return backend::make_functional_arrays_machine<V>(options.threads > 0 ? options.threads : h, cells, slots);
+  }));
+}
+
+template <class V>
+functional_arrays<V>::functional_arrays(const cuda_t& exec, int64_t cells, const functional_arrays_options& options) {
+  const int64_t slots = slots_for(cells, options);
+  start(on_backend(exec, [&](auto h) { return backend::make_functional_arrays_machine<V>(h, cells, slots); }));
+}
+
+template <class V>
+void functional_arrays<V>::start(std::unique_ptr<detail::functional_arrays_machine<V>> machine) {
+  machine_ = std::move(machine);
+  const int64_t slots = machine_->version_slots(), cells = machine_->cells();
   generation_.assign(size_t(slots), 0);
   free_slots_.reserve(size_t(slots));
   for (int64_t s = slots - 1; s >= 0; --s) free_slots_.push_back(s);
@@ -76,8 +95,8 @@ void functional_arrays<V>::need_cells(int64_t k, const char* what) {
   std::vector<int64_t> live_slots;
   for (int64_t s = 0; s < int64_t(generation_.size()); ++s)
     if (generation_[size_t(s)] % 2 == 1) live_slots.push_back(s);
-  const std::vector<int64_t> freed = machine_->collect(span<const int64_t>(live_slots.data(), int64_t(live_slots.size())));
-  free_cells_.insert(free_cells_.end(), freed.begin(), freed.end());
+  free_cells_ = machine_->collect(span<const int64_t>(live_slots.data(), int64_t(live_slots.size())));
+  std::reverse(free_cells_.begin(), free_cells_.end());  // the lowest cells taken first
   ++collections_;
   if (int64_t(free_cells_.size()) < k)
     throw out_of_memory(std::string("gsearch::functional_arrays::") + what + ": the machine is full (" +

@@ -26,6 +26,11 @@
 ///
 /// Handles: `array` names a version; using one after its release (or from another machine)
 /// throws invalid_argument. Not thread-safe: one caller at a time.
+///
+/// Backends: gsearch::cpu runs each pass as a loop (threads for large machines); gsearch::cuda
+/// keeps the cells in device memory and runs each pass as a kernel on the stream (the persistent
+/// kernel of the search server is the later form). An update on the GPU does not wait;
+/// it counts its two free cells as used, and the sweep gives back those it did not fill.
 
 #include <cstdint>
 #include <memory>
@@ -65,6 +70,9 @@ class functional_arrays {
 
   /// A machine of `cells` cells (>= 1) on the CPU.
   functional_arrays(const cpu_t& exec, int64_t cells, const functional_arrays_options& options = {});
+  /// A machine of `cells` cells in the current CUDA device's memory, its operations kernels on
+  /// exec's stream (each waits for its answer: a query's value, or nothing for an update).
+  functional_arrays(const cuda_t& exec, int64_t cells, const functional_arrays_options& options = {});
   functional_arrays(functional_arrays&&) noexcept;
   functional_arrays& operator=(functional_arrays&&) noexcept;
   functional_arrays(const functional_arrays&) = delete;
@@ -110,6 +118,8 @@ class functional_arrays {
   array make_child(array a, int64_t i, const V* v);  // update (v) or remove (nullptr)
   array take_slot();
   void need_cells(int64_t k, const char* what);
+  void start(std::unique_ptr<detail::functional_arrays_machine<V>> machine);
+  static int64_t slots_for(int64_t cells, const functional_arrays_options& options);
 
   std::unique_ptr<detail::functional_arrays_machine<V>> machine_;
   std::vector<uint64_t> generation_;  // by slot; even: free, odd: live

@@ -40,13 +40,14 @@ for what in "$@"; do
       "$B/test_gpu_topk" 2>&1 | tee "$OUT/gpu_topk_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
       "$B/test_gpu_index_intervals" 2>&1 | tee "$OUT/gpu_index_intervals_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
       "$B/test_gpu_server" 2>&1 | tee "$OUT/gpu_server_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
+      "$B/test_gpu_functional_arrays" 2>&1 | tee "$OUT/gpu_functional_arrays_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
       "$B/test_gpu_large" 2>&1 | tee "$OUT/gpu_large.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|OK \]" || status=1
       if grep -l "^\[  SKIPPED \]" "$OUT"/gpu_*tests.log "$OUT/gpu_large.log"; then
         echo "gpu_checks: the logs above hold skipped GPU tests: a GPU run may not skip"; status=1
       fi
       ;;
     sanitize)
-      for t in ${SANITIZE_TESTS:-test_gpu_search test_gpu_find test_gpu_merge test_gpu_static_index test_gpu_pary test_gpu_partitioned test_gpu_selection test_gpu_topk test_gpu_index_intervals test_gpu_server}; do
+      for t in ${SANITIZE_TESTS:-test_gpu_search test_gpu_find test_gpu_merge test_gpu_static_index test_gpu_pary test_gpu_partitioned test_gpu_selection test_gpu_topk test_gpu_index_intervals test_gpu_server test_gpu_functional_arrays}; do
         for tool in memcheck racecheck; do
           log="$OUT/$tool-$t.log"
           # racecheck follows every shared-memory access of every launch: the partitioned search's

@@ -12,6 +12,7 @@
 
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/detail/cpu/parallel.hpp"
+#include "gsearch/detail/functional_arrays_host.hpp"
 #include "gsearch/detail/functional_arrays_machine.hpp"
 
 namespace gsearch::cpu_backend {
@@ -122,11 +123,7 @@ class cpu_machine final : public detail::functional_arrays_machine<V> {
   }
 
   void items(int64_t slot, std::vector<int64_t>& idx, std::vector<V>& values) override {
-    const int64_t open = open_[size_t(slot)];
-    std::vector<int64_t> held;
-    for (int64_t c = 0; c < cells(); ++c)
-      if (!core::fa_is_free(span_[size_t(c)]) && core::fa_holds(span_[size_t(c)], open)) held.push_back(c);
-    std::sort(held.begin(), held.end(), [&](int64_t a, int64_t b) { return index_[size_t(a)] < index_[size_t(b)]; });
+    const std::vector<int64_t> held = detail::fa_held_cells(index_.data(), span_.data(), cells(), open_[size_t(slot)]);
     idx.resize(held.size());
     values.resize(held.size());
     for (size_t k = 0; k < held.size(); ++k) {
@@ -136,69 +133,24 @@ class cpu_machine final : public detail::functional_arrays_machine<V> {
   }
 
   std::vector<int64_t> collect(span<const int64_t> live) override {
-    std::vector<int64_t> opens(size_t(live.size()));
-    for (int64_t k = 0; k < live.size(); ++k) opens[size_t(k)] = open_[size_t(live[k])];
-    std::sort(opens.begin(), opens.end());
-    std::vector<int64_t> freed;
-    for (int64_t c = 0; c < cells(); ++c) {
-      fa_span& s = span_[size_t(c)];
-      if (core::fa_is_free(s)) continue;
-      const auto it = std::lower_bound(opens.begin(), opens.end(), s.first);
-      if (it == opens.end() || *it > s.last) {  // no live version holds it
-        s = core::fa_free_cell();
-        freed.push_back(c);
-      }
-    }
-    return freed;
+    return detail::fa_sweep(span_.data(), cells(), opens_of(live));
   }
 
   std::string check_index(int64_t i) override {
-    std::vector<fa_span> pieces;
-    for (int64_t c = 0; c < cells(); ++c)
-      if (!core::fa_is_free(span_[size_t(c)]) && index_[size_t(c)] == i) pieces.push_back(span_[size_t(c)]);
-    std::sort(pieces.begin(), pieces.end(), [](const fa_span& a, const fa_span& b) { return a.first < b.first; });
-    for (size_t k = 0; k < pieces.size(); ++k) {
-      if (pieces[k].first < 0 || pieces[k].last >= end_)
-        return "a piece of index " + std::to_string(i) + " lies outside the line";
-      if (k > 0 && pieces[k - 1].last >= pieces[k].first)
-        return "two pieces of index " + std::to_string(i) + " overlap";
-    }
-    return "";
+    return detail::fa_check_index(index_.data(), span_.data(), cells(), i, end_);
   }
 
   std::string check(span<const int64_t> live) override {
-    // Every piece non-empty and below end; the pieces of one index disjoint; the live opens
-    // distinct and below end.
-    std::vector<int64_t> used;
-    for (int64_t c = 0; c < cells(); ++c) {
-      const fa_span& s = span_[size_t(c)];
-      if (core::fa_is_free(s)) continue;
-      if (s.first < 0 || s.last >= end_)
-        return "cell " + std::to_string(c) + " holds positions [" + std::to_string(s.first) + ", " +
-               std::to_string(s.last) + "] outside [0, " + std::to_string(end_) + ")";
-      used.push_back(c);
-    }
-    std::sort(used.begin(), used.end(), [&](int64_t a, int64_t b) {
-      return index_[size_t(a)] != index_[size_t(b)] ? index_[size_t(a)] < index_[size_t(b)]
-                                                    : span_[size_t(a)].first < span_[size_t(b)].first;
-    });
-    for (size_t k = 1; k < used.size(); ++k) {
-      const int64_t a = used[k - 1], b = used[k];
-      if (index_[size_t(a)] == index_[size_t(b)] && span_[size_t(a)].last >= span_[size_t(b)].first)
-        return "cells " + std::to_string(a) + " and " + std::to_string(b) + " of index " +
-               std::to_string(index_[size_t(a)]) + " overlap";
-    }
-    std::vector<int64_t> opens;
-    for (const int64_t s : live) opens.push_back(open_[size_t(s)]);
-    std::sort(opens.begin(), opens.end());
-    for (size_t k = 0; k < opens.size(); ++k) {
-      if (opens[k] < 0 || opens[k] >= end_) return "a live version's open position is outside the line";
-      if (k > 0 && opens[k] == opens[k - 1]) return "two live versions share an open position";
-    }
-    return "";
+    return detail::fa_check(index_.data(), span_.data(), cells(), opens_of(live), end_);
   }
 
  private:
+  std::vector<int64_t> opens_of(span<const int64_t> live) const {
+    std::vector<int64_t> opens;
+    for (const int64_t s : live) opens.push_back(open_[size_t(s)]);
+    return opens;
+  }
+
   // body(c) for every c of [0, n), on the machine's threads when n is large.
   template <class F>
   void pass(int64_t n, F&& body) {

@@ -38,7 +38,9 @@ class functional_arrays_machine {
   virtual std::optional<int64_t> next(int64_t slot, int64_t i) = 0;
   /// The defined indices of the version and their values, in index order.
   virtual void items(int64_t slot, std::vector<int64_t>& idx, std::vector<V>& values) = 0;
-  /// Frees every cell that no version of `live` (slots) holds; returns the cells it freed.
+  /// Frees every cell that no version of `live` (slots) holds; returns every free cell (the
+  /// host's free list is rebuilt from it: a machine that cannot say cheaply which of an
+  /// operation's free cells it used lets them come back here).
   virtual std::vector<int64_t> collect(span<const int64_t> live) = 0;
   /// The machine's invariants over the used cells and the live versions: "" when they hold.
   virtual std::string check(span<const int64_t> live) = 0;
@@ -55,3 +57,13 @@ template <class V>
 std::unique_ptr<detail::functional_arrays_machine<V>> make_functional_arrays_machine(int threads, int64_t cells,
                                                                                   int64_t version_slots);
 }  // namespace gsearch::cpu_backend
+
+struct CUstream_st;
+
+namespace gsearch::cuda_backend {
+/// The GPU's machine, its kernels on `stream` on the current device (src/cuda/functional_arrays.cu;
+/// only in builds with CUDA).
+template <class V>
+std::unique_ptr<detail::functional_arrays_machine<V>> make_functional_arrays_machine(CUstream_st* stream, int64_t cells,
+                                                                                  int64_t version_slots);
+}  // namespace gsearch::cuda_backend

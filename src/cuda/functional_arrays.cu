@@ -1,0 +1,261 @@
+// The GPU's machine of functional arrays (detail/functional_arrays_machine.hpp), first form: the
+// cells and the versions' opens in device memory, each operation a kernel on the machine's stream
+// (core/functional_arrays.hpp's steps, one thread a cell and a version slot), the queries a fold
+// into a word copied back. The issue's form, the persistent kernel of the search server with the
+// cells in shared memory, replaces the launch per operation later; the steps stay these.
+//
+// An update does not report which of its two free cells it filled (that would be a copy back and
+// a wait per update): the host counts both as used, and the sweep (collect) returns every free
+// cell. items, collect and the checks bring the cells to the host (detail/functional_arrays_host.hpp).
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gsearch/core/key_traits.hpp"
+#include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/device.hpp"
+#include "gsearch/detail/functional_arrays_host.hpp"
+#include "gsearch/detail/functional_arrays_machine.hpp"
+
+namespace gsearch::cuda_backend {
+namespace {
+
+using core::fa_span;
+
+constexpr int fa_threads = 256;
+
+/// What a query's fold leaves: lookup's found and value, size's count, next's least key.
+template <class V>
+struct fa_answer {
+  unsigned long long found;
+  unsigned long long count;
+  unsigned long long least;  // next: the least index above i, as int64 ^ 2^63 (order-preserving)
+  V value;
+};
+
+__host__ __device__ inline unsigned long long fa_order_key(int64_t i) {
+  return (unsigned long long)(i) ^ (1ull << 63);
+}
+
+template <class V>
+__global__ void fa_insert_kernel(int64_t* index, V* value, fa_span* spans, int64_t cells, int64_t* open,
+                                 int64_t slots, int64_t parent, int64_t child, int32_t change, int64_t i, V v,
+                                 int64_t remainder, int64_t fresh) {
+  const int64_t p = open[parent];  // the parent's open: no thread changes it
+  const int64_t n = cells > slots ? cells : slots;
+  for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < n; t += int64_t(gridDim.x) * blockDim.x) {
+    // The two free cells are the carve's and the update's to fill, not to shift.
+    if (t < cells && t != remainder && t != fresh) {
+      fa_span s = spans[t];
+      bool carved = false;
+      const fa_span after = core::fa_insert_step(s, index[t], i, p, carved);
+      spans[t] = s;
+      if (carved && !core::fa_is_free(after)) {
+        index[remainder] = i;
+        value[remainder] = value[t];
+        spans[remainder] = after;
+      }
+    }
+    if (t == fresh && change == int32_t(core::fa_change::update)) {
+      index[fresh] = i;
+      value[fresh] = v;
+      spans[fresh] = core::fa_child_span(p);
+    }
+    if (t < slots && t != parent) open[t] = t == child ? p + 1 : core::fa_shift_open(open[t], p);
+  }
+}
+
+__global__ void fa_set_open_kernel(int64_t* open, int64_t slot, int64_t value) { open[slot] = value; }
+
+template <class V>
+__global__ void fa_query_kernel(const int64_t* index, const V* value, const fa_span* spans, int64_t cells,
+                                const int64_t* open, int64_t slot, int64_t i, fa_answer<V>* out) {
+  const int64_t at = open[slot];
+  unsigned long long count = 0, least = ~0ull;
+  bool above = false;
+  for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < cells; c += int64_t(gridDim.x) * blockDim.x) {
+    const fa_span s = spans[c];
+    if (core::fa_is_free(s) || !core::fa_holds(s, at)) continue;
+    ++count;
+    if (index[c] == i) {  // lookup: at most one piece of i holds the version
+      out->value = value[c];
+      out->found = 1;
+    }
+    if (index[c] > i) {
+      above = true;
+      least = least < fa_order_key(index[c]) ? least : fa_order_key(index[c]);
+    }
+  }
+  // A warp's partial folds, then one atomic each (size: sum; next: min).
+  for (int d = 16; d > 0; d /= 2) {
+    count += __shfl_down_sync(0xffffffffu, count, d);
+    const unsigned long long o = __shfl_down_sync(0xffffffffu, least, d);
+    least = least < o ? least : o;
+    above = __shfl_down_sync(0xffffffffu, int(above), d) || above;
+  }
+  if (threadIdx.x % 32 == 0) {
+    if (count) atomicAdd(&out->count, count);
+    if (above) {
+      atomicMin(&out->least, least);
+      atomicOr(&out->found, 2ull);  // bit 1: next found something
+    }
+  }
+}
+
+template <class V>
+class cuda_machine final : public detail::functional_arrays_machine<V> {
+ public:
+  cuda_machine(CUstream_st* stream, int64_t cells, int64_t slots)
+      : stream_(stream), cells_(cells), slots_(slots), index_(cells), value_(cells), spans_(cells), open_(slots),
+        answer_(1) {
+    const std::vector<fa_span> free_cells(size_t(cells), core::fa_free_cell());
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(spans_.data(), free_cells.data(), size_t(cells) * sizeof(fa_span),
+                                       cudaMemcpyHostToDevice, stream_));
+    GSEARCH_CUDA_CHECK(cudaMemsetAsync(open_.data(), 0, size_t(slots) * sizeof(int64_t), stream_));
+    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  int64_t cells() const override { return cells_; }
+  int64_t version_slots() const override { return slots_; }
+
+  void root(int64_t slot) override {
+    fa_set_open_kernel<<<1, 1, 0, stream_>>>(open_.data(), slot, core::fa_root_open(end_));
+    GSEARCH_CUDA_CHECK_LAUNCH();
+    end_ += 2;
+  }
+
+  int insert(int64_t parent, int64_t child, core::fa_change change, int64_t i, V v, int64_t remainder,
+             int64_t fresh) override {
+    fa_insert_kernel<V><<<blocks(std::max(cells_, slots_)), fa_threads, 0, stream_>>>(
+        index_.data(), value_.data(), spans_.data(), cells_, open_.data(), slots_, parent, child, int32_t(change), i,
+        v, remainder, change == core::fa_change::update ? fresh : -1);
+    GSEARCH_CUDA_CHECK_LAUNCH();
+    end_ += 2;
+    return change == core::fa_change::update ? 3 : 1;  // counted as used; the sweep returns the unused
+  }
+
+  std::optional<V> lookup(int64_t slot, int64_t i) override {
+    const fa_answer<V> a = query(slot, i);
+    return a.found & 1 ? std::optional<V>(a.value) : std::nullopt;
+  }
+  int64_t size(int64_t slot) override { return int64_t(query(slot, 0).count); }
+  std::optional<int64_t> next(int64_t slot, int64_t i) override {
+    const fa_answer<V> a = query(slot, i);
+    return a.found & 2 ? std::optional<int64_t>(int64_t(a.least ^ (1ull << 63))) : std::nullopt;
+  }
+
+  void lookup_many(int64_t slot, span<const int64_t> idx, V* values, uint8_t* found) override {
+    std::vector<int64_t> keys;
+    std::vector<V> vals;
+    items(slot, keys, vals);
+    for (int64_t k = 0; k < idx.size(); ++k) {
+      const auto it = std::lower_bound(keys.begin(), keys.end(), idx[k]);
+      const bool hit = it != keys.end() && *it == idx[k];
+      found[k] = hit;
+      values[k] = hit ? vals[size_t(it - keys.begin())] : V{};
+    }
+  }
+
+  void items(int64_t slot, std::vector<int64_t>& idx, std::vector<V>& values) override {
+    const host_copy h = download();
+    const std::vector<int64_t> held = detail::fa_held_cells(h.index.data(), h.spans.data(), cells_, h.open[size_t(slot)]);
+    idx.resize(held.size());
+    values.resize(held.size());
+    for (size_t k = 0; k < held.size(); ++k) {
+      idx[k] = h.index[size_t(held[k])];
+      values[k] = h.value[size_t(held[k])];
+    }
+  }
+
+  std::vector<int64_t> collect(span<const int64_t> live) override {
+    host_copy h = download();
+    std::vector<int64_t> free_cells = detail::fa_sweep(h.spans.data(), cells_, opens_of(h, live));
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(spans_.data(), h.spans.data(), size_t(cells_) * sizeof(fa_span),
+                                       cudaMemcpyHostToDevice, stream_));
+    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return free_cells;
+  }
+
+  std::string check_index(int64_t i) override {
+    const host_copy h = download();
+    return detail::fa_check_index(h.index.data(), h.spans.data(), cells_, i, end_);
+  }
+  std::string check(span<const int64_t> live) override {
+    const host_copy h = download();
+    return detail::fa_check(h.index.data(), h.spans.data(), cells_, opens_of(h, live), end_);
+  }
+
+ private:
+  struct host_copy {
+    std::vector<int64_t> index;
+    std::vector<V> value;
+    std::vector<fa_span> spans;
+    std::vector<int64_t> open;
+  };
+
+  static unsigned blocks(int64_t n) { return unsigned(std::min<int64_t>((n + fa_threads - 1) / fa_threads, 4096)); }
+
+  fa_answer<V> query(int64_t slot, int64_t i) {
+    fa_answer<V> init{};
+    init.least = ~0ull;
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(answer_.data(), &init, sizeof init, cudaMemcpyHostToDevice, stream_));
+    fa_query_kernel<V><<<blocks(cells_), fa_threads, 0, stream_>>>(index_.data(), value_.data(), spans_.data(), cells_,
+                                                                   open_.data(), slot, i, answer_.data());
+    GSEARCH_CUDA_CHECK_LAUNCH();
+    fa_answer<V> a{};
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&a, answer_.data(), sizeof a, cudaMemcpyDeviceToHost, stream_));
+    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return a;
+  }
+
+  host_copy download() {
+    host_copy h{std::vector<int64_t>(size_t(cells_)), std::vector<V>(size_t(cells_)), std::vector<fa_span>(size_t(cells_)),
+                std::vector<int64_t>(size_t(slots_))};
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(h.index.data(), index_.data(), size_t(cells_) * sizeof(int64_t),
+                                       cudaMemcpyDeviceToHost, stream_));
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(h.value.data(), value_.data(), size_t(cells_) * sizeof(V), cudaMemcpyDeviceToHost,
+                                       stream_));
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(h.spans.data(), spans_.data(), size_t(cells_) * sizeof(fa_span),
+                                       cudaMemcpyDeviceToHost, stream_));
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(h.open.data(), open_.data(), size_t(slots_) * sizeof(int64_t),
+                                       cudaMemcpyDeviceToHost, stream_));
+    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return h;
+  }
+
+  static std::vector<int64_t> opens_of(const host_copy& h, span<const int64_t> live) {
+    std::vector<int64_t> opens;
+    for (const int64_t s : live) opens.push_back(h.open[size_t(s)]);
+    return opens;
+  }
+
+  cudaStream_t stream_;
+  int64_t cells_, slots_;
+  device_vector<int64_t> index_;
+  device_vector<V> value_;
+  device_vector<fa_span> spans_;
+  device_vector<int64_t> open_;
+  device_vector<fa_answer<V>> answer_;
+  int64_t end_ = 0;
+};
+
+}  // namespace
+
+template <class V>
+std::unique_ptr<detail::functional_arrays_machine<V>> make_functional_arrays_machine(CUstream_st* stream, int64_t cells,
+                                                                                  int64_t version_slots) {
+  return std::make_unique<cuda_machine<V>>(stream, cells, version_slots);
+}
+
+#define GSEARCH_FA_CUDA_INSTANTIATE(V)                                                                  \
+  template std::unique_ptr<detail::functional_arrays_machine<V>> make_functional_arrays_machine<V>( \
+      CUstream_st*, int64_t, int64_t);
+GSEARCH_KEY_TYPES(GSEARCH_FA_CUDA_INSTANTIATE)
+#undef GSEARCH_FA_CUDA_INSTANTIATE
+
+}  // namespace gsearch::cuda_backend
