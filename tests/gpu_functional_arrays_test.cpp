@@ -29,11 +29,15 @@ TEST(GpuFunctionalArrays, HeaderExampleAndAFullMachine) {
   EXPECT_EQ(fa.next(a2, std::numeric_limits<int64_t>::min()), 7);
   EXPECT_EQ(fa.next(a2, 1000000), std::nullopt);
   EXPECT_EQ(fa.check(), "");
+  // 4 cells: three pieces fit (no carves), a fourth update needs 2 free cells where 1 is.
   functional_arrays<double> small(cuda, 4);
   auto b = small.update(small.empty(), 1, 1.5);
   b = small.update(b, 2, 2.5);
-  EXPECT_THROW(small.update(b, 3, 3.5), out_of_memory);  // the live arrays see every cell
+  b = small.update(b, 3, 3.5);
+  EXPECT_THROW(small.update(b, 4, 4.5), out_of_memory);
   EXPECT_EQ(small.lookup(b, 2), 2.5);
+  EXPECT_EQ(small.lookup(b, 3), 3.5);
+  EXPECT_EQ(small.size(b), 3);
   EXPECT_EQ(small.check(), "");
 }
 

@@ -84,7 +84,7 @@ __global__ void fa_query_kernel(const int64_t* index, const V* value, const fa_s
     ++count;
     if (index[c] == i) {  // lookup: at most one piece of i holds the version
       out->value = value[c];
-      out->found = 1;
+      atomicOr(&out->found, 1ull);  // bit 0; not a store: another warp may have set next's bit 1
     }
     if (index[c] > i) {
       above = true;
