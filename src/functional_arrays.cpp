@@ -182,7 +182,16 @@ void functional_arrays<V>::lookup(array a, span<const int64_t> idx, span<V> valu
   if (values.size() != idx.size() || found.size() != idx.size())
     throw invalid_argument("gsearch::functional_arrays::lookup: values and found must have as many elements as the " +
                            std::to_string(idx.size()) + " indices");
-  machine_->lookup_many(s, idx, values.data(), found.data());
+  // The version's view once (its pieces in index order), then a binary search per index.
+  std::vector<int64_t> keys;
+  std::vector<V> vals;
+  machine_->items(s, keys, vals);
+  for (int64_t k = 0; k < idx.size(); ++k) {
+    const auto it = std::lower_bound(keys.begin(), keys.end(), idx[k]);
+    const bool hit = it != keys.end() && *it == idx[k];
+    found[k] = hit;
+    values[k] = hit ? vals[size_t(it - keys.begin())] : V{};
+  }
 }
 
 template <class V>

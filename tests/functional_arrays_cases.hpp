@@ -20,6 +20,28 @@
 
 namespace gsearch::test {
 
+/// The example of functional_arrays.hpp's header on a fresh machine of at least 8 cells (either
+/// backend): values, absences, size, next, release.
+inline void fa_header_example(functional_arrays<int64_t>& fa) {
+  const auto a0 = fa.empty();
+  const auto a1 = fa.update(a0, 7, 70);
+  const auto a2 = fa.update(a1, 1000000, 5);
+  EXPECT_EQ(fa.lookup(a2, 7), 70);
+  EXPECT_EQ(fa.lookup(a0, 7), std::nullopt);
+  const auto a3 = fa.remove(a2, 7);
+  EXPECT_EQ(fa.size(a2), 2);
+  EXPECT_EQ(fa.size(a3), 1);
+  EXPECT_EQ(fa.next(a2, 7), 1000000);
+  EXPECT_EQ(fa.next(a2, std::numeric_limits<int64_t>::min()), 7);
+  EXPECT_EQ(fa.next(a2, 1000000), std::nullopt);
+  EXPECT_EQ(fa.lookup(a3, 7), std::nullopt);
+  EXPECT_EQ(fa.lookup(a3, 1000000), 5);
+  fa.release(a0);
+  EXPECT_FALSE(fa.live(a0));
+  EXPECT_THROW(fa.lookup(a0, 7), invalid_argument);
+  EXPECT_EQ(fa.check(), "");
+}
+
 /// How a stream picks its arrays and indices.
 struct fa_mix {
   const char* name;

@@ -17,22 +17,7 @@ namespace {
 
 TEST(FunctionalArrays, HeaderExample) {
   functional_arrays<int64_t> fa(cpu, 64);
-  const auto a0 = fa.empty();
-  const auto a1 = fa.update(a0, 7, 70);
-  const auto a2 = fa.update(a1, 1000000, 5);
-  EXPECT_EQ(fa.lookup(a2, 7), 70);
-  EXPECT_EQ(fa.lookup(a0, 7), std::nullopt);
-  const auto a3 = fa.remove(a2, 7);
-  EXPECT_EQ(fa.size(a2), 2);
-  EXPECT_EQ(fa.size(a3), 1);
-  EXPECT_EQ(fa.next(a2, 7), 1000000);
-  EXPECT_EQ(fa.next(a2, 1000000), std::nullopt);
-  EXPECT_EQ(fa.lookup(a3, 7), std::nullopt);
-  EXPECT_EQ(fa.lookup(a3, 1000000), 5);
-  fa.release(a0);
-  EXPECT_FALSE(fa.live(a0));
-  EXPECT_THROW(fa.lookup(a0, 7), invalid_argument);
-  EXPECT_EQ(fa.check(), "");
+  fa_header_example(fa);
 }
 
 TEST(FunctionalArrays, OldVersionsKeepTheirValues) {

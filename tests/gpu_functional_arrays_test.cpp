@@ -17,18 +17,7 @@ namespace {
 TEST(GpuFunctionalArrays, HeaderExampleAndAFullMachine) {
   GSEARCH_GPU_OR_SKIP();
   functional_arrays<int64_t> fa(cuda, 64);
-  const auto a0 = fa.empty();
-  const auto a1 = fa.update(a0, 7, 70);
-  const auto a2 = fa.update(a1, 1000000, 5);
-  EXPECT_EQ(fa.lookup(a2, 7), 70);
-  EXPECT_EQ(fa.lookup(a0, 7), std::nullopt);
-  const auto a3 = fa.remove(a2, 7);
-  EXPECT_EQ(fa.size(a2), 2);
-  EXPECT_EQ(fa.size(a3), 1);
-  EXPECT_EQ(fa.next(a2, 7), 1000000);
-  EXPECT_EQ(fa.next(a2, std::numeric_limits<int64_t>::min()), 7);
-  EXPECT_EQ(fa.next(a2, 1000000), std::nullopt);
-  EXPECT_EQ(fa.check(), "");
+  fa_header_example(fa);
   // 4 cells: three pieces fit (no carves), a fourth update needs 2 free cells where 1 is.
   functional_arrays<double> small(cuda, 4);
   auto b = small.update(small.empty(), 1, 1.5);

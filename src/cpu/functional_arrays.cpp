@@ -84,19 +84,6 @@ class cpu_machine final : public detail::functional_arrays_machine<V> {
     return c == core::fa_no_cell ? std::nullopt : std::optional<V>(value_[size_t(c)]);
   }
 
-  void lookup_many(int64_t slot, span<const int64_t> idx, V* values, uint8_t* found) override {
-    // The version's view (its pieces, by index) once, then a binary search per index.
-    std::vector<int64_t> keys;
-    std::vector<V> vals;
-    items(slot, keys, vals);
-    for (int64_t k = 0; k < idx.size(); ++k) {
-      const auto it = std::lower_bound(keys.begin(), keys.end(), idx[k]);
-      const bool hit = it != keys.end() && *it == idx[k];
-      found[k] = hit;
-      values[k] = hit ? vals[size_t(it - keys.begin())] : V{};
-    }
-  }
-
   int64_t size(int64_t slot) override {
     const int64_t open = open_[size_t(slot)];
     std::atomic<int64_t> count{0};

@@ -149,18 +149,6 @@ class cuda_machine final : public detail::functional_arrays_machine<V> {
     return a.found & 2 ? std::optional<int64_t>(int64_t(a.least ^ (1ull << 63))) : std::nullopt;
   }
 
-  void lookup_many(int64_t slot, span<const int64_t> idx, V* values, uint8_t* found) override {
-    std::vector<int64_t> keys;
-    std::vector<V> vals;
-    items(slot, keys, vals);
-    for (int64_t k = 0; k < idx.size(); ++k) {
-      const auto it = std::lower_bound(keys.begin(), keys.end(), idx[k]);
-      const bool hit = it != keys.end() && *it == idx[k];
-      found[k] = hit;
-      values[k] = hit ? vals[size_t(it - keys.begin())] : V{};
-    }
-  }
-
   void items(int64_t slot, std::vector<int64_t>& idx, std::vector<V>& values) override {
     const host_copy h = download();
     const std::vector<int64_t> held = detail::fa_held_cells(h.index.data(), h.spans.data(), cells_, h.open[size_t(slot)]);

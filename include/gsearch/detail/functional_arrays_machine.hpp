@@ -32,8 +32,6 @@ class functional_arrays_machine {
   virtual int insert(int64_t parent, int64_t child, core::fa_change change, int64_t i, V v, int64_t remainder,
                      int64_t fresh) = 0;
   virtual std::optional<V> lookup(int64_t slot, int64_t i) = 0;
-  /// lookup of each of idx (one version): values[k] and found[k] (0 / 1).
-  virtual void lookup_many(int64_t slot, span<const int64_t> idx, V* values, uint8_t* found) = 0;
   virtual int64_t size(int64_t slot) = 0;
   virtual std::optional<int64_t> next(int64_t slot, int64_t i) = 0;
   /// The defined indices of the version and their values, in index order.
