@@ -30,7 +30,9 @@ functional_arrays<V>::functional_arrays(const cpu_t& exec, int64_t cells, const 
 template <class V>
 functional_arrays<V>::functional_arrays(const cuda_t& exec, int64_t cells, const functional_arrays_options& options) {
   const int64_t slots = slots_for(cells, options);
-  start(on_backend(exec, [&](auto h) { return backend::make_functional_arrays_machine<V>(h, cells, slots); }));
+  start(on_backend(exec, [&](auto h) {
+    return backend::make_functional_arrays_machine<V>(h, cells, slots, options.persistent, options.blocks);
+  }));
 }
 
 template <class V>
@@ -54,6 +56,11 @@ functional_arrays<V>::~functional_arrays() = default;
 template <class V>
 int64_t functional_arrays<V>::cells() const {
   return machine_ ? machine_->cells() : 0;
+}
+
+template <class V>
+int functional_arrays<V>::persistent_blocks() const {
+  return machine_ ? machine_->persistent_blocks() : 0;
 }
 
 template <class V>

@@ -1,10 +1,15 @@
-// gsearch::functional_arrays on the GPU (src/cuda/functional_arrays.cu): the header's example,
-// a full machine, and the adversarial random mixes of functional_arrays_cases.hpp against the
-// executable specification, every answer compared, for every value type at 16 to 8,192 cells
-// (GSEARCH_FA_STEPS: steps per run; the 12.5 million operations are a run of these).
+// gsearch::functional_arrays on the GPU, both forms (the persistent kernel,
+// src/cuda/functional_arrays_persistent.cu, and the launch per operation,
+// src/cuda/functional_arrays.cu): the header's example, a full machine, the adversarial random
+// mixes of functional_arrays_cases.hpp against the executable specification, every answer
+// compared, for every value type at 16 to 8,192 cells (GSEARCH_FA_STEPS: steps per run of the
+// persistent form, the launch form an eighth; the 12.5 million operations are a run of
+// these), the persistent kernel's shapes (more blocks than cells, cells in device memory), the
+// machines of a process sharing the SMs, and 2^16 and 2^20 cells.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "functional_arrays_cases.hpp"
@@ -14,12 +19,32 @@
 namespace gsearch::test {
 namespace {
 
-TEST(GpuFunctionalArrays, HeaderExampleAndAFullMachine) {
-  GSEARCH_GPU_OR_SKIP();
-  functional_arrays<int64_t> fa(cuda, 64);
+functional_arrays_options form(bool persistent, int blocks = 0) {
+  functional_arrays_options o;
+  o.persistent = persistent;
+  o.blocks = blocks;
+  return o;
+}
+
+int64_t steps_of(bool persistent) {
+  const char* env = std::getenv("GSEARCH_FA_STEPS");
+  const int64_t steps = env ? std::atoll(env) : test_subset() ? 300 : 2000;
+  return persistent ? steps : std::max<int64_t>(steps / 8, 100);
+}
+
+class GpuFunctionalArrays : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override { GSEARCH_GPU_OR_SKIP(); }
+};
+INSTANTIATE_TEST_SUITE_P(Forms, GpuFunctionalArrays, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "persistent" : "launch"; });
+
+TEST_P(GpuFunctionalArrays, HeaderExampleAndAFullMachine) {
+  functional_arrays<int64_t> fa(cuda, 64, form(GetParam()));
+  EXPECT_EQ(fa.persistent_blocks() > 0, GetParam());
   fa_header_example(fa);
   // 4 cells: three pieces fit (no carves), a fourth update needs 2 free cells where 1 is.
-  functional_arrays<double> small(cuda, 4);
+  functional_arrays<double> small(cuda, 4, form(GetParam()));
   auto b = small.update(small.empty(), 1, 1.5);
   b = small.update(b, 2, 2.5);
   b = small.update(b, 3, 3.5);
@@ -39,17 +64,77 @@ TYPED_TEST_SUITE(GpuFunctionalArraysMix, KeyTypes);
 
 TYPED_TEST(GpuFunctionalArraysMix, EqualsTheSpecification) {
   using V = TypeParam;
-  const char* env = std::getenv("GSEARCH_FA_STEPS");
-  const int64_t steps = env ? std::atoll(env) : test_subset() ? 300 : 2000;
+  for (const bool persistent : {true, false}) {
+    int64_t ops = 0;
+    for (const int64_t cells : {int64_t(16), int64_t(64), int64_t(512), int64_t(8192)}) {
+      for (const fa_mix& m : fa_mixes()) {
+        functional_arrays<V> fa(cuda, cells, form(persistent));
+        ASSERT_EQ(fa.persistent_blocks() > 0, persistent);
+        const std::string d = fa_replay(fa, m, steps_of(persistent), test_seed() + uint64_t(cells), &ops);
+        ASSERT_EQ(d, "") << cells << " cells, " << (persistent ? "persistent" : "launch");
+      }
+    }
+    std::printf("[ fa       ] %lld operations on the GPU (%s) equal to the specification\n", (long long)ops,
+                persistent ? "persistent" : "launch");
+  }
+}
+
+// The persistent kernel's shapes: more blocks than cells (blocks with none), a few cells a
+// block, uneven shares, and a block's share too large for shared memory (its cells in device
+// memory, the same kernel).
+TEST(GpuFunctionalArraysPersistent, Shapes) {
+  GSEARCH_GPU_OR_SKIP();
+  struct shape {
+    int64_t cells;
+    int blocks;
+  };
   int64_t ops = 0;
-  for (const int64_t cells : {int64_t(16), int64_t(64), int64_t(512), int64_t(8192)}) {
+  for (const shape s : {shape{4, 16}, shape{64, 8}, shape{3001, 3}, shape{16384, 1}, shape{40000, 4}}) {
     for (const fa_mix& m : fa_mixes()) {
-      functional_arrays<V> fa(cuda, cells);
-      const std::string d = fa_replay(fa, m, steps, test_seed() + uint64_t(cells), &ops);
+      functional_arrays<int64_t> fa(cuda, s.cells, form(true, s.blocks));
+      ASSERT_EQ(fa.persistent_blocks(), s.blocks);
+      const std::string d = fa_replay(fa, m, test_subset() ? 200 : 1000, test_seed() + uint64_t(s.cells), &ops);
+      ASSERT_EQ(d, "") << s.cells << " cells in " << s.blocks << " blocks";
+    }
+  }
+  std::printf("[ fa       ] %lld operations in the persistent kernel's shapes\n", (long long)ops);
+}
+
+// Machines of one process at once: two persistent ones side by side (each its own ring and
+// grid), then one too large for the SMs left, made in the launch form; all three answer.
+TEST(GpuFunctionalArraysPersistent, MachinesShareTheDevice) {
+  GSEARCH_GPU_OR_SKIP();
+  functional_arrays<int64_t> a(cuda, 8192), b(cuda, 2048);
+  ASSERT_GT(a.persistent_blocks(), 0);
+  ASSERT_GT(b.persistent_blocks(), 0);
+  functional_arrays<int64_t> c(cuda, int64_t(1) << 20);  // asks for every SM but two
+  EXPECT_EQ(c.persistent_blocks(), 0);
+  auto x = a.update(a.empty(), 1, 10);
+  auto y = b.update(b.empty(), 1, 20);
+  auto z = c.update(c.empty(), 1, 30);
+  EXPECT_EQ(a.lookup(x, 1), 10);
+  EXPECT_EQ(b.lookup(y, 1), 20);
+  EXPECT_EQ(c.lookup(z, 1), 30);
+  fa_header_example(b);
+  EXPECT_EQ(a.check(), "");
+  EXPECT_EQ(b.check(), "");
+}
+
+// The larger machines: 2^16 and 2^20 cells (every SM but two), against the spec.
+TEST(GpuFunctionalArraysPersistent, LargeMachines) {
+  GSEARCH_GPU_OR_SKIP();
+  int64_t ops = 0;
+  for (const int64_t cells : {int64_t(1) << 16, int64_t(1) << 20}) {
+    for (const fa_mix& m : fa_mixes()) {
+      functional_arrays_options o;
+      o.version_slots = 1 << 16;
+      functional_arrays<int64_t> fa(cuda, cells, o);
+      ASSERT_GT(fa.persistent_blocks(), 0);
+      const std::string d = fa_replay(fa, m, test_subset() ? 300 : 3000, test_seed() + uint64_t(cells), &ops, 500);
       ASSERT_EQ(d, "") << cells << " cells";
     }
   }
-  std::printf("[ fa       ] %lld operations on the GPU equal to the specification\n", (long long)ops);
+  std::printf("[ fa       ] %lld operations at 2^16 and 2^20 cells equal to the specification\n", (long long)ops);
 }
 
 }  // namespace

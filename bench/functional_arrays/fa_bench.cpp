@@ -6,14 +6,21 @@
 //   spec        the executable specification (a std::map per version, copied on update),
 //   treap       a path-copying balanced tree (persistent_map.hpp): the usual persistent map,
 //   unbalanced  the same without rotations (the seed's tree-based functional arrays),
+//   gpu         gsearch::functional_arrays<int64_t> on gsearch::cuda: the persistent kernel (an
+//               update returns once posted; a query waits for its answer, so the stream's time
+//               is the pipeline's: every query waits for the operations before it),
+//   gpu-launch  the GPU machine's launch form (a kernel per operation),
 // each run timing every operation (steady_clock); per (N, mix, impl): T, the whole stream's
 // time (median of --repeat runs, with their standard deviation and max - min: the seed's stdv
 // and d), and the microseconds per operation of the median run (mean, p50, p99, max). Every
 // implementation's results are compared with the spec's (verified).
 //
+// With --batch B, each machine impl also times a batch lookup of B indices (uniform over the
+// stream's index range) on the stream's last array, as lookups per second.
+//
 //   fa_bench [--json FILE] [--quick] [--cells 16,32,...,8192] [--ops 50000]
-//            [--mixes paper,ascending] [--impls machine,spec,treap,unbalanced]
-//            [--repeat 5] [--warmup 1] [--seed 1]
+//            [--mixes paper,ascending] [--impls machine,spec,treap,unbalanced[,gpu,gpu-launch]]
+//            [--version-slots S] [--blocks G] [--batch B] [--repeat 5] [--warmup 1] [--seed 1]
 
 #include <algorithm>
 #include <chrono>
@@ -39,7 +46,12 @@ struct args : bench::common_args {
   int64_t ops = 50000;
   std::vector<std::string> mixes{"paper", "ascending"};
   std::vector<std::string> impls{"machine", "spec", "treap", "unbalanced"};
+  int64_t version_slots = 0;  // the machines' (0: their default)
+  int blocks = 0;             // gpu: the persistent kernel's blocks (0: by the cells)
+  int64_t batch = 0;          // lookups of the batch timing (0: none)
 };
+
+bool on_gpu(const std::string& impl) { return impl == "gpu" || impl == "gpu-launch"; }
 
 struct replayed {
   std::vector<double> ns;  // per operation
@@ -59,9 +71,49 @@ replayed replay_timed(M& m, const std::vector<fs::row>& rows) {
   return out;
 }
 
-replayed run_impl(const std::string& impl, int64_t cells, const std::vector<fs::row>& rows) {
-  if (impl == "machine") {
-    functional_arrays<int64_t> fa(cpu, cells);
+functional_arrays_options machine_options(const args& a, const std::string& impl) {
+  functional_arrays_options o;
+  o.version_slots = a.version_slots;
+  o.persistent = impl == "gpu";
+  o.blocks = impl == "gpu" ? a.blocks : 0;
+  return o;
+}
+
+functional_arrays<int64_t> make_machine(const args& a, const std::string& impl, int64_t cells) {
+  return impl == "machine" ? functional_arrays<int64_t>(cpu, cells, machine_options(a, impl))
+                           : functional_arrays<int64_t>(cuda, cells, machine_options(a, impl));
+}
+
+// Lookups per second of a batch of a.batch indices on one array of a fresh machine: n = cells / 4
+// indices defined (the even ones of [0, 2n)), the batch uniform over [0, 2n) (half found); the
+// median of 5 after one warm-up.
+double batch_rate(const args& a, const std::string& impl, int64_t cells) {
+  functional_arrays<int64_t> fa = make_machine(a, impl, cells);
+  const int64_t n = std::max<int64_t>(1, cells / 4);
+  std::vector<int64_t> defined(static_cast<size_t>(n)), idx(static_cast<size_t>(a.batch)), values(idx.size());
+  for (int64_t k = 0; k < n; ++k) defined[size_t(k)] = 2 * k;
+  const auto array = fa.update(fa.empty(), span<const int64_t>(defined.data(), n), span<const int64_t>(defined.data(), n));
+  std::vector<uint8_t> found(size_t(a.batch));
+  uint64_t x = a.seed;
+  for (int64_t& i : idx) i = int64_t((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 11) % (2 * n);
+  std::vector<double> s;
+  for (int k = 0; k < 6; ++k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fa.lookup(array, span<const int64_t>(idx.data(), a.batch), span<int64_t>(values.data(), a.batch),
+              span<uint8_t>(found.data(), a.batch));
+    if (k > 0) s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  for (int64_t k = 0; k < a.batch; ++k)  // verified: the even indices are found with themselves
+    if (found[size_t(k)] != (idx[size_t(k)] % 2 == 0) || (found[size_t(k)] && values[size_t(k)] != idx[size_t(k)]))
+      return -1;
+  std::sort(s.begin(), s.end());
+  return double(a.batch) / s[s.size() / 2];
+}
+
+replayed run_impl(const args& a, const std::string& impl, int64_t cells, const std::vector<fs::row>& rows, int* blocks) {
+  if (impl == "machine" || on_gpu(impl)) {
+    functional_arrays<int64_t> fa = make_machine(a, impl, cells);
+    *blocks = fa.persistent_blocks();
     return replay_timed(fa, rows);
   }
   if (impl == "spec") {
@@ -100,8 +152,9 @@ struct runner {
           replayed median_run;
           bool ok = true;
           std::vector<replayed> runs;
+          int blocks = 0;
           for (int k = 0; k < a.warmup + a.repeat; ++k) {
-            replayed r = run_impl(impl, cells, rows);
+            replayed r = run_impl(a, impl, cells, rows, &blocks);
             ok = ok && r.found == want.found && r.value == want.value;
             if (k >= a.warmup) runs.push_back(std::move(r));
           }
@@ -132,6 +185,15 @@ struct runner {
                       {"us_per_op", {{"mean", totals[mid] * 1000 / double(rows.size())}, {"p50", pct(0.5)},
                                      {"p99", pct(0.99)}, {"max", per.back() / 1000}}},
                       {"verified", ok}};
+          if (on_gpu(impl)) row["persistent_blocks"] = blocks;
+          if (a.batch > 0 && (impl == "machine" || on_gpu(impl))) {
+            const double rate = batch_rate(a, impl, cells);
+            if (rate < 0) {
+              ok = false;
+              row["verified"] = false;
+            }
+            row["batch_lookups_per_s"] = rate;
+          }
           if (!ok) {
             ++problems;
             report["failures"].push_back({{"mix", mix_name}, {"cells", cells}, {"impl", impl}});
@@ -140,21 +202,45 @@ struct runner {
                       (long long)cells, impl.c_str(), totals[mid], std::sqrt(var), range,
                       totals[mid] * 1000 / double(rows.size()), pct(0.5), pct(0.99), per.back() / 1000,
                       ok ? "ok" : "WRONG");
+          if (row.contains("batch_lookups_per_s"))
+            std::printf("%-10s %6lld %-10s batch of %lld lookups: %.3g /s\n", mix_name.c_str(), (long long)cells,
+                        impl.c_str(), (long long)a.batch, row["batch_lookups_per_s"].get<double>());
           report["results"].push_back(std::move(row));
         }
       }
     }
-    // Table 3's ratio: the machine's time over the spec's and the treap's, per N (paper mix).
+    // Table 3's ratio: each machine's time over the others', per N and mix.
     json ratios = json::array();
     for (const json& m : report["results"]) {
-      if (m["impl"] != "machine") continue;
+      const std::string impl = m["impl"];
+      if (impl != "machine" && impl != "gpu") continue;
       json r = {{"mix", m["mix"]}, {"cells", m["cells"]}};
       for (const json& o : report["results"])
-        if (o["mix"] == m["mix"] && o["cells"] == m["cells"] && o["impl"] != "machine")
-          r["machine_over_" + o["impl"].get<std::string>()] = m["ms"].get<double>() / o["ms"].get<double>();
+        if (o["mix"] == m["mix"] && o["cells"] == m["cells"] && o["impl"] != impl)
+          r[impl + "_over_" + o["impl"].get<std::string>()] = m["ms"].get<double>() / o["ms"].get<double>();
       ratios.push_back(r);
     }
     report["ratios"] = ratios;
+    // The issue's targets, where the run has their rows (the gpu impl, the paper mix).
+    json targets = json::array();
+    for (const json& g : report["results"]) {
+      if (g["impl"] != "gpu" || g["mix"] != "paper") continue;
+      const int64_t n = g["cells"];
+      const json& u = g["us_per_op"];
+      const std::string at = " at " + std::to_string(n) + " cells";
+      if (n == 8192) bench::add_target(targets, "gpu: us per operation (mean)" + at, u["mean"], 3, "us", false);
+      if (n == (int64_t(1) << 20)) bench::add_target(targets, "gpu: us per operation (p50)" + at, u["p50"], 5, "us", false);
+      bench::add_target(targets, "gpu: p99 over p50" + at, u["p99"].get<double>() / u["p50"].get<double>(), 2, "x",
+                        false);
+      if (g.contains("batch_lookups_per_s"))
+        bench::add_target(targets, "gpu: batch lookups per second" + at, g["batch_lookups_per_s"], 1e9, "/s", true);
+      for (const json& m : report["results"])
+        if (m["impl"] == "machine" && m["mix"] == "paper" && m["cells"] == n && n == (int64_t(1) << 20))
+          bench::add_target(targets, "gpu: times the CPU machine" + at, m["ms"].get<double>() / g["ms"].get<double>(),
+                            10, "x", true);
+    }
+    report["targets"] = targets;
+    bench::print_targets(targets, "Targets (issue 23)");
   }
 };
 
@@ -172,8 +258,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(std::vector<std::string>(std::begin(fs::mix_names), std::end(fs::mix_names))))
       ->capture_default_str();
   app.add_option("--impls", a.impls, "Implementations")
-      ->check(CLI::IsMember({"machine", "spec", "treap", "unbalanced"}))
+      ->check(CLI::IsMember({"machine", "spec", "treap", "unbalanced", "gpu", "gpu-launch"}))
       ->capture_default_str();
+  app.add_option("--version-slots", a.version_slots, "The machines' version slots (0: their default)");
+  app.add_option("--blocks", a.blocks, "gpu: the persistent kernel's blocks (0: by the cells)");
+  app.add_option("--batch", a.batch, "Time a batch lookup of this many indices (0: none)");
   if (const auto rc = bench::parse(app, argc, argv, a)) return *rc;
   if (a.quick) {
     a.cells = {16, 256};
@@ -185,8 +274,15 @@ int main(int argc, char** argv) {
   report["host"] = {{"cpu", bench::host::cpu_name()}, {"threads", bench::host::host_threads()},
                     {"loadavg_before", bench::host::loadavg()}};
   report["versions"] = {{"gsearch", GSEARCH_VERSION}};
-  report["config"] = {{"cells", a.cells}, {"ops", a.ops},     {"mixes", a.mixes}, {"impls", a.impls},
-                      {"repeat", a.repeat}, {"warmup", a.warmup}, {"seed", a.seed}, {"quick", a.quick}};
+  if (std::any_of(a.impls.begin(), a.impls.end(), on_gpu)) {
+    if (const auto rc = bench::require_gpu("fa_bench", "functional_arrays")) return *rc;
+    report["schema"] = "gsearch-bench-fa/1";
+    report["device"] = bench::device_json(cuda_device_properties());
+  }
+  report["config"] = {{"cells", a.cells},   {"ops", a.ops},         {"mixes", a.mixes},
+                      {"impls", a.impls},   {"repeat", a.repeat},   {"warmup", a.warmup},
+                      {"seed", a.seed},     {"quick", a.quick},     {"version_slots", a.version_slots},
+                      {"blocks", a.blocks}, {"batch", a.batch}};
   report["results"] = json::array();
   report["failures"] = json::array();
   return bench::run_and_report<runner>("fa_bench", a, std::move(report));

@@ -28,9 +28,10 @@
 /// throws invalid_argument. Not thread-safe: one caller at a time.
 ///
 /// Backends: gsearch::cpu runs each pass as a loop (threads for large machines); gsearch::cuda
-/// keeps the cells in device memory and runs each pass as a kernel on the stream (the persistent
-/// kernel of the search server is the later form). An update on the GPU does not wait;
-/// it counts its two free cells as used, and the sweep gives back those it did not fill.
+/// runs a persistent kernel whose blocks hold the cells in shared memory (seed 004's smart
+/// memory: a pass is every block's threads on their cells, then a grid-wide barrier), fed
+/// through a ring in mapped host memory. An update on the GPU does not wait; it counts its two
+/// free cells as used, and the sweep gives back those it did not fill.
 
 #include <cstdint>
 #include <memory>
@@ -51,8 +52,16 @@ class functional_arrays_machine;
 }
 
 struct functional_arrays_options {
-  int64_t version_slots = 0;  ///< arrays alive at once at most (0: max(2 x cells, 64))
-  int threads = 0;            ///< CPU: threads of each pass (0: all, for machines large enough)
+  /// Arrays alive at once at most (0: max(2 x cells, 64)). Every update and remove also moves
+  /// each slot's position: on the GPU a slot costs a third of a cell's time in each pass.
+  int64_t version_slots = 0;
+  int threads = 0;  ///< CPU: threads of each pass (0: all, for machines large enough)
+  /// CUDA: the persistent kernel (true), else a kernel launch per operation (also what a machine
+  /// gets whose persistent blocks would not fit beside the process's other machines).
+  bool persistent = true;
+  /// CUDA, persistent: its blocks, each holding an SM for the machine's life (0: one per 1,024
+  /// cells, at most the device's SMs less 2).
+  int blocks = 0;
 };
 
 template <class V>
@@ -70,8 +79,10 @@ class functional_arrays {
 
   /// A machine of `cells` cells (>= 1) on the CPU.
   functional_arrays(const cpu_t& exec, int64_t cells, const functional_arrays_options& options = {});
-  /// A machine of `cells` cells in the current CUDA device's memory, its operations kernels on
-  /// exec's stream (each waits for its answer: a query's value, or nothing for an update).
+  /// A machine of `cells` cells on the current CUDA device: a persistent kernel that holds the
+  /// cells in its blocks' shared memory and serves the operations as the host posts them (an
+  /// update returns at once; a query waits for its answer). It starts after the work exec's
+  /// stream has so far, and holds its blocks' SMs until the machine is destroyed.
   functional_arrays(const cuda_t& exec, int64_t cells, const functional_arrays_options& options = {});
   functional_arrays(functional_arrays&&) noexcept;
   functional_arrays& operator=(functional_arrays&&) noexcept;
@@ -107,6 +118,8 @@ class functional_arrays {
   int64_t free_cells() const { return int64_t(free_cells_.size()); }
   int64_t live_arrays() const { return live_count_; }
   int64_t version_slots() const;
+  /// The GPU's persistent kernel's blocks; 0 on the CPU and in the launch form.
+  int persistent_blocks() const;
   /// Sweeps made so far (when the free cells ran out).
   int64_t collections() const { return collections_; }
   /// The machine's invariants (the pieces of an index disjoint, positions on the line, live

@@ -4,6 +4,7 @@ over the cells whatever history made the arrays (gsearch::functional_arrays; see
 
 from __future__ import annotations
 
+import re as _re
 from typing import Any, NamedTuple, Optional, Tuple, Union
 
 import numpy as _np
@@ -18,6 +19,22 @@ class FunctionalArray(NamedTuple):
 
     slot: int
     generation: int
+
+
+_CUDA_DEVICE = _re.compile(r"cuda(:[0-9]{1,4})?\Z")
+
+
+def _device_id(device: Any) -> int:
+    """-1 for "cpu", the CUDA device's number for "cuda" (the current one) or "cuda:N"."""
+    if not isinstance(device, str) and type(device).__name__ == "device" and hasattr(device, "type"):
+        device = str(device)  # a torch.device
+    if not isinstance(device, str) or not (device == "cpu" or _CUDA_DEVICE.match(device)):
+        raise ValueError(f"gsearch.FunctionalArrays: device must be 'cpu' or 'cuda' (or 'cuda:N'), not {device!r}")
+    if device == "cpu":
+        return -1
+    if not _core.built_with_cuda():
+        raise ValueError(f"gsearch.FunctionalArrays: device={device!r}: gsearch was built without CUDA")
+    return int(device[5:]) if ":" in device else _core.cuda_current_device()
 
 
 def _index(fn: str, i: Any) -> int:
@@ -49,19 +66,29 @@ class FunctionalArrays:
     saw, and if that is not enough raises ``MemoryError`` having changed nothing. A released
     array's handle raises ``ValueError``.
 
-    ``dtype``: int32, uint32, int64, uint64, float32 or float64. ``device``: ``"cpu"`` (the GPU's
-    machine, served by the persistent kernel of :class:`Server`, is not built yet).
-    ``version_slots``: arrays alive at once at most (0: max(2 x cells, 64)). ``threads``: of
-    each pass on large machines (0: all).
+    ``dtype``: int32, uint32, int64, uint64, float32 or float64. ``device``: ``"cpu"``, or
+    ``"cuda"`` / ``"cuda:N"``: a persistent kernel on that GPU whose blocks hold the cells in
+    shared memory (an update returns at once, a query waits for its answer; the machine holds
+    its blocks' SMs, one per 1,024 cells up to all but two, until it is garbage-collected;
+    ``persistent=False`` or a machine that would not fit beside the process's others runs a
+    kernel per operation instead). Indices, values and the batch forms' arrays are host (numpy)
+    arrays on both devices. ``version_slots``: arrays alive at once at most (0: max(2 x cells,
+    64)); every update moves each slot's position, so on the GPU fewer slots make it faster.
+    ``threads``: of each pass on large CPU machines (0: all). ``blocks``: the persistent
+    kernel's (0: by the cells).
     """
 
-    def __init__(self, cells: int, dtype: Any = _np.int64, *, device: str = "cpu", version_slots: int = 0,
-                 threads: int = 0) -> None:
-        if device != "cpu":
-            raise ValueError(f"gsearch.FunctionalArrays: device must be 'cpu' (got {device!r}); the CUDA machine "
-                             "is not built yet")
+    def __init__(self, cells: int, dtype: Any = _np.int64, *, device: Any = "cpu", version_slots: int = 0,
+                 threads: int = 0, persistent: bool = True, blocks: int = 0) -> None:
+        dev = _device_id(device)
         self._dtype = _np.dtype(dtype)
-        self._core = _core.FunctionalArrays(int(cells), _np.empty(0, self._dtype), int(version_slots), int(threads))
+        self._core = _core.FunctionalArrays(int(cells), _np.empty(0, self._dtype), int(version_slots), int(threads),
+                                            dev, bool(persistent), int(blocks))
+
+    @property
+    def device(self) -> str:
+        """``"cpu"`` or ``"cuda:N"``."""
+        return "cpu" if self._core.device < 0 else f"cuda:{self._core.device}"
 
     @property
     def dtype(self) -> _np.dtype:
@@ -136,7 +163,9 @@ class FunctionalArrays:
         return self._core.live(tuple(a))
 
     def stats(self) -> dict:
-        """``cells``, ``free_cells``, ``live_arrays``, ``version_slots``, ``collections`` (sweeps)."""
+        """``cells``, ``free_cells``, ``live_arrays``, ``version_slots``, ``collections`` (sweeps),
+        ``persistent_blocks`` (the GPU's persistent kernel's blocks; 0 on the CPU and for a kernel
+        per operation)."""
         return self._core.stats()
 
     def check(self) -> str:

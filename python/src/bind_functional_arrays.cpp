@@ -1,5 +1,6 @@
 // gsearch._core's functional arrays (gsearch/functional_arrays.hpp): the class FunctionalArrays,
-// a gsearch::functional_arrays of any of the six value types on the CPU. Handles cross as
+// a gsearch::functional_arrays of any of the six value types on the CPU or a CUDA device (its
+// persistent kernel; every call with that device current). Handles cross as
 // (slot, generation) tuples; values as 1-D numpy arrays of the machine's dtype (the Python layer,
 // gsearch/_functional_arrays.py, converts and checks them); a lock, so that calls from several
 // Python threads take turns (the machine is not thread-safe).
@@ -41,6 +42,8 @@ class py_functional_arrays {
   template <class F>
   auto run(F&& call) -> decltype(std::visit(call, std::declval<any_machine&>())) {
     const std::lock_guard<std::mutex> lock(mutex_);
+    std::optional<device_guard> guard;
+    if (device_ >= 0) guard.emplace(device_);
     return std::visit(call, *fa_);
   }
   template <class FA>
@@ -50,15 +53,36 @@ class py_functional_arrays {
 
  public:
   /// A machine of `cells` cells whose values have the dtype of `like` (any array of it).
-  py_functional_arrays(int64_t cells, const in_array& like, int64_t version_slots, int threads)
-      : dtype_(like.dtype()) {
+  /// device: -1 the CPU, else that CUDA device.
+  py_functional_arrays(int64_t cells, const in_array& like, int64_t version_slots, int threads, int device,
+                       bool persistent, int blocks)
+      : dtype_(like.dtype()), device_(device) {
     const std::string fn = "gsearch._core.FunctionalArrays";
     gsearch::functional_arrays_options o;
     o.version_slots = version_slots;
     o.threads = threads;
+    o.persistent = persistent;
+    o.blocks = blocks;
+    if (device_ >= 0 && !gsearch::built_with_cuda())
+      value_error(fn + ": device='cuda': gsearch was built without CUDA (GSEARCH_CUDA=OFF)");
     visit_key_type(fn, dtype_, [&]<class T>() {
-      fa_.emplace(std::in_place_type<gsearch::functional_arrays<T>>, gsearch::cpu, cells, o);
+      nb::gil_scoped_release unlocked;
+      if (device_ < 0) {
+        fa_.emplace(std::in_place_type<gsearch::functional_arrays<T>>, gsearch::cpu, cells, o);
+      } else {
+        device_guard guard(device_);  // the kernel starts on the current device
+        fa_.emplace(std::in_place_type<gsearch::functional_arrays<T>>, gsearch::cuda, cells, o);
+      }
     });
+  }
+  ~py_functional_arrays() {
+    if (device_ < 0 || !fa_) return;
+    try {  // the kernel stops and the memory goes with its device current
+      nb::gil_scoped_release unlocked;
+      device_guard guard(device_);
+      fa_.reset();
+    } catch (...) {
+    }
   }
 
   handle empty() {
@@ -124,6 +148,7 @@ class py_functional_arrays {
     });
     return {to_numpy(std::move(idx)), values};
   }
+  int device() const { return device_; }
   void release(handle a) {
     run([&](auto& fa) {
       fa.release(of(fa, a));
@@ -144,6 +169,7 @@ class py_functional_arrays {
       d["live_arrays"] = fa.live_arrays();
       d["version_slots"] = fa.version_slots();
       d["collections"] = fa.collections();
+      d["persistent_blocks"] = fa.persistent_blocks();
       return 0;
     });
     return d;
@@ -169,6 +195,7 @@ class py_functional_arrays {
 
   std::optional<any_machine> fa_;
   nb::dlpack::dtype dtype_;
+  int device_ = -1;
   std::mutex mutex_;
 };
 
@@ -176,10 +203,10 @@ class py_functional_arrays {
 
 void bind_functional_arrays(nb::module_& m) {
   nb::class_<py_functional_arrays>(m, "FunctionalArrays",
-                                   "A gsearch::functional_arrays machine on the CPU (gsearch.FunctionalArrays "
-                                   "wraps it): handles are (slot, generation) tuples.")
-      .def(nb::init<int64_t, const in_array&, int64_t, int>(), "cells"_a, "like"_a, "version_slots"_a = 0,
-           "threads"_a = 0)
+                                   "A gsearch::functional_arrays machine on the CPU (device -1) or a CUDA "
+                                   "device (gsearch.FunctionalArrays wraps it): handles are (slot, generation) tuples.")
+      .def(nb::init<int64_t, const in_array&, int64_t, int, int, bool, int>(), "cells"_a, "like"_a,
+           "version_slots"_a = 0, "threads"_a = 0, "device"_a = -1, "persistent"_a = true, "blocks"_a = 0)
       .def("empty", &py_functional_arrays::empty)
       .def("update", &py_functional_arrays::update, "a"_a, "idx"_a, "values"_a)
       .def("remove", &py_functional_arrays::remove, "a"_a, "i"_a)
@@ -192,7 +219,8 @@ void bind_functional_arrays(nb::module_& m) {
       .def("live", &py_functional_arrays::live, "a"_a)
       .def("check", &py_functional_arrays::check)
       .def("stats", &py_functional_arrays::stats)
-      .def_prop_ro("dtype", &py_functional_arrays::dtype);
+      .def_prop_ro("dtype", &py_functional_arrays::dtype)
+      .def_prop_ro("device", &py_functional_arrays::device);
 }
 
 }  // namespace gsearch_python

@@ -1,17 +1,24 @@
 """gsearch.FunctionalArrays (issue 23) against a plain Python specification (a dict per version,
 copied on update): random mixes of updates, removes, lookups, next, size and releases, a full
-machine (MemoryError, nothing lost), batch forms and bad input."""
+machine (MemoryError, nothing lost), batch forms and bad input; on the CPU and, where there is a
+GPU, on device="cuda" (the persistent kernel, and a kernel per operation)."""
 
 import numpy as np
 import pytest
 
 import gsearch
+from gpu_support import needs_torch
 
 DTYPES = [np.int32, np.uint32, np.int64, np.uint64, np.float32, np.float64]
+# The GPU's tests need only gsearch's CUDA backend; needs_torch is the marker that asks for a GPU.
+DEVICES = ["cpu", pytest.param("cuda", marks=needs_torch)]
 
 
-def test_example():
-    fa = gsearch.FunctionalArrays(cells=64, dtype=np.int64)
+@pytest.mark.parametrize("device", DEVICES)
+def test_example(device):
+    fa = gsearch.FunctionalArrays(cells=64, dtype=np.int64, device=device)
+    assert fa.device == ("cpu" if device == "cpu" else f"cuda:{gsearch._core.cuda_current_device()}")
+    assert (fa.stats()["persistent_blocks"] > 0) == (device != "cpu")
     a0 = fa.empty()
     a1 = fa.update(a0, 7, 70)
     a2 = fa.update(a1, 10**15, 5)
@@ -29,10 +36,11 @@ def test_example():
     assert fa.check() == ""
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_random_mix_equals_the_spec(dtype):
+def test_random_mix_equals_the_spec(dtype, device):
     rng = np.random.default_rng(3)
-    fa = gsearch.FunctionalArrays(cells=48, dtype=dtype)
+    fa = gsearch.FunctionalArrays(cells=48, dtype=dtype, device=device)
     pool = [(fa.empty(), {})]
     full = 0
     for step in range(3000):
@@ -69,8 +77,9 @@ def test_random_mix_equals_the_spec(dtype):
     assert full > 0  # the machine filled up at least once
 
 
-def test_batches_and_bad_input():
-    fa = gsearch.FunctionalArrays(cells=64, dtype=np.float32)
+@pytest.mark.parametrize("device", DEVICES)
+def test_batches_and_bad_input(device):
+    fa = gsearch.FunctionalArrays(cells=64, dtype=np.float32, device=device)
     a = fa.update(fa.empty(), np.array([3, 1, 3, 8]), np.array([1, 2, 3, 4], np.float32))
     assert fa.size(a) == 3 and fa.lookup(a, 3) == 3.0
     values, found = fa.lookup(a, np.array([8, 2, 3]))
@@ -95,19 +104,34 @@ def test_batches_and_bad_input():
         gsearch.FunctionalArrays(cells=0)
     with pytest.raises(TypeError):
         gsearch.FunctionalArrays(cells=8, dtype=np.int16)
-    with pytest.raises(ValueError, match="cpu"):
-        gsearch.FunctionalArrays(cells=8, device="cuda")
-    tiny = gsearch.FunctionalArrays(cells=2, dtype=np.int64)
+    with pytest.raises(ValueError, match="'cpu' or 'cuda'"):
+        gsearch.FunctionalArrays(cells=8, device="tpu")
+    if not gsearch.built_with_cuda():
+        with pytest.raises(ValueError, match="without CUDA"):
+            gsearch.FunctionalArrays(cells=8, device="cuda")
+    tiny = gsearch.FunctionalArrays(cells=2, dtype=np.int64, device=device)
     b = tiny.update(tiny.empty(), 1, 1)
     with pytest.raises(MemoryError):
         tiny.update(b, 2, 2)
     assert tiny.lookup(b, 1) == 1 and tiny.check() == ""
 
 
-def _replay(ops, cells):
+@needs_torch
+def test_cuda_launch_form_and_blocks():
+    """The kernel-per-operation form, and a persistent kernel of more blocks than cells."""
+    for fa in (gsearch.FunctionalArrays(cells=32, device="cuda", persistent=False),
+               gsearch.FunctionalArrays(cells=4, device="cuda", blocks=8)):
+        a = fa.update(fa.update(fa.empty(), 5, 50), 9, 90)
+        b = fa.remove(a, 5)
+        assert (fa.lookup(a, 5), fa.lookup(b, 5), fa.size(a), fa.next(b, 0)) == (50, None, 2, 9)
+        assert fa.stats()["persistent_blocks"] == (0 if fa.stats()["cells"] == 32 else 8)
+        assert fa.check() == ""
+
+
+def _replay(ops, cells, device="cpu"):
     """Applies `ops` (op, pick, index, value) to a machine of `cells` cells and to dicts; raises
     AssertionError at the first difference (hypothesis then shrinks the stream)."""
-    fa = gsearch.FunctionalArrays(cells=cells, dtype=np.int64)
+    fa = gsearch.FunctionalArrays(cells=cells, dtype=np.int64, device=device)
     pool = [(fa.empty(), {})]
     for op, pick, i, v in ops:
         a, m = pool[pick % len(pool)]
@@ -133,7 +157,7 @@ def _replay(ops, cells):
 
 
 try:
-    from hypothesis import given
+    from hypothesis import given, settings
     from hypothesis import strategies as st
 except ImportError:  # the property test skips
     given = None
@@ -154,3 +178,15 @@ if given is not None:
     )
     def test_property_streams_equal_dicts(ops, cells):
         _replay(ops, cells)
+
+    @needs_torch
+    @settings(deadline=None, max_examples=60)
+    @given(
+        st.lists(
+            st.tuples(st.integers(0, 5), st.integers(0, 1000), st.integers(-3, 3), st.integers(-5, 5)),
+            max_size=40,
+        ),
+        st.integers(2, 24),
+    )
+    def test_property_streams_equal_dicts_cuda(ops, cells):
+        _replay(ops, cells, "cuda")

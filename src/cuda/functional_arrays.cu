@@ -1,8 +1,9 @@
-// The GPU's machine of functional arrays (detail/functional_arrays_machine.hpp), first form: the
-// cells and the versions' opens in device memory, each operation a kernel on the machine's stream
-// (core/functional_arrays.hpp's steps, one thread a cell and a version slot), the queries a fold
-// into a word copied back. The issue's form, the persistent kernel of the search server with the
-// cells in shared memory, replaces the launch per operation later; the steps stay these.
+// The GPU's machine of functional arrays (detail/functional_arrays_machine.hpp) in its launch
+// form: the cells and the versions' opens in device memory, each operation a kernel on the
+// machine's stream (core/functional_arrays.hpp's steps, one thread a cell and a version slot),
+// the queries a fold into a word copied back. The default form is the persistent kernel
+// (src/cuda/functional_arrays_persistent.cu); this one serves a machine whose persistent
+// blocks would not fit beside the process's others, and options.persistent = false.
 //
 // An update does not report which of its two free cells it filled (that would be a copy back and
 // a wait per update): the host counts both as used, and the sweep (collect) returns every free
@@ -18,6 +19,7 @@
 
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/functional_arrays_kernel.cuh"  // fa_order_key
 #include "gsearch/device.hpp"
 #include "gsearch/detail/functional_arrays_host.hpp"
 #include "gsearch/detail/functional_arrays_machine.hpp"
@@ -37,10 +39,6 @@ struct fa_answer {
   unsigned long long least;  // next: the least index above i, as int64 ^ 2^63 (order-preserving)
   V value;
 };
-
-__host__ __device__ inline unsigned long long fa_order_key(int64_t i) {
-  return (unsigned long long)(i) ^ (1ull << 63);
-}
 
 template <class V>
 __global__ void fa_insert_kernel(int64_t* index, V* value, fa_span* spans, int64_t cells, int64_t* open,
@@ -236,13 +234,16 @@ class cuda_machine final : public detail::functional_arrays_machine<V> {
 
 template <class V>
 std::unique_ptr<detail::functional_arrays_machine<V>> make_functional_arrays_machine(CUstream_st* stream, int64_t cells,
-                                                                                  int64_t version_slots) {
+                                                                                  int64_t version_slots,
+                                                                                  bool persistent, int blocks) {
+  if (persistent)
+    if (auto m = make_persistent_functional_arrays_machine<V>(stream, cells, version_slots, blocks)) return m;
   return std::make_unique<cuda_machine<V>>(stream, cells, version_slots);
 }
 
 #define GSEARCH_FA_CUDA_INSTANTIATE(V)                                                                  \
   template std::unique_ptr<detail::functional_arrays_machine<V>> make_functional_arrays_machine<V>( \
-      CUstream_st*, int64_t, int64_t);
+      CUstream_st*, int64_t, int64_t, bool, int);
 GSEARCH_KEY_TYPES(GSEARCH_FA_CUDA_INSTANTIATE)
 #undef GSEARCH_FA_CUDA_INSTANTIATE
 

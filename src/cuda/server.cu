@@ -6,13 +6,13 @@
 
 #include <cstddef>
 #include <cstring>
-#include <map>
 #include <mutex>
 #include <string>
 
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/static_index.hpp"
 #include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/pinned_pool.hpp"
 #include "gsearch/detail/cuda/search.hpp"
 #include "gsearch/detail/cuda/server.hpp"
 #include "gsearch/detail/cuda/server_kernel.cuh"
@@ -35,45 +35,6 @@ constexpr int server_items = index_config.items;
 // registers) an SM the server holds still has room for most other kernels' blocks. The search
 // of a large batch reads one level more from L2.
 constexpr int64_t server_shared_bytes = 32 * 1024;
-
-// The page-locked blocks of stopped servers, kept for the next server of the process rather than
-// freed: cudaFreeHost waits for every kernel of the device, and another server's kernel never
-// ends by itself (the first H100 run hung there, destroying one of two servers).
-struct pinned_block {
-  void* p = nullptr;
-  size_t bytes = 0;
-};
-
-std::mutex pinned_mutex;
-std::multimap<size_t, void*>& pinned_free() {
-  static auto* blocks = new std::multimap<size_t, void*>;  // never destroyed: no cudaFreeHost at exit either
-  return *blocks;
-}
-
-// A mapped, portable page-locked block of at least `bytes` (a kept one of up to twice that, or new).
-pinned_block pinned_acquire(size_t bytes) {
-  bytes = bytes > 0 ? bytes : 1;
-  {
-    const std::lock_guard<std::mutex> lock(pinned_mutex);
-    auto& kept = pinned_free();
-    const auto it = kept.lower_bound(bytes);
-    if (it != kept.end() && it->first <= 2 * bytes) {
-      const pinned_block b{it->second, it->first};
-      kept.erase(it);
-      return b;
-    }
-  }
-  void* p = nullptr;
-  GSEARCH_CUDA_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
-  return {p, bytes};
-}
-
-void pinned_release(pinned_block& b) noexcept {
-  if (!b.p) return;
-  const std::lock_guard<std::mutex> lock(pinned_mutex);
-  pinned_free().emplace(b.bytes, b.p);
-  b = {};
-}
 
 template <class T>
 class cuda_server final : public device_server<T> {

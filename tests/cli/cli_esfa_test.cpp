@@ -51,7 +51,25 @@ TEST_F(Cli, EsfaBadStreamsFailWithNothingWritten) {
   fails("esfa run --ops notarray.npy", 1, "row 2: argument row 1 makes no array");
   ok("esfa gen --out s.npy --ops 2000 --cells 64 --seed 2");
   fails("esfa run --ops s.npy --cells 4", 1, "the machine is full");
-  fails("esfa run --ops s.npy --device cuda", 1, "CPU only so far");
+}
+
+TEST_F(Cli, EsfaCudaWithoutDevice) {
+  hide_gpus();
+  ok("esfa gen --out s.npy --ops 200 --cells 64 --seed 2");
+  fails("esfa run --ops s.npy --cells 64 --device cuda", 2, "--device cuda: ");  // out.npy untouched
+  const auto j = nlohmann::json::parse(ok("esfa run --ops s.npy --cells 64 --json").out);  // auto: the CPU
+  EXPECT_EQ(j["device"], "cpu");
+}
+
+TEST_F(Cli, EsfaCudaEqualsTheSpecification) {
+  GSEARCH_GPU_OR_SKIP();
+  for (const std::string mix : {"paper", "fans", "sparse"}) {
+    ok("esfa gen --out s.npy --ops 4000 --cells 256 --seed 5 --mix " + mix);
+    const auto j = nlohmann::json::parse(ok("esfa run --ops s.npy --cells 256 --device cuda --verify --json").out);
+    EXPECT_EQ(j["device"], "cuda") << mix;
+    EXPECT_GT(j["persistent_blocks"], 0) << mix;
+    EXPECT_EQ(j["verified"], true) << mix;
+  }
 }
 
 }  // namespace

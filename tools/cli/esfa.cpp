@@ -54,7 +54,7 @@ std::vector<fa_stream::row> load_stream(const std::string& path) {
 // ---- esfa run ----------------------------------------------------------------------------------
 
 struct run_args {
-  std::string ops, out, cells = "4096", device = "cpu";
+  std::string ops, out, cells = "4096", device = "auto";
   bool verify = false, json = false;
 };
 
@@ -63,11 +63,12 @@ exit_code run_esfa(const run_args& a) {
   if (!a.out.empty()) outs.push_back({"--out", a.out});
   check_paths({{"--ops", a.ops}}, outs);
   const int64_t cells = parse_count(a.cells, "--cells", 1, int64_t(1) << 40);
-  if (a.device != "cpu") bad("--device " + a.device + ": the functional arrays run on the CPU only so far");
+  const target where = resolve_device(a.device);
   progress::phase("reading");
   const std::vector<fa_stream::row> rows = load_stream(a.ops);
   const int64_t n = int64_t(rows.size());
-  functional_arrays<int64_t> fa(cpu, cells);
+  functional_arrays<int64_t> fa = where.cuda ? functional_arrays<int64_t>(cuda, cells)
+                                                : functional_arrays<int64_t>(cpu, cells);
   std::vector<int64_t> found, value;
   std::vector<double> ns(rows.size());
   progress::phase("running");
@@ -117,7 +118,9 @@ exit_code run_esfa(const run_args& a) {
     j["ops"] = a.ops;
     j["operations"] = n;
     j["cells"] = cells;
-    j["device"] = "cpu";
+    j["device"] = where.cuda ? "cuda" : "cpu";
+    j["device_name"] = where.name;
+    if (where.cuda) j["persistent_blocks"] = fa.persistent_blocks();
     json counts;
     int64_t by_op[fa_stream::op_count] = {};
     for (const fa_stream::row& x : rows) ++by_op[x.op];
@@ -188,9 +191,7 @@ const subcommand_spec<run_args> run_spec{
       sub.add_option("--ops", a.ops, "The operation stream (.npy, int64, (n, 4))")->required()->type_name("OPS.npy");
       sub.add_option("--cells", a.cells, "The machine's cells")->type_name("N")->capture_default_str();
       sub.add_option("--out", a.out, "Write the results (.npy, int64, (n, 2))")->type_name("OUT.npy");
-      sub.add_option("--device", a.device, "cpu (the CUDA machine is not built yet)")
-          ->check(CLI::IsMember({"cpu", "auto", "cuda"}))
-          ->capture_default_str();
+      add_device_option(sub, a.device);
       sub.add_flag("--verify", a.verify, "Compare every result with the executable specification's");
       sub.add_flag("--json", a.json, "Print one JSON object (operations, us_per_op mean / p50 / p99 / max, ...)");
     },

@@ -23,6 +23,8 @@ class functional_arrays_machine {
   virtual ~functional_arrays_machine() = default;
   virtual int64_t cells() const = 0;
   virtual int64_t version_slots() const = 0;
+  /// The persistent kernel's blocks (the GPU's persistent machine), else 0.
+  virtual int persistent_blocks() const { return 0; }
 
   /// Version slot `slot` becomes a new root: the empty array.
   virtual void root(int64_t slot) = 0;
@@ -59,9 +61,18 @@ std::unique_ptr<detail::functional_arrays_machine<V>> make_functional_arrays_mac
 struct CUstream_st;
 
 namespace gsearch::cuda_backend {
-/// The GPU's machine, its kernels on `stream` on the current device (src/cuda/functional_arrays.cu;
-/// only in builds with CUDA).
+/// The GPU's machine on the current device (only in builds with CUDA): the persistent kernel
+/// (src/cuda/functional_arrays_persistent.cu) of `blocks` blocks (0: by the cells) when
+/// `persistent` and its blocks fit beside the process's other machines, else a kernel launch
+/// per operation on `stream` (src/cuda/functional_arrays.cu).
 template <class V>
 std::unique_ptr<detail::functional_arrays_machine<V>> make_functional_arrays_machine(CUstream_st* stream, int64_t cells,
-                                                                                  int64_t version_slots);
+                                                                                  int64_t version_slots,
+                                                                                  bool persistent, int blocks);
+/// The persistent machine, or null when its blocks would not fit beside the others.
+template <class V>
+std::unique_ptr<detail::functional_arrays_machine<V>> make_persistent_functional_arrays_machine(CUstream_st* stream,
+                                                                                             int64_t cells,
+                                                                                             int64_t version_slots,
+                                                                                             int blocks);
 }  // namespace gsearch::cuda_backend

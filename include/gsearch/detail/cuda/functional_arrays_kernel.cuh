@@ -1,0 +1,418 @@
+#pragma once
+/// \file
+/// The persistent kernel of the GPU's functional-arrays machine (seed 004 §4.3-4.4; issue 23;
+/// docs/design.md, "Functional arrays"): a cooperative grid that stays resident, each block
+/// holding a share of the cells in its shared memory, and serves the operations the host posts
+/// to a ring in mapped page-locked memory, one after another, in the order posted:
+///
+///   for each operation k:
+///     its request (block 0 reads the ring, up to 32 published at once, and hands them to the
+///       other blocks through a queue in device memory);
+///     op k-1's carved remainder into its cell, in the block that holds that cell;
+///     the pass: every block's threads run core/functional_arrays.hpp's step on its cells (and
+///       the version opens it owns), a query folds its cells into the block's partial and one
+///       atomic per block;
+///     a grid-wide barrier;
+///     block 0 answers k: the fold's result and `done` in the ring's reply (system scope).
+///
+/// What crosses blocks, and how: the parent's open position (device memory, read at L2 after the
+/// barrier; each block shifts only the opens it owns), the carve's remainder (the piece after the
+/// new child's subtree goes to a free cell the host chose, which another block may hold: the
+/// carving thread writes it to a mailbox that the holder installs at the next operation, before
+/// its pass), a query's fold (atomics in device memory, reset by block 0 after answering) and
+/// values (device memory: written once per fill, read at L2 by the one cell that matches a
+/// lookup). The host never waits for an update or a remove: it counts both free cells as used,
+/// and a sweep (dump, the host's sweep, load) gives back the unfilled ones.
+
+#include <cuda/atomic>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "gsearch/core/functional_arrays.hpp"
+#include "gsearch/core/server_ring.hpp"
+
+namespace gsearch::cuda_backend {
+
+/// What a request asks.
+enum class fa_code : int32_t {
+  root = 1,    ///< slot a becomes a root whose open is b
+  update = 2,  ///< slot b: the child of slot a with a[i] = v (free cells remainder, fresh)
+  remove = 3,  ///< slot b: the child of slot a without i (free cell remainder)
+  lookup = 4,  ///< slot a's value at i
+  size = 5,    ///< slot a's defined indices
+  next = 6,    ///< slot a's least defined index above i
+  dump = 7,    ///< every block writes its shared cells to the cells' home in device memory
+  load = 8,    ///< every block reads its shared cells back from there (after the host's sweep)
+  stop = 9,    ///< the kernel ends
+};
+
+/// A request: a 64-byte slot of the ring (mapped page-locked host memory), written by the host
+/// before it releases `ready` = ticket + 1 (core::ring_ready_value).
+struct alignas(64) fa_request {
+  int32_t code = 0;  ///< fa_code
+  int32_t unused = 0;
+  int64_t a = 0;
+  int64_t b = 0;
+  int64_t i = 0;
+  uint64_t v = 0;  ///< the value's bits (an update)
+  int64_t remainder = -1;
+  int64_t fresh = -1;
+  uint64_t ready = 0;
+};
+static_assert(sizeof(fa_request) == 64, "a request is one 64-byte line");
+
+/// The kernel's answer to the request in the same ring slot (its own line, which only the kernel
+/// writes): the fold's words, then done = ticket + ring slots (core::ring_answered), released.
+struct alignas(64) fa_reply {
+  uint64_t done = 0;
+  uint64_t found = 0;  ///< bit 0: lookup found a piece; bit 1: next found an index
+  uint64_t count = 0;  ///< size
+  uint64_t least = 0;  ///< next: the least index above i, as fa_order_key
+  uint64_t value = 0;  ///< lookup: the value's bits
+};
+
+/// next's fold in one unsigned word: int64 order kept (the sign bit flipped).
+__host__ __device__ inline unsigned long long fa_order_key(int64_t i) { return (unsigned long long)(i) ^ (1ull << 63); }
+
+/// A query's fold in device memory, all blocks' atomics.
+struct fa_fold {
+  unsigned long long found;
+  unsigned long long count;
+  unsigned long long least;
+  unsigned long long value;
+};
+
+/// The carve's remainder on its way to the block that holds its cell.
+struct fa_carry {
+  uint64_t stamp;  ///< ticket + 1 of the operation that carved
+  int64_t cell, index;
+  core::fa_span span;
+};
+
+/// Requests the queue in device memory holds (block 0 writes at most 32 at a time, and only
+/// after every block has read the ones before: docs/design.md).
+inline constexpr int fa_queue_slots = 64;
+inline constexpr int fa_window = 32;
+
+/// The control block in device memory.
+struct fa_control {
+  unsigned long long posted;   ///< tickets block 0 has put in the queue
+  unsigned long long arrived;  ///< the grid barrier's arrivals, all operations together
+  fa_fold fold[2];             ///< operation k's in fold[k % 2]
+  fa_carry carry[2];           ///< operation k's in carry[k % 2]
+};
+
+template <class V>
+struct fa_params {
+  const fa_request* ring;  ///< mapped host memory (device address)
+  fa_reply* replies;       ///< mapped host memory (device address)
+  int64_t ring_slots;
+  fa_request* queue;  ///< device memory, fa_queue_slots
+  fa_control* control;
+  int64_t* index;          ///< the cells' home in device memory: where a block's cells live when
+  core::fa_span* spans;    ///< they are not in its shared memory, and what dump / load copy
+  V* values;               ///< the values: always here
+  int64_t cells;
+  int64_t cells_per_block;
+  bool cells_in_shared;
+  int64_t* open;  ///< the version slots' opens (device memory; block b owns a contiguous share)
+  int64_t slots;
+  int64_t slots_per_block;
+  int64_t idle_sleep_ns;  ///< the longest nap between polls of an idle machine
+};
+
+/// A word of device memory written by another block, read at L2 (the barrier ordered it).
+template <class W>
+__device__ __forceinline__ W fa_load_l2(const W* p) {
+  static_assert(sizeof(W) == 4 || sizeof(W) == 8 || sizeof(W) == 16, "a word of 4, 8 or 16 bytes");
+  using bits_t = std::conditional_t<sizeof(W) == 16, ulonglong2,
+                                    std::conditional_t<sizeof(W) == 8, unsigned long long, unsigned int>>;
+  const bits_t b = __ldcg(reinterpret_cast<const bits_t*>(p));
+  W w;
+  memcpy(&w, &b, sizeof(W));
+  return w;
+}
+
+/// 16 bytes of host memory (16-aligned), relaxed at system scope.
+__device__ __forceinline__ ulonglong2 fa_load_sys_16(const unsigned long long* p) {
+  ulonglong2 v;
+  asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];" : "=l"(v.x), "=l"(v.y) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ uint64_t fa_clock_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/// Polling naps: at most fa_hot_nap_ns while requests came in the last fa_hot_ns, then doubling
+/// up to the idle cap (the search server's trade-off: latency against an idle machine's reads).
+inline constexpr uint32_t fa_hot_nap_ns = 64;
+inline constexpr uint64_t fa_hot_ns = 200000;
+
+/// Warp 0 fills the block's window with the requests from ticket k on (at least one: it waits),
+/// and sets *end one past the last. Block 0 reads the ring (a lane a slot, the published prefix)
+/// and hands the requests to the queue; the other blocks copy them from the queue.
+template <class V>
+__device__ void fa_refill(const fa_params<V>& p, uint64_t k, fa_request* window, unsigned long long* end,
+                          uint64_t& last_seen_ns) {
+  if (threadIdx.x >= 32) return;
+  const int lane = int(threadIdx.x);
+  cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> posted(p.control->posted);
+  uint32_t nap = 0;
+  int taken = 0;
+  for (;;) {
+    const bool hot = fa_clock_ns() - last_seen_ns < fa_hot_ns;
+    if (blockIdx.x == 0) {
+      // While requests keep coming a lane a slot (32 reads over PCIe in one round trip); an idle
+      // machine polls with lane 0 alone.
+      const uint64_t t = k + uint64_t(lane);
+      const bool in_ring = lane < p.ring_slots && (hot || lane == 0);
+      const fa_request* s = &p.ring[core::ring_slot_of(t, p.ring_slots)];
+      bool published = false;
+      if (in_ring)
+        published = cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(*const_cast<uint64_t*>(&s->ready))
+                        .load(cuda::memory_order_acquire) == core::ring_ready_value(t);
+      const unsigned ballot = __ballot_sync(0xffffffffu, published);
+      taken = ballot == 0xffffffffu ? 32 : __ffs(~ballot) - 1;  // the published prefix
+      if (lane < taken) {
+        // After the acquire of `ready`: the request's words, relaxed at system scope, in four
+        // 16-byte loads issued together (one PCIe round trip, not one a word).
+        fa_request r;
+        for (int j = 0; j < 4; ++j)
+          reinterpret_cast<ulonglong2*>(&r)[j] = fa_load_sys_16(reinterpret_cast<const unsigned long long*>(s) + 2 * j);
+        window[t % fa_window] = r;
+        p.queue[t % fa_queue_slots] = r;
+      }
+      if (taken > 0) {
+        __syncwarp();
+        if (lane == 0) posted.store(k + uint64_t(taken), cuda::memory_order_release);  // the queue's entries first
+        break;
+      }
+    } else {
+      uint64_t ready = 0;
+      if (lane == 0) ready = posted.load(cuda::memory_order_acquire);
+      ready = __shfl_sync(0xffffffffu, ready, 0);
+      if (ready > k) {
+        taken = int(ready - k < uint64_t(fa_window) ? ready - k : uint64_t(fa_window));
+        if (lane < taken)  // at L2: block 0 rewrites the queue's entries
+          for (int j = 0; j < 4; ++j)
+            reinterpret_cast<ulonglong2*>(&window[(k + lane) % fa_window])[j] =
+                __ldcg(reinterpret_cast<const ulonglong2*>(&p.queue[(k + lane) % fa_queue_slots]) + j);
+        break;
+      }
+    }
+    // Nothing yet: nap (short while requests keep coming).
+    const int64_t cap = hot ? int64_t(fa_hot_nap_ns) : p.idle_sleep_ns;
+    if (nap > 0) __nanosleep(nap);
+    nap = nap == 0 ? 32 : (int64_t(nap) * 2 < cap ? nap * 2 : uint32_t(cap));
+  }
+  last_seen_ns = fa_clock_ns();
+  if (lane == 0) *end = k + uint64_t(taken);
+}
+
+/// The grid-wide barrier after operation k (arrivals counted over the machine's life: the k-th
+/// completes at (k + 1) x blocks); one block needs only its own.
+__device__ __forceinline__ void fa_grid_barrier(fa_control* control, uint64_t k) {
+  __syncthreads();
+  if (gridDim.x == 1) return;
+  if (threadIdx.x == 0) {
+    __threadfence();  // the block's writes (cells' home, values, opens, carry, fold) before it arrives
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> arrived(control->arrived);
+    arrived.fetch_add(1, cuda::memory_order_relaxed);
+    const unsigned long long target = (k + 1) * gridDim.x;
+    while (arrived.load(cuda::memory_order_acquire) < target) {
+    }
+    __threadfence();
+  }
+  __syncthreads();
+}
+
+/// A query's fold within the block, then one atomic per word into `fold` (device memory).
+template <int Threads>
+__device__ void fa_block_fold(unsigned long long count, unsigned long long least, bool above, fa_fold* fold,
+                              unsigned long long* shared_count, unsigned long long* shared_least, int* shared_above) {
+  for (int d = 16; d > 0; d /= 2) {
+    count += __shfl_down_sync(0xffffffffu, count, d);
+    const unsigned long long o = __shfl_down_sync(0xffffffffu, least, d);
+    least = least < o ? least : o;
+    above = __shfl_down_sync(0xffffffffu, int(above), d) || above;
+  }
+  if (threadIdx.x % 32 == 0) {
+    if (count) atomicAdd(shared_count, count);
+    if (above) {
+      atomicMin(shared_least, least);
+      atomicOr(shared_above, 1);
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    if (*shared_count) atomicAdd(&fold->count, *shared_count);
+    if (*shared_above) {
+      atomicMin(&fold->least, *shared_least);
+      atomicOr(&fold->found, 2ull);  // bit 1: next found something (bit 0 is lookup's)
+    }
+    *shared_count = 0;
+    *shared_least = ~0ull;
+    *shared_above = 0;
+  }
+}
+
+template <class V, int Threads>
+__global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_params<V> p) {
+  extern __shared__ __align__(16) unsigned char fa_shared[];
+  __shared__ fa_request window[fa_window];
+  __shared__ unsigned long long window_end, shared_count, shared_least;
+  __shared__ int shared_above;
+
+  // The block's cells [c0, c0 + mine) and version slots [s0, s0 + owned).
+  const int64_t c0 = int64_t(blockIdx.x) * p.cells_per_block;
+  const int64_t mine = c0 >= p.cells ? 0 : (p.cells - c0 < p.cells_per_block ? p.cells - c0 : p.cells_per_block);
+  const int64_t s0 = int64_t(blockIdx.x) * p.slots_per_block;
+  const int64_t owned = s0 >= p.slots ? 0 : (p.slots - s0 < p.slots_per_block ? p.slots - s0 : p.slots_per_block);
+  core::fa_span* const spans = p.cells_in_shared ? reinterpret_cast<core::fa_span*>(fa_shared) : p.spans + c0;
+  int64_t* const index =
+      p.cells_in_shared ? reinterpret_cast<int64_t*>(fa_shared + p.cells_per_block * sizeof(core::fa_span)) : p.index + c0;
+  const auto copy_cells = [&](bool to_home) {  // dump / load (and the start) of shared cells
+    if (!p.cells_in_shared) return;
+    for (int64_t c = threadIdx.x; c < mine; c += Threads) {
+      if (to_home) {
+        p.spans[c0 + c] = spans[c];
+        p.index[c0 + c] = index[c];
+      } else {
+        spans[c] = fa_load_l2(&p.spans[c0 + c]);
+        index[c] = fa_load_l2(&p.index[c0 + c]);
+      }
+    }
+  };
+  copy_cells(false);
+  if (threadIdx.x == 0) {
+    window_end = 0;
+    shared_count = 0;
+    shared_least = ~0ull;
+    shared_above = 0;
+  }
+  uint64_t last_seen_ns = fa_clock_ns();
+  __syncthreads();
+
+  int32_t previous = 0;  // op k-1's code and remainder cell
+  int64_t previous_remainder = -1;
+  for (uint64_t k = 0;; ++k) {
+    if (k == window_end) {
+      fa_refill(p, k, window, &window_end, last_seen_ns);
+      __syncthreads();
+    }
+    const fa_request op = window[k % fa_window];
+    const fa_code code = fa_code(op.code);
+
+    // Op k-1's remainder, when this block holds its cell and the carve left one (the stamp).
+    if ((previous == int32_t(fa_code::update) || previous == int32_t(fa_code::remove)) && previous_remainder >= c0 &&
+        previous_remainder < c0 + mine) {
+      if (threadIdx.x == 0) {
+        const fa_carry* carry = &p.control->carry[(k - 1) % 2];
+        if (fa_load_l2(&carry->stamp) == k && fa_load_l2(&carry->cell) == previous_remainder) {
+          const int64_t c = previous_remainder - c0;
+          index[c] = fa_load_l2(&carry->index);
+          spans[c] = {fa_load_l2(&carry->span.first), fa_load_l2(&carry->span.last)};
+        }
+      }
+      __syncthreads();
+    }
+    previous = op.code;
+    previous_remainder = op.remainder;
+
+    if (code == fa_code::stop) {
+      if (blockIdx.x == 0 && threadIdx.x == 0)
+        cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(p.replies[core::ring_slot_of(k, p.ring_slots)].done)
+            .store(k + uint64_t(p.ring_slots), cuda::memory_order_release);
+      return;
+    }
+
+    fa_fold* const fold = &p.control->fold[k % 2];
+    if (code == fa_code::root) {
+      if (op.a >= s0 && op.a < s0 + owned && threadIdx.x == 0) p.open[op.a] = op.b;
+    } else if (code == fa_code::update || code == fa_code::remove) {
+      const int64_t at = fa_load_l2(&p.open[op.a]);  // the parent's open: no block changes it
+      const int64_t fresh = code == fa_code::update ? op.fresh : -1;
+      for (int64_t c = threadIdx.x; c < mine; c += Threads) {
+        const int64_t cell = c0 + c;
+        if (cell == op.remainder) continue;  // free cells the operation fills, not shifts
+        if (cell == fresh) {
+          index[c] = op.i;
+          p.values[cell] = reinterpret_cast<const V&>(op.v);
+          spans[c] = core::fa_child_span(at);
+          continue;
+        }
+        core::fa_span s = spans[c];
+        bool carved = false;
+        const core::fa_span after = core::fa_insert_step(s, index[c], op.i, at, carved);
+        spans[c] = s;
+        if (carved && !core::fa_is_free(after)) {
+          p.values[op.remainder] = fa_load_l2(&p.values[cell]);
+          fa_carry* carry = &p.control->carry[k % 2];
+          carry->cell = op.remainder;
+          carry->index = op.i;
+          carry->span = after;
+          carry->stamp = k + 1;
+        }
+      }
+      for (int64_t s = threadIdx.x; s < owned; s += Threads) {
+        const int64_t slot = s0 + s;
+        if (slot == op.a) continue;
+        p.open[slot] = slot == op.b ? at + 1 : core::fa_shift_open(p.open[slot], at);
+      }
+    } else if (code == fa_code::lookup || code == fa_code::size || code == fa_code::next) {
+      const int64_t at = fa_load_l2(&p.open[op.a]);
+      unsigned long long count = 0, least = ~0ull;
+      bool above = false;
+      for (int64_t c = threadIdx.x; c < mine; c += Threads) {
+        const core::fa_span s = spans[c];
+        if (core::fa_is_free(s) || !core::fa_holds(s, at)) continue;
+        const int64_t i = index[c];
+        ++count;
+        if (code == fa_code::lookup && i == op.i) {  // at most one piece of i holds the version
+          const V v = fa_load_l2(&p.values[c0 + c]);
+          unsigned long long bits = 0;
+          memcpy(&bits, &v, sizeof(V));
+          fold->value = bits;
+          atomicOr(&fold->found, 1ull);
+        }
+        if (i > op.i) {
+          above = true;
+          least = least < fa_order_key(i) ? least : fa_order_key(i);
+        }
+      }
+      if (code != fa_code::lookup) fa_block_fold<Threads>(count, least, above, fold, &shared_count, &shared_least, &shared_above);
+    } else if (code == fa_code::dump) {
+      copy_cells(true);
+    } else if (code == fa_code::load) {
+      cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);  // the host's copy
+      copy_cells(false);
+    }
+
+    fa_grid_barrier(p.control, k);
+
+    // Block 0 answers k: the fold (reset for k + 2), then done, released at system scope.
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+      fa_reply* r = &p.replies[core::ring_slot_of(k, p.ring_slots)];
+      if (code == fa_code::lookup || code == fa_code::size || code == fa_code::next) {
+        volatile fa_fold* f = fold;
+        r->found = f->found;
+        r->count = f->count;
+        r->least = f->least;
+        r->value = f->value;
+        f->found = 0;
+        f->count = 0;
+        f->least = ~0ull;
+        f->value = 0;
+      }
+      cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(r->done).store(k + uint64_t(p.ring_slots),
+                                                                         cuda::memory_order_release);
+    }
+  }
+}
+
+}  // namespace gsearch::cuda_backend

@@ -1,0 +1,367 @@
+// The GPU's machine of functional arrays in the issue's form: the persistent kernel of
+// detail/cuda/functional_arrays_kernel.cuh, the cells in the shared memory of its blocks, the
+// host posting each operation to a ring in mapped page-locked memory (seed 004's CPU/GPU
+// dialogue) and waiting only for the answers it needs (a query's; an update returns at once).
+// docs/design.md, "Functional arrays".
+//
+// A machine holds its blocks' SMs for its life (a block of 1,024 threads takes an SM's
+// registers). The machines of a process share the device by a count of the SMs they hold: one
+// that would not fit beside the others (or in fa_spare_sms less than the device) is made in the
+// launch-per-operation form instead (src/cuda/functional_arrays.cu), which always runs.
+
+#include <cuda/atomic>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gsearch/core/error.hpp"
+#include "gsearch/core/key_traits.hpp"
+#include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/functional_arrays_kernel.cuh"
+#include "gsearch/detail/cuda/pinned_pool.hpp"
+#include "gsearch/detail/cuda/search_kernel.cuh"
+#include "gsearch/detail/cuda/stream_buffer.cuh"
+#include "gsearch/detail/functional_arrays_host.hpp"
+#include "gsearch/detail/functional_arrays_machine.hpp"
+
+namespace gsearch::cuda_backend {
+namespace {
+
+using core::fa_span;
+
+constexpr int fa_threads = 1024;
+/// Cells a block takes when the machine chooses its blocks: one a thread, so that a pass is one
+/// step of each thread and the grid barrier joins as few blocks as the cells allow (tuning:
+/// bench/results/h100/fa.json's block sweep at 8,192 cells).
+constexpr int64_t fa_cells_per_block = 1024;
+/// SMs a machine leaves to the rest of the device's work, whatever its size.
+constexpr int fa_spare_sms = 2;
+constexpr int64_t fa_ring_slots = 1024;
+constexpr int64_t fa_idle_sleep_ns = 4000;
+constexpr int64_t fa_cell_bytes = int64_t(sizeof(fa_span) + sizeof(int64_t));
+
+/// The SMs the process's persistent machines hold, by device.
+std::mutex held_mutex;
+std::map<int, int>& held_sms() {
+  static auto* held = new std::map<int, int>;
+  return *held;
+}
+
+template <class V>
+class persistent_machine final : public detail::functional_arrays_machine<V> {
+ public:
+  static constexpr auto kernel = fa_persistent_kernel<V, fa_threads>;
+
+  persistent_machine(CUstream_st* order, int64_t cells, int64_t slots, int blocks, int device, int64_t shared_bytes)
+      : cells_(cells), slots_(slots), blocks_(blocks), device_(device) {
+    try {
+      start(order, shared_bytes);
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~persistent_machine() override {
+    if (running_) {
+      try {
+        post(fa_code::stop, 0, 0, 0, 0, -1, -1);
+      } catch (...) {  // a failed kernel: nothing to stop
+      }
+      cudaStreamSynchronize(kernel_stream_);  // the kernel has left (or failed)
+      (void)cudaGetLastError();
+    }
+    release();
+  }
+
+  int64_t cells() const override { return cells_; }
+  int64_t version_slots() const override { return slots_; }
+  int persistent_blocks() const override { return blocks_; }
+
+  void root(int64_t slot) override {
+    post(fa_code::root, slot, core::fa_root_open(end_), 0, 0, -1, -1);
+    end_ += 2;
+  }
+
+  int insert(int64_t parent, int64_t child, core::fa_change change, int64_t i, V v, int64_t remainder,
+             int64_t fresh) override {
+    uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof(V));
+    const bool update = change == core::fa_change::update;
+    post(update ? fa_code::update : fa_code::remove, parent, child, i, bits, remainder, update ? fresh : -1);
+    end_ += 2;
+    return update ? 3 : 1;  // counted as used; the sweep gives back the unfilled
+  }
+
+  std::optional<V> lookup(int64_t slot, int64_t i) override {
+    const fa_reply r = ask(fa_code::lookup, slot, i);
+    if (!(r.found & 1)) return std::nullopt;
+    V v;
+    std::memcpy(&v, &r.value, sizeof(V));
+    return v;
+  }
+  int64_t size(int64_t slot) override { return int64_t(ask(fa_code::size, slot, 0).count); }
+  std::optional<int64_t> next(int64_t slot, int64_t i) override {
+    const fa_reply r = ask(fa_code::next, slot, i);
+    return r.found & 2 ? std::optional<int64_t>(int64_t(r.least ^ (1ull << 63))) : std::nullopt;
+  }
+
+  void items(int64_t slot, std::vector<int64_t>& idx, std::vector<V>& values) override {
+    const host_copy h = download();
+    const std::vector<int64_t> held = detail::fa_held_cells(h.index.data(), h.spans.data(), cells_, h.open[size_t(slot)]);
+    idx.resize(held.size());
+    values.resize(held.size());
+    for (size_t k = 0; k < held.size(); ++k) {
+      idx[k] = h.index[size_t(held[k])];
+      values[k] = h.value[size_t(held[k])];
+    }
+  }
+
+  std::vector<int64_t> collect(span<const int64_t> live) override {
+    host_copy h = download();
+    std::vector<int64_t> free_cells = detail::fa_sweep(h.spans.data(), cells_, opens_of(h, live));
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(spans_, h.spans.data(), size_t(cells_) * sizeof(fa_span), cudaMemcpyHostToDevice,
+                                       side_));
+    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(side_));
+    post(fa_code::load, 0, 0, 0, 0, -1, -1);  // later operations come after it in the kernel
+    return free_cells;
+  }
+
+  std::string check_index(int64_t i) override {
+    const host_copy h = download();
+    return detail::fa_check_index(h.index.data(), h.spans.data(), cells_, i, end_);
+  }
+  std::string check(span<const int64_t> live) override {
+    const host_copy h = download();
+    return detail::fa_check(h.index.data(), h.spans.data(), cells_, opens_of(h, live), end_);
+  }
+
+ private:
+  struct host_copy {
+    std::vector<int64_t> index;
+    std::vector<V> value;
+    std::vector<fa_span> spans;
+    std::vector<int64_t> open;
+  };
+
+  fa_request* ring() const { return static_cast<fa_request*>(ring_block_.p); }
+  fa_reply* replies() const { return reinterpret_cast<fa_reply*>(ring() + fa_ring_slots); }
+
+  template <class T>
+  void allocate(T*& p, int64_t n) {
+    GSEARCH_CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&p), size_t(std::max<int64_t>(n, 1)) * sizeof(T),
+                                               temporary_pool(), side_));
+  }
+
+  void start(CUstream_st* order, int64_t shared_bytes) {
+    const device_limits dev = current_device_limits();
+    GSEARCH_CUDA_CHECK(cudaStreamCreateWithFlags(&kernel_stream_, cudaStreamNonBlocking));
+    GSEARCH_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
+    {  // after the caller's work on `order`
+      cudaEvent_t e;
+      GSEARCH_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      const cudaError_t r1 = cudaEventRecord(e, order);
+      const cudaError_t r2 = r1 == cudaSuccess ? cudaStreamWaitEvent(side_, e, 0) : r1;
+      cudaEventDestroy(e);
+      GSEARCH_CUDA_CHECK(r2);
+    }
+    const int64_t cells_per_block = (cells_ + blocks_ - 1) / blocks_;
+    const int64_t slots_per_block = (slots_ + blocks_ - 1) / blocks_;
+    // Device memory from the stream-ordered pool, freed with cudaFreeAsync: cudaFree would wait
+    // for every kernel of the device, another machine's or server's too.
+    allocate(index_, cells_);
+    allocate(spans_, cells_);
+    allocate(values_, cells_);
+    allocate(open_, slots_);
+    allocate(queue_, fa_queue_slots);
+    allocate(control_, 1);
+    const std::vector<fa_span> free_cells(size_t(cells_), core::fa_free_cell());
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(spans_, free_cells.data(), size_t(cells_) * sizeof(fa_span), cudaMemcpyHostToDevice, side_));
+    GSEARCH_CUDA_CHECK(cudaMemsetAsync(index_, 0, size_t(cells_) * sizeof(int64_t), side_));
+    GSEARCH_CUDA_CHECK(cudaMemsetAsync(values_, 0, size_t(cells_) * sizeof(V), side_));
+    GSEARCH_CUDA_CHECK(cudaMemsetAsync(open_, 0, size_t(slots_) * sizeof(int64_t), side_));
+    fa_control control{};
+    for (fa_fold& f : control.fold) f.least = ~0ull;
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(control_, &control, sizeof control, cudaMemcpyHostToDevice, side_));
+    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(side_));
+
+    ring_block_ = pinned_acquire(size_t(fa_ring_slots) * (sizeof(fa_request) + sizeof(fa_reply)));
+    for (int64_t s = 0; s < fa_ring_slots; ++s) {  // a kept block holds an earlier machine's words
+      ring()[s] = fa_request{};
+      replies()[s] = fa_reply{};
+      replies()[s].done = uint64_t(s);  // ticket s may use the slot (core::ring_answered of s - N)
+    }
+    void* ring_device = nullptr;
+    GSEARCH_CUDA_CHECK(cudaHostGetDevicePointer(&ring_device, ring_block_.p, 0));
+
+    fa_params<V> p{};
+    p.ring = static_cast<const fa_request*>(ring_device);
+    p.replies = reinterpret_cast<fa_reply*>(static_cast<fa_request*>(ring_device) + fa_ring_slots);
+    p.ring_slots = fa_ring_slots;
+    p.queue = queue_;
+    p.control = control_;
+    p.index = index_;
+    p.spans = spans_;
+    p.values = values_;
+    p.cells = cells_;
+    p.cells_per_block = cells_per_block;
+    p.cells_in_shared = shared_bytes > 0;
+    p.open = open_;
+    p.slots = slots_;
+    p.slots_per_block = slots_per_block;
+    p.idle_sleep_ns = fa_idle_sleep_ns;
+    allow_dynamic_shared(reinterpret_cast<const void*>(kernel), shared_bytes, dev);
+    void* args[] = {&p};
+    GSEARCH_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(unsigned(blocks_)),
+                                                   dim3(fa_threads), args, size_t(shared_bytes), kernel_stream_));
+    running_ = true;
+  }
+
+  void release() noexcept {
+    if (side_) {
+      for (void* q : {static_cast<void*>(index_), static_cast<void*>(spans_), static_cast<void*>(values_),
+                      static_cast<void*>(open_), static_cast<void*>(queue_), static_cast<void*>(control_)})
+        if (q) cudaFreeAsync(q, side_);
+      cudaStreamSynchronize(side_);
+      cudaStreamDestroy(side_);
+      side_ = nullptr;
+    }
+    if (kernel_stream_) {
+      cudaStreamDestroy(kernel_stream_);
+      kernel_stream_ = nullptr;
+    }
+    pinned_release(ring_block_);
+    (void)cudaGetLastError();
+    const std::lock_guard<std::mutex> lock(held_mutex);
+    held_sms()[device_] -= blocks_;
+    blocks_ = 0;
+  }
+
+  // Spins on `done`, asking the kernel's stream now and then whether the kernel failed.
+  void wait_done(const fa_reply& r, uint64_t value) {
+    cuda::atomic_ref<uint64_t> done(const_cast<uint64_t&>(r.done));
+    for (uint64_t spins = 0; done.load(cuda::std::memory_order_acquire) < value; ++spins) {
+      if (spins % 4096 == 4095) {
+        const cudaError_t e = cudaStreamQuery(kernel_stream_);
+        if (e != cudaErrorNotReady) {
+          running_ = false;
+          (void)cudaGetLastError();
+          throw error(std::string("gsearch::functional_arrays: the GPU machine's kernel ended (") +
+                      (e == cudaSuccess ? "no error" : cudaGetErrorName(e)) + ")");
+        }
+      }
+    }
+  }
+
+  // Posts one request; returns its ticket. Waits only for its ring slot's previous occupant.
+  uint64_t post(fa_code code, int64_t a, int64_t b, int64_t i, uint64_t v, int64_t remainder, int64_t fresh) {
+    if (!running_) throw error("gsearch::functional_arrays: the GPU machine's kernel is not running");
+    const uint64_t t = next_ticket_;
+    const int64_t s = core::ring_slot_of(t, fa_ring_slots);
+    wait_done(replies()[s], t);  // ticket t - N answered
+    fa_request& r = ring()[s];
+    r.code = int32_t(code);
+    r.a = a;
+    r.b = b;
+    r.i = i;
+    r.v = v;
+    r.remainder = remainder;
+    r.fresh = fresh;
+    cuda::atomic_ref<uint64_t>(r.ready).store(core::ring_ready_value(t), cuda::std::memory_order_release);
+    ++next_ticket_;
+    return t;
+  }
+
+  // Posts a query and waits for its answer.
+  fa_reply ask(fa_code code, int64_t slot, int64_t i) {
+    const uint64_t t = post(code, slot, 0, i, 0, -1, -1);
+    const fa_reply& r = replies()[core::ring_slot_of(t, fa_ring_slots)];
+    wait_done(r, t + uint64_t(fa_ring_slots));
+    fa_reply copy;
+    copy.found = r.found;
+    copy.count = r.count;
+    copy.least = r.least;
+    copy.value = r.value;
+    return copy;
+  }
+
+  // The cells (after a dump: the kernel wrote its shared cells home) and the opens.
+  host_copy download() {
+    const uint64_t t = post(fa_code::dump, 0, 0, 0, 0, -1, -1);
+    wait_done(replies()[core::ring_slot_of(t, fa_ring_slots)], t + uint64_t(fa_ring_slots));
+    host_copy h{std::vector<int64_t>(size_t(cells_)), std::vector<V>(size_t(cells_)), std::vector<fa_span>(size_t(cells_)),
+                std::vector<int64_t>(size_t(slots_))};
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(h.index.data(), index_, size_t(cells_) * sizeof(int64_t), cudaMemcpyDeviceToHost, side_));
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(h.value.data(), values_, size_t(cells_) * sizeof(V), cudaMemcpyDeviceToHost, side_));
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(h.spans.data(), spans_, size_t(cells_) * sizeof(fa_span), cudaMemcpyDeviceToHost, side_));
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(h.open.data(), open_, size_t(slots_) * sizeof(int64_t), cudaMemcpyDeviceToHost, side_));
+    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(side_));
+    return h;
+  }
+
+  static std::vector<int64_t> opens_of(const host_copy& h, span<const int64_t> live) {
+    std::vector<int64_t> opens;
+    for (const int64_t s : live) opens.push_back(h.open[size_t(s)]);
+    return opens;
+  }
+
+  int64_t cells_, slots_;
+  int blocks_, device_;
+  cudaStream_t kernel_stream_ = nullptr, side_ = nullptr;
+  int64_t* index_ = nullptr;
+  fa_span* spans_ = nullptr;
+  V* values_ = nullptr;
+  int64_t* open_ = nullptr;
+  fa_request* queue_ = nullptr;
+  fa_control* control_ = nullptr;
+  pinned_block ring_block_;
+  bool running_ = false;
+  uint64_t next_ticket_ = 0;
+  int64_t end_ = 0;
+};
+
+}  // namespace
+
+/// The persistent machine, or null when its blocks would not fit beside the process's other
+/// machines (the caller then makes the launch form). `blocks` 0: by the cells.
+template <class V>
+std::unique_ptr<detail::functional_arrays_machine<V>> make_persistent_functional_arrays_machine(
+    CUstream_st* order, int64_t cells, int64_t slots, int blocks) {
+  using machine = persistent_machine<V>;
+  const device_limits dev = current_device_limits();
+  const int usable = std::max(1, dev.sms - fa_spare_sms);
+  if (blocks < 0) throw invalid_argument("gsearch::functional_arrays: blocks must be >= 0");
+  if (blocks > usable)
+    throw invalid_argument("gsearch::functional_arrays: blocks = " + std::to_string(blocks) + " (at most " +
+                           std::to_string(usable) + " on this device: its SMs less " + std::to_string(fa_spare_sms) + ")");
+  const int g = blocks > 0 ? blocks
+                           : int(std::clamp<int64_t>((cells + fa_cells_per_block - 1) / fa_cells_per_block, 1, usable));
+  // The cells in shared memory when a block's share fits, else in device memory (the same kernel).
+  const int64_t per_block = (cells + g - 1) / g;
+  const int64_t room = dev.max_shared_per_block - static_shared_bytes(reinterpret_cast<const void*>(machine::kernel), dev);
+  const int64_t shared_bytes = per_block * fa_cell_bytes <= room ? per_block * fa_cell_bytes : 0;
+  if (blocks_per_sm(reinterpret_cast<const void*>(machine::kernel), fa_threads, shared_bytes, dev) < 1)
+    throw error("gsearch::functional_arrays: the persistent kernel cannot run on this device");
+  {
+    const std::lock_guard<std::mutex> lock(held_mutex);
+    int& held = held_sms()[dev.device];
+    if (held + g > usable) return nullptr;
+    held += g;
+  }
+  return std::make_unique<machine>(order, cells, slots, g, dev.device, shared_bytes);
+}
+
+#define GSEARCH_FA_PERSISTENT_INSTANTIATE(V)                                                                  \
+  template std::unique_ptr<detail::functional_arrays_machine<V>> make_persistent_functional_arrays_machine<V>( \
+      CUstream_st*, int64_t, int64_t, int);
+GSEARCH_KEY_TYPES(GSEARCH_FA_PERSISTENT_INSTANTIATE)
+#undef GSEARCH_FA_PERSISTENT_INSTANTIATE
+
+}  // namespace gsearch::cuda_backend
