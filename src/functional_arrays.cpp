@@ -189,6 +189,7 @@ void functional_arrays<V>::lookup(array a, span<const int64_t> idx, span<V> valu
   if (values.size() != idx.size() || found.size() != idx.size())
     throw invalid_argument("gsearch::functional_arrays::lookup: values and found must have as many elements as the " +
                            std::to_string(idx.size()) + " indices");
+  if (machine_->lookup_many(s, idx.data(), idx.size(), values.data(), found.data())) return;
   // The version's view once (its pieces in index order), then a binary search per index.
   std::vector<int64_t> keys;
   std::vector<V> vals;
@@ -209,6 +210,32 @@ int64_t functional_arrays<V>::size(array a) {
 template <class V>
 std::optional<int64_t> functional_arrays<V>::next(array a, int64_t i) {
   return machine_->next(slot_of(a, "next"), i);
+}
+
+template <class V>
+typename functional_arrays<V>::ticket functional_arrays<V>::post_lookup(array a, int64_t i) {
+  return {machine_->post_query(core::fa_query::lookup, slot_of(a, "post_lookup"), i)};
+}
+
+template <class V>
+typename functional_arrays<V>::ticket functional_arrays<V>::post_size(array a) {
+  return {machine_->post_query(core::fa_query::size, slot_of(a, "post_size"), 0)};
+}
+
+template <class V>
+typename functional_arrays<V>::ticket functional_arrays<V>::post_next(array a, int64_t i) {
+  return {machine_->post_query(core::fa_query::next, slot_of(a, "post_next"), i)};
+}
+
+template <class V>
+typename functional_arrays<V>::result functional_arrays<V>::take(ticket t) {
+  if (!machine_) throw invalid_argument("gsearch::functional_arrays::take: a moved-from machine");
+  return machine_->take(t.id);
+}
+
+template <class V>
+void functional_arrays<V>::sync() {
+  if (machine_) machine_->sync();
 }
 
 template <class V>

@@ -107,6 +107,25 @@ TEST(FunctionalArrays, BatchForms) {
   EXPECT_THROW(fa.update(a, span<const int64_t>(idx.data(), 4), span<const float>(vals.data(), 3)), invalid_argument);
 }
 
+// Queries posted and taken later: each ticket once, answers as the array was when posted.
+TEST(FunctionalArrays, PostedQueries) {
+  functional_arrays<int64_t> fa(cpu, 32);
+  const auto a = fa.update(fa.update(fa.empty(), 3, 30), 8, 80);
+  const auto t1 = fa.post_lookup(a, 3), t2 = fa.post_size(a), t3 = fa.post_next(a, 3), t4 = fa.post_next(a, 8),
+             t5 = fa.post_lookup(a, 4);
+  fa.release(a);  // after posting: the answers are the array's as posted
+  fa.sync();
+  EXPECT_EQ(fa.take(t3).number, 8);
+  const auto r1 = fa.take(t1);
+  EXPECT_TRUE(r1.found);
+  EXPECT_EQ(r1.value, 30);
+  EXPECT_EQ(fa.take(t2).number, 2);
+  EXPECT_FALSE(fa.take(t4).found);
+  EXPECT_FALSE(fa.take(t5).found);
+  EXPECT_THROW(fa.take(t1), invalid_argument);  // taken already
+  EXPECT_THROW(fa.post_size(a), invalid_argument);  // released
+}
+
 // The streams `gsearch esfa gen` makes replay on a machine of their cell count equal to the spec,
 // and parse refuses what is not a stream.
 TEST(FunctionalArrays, GeneratedStreamsEqualTheSpecification) {
@@ -122,6 +141,11 @@ TEST(FunctionalArrays, GeneratedStreamsEqualTheSpecification) {
       EXPECT_EQ(f1, f2) << fa_stream::mix_names[int(kind)] << ", " << cells << " cells";
       EXPECT_EQ(v1, v2) << fa_stream::mix_names[int(kind)] << ", " << cells << " cells";
       EXPECT_EQ(fa.check(), "");
+      functional_arrays<int64_t> piped(cpu, cells);  // the pipelined replay (queries taken at the end)
+      std::vector<int64_t> f3, v3;
+      fa_stream::replay_pipelined(piped, rows, f3, v3);
+      EXPECT_EQ(f3, f2) << fa_stream::mix_names[int(kind)] << ", " << cells << " cells, pipelined";
+      EXPECT_EQ(v3, v2) << fa_stream::mix_names[int(kind)] << ", " << cells << " cells, pipelined";
     }
   }
   EXPECT_THROW(fa_stream::parse({0, -1, 0}), invalid_argument);

@@ -11,8 +11,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
+#include <vector>
 
 #include "functional_arrays_cases.hpp"
+#include "gsearch/functional_arrays_stream.hpp"
 #include "gsearch/gsearch.hpp"
 #include "test_util.hpp"
 
@@ -118,6 +121,56 @@ TEST(GpuFunctionalArraysPersistent, MachinesShareTheDevice) {
   fa_header_example(b);
   EXPECT_EQ(a.check(), "");
   EXPECT_EQ(b.check(), "");
+}
+
+// Streams replayed as a pipeline (queries posted, taken at the end: the host never waits for the
+// kernel until then), posted queries, and batch lookups with the arrays in device memory.
+TEST(GpuFunctionalArraysPersistent, PipelinesAndDeviceBatches) {
+  GSEARCH_GPU_OR_SKIP();
+  for (const fa_stream::mix kind : {fa_stream::mix::paper, fa_stream::mix::fans, fa_stream::mix::sparse}) {
+    for (const int64_t cells : {int64_t(16), int64_t(256), int64_t(8192)}) {
+      const auto rows = fa_stream::parse(fa_stream::generate(test_subset() ? 3000 : 20000, cells, kind, test_seed()));
+      functional_arrays_spec<int64_t> spec;
+      std::vector<int64_t> f1, v1, f2, v2;
+      fa_stream::replay(spec, rows, f1, v1, [](size_t) {});
+      functional_arrays<int64_t> fa(cuda, cells);
+      fa_stream::replay_pipelined(fa, rows, f2, v2);
+      ASSERT_EQ(f2, f1) << fa_stream::mix_names[int(kind)] << ", " << cells << " cells";
+      ASSERT_EQ(v2, v1) << fa_stream::mix_names[int(kind)] << ", " << cells << " cells";
+      EXPECT_EQ(fa.check(), "");
+    }
+  }
+  // Posted queries answer as the array was when posted, also after its release.
+  functional_arrays<double> fa(cuda, 64);
+  const auto a = fa.update(fa.update(fa.empty(), 3, 0.5), std::numeric_limits<int64_t>::max(), 1.5);
+  const auto t1 = fa.post_lookup(a, 3), t2 = fa.post_size(a), t3 = fa.post_next(a, 3);
+  fa.release(a);
+  const auto b = fa.update(fa.empty(), 3, 7.0);  // may take a's slot
+  EXPECT_EQ(fa.take(t3).number, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(fa.take(t1).value, 0.5);
+  EXPECT_EQ(fa.take(t2).number, 2);
+  EXPECT_THROW(fa.take(t2), invalid_argument);
+  EXPECT_EQ(fa.lookup(b, 3), 7.0);
+  // A batch on the device: indices, values and found in device memory, the extremes included.
+  const auto c = fa.update(fa.update(fa.update(b, std::numeric_limits<int64_t>::min(), -1.0), 9, 9.0),
+                           std::numeric_limits<int64_t>::max(), 2.5);
+  const std::vector<int64_t> idx{9, 4, std::numeric_limits<int64_t>::max(), 3, std::numeric_limits<int64_t>::min(), 10};
+  const device_vector<int64_t> d_idx(span<const int64_t>(idx.data(), int64_t(idx.size())));
+  device_vector<double> d_values(int64_t(idx.size()));
+  device_vector<uint8_t> d_found(int64_t(idx.size()));
+  fa.lookup(c, d_idx, d_values, d_found);
+  std::vector<double> values(idx.size());
+  std::vector<uint8_t> found(idx.size());
+  d_values.copy_to(span<double>(values.data(), int64_t(values.size())));
+  d_found.copy_to(span<uint8_t>(found.data(), int64_t(found.size())));
+  EXPECT_EQ(found, (std::vector<uint8_t>{1, 0, 1, 1, 1, 0}));
+  EXPECT_EQ(values, (std::vector<double>{9.0, 0.0, 2.5, 7.0, -1.0, 0.0}));
+  std::vector<double> host_values(idx.size());
+  std::vector<uint8_t> host_found(idx.size());
+  fa.lookup(c, span<const int64_t>(idx.data(), int64_t(idx.size())), span<double>(host_values.data(), 6),
+            span<uint8_t>(host_found.data(), 6));
+  EXPECT_EQ(host_values, values);
+  EXPECT_EQ(host_found, found);
 }
 
 // The larger machines: 2^16 and 2^20 cells (every SM but two), against the spec.

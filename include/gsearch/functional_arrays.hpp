@@ -24,6 +24,11 @@
 /// every cell that no live array sees (a sweep) and tries again; when that is not enough, or
 /// no version slot is free, the operation throws out_of_memory and changes nothing.
 ///
+/// Beside a GPU machine's persistent kernel (as beside gsearch::server's): anything that waits for
+/// every kernel of the device (cudaDeviceSynchronize, cudaFree, cudaFreeHost) waits until the
+/// machine is destroyed, and kernels other libraries load lazily may too; launch those once
+/// before making the machine.
+///
 /// Handles: `array` names a version; using one after its release (or from another machine)
 /// throws invalid_argument. Not thread-safe: one caller at a time.
 ///
@@ -40,6 +45,7 @@
 #include <vector>
 
 #include "gsearch/core/error.hpp"
+#include "gsearch/core/functional_arrays.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/span.hpp"
 #include "gsearch/execution.hpp"
@@ -101,12 +107,29 @@ class functional_arrays {
   array remove(array a, int64_t i);
   /// a[i], or nullopt when i is not defined in a.
   std::optional<V> lookup(array a, int64_t i);
-  /// lookup of each idx[k]: values[k] (V{} when absent) and found[k] (1 / 0).
+  /// lookup of each idx[k]: values[k] (V{} when absent) and found[k] (1 / 0). On the GPU a batch
+  /// on the device (one pass to find the array's pieces, a sort, a binary search per index), the
+  /// three arrays in host or device memory (device memory: no copy).
   void lookup(array a, span<const int64_t> idx, span<V> values, span<uint8_t> found);
   /// The number of defined indices.
   int64_t size(array a);
   /// The least index above i defined in a, or nullopt.
   std::optional<int64_t> next(array a, int64_t i);
+  /// Queries answered later: posted now, their answers read with take(ticket) (each ticket once;
+  /// the machine keeps an answer until it is taken). On the GPU the host goes on while the
+  /// kernel serves them in order with the rest (a replayed stream of operations runs as a
+  /// pipeline); on the CPU they are answered at once. A query sees the array as it was posted,
+  /// even if the array is released before the answer is taken.
+  struct ticket {
+    uint64_t id = 0;
+  };
+  using result = core::fa_result<V>;  ///< lookup: found, value; size: number; next: found, number
+  ticket post_lookup(array a, int64_t i);
+  ticket post_size(array a);
+  ticket post_next(array a, int64_t i);
+  result take(ticket t);
+  /// Returns once every operation so far is done (on the GPU: served by the kernel).
+  void sync();
   /// The defined indices of a in increasing order, and their values.
   void items(array a, std::vector<int64_t>& idx, std::vector<V>& values);
   /// Forgets a: the cells only it (and other released arrays) saw become free.

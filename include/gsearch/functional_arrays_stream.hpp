@@ -90,6 +90,40 @@ void replay(Machine& m, const std::vector<row>& rows, std::vector<int64_t>& foun
   }
 }
 
+/// replay without waiting for each answer: the queries posted (functional_arrays' post_lookup,
+/// post_size, post_next) and their answers taken after the last row, then sync(). On the GPU the
+/// host feeds the kernel's pipeline and waits once; on the CPU it is replay. The time of the
+/// whole call is the stream's (no row's own time means anything here).
+template <class Machine>
+void replay_pipelined(Machine& m, const std::vector<row>& rows, std::vector<int64_t>& found,
+                      std::vector<int64_t>& value) {
+  using handle = decltype(m.empty());
+  using ticket = decltype(m.post_size(m.empty()));
+  std::vector<handle> made(rows.size());
+  std::vector<std::pair<size_t, ticket>> asked;
+  found.assign(rows.size(), 1);
+  value.assign(rows.size(), 0);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const row& x = rows[r];
+    switch (x.op) {
+      case empty: made[r] = m.empty(); break;
+      case update: made[r] = m.update(made[size_t(x.a)], x.i, x.v); break;
+      case remove: made[r] = m.remove(made[size_t(x.a)], x.i); break;
+      case lookup: asked.emplace_back(r, m.post_lookup(made[size_t(x.a)], x.i)); break;
+      case size: asked.emplace_back(r, m.post_size(made[size_t(x.a)])); break;
+      case next: asked.emplace_back(r, m.post_next(made[size_t(x.a)], x.i)); break;
+      default: m.release(made[size_t(x.a)]); break;
+    }
+  }
+  for (const auto& [r, t] : asked) {
+    const auto a = m.take(t);
+    if (rows[r].op == lookup) found[r] = a.found, value[r] = a.found ? int64_t(a.value) : 0;
+    else if (rows[r].op == size) value[r] = a.number;
+    else found[r] = a.found, value[r] = a.found ? a.number : 0;
+  }
+  m.sync();
+}
+
 /// How gen picks arguments and indices.
 enum class mix { paper, chains, fans, sparse, ascending };
 inline constexpr const char* mix_names[] = {"paper", "chains", "fans", "sparse", "ascending"};

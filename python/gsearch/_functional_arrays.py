@@ -9,7 +9,7 @@ from typing import Any, NamedTuple, Optional, Tuple, Union
 
 import numpy as _np
 
-from . import _core
+from . import _arrays, _core
 from ._docs import public as _public
 
 
@@ -76,6 +76,10 @@ class FunctionalArrays:
     64)); every update moves each slot's position, so on the GPU fewer slots make it faster.
     ``threads``: of each pass on large CPU machines (0: all). ``blocks``: the persistent
     kernel's (0: by the cells).
+
+    Beside a CUDA machine's kernel, as beside a CUDA :class:`Server`'s, run once before making
+    the machine the torch / cupy kernels you will use while it lives (a framework kernel first
+    launched beside a persistent kernel may wait for it), and do not synchronize the whole device.
     """
 
     def __init__(self, cells: int, dtype: Any = _np.int64, *, device: Any = "cpu", version_slots: int = 0,
@@ -131,9 +135,28 @@ class FunctionalArrays:
 
     def lookup(self, a: FunctionalArray, i: Any) -> Union[Any, None, Tuple[_np.ndarray, _np.ndarray]]:
         """``a[i]`` (a Python number), or None when ``i`` is not defined in ``a``. With an array of
-        indices: ``(values, found)``, numpy arrays (values 0 where not found, found bool)."""
-        if _np.ndim(i) == 0:
+        indices: ``(values, found)`` (values 0 where not found, found bool): numpy arrays, or, for
+        torch / cupy indices on a CUDA machine's device, arrays of theirs on it (searched there,
+        no copy). On the GPU a batch is one pass to find the array's pieces, a sort and a binary
+        search per index."""
+        arr = _arrays._classify(i, "indices")
+        if isinstance(arr, _arrays._Scalar):
             return self._core.lookup(tuple(a), _index("lookup", i))
+        if arr.dev is not None:  # torch / cupy on a CUDA device: the machine's, searched in place
+            if arr.dev != self._core.device:
+                raise ValueError(f"gsearch.FunctionalArrays.lookup: indices on cuda:{arr.dev}, the machine on "
+                                 f"{self.device} (host arrays, or the machine's device)")
+            if arr.dtype.kind not in "iu":
+                raise TypeError(f"gsearch.FunctionalArrays.lookup: indices of dtype {arr.dtype}")
+            idx = _arrays._convert(arr, _np.dtype(_np.int64))
+            if len(idx.shape) != 1:
+                raise ValueError("gsearch.FunctionalArrays.lookup: indices must be 1-D")
+            values = _arrays._new_empty(arr.fw, arr.dev, tuple(idx.shape), self._dtype)
+            found = _arrays._new_empty(arr.fw, arr.dev, tuple(idx.shape), _np.dtype(_np.uint8))
+            # The machine's stream does not follow the framework's: its work so far, first.
+            (_arrays._torch().cuda if arr.fw == "torch" else _arrays._cupy().cuda).current_stream().synchronize()
+            self._core.lookup_many(tuple(a), idx, values, found)
+            return values, (found.bool() if arr.fw == "torch" else found.astype(bool))
         idx = _np.ascontiguousarray(_np.asarray(i), dtype=_np.int64)
         if idx.ndim != 1:
             raise ValueError("gsearch.FunctionalArrays.lookup: indices must be 1-D")

@@ -115,15 +115,26 @@ class py_functional_arrays {
   }
 
   /// lookup of every idx[k] into values (the machine's dtype) and found (uint8).
+  /// The three arrays on the host, or (a CUDA machine) all three on its device: no copy.
   void lookup_many(handle a, const in_array& idx, const out_array& values, const out_array& found) {
     const std::string fn = "gsearch._core.FunctionalArrays.lookup_many";
-    check_index_array(fn, idx);
+    const bool on_device = device_ >= 0 && idx.device_type() == nb::device::cuda::value;
+    for (const int dt : {idx.device_type(), values.device_type(), found.device_type()}) {
+      const bool here = on_device ? dt == nb::device::cuda::value : dt == nb::device::cpu::value;
+      if (!here) value_error(fn + ": indices, values and found must all be host arrays" +
+                             std::string(device_ >= 0 ? ", or all on the machine's CUDA device" : ""));
+    }
+    if (on_device && (idx.device_id() != device_ || values.device_id() != device_ || found.device_id() != device_))
+      value_error(fn + ": the arrays must be on the machine's device cuda:" + std::to_string(device_));
+    if (idx.dtype() != nb::dtype<int64_t>() || idx.ndim() != 1 || !is_c_contiguous(idx))
+      value_error(fn + ": indices must be a contiguous 1-D int64 array");
     if (values.dtype() != dtype_ || values.size() != idx.size() || !is_c_contiguous(values))
       value_error(fn + ": values must be contiguous, of the machine's dtype, one per index");
     if (found.dtype() != nb::dtype<uint8_t>() || found.size() != idx.size() || !is_c_contiguous(found))
       value_error(fn + ": found must be contiguous uint8, one per index");
     run([&](auto& fa) {
       using V = typename std::remove_cvref_t<decltype(fa)>::value_type;
+      nb::gil_scoped_release unlocked;
       fa.lookup(of(fa, a), in_span<int64_t>(idx), out_span<V>(values), out_span<uint8_t>(found));
       return 0;
     });

@@ -128,6 +128,29 @@ def test_cuda_launch_form_and_blocks():
         assert fa.check() == ""
 
 
+@needs_torch
+def test_cuda_batch_lookup_of_torch_indices():
+    """Indices in a torch CUDA tensor: searched on the device, the answers torch tensors there."""
+    import torch
+
+    idx = np.array([9, 4, 2**63 - 1, 3, -(2**63), 10], np.int64)
+    # The framework's kernels run once before the machine starts (the rule for work beside a
+    # persistent kernel, as for gsearch.Server).
+    t = torch.from_numpy(idx).cuda()
+    torch.empty(6, dtype=torch.uint8, device="cuda").bool()
+    torch.cuda.synchronize()
+    fa = gsearch.FunctionalArrays(cells=64, dtype=np.float64, device="cuda")
+    a = fa.update(fa.empty(), np.array([9, 2**63 - 1, 3, -(2**63)]), np.array([9.0, 2.5, 7.0, -1.0]))
+    values, found = fa.lookup(a, t)
+    assert values.device.type == "cuda" and found.dtype == torch.bool
+    want_found, want_values = [True, False, True, True, True, False], [9.0, 0.0, 2.5, 7.0, -1.0, 0.0]
+    np.testing.assert_array_equal(found.cpu().numpy(), want_found)
+    np.testing.assert_array_equal(values.cpu().numpy(), want_values)
+    host_values, host_found = fa.lookup(a, idx)
+    np.testing.assert_array_equal(host_found, want_found)
+    np.testing.assert_array_equal(host_values, want_values)
+
+
 def _replay(ops, cells, device="cpu"):
     """Applies `ops` (op, pick, index, value) to a machine of `cells` cells and to dicts; raises
     AssertionError at the first difference (hypothesis then shrinks the stream)."""

@@ -19,7 +19,9 @@
 
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/functional_arrays_batch.hpp"
 #include "gsearch/detail/cuda/functional_arrays_kernel.cuh"  // fa_order_key
+#include "gsearch/detail/cuda/stream_buffer.cuh"
 #include "gsearch/device.hpp"
 #include "gsearch/detail/functional_arrays_host.hpp"
 #include "gsearch/detail/functional_arrays_machine.hpp"
@@ -109,8 +111,8 @@ template <class V>
 class cuda_machine final : public detail::functional_arrays_machine<V> {
  public:
   cuda_machine(CUstream_st* stream, int64_t cells, int64_t slots)
-      : stream_(stream), cells_(cells), slots_(slots), index_(cells), value_(cells), spans_(cells), open_(slots),
-        answer_(1) {
+      : stream_(stream), cells_(cells), slots_(slots), index_(stream, cells), value_(stream, cells),
+        spans_(stream, cells), open_(stream, slots), answer_(stream, 1) {
     const std::vector<fa_span> free_cells(size_t(cells), core::fa_free_cell());
     GSEARCH_CUDA_CHECK(cudaMemcpyAsync(spans_.data(), free_cells.data(), size_t(cells) * sizeof(fa_span),
                                        cudaMemcpyHostToDevice, stream_));
@@ -145,6 +147,12 @@ class cuda_machine final : public detail::functional_arrays_machine<V> {
   std::optional<int64_t> next(int64_t slot, int64_t i) override {
     const fa_answer<V> a = query(slot, i);
     return a.found & 2 ? std::optional<int64_t>(int64_t(a.least ^ (1ull << 63))) : std::nullopt;
+  }
+
+  bool lookup_many(int64_t slot, const int64_t* idx, int64_t n, V* values, uint8_t* found) override {
+    fa_batch_lookup(stream_, index_.data(), spans_.data(), value_.data(), cells_, open_.data() + slot, idx, n, values,
+                    found);
+    return true;
   }
 
   void items(int64_t slot, std::vector<int64_t>& idx, std::vector<V>& values) override {
@@ -220,13 +228,22 @@ class cuda_machine final : public detail::functional_arrays_machine<V> {
     return opens;
   }
 
+  // Device memory in stream order (the pool's, freed with cudaFreeAsync): cudaFree would wait for
+  // every kernel of the device, a persistent machine's too, which never ends by itself.
+  template <class T>
+  struct array {
+    array(cudaStream_t s, int64_t n) : buffer(s, size_t(std::max<int64_t>(n, 1)) * sizeof(T)) {}
+    T* data() const { return static_cast<T*>(buffer.get()); }
+    stream_buffer buffer;
+  };
+
   cudaStream_t stream_;
   int64_t cells_, slots_;
-  device_vector<int64_t> index_;
-  device_vector<V> value_;
-  device_vector<fa_span> spans_;
-  device_vector<int64_t> open_;
-  device_vector<fa_answer<V>> answer_;
+  array<int64_t> index_;
+  array<V> value_;
+  array<fa_span> spans_;
+  array<int64_t> open_;
+  array<fa_answer<V>> answer_;
   int64_t end_ = 0;
 };
 

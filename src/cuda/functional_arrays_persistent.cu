@@ -20,11 +20,13 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gsearch/core/error.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/functional_arrays_batch.hpp"
 #include "gsearch/detail/cuda/functional_arrays_kernel.cuh"
 #include "gsearch/detail/cuda/pinned_pool.hpp"
 #include "gsearch/detail/cuda/search_kernel.cuh"
@@ -101,16 +103,19 @@ class persistent_machine final : public detail::functional_arrays_machine<V> {
   }
 
   std::optional<V> lookup(int64_t slot, int64_t i) override {
-    const fa_reply r = ask(fa_code::lookup, slot, i);
-    if (!(r.found & 1)) return std::nullopt;
-    V v;
-    std::memcpy(&v, &r.value, sizeof(V));
-    return v;
+    const core::fa_result<V> r = ask(core::fa_query::lookup, slot, i);
+    return r.found ? std::optional<V>(r.value) : std::nullopt;
   }
-  int64_t size(int64_t slot) override { return int64_t(ask(fa_code::size, slot, 0).count); }
+  int64_t size(int64_t slot) override { return ask(core::fa_query::size, slot, 0).number; }
   std::optional<int64_t> next(int64_t slot, int64_t i) override {
-    const fa_reply r = ask(fa_code::next, slot, i);
-    return r.found & 2 ? std::optional<int64_t>(int64_t(r.least ^ (1ull << 63))) : std::nullopt;
+    const core::fa_result<V> r = ask(core::fa_query::next, slot, i);
+    return r.found ? std::optional<int64_t>(r.number) : std::nullopt;
+  }
+
+  bool lookup_many(int64_t slot, const int64_t* idx, int64_t n, V* values, uint8_t* found) override {
+    wait_done(post(fa_code::dump, 0, 0, 0, 0, -1, -1));  // the cells home, the opens current
+    fa_batch_lookup(side_, index_, spans_, values_, cells_, open_ + slot, idx, n, values, found);
+    return true;
   }
 
   void items(int64_t slot, std::vector<int64_t>& idx, std::vector<V>& values) override {
@@ -153,6 +158,7 @@ class persistent_machine final : public detail::functional_arrays_machine<V> {
 
   fa_request* ring() const { return static_cast<fa_request*>(ring_block_.p); }
   fa_reply* replies() const { return reinterpret_cast<fa_reply*>(ring() + fa_ring_slots); }
+  fa_progress* progress() const { return reinterpret_cast<fa_progress*>(replies() + fa_ring_slots); }
 
   template <class T>
   void allocate(T*& p, int64_t n) {
@@ -192,18 +198,19 @@ class persistent_machine final : public detail::functional_arrays_machine<V> {
     GSEARCH_CUDA_CHECK(cudaMemcpyAsync(control_, &control, sizeof control, cudaMemcpyHostToDevice, side_));
     GSEARCH_CUDA_CHECK(cudaStreamSynchronize(side_));
 
-    ring_block_ = pinned_acquire(size_t(fa_ring_slots) * (sizeof(fa_request) + sizeof(fa_reply)));
+    ring_block_ = pinned_acquire(size_t(fa_ring_slots) * (sizeof(fa_request) + sizeof(fa_reply)) + sizeof(fa_progress));
     for (int64_t s = 0; s < fa_ring_slots; ++s) {  // a kept block holds an earlier machine's words
       ring()[s] = fa_request{};
       replies()[s] = fa_reply{};
-      replies()[s].done = uint64_t(s);  // ticket s may use the slot (core::ring_answered of s - N)
     }
+    *progress() = fa_progress{};
     void* ring_device = nullptr;
     GSEARCH_CUDA_CHECK(cudaHostGetDevicePointer(&ring_device, ring_block_.p, 0));
 
     fa_params<V> p{};
     p.ring = static_cast<const fa_request*>(ring_device);
     p.replies = reinterpret_cast<fa_reply*>(static_cast<fa_request*>(ring_device) + fa_ring_slots);
+    p.progress = reinterpret_cast<fa_progress*>(p.replies + fa_ring_slots);
     p.ring_slots = fa_ring_slots;
     p.queue = queue_;
     p.control = control_;
@@ -244,10 +251,11 @@ class persistent_machine final : public detail::functional_arrays_machine<V> {
     blocks_ = 0;
   }
 
-  // Spins on `done`, asking the kernel's stream now and then whether the kernel failed.
-  void wait_done(const fa_reply& r, uint64_t value) {
-    cuda::atomic_ref<uint64_t> done(const_cast<uint64_t&>(r.done));
-    for (uint64_t spins = 0; done.load(cuda::std::memory_order_acquire) < value; ++spins) {
+  // Spins until the kernel has done ticket t (its progress passed it), asking the kernel's stream
+  // now and then whether the kernel failed.
+  void wait_done(uint64_t t) {
+    cuda::atomic_ref<uint64_t> completed(progress()->completed);
+    for (uint64_t spins = 0; completed.load(cuda::memory_order_acquire) <= t; ++spins) {
       if (spins % 4096 == 4095) {
         const cudaError_t e = cudaStreamQuery(kernel_stream_);
         if (e != cudaErrorNotReady) {
@@ -260,12 +268,20 @@ class persistent_machine final : public detail::functional_arrays_machine<V> {
     }
   }
 
-  // Posts one request; returns its ticket. Waits only for its ring slot's previous occupant.
+  // Posts one request; returns its ticket. Waits only for its ring slot's previous occupant
+  // (ticket t - N done), keeping that one's answer first if it is a query nobody took yet.
   uint64_t post(fa_code code, int64_t a, int64_t b, int64_t i, uint64_t v, int64_t remainder, int64_t fresh) {
     if (!running_) throw error("gsearch::functional_arrays: the GPU machine's kernel is not running");
     const uint64_t t = next_ticket_;
     const int64_t s = core::ring_slot_of(t, fa_ring_slots);
-    wait_done(replies()[s], t);  // ticket t - N answered
+    if (t >= uint64_t(fa_ring_slots)) {
+      const uint64_t before = t - uint64_t(fa_ring_slots);
+      wait_done(before);
+      if (const auto it = pending_.find(before); it != pending_.end()) {
+        taken_.emplace(before, result_of(it->second, replies()[s]));
+        pending_.erase(it);
+      }
+    }
     fa_request& r = ring()[s];
     r.code = int32_t(code);
     r.a = a;
@@ -274,28 +290,57 @@ class persistent_machine final : public detail::functional_arrays_machine<V> {
     r.v = v;
     r.remainder = remainder;
     r.fresh = fresh;
-    cuda::atomic_ref<uint64_t>(r.ready).store(core::ring_ready_value(t), cuda::std::memory_order_release);
+    cuda::atomic_ref<uint64_t>(r.ready).store(core::ring_ready_value(t), cuda::memory_order_release);
     ++next_ticket_;
     return t;
   }
 
-  // Posts a query and waits for its answer.
-  fa_reply ask(fa_code code, int64_t slot, int64_t i) {
-    const uint64_t t = post(code, slot, 0, i, 0, -1, -1);
-    const fa_reply& r = replies()[core::ring_slot_of(t, fa_ring_slots)];
-    wait_done(r, t + uint64_t(fa_ring_slots));
-    fa_reply copy;
-    copy.found = r.found;
-    copy.count = r.count;
-    copy.least = r.least;
-    copy.value = r.value;
-    return copy;
+  static core::fa_result<V> result_of(core::fa_query q, const fa_reply& r) {
+    core::fa_result<V> out;
+    if (q == core::fa_query::lookup) {
+      out.found = r.found & 1;
+      if (out.found) std::memcpy(&out.value, &r.value, sizeof(V));
+    } else if (q == core::fa_query::size) {
+      out.found = true;
+      out.number = int64_t(r.count);
+    } else {
+      out.found = r.found & 2;
+      out.number = out.found ? int64_t(r.least ^ (1ull << 63)) : 0;
+    }
+    return out;
   }
+
+ public:
+  uint64_t post_query(core::fa_query q, int64_t slot, int64_t i) override {
+    const fa_code code = q == core::fa_query::lookup ? fa_code::lookup : q == core::fa_query::size ? fa_code::size : fa_code::next;
+    const uint64_t t = post(code, slot, 0, i, 0, -1, -1);
+    pending_.emplace(t, q);
+    return t;
+  }
+  core::fa_result<V> take(uint64_t t) override {
+    if (const auto it = taken_.find(t); it != taken_.end()) {
+      const core::fa_result<V> r = it->second;
+      taken_.erase(it);
+      return r;
+    }
+    const auto it = pending_.find(t);
+    if (it == pending_.end()) throw invalid_argument("gsearch::functional_arrays::take: not a pending query's ticket");
+    wait_done(t);
+    const core::fa_result<V> r = result_of(it->second, replies()[core::ring_slot_of(t, fa_ring_slots)]);
+    pending_.erase(it);
+    return r;
+  }
+  void sync() override {
+    if (next_ticket_ > 0) wait_done(next_ticket_ - 1);
+  }
+
+ private:
+  // Posts a query and waits for its answer.
+  core::fa_result<V> ask(core::fa_query q, int64_t slot, int64_t i) { return take(post_query(q, slot, i)); }
 
   // The cells (after a dump: the kernel wrote its shared cells home) and the opens.
   host_copy download() {
-    const uint64_t t = post(fa_code::dump, 0, 0, 0, 0, -1, -1);
-    wait_done(replies()[core::ring_slot_of(t, fa_ring_slots)], t + uint64_t(fa_ring_slots));
+    wait_done(post(fa_code::dump, 0, 0, 0, 0, -1, -1));
     host_copy h{std::vector<int64_t>(size_t(cells_)), std::vector<V>(size_t(cells_)), std::vector<fa_span>(size_t(cells_)),
                 std::vector<int64_t>(size_t(slots_))};
     GSEARCH_CUDA_CHECK(cudaMemcpyAsync(h.index.data(), index_, size_t(cells_) * sizeof(int64_t), cudaMemcpyDeviceToHost, side_));
@@ -324,6 +369,8 @@ class persistent_machine final : public detail::functional_arrays_machine<V> {
   pinned_block ring_block_;
   bool running_ = false;
   uint64_t next_ticket_ = 0;
+  std::unordered_map<uint64_t, core::fa_query> pending_;   // queries posted, not taken
+  std::unordered_map<uint64_t, core::fa_result<V>> taken_;  // their answers, kept before their slot's reuse
   int64_t end_ = 0;
 };
 

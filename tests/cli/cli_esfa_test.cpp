@@ -69,7 +69,12 @@ TEST_F(Cli, EsfaCudaEqualsTheSpecification) {
     EXPECT_EQ(j["device"], "cuda") << mix;
     EXPECT_GT(j["persistent_blocks"], 0) << mix;
     EXPECT_EQ(j["verified"], true) << mix;
+    EXPECT_EQ(j["pipelined"], true) << mix;
   }
+  const auto j = nlohmann::json::parse(ok("esfa run --ops s.npy --cells 256 --device cuda --latency --verify --json").out);
+  EXPECT_EQ(j["pipelined"], false);
+  EXPECT_EQ(j["verified"], true);
+  EXPECT_GT(j["us_per_op"]["p99"].get<double>(), 0);
 }
 
 }  // namespace

@@ -94,6 +94,16 @@ GSEARCH_HD inline int64_t fa_root_open(int64_t end) { return end; }
 /// Cells an operation may need free: update 2 (the carved remainder and the new piece), remove 1.
 GSEARCH_HD inline int fa_cells_needed(fa_change c) { return c == fa_change::update ? 2 : 1; }
 
+/// The queries, and what one answers: lookup (found, value), size (number), next (found,
+/// number: the index).
+enum class fa_query : int32_t { lookup = 0, size = 1, next = 2 };
+template <class V>
+struct fa_result {
+  bool found = false;
+  int64_t number = 0;
+  V value{};
+};
+
 /// Fold identities and steps for the queries (the CPU's loop and the GPU's reduction combine
 /// them the same way).
 inline constexpr int64_t fa_no_cell = -1;  ///< lookup: no piece of i holds the version

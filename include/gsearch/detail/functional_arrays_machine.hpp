@@ -10,8 +10,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "gsearch/core/error.hpp"
 #include "gsearch/core/functional_arrays.hpp"
 #include "gsearch/core/span.hpp"
 
@@ -36,6 +38,42 @@ class functional_arrays_machine {
   virtual std::optional<V> lookup(int64_t slot, int64_t i) = 0;
   virtual int64_t size(int64_t slot) = 0;
   virtual std::optional<int64_t> next(int64_t slot, int64_t i) = 0;
+
+  /// A query posted now and answered by take(ticket) later (each ticket taken once): the GPU's
+  /// persistent machine goes on without waiting; this default answers at once and keeps it.
+  virtual uint64_t post_query(core::fa_query q, int64_t slot, int64_t i) {
+    core::fa_result<V> r;
+    if (q == core::fa_query::lookup) {
+      const std::optional<V> v = lookup(slot, i);
+      r.found = v.has_value();
+      r.value = v.value_or(V{});
+    } else if (q == core::fa_query::size) {
+      r.found = true;
+      r.number = size(slot);
+    } else {
+      const std::optional<int64_t> n = next(slot, i);
+      r.found = n.has_value();
+      r.number = n.value_or(0);
+    }
+    kept_.emplace(next_kept_, r);
+    return next_kept_++;
+  }
+  virtual core::fa_result<V> take(uint64_t ticket) {
+    const auto it = kept_.find(ticket);
+    if (it == kept_.end()) throw invalid_argument("gsearch::functional_arrays::take: not a pending query's ticket");
+    const core::fa_result<V> r = it->second;
+    kept_.erase(it);
+    return r;
+  }
+  /// Returns once every operation posted so far is done (the persistent machine's pipeline).
+  virtual void sync() {}
+  /// A batch of lookups on the machine's device (the GPU's: the arrays in host or device
+  /// memory); false where the machine has none (the CPU's), and the public layer searches the
+  /// version's items itself.
+  virtual bool lookup_many(int64_t /*slot*/, const int64_t* /*idx*/, int64_t /*n*/, V* /*values*/,
+                           uint8_t* /*found*/) {
+    return false;
+  }
   /// The defined indices of the version and their values, in index order.
   virtual void items(int64_t slot, std::vector<int64_t>& idx, std::vector<V>& values) = 0;
   /// Frees every cell that no version of `live` (slots) holds; returns every free cell (the
@@ -47,6 +85,10 @@ class functional_arrays_machine {
   /// The invariants of index i's pieces alone (disjoint, on the line): one pass, what debug
   /// builds check after every update and remove.
   virtual std::string check_index(int64_t i) = 0;
+
+ private:
+  std::unordered_map<uint64_t, core::fa_result<V>> kept_;
+  uint64_t next_kept_ = 0;
 };
 
 }  // namespace gsearch::detail

@@ -13,7 +13,8 @@
 ///       the version opens it owns), a query folds its cells into the block's partial and one
 ///       atomic per block;
 ///     a grid-wide barrier;
-///     block 0 answers k: the fold's result and `done` in the ring's reply (system scope).
+///     block 0 answers k: a query's fold in the ring's reply, and at the end of a window the
+///       tickets done (fa_progress, released at system scope).
 ///
 /// What crosses blocks, and how: the parent's open position (device memory, read at L2 after the
 /// barrier; each block shifts only the opens it owns), the carve's remainder (the piece after the
@@ -63,14 +64,22 @@ struct alignas(64) fa_request {
 };
 static_assert(sizeof(fa_request) == 64, "a request is one 64-byte line");
 
-/// The kernel's answer to the request in the same ring slot (its own line, which only the kernel
-/// writes): the fold's words, then done = ticket + ring slots (core::ring_answered), released.
+/// The kernel's answer to the query in the same ring slot (its own line, which only the kernel
+/// writes), valid once `completed` (fa_progress) has passed its ticket.
 struct alignas(64) fa_reply {
-  uint64_t done = 0;
   uint64_t found = 0;  ///< bit 0: lookup found a piece; bit 1: next found an index
   uint64_t count = 0;  ///< size
   uint64_t least = 0;  ///< next: the least index above i, as fa_order_key
   uint64_t value = 0;  ///< lookup: the value's bits
+};
+
+/// The kernel's progress, in host memory: tickets done so far, released at system scope at the
+/// end of each window of requests (the last one the kernel had seen published), not after each
+/// one: a host that waits for ticket t posted nothing after it in that window, so the window ends
+/// at t; a host that posts many (a replayed stream) is told once per window, and the kernel pays
+/// the system-scope fence once per window.
+struct alignas(64) fa_progress {
+  uint64_t completed = 0;
 };
 
 /// next's fold in one unsigned word: int64 order kept (the sign bit flipped).
@@ -108,6 +117,7 @@ template <class V>
 struct fa_params {
   const fa_request* ring;  ///< mapped host memory (device address)
   fa_reply* replies;       ///< mapped host memory (device address)
+  fa_progress* progress;   ///< mapped host memory (device address)
   int64_t ring_slots;
   fa_request* queue;  ///< device memory, fa_queue_slots
   fa_control* control;
@@ -298,12 +308,14 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
   uint64_t last_seen_ns = fa_clock_ns();
   __syncthreads();
 
-  int32_t previous = 0;  // op k-1's code and remainder cell
+  unsigned long long end = 0;  // one past the window's last ticket
+  int32_t previous = 0;        // op k-1's code and remainder cell
   int64_t previous_remainder = -1;
   for (uint64_t k = 0;; ++k) {
-    if (k == window_end) {
+    if (k == end) {  // every thread's copy: warp 0 rewrites window_end while others may still look
       fa_refill(p, k, window, &window_end, last_seen_ns);
       __syncthreads();
+      end = window_end;
     }
     const fa_request op = window[k % fa_window];
     const fa_code code = fa_code(op.code);
@@ -326,8 +338,7 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
 
     if (code == fa_code::stop) {
       if (blockIdx.x == 0 && threadIdx.x == 0)
-        cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(p.replies[core::ring_slot_of(k, p.ring_slots)].done)
-            .store(k + uint64_t(p.ring_slots), cuda::memory_order_release);
+        cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(p.progress->completed).store(k + 1, cuda::memory_order_release);
       return;
     }
 
@@ -395,10 +406,11 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
 
     fa_grid_barrier(p.control, k);
 
-    // Block 0 answers k: the fold (reset for k + 2), then done, released at system scope.
+    // Block 0 answers k: the fold (reset for k + 2), and at the end of the window the progress,
+    // released at system scope.
     if (blockIdx.x == 0 && threadIdx.x == 0) {
-      fa_reply* r = &p.replies[core::ring_slot_of(k, p.ring_slots)];
       if (code == fa_code::lookup || code == fa_code::size || code == fa_code::next) {
+        fa_reply* r = &p.replies[core::ring_slot_of(k, p.ring_slots)];
         volatile fa_fold* f = fold;
         r->found = f->found;
         r->count = f->count;
@@ -409,8 +421,8 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
         f->least = ~0ull;
         f->value = 0;
       }
-      cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(r->done).store(k + uint64_t(p.ring_slots),
-                                                                         cuda::memory_order_release);
+      if (k + 1 == end)
+        cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(p.progress->completed).store(k + 1, cuda::memory_order_release);
     }
   }
 }
