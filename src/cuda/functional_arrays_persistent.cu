@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -255,8 +257,15 @@ class persistent_machine final : public detail::functional_arrays_machine<V> {
   // now and then whether the kernel failed.
   void wait_done(uint64_t t) {
     cuda::atomic_ref<uint64_t> completed(progress()->completed);
+    const auto t0 = std::chrono::steady_clock::now();
+    bool told = false;
     for (uint64_t spins = 0; completed.load(cuda::memory_order_acquire) <= t; ++spins) {
       if (spins % 4096 == 4095) {
+        if (!told && std::getenv("GSEARCH_FA_TRACE") && std::chrono::steady_clock::now() - t0 > std::chrono::seconds(2)) {
+          told = true;
+          std::fprintf(stderr, "fa trace: waiting for ticket %llu, completed %llu, posted %llu, blocks %d\n",
+                       (unsigned long long)t, (unsigned long long)completed.load(), (unsigned long long)next_ticket_, blocks_);
+        }
         const cudaError_t e = cudaStreamQuery(kernel_stream_);
         if (e != cudaErrorNotReady) {
           running_ = false;
