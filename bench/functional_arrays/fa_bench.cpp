@@ -35,6 +35,7 @@
 
 #include "../common/bench_host.hpp"
 #include "../common/report.hpp"
+#include "gsearch/device.hpp"
 #include "gsearch/functional_arrays_stream.hpp"
 #include "persistent_map.hpp"
 
@@ -90,22 +91,38 @@ functional_arrays<int64_t> make_machine(const args& a, const std::string& impl, 
 
 // Lookups per second of a batch of a.batch indices on one array of a fresh machine: n = cells / 4
 // indices defined (the even ones of [0, 2n)), the batch uniform over [0, 2n) (half found); the
-// median of 5 after one warm-up.
+// median of 5 after one warm-up. On the GPU the indices and results are in device memory (as
+// torch or cupy pass them), allocated before the machine starts (cudaFree would wait for its
+// kernel).
 double batch_rate(const args& a, const std::string& impl, int64_t cells) {
-  functional_arrays<int64_t> fa = make_machine(a, impl, cells);
   const int64_t n = std::max<int64_t>(1, cells / 4);
   std::vector<int64_t> defined(static_cast<size_t>(n)), idx(static_cast<size_t>(a.batch)), values(idx.size());
   for (int64_t k = 0; k < n; ++k) defined[size_t(k)] = 2 * k;
-  const auto array = fa.update(fa.empty(), span<const int64_t>(defined.data(), n), span<const int64_t>(defined.data(), n));
   std::vector<uint8_t> found(size_t(a.batch));
   uint64_t x = a.seed;
   for (int64_t& i : idx) i = int64_t((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 11) % (2 * n);
+  const bool gpu = on_gpu(impl);
+  device_vector<int64_t> d_idx(gpu ? a.batch : 0), d_values(gpu ? a.batch : 0);
+  device_vector<uint8_t> d_found(gpu ? a.batch : 0);
+  if (gpu) copy_to_device(d_idx.data(), idx.data(), size_t(a.batch) * sizeof(int64_t));
   std::vector<double> s;
-  for (int k = 0; k < 6; ++k) {
-    const auto t0 = std::chrono::steady_clock::now();
-    fa.lookup(array, span<const int64_t>(idx.data(), a.batch), span<int64_t>(values.data(), a.batch),
-              span<uint8_t>(found.data(), a.batch));
-    if (k > 0) s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  {
+    functional_arrays<int64_t> fa = make_machine(a, impl, cells);
+    const auto array =
+        fa.update(fa.empty(), span<const int64_t>(defined.data(), n), span<const int64_t>(defined.data(), n));
+    for (int k = 0; k < 6; ++k) {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (gpu)
+        fa.lookup(array, d_idx, d_values, d_found);
+      else
+        fa.lookup(array, span<const int64_t>(idx.data(), a.batch), span<int64_t>(values.data(), a.batch),
+                  span<uint8_t>(found.data(), a.batch));
+      if (k > 0) s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+  }
+  if (gpu) {
+    d_values.copy_to(span<int64_t>(values.data(), a.batch));
+    d_found.copy_to(span<uint8_t>(found.data(), a.batch));
   }
   for (int64_t k = 0; k < a.batch; ++k)  // verified: the even indices are found with themselves
     if (found[size_t(k)] != (idx[size_t(k)] % 2 == 0) || (found[size_t(k)] && values[size_t(k)] != idx[size_t(k)]))

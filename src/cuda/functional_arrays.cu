@@ -118,6 +118,18 @@ class cuda_machine final : public detail::functional_arrays_machine<V> {
                                        cudaMemcpyHostToDevice, stream_));
     GSEARCH_CUDA_CHECK(cudaMemsetAsync(open_.data(), 0, size_t(slots) * sizeof(int64_t), stream_));
     GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    // Every kernel this machine launches, loaded now: this form runs beside persistent machines,
+    // and under CUDA's lazy loading a kernel's first launch beside one waits for it for ever.
+    for (const void* k : {reinterpret_cast<const void*>(fa_insert_kernel<V>),
+                          reinterpret_cast<const void*>(fa_set_open_kernel),
+                          reinterpret_cast<const void*>(fa_query_kernel<V>)}) {
+      cudaFuncAttributes a;
+      GSEARCH_CUDA_CHECK(cudaFuncGetAttributes(&a, k));
+    }
+    const int64_t probe = 0;
+    V value{};
+    uint8_t found = 0;
+    fa_batch_lookup(stream_, index_.data(), spans_.data(), value_.data(), cells_, open_.data(), &probe, 1, &value, &found);
   }
 
   int64_t cells() const override { return cells_; }

@@ -227,6 +227,19 @@ class persistent_machine final : public detail::functional_arrays_machine<V> {
     p.slots_per_block = slots_per_block;
     p.idle_sleep_ns = fa_idle_sleep_ns;
     allow_dynamic_shared(reinterpret_cast<const void*>(kernel), shared_bytes, dev);
+    // The batch lookup's kernels (cub's sort of these many cells among them) loaded now: under
+    // CUDA's lazy loading a kernel's first launch beside the running persistent kernel waited for
+    // it for ever (the H100's first runs of the batch lookups).
+    {
+      const int64_t probe = 0;
+      int64_t* d_probe = nullptr;
+      allocate(d_probe, 1);
+      GSEARCH_CUDA_CHECK(cudaMemcpyAsync(d_probe, &probe, sizeof probe, cudaMemcpyHostToDevice, side_));
+      V value{};
+      uint8_t found = 0;
+      fa_batch_lookup(side_, index_, spans_, values_, cells_, open_, d_probe, 1, &value, &found);
+      GSEARCH_CUDA_CHECK(cudaFreeAsync(d_probe, side_));
+    }
     void* args[] = {&p};
     GSEARCH_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(unsigned(blocks_)),
                                                    dim3(fa_threads), args, size_t(shared_bytes), kernel_stream_));
