@@ -142,6 +142,12 @@ TEST(GpuFunctionalArraysPersistent, PipelinesAndDeviceBatches) {
       EXPECT_EQ(fa.check(), "");
     }
   }
+  // Device memory for the batch below, allocated before the machine and so freed after it:
+  // cudaFree waits for every kernel of the device, the machine's persistent one too.
+  const std::vector<int64_t> idx{9, 4, std::numeric_limits<int64_t>::max(), 3, std::numeric_limits<int64_t>::min(), 10};
+  const device_vector<int64_t> d_idx(span<const int64_t>(idx.data(), int64_t(idx.size())));
+  device_vector<double> d_values(int64_t(idx.size()));
+  device_vector<uint8_t> d_found(int64_t(idx.size()));
   // Posted queries answer as the array was when posted, also after its release.
   functional_arrays<double> fa(cuda, 64);
   const auto a = fa.update(fa.update(fa.empty(), 3, 0.5), std::numeric_limits<int64_t>::max(), 1.5);
@@ -156,10 +162,6 @@ TEST(GpuFunctionalArraysPersistent, PipelinesAndDeviceBatches) {
   // A batch on the device: indices, values and found in device memory, the extremes included.
   const auto c = fa.update(fa.update(fa.update(b, std::numeric_limits<int64_t>::min(), -1.0), 9, 9.0),
                            std::numeric_limits<int64_t>::max(), 2.5);
-  const std::vector<int64_t> idx{9, 4, std::numeric_limits<int64_t>::max(), 3, std::numeric_limits<int64_t>::min(), 10};
-  const device_vector<int64_t> d_idx(span<const int64_t>(idx.data(), int64_t(idx.size())));
-  device_vector<double> d_values(int64_t(idx.size()));
-  device_vector<uint8_t> d_found(int64_t(idx.size()));
   fa.lookup(c, d_idx, d_values, d_found);
   std::vector<double> values(idx.size());
   std::vector<uint8_t> found(idx.size());
