@@ -64,6 +64,18 @@
 #           cpu      server_bench --device cpu and server_python.py --device cpu: the CPU server
 #                    against std::upper_bound, gsearch::search and numpy.searchsorted per call (meant
 #                    for the CPU machine; here it measures this host) -> server_cpu.{json,txt}, server_python_cpu.{json,txt}
+#   functional_arrays (or fa)
+#           quick    fa_bench --impls gpu gpu-sync machine, N 16, 256, 8192, 5,000 operations -> fa_quick.{json,txt}
+#           tables   fa_bench: the seed's Tables 2 and 3, N = 16 ... 8,192, 50,000-operation paper
+#                    mixes, 25 runs after one warm-up, the persistent machine as a pipeline (every
+#                    run's answers against the specification: 13 million operations) -> fa_tables.{json,txt}
+#           latency  the same N, each operation waited for (gpu-sync) beside the CPU machine, the
+#                    specification and the treap, 3 runs                  -> fa_latency.{json,txt}
+#           large    N = 8,192, 2^16, 2^20 (65,536 version slots), 10,000 operations, batches of 4M
+#                    lookups in device memory; the CPU machine at 2^20 on 2,000 operations
+#                                                                          -> fa_large.{json,txt}, fa_large_cpu.{json,txt}
+#           python   fa_python.py on streams of gsearch esfa gen (N 256, 8,192; paper, ascending):
+#                    pyrsistent.pmap, dict, gsearch CPU and CUDA             -> fa_python_N.{json,txt}
 #   any     wheel    build the Python package there (pip wheel into $OUT, its log pip_wheel.log)
 #                    and install it. The Python steps install the package themselves when the
 #                    installed one cannot run on CUDA; WHEEL=path installs a carried wheel instead.
@@ -251,8 +263,32 @@ for step in "$@"; do
             --json "$OUT/server_python_cpu.json" ;;
         *) unknown "quick, main, int32, python, cpu, wheel" ;;
       esac ;;
+    functional_arrays | fa)
+      cells=(16 32 64 128 256 512 1024 2048 4096 8192)
+      case "$step" in
+        quick) bench fa_quick fa_bench --impls gpu gpu-sync machine --cells 16 256 8192 --ops 5000 --repeat 3 --warmup 1 ;;
+        tables) bench fa_tables fa_bench --impls gpu --cells "${cells[@]}" --ops 50000 --mixes paper --repeat 25 --warmup 1 ;;
+        latency)
+          bench fa_latency fa_bench --impls gpu-sync machine spec treap --cells "${cells[@]}" --ops 50000 --mixes paper \
+            --repeat 3 --warmup 0 ;;
+        large)
+          bench fa_large fa_bench --impls gpu gpu-sync machine --cells 8192 65536 --ops 10000 --mixes paper \
+            --version-slots 65536 --batch 4000000 --repeat 3 --warmup 1
+          bench fa_large_2p20 fa_bench --impls gpu gpu-sync --cells 1048576 --ops 10000 --mixes paper \
+            --version-slots 65536 --batch 4000000 --repeat 3 --warmup 1
+          bench fa_large_cpu fa_bench --impls gpu machine --cells 1048576 --ops 2000 --mixes paper \
+            --version-slots 65536 --repeat 1 --warmup 0 ;;
+        python)
+          cli=$(program gsearch) || { status=1; continue; }
+          for n in 256 8192; do
+            for mix in paper ascending; do "$cli" esfa gen --out "$OUT/fa_${mix}_$n.npy" --ops 50000 --cells $n --mix $mix; done
+            need=FunctionalArrays pybench fa_python_$n bench/functional_arrays/fa_python.py "$OUT/fa_paper_$n.npy" \
+              "$OUT/fa_ascending_$n.npy" --cells $n --repeat 3 --json "$OUT/fa_python_$n.json"
+          done ;;
+        *) unknown "quick, tables, latency, large, python, wheel" ;;
+      esac ;;
     *)
-      echo "bench.sh: unknown family '$family' (search, find, merge, index, pary, selection, server): usage in the script's header" >&2
+      echo "bench.sh: unknown family '$family' (search, find, merge, index, pary, selection, server, functional_arrays): usage in the script's header" >&2
       exit 1 ;;
   esac
 done

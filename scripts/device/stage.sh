@@ -12,7 +12,7 @@ cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURE
   -DGSEARCH_BUILD_BENCH=ON >/dev/null
 # The benchmark programs (bench/<family>/, all built into $B/bench/; scripts/device/bench.sh runs them).
 bench=(conflicts_probe rows_sweep search_bench find_bench find_sweep merge_bench merge_sweep index_bench pary_bench
-  selection_bench index_intervals_bench server_bench)
+  selection_bench index_intervals_bench server_bench fa_bench)
 cmake --build "$B" --target test_gpu_search test_gpu_find test_gpu_merge test_gpu_static_index test_gpu_pary test_gpu_partitioned test_gpu_large \
   test_gpu_selection test_gpu_topk test_gpu_index_intervals test_gpu_server \
   gsearch_cli test_cli "${bench[@]}"
