@@ -110,17 +110,11 @@ class cpu_machine final : public detail::functional_arrays_machine<V> {
   }
 
   void items(int64_t slot, std::vector<int64_t>& idx, std::vector<V>& values) override {
-    const std::vector<int64_t> held = detail::fa_held_cells(index_.data(), span_.data(), cells(), open_[size_t(slot)]);
-    idx.resize(held.size());
-    values.resize(held.size());
-    for (size_t k = 0; k < held.size(); ++k) {
-      idx[k] = index_[size_t(held[k])];
-      values[k] = value_[size_t(held[k])];
-    }
+    detail::fa_items(index_.data(), value_.data(), span_.data(), cells(), open_[size_t(slot)], idx, values);
   }
 
   std::vector<int64_t> collect(span<const int64_t> live) override {
-    return detail::fa_sweep(span_.data(), cells(), opens_of(live));
+    return detail::fa_sweep(span_.data(), cells(), detail::fa_opens_of(open_.data(), live));
   }
 
   std::string check_index(int64_t i) override {
@@ -128,16 +122,10 @@ class cpu_machine final : public detail::functional_arrays_machine<V> {
   }
 
   std::string check(span<const int64_t> live) override {
-    return detail::fa_check(index_.data(), span_.data(), cells(), opens_of(live), end_);
+    return detail::fa_check(index_.data(), span_.data(), cells(), detail::fa_opens_of(open_.data(), live), end_);
   }
 
  private:
-  std::vector<int64_t> opens_of(span<const int64_t> live) const {
-    std::vector<int64_t> opens;
-    for (const int64_t s : live) opens.push_back(open_[size_t(s)]);
-    return opens;
-  }
-
   // body(c) for every c of [0, n), on the machine's threads when n is large.
   template <class F>
   void pass(int64_t n, F&& body) {

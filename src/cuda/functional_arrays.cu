@@ -19,6 +19,7 @@
 
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/functional_arrays_copy.hpp"
 #include "gsearch/detail/cuda/functional_arrays_batch.hpp"
 #include "gsearch/detail/cuda/functional_arrays_kernel.cuh"  // fa_order_key
 #include "gsearch/detail/cuda/stream_buffer.cuh"
@@ -169,18 +170,12 @@ class cuda_machine final : public detail::functional_arrays_machine<V> {
 
   void items(int64_t slot, std::vector<int64_t>& idx, std::vector<V>& values) override {
     const host_copy h = download();
-    const std::vector<int64_t> held = detail::fa_held_cells(h.index.data(), h.spans.data(), cells_, h.open[size_t(slot)]);
-    idx.resize(held.size());
-    values.resize(held.size());
-    for (size_t k = 0; k < held.size(); ++k) {
-      idx[k] = h.index[size_t(held[k])];
-      values[k] = h.value[size_t(held[k])];
-    }
+    detail::fa_items(h.index.data(), h.value.data(), h.spans.data(), cells_, h.open[size_t(slot)], idx, values);
   }
 
   std::vector<int64_t> collect(span<const int64_t> live) override {
     host_copy h = download();
-    std::vector<int64_t> free_cells = detail::fa_sweep(h.spans.data(), cells_, opens_of(h, live));
+    std::vector<int64_t> free_cells = detail::fa_sweep(h.spans.data(), cells_, detail::fa_opens_of(h.open.data(), live));
     GSEARCH_CUDA_CHECK(cudaMemcpyAsync(spans_.data(), h.spans.data(), size_t(cells_) * sizeof(fa_span),
                                        cudaMemcpyHostToDevice, stream_));
     GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -193,16 +188,11 @@ class cuda_machine final : public detail::functional_arrays_machine<V> {
   }
   std::string check(span<const int64_t> live) override {
     const host_copy h = download();
-    return detail::fa_check(h.index.data(), h.spans.data(), cells_, opens_of(h, live), end_);
+    return detail::fa_check(h.index.data(), h.spans.data(), cells_, detail::fa_opens_of(h.open.data(), live), end_);
   }
 
  private:
-  struct host_copy {
-    std::vector<int64_t> index;
-    std::vector<V> value;
-    std::vector<fa_span> spans;
-    std::vector<int64_t> open;
-  };
+  using host_copy = detail::fa_host_copy<V>;
 
   static unsigned blocks(int64_t n) { return unsigned(std::min<int64_t>((n + fa_threads - 1) / fa_threads, 4096)); }
 
@@ -220,24 +210,7 @@ class cuda_machine final : public detail::functional_arrays_machine<V> {
   }
 
   host_copy download() {
-    host_copy h{std::vector<int64_t>(size_t(cells_)), std::vector<V>(size_t(cells_)), std::vector<fa_span>(size_t(cells_)),
-                std::vector<int64_t>(size_t(slots_))};
-    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(h.index.data(), index_.data(), size_t(cells_) * sizeof(int64_t),
-                                       cudaMemcpyDeviceToHost, stream_));
-    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(h.value.data(), value_.data(), size_t(cells_) * sizeof(V), cudaMemcpyDeviceToHost,
-                                       stream_));
-    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(h.spans.data(), spans_.data(), size_t(cells_) * sizeof(fa_span),
-                                       cudaMemcpyDeviceToHost, stream_));
-    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(h.open.data(), open_.data(), size_t(slots_) * sizeof(int64_t),
-                                       cudaMemcpyDeviceToHost, stream_));
-    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    return h;
-  }
-
-  static std::vector<int64_t> opens_of(const host_copy& h, span<const int64_t> live) {
-    std::vector<int64_t> opens;
-    for (const int64_t s : live) opens.push_back(h.open[size_t(s)]);
-    return opens;
+    return fa_download(stream_, index_.data(), value_.data(), spans_.data(), open_.data(), cells_, slots_);
   }
 
   // Device memory in stream order (the pool's, freed with cudaFreeAsync): cudaFree would wait for

@@ -28,6 +28,7 @@
 #include "gsearch/core/error.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/functional_arrays_copy.hpp"
 #include "gsearch/detail/cuda/functional_arrays_batch.hpp"
 #include "gsearch/detail/cuda/functional_arrays_kernel.cuh"
 #include "gsearch/detail/cuda/pinned_pool.hpp"
@@ -122,18 +123,12 @@ class persistent_machine final : public detail::functional_arrays_machine<V> {
 
   void items(int64_t slot, std::vector<int64_t>& idx, std::vector<V>& values) override {
     const host_copy h = download();
-    const std::vector<int64_t> held = detail::fa_held_cells(h.index.data(), h.spans.data(), cells_, h.open[size_t(slot)]);
-    idx.resize(held.size());
-    values.resize(held.size());
-    for (size_t k = 0; k < held.size(); ++k) {
-      idx[k] = h.index[size_t(held[k])];
-      values[k] = h.value[size_t(held[k])];
-    }
+    detail::fa_items(h.index.data(), h.value.data(), h.spans.data(), cells_, h.open[size_t(slot)], idx, values);
   }
 
   std::vector<int64_t> collect(span<const int64_t> live) override {
     host_copy h = download();
-    std::vector<int64_t> free_cells = detail::fa_sweep(h.spans.data(), cells_, opens_of(h, live));
+    std::vector<int64_t> free_cells = detail::fa_sweep(h.spans.data(), cells_, detail::fa_opens_of(h.open.data(), live));
     GSEARCH_CUDA_CHECK(cudaMemcpyAsync(spans_, h.spans.data(), size_t(cells_) * sizeof(fa_span), cudaMemcpyHostToDevice,
                                        side_));
     GSEARCH_CUDA_CHECK(cudaStreamSynchronize(side_));
@@ -147,16 +142,11 @@ class persistent_machine final : public detail::functional_arrays_machine<V> {
   }
   std::string check(span<const int64_t> live) override {
     const host_copy h = download();
-    return detail::fa_check(h.index.data(), h.spans.data(), cells_, opens_of(h, live), end_);
+    return detail::fa_check(h.index.data(), h.spans.data(), cells_, detail::fa_opens_of(h.open.data(), live), end_);
   }
 
  private:
-  struct host_copy {
-    std::vector<int64_t> index;
-    std::vector<V> value;
-    std::vector<fa_span> spans;
-    std::vector<int64_t> open;
-  };
+  using host_copy = detail::fa_host_copy<V>;
 
   fa_request* ring() const { return static_cast<fa_request*>(ring_block_.p); }
   fa_reply* replies() const { return reinterpret_cast<fa_reply*>(ring() + fa_ring_slots); }
@@ -363,20 +353,7 @@ class persistent_machine final : public detail::functional_arrays_machine<V> {
   // The cells (after a dump: the kernel wrote its shared cells home) and the opens.
   host_copy download() {
     wait_done(post(fa_code::dump, 0, 0, 0, 0, -1, -1));
-    host_copy h{std::vector<int64_t>(size_t(cells_)), std::vector<V>(size_t(cells_)), std::vector<fa_span>(size_t(cells_)),
-                std::vector<int64_t>(size_t(slots_))};
-    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(h.index.data(), index_, size_t(cells_) * sizeof(int64_t), cudaMemcpyDeviceToHost, side_));
-    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(h.value.data(), values_, size_t(cells_) * sizeof(V), cudaMemcpyDeviceToHost, side_));
-    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(h.spans.data(), spans_, size_t(cells_) * sizeof(fa_span), cudaMemcpyDeviceToHost, side_));
-    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(h.open.data(), open_, size_t(slots_) * sizeof(int64_t), cudaMemcpyDeviceToHost, side_));
-    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(side_));
-    return h;
-  }
-
-  static std::vector<int64_t> opens_of(const host_copy& h, span<const int64_t> live) {
-    std::vector<int64_t> opens;
-    for (const int64_t s : live) opens.push_back(h.open[size_t(s)]);
-    return opens;
+    return fa_download(side_, index_, values_, spans_, open_, cells_, slots_);
   }
 
   int64_t cells_, slots_;

@@ -25,6 +25,36 @@ inline std::vector<int64_t> fa_held_cells(const int64_t* index, const core::fa_s
   return held;
 }
 
+/// The defined indices of the version whose open is `open`, and their values, in index order.
+template <class V>
+void fa_items(const int64_t* index, const V* value, const core::fa_span* spans, int64_t cells, int64_t open,
+              std::vector<int64_t>& idx, std::vector<V>& values) {
+  const std::vector<int64_t> held = fa_held_cells(index, spans, cells, open);
+  idx.resize(held.size());
+  values.resize(held.size());
+  for (size_t k = 0; k < held.size(); ++k) {
+    idx[k] = index[size_t(held[k])];
+    values[k] = value[size_t(held[k])];
+  }
+}
+
+/// The open positions of the `live` version slots.
+inline std::vector<int64_t> fa_opens_of(const int64_t* open, span<const int64_t> live) {
+  std::vector<int64_t> opens;
+  opens.reserve(size_t(live.size()));
+  for (const int64_t s : live) opens.push_back(open[size_t(s)]);
+  return opens;
+}
+
+/// A GPU machine's cells and opens brought to the host (what items, the sweep and the checks read).
+template <class V>
+struct fa_host_copy {
+  std::vector<int64_t> index;
+  std::vector<V> value;
+  std::vector<core::fa_span> spans;
+  std::vector<int64_t> open;
+};
+
 /// Frees (in `spans`) every used cell that no live open lies in; returns every free cell.
 inline std::vector<int64_t> fa_sweep(core::fa_span* spans, int64_t cells, std::vector<int64_t> live_opens) {
   std::sort(live_opens.begin(), live_opens.end());
