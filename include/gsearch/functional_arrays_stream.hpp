@@ -57,6 +57,19 @@ inline std::vector<row> parse(const std::vector<int64_t>& flat) {
   return rows;
 }
 
+/// Row r when it makes or releases an array (empty, update, remove, release), on m, the arrays
+/// made so far in `made`; false for a query.
+template <class Machine, class Handle>
+bool apply_change(Machine& m, const row& x, size_t r, std::vector<Handle>& made) {
+  switch (x.op) {
+    case empty: made[r] = m.empty(); return true;
+    case update: made[r] = m.update(made[size_t(x.a)], x.i, x.v); return true;
+    case remove: made[r] = m.remove(made[size_t(x.a)], x.i); return true;
+    case release: m.release(made[size_t(x.a)]); return true;
+    default: return false;
+  }
+}
+
 /// Replays `rows` on `m` (functional_arrays<int64_t> or functional_arrays_spec<int64_t>), the
 /// results into found / value (one each per row); `each(r)` after row r (timing). The machine's
 /// out_of_memory passes through (the row is then not done).
@@ -69,22 +82,12 @@ void replay(Machine& m, const std::vector<row>& rows, std::vector<int64_t>& foun
   value.assign(rows.size(), 0);
   for (size_t r = 0; r < rows.size(); ++r) {
     const row& x = rows[r];
-    switch (x.op) {
-      case empty: made[r] = m.empty(); break;
-      case update: made[r] = m.update(made[size_t(x.a)], x.i, x.v); break;
-      case remove: made[r] = m.remove(made[size_t(x.a)], x.i); break;
-      case lookup: {
-        const std::optional<int64_t> v = m.lookup(made[size_t(x.a)], x.i);
-        found[r] = v.has_value(), value[r] = v.value_or(0);
-        break;
-      }
-      case size: value[r] = m.size(made[size_t(x.a)]); break;
-      case next: {
-        const std::optional<int64_t> v = m.next(made[size_t(x.a)], x.i);
-        found[r] = v.has_value(), value[r] = v.value_or(0);
-        break;
-      }
-      default: m.release(made[size_t(x.a)]); break;
+    if (!apply_change(m, x, r, made)) {
+      const handle& a = made[size_t(x.a)];
+      std::optional<int64_t> v;
+      if (x.op == size) v = m.size(a);
+      else v = x.op == lookup ? m.lookup(a, x.i) : m.next(a, x.i);
+      found[r] = v.has_value(), value[r] = v.value_or(0);
     }
     each(r);
   }
@@ -105,15 +108,9 @@ void replay_pipelined(Machine& m, const std::vector<row>& rows, std::vector<int6
   value.assign(rows.size(), 0);
   for (size_t r = 0; r < rows.size(); ++r) {
     const row& x = rows[r];
-    switch (x.op) {
-      case empty: made[r] = m.empty(); break;
-      case update: made[r] = m.update(made[size_t(x.a)], x.i, x.v); break;
-      case remove: made[r] = m.remove(made[size_t(x.a)], x.i); break;
-      case lookup: asked.emplace_back(r, m.post_lookup(made[size_t(x.a)], x.i)); break;
-      case size: asked.emplace_back(r, m.post_size(made[size_t(x.a)])); break;
-      case next: asked.emplace_back(r, m.post_next(made[size_t(x.a)], x.i)); break;
-      default: m.release(made[size_t(x.a)]); break;
-    }
+    if (apply_change(m, x, r, made)) continue;
+    const handle& a = made[size_t(x.a)];
+    asked.emplace_back(r, x.op == lookup ? m.post_lookup(a, x.i) : x.op == size ? m.post_size(a) : m.post_next(a, x.i));
   }
   for (const auto& [r, t] : asked) {
     const auto a = m.take(t);

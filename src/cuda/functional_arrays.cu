@@ -21,7 +21,7 @@
 #include "gsearch/detail/cuda/check.cuh"
 #include "gsearch/detail/cuda/functional_arrays_copy.hpp"
 #include "gsearch/detail/cuda/functional_arrays_batch.hpp"
-#include "gsearch/detail/cuda/functional_arrays_kernel.cuh"  // fa_order_key
+#include "gsearch/detail/cuda/functional_arrays_kernel.cuh"  // fa_order_key, fa_warp_fold
 #include "gsearch/detail/cuda/stream_buffer.cuh"
 #include "gsearch/device.hpp"
 #include "gsearch/detail/functional_arrays_host.hpp"
@@ -92,13 +92,7 @@ __global__ void fa_query_kernel(const int64_t* index, const V* value, const fa_s
       least = least < fa_order_key(index[c]) ? least : fa_order_key(index[c]);
     }
   }
-  // A warp's partial folds, then one atomic each (size: sum; next: min).
-  for (int d = 16; d > 0; d /= 2) {
-    count += __shfl_down_sync(0xffffffffu, count, d);
-    const unsigned long long o = __shfl_down_sync(0xffffffffu, least, d);
-    least = least < o ? least : o;
-    above = __shfl_down_sync(0xffffffffu, int(above), d) || above;
-  }
+  fa_warp_fold(count, least, above);  // a warp's partial folds, then one atomic each (size: sum; next: min)
   if (threadIdx.x % 32 == 0) {
     if (count) atomicAdd(&out->count, count);
     if (above) {
@@ -109,7 +103,7 @@ __global__ void fa_query_kernel(const int64_t* index, const V* value, const fa_s
 }
 
 template <class V>
-class cuda_machine final : public detail::functional_arrays_machine<V> {
+class cuda_machine final : public fa_gpu_machine<V> {
  public:
   cuda_machine(CUstream_st* stream, int64_t cells, int64_t slots)
       : stream_(stream), cells_(cells), slots_(slots), index_(stream, cells), value_(stream, cells),
@@ -137,9 +131,9 @@ class cuda_machine final : public detail::functional_arrays_machine<V> {
   int64_t version_slots() const override { return slots_; }
 
   void root(int64_t slot) override {
-    fa_set_open_kernel<<<1, 1, 0, stream_>>>(open_.data(), slot, core::fa_root_open(end_));
+    fa_set_open_kernel<<<1, 1, 0, stream_>>>(open_.data(), slot, core::fa_root_open(this->end_));
     GSEARCH_CUDA_CHECK_LAUNCH();
-    end_ += 2;
+    this->end_ += 2;
   }
 
   int insert(int64_t parent, int64_t child, core::fa_change change, int64_t i, V v, int64_t remainder,
@@ -148,7 +142,7 @@ class cuda_machine final : public detail::functional_arrays_machine<V> {
         index_.data(), value_.data(), spans_.data(), cells_, open_.data(), slots_, parent, child, int32_t(change), i,
         v, remainder, change == core::fa_change::update ? fresh : -1);
     GSEARCH_CUDA_CHECK_LAUNCH();
-    end_ += 2;
+    this->end_ += 2;
     return change == core::fa_change::update ? 3 : 1;  // counted as used; the sweep returns the unused
   }
 
@@ -168,31 +162,8 @@ class cuda_machine final : public detail::functional_arrays_machine<V> {
     return true;
   }
 
-  void items(int64_t slot, std::vector<int64_t>& idx, std::vector<V>& values) override {
-    const host_copy h = download();
-    detail::fa_items(h.index.data(), h.value.data(), h.spans.data(), cells_, h.open[size_t(slot)], idx, values);
-  }
-
-  std::vector<int64_t> collect(span<const int64_t> live) override {
-    host_copy h = download();
-    std::vector<int64_t> free_cells = detail::fa_sweep(h.spans.data(), cells_, detail::fa_opens_of(h.open.data(), live));
-    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(spans_.data(), h.spans.data(), size_t(cells_) * sizeof(fa_span),
-                                       cudaMemcpyHostToDevice, stream_));
-    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    return free_cells;
-  }
-
-  std::string check_index(int64_t i) override {
-    const host_copy h = download();
-    return detail::fa_check_index(h.index.data(), h.spans.data(), cells_, i, end_);
-  }
-  std::string check(span<const int64_t> live) override {
-    const host_copy h = download();
-    return detail::fa_check(h.index.data(), h.spans.data(), cells_, detail::fa_opens_of(h.open.data(), live), end_);
-  }
 
  private:
-  using host_copy = detail::fa_host_copy<V>;
 
   static unsigned blocks(int64_t n) { return unsigned(std::min<int64_t>((n + fa_threads - 1) / fa_threads, 4096)); }
 
@@ -209,8 +180,13 @@ class cuda_machine final : public detail::functional_arrays_machine<V> {
     return a;
   }
 
-  host_copy download() {
+  detail::fa_host_copy<V> download() override {
     return fa_download(stream_, index_.data(), value_.data(), spans_.data(), open_.data(), cells_, slots_);
+  }
+  void upload_spans(const std::vector<fa_span>& spans) override {
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(spans_.data(), spans.data(), size_t(cells_) * sizeof(fa_span),
+                                       cudaMemcpyHostToDevice, stream_));
+    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
   // Device memory in stream order (the pool's, freed with cudaFreeAsync): cudaFree would wait for
@@ -229,7 +205,6 @@ class cuda_machine final : public detail::functional_arrays_machine<V> {
   array<fa_span> spans_;
   array<int64_t> open_;
   array<fa_answer<V>> answer_;
-  int64_t end_ = 0;
 };
 
 }  // namespace

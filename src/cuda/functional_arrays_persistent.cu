@@ -61,7 +61,7 @@ std::map<int, int>& held_sms() {
 }
 
 template <class V>
-class persistent_machine final : public detail::functional_arrays_machine<V> {
+class persistent_machine final : public fa_gpu_machine<V> {
  public:
   static constexpr auto kernel = fa_persistent_kernel<V, fa_threads>;
 
@@ -91,8 +91,8 @@ class persistent_machine final : public detail::functional_arrays_machine<V> {
   int persistent_blocks() const override { return blocks_; }
 
   void root(int64_t slot) override {
-    post(fa_code::root, slot, core::fa_root_open(end_), 0, 0, -1, -1);
-    end_ += 2;
+    post(fa_code::root, slot, core::fa_root_open(this->end_), 0, 0, -1, -1);
+    this->end_ += 2;
   }
 
   int insert(int64_t parent, int64_t child, core::fa_change change, int64_t i, V v, int64_t remainder,
@@ -101,7 +101,7 @@ class persistent_machine final : public detail::functional_arrays_machine<V> {
     std::memcpy(&bits, &v, sizeof(V));
     const bool update = change == core::fa_change::update;
     post(update ? fa_code::update : fa_code::remove, parent, child, i, bits, remainder, update ? fresh : -1);
-    end_ += 2;
+    this->end_ += 2;
     return update ? 3 : 1;  // counted as used; the sweep gives back the unfilled
   }
 
@@ -121,32 +121,8 @@ class persistent_machine final : public detail::functional_arrays_machine<V> {
     return true;
   }
 
-  void items(int64_t slot, std::vector<int64_t>& idx, std::vector<V>& values) override {
-    const host_copy h = download();
-    detail::fa_items(h.index.data(), h.value.data(), h.spans.data(), cells_, h.open[size_t(slot)], idx, values);
-  }
-
-  std::vector<int64_t> collect(span<const int64_t> live) override {
-    host_copy h = download();
-    std::vector<int64_t> free_cells = detail::fa_sweep(h.spans.data(), cells_, detail::fa_opens_of(h.open.data(), live));
-    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(spans_, h.spans.data(), size_t(cells_) * sizeof(fa_span), cudaMemcpyHostToDevice,
-                                       side_));
-    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(side_));
-    post(fa_code::load, 0, 0, 0, 0, -1, -1);  // later operations come after it in the kernel
-    return free_cells;
-  }
-
-  std::string check_index(int64_t i) override {
-    const host_copy h = download();
-    return detail::fa_check_index(h.index.data(), h.spans.data(), cells_, i, end_);
-  }
-  std::string check(span<const int64_t> live) override {
-    const host_copy h = download();
-    return detail::fa_check(h.index.data(), h.spans.data(), cells_, detail::fa_opens_of(h.open.data(), live), end_);
-  }
 
  private:
-  using host_copy = detail::fa_host_copy<V>;
 
   fa_request* ring() const { return static_cast<fa_request*>(ring_block_.p); }
   fa_reply* replies() const { return reinterpret_cast<fa_reply*>(ring() + fa_ring_slots); }
@@ -351,9 +327,15 @@ class persistent_machine final : public detail::functional_arrays_machine<V> {
   core::fa_result<V> ask(core::fa_query q, int64_t slot, int64_t i) { return take(post_query(q, slot, i)); }
 
   // The cells (after a dump: the kernel wrote its shared cells home) and the opens.
-  host_copy download() {
+  detail::fa_host_copy<V> download() override {
     wait_done(post(fa_code::dump, 0, 0, 0, 0, -1, -1));
     return fa_download(side_, index_, values_, spans_, open_, cells_, slots_);
+  }
+  void upload_spans(const std::vector<fa_span>& spans) override {
+    GSEARCH_CUDA_CHECK(
+        cudaMemcpyAsync(spans_, spans.data(), size_t(cells_) * sizeof(fa_span), cudaMemcpyHostToDevice, side_));
+    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(side_));
+    post(fa_code::load, 0, 0, 0, 0, -1, -1);  // the blocks reread their cells; later operations come after it
   }
 
   int64_t cells_, slots_;
@@ -370,7 +352,6 @@ class persistent_machine final : public detail::functional_arrays_machine<V> {
   uint64_t next_ticket_ = 0;
   std::unordered_map<uint64_t, core::fa_query> pending_;   // queries posted, not taken
   std::unordered_map<uint64_t, core::fa_result<V>> taken_;  // their answers, kept before their slot's reuse
-  int64_t end_ = 0;
 };
 
 }  // namespace

@@ -33,6 +33,7 @@
 
 #include "gsearch/core/functional_arrays.hpp"
 #include "gsearch/core/server_ring.hpp"
+#include "gsearch/detail/cuda/system_scope.cuh"
 
 namespace gsearch::cuda_backend {
 
@@ -145,24 +146,6 @@ __device__ __forceinline__ W fa_load_l2(const W* p) {
   return w;
 }
 
-/// 16 bytes of host memory (16-aligned), relaxed at system scope.
-__device__ __forceinline__ ulonglong2 fa_load_sys_16(const unsigned long long* p) {
-  ulonglong2 v;
-  asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];" : "=l"(v.x), "=l"(v.y) : "l"(p) : "memory");
-  return v;
-}
-
-__device__ __forceinline__ uint64_t fa_clock_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-/// Polling naps: at most fa_hot_nap_ns while requests came in the last fa_hot_ns, then doubling
-/// up to the idle cap (the search server's trade-off: latency against an idle machine's reads).
-inline constexpr uint32_t fa_hot_nap_ns = 64;
-inline constexpr uint64_t fa_hot_ns = 200000;
-
 /// Warp 0 fills the block's window with the requests from ticket k on (at least one: it waits),
 /// and sets *end one past the last. Block 0 reads the ring (a lane a slot, the published prefix)
 /// and hands the requests to the queue; the other blocks copy them from the queue.
@@ -175,7 +158,7 @@ __device__ void fa_refill(const fa_params<V>& p, uint64_t k, fa_request* window,
   uint32_t nap = 0;
   int taken = 0;
   for (;;) {
-    const bool hot = fa_clock_ns() - last_seen_ns < fa_hot_ns;
+    const bool hot = globaltimer_ns() - last_seen_ns < uint64_t(poll_hot_ns);
     if (blockIdx.x == 0) {
       // While requests keep coming a lane a slot (32 reads over PCIe in one round trip); an idle
       // machine polls with lane 0 alone.
@@ -193,7 +176,7 @@ __device__ void fa_refill(const fa_params<V>& p, uint64_t k, fa_request* window,
         // 16-byte loads issued together (one PCIe round trip, not one a word).
         fa_request r;
         for (int j = 0; j < 4; ++j)
-          reinterpret_cast<ulonglong2*>(&r)[j] = fa_load_sys_16(reinterpret_cast<const unsigned long long*>(s) + 2 * j);
+          reinterpret_cast<ulonglong2*>(&r)[j] = load_sys_16(reinterpret_cast<const unsigned long long*>(s) + 2 * j);
         window[t % fa_window] = r;
         p.queue[t % fa_queue_slots] = r;
       }
@@ -215,12 +198,9 @@ __device__ void fa_refill(const fa_params<V>& p, uint64_t k, fa_request* window,
         break;
       }
     }
-    // Nothing yet: nap (short while requests keep coming).
-    const int64_t cap = hot ? int64_t(fa_hot_nap_ns) : p.idle_sleep_ns;
-    if (nap > 0) __nanosleep(nap);
-    nap = nap == 0 ? 32 : (int64_t(nap) * 2 < cap ? nap * 2 : uint32_t(cap));
+    nap = poll_backoff(nap, hot ? poll_hot_nap_ns : p.idle_sleep_ns);  // nothing yet: short naps while hot
   }
-  last_seen_ns = fa_clock_ns();
+  last_seen_ns = globaltimer_ns();
   if (lane == 0) *end = k + uint64_t(taken);
 }
 
@@ -241,16 +221,21 @@ __device__ __forceinline__ void fa_grid_barrier(fa_control* control, uint64_t k)
   __syncthreads();
 }
 
-/// A query's fold within the block, then one atomic per word into `fold` (device memory).
-template <int Threads>
-__device__ void fa_block_fold(unsigned long long count, unsigned long long least, bool above, fa_fold* fold,
-                              unsigned long long* shared_count, unsigned long long* shared_least, int* shared_above) {
+/// A warp's fold of size's count and next's least key (and whether it has one), into lane 0.
+__device__ __forceinline__ void fa_warp_fold(unsigned long long& count, unsigned long long& least, bool& above) {
   for (int d = 16; d > 0; d /= 2) {
     count += __shfl_down_sync(0xffffffffu, count, d);
     const unsigned long long o = __shfl_down_sync(0xffffffffu, least, d);
     least = least < o ? least : o;
     above = __shfl_down_sync(0xffffffffu, int(above), d) || above;
   }
+}
+
+/// A query's fold within the block, then one atomic per word into `fold` (device memory).
+template <int Threads>
+__device__ void fa_block_fold(unsigned long long count, unsigned long long least, bool above, fa_fold* fold,
+                              unsigned long long* shared_count, unsigned long long* shared_least, int* shared_above) {
+  fa_warp_fold(count, least, above);
   if (threadIdx.x % 32 == 0) {
     if (count) atomicAdd(shared_count, count);
     if (above) {
@@ -305,7 +290,7 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
     shared_least = ~0ull;
     shared_above = 0;
   }
-  uint64_t last_seen_ns = fa_clock_ns();
+  uint64_t last_seen_ns = globaltimer_ns();
   __syncthreads();
 
   unsigned long long end = 0;  // one past the window's last ticket

@@ -8,7 +8,7 @@
 /// memory crosses PCIe (~1 us), so the slots are read in parallel, never one after the other, and
 /// a lane that finds its slot published reads the request (and the queries a slot may carry
 /// itself) at once: one round trip to see a request, one to read it. While requests keep coming
-/// the poll naps at most server_hot_nap_ns between rounds; after server_hot_ns without one, lane
+/// the poll naps at most poll_hot_nap_ns between rounds; after poll_hot_ns without one, lane
 /// 0 alone polls and the naps grow to idle_sleep_ns (an idle server costs a read every few us).
 /// The batch is taken by core::ring_batch's rule. Then:
 ///  - a batch of at most Threads queries is served by block 0 alone (no grid-wide step): a warp
@@ -39,6 +39,7 @@
 #include "gsearch/core/static_index.hpp"
 #include "gsearch/detail/cuda/pary_kernel.cuh"
 #include "gsearch/detail/cuda/static_index_kernel.cuh"
+#include "gsearch/detail/cuda/system_scope.cuh"
 
 namespace gsearch::cuda_backend {
 
@@ -52,33 +53,6 @@ struct server_device_access {
     cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(*p).store(v, cuda::memory_order_release);
   }
 };
-
-/// A word of the ring or of a payload in host memory, read at system scope (a relaxed atomic
-/// load: never an earlier value from a cache; after the acquire of the slot's `ready`, the value
-/// its submitter wrote).
-template <class W>
-__device__ __forceinline__ W load_sys(const W* p) {
-  return cuda::atomic_ref<W, cuda::thread_scope_system>(*const_cast<W*>(p)).load(cuda::memory_order_relaxed);
-}
-
-/// 16 bytes of host memory (16-aligned) in one vector load, relaxed at system scope (load_sys's
-/// semantics, which is what the memory model promises to see the submitter's words after the
-/// acquire of `ready`), the two words together. (ld.volatile was as fast; the soak failures
-/// first blamed on it were the test's: docs/perf-notes.md, "Search server".)
-__device__ __forceinline__ ulonglong2 load_sys_16(const unsigned long long* p) {
-  ulonglong2 v;
-  asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];" : "=l"(v.x), "=l"(v.y) : "l"(p) : "memory");
-  return v;
-}
-
-/// *to = *from (a struct in host memory: a replace_keys' payload), read at system scope in
-/// 4-byte words, written straight to `to` (shared memory: no copy in local memory).
-template <class S>
-__device__ __forceinline__ void copy_sys_words(S* to, const S* from) {
-  static_assert(sizeof(S) % 4 == 0 && alignof(S) >= 4, "whole 4-byte words");
-  for (int i = 0; i < int(sizeof(S) / 4); ++i)
-    reinterpret_cast<unsigned int*>(to)[i] = load_sys(reinterpret_cast<const unsigned int*>(from) + i);
-}
 
 /// A request of the batch being served, as the kernel searches it: device-usable addresses (the
 /// host translated page-locked memory and staged pageable memory before publishing).
@@ -130,25 +104,6 @@ struct server_params {
   int64_t max_delay_ns;            ///< ... at most this long (0: serve at once)
   int64_t idle_sleep_ns;           ///< the longest __nanosleep between polls
 };
-
-__device__ __forceinline__ uint64_t server_clock_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-/// The leader's polling: naps of at most server_hot_nap_ns while requests came in the last
-/// server_hot_ns, then growing to idle_sleep_ns (docs/design.md: the trade-off of latency and
-/// an idle server's cost).
-inline constexpr int64_t server_hot_nap_ns = 64;
-inline constexpr int64_t server_hot_ns = 200000;
-
-/// Sleeps `ns` ns (if any) and returns the next backoff: doubling from 32 ns up to `cap`.
-__device__ __forceinline__ uint32_t server_backoff(uint32_t ns, int64_t cap) {
-  if (ns > 0) __nanosleep(ns);
-  const uint64_t next = ns == 0 ? 32 : uint64_t(ns) * 2;
-  return uint32_t(next < uint64_t(cap) ? next : uint64_t(cap));
-}
 
 /// Requests of a batch block 0 keeps in shared memory (its own path serves at most this many).
 inline constexpr int server_small_requests = 64;
@@ -390,7 +345,7 @@ __device__ void server_wait_finished(server_control<T>* c, int64_t idle_sleep_ns
   const uint32_t others = gridDim.x - 1;
   uint32_t ns = 0;
   while (cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(c->finished).load(cuda::memory_order_acquire) < others)
-    ns = server_backoff(ns, idle_sleep_ns < 256 ? idle_sleep_ns : 256);  // a batch ends soon: short naps
+    ns = poll_backoff(ns, idle_sleep_ns < 256 ? idle_sleep_ns : 256);  // a batch ends soon: short naps
 }
 
 /// The persistent kernel. Dynamic shared memory: the staged top levels of the index (the
@@ -423,7 +378,7 @@ __global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel
       if (threadIdx.x == 0) {
         uint32_t ns = 0;
         while (cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(c->posted).load(cuda::memory_order_acquire) == seen)
-          ns = server_backoff(ns, p.idle_sleep_ns);
+          ns = poll_backoff(ns, p.idle_sleep_ns);
         batch.op = load_l2(&c->op);
         batch.taken = load_l2(&c->requests);
         batch.tiles = load_l2(&c->tiles);
@@ -448,14 +403,14 @@ __global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel
 
   // Block 0: the leader.
   uint64_t tail = 0;
-  uint64_t last_request = server_clock_ns();
+  uint64_t last_request = globaltimer_ns();
   for (;;) {
     if (threadIdx.x < 32) {
       int32_t op = 0;
       int64_t queries = 0, tiles = 0, taken = 0;
       uint32_t ns = 0;
       for (;;) {
-        const bool hot = server_clock_ns() - last_request < uint64_t(server_hot_ns);
+        const bool hot = globaltimer_ns() - last_request < uint64_t(poll_hot_ns);
         int ready = 1;  // cold: lane 0 polls the next slot alone first (one PCIe read a poll)
         if (!hot) {
           if (threadIdx.x == 0) ready = core::ring_published<server_device_access>(p.slots, p.ring_slots, tail);
@@ -463,13 +418,13 @@ __global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel
         }
         if (ready) taken = server_collect<tile>(p, tail, small, server_small_requests, op, queries, tiles);
         if (taken > 0) break;
-        ns = server_backoff(ns, hot ? (p.idle_sleep_ns < server_hot_nap_ns ? p.idle_sleep_ns : server_hot_nap_ns)
+        ns = poll_backoff(ns, hot ? (p.idle_sleep_ns < poll_hot_nap_ns ? p.idle_sleep_ns : poll_hot_nap_ns)
                                     : p.idle_sleep_ns);
       }
       if (op == int32_t(core::server_op::search) && p.max_delay_ns > 0 && queries < p.preferred_batch_queries) {
         // The dynamic batcher: wait up to max_delay for the preferred number of queries.
-        const uint64_t deadline = server_clock_ns() + uint64_t(p.max_delay_ns);
-        while (queries < p.preferred_batch_queries && server_clock_ns() < deadline) {
+        const uint64_t deadline = globaltimer_ns() + uint64_t(p.max_delay_ns);
+        while (queries < p.preferred_batch_queries && globaltimer_ns() < deadline) {
           __nanosleep(256);
           taken = server_collect<tile>(p, tail, small, server_small_requests, op, queries, tiles);
         }
@@ -524,7 +479,7 @@ __global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel
         core::ring_answer<server_device_access>(p.slots, p.ring_slots, tail + uint64_t(i), false, nullptr);
     if (op == int32_t(core::server_op::stop)) return;
     tail += uint64_t(taken);
-    last_request = server_clock_ns();
+    last_request = globaltimer_ns();
   }
 }
 
