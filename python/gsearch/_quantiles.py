@@ -46,7 +46,7 @@ QuantileMethod = Literal[
 _QUANTILE_METHODS: dict[str, int] = dict(_core.QUANTILE_METHODS)
 
 
-@_lru_cache(maxsize=512)
+@_lru_cache(maxsize=512, typed=True)  # typed: q = 0 and q = 0.0 give numpy different dtypes
 def _numpy_result_dtype(kind: str, data: _np.dtype, q: Any, method: str) -> _np.dtype:
     """The dtype numpy's quantile (kind 'quantile') or median ('median') gives data of dtype
     `data` for q (a Python int / float for a scalar q, else the dtype of the q array): numpy

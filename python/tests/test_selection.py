@@ -356,6 +356,14 @@ def test_quantile_types_of_q_and_results():
     same_result(gsearch.quantile([1, 2, 3, 4], 0.5), np.float64(2.5))
 
 
+def test_quantile_result_type_of_int_and_float_q():
+    """q = 0 and q = 0.0 are equal (and hash alike) but numpy types their results apart: a cache
+    of numpy's rule must not answer one for the other (hypothesis found it, in CI)."""
+    a = np.array([0], dtype=np.int32)
+    for q in (0, 0.0, 1, 1.0, 0):
+        same_result(gsearch.quantile(a, q, method="linear"), np.quantile(a, q, method="linear"))
+
+
 def test_quantile_int64_discrete_methods_are_exact():
     a = np.array([2**62 + 1, -(2**62) - 1, 2**53 + 1, 5], dtype=np.int64)
     for method in DISCRETE:
