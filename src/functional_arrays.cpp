@@ -5,6 +5,7 @@
 #include "gsearch/functional_arrays.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 #include "backend.hpp"
@@ -99,12 +100,14 @@ void functional_arrays<V>::need_cells(int64_t k, const char* what) {
                         "machine with more version_slots)");
   if (int64_t(free_cells_.size()) >= k) return;
   // The sweep: every cell no live array sees becomes free.
+  const auto t0 = std::chrono::steady_clock::now();
   std::vector<int64_t> live_slots;
   for (int64_t s = 0; s < int64_t(generation_.size()); ++s)
     if (generation_[size_t(s)] % 2 == 1) live_slots.push_back(s);
   free_cells_ = machine_->collect(span<const int64_t>(live_slots.data(), int64_t(live_slots.size())));
   std::reverse(free_cells_.begin(), free_cells_.end());  // the lowest cells taken first
   ++collections_;
+  collection_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (int64_t(free_cells_.size()) < k)
     throw out_of_memory(std::string("gsearch::functional_arrays::") + what + ": the machine is full (" +
                         std::to_string(cells()) + " cells hold what the live arrays see; this operation needs " +

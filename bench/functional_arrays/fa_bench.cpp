@@ -19,6 +19,9 @@
 // and d), and the microseconds per operation of the median run (mean, p50, p99, max). Every
 // implementation's results are compared with the spec's (verified).
 //
+// The machines' rows also say how many sweeps the median run made (when the free cells ran out)
+// and their time, which is part of the run's.
+//
 // With --batch B, each machine impl also times a batch lookup of B indices (uniform over the
 // stream's index range) on the stream's last array, as lookups per second.
 //
@@ -61,6 +64,8 @@ bool on_gpu(const std::string& impl) { return impl == "gpu" || impl == "gpu-sync
 struct replayed {
   std::vector<double> ns;  // per operation
   std::vector<int64_t> found, value;
+  int64_t collections = 0;  // the machines' sweeps, and their time in all (within ns)
+  double collection_ms = 0;
 };
 
 template <class M>
@@ -135,16 +140,13 @@ replayed run_impl(const args& a, const std::string& impl, int64_t cells, const s
   if (impl == "machine" || on_gpu(impl)) {
     functional_arrays<int64_t> fa = make_machine(a, impl, cells);
     *blocks = fa.persistent_blocks();
+    replayed out;
     if (impl == "gpu") {  // one time for the whole stream, spread evenly over its operations
-      replayed out;
       const auto t0 = std::chrono::steady_clock::now();
       fs::replay_pipelined(fa, rows, out.found, out.value);
       const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
       out.ns.assign(rows.size(), ns / double(rows.size()));
-      return out;
-    }
-    if (impl == "gpu-sync" || impl == "gpu-launch") {  // each operation's time until it is done
-      replayed out;
+    } else if (impl == "gpu-sync" || impl == "gpu-launch") {  // each operation's time until it is done
       out.ns.resize(rows.size());
       auto t0 = std::chrono::steady_clock::now();
       fs::replay(fa, rows, out.found, out.value, [&](size_t r) {
@@ -153,9 +155,12 @@ replayed run_impl(const args& a, const std::string& impl, int64_t cells, const s
         out.ns[r] = std::chrono::duration<double, std::nano>(t1 - t0).count();
         t0 = t1;
       });
-      return out;
+    } else {
+      out = replay_timed(fa, rows);
     }
-    return replay_timed(fa, rows);
+    out.collections = fa.collections();
+    out.collection_ms = fa.collection_seconds() * 1e3;
+    return out;
   }
   if (impl == "spec") {
     functional_arrays_spec<int64_t> s;
@@ -230,6 +235,8 @@ struct runner {
                       {"us_per_op", {{"mean", totals[mid] * 1000 / double(rows.size())}, {"p50", pct(0.5)},
                                      {"p99", pct(0.99)}, {"max", per.back() / 1000}}},
                       {"verified", ok}};
+          if (impl == "machine" || on_gpu(impl))  // the median run's sweeps, within its time
+            row["collections"] = {{"count", runs[mid].collections}, {"ms", runs[mid].collection_ms}};
           if (impl == "gpu") row["us_per_op"]["over"] = "runs";
           if (on_gpu(impl)) row["persistent_blocks"] = blocks;
           if (a.batch > 0 && (impl == "machine" || on_gpu(impl))) {
@@ -248,6 +255,9 @@ struct runner {
                       (long long)cells, impl.c_str(), totals[mid], std::sqrt(var), range,
                       totals[mid] * 1000 / double(rows.size()), pct(0.5), pct(0.99), per.back() / 1000,
                       ok ? "ok" : "WRONG");
+          if (row.contains("collections") && runs[mid].collections > 0)
+            std::printf("%-10s %6lld %-10s %lld sweeps, %.3f ms of the median run\n", mix_name.c_str(), (long long)cells,
+                        impl.c_str(), (long long)runs[mid].collections, runs[mid].collection_ms);
           if (row.contains("batch_lookups_per_s"))
             std::printf("%-10s %6lld %-10s batch of %lld lookups: %.3g /s\n", mix_name.c_str(), (long long)cells,
                         impl.c_str(), (long long)a.batch, row["batch_lookups_per_s"].get<double>());

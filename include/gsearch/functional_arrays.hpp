@@ -143,8 +143,10 @@ class functional_arrays {
   int64_t version_slots() const;
   /// The GPU's persistent kernel's blocks; 0 on the CPU and in the launch form.
   int persistent_blocks() const;
-  /// Sweeps made so far (when the free cells ran out).
+  /// Sweeps made so far (when the free cells ran out), and the seconds they took together (on
+  /// the GPU: the kernel's dump, the copies each way and the host's sweep).
   int64_t collections() const { return collections_; }
+  double collection_seconds() const { return collection_seconds_; }
   /// The machine's invariants (the pieces of an index disjoint, positions on the line, live
   /// versions distinct) and the free list's: "" when they hold. O(cells log cells); for tests.
   std::string check();
@@ -163,6 +165,7 @@ class functional_arrays {
   std::vector<int64_t> free_cells_;
   int64_t live_count_ = 0;
   int64_t collections_ = 0;
+  double collection_seconds_ = 0;
 };
 
 #define GSEARCH_EXTERN_FUNCTIONAL_ARRAYS(V) extern template class functional_arrays<V>;

@@ -82,6 +82,7 @@ class persistent_machine final : public fa_gpu_machine<V> {
       }
       cudaStreamSynchronize(kernel_stream_);  // the kernel has left (or failed)
       (void)cudaGetLastError();
+      if (std::getenv("GSEARCH_FA_TRACE")) trace_windows();
     }
     release();
   }
@@ -232,16 +233,31 @@ class persistent_machine final : public fa_gpu_machine<V> {
     blocks_ = 0;
   }
 
+  // GSEARCH_FA_TRACE: how many requests block 0 read per window (few: the kernel waited for the
+  // host; fa_window: the host kept ahead of it).
+  void trace_windows() {
+    fa_control c{};
+    if (cudaMemcpyAsync(&c, control_, sizeof c, cudaMemcpyDeviceToHost, side_) != cudaSuccess ||
+        cudaStreamSynchronize(side_) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return;
+    }
+    std::fprintf(stderr, "fa trace: %llu requests in %llu windows (%.2f a window), %d blocks\n",
+                 (unsigned long long)next_ticket_, c.windows, c.windows ? double(next_ticket_) / double(c.windows) : 0.0,
+                 blocks_);
+  }
+
   // Spins until the kernel has done ticket t (its progress passed it), asking the kernel's stream
   // now and then whether the kernel failed.
   void wait_done(uint64_t t) {
     cuda::atomic_ref<uint64_t> completed(progress()->completed);
     const auto t0 = std::chrono::steady_clock::now();
-    bool told = false;
+    auto told = t0;
     for (uint64_t spins = 0; completed.load(cuda::memory_order_acquire) <= t; ++spins) {
       if (spins % 4096 == 4095) {
-        if (!told && std::getenv("GSEARCH_FA_TRACE") && std::chrono::steady_clock::now() - t0 > std::chrono::seconds(2)) {
-          told = true;
+        // GSEARCH_FA_TRACE: every 2 s of waiting (progress or a hang), where the kernel is.
+        if (std::getenv("GSEARCH_FA_TRACE") && std::chrono::steady_clock::now() - told > std::chrono::seconds(2)) {
+          told = std::chrono::steady_clock::now();
           std::fprintf(stderr, "fa trace: waiting for ticket %llu, completed %llu, posted %llu, blocks %d\n",
                        (unsigned long long)t, (unsigned long long)completed.load(), (unsigned long long)next_ticket_, blocks_);
         }

@@ -112,6 +112,7 @@ struct fa_control {
   unsigned long long arrived;  ///< the grid barrier's arrivals, all operations together
   fa_fold fold[2];             ///< operation k's in fold[k % 2]
   fa_carry carry[2];           ///< operation k's in carry[k % 2]
+  unsigned long long windows;  ///< refills of block 0's window (GSEARCH_FA_TRACE: operations per window)
 };
 
 template <class V>
@@ -182,7 +183,10 @@ __device__ void fa_refill(const fa_params<V>& p, uint64_t k, fa_request* window,
       }
       if (taken > 0) {
         __syncwarp();
-        if (lane == 0) posted.store(k + uint64_t(taken), cuda::memory_order_release);  // the queue's entries first
+        if (lane == 0) {
+          posted.store(k + uint64_t(taken), cuda::memory_order_release);  // the queue's entries first
+          ++p.control->windows;  // block 0's lane 0 alone writes it
+        }
         break;
       }
     } else {
