@@ -51,7 +51,6 @@ constexpr int64_t fa_cells_per_block = 1024;
 constexpr int fa_spare_sms = 2;
 constexpr int64_t fa_ring_slots = 1024;
 constexpr int64_t fa_idle_sleep_ns = 4000;
-constexpr int64_t fa_cell_bytes = int64_t(sizeof(fa_span) + sizeof(int64_t));
 
 /// The SMs the process's persistent machines hold, by device.
 std::mutex held_mutex;
@@ -189,6 +188,7 @@ class persistent_machine final : public fa_gpu_machine<V> {
     p.cells = cells_;
     p.cells_per_block = cells_per_block;
     p.cells_in_shared = shared_bytes > 0;
+    p.values_in_shared = shared_bytes > cells_per_block * fa_shared_cell_bytes;
     p.open = open_;
     p.slots = slots_;
     p.slots_per_block = slots_per_block;
@@ -386,10 +386,15 @@ std::unique_ptr<detail::functional_arrays_machine<V>> make_persistent_functional
                            std::to_string(usable) + " on this device: its SMs less " + std::to_string(fa_spare_sms) + ")");
   const int g = blocks > 0 ? blocks
                            : int(std::clamp<int64_t>((cells + fa_cells_per_block - 1) / fa_cells_per_block, 1, usable));
-  // The cells in shared memory when a block's share fits, else in device memory (the same kernel).
+  // The cells and their values in shared memory when a block's share fits, else the cells alone
+  // (2^20 cells over 130 blocks: 193 KB of cells, 258 KB with int64 values), else device memory;
+  // the same kernel.
   const int64_t per_block = (cells + g - 1) / g;
   const int64_t room = dev.max_shared_per_block - static_shared_bytes(reinterpret_cast<const void*>(machine::kernel), dev);
-  const int64_t shared_bytes = per_block * fa_cell_bytes <= room ? per_block * fa_cell_bytes : 0;
+  const int64_t with_values = per_block * (fa_shared_cell_bytes + int64_t(sizeof(V)));
+  const int64_t shared_bytes = with_values <= room                         ? with_values
+                               : per_block * fa_shared_cell_bytes <= room ? per_block * fa_shared_cell_bytes
+                                                                          : 0;
   if (blocks_per_sm(reinterpret_cast<const void*>(machine::kernel), fa_threads, shared_bytes, dev) < 1)
     throw error("gsearch::functional_arrays: the persistent kernel cannot run on this device");
   {

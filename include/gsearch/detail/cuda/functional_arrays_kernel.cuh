@@ -18,12 +18,14 @@
 ///
 /// What crosses blocks, and how: the parent's open position (device memory, read at L2 after the
 /// barrier; each block shifts only the opens it owns), the carve's remainder (the piece after the
-/// new child's subtree goes to a free cell the host chose, which another block may hold: the
-/// carving thread writes it to a mailbox that the holder installs at the next operation, before
-/// its pass), a query's fold (atomics in device memory, reset by block 0 after answering) and
-/// values (device memory: written once per fill, read at L2 by the one cell that matches a
-/// lookup). The host never waits for an update or a remove: it counts both free cells as used,
-/// and a sweep (dump, the host's sweep, load) gives back the unfilled ones.
+/// new child's subtree, with its value, goes to a free cell the host chose, which another block
+/// may hold: the carving thread writes it to a mailbox that the holder installs at the next
+/// operation, before its pass, its load issued with the parent's open: one L2 round trip for
+/// both) and a query's fold (atomics in device memory, reset by block 0 after answering). A
+/// block's values live beside its cells (shared memory when there is room, else its share of
+/// device memory), written only by that block. The host never waits for an update or a remove:
+/// it counts both free cells as used, and a sweep (dump, the host's sweep, load) gives back the
+/// unfilled ones.
 
 #include <cuda/atomic>
 #include <cuda_runtime.h>
@@ -94,12 +96,17 @@ struct fa_fold {
   unsigned long long value;
 };
 
-/// The carve's remainder on its way to the block that holds its cell.
-struct fa_carry {
+/// The carve's remainder on its way to the block that holds its cell: the cell's whole content
+/// (its value too: each block writes only its own cells' values), read in three 16-byte loads
+/// issued together (one L2 round trip on the way into the next operation, where word by word
+/// took three).
+struct alignas(16) fa_carry {
   uint64_t stamp;  ///< ticket + 1 of the operation that carved
   int64_t cell, index;
+  uint64_t value;  ///< the value's bits
   core::fa_span span;
 };
+static_assert(sizeof(fa_carry) == 48, "three 16-byte words");
 
 /// Requests the queue in device memory holds (block 0 writes at most 32 at a time, and only
 /// after every block has read the ones before: docs/design.md).
@@ -115,6 +122,9 @@ struct fa_control {
   unsigned long long windows;  ///< refills of block 0's window (GSEARCH_FA_TRACE: operations per window)
 };
 
+/// A cell's bytes in shared memory (its span and index); with its value, + sizeof(V).
+inline constexpr int64_t fa_shared_cell_bytes = int64_t(sizeof(core::fa_span) + sizeof(int64_t));
+
 template <class V>
 struct fa_params {
   const fa_request* ring;  ///< mapped host memory (device address)
@@ -125,10 +135,11 @@ struct fa_params {
   fa_control* control;
   int64_t* index;          ///< the cells' home in device memory: where a block's cells live when
   core::fa_span* spans;    ///< they are not in its shared memory, and what dump / load copy
-  V* values;               ///< the values: always here
+  V* values;               ///< (the values too: in shared memory when there is room for them)
   int64_t cells;
   int64_t cells_per_block;
-  bool cells_in_shared;
+  bool cells_in_shared;   ///< spans and indices
+  bool values_in_shared;  ///< and the values (only with the cells)
   int64_t* open;  ///< the version slots' opens (device memory; block b owns a contiguous share)
   int64_t slots;
   int64_t slots_per_block;
@@ -145,6 +156,17 @@ __device__ __forceinline__ W fa_load_l2(const W* p) {
   W w;
   memcpy(&w, &b, sizeof(W));
   return w;
+}
+
+/// A 16-aligned struct of device memory written by another block, at L2 in 16-byte loads issued
+/// together (the barrier ordered it).
+template <class S>
+__device__ __forceinline__ S fa_load_l2_words(const S* p) {
+  static_assert(sizeof(S) % 16 == 0 && alignof(S) >= 16, "whole 16-byte words");
+  S s;
+  for (int j = 0; j < int(sizeof(S) / 16); ++j)
+    reinterpret_cast<ulonglong2*>(&s)[j] = __ldcg(reinterpret_cast<const ulonglong2*>(p) + j);
+  return s;
 }
 
 /// Warp 0 fills the block's window with the requests from ticket k on (at least one: it waits),
@@ -275,15 +297,19 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
   core::fa_span* const spans = p.cells_in_shared ? reinterpret_cast<core::fa_span*>(fa_shared) : p.spans + c0;
   int64_t* const index =
       p.cells_in_shared ? reinterpret_cast<int64_t*>(fa_shared + p.cells_per_block * sizeof(core::fa_span)) : p.index + c0;
+  V* const values = p.values_in_shared ? reinterpret_cast<V*>(fa_shared + p.cells_per_block * fa_shared_cell_bytes)
+                                       : p.values + c0;
   const auto copy_cells = [&](bool to_home) {  // dump / load (and the start) of shared cells
     if (!p.cells_in_shared) return;
     for (int64_t c = threadIdx.x; c < mine; c += Threads) {
       if (to_home) {
         p.spans[c0 + c] = spans[c];
         p.index[c0 + c] = index[c];
+        if (p.values_in_shared) p.values[c0 + c] = values[c];
       } else {
         spans[c] = fa_load_l2(&p.spans[c0 + c]);
         index[c] = fa_load_l2(&p.index[c0 + c]);
+        if (p.values_in_shared) values[c] = fa_load_l2(&p.values[c0 + c]);
       }
     }
   };
@@ -308,16 +334,22 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
     }
     const fa_request op = window[k % fa_window];
     const fa_code code = fa_code(op.code);
+    const bool changes = code == fa_code::update || code == fa_code::remove;
+    const bool asks = code == fa_code::lookup || code == fa_code::size || code == fa_code::next;
+    // The parent's open (no block changes it in this operation), its load issued before the
+    // carry's: the two L2 round trips overlap.
+    const int64_t at = changes || asks ? fa_load_l2(&p.open[op.a]) : 0;
 
     // Op k-1's remainder, when this block holds its cell and the carve left one (the stamp).
     if ((previous == int32_t(fa_code::update) || previous == int32_t(fa_code::remove)) && previous_remainder >= c0 &&
         previous_remainder < c0 + mine) {
       if (threadIdx.x == 0) {
-        const fa_carry* carry = &p.control->carry[(k - 1) % 2];
-        if (fa_load_l2(&carry->stamp) == k && fa_load_l2(&carry->cell) == previous_remainder) {
+        const fa_carry carry = fa_load_l2_words(&p.control->carry[(k - 1) % 2]);
+        if (carry.stamp == k && carry.cell == previous_remainder) {
           const int64_t c = previous_remainder - c0;
-          index[c] = fa_load_l2(&carry->index);
-          spans[c] = {fa_load_l2(&carry->span.first), fa_load_l2(&carry->span.last)};
+          index[c] = carry.index;
+          spans[c] = carry.span;
+          memcpy(&values[c], &carry.value, sizeof(V));
         }
       }
       __syncthreads();
@@ -334,15 +366,14 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
     fa_fold* const fold = &p.control->fold[k % 2];
     if (code == fa_code::root) {
       if (op.a >= s0 && op.a < s0 + owned && threadIdx.x == 0) p.open[op.a] = op.b;
-    } else if (code == fa_code::update || code == fa_code::remove) {
-      const int64_t at = fa_load_l2(&p.open[op.a]);  // the parent's open: no block changes it
+    } else if (changes) {
       const int64_t fresh = code == fa_code::update ? op.fresh : -1;
       for (int64_t c = threadIdx.x; c < mine; c += Threads) {
         const int64_t cell = c0 + c;
         if (cell == op.remainder) continue;  // free cells the operation fills, not shifts
         if (cell == fresh) {
           index[c] = op.i;
-          p.values[cell] = reinterpret_cast<const V&>(op.v);
+          memcpy(&values[c], &op.v, sizeof(V));
           spans[c] = core::fa_child_span(at);
           continue;
         }
@@ -350,13 +381,10 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
         bool carved = false;
         const core::fa_span after = core::fa_insert_step(s, index[c], op.i, at, carved);
         spans[c] = s;
-        if (carved && !core::fa_is_free(after)) {
-          p.values[op.remainder] = fa_load_l2(&p.values[cell]);
-          fa_carry* carry = &p.control->carry[k % 2];
-          carry->cell = op.remainder;
-          carry->index = op.i;
-          carry->span = after;
-          carry->stamp = k + 1;
+        if (carved && !core::fa_is_free(after)) {  // the holder of op.remainder installs it
+          fa_carry carry{k + 1, op.remainder, op.i, 0, after};
+          memcpy(&carry.value, &values[c], sizeof(V));
+          p.control->carry[k % 2] = carry;
         }
       }
       for (int64_t s = threadIdx.x; s < owned; s += Threads) {
@@ -364,8 +392,7 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
         if (slot == op.a) continue;
         p.open[slot] = slot == op.b ? at + 1 : core::fa_shift_open(p.open[slot], at);
       }
-    } else if (code == fa_code::lookup || code == fa_code::size || code == fa_code::next) {
-      const int64_t at = fa_load_l2(&p.open[op.a]);
+    } else if (asks) {
       unsigned long long count = 0, least = ~0ull;
       bool above = false;
       for (int64_t c = threadIdx.x; c < mine; c += Threads) {
@@ -374,9 +401,8 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
         const int64_t i = index[c];
         ++count;
         if (code == fa_code::lookup && i == op.i) {  // at most one piece of i holds the version
-          const V v = fa_load_l2(&p.values[c0 + c]);
           unsigned long long bits = 0;
-          memcpy(&bits, &v, sizeof(V));
+          memcpy(&bits, &values[c], sizeof(V));
           fold->value = bits;
           atomicOr(&fold->found, 1ull);
         }
@@ -398,7 +424,7 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
     // Block 0 answers k: the fold (reset for k + 2), and at the end of the window the progress,
     // released at system scope.
     if (blockIdx.x == 0 && threadIdx.x == 0) {
-      if (code == fa_code::lookup || code == fa_code::size || code == fa_code::next) {
+      if (asks) {
         fa_reply* r = &p.replies[core::ring_slot_of(k, p.ring_slots)];
         volatile fa_fold* f = fold;
         r->found = f->found;
