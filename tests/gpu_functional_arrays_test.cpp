@@ -85,9 +85,9 @@ TYPED_TEST(GpuFunctionalArraysMix, EqualsTheSpecification) {
 }
 
 // The persistent kernel's shapes: more blocks than cells (blocks with none), a few cells a
-// block, uneven shares, a share whose cells fit in shared memory but not with their int64 values
-// (8,000 in one block: 192 KB, 256 KB with the values, which stay in device memory), and shares
-// too large for shared memory (cells and values in device memory, the same kernel).
+// block, uneven shares, shares of which shared memory holds only part (5,000 cells in one block:
+// the cells and the opens, not the int64 values; 8,000 in one or two blocks: the cells alone,
+// 192 KB), and shares too large for shared memory (all in device memory, the same kernel).
 TEST(GpuFunctionalArraysPersistent, Shapes) {
   GSEARCH_GPU_OR_SKIP();
   struct shape {
@@ -95,7 +95,8 @@ TEST(GpuFunctionalArraysPersistent, Shapes) {
     int blocks;
   };
   int64_t ops = 0;
-  for (const shape s : {shape{4, 16}, shape{64, 8}, shape{3001, 3}, shape{8000, 1}, shape{16384, 1}, shape{40000, 4}}) {
+  for (const shape s : {shape{4, 16}, shape{64, 8}, shape{3001, 3}, shape{5000, 1}, shape{8000, 1},
+                        shape{16000, 2}, shape{16384, 1}, shape{40000, 4}}) {
     for (const fa_mix& m : fa_mixes()) {
       functional_arrays<int64_t> fa(cuda, s.cells, form(true, s.blocks));
       ASSERT_EQ(fa.persistent_blocks(), s.blocks);

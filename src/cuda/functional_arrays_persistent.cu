@@ -59,15 +59,40 @@ std::map<int, int>& held_sms() {
   return *held;
 }
 
+/// What of a block's share lives in its shared memory, by priority: the cells (every operation
+/// passes over them), the opens (every update shifts them), the values (a lookup's match reads
+/// one); what does not fit stays in device memory, run by the same kernel.
+struct fa_shared_plan {
+  int64_t bytes = 0;
+  bool cells = false, opens = false, values = false;
+};
+
+template <class V>
+fa_shared_plan plan_shared(int64_t cells_per_block, int64_t slots_per_block, int64_t room) {
+  fa_shared_plan plan;
+  if (cells_per_block * fa_shared_cell_bytes > room) return plan;
+  plan.cells = true;
+  plan.bytes = cells_per_block * fa_shared_cell_bytes;
+  if (plan.bytes + slots_per_block * int64_t(sizeof(int64_t)) <= room) {
+    plan.opens = true;
+    plan.bytes += slots_per_block * int64_t(sizeof(int64_t));
+  }
+  if (plan.bytes + cells_per_block * int64_t(sizeof(V)) <= room) {
+    plan.values = true;
+    plan.bytes += cells_per_block * int64_t(sizeof(V));
+  }
+  return plan;
+}
+
 template <class V>
 class persistent_machine final : public fa_gpu_machine<V> {
  public:
   static constexpr auto kernel = fa_persistent_kernel<V, fa_threads>;
 
-  persistent_machine(CUstream_st* order, int64_t cells, int64_t slots, int blocks, int device, int64_t shared_bytes)
+  persistent_machine(CUstream_st* order, int64_t cells, int64_t slots, int blocks, int device, fa_shared_plan plan)
       : cells_(cells), slots_(slots), blocks_(blocks), device_(device) {
     try {
-      start(order, shared_bytes);
+      start(order, plan);
     } catch (...) {
       release();
       throw;
@@ -134,7 +159,7 @@ class persistent_machine final : public fa_gpu_machine<V> {
                                                temporary_pool(), side_));
   }
 
-  void start(CUstream_st* order, int64_t shared_bytes) {
+  void start(CUstream_st* order, const fa_shared_plan& plan) {
     const device_limits dev = current_device_limits();
     GSEARCH_CUDA_CHECK(cudaStreamCreateWithFlags(&kernel_stream_, cudaStreamNonBlocking));
     GSEARCH_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
@@ -187,13 +212,14 @@ class persistent_machine final : public fa_gpu_machine<V> {
     p.values = values_;
     p.cells = cells_;
     p.cells_per_block = cells_per_block;
-    p.cells_in_shared = shared_bytes > 0;
-    p.values_in_shared = shared_bytes > cells_per_block * fa_shared_cell_bytes;
+    p.cells_in_shared = plan.cells;
+    p.opens_in_shared = plan.opens;
+    p.values_in_shared = plan.values;
     p.open = open_;
     p.slots = slots_;
     p.slots_per_block = slots_per_block;
     p.idle_sleep_ns = fa_idle_sleep_ns;
-    allow_dynamic_shared(reinterpret_cast<const void*>(kernel), shared_bytes, dev);
+    allow_dynamic_shared(reinterpret_cast<const void*>(kernel), plan.bytes, dev);
     // The batch lookup's kernels (cub's sort of these many cells among them) loaded now: under
     // CUDA's lazy loading a kernel's first launch beside the running persistent kernel waited for
     // it for ever (the H100's first runs of the batch lookups).
@@ -208,9 +234,15 @@ class persistent_machine final : public fa_gpu_machine<V> {
       GSEARCH_CUDA_CHECK(cudaFreeAsync(d_probe, side_));
     }
     void* args[] = {&p};
+    trace("launching the kernel");
     GSEARCH_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(unsigned(blocks_)),
-                                                   dim3(fa_threads), args, size_t(shared_bytes), kernel_stream_));
+                                                   dim3(fa_threads), args, size_t(plan.bytes), kernel_stream_));
     running_ = true;
+    trace("the kernel launched");
+  }
+
+  void trace(const char* what) const {
+    if (std::getenv("GSEARCH_FA_TRACE")) std::fprintf(stderr, "fa trace: %s (%d blocks)\n", what, blocks_);
   }
 
   void release() noexcept {
@@ -261,6 +293,8 @@ class persistent_machine final : public fa_gpu_machine<V> {
           std::fprintf(stderr, "fa trace: waiting for ticket %llu, completed %llu, posted %llu, blocks %d\n",
                        (unsigned long long)t, (unsigned long long)completed.load(), (unsigned long long)next_ticket_, blocks_);
         }
+        if (!queried_) trace("asking the kernel's stream whether it still runs (the first time)");
+        queried_ = true;
         const cudaError_t e = cudaStreamQuery(kernel_stream_);
         if (e != cudaErrorNotReady) {
           running_ = false;
@@ -365,6 +399,7 @@ class persistent_machine final : public fa_gpu_machine<V> {
   fa_control* control_ = nullptr;
   pinned_block ring_block_;
   bool running_ = false;
+  bool queried_ = false;  // GSEARCH_FA_TRACE: said once
   uint64_t next_ticket_ = 0;
   std::unordered_map<uint64_t, core::fa_query> pending_;   // queries posted, not taken
   std::unordered_map<uint64_t, core::fa_result<V>> taken_;  // their answers, kept before their slot's reuse
@@ -386,16 +421,11 @@ std::unique_ptr<detail::functional_arrays_machine<V>> make_persistent_functional
                            std::to_string(usable) + " on this device: its SMs less " + std::to_string(fa_spare_sms) + ")");
   const int g = blocks > 0 ? blocks
                            : int(std::clamp<int64_t>((cells + fa_cells_per_block - 1) / fa_cells_per_block, 1, usable));
-  // The cells and their values in shared memory when a block's share fits, else the cells alone
-  // (2^20 cells over 130 blocks: 193 KB of cells, 258 KB with int64 values), else device memory;
-  // the same kernel.
-  const int64_t per_block = (cells + g - 1) / g;
+  // 8,192 cells over 8 blocks: everything in shared memory (48 KB a block with int64 values);
+  // 2^20 cells over 130 blocks: the cells alone (193 KB of the 227 KB).
   const int64_t room = dev.max_shared_per_block - static_shared_bytes(reinterpret_cast<const void*>(machine::kernel), dev);
-  const int64_t with_values = per_block * (fa_shared_cell_bytes + int64_t(sizeof(V)));
-  const int64_t shared_bytes = with_values <= room                         ? with_values
-                               : per_block * fa_shared_cell_bytes <= room ? per_block * fa_shared_cell_bytes
-                                                                          : 0;
-  if (blocks_per_sm(reinterpret_cast<const void*>(machine::kernel), fa_threads, shared_bytes, dev) < 1)
+  const fa_shared_plan plan = plan_shared<V>((cells + g - 1) / g, (slots + g - 1) / g, room);
+  if (blocks_per_sm(reinterpret_cast<const void*>(machine::kernel), fa_threads, plan.bytes, dev) < 1)
     throw error("gsearch::functional_arrays: the persistent kernel cannot run on this device");
   {
     const std::lock_guard<std::mutex> lock(held_mutex);
@@ -403,7 +433,7 @@ std::unique_ptr<detail::functional_arrays_machine<V>> make_persistent_functional
     if (held + g > usable) return nullptr;
     held += g;
   }
-  return std::make_unique<machine>(order, cells, slots, g, dev.device, shared_bytes);
+  return std::make_unique<machine>(order, cells, slots, g, dev.device, plan);
 }
 
 #define GSEARCH_FA_PERSISTENT_INSTANTIATE(V)                                                                  \

@@ -16,8 +16,12 @@
 ///     block 0 answers k: a query's fold in the ring's reply, and at the end of a window the
 ///       tickets done (fa_progress, released at system scope).
 ///
-/// What crosses blocks, and how: the parent's open position (device memory, read at L2 after the
-/// barrier; each block shifts only the opens it owns), the carve's remainder (the piece after the
+/// What crosses blocks, and how: the parent's open position (each block holds its share of the
+/// version slots' opens beside its cells and shifts only those; the next operation's parent is
+/// in the window, so its owner adds its open to the grid barrier's word, which every block reads
+/// anyway: no load of its own; the first operation of a window, not yet seen when the barrier
+/// before it ran, reads it at L2 from the opens' home, which every block rewrote at the end of
+/// the window before), the carve's remainder (the piece after the
 /// new child's subtree, with its value, goes to a free cell the host chose, which another block
 /// may hold: the carving thread writes it to a mailbox that the holder installs at the next
 /// operation, before its pass, its load issued with the parent's open: one L2 round trip for
@@ -113,11 +117,18 @@ static_assert(sizeof(fa_carry) == 48, "three 16-byte words");
 inline constexpr int fa_queue_slots = 64;
 inline constexpr int fa_window = 32;
 
+/// The grid barrier after operation k is word k % fa_barrier_words: each block adds 1, and the
+/// owner of the next operation's parent adds that parent's open << fa_barrier_shift (positions
+/// stay below 2^47: 2^46 operations). Block 0 clears word k - 1's after barrier k (reused at
+/// k + 3, which no block reaches before block 0 has arrived at k + 1).
+inline constexpr int fa_barrier_words = 4;
+inline constexpr int fa_barrier_shift = 16;  ///< the arrivals below: at most 65,535 blocks
+
 /// The control block in device memory.
 struct fa_control {
-  unsigned long long posted;   ///< tickets block 0 has put in the queue
-  unsigned long long arrived;  ///< the grid barrier's arrivals, all operations together
-  fa_fold fold[2];             ///< operation k's in fold[k % 2]
+  unsigned long long posted;                     ///< tickets block 0 has put in the queue
+  unsigned long long barrier[fa_barrier_words];  ///< the grid barriers' words (arrivals, the next parent's open)
+  fa_fold fold[2];                               ///< operation k's in fold[k % 2]
   fa_carry carry[2];           ///< operation k's in carry[k % 2]
   unsigned long long windows;  ///< refills of block 0's window (GSEARCH_FA_TRACE: operations per window)
 };
@@ -139,8 +150,9 @@ struct fa_params {
   int64_t cells;
   int64_t cells_per_block;
   bool cells_in_shared;   ///< spans and indices
+  bool opens_in_shared;   ///< and the block's share of the opens (only with the cells)
   bool values_in_shared;  ///< and the values (only with the cells)
-  int64_t* open;  ///< the version slots' opens (device memory; block b owns a contiguous share)
+  int64_t* open;  ///< the version slots' opens' home (block b owns a contiguous share)
   int64_t slots;
   int64_t slots_per_block;
   int64_t idle_sleep_ns;  ///< the longest nap between polls of an idle machine
@@ -230,21 +242,28 @@ __device__ void fa_refill(const fa_params<V>& p, uint64_t k, fa_request* window,
   if (lane == 0) *end = k + uint64_t(taken);
 }
 
-/// The grid-wide barrier after operation k (arrivals counted over the machine's life: the k-th
-/// completes at (k + 1) x blocks); one block needs only its own.
-__device__ __forceinline__ void fa_grid_barrier(fa_control* control, uint64_t k) {
+/// The grid-wide barrier after operation k; returns the next parent's open that the barrier
+/// carried (its owner's `next_open`, read by thread 0 after the block's pass; null elsewhere).
+/// One block needs only its own __syncthreads.
+__device__ __forceinline__ int64_t fa_grid_barrier(fa_control* control, uint64_t k, const int64_t* next_open,
+                                                   unsigned long long* shared_word) {
   __syncthreads();
-  if (gridDim.x == 1) return;
+  if (gridDim.x == 1) return 0;
   if (threadIdx.x == 0) {
-    __threadfence();  // the block's writes (cells' home, values, opens, carry, fold) before it arrives
-    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> arrived(control->arrived);
-    arrived.fetch_add(1, cuda::memory_order_relaxed);
-    const unsigned long long target = (k + 1) * gridDim.x;
-    while (arrived.load(cuda::memory_order_acquire) < target) {
-    }
+    const unsigned long long add = 1ull + (next_open ? (unsigned long long)(*next_open) << fa_barrier_shift : 0ull);
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> word(control->barrier[k % fa_barrier_words]);
+    __threadfence();  // the block's writes (cells' home, opens, carry, fold) before it arrives
+    unsigned long long w = word.fetch_add(add, cuda::memory_order_relaxed) + add;
+    constexpr unsigned long long arrivals = (1ull << fa_barrier_shift) - 1;
+    while ((w & arrivals) < gridDim.x) w = word.load(cuda::memory_order_relaxed);
     __threadfence();
+    *shared_word = w;
+    if (blockIdx.x == 0)  // nobody polls word k - 1 any more: every block has arrived here
+      cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(control->barrier[(k + 3) % fa_barrier_words])
+          .store(0, cuda::memory_order_relaxed);
   }
   __syncthreads();
+  return int64_t(*shared_word >> fa_barrier_shift);
 }
 
 /// A warp's fold of size's count and next's least key (and whether it has one), into lane 0.
@@ -286,7 +305,7 @@ template <class V, int Threads>
 __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_params<V> p) {
   extern __shared__ __align__(16) unsigned char fa_shared[];
   __shared__ fa_request window[fa_window];
-  __shared__ unsigned long long window_end, shared_count, shared_least;
+  __shared__ unsigned long long window_end, shared_count, shared_least, barrier_word;
   __shared__ int shared_above;
 
   // The block's cells [c0, c0 + mine) and version slots [s0, s0 + owned).
@@ -297,9 +316,20 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
   core::fa_span* const spans = p.cells_in_shared ? reinterpret_cast<core::fa_span*>(fa_shared) : p.spans + c0;
   int64_t* const index =
       p.cells_in_shared ? reinterpret_cast<int64_t*>(fa_shared + p.cells_per_block * sizeof(core::fa_span)) : p.index + c0;
-  V* const values = p.values_in_shared ? reinterpret_cast<V*>(fa_shared + p.cells_per_block * fa_shared_cell_bytes)
-                                       : p.values + c0;
-  const auto copy_cells = [&](bool to_home) {  // dump / load (and the start) of shared cells
+  // Shared memory: spans, indices, then (when there is room) the opens, then the values.
+  unsigned char* const after_cells = fa_shared + p.cells_per_block * fa_shared_cell_bytes;
+  int64_t* const opens = p.opens_in_shared ? reinterpret_cast<int64_t*>(after_cells) : p.open + s0;
+  V* const values =
+      p.values_in_shared
+          ? reinterpret_cast<V*>(after_cells + (p.opens_in_shared ? p.slots_per_block * int64_t(sizeof(int64_t)) : 0))
+          : p.values + c0;
+  // What lives in shared memory, to its home in device memory (dump; and the opens at a
+  // window's end) or back (the start; load: the host's sweep changed the spans alone).
+  const auto opens_home = [&] {
+    if (p.opens_in_shared)
+      for (int64_t s = threadIdx.x; s < owned; s += Threads) p.open[s0 + s] = opens[s];
+  };
+  const auto copy_cells = [&](bool to_home, bool all) {
     if (!p.cells_in_shared) return;
     for (int64_t c = threadIdx.x; c < mine; c += Threads) {
       if (to_home) {
@@ -308,12 +338,15 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
         if (p.values_in_shared) p.values[c0 + c] = values[c];
       } else {
         spans[c] = fa_load_l2(&p.spans[c0 + c]);
-        index[c] = fa_load_l2(&p.index[c0 + c]);
-        if (p.values_in_shared) values[c] = fa_load_l2(&p.values[c0 + c]);
+        if (all) index[c] = fa_load_l2(&p.index[c0 + c]);
+        if (all && p.values_in_shared) values[c] = fa_load_l2(&p.values[c0 + c]);
       }
     }
+    if (to_home) opens_home();
+    if (!to_home && all && p.opens_in_shared)
+      for (int64_t s = threadIdx.x; s < owned; s += Threads) opens[s] = fa_load_l2(&p.open[s0 + s]);
   };
-  copy_cells(false);
+  copy_cells(false, true);
   if (threadIdx.x == 0) {
     window_end = 0;
     shared_count = 0;
@@ -326,6 +359,12 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
   unsigned long long end = 0;  // one past the window's last ticket
   int32_t previous = 0;        // op k-1's code and remainder cell
   int64_t previous_remainder = -1;
+  bool at_carried = false;  // whether the barrier before op k carried its parent's open
+  int64_t carried_at = 0;
+  const auto needs_open = [](int32_t c) {
+    return c == int32_t(fa_code::update) || c == int32_t(fa_code::remove) || c == int32_t(fa_code::lookup) ||
+           c == int32_t(fa_code::size) || c == int32_t(fa_code::next);
+  };
   for (uint64_t k = 0;; ++k) {
     if (k == end) {  // every thread's copy: warp 0 rewrites window_end while others may still look
       fa_refill(p, k, window, &window_end, last_seen_ns);
@@ -336,9 +375,13 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
     const fa_code code = fa_code(op.code);
     const bool changes = code == fa_code::update || code == fa_code::remove;
     const bool asks = code == fa_code::lookup || code == fa_code::size || code == fa_code::next;
-    // The parent's open (no block changes it in this operation), its load issued before the
-    // carry's: the two L2 round trips overlap.
-    const int64_t at = changes || asks ? fa_load_l2(&p.open[op.a]) : 0;
+    // The parent's open (no block changes it in this operation): one block owns every slot; the
+    // barrier carried it; or, first in a window, from the opens' home at L2, that load issued
+    // before the carry's (the two round trips overlap).
+    const int64_t at = !needs_open(op.code) ? 0
+                       : gridDim.x == 1     ? opens[op.a]
+                       : at_carried         ? carried_at
+                                            : fa_load_l2(&p.open[op.a]);
 
     // Op k-1's remainder, when this block holds its cell and the carve left one (the stamp).
     if ((previous == int32_t(fa_code::update) || previous == int32_t(fa_code::remove)) && previous_remainder >= c0 &&
@@ -365,7 +408,7 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
 
     fa_fold* const fold = &p.control->fold[k % 2];
     if (code == fa_code::root) {
-      if (op.a >= s0 && op.a < s0 + owned && threadIdx.x == 0) p.open[op.a] = op.b;
+      if (op.a >= s0 && op.a < s0 + owned && threadIdx.x == 0) opens[op.a - s0] = op.b;
     } else if (changes) {
       const int64_t fresh = code == fa_code::update ? op.fresh : -1;
       for (int64_t c = threadIdx.x; c < mine; c += Threads) {
@@ -390,7 +433,7 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
       for (int64_t s = threadIdx.x; s < owned; s += Threads) {
         const int64_t slot = s0 + s;
         if (slot == op.a) continue;
-        p.open[slot] = slot == op.b ? at + 1 : core::fa_shift_open(p.open[slot], at);
+        opens[s] = slot == op.b ? at + 1 : core::fa_shift_open(opens[s], at);
       }
     } else if (asks) {
       unsigned long long count = 0, least = ~0ull;
@@ -413,13 +456,22 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
       }
       if (code != fa_code::lookup) fa_block_fold<Threads>(count, least, above, fold, &shared_count, &shared_least, &shared_above);
     } else if (code == fa_code::dump) {
-      copy_cells(true);
+      copy_cells(true, true);
     } else if (code == fa_code::load) {
       cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);  // the host's copy
-      copy_cells(false);
+      copy_cells(false, false);
     }
 
-    fa_grid_barrier(p.control, k);
+    // The next operation's parent's open, from the block that owns it, with the barrier; at the
+    // window's end (the next operation not seen yet) every block writes its opens home instead.
+    const bool next_seen = k + 1 < end;
+    const fa_request& next = window[(k + 1) % fa_window];
+    const bool carry_at = gridDim.x > 1 && next_seen && needs_open(next.code);
+    if (gridDim.x > 1 && !next_seen && code != fa_code::dump) opens_home();
+    const int64_t carried = fa_grid_barrier(
+        p.control, k, carry_at && next.a >= s0 && next.a < s0 + owned ? &opens[next.a - s0] : nullptr, &barrier_word);
+    at_carried = carry_at;
+    carried_at = carried;
 
     // Block 0 answers k: the fold (reset for k + 2), and at the end of the window the progress,
     // released at system scope.
