@@ -99,6 +99,12 @@ void functional_arrays<V>::need_cells(int64_t k, const char* what) {
                         std::to_string(version_slots()) + " version slots hold live arrays (release some, or make the "
                         "machine with more version_slots)");
   if (int64_t(free_cells_.size()) >= k) return;
+  // First the cells the machine was given and did not fill (the GPU's pipeline: known from the
+  // operations done so far, then from all of them), which costs no pass.
+  for (const bool wait : {false, true}) {
+    for (const int64_t c : machine_->unfilled(wait)) free_cells_.push_back(c);
+    if (int64_t(free_cells_.size()) >= k) return;
+  }
   // The sweep: every cell no live array sees becomes free.
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<int64_t> live_slots;

@@ -18,11 +18,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "gsearch/core/error.hpp"
@@ -125,9 +127,24 @@ class persistent_machine final : public fa_gpu_machine<V> {
     uint64_t bits = 0;
     std::memcpy(&bits, &v, sizeof(V));
     const bool update = change == core::fa_change::update;
-    post(update ? fa_code::update : fa_code::remove, parent, child, i, bits, remainder, update ? fresh : -1);
+    const uint64_t t = post(update ? fa_code::update : fa_code::remove, parent, child, i, bits, remainder, update ? fresh : -1);
     this->end_ += 2;
-    return update ? 3 : 1;  // counted as used; the sweep gives back the unfilled
+    remainders_.push_back({t, remainder});
+    return update ? 3 : 1;  // counted as used; the reply says later whether the remainder was filled
+  }
+
+  std::vector<int64_t> unfilled(bool wait) override {
+    if (wait) sync();
+    const uint64_t done = cuda::atomic_ref<uint64_t>(progress()->completed).load(cuda::memory_order_acquire);
+    while (!remainders_.empty() && remainders_.front().ticket < done) learn_remainder();
+    return std::exchange(unfilled_, {});
+  }
+
+  std::vector<int64_t> collect(span<const int64_t> live) override {
+    std::vector<int64_t> free_cells = fa_gpu_machine<V>::collect(live);  // after every operation: its dump waited
+    remainders_.clear();  // the sweep found the unfilled ones free
+    unfilled_.clear();
+    return free_cells;
   }
 
   std::optional<V> lookup(int64_t slot, int64_t i) override {
@@ -279,8 +296,10 @@ class persistent_machine final : public fa_gpu_machine<V> {
                  blocks_);
   }
 
-  // Spins until the kernel has done ticket t (its progress passed it), asking the kernel's stream
-  // now and then whether the kernel failed.
+  // Spins until the kernel has done ticket t (its progress passed it); a wait of more than a
+  // second asks the kernel's stream now and then whether the kernel failed. Not under a CUDA
+  // tool (compute-sanitizer sets CUDA_INJECTION64_PATH): there cudaStreamQuery waited for the
+  // persistent kernel to end, which waited for the host (the H100's sanitizer runs hung there).
   void wait_done(uint64_t t) {
     cuda::atomic_ref<uint64_t> completed(progress()->completed);
     const auto t0 = std::chrono::steady_clock::now();
@@ -293,6 +312,7 @@ class persistent_machine final : public fa_gpu_machine<V> {
           std::fprintf(stderr, "fa trace: waiting for ticket %llu, completed %llu, posted %llu, blocks %d\n",
                        (unsigned long long)t, (unsigned long long)completed.load(), (unsigned long long)next_ticket_, blocks_);
         }
+        if (under_tool_ || std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1)) continue;
         if (!queried_) trace("asking the kernel's stream whether it still runs (the first time)");
         queried_ = true;
         const cudaError_t e = cudaStreamQuery(kernel_stream_);
@@ -319,6 +339,7 @@ class persistent_machine final : public fa_gpu_machine<V> {
         taken_.emplace(before, result_of(it->second, replies()[s]));
         pending_.erase(it);
       }
+      while (!remainders_.empty() && remainders_.front().ticket <= before) learn_remainder();
     }
     fa_request& r = ring()[s];
     r.code = int32_t(code);
@@ -373,6 +394,14 @@ class persistent_machine final : public fa_gpu_machine<V> {
   }
 
  private:
+  // The oldest update's or remove's reply (done, its slot not reused yet): its remainder cell
+  // back to the host's free list when the pass did not fill it.
+  void learn_remainder() {
+    const remainder_cell r = remainders_.front();
+    remainders_.pop_front();
+    if (!(replies()[core::ring_slot_of(r.ticket, fa_ring_slots)].found & 4)) unfilled_.push_back(r.cell);
+  }
+
   // Posts a query and waits for its answer.
   core::fa_result<V> ask(core::fa_query q, int64_t slot, int64_t i) { return take(post_query(q, slot, i)); }
 
@@ -400,9 +429,16 @@ class persistent_machine final : public fa_gpu_machine<V> {
   pinned_block ring_block_;
   bool running_ = false;
   bool queried_ = false;  // GSEARCH_FA_TRACE: said once
+  const bool under_tool_ = std::getenv("CUDA_INJECTION64_PATH") != nullptr;
   uint64_t next_ticket_ = 0;
   std::unordered_map<uint64_t, core::fa_query> pending_;   // queries posted, not taken
   std::unordered_map<uint64_t, core::fa_result<V>> taken_;  // their answers, kept before their slot's reuse
+  struct remainder_cell {
+    uint64_t ticket;
+    int64_t cell;
+  };
+  std::deque<remainder_cell> remainders_;  // updates' and removes' remainders, filled or not: not yet known
+  std::vector<int64_t> unfilled_;          // known not filled, not yet given back
 };
 
 }  // namespace

@@ -80,6 +80,11 @@ class functional_arrays_machine {
   /// host's free list is rebuilt from it: a machine that cannot say cheaply which of an
   /// operation's free cells it used lets them come back here).
   virtual std::vector<int64_t> collect(span<const int64_t> live) = 0;
+  /// Free cells an insert counted as used (it returned their bit) that its pass turned out not
+  /// to fill, as far as the machine knows by now; each given back once. `wait`: after every
+  /// operation posted so far is done (all it will ever know). The persistent GPU machine learns
+  /// it from its replies; a machine whose insert says what it filled has none.
+  virtual std::vector<int64_t> unfilled(bool /*wait*/) { return {}; }
   /// The machine's invariants over the used cells and the live versions: "" when they hold.
   virtual std::string check(span<const int64_t> live) = 0;
   /// The invariants of index i's pieces alone (disjoint, on the line): one pass, what debug

@@ -71,10 +71,11 @@ struct alignas(64) fa_request {
 };
 static_assert(sizeof(fa_request) == 64, "a request is one 64-byte line");
 
-/// The kernel's answer to the query in the same ring slot (its own line, which only the kernel
-/// writes), valid once `completed` (fa_progress) has passed its ticket.
+/// The kernel's answer to the request in the same ring slot (its own line, which only the kernel
+/// writes), valid once `completed` (fa_progress) has passed its ticket: a query's, or whether an
+/// update or remove filled its remainder cell (the host gives back the cells it did not).
 struct alignas(64) fa_reply {
-  uint64_t found = 0;  ///< bit 0: lookup found a piece; bit 1: next found an index
+  uint64_t found = 0;  ///< bit 0: lookup found a piece; bit 1: next found an index; bit 2: carved
   uint64_t count = 0;  ///< size
   uint64_t least = 0;  ///< next: the least index above i, as fa_order_key
   uint64_t value = 0;  ///< lookup: the value's bits
@@ -92,8 +93,9 @@ struct alignas(64) fa_progress {
 /// next's fold in one unsigned word: int64 order kept (the sign bit flipped).
 __host__ __device__ inline unsigned long long fa_order_key(int64_t i) { return (unsigned long long)(i) ^ (1ull << 63); }
 
-/// A query's fold in device memory, all blocks' atomics.
-struct fa_fold {
+/// A query's fold in device memory, all blocks' atomics (16-aligned: block 0 copies it to its
+/// shared memory with cp.async).
+struct alignas(16) fa_fold {
   unsigned long long found;
   unsigned long long count;
   unsigned long long least;
@@ -111,6 +113,20 @@ struct alignas(16) fa_carry {
   core::fa_span span;
 };
 static_assert(sizeof(fa_carry) == 48, "three 16-byte words");
+
+/// The thread of block 0 that writes the host's words (replies, progress): not thread 0, whose
+/// fence in the grid barrier would wait for those writes over PCIe.
+inline constexpr int fa_answerer = 32;
+
+/// 16 bytes of device memory (written by other blocks before the barrier) into shared memory,
+/// at L2, without waiting: cp.async (the answer of op k is fetched after its barrier and
+/// written during op k + 1, off the operations' critical path).
+__device__ __forceinline__ void fa_fetch_16(void* shared_to, const void* from) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(unsigned(__cvta_generic_to_shared(shared_to))),
+               "l"(from)
+               : "memory");
+}
+__device__ __forceinline__ void fa_fetched() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
 /// Requests the queue in device memory holds (block 0 writes at most 32 at a time, and only
 /// after every block has read the ones before: docs/design.md).
@@ -307,6 +323,11 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
   __shared__ fa_request window[fa_window];
   __shared__ unsigned long long window_end, shared_count, shared_least, barrier_word;
   __shared__ int shared_above;
+  __shared__ __align__(16) fa_fold fetched;  // the answerer's copy of op k's fold (or carry stamp)
+  // The answerer's op whose answer is fetched and not yet written (-1: none), and its code (in
+  // shared memory: the answerer's alone, no registers of every thread).
+  __shared__ long long unanswered;
+  __shared__ int32_t unanswered_code;
 
   // The block's cells [c0, c0 + mine) and version slots [s0, s0 + owned).
   const int64_t c0 = int64_t(blockIdx.x) * p.cells_per_block;
@@ -348,6 +369,7 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
   };
   copy_cells(false, true);
   if (threadIdx.x == 0) {
+    unanswered = -1;
     window_end = 0;
     shared_count = 0;
     shared_least = ~0ull;
@@ -361,6 +383,25 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
   int64_t previous_remainder = -1;
   bool at_carried = false;  // whether the barrier before op k carried its parent's open
   int64_t carried_at = 0;
+  const bool answerer = blockIdx.x == 0 && threadIdx.x == fa_answerer;
+  // Writes op t's reply from `fetched` (waiting for the copy), and resets a query's fold.
+  const auto answer = [&](uint64_t t, int32_t c) {
+    fa_fetched();
+    fa_reply* r = &p.replies[core::ring_slot_of(t, p.ring_slots)];
+    if (c == int32_t(fa_code::update) || c == int32_t(fa_code::remove)) {
+      r->found = fetched.found == t + 1 ? 4ull : 0ull;  // the carry's stamp: op t carved
+      return;
+    }
+    r->found = fetched.found;
+    r->count = fetched.count;
+    r->least = fetched.least;
+    r->value = fetched.value;
+    fa_fold* f = &p.control->fold[t % 2];
+    f->found = 0;
+    f->count = 0;
+    f->least = ~0ull;
+    f->value = 0;
+  };
   const auto needs_open = [](int32_t c) {
     return c == int32_t(fa_code::update) || c == int32_t(fa_code::remove) || c == int32_t(fa_code::lookup) ||
            c == int32_t(fa_code::size) || c == int32_t(fa_code::next);
@@ -401,8 +442,10 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
     previous_remainder = op.remainder;
 
     if (code == fa_code::stop) {
-      if (blockIdx.x == 0 && threadIdx.x == 0)
+      if (answerer) {
+        if (unanswered >= 0) answer(uint64_t(unanswered), unanswered_code);
         cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(p.progress->completed).store(k + 1, cuda::memory_order_release);
+      }
       return;
     }
 
@@ -468,28 +511,32 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
     const fa_request& next = window[(k + 1) % fa_window];
     const bool carry_at = gridDim.x > 1 && next_seen && needs_open(next.code);
     if (gridDim.x > 1 && !next_seen && code != fa_code::dump) opens_home();
+    if (answerer && unanswered >= 0) {  // op k-1's answer, its copy long landed
+      answer(uint64_t(unanswered), unanswered_code);
+      unanswered = -1;
+    }
     const int64_t carried = fa_grid_barrier(
         p.control, k, carry_at && next.a >= s0 && next.a < s0 + owned ? &opens[next.a - s0] : nullptr, &barrier_word);
     at_carried = carry_at;
     carried_at = carried;
 
-    // Block 0 answers k: the fold (reset for k + 2), and at the end of the window the progress,
-    // released at system scope.
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-      if (asks) {
-        fa_reply* r = &p.replies[core::ring_slot_of(k, p.ring_slots)];
-        volatile fa_fold* f = fold;
-        r->found = f->found;
-        r->count = f->count;
-        r->least = f->least;
-        r->value = f->value;
-        f->found = 0;
-        f->count = 0;
-        f->least = ~0ull;
-        f->value = 0;
+    // Block 0's answerer fetches k's answer (a query's fold, reset before op k + 2; an update's
+    // or remove's carry stamp, rewritten at op k + 2) and writes it during op k + 1; at the end
+    // of the window at once, then the progress, released at system scope.
+    if (answerer) {
+      if (asks || changes) {
+        const void* from = asks ? static_cast<const void*>(fold) : static_cast<const void*>(&p.control->carry[k % 2]);
+        fa_fetch_16(&fetched, from);
+        if (asks) fa_fetch_16(reinterpret_cast<unsigned char*>(&fetched) + 16, static_cast<const unsigned char*>(from) + 16);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        unanswered = int64_t(k);
+        unanswered_code = op.code;
       }
-      if (k + 1 == end)
+      if (k + 1 == end) {
+        if (unanswered >= 0) answer(k, op.code);
+        unanswered = -1;
         cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(p.progress->completed).store(k + 1, cuda::memory_order_release);
+      }
     }
   }
 }
