@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "functional_arrays_cases.hpp"
@@ -105,6 +106,44 @@ TEST(GpuFunctionalArraysPersistent, Shapes) {
     }
   }
   std::printf("[ fa       ] %lld operations in the persistent kernel's shapes\n", (long long)ops);
+}
+
+// The persistent kernel through its ring alone: updates, removes and queries on old and new
+// arrays, never a sweep, a download (items, check) or a batch lookup, which copy beside the
+// running kernel: under compute-sanitizer those copies waited for the kernel to end (the H100's
+// sanitizer runs stopped there). So this is the test the sanitizers run (`*RingOnly*`); every
+// answer against the specification, one block and three.
+TEST(GpuFunctionalArraysPersistent, RingOnly) {
+  GSEARCH_GPU_OR_SKIP();
+  const int64_t ops = test_subset() ? 200 : 2000;
+  for (const int blocks : {1, 3}) {
+    functional_arrays<int64_t> fa(cuda, 3 * ops, form(true, blocks));  // an operation takes at most 2 cells
+    ASSERT_EQ(fa.persistent_blocks(), blocks);
+    functional_arrays_spec<int64_t> spec;
+    std::vector<functional_arrays<int64_t>::array> arrays{fa.empty()};
+    std::vector<functional_arrays_spec<int64_t>::version> versions{spec.empty()};
+    std::mt19937_64 rng(test_seed() + uint64_t(blocks));
+    for (int64_t k = 0; k < ops; ++k) {
+      const size_t a = rng() % 2 ? arrays.size() - 1 : size_t(rng() % arrays.size());
+      const int64_t i = int64_t(rng() % 64) - 8;
+      const int pick = int(rng() % 10);
+      if (pick < 4) {
+        const int64_t v = int64_t(rng());
+        arrays.push_back(fa.update(arrays[a], i, v));
+        versions.push_back(spec.update(versions[a], i, v));
+      } else if (pick < 5) {
+        arrays.push_back(fa.remove(arrays[a], i));
+        versions.push_back(spec.remove(versions[a], i));
+      } else if (pick < 8) {
+        ASSERT_EQ(fa.lookup(arrays[a], i), spec.lookup(versions[a], i)) << "operation " << k << ", " << blocks << " blocks";
+      } else if (pick < 9) {
+        ASSERT_EQ(fa.size(arrays[a]), spec.size(versions[a])) << "operation " << k << ", " << blocks << " blocks";
+      } else {
+        ASSERT_EQ(fa.next(arrays[a], i), spec.next(versions[a], i)) << "operation " << k << ", " << blocks << " blocks";
+      }
+    }
+    EXPECT_EQ(fa.collections(), 0);
+  }
 }
 
 // Machines of one process at once: two persistent ones side by side (each its own ring and
