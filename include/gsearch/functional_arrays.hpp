@@ -36,7 +36,8 @@
 /// runs a persistent kernel whose blocks hold the cells in shared memory (seed 004's smart
 /// memory: a pass is every block's threads on their cells, then a grid-wide barrier), fed
 /// through a ring in mapped host memory. An update on the GPU does not wait; it counts its two
-/// free cells as used, and the sweep gives back those it did not fill.
+/// free cells as used, and the kernel's reply says later whether it filled the remainder (the
+/// machine takes the unfilled ones back before it sweeps).
 
 #include <cstdint>
 #include <memory>
