@@ -14,6 +14,7 @@
 #include "find_peers.hpp"
 #include "gsearch/core/error.hpp"
 #include "gsearch/detail/cuda/check.cuh"
+#include "../common/thrust_cache.cuh"
 
 namespace gsearch::bench::find_peers {
 namespace {
@@ -98,14 +99,14 @@ void roofline_read(CUstream_st* stream, const void* data, int64_t bytes, read_co
 
 template <class T>
 int64_t thrust_find(CUstream_st* stream, const T* data, int64_t n, T value) {
-  const T* it = thrust::find(thrust::cuda::par_nosync.on(stream), data, data + n, value);
+  const T* it = thrust::find(thrust::cuda::par_nosync(thrust_cache()).on(stream), data, data + n, value);
   GSEARCH_CUDA_CHECK_LAUNCH();
   return it == data + n ? -1 : int64_t(it - data);
 }
 
 template <class T>
 int64_t thrust_count(CUstream_st* stream, const T* data, int64_t n, T value) {
-  const auto c = thrust::count(thrust::cuda::par_nosync.on(stream), data, data + n, value);
+  const auto c = thrust::count(thrust::cuda::par_nosync(thrust_cache()).on(stream), data, data + n, value);
   GSEARCH_CUDA_CHECK_LAUNCH();
   return int64_t(c);
 }
@@ -113,7 +114,7 @@ int64_t thrust_count(CUstream_st* stream, const T* data, int64_t n, T value) {
 template <class T>
 int64_t thrust_find_all(CUstream_st* stream, const T* data, int64_t n, T value, int64_t* out) {
   const thrust::counting_iterator<int64_t> first(0);
-  int64_t* end = thrust::copy_if(thrust::cuda::par_nosync.on(stream), first, first + n, data, out, equals<T>{value});
+  int64_t* end = thrust::copy_if(thrust::cuda::par_nosync(thrust_cache()).on(stream), first, first + n, data, out, equals<T>{value});
   GSEARCH_CUDA_CHECK_LAUNCH();
   return int64_t(end - out);
 }
@@ -122,7 +123,7 @@ template <class T>
 void thrust_isin(CUstream_st* stream, const T* elements, int64_t n, const T* tests, int64_t m, T* scratch,
                  bool* out) {
   GSEARCH_CUDA_CHECK(cudaMemcpyAsync(scratch, tests, size_t(m) * sizeof(T), cudaMemcpyDeviceToDevice, stream));
-  const auto policy = thrust::cuda::par_nosync.on(stream);
+  const auto policy = thrust::cuda::par_nosync(thrust_cache()).on(stream);
   thrust::sort(policy, scratch, scratch + m);
   thrust::binary_search(policy, scratch, scratch + m, elements, elements + n, out);
   GSEARCH_CUDA_CHECK_LAUNCH();

@@ -35,6 +35,7 @@
 #include <thrust/execution_policy.h>
 
 #include "thrust_set_op.cuh"
+#include "../common/thrust_cache.cuh"
 #endif
 
 namespace gsearch::bench::merge_peers {
@@ -219,7 +220,7 @@ size_t cub_radix_sort_pairs(CUstream_st* stream, void* temp, size_t temp_bytes, 
 
 template <class T>
 int64_t thrust36_set_op(CUstream_st* stream, int op, const T* a, int64_t na, const T* b, int64_t nb, T* out) {
-  return set_op_with(thrust::cuda::par.on(stream), "thrust36_set_op", op, a, na, b, nb, out);
+  return set_op_with(thrust::cuda::par(thrust_cache()).on(stream), "thrust36_set_op", op, a, na, b, nb, out);
 }
 
 template <class T>

@@ -13,6 +13,7 @@
 #include "gsearch/detail/cuda/check.cuh"
 #include "merge_peers.hpp"
 #include "thrust_set_op.cuh"
+#include "../common/thrust_cache.cuh"
 
 namespace gsearch::bench::merge_peers {
 namespace {
@@ -114,37 +115,37 @@ void roofline(CUstream_st* stream, const std::vector<segment>& segments, rooflin
 
 template <class T>
 void thrust_merge(CUstream_st* stream, const T* a, int64_t na, const T* b, int64_t nb, T* out) {
-  thrust::merge(thrust::cuda::par_nosync.on(stream), a, a + na, b, b + nb, out);
+  thrust::merge(thrust::cuda::par_nosync(thrust_cache()).on(stream), a, a + na, b, b + nb, out);
   GSEARCH_CUDA_CHECK_LAUNCH();
 }
 
 template <class T>
 void thrust_merge_by_key(CUstream_st* stream, const T* a, const int64_t* av, int64_t na, const T* b,
                          const int64_t* bv, int64_t nb, T* out, int64_t* out_values) {
-  thrust::merge_by_key(thrust::cuda::par_nosync.on(stream), a, a + na, b, b + nb, av, bv, out, out_values);
+  thrust::merge_by_key(thrust::cuda::par_nosync(thrust_cache()).on(stream), a, a + na, b, b + nb, av, bv, out, out_values);
   GSEARCH_CUDA_CHECK_LAUNCH();
 }
 
 template <class T>
 int64_t thrust_set_op(CUstream_st* stream, int op, const T* a, int64_t na, const T* b, int64_t nb, T* out) {
-  return set_op_with(thrust::cuda::par.on(stream), "thrust_set_op", op, a, na, b, nb, out);
+  return set_op_with(thrust::cuda::par(thrust_cache()).on(stream), "thrust_set_op", op, a, na, b, nb, out);
 }
 
 template <class T>
 void thrust_upper_bound(CUstream_st* stream, const T* keys, int64_t k, const T* queries, int64_t q, int32_t* out) {
-  thrust::upper_bound(thrust::cuda::par_nosync.on(stream), keys, keys + k, queries, queries + q, out);
+  thrust::upper_bound(thrust::cuda::par_nosync(thrust_cache()).on(stream), keys, keys + k, queries, queries + q, out);
   GSEARCH_CUDA_CHECK_LAUNCH();
 }
 
 template <class T>
 void thrust_sort(CUstream_st* stream, T* data, int64_t n) {
-  thrust::sort(thrust::cuda::par_nosync.on(stream), data, data + n);
+  thrust::sort(thrust::cuda::par_nosync(thrust_cache()).on(stream), data, data + n);
   GSEARCH_CUDA_CHECK_LAUNCH();
 }
 
 template <class T>
 void thrust_sort_by_key(CUstream_st* stream, T* keys, int64_t* values, int64_t n) {
-  thrust::sort_by_key(thrust::cuda::par_nosync.on(stream), keys, keys + n, values);
+  thrust::sort_by_key(thrust::cuda::par_nosync(thrust_cache()).on(stream), keys, keys + n, values);
   GSEARCH_CUDA_CHECK_LAUNCH();
 }
 
