@@ -293,6 +293,33 @@ void check_random_uniform(const std::vector<T>& data, const predicate<T>& p, int
   EXPECT_LT(chi_square(counts), 80.0) << what << " chi-square";
 }
 
+// find_all's two ways of writing a block (from the first pass's bits where it is sparse, from
+// the data where more than 1 in 16 match) side by side: random matches at densities from 1 in
+// 10^4 to all, and blocks of alternating density, over sizes that end inside a block and inside
+// a 64-element mask word, on 1 and 2 threads.
+TYPED_TEST(CpuFind, FindAllAtEveryDensity) {
+  using T = TypeParam;
+  std::mt19937_64 rng(4242);
+  for (const int64_t n : {int64_t(4096 * 3 + 77), int64_t(4096 * 64 + 4096 - 63)}) {
+    for (const double density : {1e-4, 0.01, 0.05, 0.0625, 0.07, 0.5, 1.0, -1.0}) {  // -1: alternating
+      std::vector<T> data(static_cast<size_t>(n), T(1));
+      for (int64_t i = 0; i < n; ++i) {
+        const double d = density >= 0 ? density : (i / 4096) % 2 ? 0.3 : 0.003;
+        if (double(rng() % 1000000) < d * 1e6) data[size_t(i)] = T(2);
+      }
+      for (const int threads : {1, 2}) {
+        std::vector<int64_t> out;
+        const int64_t got = find_all(cpu_t{threads}, span<const T>(data), equal_to(T(2)), [&](int64_t k) {
+          out.assign(size_t(k), -7);
+          return out.data();
+        });
+        ASSERT_EQ(out, plain_find_all(data, equal_to(T(2)))) << "n=" << n << " density=" << density << " threads=" << threads;
+        ASSERT_EQ(got, int64_t(out.size()));
+      }
+    }
+  }
+}
+
 TYPED_TEST(CpuFind, RandomIsUniformOverSeeds) {
   using T = TypeParam;
   std::vector<T> data(1000, T(1));
