@@ -187,7 +187,7 @@ class FunctionalArrays:
 
     def stats(self) -> dict:
         """``cells``, ``free_cells``, ``live_arrays``, ``version_slots``, ``collections`` (sweeps),
-        ``persistent_blocks`` (the GPU's persistent kernel's blocks; 0 on the CPU and for a kernel
+        ``collection_seconds`` (their time together), ``persistent_blocks`` (the GPU's persistent kernel's blocks; 0 on the CPU and for a kernel
         per operation)."""
         return self._core.stats()
 

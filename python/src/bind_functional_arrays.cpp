@@ -180,6 +180,7 @@ class py_functional_arrays {
       d["live_arrays"] = fa.live_arrays();
       d["version_slots"] = fa.version_slots();
       d["collections"] = fa.collections();
+      d["collection_seconds"] = fa.collection_seconds();
       d["persistent_blocks"] = fa.persistent_blocks();
       return 0;
     });

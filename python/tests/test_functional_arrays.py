@@ -19,6 +19,7 @@ def test_example(device):
     fa = gsearch.FunctionalArrays(cells=64, dtype=np.int64, device=device)
     assert fa.device == ("cpu" if device == "cpu" else f"cuda:{gsearch._core.cuda_current_device()}")
     assert (fa.stats()["persistent_blocks"] > 0) == (device != "cpu")
+    assert fa.stats()["collection_seconds"] >= 0.0
     a0 = fa.empty()
     a1 = fa.update(a0, 7, 70)
     a2 = fa.update(a1, 10**15, 5)

@@ -46,8 +46,10 @@ using core::fa_span;
 
 constexpr int fa_threads = 1024;
 /// Cells a block takes when the machine chooses its blocks: one a thread, so that a pass is one
-/// step of each thread and the grid barrier joins as few blocks as the cells allow (tuning:
-/// bench/results/h100/fa.json's block sweep at 8,192 cells).
+/// step of each thread and the grid barrier joins as few blocks as the cells allow. The block
+/// sweeps at 8,192 cells (bench/results/h100/logs/issue23/8b-c2-6bd75b5 and 8a-c3-fc94a95,
+/// `sweep.log`, before 61b6337's kernel): 1 block 5.69 us per operation, 2 4.27, 4 3.52-3.62,
+/// 8 3.67-3.85, 16 3.62-3.96; 4 to 16 within the runs' noise, so one cell a thread stands.
 constexpr int64_t fa_cells_per_block = 1024;
 /// SMs a machine leaves to the rest of the device's work, whatever its size.
 constexpr int fa_spare_sms = 2;

@@ -19,6 +19,8 @@ TEST_F(Cli, EsfaGenThenRunEqualsTheSpecification) {
     EXPECT_EQ(j["operations"], 3000) << mix;
     EXPECT_EQ(j["verified"], true) << mix;
     EXPECT_EQ(j["differences"], 0) << mix;
+    EXPECT_GT(j["collections"].get<int64_t>(), 0) << mix;  // 64 cells, 3,000 operations: it swept
+    EXPECT_GE(j["collection_ms"].get<double>(), 0.0) << mix;
     EXPECT_EQ(npy::load<int64_t>(work("r.npy").string()).size(), 6000u);
   }
   ok("esfa gen --out a.npy --ops 500 --cells 32 --seed 8");

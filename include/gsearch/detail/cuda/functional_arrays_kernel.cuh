@@ -56,6 +56,15 @@ enum class fa_code : int32_t {
   stop = 9,    ///< the kernel ends
 };
 
+/// Whether a request changes the machine (a new child) or asks a query: each reads its parent's
+/// open, a change's reply says whether it carved, a query's is its fold.
+__host__ __device__ inline bool fa_changes(int32_t code) {
+  return code == int32_t(fa_code::update) || code == int32_t(fa_code::remove);
+}
+__host__ __device__ inline bool fa_asks(int32_t code) {
+  return code == int32_t(fa_code::lookup) || code == int32_t(fa_code::size) || code == int32_t(fa_code::next);
+}
+
 /// A request: a 64-byte slot of the ring (mapped page-locked host memory), written by the host
 /// before it releases `ready` = ticket + 1 (core::ring_ready_value).
 struct alignas(64) fa_request {
@@ -388,7 +397,7 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
   const auto answer = [&](uint64_t t, int32_t c) {
     fa_fetched();
     fa_reply* r = &p.replies[core::ring_slot_of(t, p.ring_slots)];
-    if (c == int32_t(fa_code::update) || c == int32_t(fa_code::remove)) {
+    if (fa_changes(c)) {
       r->found = fetched.found == t + 1 ? 4ull : 0ull;  // the carry's stamp: op t carved
       return;
     }
@@ -402,10 +411,7 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
     f->least = ~0ull;
     f->value = 0;
   };
-  const auto needs_open = [](int32_t c) {
-    return c == int32_t(fa_code::update) || c == int32_t(fa_code::remove) || c == int32_t(fa_code::lookup) ||
-           c == int32_t(fa_code::size) || c == int32_t(fa_code::next);
-  };
+  const auto needs_open = [](int32_t c) { return fa_changes(c) || fa_asks(c); };
   for (uint64_t k = 0;; ++k) {
     if (k == end) {  // every thread's copy: warp 0 rewrites window_end while others may still look
       fa_refill(p, k, window, &window_end, last_seen_ns);
@@ -414,8 +420,7 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
     }
     const fa_request op = window[k % fa_window];
     const fa_code code = fa_code(op.code);
-    const bool changes = code == fa_code::update || code == fa_code::remove;
-    const bool asks = code == fa_code::lookup || code == fa_code::size || code == fa_code::next;
+    const bool changes = fa_changes(op.code), asks = fa_asks(op.code);
     // The parent's open (no block changes it in this operation): one block owns every slot; the
     // barrier carried it; or, first in a window, from the opens' home at L2, that load issued
     // before the carry's (the two round trips overlap).
@@ -425,7 +430,7 @@ __global__ void __launch_bounds__(Threads, 1) fa_persistent_kernel(const fa_para
                                             : fa_load_l2(&p.open[op.a]);
 
     // Op k-1's remainder, when this block holds its cell and the carve left one (the stamp).
-    if ((previous == int32_t(fa_code::update) || previous == int32_t(fa_code::remove)) && previous_remainder >= c0 &&
+    if (fa_changes(previous) && previous_remainder >= c0 &&
         previous_remainder < c0 + mine) {
       if (threadIdx.x == 0) {
         const fa_carry carry = fa_load_l2_words(&p.control->carry[(k - 1) % 2]);
