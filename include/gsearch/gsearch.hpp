@@ -7,6 +7,7 @@
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/span.hpp"
 #include "gsearch/device.hpp"
+#include "gsearch/dist.hpp"
 #include "gsearch/execution.hpp"
 #include "gsearch/find.hpp"
 #include "gsearch/functional_arrays.hpp"
