@@ -48,14 +48,16 @@ struct device_memory {
   CUstream_st* exec_stream() const { return exec.stream; }
   template <class T>
   device_vector<T> put(const std::vector<T>& h) const {
-    return device_vector<T>(span<const T>(h));
+    auto d = to_device(h);
+    synchronize(cuda);  // the copy's DMA done before exec's stream (maybe non-blocking) reads it
+    return d;
   }
   template <class T>
   std::vector<T> get(span<const T> x) const {
     synchronize(exec);
-    std::vector<T> h(static_cast<size_t>(x.size()));
-    if (x.size() > 0) copy_to_host(h.data(), x.data(), size_t(x.size()) * sizeof(T));
-    return h;
+    std::unique_ptr<T[]> h(new T[size_t(x.size()) + 1]);  // (std::vector<bool> has no data())
+    if (x.size() > 0) copy_to_host(h.get(), x.data(), size_t(x.size()) * sizeof(T));
+    return std::vector<T>(h.get(), h.get() + x.size());
   }
   template <class T>
   T* alloc(int64_t n) {
