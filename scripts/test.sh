@@ -2,8 +2,8 @@
 # Builds and runs every test: the CPU tests (always), the GPU tests (they skip without a GPU),
 # the CLI and install tests, the benchmark tools' Python tests, the Python package (installed
 # from the same build, then python/tests); then the CPU tests again under AddressSanitizer +
-# UBSan. Missing PyPI packages (numpy pytest hypothesis matplotlib nanobind scikit-build-core)
-# are installed with pip --user.
+# UBSan. Missing PyPI packages (numpy pytest hypothesis matplotlib nanobind scikit-build-core
+# mpi4py dask[array,distributed]) are installed with pip --user.
 # The CUDA backend is compiled when nvcc is there (a GPU or not). Exit status: non-zero if
 # anything fails.
 set -euo pipefail
@@ -13,8 +13,8 @@ scripts/setup.sh
 jobs=$(nproc)
 python=$(python3 -c 'import sys; print(sys.executable)')  # the interpreter pip installs for
 
-python3 -c "import numpy, pytest, hypothesis, matplotlib, nanobind, scikit_build_core" 2>/dev/null ||
-  python3 -m pip install --quiet --user numpy pytest hypothesis matplotlib nanobind scikit-build-core
+python3 -c "import numpy, pytest, hypothesis, matplotlib, nanobind, scikit_build_core, mpi4py, dask.array, distributed" 2>/dev/null ||
+  python3 -m pip install --quiet --user numpy pytest hypothesis matplotlib nanobind scikit-build-core mpi4py "dask[array,distributed]"
 
 # The CUDA kernels are compiled wherever nvcc is, GPU or not (CI has none: it checks that they
 # compile; the GPU tests then skip), and the benchmark programs and peers too.

@@ -38,27 +38,6 @@ void check_dtype(const std::string& fn, const char* what, const Array& a, nb::dl
     type_error(fn + ": " + what + " must be " + dtype_name(want) + ", not " + dtype_name(a.dtype()));
 }
 
-/// The data pointer of the array `o` that an allocate callback returned as `what`: it must be
-/// a C-contiguous 1-D array of dtype `want` and `count` elements on `like`'s device (TypeError /
-/// ValueError otherwise).
-void* allocated_pointer(const std::string& fn, const char* what, nb::handle o, int64_t count,
-                        nb::dlpack::dtype want, const in_array& like) {
-  out_array out;
-  if (!nb::try_cast<out_array>(o, out, false))
-    type_error(fn + ": allocate(" + std::to_string(count) + ") returned " +
-               std::string(nb::repr(o.type()).c_str()) + " as " + what + ", not an array");
-  if (out.dtype() != want || out.ndim() != 1 || int64_t(out.size()) != count || !is_c_contiguous(out))
-    type_error(fn + ": allocate(" + std::to_string(count) + ") must return " + what +
-               " as a C-contiguous 1-D " + dtype_name(want) + " array of that many elements (got " +
-               dtype_name(out.dtype()) + ", " + std::to_string(out.size()) + " elements)");
-  if (out.device_type() != like.device_type() || out.device_id() != like.device_id())
-    value_error(fn + ": allocate returned " + what + " on " +
-                device_name(out.device_type(), out.device_id()) + ", the inputs are on " +
-                device_name(like.device_type(), like.device_id()));
-  if (count > 0 && !out.data()) value_error(fn + ": allocate returned a null array");
-  return out.data();
-}
-
 void py_merge(const in_array& a, const in_array& b, out_array& out, std::optional<in_array> a_values,
               std::optional<in_array> b_values, std::optional<out_array> out_values, bool check_sorted,
               uintptr_t stream) {

@@ -1,0 +1,385 @@
+"""gsearch.dask: searchsorted, isin, find, count and sort of Dask arrays, by partitions: gsearch's
+single-process functions run on the blocks (numpy blocks on the CPU, cupy blocks on a GPU), and
+the results are Dask arrays, lazy like the inputs. Dask is imported when a function runs, so
+``import gsearch`` never needs it.
+
+Layouts:
+
+- A key set (or an isin test set) given as a numpy / cupy array is *replicated*: it goes into the
+  graph once and every block of the queries is searched against it (a block-wise map).
+- Keys given as a Dask array are *sharded*: its chunks, in order, are the global sorted order
+  (as :func:`sort` leaves them; chunk sizes may be unknown). Each chunk's size and first key are
+  read (tiny tasks), each block of queries is split by owner (the chunk whose range holds a
+  query's answer), each piece is searched in its own chunk only, and the answers are put back
+  in query order: O(Q log K) work, each query moved to one chunk, instead of every query
+  searched in every chunk.
+- Test elements given as a Dask array are gathered into one chunk and replicated (test sets are
+  small beside the data they test), as gsearch::dist::isin does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as _np
+
+from . import _find, _merge, _search
+
+__all__ = ["count", "find", "isin", "searchsorted", "sort"]
+
+# Samples per output partition that sort's splitters are chosen from: the partitions' sizes are
+# within about 1/_OVERSAMPLE of each other.
+_OVERSAMPLE = 32
+
+
+def _da() -> Any:
+    try:
+        import dask.array as da
+    except ImportError as e:
+        raise ImportError("gsearch.dask needs dask: pip install 'dask[array]'") from e
+    return da
+
+
+def _xp(x: Any) -> Any:
+    """The array module of a block: cupy for cupy blocks, else numpy."""
+    if type(x).__module__.split(".")[0] == "cupy":
+        import cupy
+
+        return cupy
+    return _np
+
+
+def _as_dask(x: Any) -> Any:
+    da = _da()
+    if isinstance(x, da.Array):
+        return x
+    return da.from_array(_np.asarray(x) if not hasattr(x, "shape") else x, chunks=-1, name=False)
+
+
+def _replicated(x: Any) -> Any:
+    """x (numpy, cupy, or a Dask array) flat, as one chunk: stored (or concatenated) once in the
+    graph, and given whole to every task that reads it."""
+    da = _da()
+    if not isinstance(x, da.Array):
+        x = da.from_array(x, chunks=-1)
+    return x.ravel().rechunk(-1)
+
+
+def _blockwise(fn: Any, x: Any, table: Any, dtype: Any) -> Any:
+    """fn(block, table) for every block of x (the same shape and chunks out), with the whole
+    one-chunk 1-D array `table` beside each."""
+    da = _da()
+    index = "".join(chr(ord("a") + i) for i in range(x.ndim))
+    meta = _xp(x._meta).empty((0,) * x.ndim, dtype=dtype)
+    return da.blockwise(fn, index, x, index, table, "z", concatenate=True, dtype=dtype, meta=meta)
+
+
+# --- searchsorted -------------------------------------------------------------------------------
+
+
+def _head(block: Any) -> tuple:
+    """A key chunk's size and first key (None when empty)."""
+    return len(block), (block[:1] if len(block) else None)
+
+
+def _plan(heads: list) -> tuple:
+    """From every key chunk's (size, first key): (the first keys of the non-empty chunks after
+    the first non-empty one: the boundaries a query is routed by; the non-empty chunks' numbers;
+    every chunk's global offset)."""
+    offsets = _np.concatenate([[0], _np.cumsum([n for n, _ in heads])]).astype(_np.int64)
+    owners = [k for k, (n, _) in enumerate(heads) if n]
+    firsts = [heads[k][1] for k in owners[1:]]
+    boundaries = _xp(firsts[0]).concatenate(firsts) if firsts else None
+    return boundaries, owners, offsets
+
+
+def _route(queries: Any, plan: tuple, side: str, chunks: int) -> tuple:
+    """A block of queries split by owning key chunk: (the stable order that groups them by owner,
+    the piece for each key chunk, in that order). Side 'left' routes a query equal to a chunk's
+    first key to the chunk before (whose keys are all smaller); 'right' to that chunk."""
+    boundaries, owners, _ = plan
+    xp = _xp(queries)
+    q = queries.ravel()
+    if boundaries is None:  # at most one non-empty chunk owns everything
+        owner = xp.zeros(len(q), dtype=_np.int64)
+    else:
+        owner = _search.searchsorted(boundaries, q, side)
+    order = _merge.argsort(owner)
+    counts = xp.bincount(owner, minlength=max(len(owners), 1))
+    pieces = xp.split(q[order], [int(c) for c in xp.cumsum(counts)[:-1]])
+    by_chunk = [q[:0]] * chunks
+    for i, k in enumerate(owners or [0]):
+        by_chunk[k] = pieces[i]
+    return order, by_chunk
+
+
+def _answer(piece: Any, keys: Any, plan: tuple, k: int, side: str) -> Any:
+    """The global indices of the queries routed to key chunk k."""
+    return plan[2][k] + _search.searchsorted(keys, piece, side)
+
+
+def _assemble(routed: tuple, answers: list, shape: tuple) -> Any:
+    order, _ = routed
+    xp = _xp(order)
+    out = xp.empty(len(order), dtype=_np.int64)
+    out[order] = xp.concatenate(answers) if answers else out[:0]
+    return out.reshape(shape)
+
+
+def _sharded_searchsorted(a: Any, v: Any, side: str) -> Any:
+    import dask
+
+    da = _da()
+    delayed = dask.delayed
+    keys = list(a.to_delayed().ravel())
+    plan = delayed(_plan)([delayed(_head)(k) for k in keys])
+    grid = v.to_delayed()
+    blocks = _np.empty(grid.shape, dtype=object)
+    for idx in _np.ndindex(grid.shape):
+        routed = delayed(_route, nout=2)(grid[idx], plan, side, len(keys))
+        answers = [delayed(_answer)(routed[1][k], key, plan, k, side) for k, key in enumerate(keys)]
+        shape = tuple(c[i] for c, i in zip(v.chunks, idx))
+        block = delayed(_assemble)(routed, answers, shape)
+        blocks[idx] = da.from_delayed(block, shape=shape, dtype=_np.int64, meta=_xp(v._meta).empty((0,) * v.ndim, _np.int64))
+    return da.block(blocks.tolist()) if v.ndim else blocks[()]
+
+
+def searchsorted(a: Any, v: Any, side: str = "left") -> Any:
+    """numpy.searchsorted of a Dask array of queries (gsearch.searchsorted on each block).
+
+    Parameters
+    ----------
+    a : numpy / cupy array, or Dask array, 1-D
+        Sorted keys (NaN last, -0.0 equal to 0.0). An in-memory array is replicated: every
+        block of `v` is searched against all of it. A Dask array is sharded: its chunks,
+        concatenated, are sorted (as :func:`sort` returns them), and each query is searched in
+        the one chunk that holds its answer (see the module's docstring).
+    v : Dask array (or array_like), any shape
+        The queries.
+    side : {'left', 'right'}, optional
+        As in numpy.
+
+    Returns
+    -------
+    indices : Dask array of int64
+        `v`'s shape and chunks: ``np.searchsorted(a, v, side)`` (indices into all of `a`).
+
+    Raises
+    ------
+    ValueError
+        A bad `side`, `a` not 1-D. The per-block errors of gsearch.searchsorted (dtypes whose
+        promotion would round, ...) are raised when the result is computed.
+    """
+    if side not in ("left", "right"):
+        raise ValueError(f"gsearch.dask.searchsorted: side must be 'left' or 'right', not {side!r}")
+    da = _da()
+    v = _as_dask(v)
+    if getattr(a, "ndim", 1) != 1:
+        raise ValueError(f"gsearch.dask.searchsorted: a must be 1-D, not of shape {a.shape}")
+    if isinstance(a, da.Array):
+        return _sharded_searchsorted(a, v, side)
+    return _blockwise(lambda q, keys: _search.searchsorted(keys, q, side), v, _replicated(a), _np.int64)
+
+
+# --- isin -------------------------------------------------------------------------------------
+
+
+def isin(element: Any, test_elements: Any, *, invert: bool = False) -> Any:
+    """numpy.isin of a Dask array (gsearch.isin on each block).
+
+    Parameters
+    ----------
+    element : Dask array (or array_like), any shape
+        The elements.
+    test_elements : array_like or Dask array
+        The test set: an in-memory array goes into the graph once; a Dask array's chunks are
+        gathered into one. Either way each block of `element` is tested against all of it.
+    invert : bool, optional
+        ``element not in test_elements``.
+
+    Returns
+    -------
+    isin : Dask array of bool
+        `element`'s shape and chunks. NaN is never a member; -0.0 == 0.0.
+    """
+    element = _as_dask(element)
+    tests = test_elements if hasattr(test_elements, "shape") else _np.asarray(test_elements)
+    return _blockwise(lambda e, t: _find.isin(e, t, invert=invert), element, _replicated(tests), bool)
+
+
+# --- find, count --------------------------------------------------------------------------------
+
+
+def _exclusive(sizes: list) -> list:
+    out, at = [], 0
+    for n in sizes:
+        out.append(at)
+        at += n
+    return out
+
+
+def _first(found: list, offsets: list) -> int:
+    """The lowest global index among the blocks' answers (-1 for none)."""
+    hits = [o + f for f, o in zip(found, offsets) if f >= 0]
+    return min(hits) if hits else -1
+
+
+def _first_array(found: list, offsets: list) -> Any:
+    return _np.asarray(_first(found, offsets), dtype=_np.int64)
+
+
+def _count_array(found: list) -> Any:
+    return _np.asarray(sum(found), dtype=_np.int64)
+
+
+def find(a: Any, value: Any, mode: str = "first", op: str = "==", *, hi: Any = None) -> Any:
+    """gsearch.find over the blocks of a 1-D Dask array: global indices.
+
+    Parameters
+    ----------
+    a : Dask array, 1-D
+        The data (chunk sizes may be unknown).
+    value, op, hi
+        As in gsearch.find (``a op value``; 'in': ``value <= a < hi``).
+    mode : {'first', 'any', 'count', 'all'}, optional
+        'first': the lowest matching index, or -1; 'any': some matching index (each block's
+        'any', the lowest of those), or -1; 'count': the number of matches; 'all': every
+        matching index, ascending.
+
+    Returns
+    -------
+    Dask array of int64
+        0-d for 'first', 'any' and 'count'; 1-D of unknown chunk sizes for 'all'.
+
+    Raises
+    ------
+    ValueError
+        `a` not 1-D, a bad `mode`. gsearch.find's errors (a value the dtype does not hold,
+        ...) are raised when the result is computed.
+    """
+    import dask
+
+    da = _da()
+    a = _as_dask(a)
+    if a.ndim != 1:
+        raise ValueError(f"gsearch.dask.find: a must be 1-D, not of shape {a.shape}")
+    if mode not in ("first", "any", "count", "all"):
+        raise ValueError(f"gsearch.dask.find: mode must be 'first', 'any', 'count' or 'all', not {mode!r}")
+    delayed = dask.delayed
+    blocks = list(a.to_delayed().ravel())
+    one = lambda m: [delayed(_find.find)(b, value, m, op, hi=hi) for b in blocks]  # noqa: E731
+    if mode == "count":
+        return da.from_delayed(delayed(_count_array)(one("count")), shape=(), dtype=_np.int64)
+    offsets = delayed(_exclusive)([delayed(len)(b) for b in blocks])
+    if mode != "all":
+        return da.from_delayed(delayed(_first_array)(one(mode), offsets), shape=(), dtype=_np.int64)
+    parts = [
+        da.from_delayed(offsets[k] + found, shape=(_np.nan,), dtype=_np.int64, meta=_xp(a._meta).empty(0, _np.int64))
+        for k, found in enumerate(one("all"))
+    ]
+    return da.concatenate(parts)
+
+
+def count(a: Any, value: Any, op: str = "==", *, hi: Any = None) -> Any:
+    """The number of matches over the blocks of a 1-D Dask array: ``find(a, value, 'count', op,
+    hi=hi)``, a 0-d Dask array of int64."""
+    return find(a, value, "count", op, hi=hi)
+
+
+# --- sort -----------------------------------------------------------------------------------------
+
+
+def _samples(sorted_block: Any, k: int, want: int) -> tuple:
+    """Evenly spaced samples of a sorted block: (keys, block number, positions, weight: the
+    elements each stands for)."""
+    n = len(sorted_block)
+    s = min(n, want)
+    positions = (_np.arange(s, dtype=_np.int64) * n) // max(s, 1)
+    keys = sorted_block[_xp(sorted_block).asarray(positions)] if s else sorted_block[:0]
+    return keys, k, positions, (n / s if s else 0.0)
+
+
+def _splitters(samples: list, parts: int) -> list:
+    """parts - 1 splitters (key, block, position) cutting the samples' total weight into equal
+    parts. A splitter is a tag of the stable order (key, block, position), so equal keys can be
+    cut between partitions and many duplicates do not unbalance them."""
+    samples = [s for s in samples if len(s[0])]
+    if not samples:
+        return []
+    xp = _xp(samples[0][0])
+    keys = xp.concatenate([s[0] for s in samples])
+    blocks = _np.concatenate([_np.full(len(s[2]), s[1]) for s in samples])
+    positions = _np.concatenate([s[2] for s in samples])
+    weights = _np.concatenate([_np.full(len(s[2]), s[3]) for s in samples])
+    order = _np.asarray(_merge.argsort(keys).tolist())  # stable: (key, block, position) order
+    cumulative = _np.cumsum(weights[order])
+    targets = cumulative[-1] * _np.arange(1, parts) / parts
+    picks = _np.minimum(_np.searchsorted(cumulative, targets, "left"), len(order) - 1)
+    return [(keys[order[i] : order[i] + 1], int(blocks[order[i]]), int(positions[order[i]])) for i in picks]
+
+
+def _cuts(sorted_block: Any, k: int, splitters: list, parts: int) -> list:
+    """Where block k is cut for the partitions: an element (key, k, i) goes before splitter
+    (key', b, p) when key < key', or key == key' and (k, i) < (b, p)."""
+    n = len(sorted_block)
+    cuts = [0]
+    for key, b, p in splitters:
+        lo = int(_search.searchsorted(sorted_block, key, "left")[0])
+        hi = int(_search.searchsorted(sorted_block, key, "right")[0])
+        cuts.append(hi if k < b else lo if k > b else min(max(p, lo), hi))
+    cuts += [n] * (parts + 1 - len(cuts))  # fewer splitters than cuts: the rest goes last
+    return cuts
+
+
+def _piece(sorted_block: Any, cuts: list, p: int) -> Any:
+    return sorted_block[cuts[p] : cuts[p + 1]]
+
+
+def _bucket(pieces: list) -> Any:
+    """A partition: its pieces of every block, in block order, sorted (stable, so equal keys
+    keep the blocks' order)."""
+    return _merge.sort(_xp(pieces[0]).concatenate(pieces))
+
+
+def sort(x: Any) -> Any:
+    """A stable sort of a 1-D Dask array (sample sort); the result's chunks are the sorted ranges.
+
+    Each chunk is sorted (gsearch.sort), splitters are sampled from the sorted chunks, each
+    sorted chunk is cut by them, and partition p is the concatenation of every chunk's piece p,
+    sorted. The partitions are about equal in size whatever the keys: equal keys may be split
+    between neighbours.
+
+    Parameters
+    ----------
+    x : Dask array, 1-D
+        The data (numpy or cupy blocks).
+
+    Returns
+    -------
+    sorted : Dask array, 1-D
+        ``np.sort(x, kind='stable')`` (NaN last, -0.0 and 0.0 in their input order), with as
+        many chunks as `x`, of unknown sizes (``.compute_chunk_sizes()`` finds them); its
+        chunks are the sharded keys that :func:`searchsorted` takes.
+
+    Raises
+    ------
+    ValueError
+        `x` not 1-D. gsearch.sort's errors (unsupported dtypes) are raised when the result is
+        computed.
+    """
+    import dask
+
+    da = _da()
+    x = _as_dask(x)
+    if x.ndim != 1:
+        raise ValueError(f"gsearch.dask.sort: x must be 1-D, not of shape {x.shape}")
+    delayed = dask.delayed
+    parts = x.numblocks[0]
+    runs = [delayed(_merge.sort)(b) for b in x.to_delayed().ravel()]
+    splitters = delayed(_splitters)([delayed(_samples)(r, k, _OVERSAMPLE * parts) for k, r in enumerate(runs)], parts)
+    cuts = [delayed(_cuts)(r, k, splitters, parts) for k, r in enumerate(runs)]
+    meta = x._meta.astype(x.dtype)
+    buckets = [
+        delayed(_bucket)([delayed(_piece)(r, c, p) for r, c in zip(runs, cuts)]) for p in range(parts)
+    ]
+    return da.concatenate([da.from_delayed(b, shape=(_np.nan,), dtype=x.dtype, meta=meta) for b in buckets])

@@ -1,0 +1,127 @@
+"""gsearch.dask against numpy, on Dask's threaded scheduler and on a local dask.distributed cluster
+(2 workers in this process): searchsorted with replicated and sharded keys, isin, find, count and
+sort (its partitions balanced also with heavy duplicates)."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array", reason="dask is not installed (pip install 'dask[array,distributed]')")
+import gsearch.dask as gdask  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
+    with distributed.LocalCluster(processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None) as c:
+        with distributed.Client(c, set_as_default=False) as client:
+            yield client
+
+
+@pytest.fixture(params=["threads", "cluster"])
+def compute(request):
+    """compute(x): x's value on the threaded scheduler or on the local cluster."""
+    if request.param == "threads":
+        return lambda x: x.compute(scheduler="threads")
+    client = request.getfixturevalue("cluster")
+    return lambda x: client.compute(x).result()
+
+
+def floats(rng, n, distinct=40):
+    """Float64 with duplicates, NaN, -0.0, 0.0 and the infinities."""
+    x = rng.integers(0, distinct, n).astype(np.float64) - distinct / 2
+    edges = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf])
+    pick = rng.random(n) < 0.15
+    x[pick] = edges[rng.integers(0, len(edges), pick.sum())]
+    return x
+
+
+def same_bits(got, want):
+    """Equal bit for bit (floats: where -0.0 and NaN are counts)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if want.dtype.kind == "f":
+        got, want = got.view(np.uint64), want.view(np.uint64)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_replicated_keys(compute, side):
+    rng = np.random.default_rng(1)
+    keys = np.sort(floats(rng, 300))
+    queries = floats(rng, 12 * 35).reshape(12, 35)
+    got = gdask.searchsorted(keys, da.from_array(queries, chunks=(5, 10)), side)
+    assert got.chunks == ((5, 5, 2), (10, 10, 10, 5))
+    same_bits(compute(got), np.searchsorted(keys, queries, side))
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_sharded_keys(compute, side):
+    rng = np.random.default_rng(2)
+    keys = np.sort(rng.integers(0, 60, 500)).astype(np.int32)  # runs of equal keys across chunks
+    sharded = da.from_array(keys, chunks=((120, 0, 200, 1, 179),))  # an empty chunk, a tiny one
+    queries = rng.integers(-5, 66, 333).astype(np.int32)
+    got = gdask.searchsorted(sharded, da.from_array(queries, chunks=100), side)
+    same_bits(compute(got), np.searchsorted(keys, queries, side))
+
+
+def test_searchsorted_in_the_output_of_sort(compute):
+    rng = np.random.default_rng(3)
+    data = floats(rng, 700)
+    keys = gdask.sort(da.from_array(data, chunks=150))  # sharded, chunk sizes unknown
+    queries = floats(rng, 200)
+    got = gdask.searchsorted(keys, da.from_array(queries, chunks=64), "right")
+    same_bits(compute(got), np.searchsorted(np.sort(data), queries, "right"))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float64, np.uint64])
+def test_sort(compute, dtype):
+    rng = np.random.default_rng(4)
+    n = 2000
+    data = floats(rng, n) if dtype == np.float64 else rng.integers(0, 5, n).astype(dtype)  # heavy duplicates
+    x = da.from_array(data, chunks=((300, 700, 0, 600, 400),))
+    result = gdask.sort(x)
+    assert result.numblocks == x.numblocks
+    same_bits(compute(result), np.sort(data, kind="stable"))
+    sizes = compute(result.map_blocks(lambda b: np.array([len(b)]), chunks=(1,), dtype=np.int64))
+    assert sizes.sum() == n and sizes.max() <= 2 * n / len(sizes), sizes  # balanced, duplicates or not
+
+
+def test_isin(compute):
+    rng = np.random.default_rng(5)
+    element = floats(rng, 20 * 30).reshape(20, 30)
+    tests = floats(rng, 50)
+    x = da.from_array(element, chunks=(7, 11))
+    for t in (tests, da.from_array(tests, chunks=13)):  # replicated, and gathered from chunks
+        for invert in (False, True):
+            same_bits(compute(gdask.isin(x, t, invert=invert)), np.isin(element, tests, invert=invert))
+
+
+def test_find_and_count(compute):
+    rng = np.random.default_rng(6)
+    data = rng.integers(0, 100, 1000).astype(np.int64)
+    x = da.from_array(data, chunks=((250, 0, 500, 250),))
+    for value in (data[777], 1000):  # a match (maybe earlier too), none
+        matches = np.flatnonzero(data == value)
+        assert compute(gdask.find(x, value)) == (matches[0] if len(matches) else -1)
+        assert int(compute(gdask.find(x, value, "any"))) in (set(matches.tolist()) or {-1})
+        same_bits(compute(gdask.find(x, value, "all")), matches)
+    assert compute(gdask.count(x, 50, "<")) == np.count_nonzero(data < 50)
+    assert compute(gdask.find(x, 10, "count", "in", hi=20)) == np.count_nonzero((data >= 10) & (data < 20))
+
+
+def test_errors():
+    x = da.zeros((4, 4), chunks=2)
+    with pytest.raises(ValueError, match="x must be 1-D"):
+        gdask.sort(x)
+    with pytest.raises(ValueError, match="side must be"):
+        gdask.searchsorted(np.arange(3), x, "middle")
+    with pytest.raises(ValueError, match="mode must be"):
+        gdask.find(x.ravel(), 1, "random")
+
+
+def test_import_gsearch_needs_no_dask():
+    code = "import sys, gsearch, gsearch.distributed; assert 'dask' not in sys.modules, 'dask imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,201 @@
+"""gsearch.distributed against numpy on the concatenation of the ranks' data (dist_check.py holds
+the cases): in-process ranks (threads, a communicator written in Python), mpirun -np 1, 2 and 4
+(mpi4py), torch.distributed with gloo on the CPU, and NCCL with one GPU per rank; and the errors
+of a call whose communicator, device or dtype does not fit."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gsearch
+import gsearch.distributed as gd
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import dist_check  # noqa: E402
+
+
+class ThreadGroup:
+    """`size` ranks as threads of this process, each with a communicator of the protocol that
+    gsearch.distributed takes (rank, size, device, allgather, alltoallv): copies between the
+    threads' buffers behind barriers. The library releases the GIL while it waits, so the
+    threads meet in the callbacks."""
+
+    def __init__(self, size):
+        self.size = size
+        self.barrier = threading.Barrier(size, timeout=60)
+        self.slots = [None] * size
+
+    def exchange(self, rank, mine):
+        """Every rank's `mine`, in rank order (a copy where it is the library's memory, which
+        its rank may reuse as soon as it leaves the callback)."""
+        self.slots[rank] = mine
+        self.barrier.wait()
+        everyone = list(self.slots)
+        self.barrier.wait()  # the slots stay until every rank has read them
+        return everyone
+
+    def run(self, body):
+        """body(rank, comm) on every rank's thread; returns their results, raises the first error."""
+        results, errors = [None] * self.size, []
+
+        def one(rank):
+            try:
+                results[rank] = body(rank, Member(self, rank))
+            except BaseException as e:  # noqa: BLE001 (re-raised below)
+                errors.append(e)
+                self.barrier.abort()
+
+        threads = [threading.Thread(target=one, args=(r,)) for r in range(self.size)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+        return results
+
+
+class Member:
+    device = False
+
+    def __init__(self, group, rank):
+        self.group, self.rank, self.size = group, rank, group.size
+
+    def allgather(self, send, recv):
+        n = len(send)
+        for r, s in enumerate(self.group.exchange(self.rank, send.copy())):
+            recv[r * n : (r + 1) * n] = s
+
+    def alltoallv(self, send, send_counts, recv, recv_counts):
+        at = 0
+        for r, (s, counts) in enumerate(self.group.exchange(self.rank, (send.copy(), send_counts))):
+            start = sum(counts[: self.rank])
+            recv[at : at + recv_counts[r]] = s[start : start + counts[self.rank]]
+            at += recv_counts[r]
+
+
+def test_threads_match_numpy(monkeypatch):
+    monkeypatch.setattr(dist_check, "failures", [])
+    group = ThreadGroup(3)
+
+    def body(rank, comm):
+        ranks = dist_check.Ranks(rank, group.size, lambda x: group.exchange(rank, x))
+        dist_check.run(ranks, comm)
+
+    group.run(body)
+    assert dist_check.failures == []
+
+
+def test_numpy_and_list_inputs_one_rank():
+    comm = ThreadGroup(1).run(lambda rank, comm: comm)[0]
+    keys = np.array([1, 3, 3, 7])
+    assert gd.searchsorted(keys, 3, "right", comm=comm) == 3  # a scalar query: a numpy integer
+    assert gd.searchsorted(keys, [[0, 8]], comm=comm).tolist() == [[0, 4]]  # v's shape
+    assert gd.isin(np.array([[1, 2]]), [], comm=comm).tolist() == [[False, False]]
+    assert gd.sort(np.array([2, 1], dtype=np.int8), comm=comm).dtype == np.int8  # widened, then back
+    assert gd.find(keys, 3, op="in", hi=8, mode="all", comm=comm).tolist() == [1, 2, 3]
+    assert gd.join(keys, [7, 1], "semi", comm=comm)[1] is None
+
+
+def test_a_callback_error_reaches_every_rank():
+    class Failing(Member):
+        def alltoallv(self, *args):
+            raise OSError(f"link down on rank {self.rank}")
+
+    group = ThreadGroup(2)
+    with pytest.raises(OSError, match="link down on rank"):
+        group.run(lambda rank, comm: gd.sort(np.arange(10.0), comm=Failing(group, rank)))
+
+
+def test_comm_errors():
+    comm = ThreadGroup(1).run(lambda rank, comm: comm)[0]
+    with pytest.raises(TypeError, match="comm must be None .* not int"):
+        gd.sort(np.arange(3), comm=3)
+    if "torch" not in sys.modules:  # comm=None needs torch.distributed initialized
+        with pytest.raises(ValueError, match="no communicator"):
+            gd.sort(np.arange(3))
+    comm.device = True  # a transport of CUDA memory, and CPU arrays
+    with pytest.raises(ValueError, match="CPU arrays but the communicator .* moves CUDA memory"):
+        gd.searchsorted(np.arange(3), [1], comm=comm)
+    comm.device = False
+    with pytest.raises(TypeError, match="promotes them to float64"):
+        gd.join(np.arange(3, dtype=np.int64), np.arange(3.0), comm=comm)
+    with pytest.raises(ValueError, match="mode must be one of"):
+        gd.find(np.arange(3), 1, "random", comm=comm)
+    with pytest.raises(ValueError, match="not representable in int32"):
+        gd.find(np.arange(3, dtype=np.int32), 1.5, comm=comm)
+    with pytest.raises(ValueError, match="a must be 1-D"):
+        gd.searchsorted(np.zeros((2, 2)), [1.0], comm=comm)
+    with pytest.raises(ValueError, match="is not sorted"):
+        gd.merge(np.array([2, 1]), comm=comm)
+
+
+def test_mpi_comm_refuses_other_objects():
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed")
+    with pytest.raises(TypeError, match="Intracomm"):
+        gd.MpiComm(object())
+
+
+# --- other processes --------------------------------------------------------------------------
+
+
+def _env():
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", NCCL_NVLS_ENABLE="0")
+    # The subprocesses import the gsearch this process imported (an installed one, or a build's).
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(gsearch.__file__).parents[1]), env.get("PYTHONPATH", "")])
+    return env
+
+
+def _check_output(procs, ranks):
+    """Each process's output; fails naming the mismatches unless every rank reported ok."""
+    outs = []
+    for p in procs:
+        out, _ = p.communicate(timeout=120)
+        outs.append(out)
+    text = "".join(outs)
+    assert all(p.returncode == 0 for p in procs), text[-4000:]
+    assert text.count(" ok (0 mismatches)") == ranks, text[-4000:]
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 4])
+def test_mpirun(ranks):
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        pytest.skip("mpirun is not installed (apt-get install openmpi-bin libopenmpi-dev)")
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install mpi4py)")
+    cmd = [mpirun, "-np", str(ranks), "--oversubscribe", sys.executable, str(HERE / "dist_check.py"), "mpi"]
+    proc = subprocess.Popen(cmd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    _check_output([proc], ranks)
+
+
+def _torch_ranks(how, ranks):
+    with tempfile.TemporaryDirectory() as tmp:
+        rendezvous = os.path.join(tmp, "rendezvous")
+        procs = [
+            subprocess.Popen(
+                [sys.executable, str(HERE / "dist_check.py"), how, str(r), str(ranks), rendezvous],
+                env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            )
+            for r in range(ranks)
+        ]
+        _check_output(procs, ranks)
+
+
+def test_torch_gloo():
+    pytest.importorskip("torch", reason="torch is not installed")
+    _torch_ranks("torch", 2)
+
+
+def test_torch_nccl():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    if not gsearch.cuda_available() or torch.cuda.device_count() < 2:
+        pytest.skip("NCCL takes one GPU per rank: needs 2 GPUs, torch with CUDA and gsearch's CUDA backend")
+    _torch_ranks("torch-cuda", 2)
