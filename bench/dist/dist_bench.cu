@@ -228,20 +228,24 @@ prepare_fn find_op(int64_t n) {
   };
 }
 
-/// isin of `n` hashed values per GPU against the m tests {0, 2, ..., 2(m - 1)}, sharded.
-prepare_fn isin_op(int64_t n, int64_t m) {
+/// isin of `n` hashed values per GPU against the m tests {0, 2, ..., 2(m - 1)}: replicated
+/// (every GPU all of them) or sharded (each GPU its range).
+prepare_fn isin_op(int64_t n, int64_t m, bool replicated) {
   return [=](rank_state& r) {
     auto data = std::make_shared<buffer<int32_t>>(n);
-    const int64_t per = m / r.size;
+    const int64_t per = replicated ? m : m / r.size, all = replicated ? m : per * r.size;
     auto tests = std::make_shared<buffer<int32_t>>(per);
     auto out = std::make_shared<buffer<bool>>(n);
     hashed<<<grid, block, 0, r.stream>>>(data->p, n, n * r.rank, 13, 4 * m);
-    even_keys<<<grid, block, 0, r.stream>>>(tests->p, per, per * r.rank);
+    even_keys<<<grid, block, 0, r.stream>>>(tests->p, per, replicated ? 0 : per * r.rank);
     work w;
-    w.run = [=, &r] { dist::isin(r.exec(), *r.comm, data->cview(), tests->cview(), out->view()); };
+    w.run = [=, &r] {
+      dist::isin(r.exec(), *r.comm, data->cview(), tests->cview(), out->view(), {},
+                 replicated ? dist::layout::replicated : dist::layout::sharded);
+    };
     w.verify = [=, &r] {
       return count_wrong([&](unsigned long long* d) {
-               check_isin<<<grid, block, 0, r.stream>>>(data->p, out->p, n, per * r.size, d);
+               check_isin<<<grid, block, 0, r.stream>>>(data->p, out->p, n, all, d);
                CHECK_CUDA(cudaStreamSynchronize(r.stream));
              }) == 0;
     };
@@ -254,12 +258,13 @@ prepare_fn sort_op(int64_t n) {
   return [=](rank_state& r) {
     auto data = std::make_shared<buffer<int32_t>>(n);
     hashed<<<grid, block, 0, r.stream>>>(data->p, n, n * r.rank, 17, int64_t{1} << 31);
-    auto out = std::make_shared<std::shared_ptr<buffer<int32_t>>>();
+    // The output, allocated once (a rank receives about n; more only if the splitters miss).
+    auto out = std::make_shared<std::shared_ptr<buffer<int32_t>>>(std::make_shared<buffer<int32_t>>(n + n / 4 + 4096));
     auto got = std::make_shared<int64_t>(0);
     work w;
     w.run = [=, &r] {
       *got = dist::sort(r.exec(), *r.comm, data->cview(), [&](int64_t c) {
-        *out = std::make_shared<buffer<int32_t>>(c);
+        if (c > (*out)->n) *out = std::make_shared<buffer<int32_t>>(c);
         return (*out)->p;
       });
     };
@@ -299,12 +304,13 @@ prepare_fn join_op(int64_t n) {
     hashed<<<grid, block, 0, r.stream>>>(left->p, n, n * r.rank, 19, total);
     iota_keys<<<grid, block, 0, r.stream>>>(right->p, n, n * r.rank);
     auto rows = std::make_shared<int64_t>(0);
-    auto maps = std::make_shared<std::shared_ptr<buffer<int64_t>>>();
+    // The gather maps, allocated once (a rank's rows are about n: every left row matches once).
+    auto maps = std::make_shared<std::shared_ptr<buffer<int64_t>>>(std::make_shared<buffer<int64_t>>(2 * (n + n / 4 + 4096)));
     work w;
     w.run = [=, &r] {
       *rows = dist::join(r.exec(), *r.comm, join_kind::inner, left->cview(), right->cview(), [&](int64_t c) {
-        *maps = std::make_shared<buffer<int64_t>>(2 * std::max<int64_t>(c, 1));
-        return gsearch::join_output{(*maps)->p, (*maps)->p + std::max<int64_t>(c, 1)};
+        if (2 * c > (*maps)->n) *maps = std::make_shared<buffer<int64_t>>(2 * c);
+        return gsearch::join_output{(*maps)->p, (*maps)->p + (*maps)->n / 2};
       });
     };
     w.verify = [=, &r] {
@@ -415,8 +421,11 @@ int main(int argc, char** argv) {
       record("search_sharded", g, search_op(k_total, q, true), double(q) * g, 12.0 * q * (g - 1) / g,
              {{"keys", k_total}});
     }
-    if (wants("find")) record("find", g, find_op(d), double(d) * g, 0, {});
-    if (wants("isin")) record("isin", g, isin_op(d, int64_t{1} << 16), double(d) * g, 0, {{"tests", 1 << 16}});
+    if (wants("find")) record("find", g, find_op(d), double(d) * g, 0, json::object());
+    if (wants("isin")) {
+      record("isin_replicated", g, isin_op(d, int64_t{1} << 16, true), double(d) * g, 0, {{"tests", 1 << 16}});
+      record("isin_sharded", g, isin_op(d, int64_t{1} << 16, false), double(d) * g, 0, {{"tests", 1 << 16}});
+    }
     if (wants("sort")) {
       const int64_t per = weak ? a.sort_total : a.sort_total / g;
       record("sort", g, sort_op(per), double(per) * g, 4.0 * per * (g - 1) / g, {{"keys", per * g}});

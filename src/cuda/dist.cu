@@ -55,16 +55,12 @@ __global__ void scatter_kernel(const U* src, const int64_t* idx, int64_t n, U* d
   GSEARCH_GRID_STRIDE(i, n) dst[idx[i]] = src[i];
 }
 
-// Counts per owner: a histogram in shared memory per block, added to the global one.
-__global__ void histogram_kernel(const int32_t* owner, int64_t n, int ranks,
-                                 unsigned long long* counts) {
-  extern __shared__ unsigned long long local[];
-  for (int r = threadIdx.x; r < ranks; r += blockDim.x) local[r] = 0;
-  __syncthreads();
-  GSEARCH_GRID_STRIDE(i, n) atomicAdd(&local[owner[i]], 1ull);
-  __syncthreads();
-  for (int r = threadIdx.x; r < ranks; r += blockDim.x)
-    if (local[r]) atomicAdd(&counts[r], local[r]);
+// Where each owner's run starts in the sorted owners: starts[o] = the first i with sorted[i] == o
+// (left at -1 for an owner with no element). No atomics: the partition's counts follow.
+__global__ void run_starts_kernel(const int32_t* sorted, int64_t n, int64_t* starts) {
+  GSEARCH_GRID_STRIDE(i, n) {
+    if (i == 0 || sorted[i] != sorted[i - 1]) starts[sorted[i]] = i;
+  }
 }
 
 template <class U>
@@ -142,27 +138,33 @@ std::vector<int64_t> dist_partition(CUstream_st* stream, const int32_t* owner, i
   std::vector<int64_t> counts(size_t(ranks), 0);
   if (n <= 0) return counts;
   const int end_bit = std::max(1, int(std::bit_width(unsigned(ranks - 1))));
-  // One allocation: the sorted owners, the indices to carry, the counts, CUB's temporary space.
+  // One allocation: the sorted owners, the indices to carry, the run starts, CUB's temporary space.
   size_t sort_bytes = 0;
   GSEARCH_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, owner, static_cast<int32_t*>(nullptr),
                                                      static_cast<const int64_t*>(nullptr), perm, n, 0,
                                                      end_bit, stream));
   const size_t keys_bytes = (size_t(n) * 4 + 255) / 256 * 256, index_bytes = size_t(n) * 8;
-  const size_t counts_bytes = (size_t(ranks) * 8 + 255) / 256 * 256;
-  stream_buffer buffer(stream, keys_bytes + index_bytes + counts_bytes + sort_bytes);
+  const size_t starts_bytes = (size_t(ranks) * 8 + 255) / 256 * 256;
+  stream_buffer buffer(stream, keys_bytes + index_bytes + starts_bytes + sort_bytes);
   auto* base = static_cast<char*>(buffer.get());
   auto* sorted_owner = reinterpret_cast<int32_t*>(base);
   auto* index = reinterpret_cast<int64_t*>(base + keys_bytes);
-  auto* device_counts = reinterpret_cast<unsigned long long*>(base + keys_bytes + index_bytes);
-  void* sort_temp = base + keys_bytes + index_bytes + counts_bytes;
+  auto* starts = reinterpret_cast<int64_t*>(base + keys_bytes + index_bytes);
+  void* sort_temp = base + keys_bytes + index_bytes + starts_bytes;
   dist_iota(stream, index, n, 0);
   GSEARCH_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp, sort_bytes, owner, sorted_owner, index,
                                                      perm, n, 0, end_bit, stream));
-  GSEARCH_CUDA_CHECK(cudaMemsetAsync(device_counts, 0, size_t(ranks) * 8, stream));
-  histogram_kernel<<<std::min(blocks_for(n), 1024), threads, size_t(ranks) * 8, stream>>>(owner, n, ranks,
-                                                                                         device_counts);
+  GSEARCH_CUDA_CHECK(cudaMemsetAsync(starts, 0xff, size_t(ranks) * 8, stream));  // -1: no run
+  run_starts_kernel<<<blocks_for(n), threads, 0, stream>>>(sorted_owner, n, starts);
   GSEARCH_CUDA_CHECK_LAUNCH();
-  dist_copy(stream, counts.data(), device_counts, int64_t(ranks) * 8, true);
+  std::vector<int64_t> start(static_cast<size_t>(ranks));
+  dist_copy(stream, start.data(), starts, int64_t(ranks) * 8, true);
+  int64_t end = n;  // an owner's run ends where the next present owner's starts
+  for (int r = ranks - 1; r >= 0; --r) {
+    if (start[size_t(r)] < 0) continue;
+    counts[size_t(r)] = end - start[size_t(r)];
+    end = start[size_t(r)];
+  }
   return counts;
 }
 

@@ -68,6 +68,7 @@ struct local_cpu {
   }
   void to_host(void* dst, const void* src, int64_t bytes) const { copy(dst, src, bytes); }
   void from_host(void* dst, const void* src, int64_t bytes) const { copy(dst, src, bytes); }
+  void wait() const {}
 
   template <class Body>
   void each(int64_t n, Body body) const {
@@ -127,6 +128,7 @@ struct local_cuda {
   void from_host(void* dst, const void* src, int64_t bytes) const {
     cuda_backend::dist_copy(exec.stream, dst, src, bytes, true);
   }
+  void wait() const { cuda_backend::dist_copy(exec.stream, nullptr, nullptr, 0, true); }
   void iota(int64_t* x, int64_t n, int64_t start) const { cuda_backend::dist_iota(exec.stream, x, n, start); }
   void shift(int64_t* x, int64_t n, int64_t delta) const { cuda_backend::dist_shift(exec.stream, x, n, delta); }
   void map_rows(int64_t* rows, int64_t n, const int64_t* ids) const {

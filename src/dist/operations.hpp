@@ -5,7 +5,10 @@
 // communicator. Host round trips: the counts of each exchange (and the samples of a sort).
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -35,6 +38,37 @@ void check_span(const char* op, const char* what, span<const T> x) {
     throw invalid_argument(std::string("gsearch::dist::") + op + ": " + what +
                            ": null data with a non-zero size (or a negative size)");
 }
+
+/// GSEARCH_DIST_TRACE=1: the time of each step of an operation, a line per step on stderr
+/// ("dist rank R op: step ms"). It waits for the backend at every step, so the steps add up
+/// (and the whole is slower): a diagnosis, never on while timing the whole.
+template <class Local>
+class step_timer {
+ public:
+  step_timer(const Local& local, int rank, const char* op) : local_(local), rank_(rank), op_(op) {
+    const char* e = std::getenv("GSEARCH_DIST_TRACE");
+    on_ = e && *e && *e != '0';
+    if (on_) {
+      local_.wait();
+      last_ = std::chrono::steady_clock::now();
+    }
+  }
+  void operator()(const char* step) {
+    if (!on_) return;
+    local_.wait();
+    const auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "dist rank %d %s: %s %.3f ms\n", rank_, op_, step,
+                 std::chrono::duration<double, std::milli>(now - last_).count());
+    last_ = now;
+  }
+
+ private:
+  const Local& local_;
+  int rank_;
+  const char* op_;
+  bool on_ = false;
+  std::chrono::steady_clock::time_point last_;
+};
 
 /// Every rank's value of a trivially copyable v.
 template <class Local, class V>
@@ -95,6 +129,7 @@ void search(const Local& local, communicator& comm, side s, span<const T> keys, 
     return;
   }
   const int p = comm.size(), me = comm.rank();
+  step_timer step(local, me, "search");
   // The plan: every rank's key count and first key.
   struct head {
     int64_t count;
@@ -109,6 +144,7 @@ void search(const Local& local, communicator& comm, side s, span<const T> keys, 
     firsts.push_back(h.first);
   }
   const auto plan = core::dist::make_owner_plan(counts, firsts);
+  step("plan");
   const side route = s == side::left ? side::left : side::right;  // pred: upper_bound - 1
 
   // Route: the owner of every query, then the queries packed by owner.
@@ -123,19 +159,27 @@ void search(const Local& local, communicator& comm, side s, span<const T> keys, 
     local.from_host(boundaries.data(), plan.boundaries.data(), boundaries.size() * int64_t(sizeof(T)));
     array<int32_t> owner = local.template make<int32_t>(n);
     gsearch::search(local.exec, route, boundaries.cview(), queries, owner.view());
+    step("owners");
     send_counts = local.partition(owner.data(), n, p, perm.data());
   }
+  step("partition");
   array<T> packed = local.template make<T>(n);
   local.gather(queries.data(), perm.data(), n, packed.data());
+  step("pack");
   const auto recv_counts = exchange_counts(local, comm, send_counts);
+  step("counts");
   array<T> mine_queries = exchange(local, comm, packed.data(), send_counts, recv_counts);
+  step("exchange queries");
 
   // Answer this rank's share, as global indices, and send the answers back.
   array<int64_t> answers = local.template make<int64_t>(mine_queries.size());
   gsearch::search(local.exec, route, keys, mine_queries.cview(), answers.view());
   local.shift(answers.data(), answers.size(), plan.offsets[size_t(me)] - (s == side::pred ? 1 : 0));
+  step("local search");
   array<int64_t> back = exchange(local, comm, answers.data(), recv_counts, send_counts);
+  step("exchange answers");
   local.scatter(back.data(), perm.data(), n, out.data());
+  step("unpack");
 }
 
 // ---- find --------------------------------------------------------------------------------------
@@ -340,13 +384,18 @@ int64_t merge_sorted(const Local& local, communicator& comm, span<const T> sorte
     local.copy(out, sorted.data(), sorted.size() * int64_t(sizeof(T)));
     return sorted.size();
   }
+  step_timer step(local, comm.rank(), "merge");
   const auto splitters = splitters_of(local, comm, std::vector<span<const T>>{sorted});
+  step("splitters");
   const auto send_counts = cut_counts(local, comm, sorted, splitters, false);
   const auto recv_counts = exchange_counts(local, comm, send_counts);
+  step("cuts and counts");
   array<T> received = exchange(local, comm, sorted.data(), send_counts, recv_counts);
+  step("exchange");
   const int64_t n = received.size();
   T* out = allocate(n);
   merge_runs(local, std::move(received), array<int64_t>{}, recv_counts, out, nullptr);
+  step("local merge");
   return n;
 }
 
@@ -371,7 +420,9 @@ int64_t sort(const Local& local, communicator& comm, span<const T> data,
   check_memory(local, comm, "sort");
   check_span("sort", "data", data);
   array<T> sorted = local.template make<T>(data.size());
+  step_timer step(local, comm.rank(), "sort");
   gsearch::merge_sort(local.exec, data, sorted.view());
+  step("local sort");
   return merge_sorted(local, comm, sorted.cview(), allocate);
 }
 
@@ -417,12 +468,16 @@ int64_t join(const Local& local, communicator& comm, join_kind kind, span<const 
   const auto left_offsets = rank_offsets(local, comm, left.size());
   const auto right_offsets = rank_offsets(local, comm, right.size());
   const int me = comm.rank();
+  step_timer step(local, me, "join");
   auto l = sort_rows(local, left, left_offsets[size_t(me)]);
   auto r = sort_rows(local, right, right_offsets[size_t(me)]);
+  step("local sorts");
   if (comm.size() > 1) {
     const auto splitters = splitters_of(local, comm, std::vector<span<const T>>{l.keys.cview(), r.keys.cview()});
+    step("splitters");
     l = co_partition(local, comm, std::move(l), splitters);
     r = co_partition(local, comm, std::move(r), splitters);
+    step("co-partition (exchange, merge)");
   }
   // The local join's positions, then the global row numbers in their place.
   join_output out;
@@ -430,6 +485,7 @@ int64_t join(const Local& local, communicator& comm, join_kind kind, span<const 
                                      [&](int64_t n) { return out = allocate(n); }, merge_options{false});
   local.map_rows(out.left, rows, l.rows.data());
   if (!core::join_left_only(kind)) local.map_rows(out.right, rows, r.rows.data());
+  step("local join");
   return rows;
 }
 
