@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <exception>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -170,6 +171,10 @@ cudaMemPool_t temporary_pool() {
     props.location.id = device;
     GSEARCH_CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
     uint64_t keep = temporary_pool_keep_bytes;
+    // GSEARCH_POOL_KEEP_BYTES overrides it: for an application whose calls take more temporary
+    // memory than that each time (the distributed operations take several times their data),
+    // which would otherwise map it again on every call.
+    if (const char* e = std::getenv("GSEARCH_POOL_KEEP_BYTES"); e && *e) keep = std::strtoull(e, nullptr, 10);
     GSEARCH_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
   }
   return pool;

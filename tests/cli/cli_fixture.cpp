@@ -51,7 +51,7 @@ std::map<std::string, std::string> TempDir::snapshot() const {
 }
 
 run_result Cli::gsearch(const std::string& args) const {
-  const std::string cmd = "cd '" + work().string() + "' && " + env_ + "'" GSEARCH_CLI_PATH "' " + args +
+  const std::string cmd = "cd '" + work().string() + "' && " + env_ + launcher_ + "'" GSEARCH_CLI_PATH "' " + args +
                           " > '" + (dir_ / "stdout").string() + "' 2> '" +
                           (dir_ / "stderr").string() + "'";
   const int status = std::system(cmd.c_str());

@@ -99,7 +99,8 @@ class Cli : public TempDir {
   // Runs gsearch with no CUDA device visible (CUDA_VISIBLE_DEVICES empty), on every machine.
   void hide_gpus() { env_ = "CUDA_VISIBLE_DEVICES= "; }
 
-  std::string env_;  // assignments put before the command
+  std::string env_;       // assignments put before the command
+  std::string launcher_;  // what runs the binary, between them ("mpirun -np 4 "), or nothing
 };
 
 std::string reference_name(side s);

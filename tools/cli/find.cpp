@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "common.hpp"
+#include "distributed.hpp"
 #include "gsearch/gsearch.hpp"
 #include "npy.hpp"
 #include "output.hpp"
@@ -52,6 +53,7 @@ struct find_args {
   int64_t per_thread = 0;
   std::string seed = "0";
   bool invert = false, json = false;
+  distributed_flags dist;
   // The options as given (or not) on the command line.
   CLI::Option *value_opt = nullptr, *hi_opt = nullptr, *op_opt = nullptr, *strategy_opt = nullptr,
               *per_thread_opt = nullptr, *seed_opt = nullptr, *invert_opt = nullptr, *method_opt = nullptr;
@@ -331,7 +333,28 @@ exit_code find_typed(const find_args& a, const plan& p, const target& dev, input
   return exit_ok;
 }
 
+// --distributed (distributed.hpp): the modes but random, the tuned scan only.
+distributed::find_request distributed_request(const find_args& a, const plan& p) {
+  distributed::find_request r;
+  r.device = a.device;
+  r.per_rank = a.dist.per_rank;
+  r.json = a.json;
+  r.refused = {{"--mode random", p.mode == mode_kind::random},
+               {"--strategy " + a.strategy, p.strategy != find_strategy::auto_},
+               {"--per-thread", a.per_thread_opt->count() > 0}};
+  r.data = a.data;
+  r.values = a.values;
+  r.out = a.out;
+  r.mode = to_string(p.mode);
+  r.value = a.value;
+  r.hi = a.hi;
+  r.op = p.op;
+  r.isin = {a.invert, p.method};
+  return r;
+}
+
 exit_code run_find(const find_args& a) {
+  if (a.dist.on) return distributed::find([&] { return distributed_request(a, check_options(a)); });
   check_paths({{"--data", a.data}, {"--values", a.values}}, {{"--out", a.out}});
   const plan p = check_options(a);
   const target dev = resolve_device(a.device);
@@ -365,7 +388,12 @@ std::string find_footer() {
          "output goes to a temporary file renamed at the end; it must not be an input (also "
          "through ./, .., a symlink or a hard link), a directory, a FIFO or device or a read-only "
          "file (all checked before any work), and no output is left by an error, SIGINT or SIGTERM. "
-         "A result printed to a stdout that cannot be written (a full disk, closed) is exit 2.";
+         "A result printed to a stdout that cannot be written (a full disk, closed) is exit 2.\n"
+         "--distributed (mpirun -np N gsearch find --distributed ...): modes first, any, count, "
+         "all and isin; the data (and isin's --values) are split into N contiguous slices, one "
+         "per rank, and the result, the indices or the mask are those of the single-process "
+         "command (printed or written by rank 0). --mode random, --strategy and --per-thread do "
+         "not apply.";
 }
 
 void add_find_options(CLI::App& sub, find_args& a) {
@@ -423,6 +451,7 @@ void add_find_options(CLI::App& sub, find_args& a) {
   sub.add_flag("--json", a.json,
                "Print one JSON object to stdout (\"result\", mode, op, value, dtype, n, device, "
                "time_ms, ...) instead of the result and the human summary");
+  add_distributed_options(sub, a.dist);
 }
 
 }  // namespace

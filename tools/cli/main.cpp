@@ -42,10 +42,11 @@ constexpr const char* exit_codes_text = R"EXIT(Exit codes:
         before anything is read or computed. client: a request the server refused (queries
         not of the keys' dtype, more than its --max-queries); serve: a socket path in use
   2     device or I/O failure: --device cuda without a usable CUDA device, a CUDA error, out of
-        memory; an output whose directory is missing or not writable (checked before any
-        work), or that cannot be written (a full disk); a stdout that cannot be written (full,
-        closed); client: a server that cannot be reached, closes the connection, is shut down
-        or failed; serve: its server failed (a CUDA error): a supervisor should restart it
+        memory; --distributed in a gsearch built without MPI (with --device cuda: NCCL); an
+        output whose directory is missing or not writable (checked before any work), or that
+        cannot be written (a full disk); a stdout that cannot be written (full, closed); client:
+        a server that cannot be reached, closes the connection, is shut down or failed; serve:
+        its server failed (a CUDA error): a supervisor should restart it
   3     search --verify found results that differ from the reference
   100+  the command line could not be parsed (CLI11's codes, e.g. 105 a value not allowed,
         106 a required option missing, 109 an unexpected argument or an unknown command)

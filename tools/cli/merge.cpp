@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "distributed.hpp"
 #include "gsearch/gsearch.hpp"
 #include "npy.hpp"
 #include "output.hpp"
@@ -318,6 +319,7 @@ const subcommand_spec<merge_args> merge_spec{
 struct sort_args {
   std::string data, out, values, out_values, argsort, device = "auto";
   bool json = false;
+  distributed_flags dist;
 };
 
 // Sorts keys into out (if wanted); carries `values` (when given) into out_values.
@@ -355,7 +357,21 @@ outcome run_sort(const target& dev, const std::vector<T>& keys, const std::vecto
   return o;
 }
 
+// --distributed (distributed.hpp): the sorted keys only.
+distributed::sort_request distributed_request(const sort_args& a) {
+  distributed::sort_request r;
+  r.device = a.device;
+  r.per_rank = a.dist.per_rank;
+  r.json = a.json;
+  r.refused = {{"--values", !a.values.empty()}, {"--out-values", !a.out_values.empty()},
+               {"--argsort", !a.argsort.empty()}};
+  r.data = a.data;
+  r.out = a.out;
+  return r;
+}
+
 exit_code run_sort_command(const sort_args& a) {
+  if (a.dist.on) return distributed::sort([&] { return distributed_request(a); });
   check_paths({{"--data", a.data}, {"--values", a.values}},
                             {{"--out", a.out}, {"--out-values", a.out_values}, {"--argsort", a.argsort}});
   if (a.values.empty() != a.out_values.empty())
@@ -434,6 +450,7 @@ void add_sort_options(CLI::App& sub, sort_args& a) {
       ->type_name("SV.npy");
   sub.add_option("--argsort", a.argsort, "The stable sorting permutation (int64 indices into --data)")
       ->type_name("I.npy");
+  add_distributed_options(sub, a.dist);
 }
 const subcommand_spec<sort_args> sort_spec{
     "sort", "Sort an array (stable merge sort), with int64 values or the sorting permutation",
@@ -441,7 +458,11 @@ const subcommand_spec<sort_args> sort_spec{
                   "permutation, np.argsort(data, kind='stable') (int64: data[perm] is sorted, equal "
                   "keys in their input order); --values V.npy with --out-values carries one int64 "
                   "value per key (out_values = values[perm]). Give --out, --argsort or both. The "
-                  "data need not be sorted, so there is no --no-check.\n"),
+                  "data need not be sorted, so there is no --no-check.\n"
+                  "--distributed (mpirun -np N gsearch sort --distributed --data D.npy --out "
+                  "S.npy): each rank reads its slice of the data and the ranks sort them together "
+                  "(a sample sort); --out, required, is the single-process output. --values, "
+                  "--out-values and --argsort do not apply.\n"),
     family_options(add_sort_options), run_sort_command};
 
 // ---- gsearch set --------------------------------------------------------------------------------
@@ -555,6 +576,7 @@ join_kind parse_join_kind(const std::string& s) {
 struct join_args {
   std::string how, left, right, out_left, out_right, device = "auto";
   bool no_check = false, json = false;
+  distributed_flags dist;
 };
 
 template <class T>
@@ -596,9 +618,8 @@ outcome run_join(const target& dev, join_kind kind, const std::vector<T>& l,
   return o;
 }
 
-exit_code run_join_command(const join_args& a) {
-  check_paths({{"--left", a.left}, {"--right", a.right}},
-                            {{"--out-left", a.out_left}, {"--out-right", a.out_right}});
+// --how, and --out-right given for the kinds that write it and only for them.
+join_kind check_join_outputs(const join_args& a) {
   const join_kind kind = parse_join_kind(a.how);
   const bool left_only = core::join_left_only(kind);
   if (left_only && !a.out_right.empty())
@@ -606,6 +627,30 @@ exit_code run_join_command(const join_args& a) {
         (kind == join_kind::semi ? "with" : "without") + " a match): drop --out-right");
   if (!left_only && a.out_right.empty())
     bad("--how " + a.how + " needs --out-right J.npy (the right indices of the pairs)");
+  return kind;
+}
+
+// --distributed (distributed.hpp): every kind, the same outputs.
+distributed::join_request distributed_request(const join_args& a) {
+  distributed::join_request r;
+  r.device = a.device;
+  r.per_rank = a.dist.per_rank;
+  r.json = a.json;
+  r.how = check_join_outputs(a);
+  r.left = a.left;
+  r.right = a.right;
+  r.out_left = a.out_left;
+  r.out_right = a.out_right;
+  r.no_check = a.no_check;
+  return r;
+}
+
+exit_code run_join_command(const join_args& a) {
+  if (a.dist.on) return distributed::join([&] { return distributed_request(a); });
+  check_paths({{"--left", a.left}, {"--right", a.right}},
+                            {{"--out-left", a.out_left}, {"--out-right", a.out_right}});
+  const join_kind kind = check_join_outputs(a);
+  const bool left_only = core::join_left_only(kind);
   const target dev = resolve_device(a.device);
   key_inputs in("join", "--left", a.left, "--right", a.right);
   return visit_key_type(in.x.file.type(), [&]<class T>() {
@@ -658,6 +703,7 @@ void add_join_options(CLI::App& sub, join_args& a) {
                  "The right indices of the rows (int64; -1: none); required except for semi "
                  "and anti, which have none")
       ->type_name("J.npy");
+  add_distributed_options(sub, a.dist);
 }
 const subcommand_spec<join_args> join_spec{
     "join", "Sort-merge join of sorted keys: int64 gather maps (left index, right index)",
@@ -667,7 +713,11 @@ const subcommand_spec<join_args> join_spec{
                   "(i, -1) for each left row without a match; right: also (-1, j) for each right "
                   "row without one; full: both. semi: the left rows with a match, anti: those "
                   "without; these two write --out-left only (giving --out-right is an error; every "
-                  "other kind needs it). Gather with numpy: left_table[I], with -1 meaning no row.\n"),
+                  "other kind needs it). Gather with numpy: left_table[I], with -1 meaning no row.\n"
+                  "--distributed (mpirun -np N gsearch join --distributed ...): each rank reads "
+                  "its slice of --left and of --right (sorted across the ranks: checked unless "
+                  "--no-check), the ranks join them together, and the outputs are the "
+                  "single-process ones (rows concatenated in rank order).\n"),
     family_options(add_join_options, "--left and --right"), run_join_command};
 
 }  // namespace

@@ -259,6 +259,7 @@ input::input(std::string path) : path_(std::move(path)), file_(nullptr, &std::fc
   std::string dict(static_cast<size_t>(len), '\0');
   read_exactly(dict.data(), dict.size(), "truncated header");
   header_ = parse_header(dict, path_);
+  data_offset_ = int64_t(magic_len + 2 + len_size) + len;
 
   // The data must all be there; a regular file says how long it is up front.
   struct stat st {};
@@ -288,6 +289,29 @@ void input::read_into(void* dst, size_t bytes) {
   if (got == bytes) return;
   if (std::ferror(file_.get())) bad_input("cannot read " + path_ + ": " + errno_text());
   truncated(int64_t(got));
+}
+
+void input::read_range_into(void* dst, int64_t begin, int64_t end) {
+  if (begin < 0 || begin > end || end > size())
+    throw std::logic_error("npy::input::read_range_into: [" + std::to_string(begin) + ", " +
+                           std::to_string(end) + ") is not within the " + std::to_string(size()) +
+                           " elements of " + path_);
+  const int64_t item = itemsize(type());
+  const int64_t bytes = (end - begin) * item;
+  progress::phase("reading " + path_, bytes);
+  // pread leaves the stream's position alone, and a short read (a file cut since the
+  // constructor looked) is told apart from an error.
+  int64_t got = 0;
+  while (got < bytes) {  // in 64 MiB steps, for the progress line
+    const size_t want = size_t(std::min<int64_t>(bytes - got, int64_t(1) << 26));
+    const ssize_t n = pread(fileno(file_.get()), static_cast<char*>(dst) + got, want,
+                            off_t(data_offset_ + begin * item + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) bad_input("cannot read " + path_ + ": " + errno_text());
+    if (n == 0) truncated(begin * item + got);
+    got += n;
+    progress::advance(n);
+  }
 }
 
 void input::truncated(int64_t data_bytes) const {

@@ -68,6 +68,20 @@ class input {
     return v;
   }
 
+  /// Elements [begin, end) of the data in its flat (C) order, and nothing else of it: one rank's
+  /// shard (--distributed). Read with pread at their offset, so any part, in any order, of a file
+  /// whose header the constructor parsed once. T must be the file's type; 0 <= begin <= end <=
+  /// size().
+  template <class T>
+  std::vector<T> read_range(int64_t begin, int64_t end) {
+    check_type(dtype_of<T>());
+    std::vector<T> v(static_cast<size_t>(end - begin));
+    read_range_into(v.data(), begin, end);
+    return v;
+  }
+  /// The same into `dst`, which holds end - begin elements of the file's type.
+  void read_range_into(void* dst, int64_t begin, int64_t end);
+
  private:
   void check_type(dtype wanted) const;
   void read_into(void* dst, size_t bytes);
@@ -76,6 +90,7 @@ class input {
   std::string path_;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_;
   header header_{};
+  int64_t data_offset_ = 0;  // where the data starts: after the magic, version, length and dict
 };
 
 /// Reads a whole .npy file of T.

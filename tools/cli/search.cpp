@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "common.hpp"
+#include "distributed.hpp"
 #include "gsearch/gsearch.hpp"
 #include "npy.hpp"
 #include "output.hpp"
@@ -30,6 +31,7 @@ struct search_args {
   bool assume_sorted = false, sorted_queries = false, int32 = false, verify = false, json = false;
   std::string repeat = "1";
   std::string max_temp_bytes;  // empty: no cap
+  distributed_flags dist;
 };
 
 constexpr int64_t max_repeat = 1000000;
@@ -330,7 +332,28 @@ exit_code search_typed(const search_args& a, int repeat, const target& dev, cons
                     v});
 }
 
+// --distributed (distributed.hpp): 1-D keys, queries of any shape; the options it refuses.
+distributed::search_request distributed_request(const search_args& a) {
+  distributed::search_request r;
+  r.device = a.device;
+  r.per_rank = a.dist.per_rank;
+  r.json = a.json;
+  r.refused = {{"--algo " + a.algo, a.algo != "auto"},
+               {"--sorted-queries", a.sorted_queries},
+               {"--verify", a.verify},
+               {"--repeat", a.repeat != "1"},
+               {"--max-temp-bytes", !a.max_temp_bytes.empty()}};
+  r.keys = a.keys;
+  r.queries = a.queries;
+  r.out = a.out;
+  r.side = a.side;
+  r.assume_sorted = a.assume_sorted;
+  r.int32 = a.int32;
+  return r;
+}
+
 exit_code run_search(const search_args& a) {
+  if (a.dist.on) return distributed::search([&] { return distributed_request(a); });
   check_paths({{"--keys", a.keys}, {"--queries", a.queries}}, {{"--out", a.out}});
   const int repeat = int(parse_count(a.repeat, "--repeat", 1, max_repeat));
   (void)temp_cap(a);  // a bad --max-temp-bytes fails before any input is read
@@ -372,7 +395,13 @@ std::string search_footer() {
          "read-only file, and its directory must exist and be writable. It is written through a "
          "temporary file renamed over it at the end (through a symlink, to the link's target; an "
          "existing file keeps its mode), removed on an error, SIGINT or SIGTERM. Indices printed to "
-         "stdout are checked: a full disk or a closed stdout is exit 2.";
+         "stdout are checked: a full disk or a closed stdout is exit 2.\n"
+         "--distributed (mpirun -np N gsearch search --distributed --keys K.npy --queries Q.npy "
+         "--out OUT.npy): the keys (1-D, sorted across the ranks: checked unless --assume-sorted) "
+         "and the queries are split into N contiguous slices, one per rank; --out is required and "
+         "equals the single-process output. --algo, --sorted-queries, --verify, --repeat and "
+         "--max-temp-bytes do not apply. The summary (--json: one object from rank 0) gives the "
+         "ranks and the slowest rank's read, search and write times.";
 }
 
 void add_search_options(CLI::App& sub, search_args& a) {
@@ -432,6 +461,7 @@ void add_search_options(CLI::App& sub, search_args& a) {
       ->type_name("N");
   sub.add_flag("--json", a.json,
                "Print a one-line JSON summary to stdout instead of the human one (needs --out)");
+  add_distributed_options(sub, a.dist);
 }
 
 }  // namespace

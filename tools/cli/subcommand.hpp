@@ -43,4 +43,23 @@ inline CLI::Option* add_device_option(CLI::App& sub, std::string& device) {
       ->capture_default_str();
 }
 
+/// --distributed and --per-rank (distributed.hpp), the same on search, find, sort and join.
+struct distributed_flags {
+  bool on = false, per_rank = false;
+};
+inline void add_distributed_options(CLI::App& sub, distributed_flags& d) {
+  CLI::Option* on = sub.add_flag("--distributed", d.on,
+               "Run over the ranks of an MPI job (mpirun -np N gsearch ... --distributed): each "
+               "rank reads only its contiguous slice of each input, the ranks run the "
+               "distributed operation (MPI on the CPU, NCCL with --device cuda: rank r on GPU "
+               "r % GPUs of its node), and rank 0 gathers the results in rank order into the "
+               "output, the same file as without --distributed. An error on any rank stops "
+               "them all, is printed once, and leaves no output. Needs a gsearch built with MPI");
+  sub.add_flag("--per-rank", d.per_rank,
+               "With --distributed: each rank writes its part of each output to its own file, "
+               "OUT.<rank>.npy for --out OUT.npy (rank r's part; their concatenation in rank "
+               "order is the gathered file), for outputs too large to gather")
+      ->needs(on);
+}
+
 }  // namespace gsearch::cli
