@@ -25,7 +25,7 @@
 /// writes the indices stream-ordered. Temporary device memory, where an operation needs
 /// it (find_random: 16 bytes, find_all: 48 bytes per 16 KB tile of data; isin: two copies of the test
 /// elements, or a hash set of 2-4 slots per test element), is allocated stream-ordered from
-/// gsearch's own pool (cuda/stream_buffer.cuh), which keeps up to 256 MB of freed memory between
+/// gsearch's own pool (cuda/stream_buffer.cuh), which keeps up to a quarter of the device's memory freed between
 /// calls. On the CPU, find_all takes n / 8 bytes (a bit per element) and 8 bytes per 4,096.
 ///
 /// Early exit: once a result is certain the scan stops (first: a block stops at its next tile

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <exception>
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -170,10 +171,11 @@ cudaMemPool_t temporary_pool() {
     props.location.type = cudaMemLocationTypeDevice;
     props.location.id = device;
     GSEARCH_CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
-    uint64_t keep = temporary_pool_keep_bytes;
-    // GSEARCH_POOL_KEEP_BYTES overrides it: for an application whose calls take more temporary
-    // memory than that each time (the distributed operations take several times their data),
-    // which would otherwise map it again on every call.
+    // A quarter of the device's memory, at least temporary_pool_keep_bytes (stream_buffer.cuh
+    // says why); GSEARCH_POOL_KEEP_BYTES sets it.
+    size_t free_bytes = 0, total_bytes = 0;
+    GSEARCH_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    uint64_t keep = std::max<uint64_t>(temporary_pool_keep_bytes, total_bytes / 4);
     if (const char* e = std::getenv("GSEARCH_POOL_KEEP_BYTES"); e && *e) keep = std::strtoull(e, nullptr, 10);
     GSEARCH_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
   }

@@ -111,7 +111,7 @@ TEST_F(Distributed, SearchEqualsTheSingleProcessOutput) {
   for (const char* side : {"left", "right", "pred"})
     expect_same_outputs(2, std::string("search --device cpu --keys k.npy --queries q.npy --side ") + side,
                         {"--out"});
-  const run_result r = expect_same_outputs(3, "search --keys k.npy --queries q.npy", {"--out"});
+  const run_result r = expect_same_outputs(3, "search --device cpu --keys k.npy --queries q.npy", {"--out"});
   EXPECT_NE(r.out.find("search: 1001 queries, 1000 float32 keys, side=left, 3 ranks, device=cpu"),
             std::string::npos)
       << r.out;

@@ -4,8 +4,13 @@
 /// (cudaMallocFromPoolAsync) and freed with cudaFreeAsync on it when the owner goes out of scope,
 /// so kernels enqueued before the free may still use it, and nothing waits.
 ///
-/// The pool (one per device, made on first use, src/cuda/device.cu) keeps up to
-/// temporary_pool_keep_bytes of freed memory between calls. The device's default pool keeps
+/// The pool (one per device, made on first use, src/cuda/device.cu) keeps up to a quarter of the
+/// device's memory (at least temporary_pool_keep_bytes; GSEARCH_POOL_KEEP_BYTES sets it) of freed
+/// memory between calls: what a call took once, the next call of its size finds again. Keeping
+/// 256 MB alone, calls that take gigabytes (a merge sort of 2^29 keys, the distributed
+/// operations) mapped them again every time: 28 -> 42 ms for that sort on an H200, 39 -> 67 ms for
+/// a sharded search on two (docs/perf-notes.md, "Distributed"). PyTorch's caching allocator keeps
+/// everything; a quarter bounds what gsearch holds idle. The device's default pool keeps
 /// none unless the application raises its release threshold: it hands its memory back at every
 /// synchronisation, and the next call maps it again, which cost 0.1-0.15 ms per call on the H100
 /// (a quarter of a 2^27-element merge; docs/perf-notes.md). A pool of gsearch's own keeps that
@@ -21,7 +26,7 @@
 
 namespace gsearch::cuda_backend {
 
-/// Freed memory the pool keeps for the next call (the rest goes back to the device).
+/// The least freed memory the pool keeps for the next call (the rest goes back to the device).
 inline constexpr uint64_t temporary_pool_keep_bytes = uint64_t{256} << 20;
 
 /// gsearch's pool for the current device.
