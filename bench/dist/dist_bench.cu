@@ -66,10 +66,17 @@ __global__ void hashed(int32_t* x, int64_t n, int64_t first, uint64_t seed, int6
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     x[i] = int32_t(mix(seed * 0x100000001b3ull + uint64_t(first + i)) % uint64_t(range));
 }
-// Counts the wrong answers of a search of hashed queries against even_keys (left side).
-__global__ void check_search(const int32_t* q, const int64_t* out, int64_t n, unsigned long long* wrong) {
+// x[i] += add.
+__global__ void add_to(int32_t* x, int64_t n, int32_t add) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    if (out[i] != (int64_t(q[i]) + 1) / 2) atomicAdd(wrong, 1ull);
+    x[i] += add;
+}
+// Counts the wrong answers of a search of hashed queries against even_keys from index `base`
+// (left side).
+__global__ void check_search(const int32_t* q, const int64_t* out, int64_t n, int64_t base,
+                             unsigned long long* wrong) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    if (out[i] != (int64_t(q[i]) + 1) / 2 - base) atomicAdd(wrong, 1ull);
 }
 // Counts the wrong answers of isin against the tests {0, 2, 4, ..., 2 * (m - 1)}.
 __global__ void check_isin(const int32_t* x, const bool* out, int64_t n, int64_t m, unsigned long long* wrong) {
@@ -182,14 +189,18 @@ unsigned long long count_wrong(const std::function<void(unsigned long long*)>& l
 
 /// Batched search (lower_bound) of `q` hashed queries per GPU against keys {0, 2, 4, ...}:
 /// replicated (every GPU all `k_total` keys) or sharded (each GPU its range of k_total / gpus).
-prepare_fn search_op(int64_t k_total, int64_t q, bool sharded, bool single_process = false) {
+/// `high`: one process, keys and queries K above (values [2K, 4K)): the local search of a rank
+/// that owns the upper half, alone.
+prepare_fn search_op(int64_t k_total, int64_t q, bool sharded, bool single_process = false, bool high = false) {
   return [=](rank_state& r) {
-    const int64_t per = sharded ? k_total / r.size : k_total, first = sharded ? per * r.rank : 0;
+    const int64_t per = sharded ? k_total / r.size : k_total;
+    const int64_t first = sharded ? per * r.rank : high ? k_total : 0;
     auto keys = std::make_shared<buffer<int32_t>>(per);
     auto queries = std::make_shared<buffer<int32_t>>(q);
     auto out = std::make_shared<buffer<int64_t>>(q);
     even_keys<<<grid, block, 0, r.stream>>>(keys->p, per, first);
     hashed<<<grid, block, 0, r.stream>>>(queries->p, q, q * r.rank, 7, 2 * k_total);
+    if (high) add_to<<<grid, block, 0, r.stream>>>(queries->p, q, int32_t(2 * k_total));
     work w;
     w.run = [=, &r] {
       if (single_process) {
@@ -201,7 +212,7 @@ prepare_fn search_op(int64_t k_total, int64_t q, bool sharded, bool single_proce
     };
     w.verify = [=, &r] {
       return count_wrong([&](unsigned long long* d) {
-               check_search<<<grid, block, 0, r.stream>>>(queries->p, out->p, q, d);
+               check_search<<<grid, block, 0, r.stream>>>(queries->p, out->p, q, high ? k_total : 0, d);
                CHECK_CUDA(cudaStreamSynchronize(r.stream));
              }) == 0;
     };
@@ -412,6 +423,7 @@ int main(int argc, char** argv) {
     if (wants("overhead") && g == 1) {
       record("search_single", 1, search_op(a.keys, q, false, true), double(q), 0, {{"keys", a.keys}});
       record("search_dist_1", 1, search_op(a.keys, q, false), double(q), 0, {{"keys", a.keys}});
+      record("search_single_high", 1, search_op(a.keys, q, false, true, true), double(q), 0, {{"keys", a.keys}});
     }
     if (wants("search_replicated"))
       record("search_replicated", g, search_op(a.keys, q, false), double(q) * g, 0, {{"keys", a.keys}});
