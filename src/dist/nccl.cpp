@@ -30,6 +30,7 @@ class nccl_communicator final : public communicator {
     check(ncclCommCount(comm, &size_), "ncclCommCount");
   }
   ~nccl_communicator() override {
+    if (staging_) cudaFree(staging_);
     if (owned_) ncclCommDestroy(comm_);
   }
   int rank() const override { return rank_; }
@@ -39,13 +40,11 @@ class nccl_communicator final : public communicator {
   void allgather_host(const void* send, int64_t bytes, void* recv, CUstream_st* stream) override {
     if (bytes <= 0) return;
     const size_t all = size_t(bytes) * size_t(size_);
-    void* buffer = nullptr;
-    check(cudaMallocAsync(&buffer, all + size_t(bytes), stream), "cudaMallocAsync");
-    char* mine = static_cast<char*>(buffer) + all;
+    char* buffer = staging(all + size_t(bytes), stream);
+    char* mine = buffer + all;
     check(cudaMemcpyAsync(mine, send, size_t(bytes), cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
     check(ncclAllGather(mine, buffer, size_t(bytes), ncclChar, comm_, stream), "ncclAllGather");
     check(cudaMemcpyAsync(recv, buffer, all, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
-    check(cudaFreeAsync(buffer, stream), "cudaFreeAsync");
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   }
 
@@ -67,8 +66,22 @@ class nccl_communicator final : public communicator {
   }
 
  private:
+  // The allgathers' device memory, kept (they are a few values per rank, a few per call):
+  // allocated again only to grow, in stream order.
+  char* staging(size_t bytes, CUstream_st* stream) {
+    if (bytes > staging_bytes_) {
+      if (staging_) check(cudaFreeAsync(staging_, stream), "cudaFreeAsync");
+      staging_ = nullptr;
+      check(cudaMallocAsync(reinterpret_cast<void**>(&staging_), bytes, stream), "cudaMallocAsync");
+      staging_bytes_ = bytes;
+    }
+    return staging_;
+  }
+
   ncclComm_t comm_;
   bool owned_;
+  char* staging_ = nullptr;
+  size_t staging_bytes_ = 0;
   int rank_ = 0, size_ = 1;
 };
 

@@ -199,15 +199,21 @@ int64_t find(const Local& local, communicator& comm, find_mode mode, span<const 
   if (mode != find_mode::first && mode != find_mode::any && mode != find_mode::count)
     throw invalid_argument(std::string("gsearch::dist::find: mode '") + std::string(to_string(mode)) +
                            "' is not distributed (first, any and count are; find_all has its own call)");
-  const auto offsets = rank_offsets(local, comm, data.size());
-  const int64_t found = gsearch::find(local.exec, mode, data, pred);
-  if (mode == find_mode::count) return sum(allgather(local, comm, found));
-  // first and any: the lowest global index among the ranks' answers (any: the first rank's).
-  constexpr int64_t none = std::numeric_limits<int64_t>::max();
-  const int64_t global = found < 0 ? none : offsets[size_t(comm.rank())] + found;
-  const auto all = allgather(local, comm, global);
-  const int64_t best = *std::min_element(all.begin(), all.end());
-  return best == none ? -1 : best;
+  // One exchange: every rank's element count (its offset) and local answer together.
+  struct part {
+    int64_t count, found;
+  };
+  const auto parts = allgather(local, comm, part{data.size(), gsearch::find(local.exec, mode, data, pred)});
+  int64_t offset = 0, total = 0, best = -1;
+  for (const auto& x : parts) {
+    if (mode == find_mode::count) {
+      total += x.found;
+    } else if (best < 0 && x.found >= 0) {  // first and any: the lowest rank's (any: the same on every rank)
+      best = offset + x.found;
+    }
+    offset += x.count;
+  }
+  return mode == find_mode::count ? total : best;
 }
 
 template <class Local, class T>
