@@ -10,7 +10,7 @@ B=build/dev
 export GSEARCH_SOURCE_COMMIT="$(cat .deps/source_commit.txt 2>/dev/null || echo unknown)"
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(test_gpu_search test_gpu_find test_gpu_merge test_gpu_static_index test_gpu_pary
-  test_gpu_partitioned test_gpu_selection test_gpu_topk test_gpu_index_intervals test_gpu_server test_gpu_functional_arrays test_gpu_large gsearch_cli test_cli)
+  test_gpu_partitioned test_gpu_selection test_gpu_topk test_gpu_index_intervals test_gpu_server test_gpu_functional_arrays test_gpu_dist test_gpu_large gsearch_cli test_cli dist_bench)
 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DGSEARCH_CUDA=ON \
   -DGSEARCH_BUILD_BENCH=ON -DCMAKE_PREFIX_PATH="$PWD/.deps" >/dev/null
 cmake --build "$B" -j "$(nproc)" --target "${targets[@]}" 2>&1 | grep -E "error|FAILED|warning: .*(uninit|overflow)" || true
