@@ -17,21 +17,6 @@ namespace {
 
 using namespace nb::literals;
 
-/// The checks of an array of a merge-like call: 1-D, C-contiguous.
-template <class Array>
-void check_flat(const std::string& fn, const char* what, const Array& a) {
-  if (a.ndim() != 1)
-    value_error(fn + ": " + what + " must be 1-D (has " + std::to_string(a.ndim()) + " dimensions)");
-  if (!is_c_contiguous(a)) value_error(fn + ": " + what + " must be C-contiguous");
-}
-
-/// Two key arrays of one dtype; an array of dtype `want`.
-void check_same_dtype(const std::string& fn, const char* an, const in_array& a, const char* bn,
-                      const in_array& b) {
-  if (a.dtype() != b.dtype())
-    type_error(fn + ": " + an + " is " + dtype_name(a.dtype()) + " but " + bn + " is " +
-               dtype_name(b.dtype()));
-}
 template <class Array>
 void check_dtype(const std::string& fn, const char* what, const Array& a, nb::dlpack::dtype want) {
   if (a.dtype() != want)
