@@ -83,6 +83,7 @@ for _k, _v in _SAFE_ENV.items():
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
 from bench_json import write_atomic  # noqa: E402  (bench/common)
 from machine import package_version  # noqa: E402
+from cli_args import count_arg  # noqa: E402
 from source_stamp import source  # noqa: E402
 
 PROG = "dist_torch_peer.py"
@@ -465,15 +466,6 @@ def run_count(mp, g, cfg, doc):
                     doc["results"].append(item["row"])
     shutil.rmtree(folder, ignore_errors=True)
     return ok
-
-
-def count_arg(text):
-    """A count: an integer or a power of two written 2^k ("2^27")."""
-    base, sep, exponent = text.partition("^")
-    try:
-        return int(base) ** int(exponent) if sep else int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer or 2^k") from None
 
 
 def parse(argv):

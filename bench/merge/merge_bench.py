@@ -67,6 +67,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
 import inputs  # noqa: E402  (bench/common)
 from machine import cpu_name  # noqa: E402
+from cli_args import count_arg  # noqa: E402
 from source_stamp import source  # noqa: E402
 
 SCHEMA = "gsearch-bench-merge-python/1"
@@ -406,15 +407,6 @@ def import_gsearch():
     except Exception as e:  # noqa: BLE001
         raise CannotRun(f"the gsearch Python package does not import ({first_line(e)})") from e
     return gsearch
-
-
-def count_arg(text):
-    """A count: an integer or a power of two written 2^k ("2^24")."""
-    base, sep, exponent = text.partition("^")
-    try:
-        return int(base) ** int(exponent) if sep else int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer or 2^k") from None
 
 
 def main(argv=None, backend_factory=None):
