@@ -23,7 +23,7 @@ namespace {
 using namespace intervals;
 
 template <class T>
-class IndexIntervals : public ::testing::Test {};
+class IndexIntervals : public subset_typed_test<T> {};
 TYPED_TEST_SUITE(IndexIntervals, KeyTypes);
 
 // 4 threads: long pieces take the parallel partition (min_partition_per_thread elements per thread).

@@ -209,7 +209,7 @@ void for_each_pair(const Check& check) {
 }
 
 template <class T>
-class CpuMerge : public ::testing::Test {
+class CpuMerge : public subset_typed_test<T> {
  public:
   static void TearDownTestSuite() { input_cache<T>().clear(); }
 };

@@ -27,7 +27,7 @@ using namespace gsearch::test::selection;
 constexpr cpu_t kExecs[] = {cpu.with_threads(1), cpu, cpu.with_threads(5)};
 
 template <class T>
-class Selection : public ::testing::Test {};
+class Selection : public subset_typed_test<T> {};
 TYPED_TEST_SUITE(Selection, KeyTypes);
 
 // The inputs of a test: every shape at every size, sample_aligned with each period from 4,096
