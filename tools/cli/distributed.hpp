@@ -80,5 +80,7 @@ exit_code join(const std::function<join_request()>& make);
 /// Rank `rank`'s file of the output `out` with --per-rank: "idx.npy" -> "idx.3.npy" (a name
 /// without ".npy" gets ".3.npy").
 std::string per_rank_path(const std::string& out, int rank);
+/// `out` with `rank` (any text: "<rank>" in messages) before its ".npy" (added where it has none).
+std::string rank_path(const std::string& out, const std::string& rank);
 
 }  // namespace gsearch::cli::distributed

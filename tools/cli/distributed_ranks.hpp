@@ -1,0 +1,513 @@
+#pragma once
+// What the distributed subcommands share (private to tools/cli/, built with MPI only): MPI's
+// lifetime, the ranks' agreement after each step, where a rank runs, the shards of the .npy
+// inputs, the sorted check across ranks, the outputs gathered to rank 0 or written per rank, and
+// the summaries. Each family's --distributed lives beside it: distributed_search.cpp,
+// distributed_find.cpp, distributed_merge.cpp (sort, join); distributed.cpp has what a CLI
+// without MPI says.
+
+#include "distributed.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <new>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gsearch/gsearch.hpp"
+#include "npy.hpp"
+#include "output.hpp"
+#include "progress.hpp"
+#include "timing.hpp"
+
+#ifdef GSEARCH_CLI_MPI
+#include <mpi.h>
+
+#include "gsearch/dist.hpp"
+#include "gsearch/dist/mpi.hpp"
+#endif
+#ifdef GSEARCH_CLI_NCCL
+#include "gsearch/dist/nccl.hpp"
+#endif
+
+
+namespace gsearch::cli::distributed::ranks {
+
+using json = nlohmann::ordered_json;
+
+[[noreturn]] inline void bad(const std::string& what) { throw failure(exit_bad_input, what); }
+
+// ---- MPI ----------------------------------------------------------------------------------------
+
+// MPI is started on first use, so that only --distributed runs start it, and finalized when the
+// process exits (a function-local static's destructor), after the communicators, which are
+// locals of the command, are gone. MPI calls come from the main thread only (FUNNELED): gsearch's
+// CPU threads never call MPI.
+class mpi_world {
+ public:
+  static const mpi_world& get() {
+    static const mpi_world world;
+    return world;
+  }
+  mpi_world(const mpi_world&) = delete;
+  mpi_world& operator=(const mpi_world&) = delete;
+  ~mpi_world() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+  }
+  int rank = 0, size = 1;
+
+ private:
+  mpi_world() {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    int provided = 0;
+    if (!initialized) MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+  }
+};
+
+// Every rank's `mine`, in rank order (a trivially copyable value).
+template <class V>
+std::vector<V> allgather(const V& mine) {
+  std::vector<V> all(size_t(mpi_world::get().size));
+  MPI_Allgather(&mine, int(sizeof(V)), MPI_BYTE, all.data(), int(sizeof(V)), MPI_BYTE, MPI_COMM_WORLD);
+  return all;
+}
+
+// The largest of every rank's value of each entry (the slowest rank's times).
+inline std::vector<double> max_over_ranks(std::vector<double> v) {
+  MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return v;
+}
+
+// This process's rank among those of its node: which of the node's GPUs it takes.
+inline int node_rank() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int rank = 0;
+  MPI_Comm_rank(node, &rank);
+  MPI_Comm_free(&node);
+  return rank;
+}
+
+// ---- the ranks' agreement ----------------------------------------------------------------------
+
+// Thrown on the ranks that leave the error to another: the command returns its exit code
+// without a message. Not a std::exception, so that nothing on the way mistakes it for an error.
+struct quiet_exit {
+  exit_code code;
+};
+
+// An error as main.cpp's run() reports it: its exit code and message.
+struct caught {
+  exit_code code = exit_ok;
+  std::string what;
+};
+inline caught classify(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const failure& f) {
+    return {f.code(), f.what()};
+  } catch (const gsearch::invalid_argument& x) {
+    return {exit_bad_input, x.what()};
+  } catch (const gsearch::error& x) {
+    return {exit_device_or_io, x.what()};
+  } catch (const std::bad_alloc&) {
+    return {exit_device_or_io, "out of host memory"};
+  } catch (const std::exception& x) {
+    return {exit_device_or_io, x.what()};
+  }
+}
+
+// Runs `work` on this rank, then every rank learns whether all succeeded, so that no rank goes
+// on into a collective that a failed one will never join. On an error anywhere, all stop: the
+// lowest rank that failed throws its error (main prints it: once), naming the rank unless every
+// rank failed; the others throw quiet_exit with its code, so that all exit with it.
+template <class F>
+void step(F&& work) {
+  caught mine;
+  try {
+    work();
+  } catch (...) {
+    mine = classify(std::current_exception());
+  }
+  const std::vector<int> codes = allgather(int(mine.code));
+  const auto first = std::find_if(codes.begin(), codes.end(), [](int c) { return c != exit_ok; });
+  if (first == codes.end()) return;
+  const mpi_world& w = mpi_world::get();
+  if (first - codes.begin() != w.rank) throw quiet_exit{exit_code(*first)};
+  const bool everywhere = std::count(codes.begin(), codes.end(), exit_ok) == 0;
+  throw failure(mine.code, everywhere ? mine.what
+                                      : "rank " + std::to_string(w.rank) + " of " +
+                                            std::to_string(w.size) + ": " + mine.what);
+}
+
+// step(), timed: this rank's wall-clock milliseconds.
+template <class F>
+double timed_step(F&& work) {
+  double ms = 0;
+  step([&] { ms = wall_ms(work); });
+  return ms;
+}
+
+// The body of a command, on every rank: its exit code, also where another rank had the error.
+inline exit_code run_quietly(const std::function<exit_code()>& body) {
+  try {
+    return body();
+  } catch (const quiet_exit& q) {
+    return q.code;
+  }
+}
+
+// ---- where a rank runs --------------------------------------------------------------------------
+
+#ifdef GSEARCH_CLI_NCCL
+constexpr bool nccl_built = true;
+#else
+constexpr bool nccl_built = false;
+#endif
+
+// --device for a distributed run: cuda needs NCCL as well as a GPU (auto is cuda only where both
+// are). Rank r of a node takes the node's GPU r % GPUs, made current before it is named.
+inline target choose_device(const std::string& device) {
+  const bool cuda = device == "cuda" || (device == "auto" && nccl_built && cuda_device_count() > 0);
+  if (cuda && !nccl_built)
+    throw failure(exit_device_or_io,
+                  "--distributed --device cuda: this gsearch was built without NCCL (CMake found "
+                  "none, or GSEARCH_NCCL=OFF); use --device cpu (MPI)");
+  if (cuda && cuda_device_count() > 0) cuda_set_device(node_rank() % cuda_device_count());
+  return resolve_device(cuda ? "cuda" : "cpu");
+}
+
+// What a command's ranks share once the request is checked: who they are, where they run, the
+// communicator of the distributed operations, and how the outputs are written.
+struct session {
+  int rank = 0, size = 1;
+  target dev;
+  bool per_rank = false;
+  std::unique_ptr<dist::communicator> comm;
+};
+
+// The communicator: MPI's world on the CPU; on the GPUs, NCCL's, bootstrapped by rank 0's unique
+// id sent to every rank through MPI.
+inline std::unique_ptr<dist::communicator> make_communicator(const target& dev) {
+  if (!dev.cuda) return dist::make_mpi_communicator(MPI_COMM_WORLD);
+#ifdef GSEARCH_CLI_NCCL
+  const mpi_world& w = mpi_world::get();
+  std::array<char, NCCL_UNIQUE_ID_BYTES> id{};
+  step([&] {
+    if (w.rank == 0) id = dist::nccl_unique_id();
+  });
+  MPI_Bcast(id.data(), int(id.size()), MPI_BYTE, 0, MPI_COMM_WORLD);
+  std::unique_ptr<dist::communicator> comm;
+  step([&] { comm = dist::make_nccl_communicator(id, w.size, w.rank); });
+  return comm;
+#else
+  throw std::logic_error("choose_device() gave cuda to a CLI built without NCCL");
+#endif
+}
+
+// The first step of every command, on every rank: the request made (with the subcommand's own
+// checks), what it refuses, `open` (the path checks, the inputs' headers), the device; then the
+// communicator.
+template <class Request, class Open>
+session begin(const std::function<Request()>& make, Request& r, Open&& open) {
+  const mpi_world& w = mpi_world::get();
+  session s{w.rank, w.size, {}, false, nullptr};
+  step([&] {
+    r = make();
+    for (const refused_option& o : r.refused)
+      if (o.given) bad(o.option + " does not apply with --distributed");
+    open();
+    s.dev = choose_device(r.device);
+  });
+  s.per_rank = r.per_rank;
+  s.comm = make_communicator(s.dev);
+  return s;
+}
+
+// The output paths this rank checks before any work: each as given, or with --per-rank this
+// rank's file of each.
+inline std::vector<named_path> rank_outputs(const common_request& r, std::vector<named_path> outs) {
+  if (r.per_rank)
+    for (named_path& o : outs)
+      if (!o.path.empty()) o.path = per_rank_path(o.path, mpi_world::get().rank);
+  return outs;
+}
+
+// ---- shards and memory ----------------------------------------------------------------------------
+
+// Rank r's slice of n elements: [n * r / p, n * (r + 1) / p), the remainder spread over the ranks.
+struct shard {
+  int64_t begin = 0, end = 0;
+  int64_t size() const { return end - begin; }
+};
+inline shard shard_of(const session& s, int64_t n) {
+  const auto at = [&](int r) { return int64_t(static_cast<__int128>(n) * r / s.size); };
+  return {at(s.rank), at(s.rank + 1)};
+}
+
+// An array where this rank's execution reads and writes it: host memory on the CPU, its GPU's
+// memory on CUDA.
+template <class T>
+class rank_array {
+ public:
+  rank_array() = default;
+  rank_array(bool device, int64_t n) : device_(device), n_(n) {
+    if (device)
+      dev_ = device_vector<T>(n);
+    else
+      host_.reset(new T[size_t(n)]);  // not zeroed: every element is written before it is read
+  }
+  T* data() const { return device_ ? dev_.data() : host_.get(); }
+  int64_t size() const { return n_; }
+  span<T> view() const { return {data(), n_}; }
+  span<const T> cview() const { return {data(), n_}; }
+
+  // This array where `dev` runs: itself, or a copy in the other memory.
+  rank_array to(const target& dev) && {
+    if (device_ == dev.cuda) return std::move(*this);
+    rank_array moved(dev.cuda, n_);
+    if (n_ > 0 && dev.cuda) copy_to_device(moved.data(), data(), size_t(n_) * sizeof(T));
+    if (n_ > 0 && !dev.cuda) copy_to_host(moved.data(), data(), size_t(n_) * sizeof(T));
+    return moved;
+  }
+  rank_array on_host() && { return std::move(*this).to(target{}); }
+
+ private:
+  bool device_ = false;
+  int64_t n_ = 0;
+  std::unique_ptr<T[]> host_;
+  device_vector<T> dev_;
+};
+
+// This rank's shard of `in` (of type T), in host memory.
+template <class T>
+rank_array<T> read_shard(const session& s, npy::input& in) {
+  const shard sh = shard_of(s, in.size());
+  rank_array<T> a(false, sh.size());
+  in.read_range_into(a.data(), sh.begin, sh.end);
+  return a;
+}
+
+// f(exec): the distributed call on the CPU or on this rank's GPU; on the GPU it then waits for
+// the work, so that its time is the call's and its results are ready to copy.
+template <class F>
+void on_exec(const target& dev, F&& f) {
+  if (!dev.cuda) return f(gsearch::cpu);
+  f(gsearch::cuda);
+  synchronize(gsearch::cuda);
+}
+
+// ---- the sorted check of a sharded input --------------------------------------------------------
+
+// How an unsorted input is named, as the single-process command names it: "keys are" not sorted
+// at index i of path: "keys"[i - 1] = a > ...; then the remedy.
+struct sorted_wording {
+  std::string subject, name, path, remedy;
+};
+
+template <class T>
+std::string went_down(const sorted_wording& w, int64_t i, T before, T after) {
+  std::string what = w.subject + " not sorted at index " + std::to_string(i) + " of " + w.path +
+                     ": " + w.name + "[" + std::to_string(i - 1) + "] = " + to_text(before) +
+                     " > " + w.name + "[" + std::to_string(i) + "] = " + to_text(after);
+  if constexpr (std::is_floating_point_v<T>) what += " (gsearch orders NaN last and -0.0 == 0.0)";
+  return what + w.remedy;
+}
+
+// The single-process check across the shards: each shard sorted (the library's is_sorted), and
+// each rank's first key not below the last key of the nearest non-empty rank before it. A rank
+// checks its boundary before its own keys, and the lowest failing rank reports, so the index
+// named (a global one) is the first where the keys go down, as without --distributed.
+template <class T>
+void check_sorted_shards(const session& s, const rank_array<T>& host_shard, int64_t total,
+                         const sorted_wording& w) {
+  struct ends {
+    bool any = false;
+    T first{}, last{};
+  };
+  const span<const T> x = host_shard.cview();
+  const ends mine = x.size() > 0 ? ends{true, x[0], x[x.size() - 1]} : ends{};
+  const std::vector<ends> all = allgather(mine);
+  step([&] {
+    const int64_t offset = shard_of(s, total).begin;
+    const auto less = [](T a, T b) { return key_less(a, b); };
+    for (int r = s.rank - 1; mine.any && r >= 0; --r) {
+      if (!all[size_t(r)].any) continue;
+      if (less(mine.first, all[size_t(r)].last))
+        bad(went_down(w, offset, all[size_t(r)].last, mine.first));
+      break;
+    }
+    if (gsearch::is_sorted(gsearch::cpu, x)) return;
+    const int64_t i = std::is_sorted_until(x.data(), x.data() + x.size(), less) - x.data();
+    bad(went_down(w, offset + i, x[i - 1], x[i]));
+  });
+}
+
+// ---- outputs ------------------------------------------------------------------------------------
+
+// One output file: its path as given, its numpy descr, the size of an element, and the shape of
+// the gathered file (empty: 1-D, all ranks' parts long).
+struct output_file {
+  std::string path, descr;
+  int64_t item = 0;
+  std::vector<int64_t> shape;
+};
+template <class T>
+output_file output_of(const std::string& path, std::vector<int64_t> shape = {}) {
+  return {path, std::string(npy_descr(dtype_of<T>())), int64_t(sizeof(T)), std::move(shape)};
+}
+
+// This rank's part of an output, in host memory.
+struct part {
+  const void* data = nullptr;
+  int64_t count = 0;
+};
+
+constexpr int gather_tag = 0x6763;            // "gc"
+constexpr int64_t gather_piece = int64_t(1) << 26;  // 64 MiB: MPI's counts are int, and rank 0's buffer
+
+// A staged output with its header and this rank's data written (--per-rank).
+inline std::unique_ptr<staged_output> stage_own(const output_file& f, part mine, int rank) {
+  const std::string header = npy::encode_header(f.descr, {mine.count});
+  const int64_t bytes = mine.count * f.item;
+  auto out = std::make_unique<staged_output>(per_rank_path(f.path, rank), int64_t(header.size()) + bytes);
+  out->write(header.data(), header.size());
+  out->write(mine.data, size_t(bytes));
+  out->finish();
+  return out;
+}
+
+// Rank 0: the gathered file, staged: the header, its own part, then each rank's as it arrives
+// (in pieces, so that rank 0 never holds more than its own part and one piece). An error while
+// writing is kept until every piece is received, since the other ranks send them all whatever
+// happens here.
+inline std::unique_ptr<staged_output> stage_gathered(const output_file& f, part mine,
+                                              const std::vector<int64_t>& counts) {
+  int64_t total = 0;
+  for (int64_t c : counts) total += c;
+  const std::string header = npy::encode_header(f.descr, f.shape.empty() ? std::vector<int64_t>{total} : f.shape);
+  std::unique_ptr<staged_output> out;
+  std::exception_ptr error;
+  const auto attempt = [&](auto&& write) {
+    if (error) return;
+    try {
+      write();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  };
+  attempt([&] {
+    out = std::make_unique<staged_output>(f.path, int64_t(header.size()) + total * f.item);
+    out->write(header.data(), header.size());
+    out->write(mine.data, size_t(mine.count * f.item));
+  });
+  std::vector<char> piece(size_t(std::min(gather_piece, std::max<int64_t>(1, total * f.item))));
+  for (size_t r = 1; r < counts.size(); ++r)
+    for (int64_t at = 0, bytes = counts[r] * f.item; at < bytes; at += gather_piece) {
+      const int n = int(std::min(gather_piece, bytes - at));
+      MPI_Recv(piece.data(), n, MPI_BYTE, int(r), gather_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      attempt([&] { out->write(piece.data(), size_t(n)); });
+    }
+  attempt([&] { out->finish(); });
+  if (error) std::rethrow_exception(error);
+  return out;
+}
+
+// The other ranks' side of stage_gathered.
+inline void send_to_rank0(const output_file& f, part mine) {
+  const char* p = static_cast<const char*>(mine.data);
+  for (int64_t at = 0, bytes = mine.count * f.item; at < bytes; at += gather_piece)
+    MPI_Send(p + at, int(std::min(gather_piece, bytes - at)), MPI_BYTE, 0, gather_tag, MPI_COMM_WORLD);
+}
+
+// What writing the outputs did: each output's length over all ranks, and the time (this rank's).
+struct written {
+  std::vector<int64_t> totals;
+  double ms = 0;
+};
+
+// Writes every output (gathered to rank 0, or per rank), all staged before any is renamed, and
+// renames them only once every rank has staged all of its own: no partial output, and none at
+// all after an error on any rank.
+inline written write_outputs(const session& s, const std::vector<std::pair<output_file, part>>& outputs) {
+  written w;
+  std::vector<std::unique_ptr<staged_output>> staged;
+  w.ms = timed_step([&] {
+    for (const auto& [f, mine] : outputs) {
+      progress::phase("writing " + f.path);
+      const std::vector<int64_t> counts = allgather(mine.count);
+      int64_t total = 0;
+      for (int64_t c : counts) total += c;
+      w.totals.push_back(total);
+      if (s.per_rank)
+        staged.push_back(stage_own(f, mine, s.rank));
+      else if (s.rank == 0)
+        staged.push_back(stage_gathered(f, mine, counts));
+      else
+        send_to_rank0(f, mine);
+    }
+  });
+  step([&] {
+    for (auto& f : staged) f->commit();
+  });
+  return w;
+}
+
+// "out.npy", or with --per-rank "out.<rank>.npy (4 files)".
+inline std::string shown_path(const session& s, const std::string& path) {
+  if (!s.per_rank) return path;
+  return rank_path(path, "<rank>") + " (" + std::to_string(s.size) + " files)";
+}
+
+// ---- summaries ----------------------------------------------------------------------------------
+
+inline json summary_head(const session& s, const char* command, std::string_view dtype) {
+  return {{"command", command},     {"distributed", true},
+          {"ranks", s.size},        {"per_rank", s.per_rank},
+          {"device", s.dev.cuda ? "cuda" : "cpu"}, {"device_name", s.dev.name},
+          {"dtype", dtype}};
+}
+
+inline std::string ms_text(double ms) { return format("%.3f ms", ms); }
+
+// "4 ranks, device=cpu (<name>)".
+inline std::string where_text(const session& s) {
+  return std::to_string(s.size) + " rank" + (s.size == 1 ? "" : "s") + ", device=" +
+         (s.dev.cuda ? "cuda" : "cpu") + " (" + s.dev.name + (s.dev.cuda ? " on rank 0" : "") + ")";
+}
+
+// The times every summary reports, each the slowest rank's: reading the shards, the distributed
+// call (on the GPU with the copies to it and back), writing (and gathering) the outputs (none for
+// find's modes that print their result).
+struct times {
+  double read_ms = 0, call_ms = 0, write_ms = 0;
+  bool wrote = true;
+  times slowest() const {
+    const auto m = max_over_ranks({read_ms, call_ms, write_ms});
+    return {m[0], m[1], m[2], wrote};
+  }
+  std::string text() const {
+    return ms_text(call_ms) + " (read " + ms_text(read_ms) +
+           (wrote ? ", write " + ms_text(write_ms) : std::string()) + ")";
+  }
+  void to_json(json& j, const char* call) const {
+    j["read_ms"] = read_ms;
+    j[call] = call_ms;
+    j["write_ms"] = write_ms;
+  }
+};
+
+
+}  // namespace gsearch::cli::distributed::ranks
