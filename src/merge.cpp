@@ -104,10 +104,12 @@ void merge_impl(const Exec& exec, span<const T> a, span<const int64_t> av, span<
   });
 }
 
+// merge_sort and sort: one contract (stable, ascending, in place or apart); `radix` picks the
+// backend's sort() (the fastest stable sort for T) over its merge sort.
 template <class Exec, class T>
-void merge_sort_impl(const Exec& exec, span<const T> keys, span<const int64_t> values,
-                     span<T> out, span<int64_t> ov, bool with_values) {
-  const char* fn = "gsearch::merge_sort";
+void sort_impl(const Exec& exec, span<const T> keys, span<const int64_t> values, span<T> out,
+               span<int64_t> ov, bool with_values, bool fastest) {
+  const char* fn = fastest ? "gsearch::sort" : "gsearch::merge_sort";
   check_data(fn, "keys", keys);
   check_data(fn, "out", out);
   check_size(fn, "out", out.size(), keys.size());
@@ -124,8 +126,13 @@ void merge_sort_impl(const Exec& exec, span<const T> keys, span<const int64_t> v
     check_apart(fn, "out", out, "values", values);
   }
   on_backend(exec, [&](auto h) {
-    backend::merge_sort(h, keys.data(), keys.size(), with_values ? values.data() : nullptr, out.data(),
-                        with_values ? ov.data() : nullptr);
+    const int64_t* v = with_values ? values.data() : nullptr;
+    int64_t* o = with_values ? ov.data() : nullptr;
+    if (fastest) {
+      backend::sort(h, keys.data(), keys.size(), v, out.data(), o);
+    } else {
+      backend::merge_sort(h, keys.data(), keys.size(), v, out.data(), o);
+    }
   });
 }
 
@@ -227,11 +234,18 @@ int64_t join_span_impl(const Exec& exec, join_kind kind, span<const T> l, span<c
     merge_impl(exec, a, av, b, bv, out, ov, true, options);                                        \
   }                                                                                                \
   void merge_sort(const EXEC& exec, span<const T> keys, span<T> out) {                             \
-    merge_sort_impl(exec, keys, {}, out, {}, false);                                               \
+    sort_impl(exec, keys, {}, out, {}, false, false);                                              \
   }                                                                                                \
   void merge_sort(const EXEC& exec, span<const T> keys, span<const int64_t> values,               \
                   span<T> out, span<int64_t> out_values) {                                         \
-    merge_sort_impl(exec, keys, values, out, out_values, true);                                    \
+    sort_impl(exec, keys, values, out, out_values, true, false);                                   \
+  }                                                                                                \
+  void sort(const EXEC& exec, span<const T> keys, span<T> out) {                                   \
+    sort_impl(exec, keys, {}, out, {}, false, true);                                               \
+  }                                                                                                \
+  void sort(const EXEC& exec, span<const T> keys, span<const int64_t> values, span<T> out,         \
+            span<int64_t> out_values) {                                                            \
+    sort_impl(exec, keys, values, out, out_values, true, true);                                    \
   }                                                                                                \
   int64_t set_operation_size(const EXEC& exec, set_op op, span<const T> a, span<const T> b,       \
                              const merge_options& options) {                                       \

@@ -61,9 +61,12 @@ device_vector<T> dev(const std::vector<T>& h) {
 }
 
 // Shapes of the sorted inputs.
-enum class shape { random, duplicates, all_equal, disjoint, interleaved, specials };
+// full_bits: every bit of the key random (the radix sort's every digit; floats from the bits,
+// NaNs and -0.0 among them).
+enum class shape { random, duplicates, all_equal, disjoint, interleaved, specials, full_bits };
 const char* name(shape s) {
-  constexpr const char* names[] = {"random", "duplicates", "all-equal", "disjoint", "interleaved", "specials"};
+  constexpr const char* names[] = {"random", "duplicates", "all-equal", "disjoint", "interleaved", "specials",
+                                   "full-bits"};
   return names[int(s)];
 }
 
@@ -80,6 +83,11 @@ std::vector<T> sorted_input(int64_t n, shape s, int side, std::mt19937_64& rng) 
       case shape::disjoint: x = T(side * 1000000 + int64_t(rng() % 1000)); break;
       case shape::interleaved: x = T(2 * i + side); break;
       case shape::specials: x = specials[rng() % specials.size()]; break;
+      case shape::full_bits: {
+        const uint64_t bits = rng();
+        std::memcpy(&x, &bits, sizeof(T));
+        break;
+      }
     }
     v[size_t(i)] = x;
   }
@@ -141,38 +149,59 @@ TYPED_TEST(GpuMerge, MergeEqualsStdMergeAndTheCpu) {
   }
 }
 
-TYPED_TEST(GpuMerge, MergeSortEqualsStdStableSort) {
+// merge_sort and sort (the radix sort for integer keys: CUB's passes, in place through its
+// DoubleBuffer with a copy back where the result lands in the temporary one) against
+// std::stable_sort, apart, in place, and with one of keys / values in place.
+TYPED_TEST(GpuMerge, SortsEqualStdStableSort) {
   using T = TypeParam;
   std::mt19937_64 rng(test_seed());
   const int64_t tile = kMergeTile<T>;  // the block sort's tile, then passes of merge tiles
   std::vector<int64_t> sizes = {0, 1, 2, tile - 1, tile, tile + 1, 2 * tile - 1, 2 * tile, 2 * tile + 1, 5 * tile + 3};
   if (!test_subset()) sizes.insert(sizes.end(), {100003, (1 << 21) + 5});
+  using keys_only = void (*)(const cuda_t&, span<const T>, span<T>);
+  using pairs = void (*)(const cuda_t&, span<const T>, span<const int64_t>, span<T>, span<int64_t>);
+  struct algorithm_under_test {
+    const char* name;
+    keys_only sort_keys;
+    pairs sort_pairs;
+  };
+  const algorithm_under_test algorithms[] = {{"merge_sort", gsearch::merge_sort, gsearch::merge_sort}, {"sort", gsearch::sort, gsearch::sort}};
   for (int64_t n : sizes) {
-    for (shape s : {shape::random, shape::duplicates, shape::all_equal, shape::specials}) {
-      const std::string what = std::string(name(s)) + " n=" + std::to_string(n);
+    for (shape s : {shape::random, shape::duplicates, shape::all_equal, shape::specials, shape::full_bits}) {
       auto keys = sorted_input<T>(n, s, 0, rng);
       std::shuffle(keys.begin(), keys.end(), rng);
       if (n % 3 == 0) std::reverse(keys.begin(), keys.end());
       std::vector<int64_t> values;
       for (int64_t i = 0; i < n; ++i) values.push_back(i);
       const auto [want, want_values] = reference_sort(keys, values);
+      for (const algorithm_under_test& a : algorithms) {
+        const std::string what = std::string(a.name) + " " + name(s) + " n=" + std::to_string(n);
+        auto dk = dev(keys);
+        device_vector<T> dout(n);
+        a.sort_keys(cuda, span<const T>(dk), dout.view());
+        expect_same_bits(want, to_host(dout), what);
+        a.sort_keys(cuda, span<const T>(dk), dk.view());
+        expect_same_bits(want, to_host(dk), what + " in place");
 
-      auto dk = dev(keys);
-      device_vector<T> dout(n);
-      merge_sort(cuda, span<const T>(dk), dout.view());
-      expect_same_bits(want, to_host(dout), "merge_sort " + what);
-      merge_sort(cuda, span<const T>(dk), dk.view());  // in place
-      expect_same_bits(want, to_host(dk), "merge_sort in place " + what);
-
-      auto dk2 = dev(keys);
-      auto dv = dev(values);
-      device_vector<T> dko(n);
-      device_vector<int64_t> dvo(n);
-      merge_sort(cuda, span<const T>(dk2), span<const int64_t>(dv), dko.view(), dvo.view());
-      expect_same_bits(want, to_host(dko), "merge_sort pairs " + what);
-      EXPECT_EQ(want_values, to_host(dvo)) << "merge_sort pairs values " << what;
-      merge_sort(cuda, span<const T>(dk2), span<const int64_t>(dv), dk2.view(), dv.view());
-      EXPECT_EQ(want_values, to_host(dv)) << "merge_sort pairs in place " << what;
+        auto dk2 = dev(keys);
+        auto dv = dev(values);
+        device_vector<T> dko(n);
+        device_vector<int64_t> dvo(n);
+        a.sort_pairs(cuda, span<const T>(dk2), span<const int64_t>(dv), dko.view(), dvo.view());
+        expect_same_bits(want, to_host(dko), what + " pairs");
+        EXPECT_EQ(want_values, to_host(dvo)) << what << " pairs: values";
+        a.sort_pairs(cuda, span<const T>(dk2), span<const int64_t>(dv), dk2.view(), dvo.view());  // keys in place
+        expect_same_bits(want, to_host(dk2), what + " pairs, keys in place");
+        EXPECT_EQ(want_values, to_host(dvo)) << what << " pairs, keys in place: values";
+        auto dk3 = dev(keys);
+        a.sort_pairs(cuda, span<const T>(dk3), span<const int64_t>(dv), dko.view(), dv.view());  // values in place
+        expect_same_bits(want, to_host(dko), what + " pairs, values in place");
+        EXPECT_EQ(want_values, to_host(dv)) << what << " pairs, values in place: values";
+        auto dv2 = dev(values);
+        a.sort_pairs(cuda, span<const T>(dk3), span<const int64_t>(dv2), dk3.view(), dv2.view());  // both
+        expect_same_bits(want, to_host(dk3), what + " pairs in place");
+        EXPECT_EQ(want_values, to_host(dv2)) << what << " pairs in place: values";
+      }
     }
   }
 }

@@ -248,31 +248,46 @@ TYPED_TEST(CpuMerge, MergeAgainstStdMerge) {
 
 // --- merge sort ------------------------------------------------------------------------------
 
+// fastest: gsearch::sort (on the CPU the same merge sort, through its own entry point), else
+// gsearch::merge_sort.
 template <class T>
-void check_sort(const cpu_t& exec, const std::vector<T>& keys, const std::string& what) {
+void check_sort(const cpu_t& exec, const std::vector<T>& keys, const std::string& what, bool fastest = false) {
+  const auto run_keys = [&](span<const T> k, span<T> out) { fastest ? sort(exec, k, out) : merge_sort(exec, k, out); };
+  const auto run_pairs = [&](span<const T> k, span<const int64_t> v, span<T> out, span<int64_t> ov) {
+    fastest ? sort(exec, k, v, out, ov) : merge_sort(exec, k, v, out, ov);
+  };
   const size_t n = keys.size();
   std::vector<int64_t> values(n);
   for (size_t i = 0; i < n; ++i) values[i] = int64_t(i) * 3 - 5;
   const auto [want_keys, want_values] = reference_sort(keys, values);
 
   std::vector<T> got(n, T(3));
-  merge_sort(exec, span<const T>(keys), span<T>(got));
+  run_keys(span<const T>(keys), span<T>(got));
   ASSERT_TRUE(same(want_keys, got)) << what << " (keys)";
   std::vector<int64_t> got_values(n, 99);
   std::fill(got.begin(), got.end(), T(3));
-  merge_sort(exec, span<const T>(keys), span<const int64_t>(values), span<T>(got), span<int64_t>(got_values));
+  run_pairs(span<const T>(keys), span<const int64_t>(values), span<T>(got), span<int64_t>(got_values));
   ASSERT_TRUE(same(want_keys, got)) << what << " (key-value: keys)";
   ASSERT_TRUE(same(want_values, got_values)) << what << " (key-value: values)";
   // In place.
   std::vector<T> in_place = keys;
-  merge_sort(exec, span<const T>(in_place), span<T>(in_place));
+  run_keys(span<const T>(in_place), span<T>(in_place));
   ASSERT_TRUE(same(want_keys, in_place)) << what << " (in place)";
   in_place = keys;
   std::vector<int64_t> values_in_place = values;
-  merge_sort(exec, span<const T>(in_place), span<const int64_t>(values_in_place), span<T>(in_place),
-             span<int64_t>(values_in_place));
+  run_pairs(span<const T>(in_place), span<const int64_t>(values_in_place), span<T>(in_place),
+            span<int64_t>(values_in_place));
   ASSERT_TRUE(same(want_keys, in_place)) << what << " (key-value in place: keys)";
   ASSERT_TRUE(same(want_values, values_in_place)) << what << " (key-value in place: values)";
+}
+
+TYPED_TEST(CpuMerge, SortIsStdStableSort) {
+  using T = TypeParam;
+  std::mt19937_64 rng(test_seed());
+  for (Shape shape : {Shape::random, Shape::dups, Shape::edges})
+    for (int64_t n : {0, 1, 100, 4097})
+      ASSERT_NO_FATAL_FAILURE(check_sort(cpu, make_values<T>(shape, n, 0, rng),
+                                         std::string("sort shape=") + name(shape) + " n=" + std::to_string(n), true));
 }
 
 TYPED_TEST(CpuMerge, MergeSortIsStdStableSort) {

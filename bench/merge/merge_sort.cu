@@ -1,5 +1,6 @@
-// merge_bench: the sorted search (upper_bound of sorted needles) and merge sort (keys, and keys
-// with values), beside CUB, thrust and the roofline (merge_bench.cu's header comment).
+// merge_bench: the sorted search (upper_bound of sorted needles), merge sort and sort (the radix
+// sort of integer keys; keys, and keys with values), beside CUB, thrust and the roofline
+// (merge_bench.cu's header comment).
 
 #include "merge_bench.hpp"
 
@@ -75,6 +76,8 @@ void runner::sort_keys() {
   const auto P = [&] { poison(out.data(), n); };
   measure(base("gsearch", "merge_sort"), bytes, double(n), "G keys/s", 0, P,
           [&] { gsearch::merge_sort(cuda, span<const T>(dX.data(), n), out.view()); }, check);
+  measure(base("gsearch", "sort"), bytes, double(n), "G keys/s", 0, P,
+          [&] { gsearch::sort(cuda, span<const T>(dX.data(), n), out.view()); }, check);
   if (!a.peers) return;
   if (bench::new_cccl_available()) {
     size_t tb = peers::cub_merge_sort_keys<T>(nullptr, nullptr, 0, dX.data(), out.data(), n);
@@ -129,6 +132,9 @@ void runner::sort_pairs() {
   };
   measure(base("gsearch", "merge_sort"), bytes, double(n), "G keys/s", 0, P, [&] {
     gsearch::merge_sort(cuda, span<const T>(dX.data(), n), span<const int64_t>(dV.data(), n), out.view(), out_v.view());
+  }, check);
+  measure(base("gsearch", "sort"), bytes, double(n), "G keys/s", 0, P, [&] {
+    gsearch::sort(cuda, span<const T>(dX.data(), n), span<const int64_t>(dV.data(), n), out.view(), out_v.view());
   }, check);
   if (!a.peers) return;
   if (bench::new_cccl_available()) {

@@ -12,8 +12,8 @@ Prints markdown tables (for docs/results-h100.md):
                  thrust 3.0.1 ms, speedup over thrust 3.6
   sorted_search  gsearch (queries_sorted and plain), CUB UpperBoundSortedValues, thrust
                  upper_bound, the roofline: ms, G queries/s, % of the roofline
-  sort           keys and key-value: gsearch merge_sort, CUB merge sort, CUB radix sort,
-                 thrust::sort: ms, G keys/s, CUB merge sort / gsearch
+  sort           keys and key-value: gsearch merge_sort and sort, CUB merge sort, CUB radix sort,
+                 thrust::sort: ms, G keys/s, CUB merge sort / merge_sort, CUB radix / sort
   adversarial    per input and operation: gsearch ms and time / random-input time (CUB merge too)
   join           per kind and input: output rows, gsearch and CUB-join ms and G rows/s, speedup
   targets        issue 8's targets as merge_bench evaluated them
@@ -22,7 +22,8 @@ and writes into DIR (unless --no-figures):
   merge_set_ops.png        ms per operation: gsearch, thrust 3.6, thrust 3.0.1; gsearch's merge
                            time and 1.15x of it as lines
   merge_sorted_search.png  G queries/s: gsearch sorted / plain, CUB, thrust, roofline
-  merge_sort.png           G keys/s, keys and key-value: gsearch, CUB merge, CUB radix, thrust
+  merge_sort.png           G keys/s, keys and key-value: gsearch merge_sort and sort, CUB merge,
+                           CUB radix, thrust
   merge_adversarial.png    time / random-input time per input, one bar per operation; 1.10 line
   merge_join.png           G rows/s per join kind: gsearch, CUB-join (the large join labelled)
 
@@ -41,7 +42,7 @@ SCHEMA = "gsearch-bench-merge/1"
 SET_OPS = ["intersection", "union", "difference", "symmetric-difference"]
 INPUTS = ["all-equal", "long-runs", "disjoint", "one-empty", "interleaved"]
 JOINS = ["inner", "left", "right", "full", "semi", "anti"]
-COLORS = {"gsearch": "tab:green", "gsearch-plain": "tab:olive", "cub": "tab:purple", "cub-radix": "tab:pink",
+COLORS = {"gsearch": "tab:green", "gsearch-plain": "tab:olive", "gsearch-sort": "tab:cyan", "cub": "tab:purple", "cub-radix": "tab:pink",
           "thrust": "tab:red", "thrust36": "tab:orange", "roofline": "tab:gray", "cub-join": "tab:purple"}
 FIGURES = ["merge_merge.png", "merge_set_ops.png", "merge_sorted_search.png", "merge_sort.png",
            "merge_adversarial.png", "merge_join.png"]
@@ -169,18 +170,21 @@ def sort_table(doc, rows):
         sub = [r for r in sel if r.get("values") == values]
         if not sub:
             continue
-        g = pick(sub, impl="gsearch")
+        g = pick(sub, impl="gsearch", call="merge_sort")
+        gs = pick(sub, impl="gsearch", call="sort")
         cm = pick(sub, impl="cub", call_has="MergeSort")
         cr = pick(sub, impl="cub", call_has="RadixSort")
         t = pick(sub, impl="thrust")
         lines.append([dtype_label("int32", values), fmt_n(sub[0]["na"]), fmt_ms(ms_of(g)), fmt(g and g.get("rate"), ".1f"),
-                      fmt_ms(ms_of(cm)), fmt_ms(ms_of(cr)), fmt_ms(ms_of(t)), fmt(ratio(ms_of(cm), ms_of(g)), ".2f"),
-                      fmt(ratio(ms_of(cr), ms_of(g)), ".2f"), fmt(ratio(ms_of(t), ms_of(g)), ".2f")])
-    header = ["keys", "n", "gsearch ms", "G keys/s", "CUB merge sort ms", "CUB radix sort ms", "thrust::sort ms",
-              "CUB merge / gsearch", "CUB radix / gsearch", "thrust / gsearch"]
-    return title(doc, "merge sort of random int32") + "\n\n" + md_table(header, lines) + \
-        "\n\nTarget: CUB merge sort / gsearch >= 1.0. thrust sorts in place: its input is copied into place " \
-        "before each run, outside the timed interval."
+                      fmt_ms(ms_of(gs)), fmt_ms(ms_of(cm)), fmt_ms(ms_of(cr)), fmt_ms(ms_of(t)),
+                      fmt(ratio(ms_of(cm), ms_of(g)), ".2f"), fmt(ratio(ms_of(cr), ms_of(gs)), ".2f"),
+                      fmt(ratio(ms_of(t), ms_of(gs)), ".2f")])
+    header = ["keys", "n", "merge_sort ms", "G keys/s", "sort ms", "CUB merge sort ms", "CUB radix sort ms",
+              "thrust::sort ms", "CUB merge / merge_sort", "CUB radix / sort", "thrust / sort"]
+    return title(doc, "sort of random int32") + "\n\n" + md_table(header, lines) + \
+        "\n\nTargets: CUB merge sort / gsearch merge_sort >= 1.0; sort (the radix sort of integer keys) against " \
+        "CUB's radix sort and thrust::sort. thrust sorts in place: its input is copied into place before each run, " \
+        "outside the timed interval."
 
 
 def adversarial_table(doc, rows):
@@ -359,14 +363,16 @@ def fig_sort(doc, rows, out):
     groups = []
     for values in (None, "int64"):
         sub = [r for r in sel if r.get("values") == values]
-        m = {"gsearch": pick(sub, impl="gsearch"), "cub": pick(sub, impl="cub", call_has="MergeSort"),
+        m = {"gsearch": pick(sub, impl="gsearch", call="merge_sort"), "gsearch-sort": pick(sub, impl="gsearch", call="sort"),
+             "cub": pick(sub, impl="cub", call_has="MergeSort"),
              "cub-radix": pick(sub, impl="cub", call_has="RadixSort"), "thrust": pick(sub, impl="thrust")}
         if any(m.values()):
             groups.append((dtype_label("int32", values), m))
     if not groups:
         return None
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    series = [("gsearch", "gsearch merge_sort", COLORS["gsearch"]), ("cub", "CUB merge sort", COLORS["cub"]),
+    series = [("gsearch", "gsearch merge_sort", COLORS["gsearch"]), ("gsearch-sort", "gsearch sort", COLORS["gsearch-sort"]),
+              ("cub", "CUB merge sort", COLORS["cub"]),
               ("cub-radix", "CUB radix sort", COLORS["cub-radix"]), ("thrust", "thrust::sort", COLORS["thrust"])]
     bars(ax, groups, series, lambda r: r.get("rate"), lambda r: fmt_ms(r["ms"]))
     ax.set_ylabel("G keys/s (bar labels: ms)")

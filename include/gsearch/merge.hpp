@@ -9,6 +9,8 @@
 ///
 ///   merge                    the stable merge of sorted a and b (ties: a's elements first)
 ///   merge_sort               a stable sort (ascending)
+///   sort                     the same by the fastest stable sort for the key type (radix sort
+///                            of integer keys on CUDA)
 ///   set_operation            a multiset intersection / union / difference / symmetric
 ///                            difference of sorted a and b (std::set_* semantics)
 ///   join                     inner / left / right / full / semi / anti join of sorted keys, as
@@ -24,19 +26,22 @@
 /// Preconditions: inputs named sorted must be sorted in that order; merge_options::check_sorted
 /// (on by default) checks them first and throws invalid_argument, writing nothing, if not. With
 /// the check off, unsorted inputs give unspecified results (never out-of-bounds accesses).
-/// Outputs must not overlap the inputs, except merge_sort's, which may be its input exactly.
+/// Outputs must not overlap the inputs, except merge_sort's and sort's, which may be their input
+/// exactly.
 ///
 /// Execution: gsearch::cpu takes host memory (all cores); gsearch::cuda(.on(stream)) takes
-/// device memory. merge and merge_sort are stream-ordered (they return once the work is
+/// device memory. merge, merge_sort and sort are stream-ordered (they return once the work is
 /// enqueued) unless check_sorted waits for its check; the functions that return a size
 /// (set_operation, join and their *_size) wait for it, and the allocate forms call allocate on
 /// the calling thread once the size is known. Temporary device memory is allocated
 /// stream-ordered from gsearch's own pool (cuda/stream_buffer.cuh): merge and sorted search 8
 /// bytes per tile of 4,864 or 3,840 outputs (1,792 for 8-byte keys); merge sort that and one copy of its
-/// keys and values; set operations 32 bytes per tile; joins 24 bytes per row of each side (left
+/// keys and values; the radix sort (sort of integer keys) one copy of its keys and values and
+/// CUB's histograms; set operations 32 bytes per tile; joins 24 bytes per row of each side (left
 /// only for inner, left, semi and anti joins).
 ///
-/// Complexity: merge, set operations O(na + nb); merge_sort O(n log n); join O(nl + nr + output).
+/// Complexity: merge, set operations O(na + nb); merge_sort O(n log n); sort of integer keys on
+/// CUDA O(n x key bits / 8); join O(nl + nr + output).
 ///
 /// Errors: invalid_argument (unsorted inputs when checked, sizes that differ, null data with a
 /// non-zero size, an output too small, overlapping outputs), cuda_error, out_of_memory.
@@ -72,6 +77,13 @@ struct merge_options {
   /** The same carrying a value per key (stable: equal keys keep their values' order). */          \
   void merge_sort(const EXEC& exec, span<const T> keys, span<const int64_t> values,                \
                   span<T> out_keys, span<int64_t> out_values);                                     \
+  /** merge_sort's contract (stable, ascending, in place or apart) by the fastest stable sort for \
+      T: on CUDA the radix sort for integer keys, the merge sort for floating-point keys; on the \
+      CPU the merge sort. */                                                                       \
+  void sort(const EXEC& exec, span<const T> keys, span<T> out);                                    \
+  /** The same carrying a value per key (stable: equal keys keep their values' order). */          \
+  void sort(const EXEC& exec, span<const T> keys, span<const int64_t> values, span<T> out_keys,    \
+            span<int64_t> out_values);                                                             \
   /** The number of elements set_operation(op, a, b) writes. */                                   \
   int64_t set_operation_size(const EXEC& exec, set_op op, span<const T> a, span<const T> b,       \
                              const merge_options& options = {});                                   \

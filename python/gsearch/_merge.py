@@ -127,13 +127,13 @@ def _values_out(x: Any, fw: str, d: _np.dtype) -> Any:
 
 
 def _sorted_copy(x: Any, fw: str, dev: Optional[int], d: _np.dtype, handle: int) -> Any:
-    """The contiguous 1-D array x of dtype d sorted by the library's stable sort: x itself when it
+    """The contiguous 1-D array x of dtype d sorted by the library's stable sort (gsearch::sort): x itself when it
     is sorted already (one O(n) read, which costs a few percent of a sort; the stable sort would
     return it unchanged), else a sorted copy. Callers only read the result."""
     if _core.is_sorted(x, handle):
         return x
     out = _new_empty(fw, dev, (_size(x),), d)
-    _core.merge_sort(x, out, None, None, handle)
+    _core.sort(x, out, None, None, handle)
     return out
 
 
@@ -218,7 +218,9 @@ def merge(
 
 @_public
 def sort(a: ArrayLike, values: Optional[ArrayLike] = None, *, stream: Any = None) -> Any:
-    """A stable sort of a 1-D array (merge sort), optionally carrying a value per key.
+    """A stable sort of a 1-D array, optionally carrying a value per key: on a GPU the radix sort
+    of integer keys (CUB's onesweep) and the merge sort of floating-point keys, on the CPU the
+    merge sort.
 
     ``sort(a) == np.sort(a, kind='stable')``: ascending, NaN last, equal keys (and -0.0 and
     0.0, which are equal) in their input order.
@@ -260,11 +262,11 @@ def sort(a: ArrayLike, values: Optional[ArrayLike] = None, *, stream: Any = None
         keys = _convert(A, kd)
         out = _new_empty(fw, dev, (n,), kd)
         if values is None:
-            _core.merge_sort(keys, out, None, None, scope.handle)
+            _core.sort(keys, out, None, None, scope.handle)
             return _cast(out, fw, p)
         v, vd = _values_in("sort", values, "values", A, n)
         ov = _new_empty(fw, dev, (n,), _INT64)
-        _core.merge_sort(keys, out, v, ov, scope.handle)
+        _core.sort(keys, out, v, ov, scope.handle)
         return _cast(out, fw, p), _values_out(ov, fw, vd)
 
 
@@ -273,7 +275,7 @@ def argsort(a: ArrayLike, *, stream: Any = None) -> Any:
     """The stable sorting permutation of a 1-D array: ``np.argsort(a, kind='stable')``.
 
     ``a[argsort(a)]`` is sorted (NaN last); equal keys (-0.0 and 0.0 among them) keep their
-    input order. A key-value merge sort of `a` with the values 0, 1, ..., N - 1.
+    input order. The stable sort of :func:`sort` of `a` with the values 0, 1, ..., N - 1.
 
     Parameters
     ----------
@@ -306,7 +308,7 @@ def argsort(a: ArrayLike, *, stream: Any = None) -> Any:
         keys = _convert(A, kd)
         scratch = _new_empty(fw, dev, (n,), kd)
         perm = _new_empty(fw, dev, (n,), _INT64)
-        _core.merge_sort(keys, scratch, _arange(fw, dev, n), perm, scope.handle)
+        _core.sort(keys, scratch, _arange(fw, dev, n), perm, scope.handle)
     return perm
 
 

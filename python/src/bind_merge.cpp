@@ -1,4 +1,4 @@
-// gsearch._core's merge family (gsearch/merge.hpp): merge, merge_sort, set_operation and join,
+// gsearch._core's merge family (gsearch/merge.hpp): merge, merge_sort, sort, set_operation and join,
 // and the tables of their options (SET_OPS, JOIN_KINDS). The results whose size the library
 // finds (set_operation, join) go into arrays that a Python callback allocates once it is known.
 
@@ -62,9 +62,10 @@ void py_merge(const in_array& a, const in_array& b, out_array& out, std::optiona
   });
 }
 
-void py_merge_sort(const in_array& keys, out_array& out, std::optional<in_array> values,
-                   std::optional<out_array> out_values, uintptr_t stream) {
-  const std::string fn = "gsearch._core.merge_sort";
+/// merge_sort (`fastest` false) or sort (true): one contract, two algorithms (gsearch/merge.hpp).
+void py_sort(const char* name, bool fastest, const in_array& keys, out_array& out, std::optional<in_array> values,
+             std::optional<out_array> out_values, uintptr_t stream) {
+  const std::string fn = std::string("gsearch._core.") + name;
   if (values.has_value() != out_values.has_value())
     value_error(fn + ": pass both values and out_values, or neither");
   const bool kv = values.has_value();
@@ -82,9 +83,14 @@ void py_merge_sort(const in_array& keys, out_array& out, std::optional<in_array>
   }
   visit_key_type(fn, keys.dtype(), [&]<class T>() {
     on_backend(at, stream, int64_t(keys.size()) >= small_search_queries, [&](const auto& exec) {
-      if (kv)
+      if (kv && fastest)
+        gsearch::sort(exec, in_span<T>(keys), in_span<int64_t>(*values), out_span<T>(out),
+                      out_span<int64_t>(*out_values));
+      else if (kv)
         gsearch::merge_sort(exec, in_span<T>(keys), in_span<int64_t>(*values), out_span<T>(out),
                             out_span<int64_t>(*out_values));
+      else if (fastest)
+        gsearch::sort(exec, in_span<T>(keys), out_span<T>(out));
       else
         gsearch::merge_sort(exec, in_span<T>(keys), out_span<T>(out));
     });
@@ -182,10 +188,20 @@ void bind_merge(nb::module_& m) {
         "with a_values, b_values, out_values (all three, int64, one per key) each key's value\n"
         "goes with it. check_sorted: ValueError, writing nothing, if a or b is not sorted. On\n"
         "the CPU or one CUDA device (enqueued on `stream`; the sorted check waits).");
-  m.def("merge_sort", &py_merge_sort, "keys"_a, "out"_a, "values"_a = nb::none(), "out_values"_a = nb::none(),
-        "stream"_a = 0,
-        "out = keys sorted, stable (gsearch::merge_sort; out may be keys); with values and\n"
-        "out_values (int64) each key's value goes with it. Arrays as in merge().");
+  m.def(
+      "merge_sort",
+      [](const in_array& keys, out_array& out, std::optional<in_array> values, std::optional<out_array> out_values,
+         uintptr_t stream) { py_sort("merge_sort", false, keys, out, values, out_values, stream); },
+      "keys"_a, "out"_a, "values"_a = nb::none(), "out_values"_a = nb::none(), "stream"_a = 0,
+      "out = keys sorted, stable (gsearch::merge_sort; out may be keys); with values and\n"
+      "out_values (int64) each key's value goes with it. Arrays as in merge().");
+  m.def(
+      "sort",
+      [](const in_array& keys, out_array& out, std::optional<in_array> values, std::optional<out_array> out_values,
+         uintptr_t stream) { py_sort("sort", true, keys, out, values, out_values, stream); },
+      "keys"_a, "out"_a, "values"_a = nb::none(), "out_values"_a = nb::none(), "stream"_a = 0,
+      "merge_sort's contract by the fastest stable sort for the dtype (gsearch::sort: on CUDA the\n"
+      "radix sort of integer keys, the merge sort of floating-point keys).");
   m.def("set_operation", &py_set_operation, "a"_a, "b"_a, "op"_a, "allocate"_a, "check_sorted"_a = true,
         "stream"_a = 0,
         "The multiset set operation `op` (a value of SET_OPS; std::set_* semantics) of sorted\n"

@@ -1,7 +1,7 @@
 #pragma once
 // The distributed operations (gsearch/dist.hpp), written once over a backend's Local (local.hpp)
 // and a communicator: the plans come from core/dist.hpp, the local work from the public
-// single-process API (search, find, merge_sort, merge, join), the exchanges from the
+// single-process API (search, find, sort, merge, join), the exchanges from the
 // communicator. Host round trips: the counts of each exchange (and the samples of a sort).
 
 #include <algorithm>
@@ -427,7 +427,7 @@ int64_t sort(const Local& local, communicator& comm, span<const T> data,
   check_span("sort", "data", data);
   array<T> sorted = local.template make<T>(data.size());
   step_timer step(local, comm.rank(), "sort");
-  gsearch::merge_sort(local.exec, data, sorted.view());
+  gsearch::sort(local.exec, data, sorted.view());
   step("local sort");
   return merge_sorted(local, comm, sorted.cview(), allocate);
 }
@@ -447,7 +447,7 @@ sorted_table<Local, T> sort_rows(const Local& local, span<const T> keys, int64_t
   array<int64_t> rows = local.template make<int64_t>(n);
   local.iota(rows.data(), n, first_row);
   sorted_table<Local, T> t{local.template make<T>(n), local.template make<int64_t>(n)};
-  gsearch::merge_sort(local.exec, keys, rows.cview(), t.keys.view(), t.rows.view());
+  gsearch::sort(local.exec, keys, rows.cview(), t.keys.view(), t.rows.view());
   return t;
 }
 

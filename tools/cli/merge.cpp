@@ -335,23 +335,23 @@ outcome run_sort(const target& dev, const std::vector<T>& keys, const std::vecto
       const auto d_values = to_device(*values);
       const device_vector<int64_t> d_ov(int64_t(keys.size()));
       o.ms = elapsed_ms(gsearch::cuda, [&] {
-        gsearch::merge_sort(gsearch::cuda, span<const T>(d_keys), span<const int64_t>(d_values),
-                            d_out.view(), d_ov.view());
+        gsearch::sort(gsearch::cuda, span<const T>(d_keys), span<const int64_t>(d_values),
+                      d_out.view(), d_ov.view());
       });
       d_ov.copy_to(span<int64_t>(out_values));
     } else {
       o.ms = elapsed_ms(gsearch::cuda, [&] {
-        gsearch::merge_sort(gsearch::cuda, span<const T>(d_keys), d_out.view());
+        gsearch::sort(gsearch::cuda, span<const T>(d_keys), d_out.view());
       });
     }
     d_out.copy_to(span<T>(out));
   } else {
     o.ms = wall_ms([&] {
       if (values)
-        gsearch::merge_sort(gsearch::cpu, span<const T>(keys), span<const int64_t>(*values),
-                            span<T>(out), span<int64_t>(out_values));
+        gsearch::sort(gsearch::cpu, span<const T>(keys), span<const int64_t>(*values),
+                      span<T>(out), span<int64_t>(out_values));
       else
-        gsearch::merge_sort(gsearch::cpu, span<const T>(keys), span<T>(out));
+        gsearch::sort(gsearch::cpu, span<const T>(keys), span<T>(out));
     });
   }
   return o;
@@ -453,7 +453,7 @@ void add_sort_options(CLI::App& sub, sort_args& a) {
   add_distributed_options(sub, a.dist);
 }
 const subcommand_spec<sort_args> sort_spec{
-    "sort", "Sort an array (stable merge sort), with int64 values or the sorting permutation",
+    "sort", "Sort an array (stable; a radix sort of integers on a GPU), with int64 values or the sorting permutation",
     family_footer("--out gets np.sort(data, kind='stable'); --argsort gets the stable sorting "
                   "permutation, np.argsort(data, kind='stable') (int64: data[perm] is sorted, equal "
                   "keys in their input order); --values V.npy with --out-values carries one int64 "

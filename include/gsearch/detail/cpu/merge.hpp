@@ -27,6 +27,12 @@ template <class T>
 void merge_sort(int threads, const T* keys, int64_t n, const int64_t* values, T* out,
                 int64_t* out_values);
 
+/// sort(): the merge sort (on the CPU no other stable sort is faster yet).
+template <class T>
+void sort(int threads, const T* keys, int64_t n, const int64_t* values, T* out, int64_t* out_values) {
+  merge_sort(threads, keys, n, values, out, out_values);
+}
+
 /// search() of sorted queries by Merge Path: out[j] = the search of queries[j] on side s.
 template <class T, class Out>
 void sorted_search(int threads, side s, const T* keys, int64_t k, const T* queries, int64_t n,

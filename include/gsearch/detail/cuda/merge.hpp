@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The CUDA backend of the merge-like operations, as the public API sees it: host-compilable
-/// declarations, defined in src/cuda/merge.cu, merge_sort.cu, sorted_search.cu, set_ops.cu and
+/// declarations, defined in src/cuda/merge.cu, merge_sort.cu, sort.cu, sorted_search.cu, set_ops.cu and
 /// join.cu (never called in a build without CUDA: src/backend.hpp). Same contracts as include/gsearch/detail/cpu/merge.hpp,
 /// on device memory, enqueued on `stream`; the functions that return a size wait for it.
 
@@ -23,6 +23,11 @@ void merge(CUstream_st* stream, const T* a, int64_t na, const T* b, int64_t nb, 
 template <class T>
 void merge_sort(CUstream_st* stream, const T* keys, int64_t n, const int64_t* values, T* out,
                 int64_t* out_values);
+
+/// A stable ascending sort: merge_sort's contract, by the fastest stable sort for T (sort.cu: the
+/// radix sort for integer keys, the merge sort for floating-point keys).
+template <class T>
+void sort(CUstream_st* stream, const T* keys, int64_t n, const int64_t* values, T* out, int64_t* out_values);
 
 template <class T, class Out>
 void sorted_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries,
@@ -50,6 +55,8 @@ int64_t join(CUstream_st* stream, join_kind kind, const T* left, int64_t nl, con
                          const int64_t*, int64_t*);
 #define GSEARCH_CUDA_MERGE_SORT_INSTANTIATE(T) \
   template void merge_sort<T>(CUstream_st*, const T*, int64_t, const int64_t*, T*, int64_t*);
+#define GSEARCH_CUDA_SORT_INSTANTIATE(T) \
+  template void sort<T>(CUstream_st*, const T*, int64_t, const int64_t*, T*, int64_t*);
 #define GSEARCH_CUDA_SORTED_SEARCH_INSTANTIATE(T)                                          \
   template void sorted_search<T, int64_t>(CUstream_st*, side, const T*, int64_t, const T*, \
                                           int64_t, int64_t*);                              \
