@@ -146,18 +146,16 @@ def _cupy(required: bool = False):
 
 
 _TT: Any = None  # torch.Tensor, once a tensor was seen (for the fast path)
-_TORCH_NATIVE: frozenset = frozenset()
+_TORCH_KEY_TYPE: dict = {}  # torch dtype -> its index in _core.KEY_DTYPES (the key_type of search_pointers)
 _INT64_T: Any = None
 _INT32_T: Any = None
 _raw_stream: Any = None
 
 
 def _register_torch(torch: Any) -> None:
-    global _TT, _TORCH_NATIVE, _INT64_T, _INT32_T, _raw_stream
+    global _TT, _TORCH_KEY_TYPE, _INT64_T, _INT32_T, _raw_stream
     if _TT is None:
-        _TORCH_NATIVE = frozenset(
-            getattr(torch, n) for n in _core.KEY_DTYPES if hasattr(torch, n)
-        )
+        _TORCH_KEY_TYPE = {getattr(torch, n): i for i, n in enumerate(_core.KEY_DTYPES) if hasattr(torch, n)}
         _INT64_T, _INT32_T = torch.int64, torch.int32
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         _raw_stream = raw if raw is not None else (lambda dev: torch.cuda.current_stream(dev).cuda_stream)

@@ -513,9 +513,10 @@ def searchsorted(
         s = _side_code(side, right)
         dt = a.dtype
         dev = v.device
+        key_type = _arrays._TORCH_KEY_TYPE.get(dt)
         if (
             dt is v.dtype
-            and dt in _arrays._TORCH_NATIVE
+            and key_type is not None
             and a.dim() == 1
             and not (a.requires_grad or v.requires_grad)
             and a.is_contiguous()
@@ -537,8 +538,13 @@ def searchsorted(
             else:
                 res = None
             if res is not None:
-                _core.search(a, v, res, s, _ALGOS[algo], False, -1, _arrays._raw_stream(dev.index) if v.is_cuda else 0,
-                             _ORDER_ANY if sorted_queries is False else _ORDER_DETECT)
+                # Data pointers, not the tensors: DLPack's import of three tensors was most of the
+                # call's host time (docs/perf-notes.md, "The Python path's per-call time").
+                cuda = v.is_cuda
+                _core.search_pointers(a.data_ptr(), a.numel(), v.data_ptr(), v.numel(), res.data_ptr(), not out_int32,
+                                      key_type, dev.index if cuda else -1, s, _ALGOS[algo],
+                                      _arrays._raw_stream(dev.index) if cuda else 0,
+                                      _ORDER_ANY if sorted_queries is False else _ORDER_DETECT)
                 return res
     return _search(
         a, v, _side_code(side, right), sorter, out, algo, check_sorted, out_int32, stream, sorted_queries=sorted_queries,

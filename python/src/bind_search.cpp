@@ -1,6 +1,7 @@
 // gsearch._core's search of sorted keys (gsearch/search.hpp): search (gsearch::search and
-// search_rows), its fast path for numpy arrays, equal_range, is_sorted, and keys_beyond_shared
-// (the policy question of gsearch.searchsorted's sorted_queries=None).
+// search_rows), its fast paths for numpy arrays (search_fast) and torch tensors
+// (search_pointers), equal_range, is_sorted, and keys_beyond_shared (the policy question of
+// gsearch.searchsorted's sorted_queries=None).
 
 #include <nanobind/stl/optional.h>
 
@@ -155,6 +156,36 @@ bool search_fast(const in_array& keys, const in_array& queries, out_array& out, 
   return true;
 }
 
+/// The search of gsearch.searchsorted's fast path for torch tensors (_search.py): 1-D keys and
+/// queries of one dtype (`key_type`, an index into KEY_DTYPES) and an int64 (out64) or int32
+/// output of as many elements, all contiguous on one device (`device`: a CUDA ordinal, or -1 for
+/// the CPU), which the caller checked, given as data pointers and element counts. It spares the
+/// three DLPack imports of search(), most of the call's host time (docs/perf-notes.md, "The
+/// Python path's per-call time"); the library still checks what it checks for every caller.
+void search_pointers(uintptr_t keys, int64_t k, uintptr_t queries, int64_t n, uintptr_t out, bool out64,
+                     int key_type, int device, int side_code, int algo, uintptr_t stream, int queries_sorted) {
+  const std::string fn = "gsearch._core.search_pointers";
+  const gsearch::side s = side_of(fn, side_code);
+  if (algo < 0 || algo > int(gsearch::algorithm::pary)) value_error(fn + ": algo out of range");
+  if (key_type < 0 || key_type >= int(std::size(gsearch::all_dtypes))) value_error(fn + ": key_type out of range");
+  if (queries_sorted < 0 || queries_sorted > gsearch::queries_order::detect)
+    value_error(fn + ": queries_sorted out of range (a value of QUERIES_ORDERS)");
+  if (k < 0 || n < 0) value_error(fn + ": negative sizes");
+  gsearch::search_options options{gsearch::algorithm(algo), false};
+  options.queries_sorted = gsearch::queries_order::value_t(queries_sorted);
+  const placement at{device >= 0, device >= 0 ? device : 0};
+  const bool large = n >= small_search_queries || options.queries_sorted == gsearch::queries_order::sorted;
+  gsearch::visit_key_type(gsearch::all_dtypes[key_type], [&]<class T>() {
+    const gsearch::span<const T> kv(reinterpret_cast<const T*>(keys), k), qv(reinterpret_cast<const T*>(queries), n);
+    on_backend(at, stream, large, [&](const auto& exec) {
+      if (out64)
+        gsearch::search(exec, s, kv, qv, gsearch::span<int64_t>(reinterpret_cast<int64_t*>(out), n), options);
+      else
+        gsearch::search(exec, s, kv, qv, gsearch::span<int32_t>(reinterpret_cast<int32_t*>(out), n), options);
+    });
+  });
+}
+
 bool py_is_sorted(const in_array& a, uintptr_t stream) {
   const std::string fn = "gsearch._core.is_sorted";
   const placement at = place(fn, {locate("a", a)});
@@ -196,6 +227,12 @@ void bind_search(nb::module_& m) {
         "the search may take (search_options::max_temp_bytes). Raises ValueError (bad arguments,\n"
         "unsorted keys with check_sorted), TypeError (dtypes), MemoryError, RuntimeError (CUDA\n"
         "errors, named).");
+  m.def("search_pointers", &search_pointers, "keys"_a, "k"_a, "queries"_a, "n"_a, "out"_a, "out64"_a, "key_type"_a,
+        "device"_a, "side"_a, "algo"_a, "stream"_a, "queries_sorted"_a,
+        "search() of one sorted key list (rows < 0) given as data pointers and element counts, for\n"
+        "callers that checked the arrays themselves (gsearch.searchsorted's torch fast path):\n"
+        "key_type indexes KEY_DTYPES, out64 picks int64 over int32 results, device is a CUDA\n"
+        "ordinal or -1 for the CPU. Skips the DLPack import of the arrays.");
   m.def("equal_range", &py_equal_range, "keys"_a, "queries"_a, "lower"_a, "upper"_a, "algo"_a = 0,
         "check_sorted"_a = false, "rows"_a = -1, "stream"_a = 0, "queries_sorted"_a = 0,
         "max_temp_bytes"_a = nb::none(),

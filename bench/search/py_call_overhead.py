@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""The host time of one gsearch.searchsorted call on small torch CUDA tensors, beside
+torch.searchsorted on the same tensors (issue 24: gsearch's per-call overhead <= torch's).
+
+    python3 bench/search/py_call_overhead.py --json OUT.json [--calls 2000] [--repeat 7]
+
+For K = 1,024 sorted int32 keys and Q = 1, 100 and 10,000 random queries, each of
+
+    torch        torch.searchsorted(a, v)
+    gsearch      gsearch.searchsorted(a, v)
+    torch-out    torch.searchsorted(a, v, out_int32=True, out=out)
+    gsearch-out  gsearch.searchsorted(a, v, out_int32=True, out=out)
+
+is called --calls times back to back and the stream synchronized once after them; the time per
+call is the wall time over --calls, the minimum of --repeat such runs, the calls of all four
+interleaved run by run. These kernels take a few microseconds of GPU time, less than a call's host
+time, so the loop measures the host: the Python function, its checks, the binding and the launch.
+Results are compared with torch's first. Exit status: 0 done, 2 cannot run here (no CUDA / torch),
+3 a result differed.
+"""
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
+from source_stamp import source  # noqa: E402  (bench/common/source_stamp.py)
+
+
+def per_call_us(fn, calls, sync):
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    sync()
+    return (time.perf_counter() - t0) / calls * 1e6
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--json", required=True)
+    p.add_argument("--calls", type=int, default=2000)
+    p.add_argument("--repeat", type=int, default=7)
+    p.add_argument("--keys", type=int, default=1024)
+    p.add_argument("--queries", default="1,100,10000")
+    a = p.parse_args()
+    try:
+        import torch
+        import gsearch
+    except ImportError as e:
+        print(f"py_call_overhead: cannot run here: {e}", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print("py_call_overhead: cannot run here: no CUDA device", file=sys.stderr)
+        return 2
+    dev = torch.device("cuda")
+    g = torch.Generator(device=dev).manual_seed(1)
+    keys = torch.sort(torch.randint(-2**31, 2**31 - 1, (a.keys,), device=dev, dtype=torch.int32, generator=g)).values
+    rows = []
+    for q in [int(x) for x in a.queries.split(",")]:
+        v = torch.randint(-2**31, 2**31 - 1, (q,), device=dev, dtype=torch.int32, generator=g)
+        out = torch.empty(q, device=dev, dtype=torch.int32)
+        calls = {
+            "torch": lambda: torch.searchsorted(keys, v),
+            "gsearch": lambda: gsearch.searchsorted(keys, v),
+            "torch-out": lambda: torch.searchsorted(keys, v, out_int32=True, out=out),
+            "gsearch-out": lambda: gsearch.searchsorted(keys, v, out_int32=True, out=out),
+        }
+        want = torch.searchsorted(keys, v)
+        for name, fn in calls.items():
+            got = fn()
+            if not torch.equal(got.to(torch.int64), want):
+                print(f"py_call_overhead: {name} differs from torch.searchsorted at Q = {q}", file=sys.stderr)
+                return 3
+        best = {name: float("inf") for name in calls}
+        for _ in range(a.repeat):
+            for name, fn in calls.items():
+                best[name] = min(best[name], per_call_us(fn, a.calls, torch.cuda.synchronize))
+        for name in calls:
+            rows.append({"impl": name, "k": a.keys, "q": q, "dtype": "int32", "us_per_call": round(best[name], 3)})
+            print(f"K={a.keys} Q={q:>6} {name:12s} {best[name]:8.2f} us/call")
+        print(f"K={a.keys} Q={q:>6} gsearch / torch {best['gsearch'] / best['torch']:.2f}, "
+              f"with out= {best['gsearch-out'] / best['torch-out']:.2f}")
+    doc = {"command": " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]), "source": source(gsearch),
+           "device": torch.cuda.get_device_name(), "torch": torch.__version__, "python": platform.python_version(),
+           "calls": a.calls, "repeat": a.repeat, "results": rows}
+    with open(a.json, "w") as f:
+        json.dump(doc, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
