@@ -62,29 +62,35 @@ std::pair<int64_t, int64_t> check_rows_arguments(int64_t rows, span<const T> key
   return {k, m};
 }
 
-// Whether the search of sorted queries (Merge Path) runs, and checks the queries when asked.
-//   sorted: yes, but on the GPU only where its tile splits fit max_temp_bytes (else the plain
-//           search with auto_, which `algo` was ignored for); with check_sorted the queries are
-//           checked either way.
-//   detect: where the backend says it pays (the GPU, tuning_search.hpp's rule), the temporary
-//           memory fits, and the queries are sorted (one check, which waits).
+// How a search of one key list runs (search_options::queries_sorted):
+//   plain   the search of `algo`;
+//   sorted  the search of sorted queries (Merge Path), queries_order::sorted: on the GPU only where
+//           its tile splits fit max_temp_bytes (else plain, with auto_: `algo` was ignored); with
+//           check_sorted the queries are checked either way;
+//   detect  queries_order::detect where the backend says the sorted search pays (the GPU,
+//           tuning_search.hpp's rule) and its temporary memory fits: the GPU checks the order and
+//           runs one of the two searches, deciding on the device (search_detecting_order).
+enum class route { plain, sorted, detect };
+
 template <class Exec, class T>
-bool sorted_path(const Exec& exec, span<const T> keys, span<const T> queries, const search_options& options) {
+route search_route(const Exec& exec, span<const T> keys, span<const T> queries, const search_options& options) {
   const queries_order order = options.queries_sorted;
-  if (order == queries_order::any) return false;
+  if (order == queries_order::any) return route::plain;
   const int key_bytes = int(sizeof(T));
   const auto [pays, fits] = on_backend(exec, [&](auto h) {
     if constexpr (on_cpu<decltype(h)>) {
       return std::pair{false, true};  // the CPU's sorted search allocates nothing
     } else {
+      const int64_t need = backend::sorted_temp_bytes(key_bytes, keys.size(), queries.size()) +
+                           (order == queries_order::detect ? backend::detect_word_bytes : 0);
       return std::pair{backend::sorted_search_pays(key_bytes, keys.size(), queries.size()),
-                       backend::sorted_temp_bytes(key_bytes, keys.size(), queries.size()) <= options.max_temp_bytes};
+                       need <= options.max_temp_bytes};
     }
   });
-  if (order == queries_order::detect) return pays && fits && sorted_on(exec, queries);
+  if (order == queries_order::detect) return pays && fits ? route::detect : route::plain;
   if (options.check_sorted && !sorted_on(exec, queries))
     throw_unsorted("gsearch::search: queries_sorted, but the queries are not sorted");
-  return fits;
+  return fits ? route::sorted : route::plain;
 }
 
 template <class Exec, class T, class Out>
@@ -93,11 +99,16 @@ void search_impl(const Exec& exec, side s, span<const T> keys, span<const T> que
   check_arguments(keys, queries, out);
   check_options(options);
   if (options.check_sorted && !sorted_on(exec, keys)) throw_unsorted();
-  const bool by_merge_path = sorted_path(exec, keys, queries, options);
+  const route r = search_route(exec, keys, queries, options);
   // Sorted queries that the cap keeps off the sorted search run auto_ (`algo` was ignored).
   const algorithm algo = options.queries_sorted == queries_order::sorted ? algorithm::auto_ : options.algo;
   on_backend(exec, [&](auto h) {
-    if (by_merge_path) return backend::sorted_search(h, s, keys.data(), keys.size(), queries.data(), queries.size(), out.data());
+    if (r == route::sorted) return backend::sorted_search(h, s, keys.data(), keys.size(), queries.data(), queries.size(), out.data());
+    if constexpr (!on_cpu<decltype(h)>) {
+      if (r == route::detect)
+        return backend::search_detecting_order(h, s, algo, keys.data(), keys.size(), queries.data(), queries.size(),
+                                               out.data(), options.max_temp_bytes);
+    }
     backend::search(h, s, algo, keys.data(), keys.size(), queries.data(), queries.size(), out.data(), options.max_temp_bytes);
   });
 }
@@ -111,9 +122,8 @@ void equal_range_impl(const Exec& exec, span<const T> keys, span<const T> querie
   check_arguments(keys, queries, upper);
   if (lower.size() > 0 && lower.data() == upper.data())
     throw invalid_argument("gsearch::equal_range: lower and upper are the same array");
-  search_options first = options;
-  if (options.queries_sorted == queries_order::detect)  // decided once, for both searches
-    first.queries_sorted = sorted_path(exec, keys, queries, options) ? queries_order::sorted : queries_order::any;
+  // (queries_order::detect: each search checks the order on the device; nothing waits.)
+  const search_options& first = options;
   search_impl(exec, side::left, keys, queries, lower, first);
   search_options again = first;
   again.check_sorted = false;  // checked by the first search

@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "gsearch/core/bank_model.hpp"
 #include "gsearch/core/fast_divide.hpp"
+#include "gsearch/core/kary.hpp"
 #include "gsearch/core/padding.hpp"
 #include "gsearch/core/query_gen.hpp"
 #include "gsearch/core/pbs.hpp"
@@ -258,6 +260,188 @@ TEST(CoreAlgorithms, FastDividerIsExact) {
       if (n > top) continue;
       ASSERT_EQ(div.divide(n), n / div.divisor) << n << " / " << div.divisor;
     }
+  }
+}
+
+}  // namespace
+}  // namespace gsearch::test
+
+namespace gsearch::test {
+namespace {
+
+// --- the k-ary layout of a staged bucket (core/kary.hpp; partition_kernel.cuh's bucket_layout::kary) ---
+
+// The layout as algorithmica.org builds its S-tree, recursively: an in-order walk of the implicit
+// tree (child c of node x is x (B+1) + 1 + c), the sorted keys in walk order, highest() past them.
+// An independent reference for kary_build's closed-form key_index.
+template <int B, class T>
+void inorder_fill(const std::vector<T>& sorted, int64_t nodes, int64_t x, int64_t& next, std::vector<T>& layout) {
+  if (x >= nodes) return;
+  for (int j = 0; j < B; ++j) {
+    inorder_fill<B>(sorted, nodes, x * (B + 1) + 1 + j, next, layout);
+    layout[size_t(x * B + j)] = next < int64_t(sorted.size()) ? sorted[size_t(next)] : key_traits<T>::highest();
+    ++next;
+  }
+  inorder_fill<B>(sorted, nodes, x * (B + 1) + 1 + B, next, layout);
+}
+
+// kary_build against the recursive walk (bit for bit: NaN and -0.0 keys stay what they were), then
+// every query's rank on both sides, one at a time and 3 in lockstep (as the kernel runs Items),
+// against std::lower_bound / upper_bound in the library's order.
+template <int B, class T, class Index = int64_t>
+void check_kary(const std::vector<T>& keys, const std::vector<T>& queries, const char* what) {
+  const core::kary_shape<B, Index> shape(Index(keys.size()));
+  const std::vector<T> layout = core::kary_build(keys.data(), shape);
+  ASSERT_EQ(int64_t(layout.size()), (int64_t(keys.size()) + B - 1) / B * B);
+  std::vector<T> walked(layout.size());
+  int64_t next = 0;
+  inorder_fill<B>(keys, int64_t(shape.nodes), 0, next, walked);
+  ASSERT_EQ(std::memcmp(layout.data(), walked.data(), layout.size() * sizeof(T)), 0)
+      << what << ": the layout is not the in-order tree, B=" << B << " n=" << keys.size();
+  const core::kary_array_nodes<T, B> nodes{layout.data()};
+  const auto rank_of = [&]<bool Strict>(T q) { return int64_t(core::kary_rank<B>(nodes, shape, before<Strict, T>{q})); };
+  for (size_t j = 0; j < queries.size(); ++j) {
+    const T q = queries[j];
+    ASSERT_EQ(rank_of.template operator()<true>(q), reference(keys, q, side::left))
+        << what << ": lower bound, B=" << B << " n=" << keys.size() << " q=" << q;
+    ASSERT_EQ(rank_of.template operator()<false>(q), reference(keys, q, side::right))
+        << what << ": upper bound, B=" << B << " n=" << keys.size() << " q=" << q;
+  }
+  for (size_t j = 0; j + 3 <= queries.size(); j += 3) {
+    const before<false, T> preds[3] = {{queries[j]}, {queries[j + 1]}, {queries[j + 2]}};
+    Index rank[3];
+    core::kary_ranks_n<B, 3>(nodes, shape, preds, rank);
+    for (int i = 0; i < 3; ++i)
+      ASSERT_EQ(int64_t(rank[i]), reference(keys, queries[j + size_t(i)], side::right))
+          << what << ": lockstep, B=" << B << " n=" << keys.size() << " q=" << queries[j + size_t(i)];
+  }
+}
+
+// Every node size the kernels use (4-byte keys: 4 and 8; 8-byte keys: 2 and 4) and the binary
+// tree (B = 1) in both index types.
+template <class T>
+void check_kary_all(const std::vector<T>& keys, const std::vector<T>& queries, const char* what) {
+  check_kary<1>(keys, queries, what);
+  check_kary<2>(keys, queries, what);
+  check_kary<4>(keys, queries, what);
+  check_kary<8>(keys, queries, what);
+  check_kary<4, T, int32_t>(keys, queries, what);
+}
+
+// The sizes around each level boundary of every node size: 0 .. 3 full levels and a partial one
+// exhaustively, then n = B ((B+1)^l - 1) / B +- 2 (a full tree, one key past it) up to ~4,000.
+std::vector<int> kary_sizes() {
+  std::vector<int> sizes;
+  for (int n = 0; n <= 130; ++n) sizes.push_back(n);
+  for (int b : {1, 2, 4, 8})
+    for (int64_t full = b; full < 4000; full = full * (b + 1) + b)
+      for (int64_t d = -2; d <= 2; ++d)
+        if (full + d > 130) sizes.push_back(int(full + d));
+  return sizes;
+}
+
+// The shapes the design counts on (partition_kernel.cuh's bucket_layout): a 192 KB bucket is 7
+// levels of 16-byte nodes for 4-byte keys (48K keys, 5-ary) and 10 for 8-byte keys (24K, 3-ary);
+// 5 and 7 levels of 32-byte nodes. No more slots than keys, plus under one node.
+TEST(KaryLayout, Shapes) {
+  EXPECT_EQ(core::kary_shape<4>(49152).levels, 7);
+  EXPECT_EQ(core::kary_shape<2>(24576).levels, 10);
+  EXPECT_EQ(core::kary_shape<8>(49152).levels, 5);
+  EXPECT_EQ(core::kary_shape<4>(24576).levels, 7);
+  EXPECT_EQ(core::kary_shape<4>(0).levels, 0);
+  EXPECT_EQ(core::kary_shape<4>(1).levels, 1);
+  EXPECT_EQ(core::kary_shape<4>(4).levels, 1);
+  EXPECT_EQ(core::kary_shape<4>(5).levels, 2);
+  EXPECT_EQ(core::kary_shape<4>(24).levels, 2);  // 6 nodes: a full tree of two levels
+  EXPECT_EQ(core::kary_shape<4>(25).levels, 3);
+  for (int n : {1, 5, 24, 25, 49151, 49152}) {
+    const core::kary_shape<4> s(n);
+    EXPECT_EQ(s.slots(), (n + 3) / 4 * 4);
+    EXPECT_EQ(s.level_first(s.levels - 1), s.last_first);
+    EXPECT_EQ(s.level_first(s.levels - 1) + s.level_nodes(s.levels - 1), s.nodes);
+  }
+}
+
+// Distinct keys, every query from below the first to past the last (hits and misses), every size
+// of kary_sizes: the layout and both bounds.
+TEST(KaryLayout, DistinctKeysEverySize) {
+  for (int n : kary_sizes()) {
+    std::vector<int32_t> keys(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) keys[size_t(i)] = 2 * i;
+    std::vector<int32_t> queries;
+    for (int q = -2; q <= 2 * n + 1; q += n > 500 ? 7 : 1) queries.push_back(q);
+    check_kary_all(keys, queries, "distinct");
+  }
+}
+
+// Duplicates: runs of equal keys across node and level boundaries, and all keys equal.
+TEST(KaryLayout, DuplicatesAndAllEqual) {
+  std::mt19937_64 rng(test_seed());
+  for (int n : {1, 2, 3, 4, 5, 6, 24, 25, 31, 32, 33, 100, 156, 157, 780, 781, 1500, 3125}) {
+    for (int range : {1, 2, 5, 50}) {
+      std::vector<int64_t> keys(static_cast<size_t>(n));
+      for (auto& x : keys) x = small_value<int64_t>(rng, range);
+      sort_keys(keys);
+      std::vector<int64_t> queries;
+      for (int q = -range; q <= range; ++q) queries.push_back(q);
+      check_kary_all(keys, queries, range == 1 ? "all equal" : "duplicates");
+    }
+  }
+}
+
+template <class T>
+class KaryLayoutTyped : public ::testing::Test {};
+TYPED_TEST_SUITE(KaryLayoutTyped, KeyTypes);
+
+// The ends of every key type's order among the keys and the queries: the padding (highest():
+// the integers' maximum, NaN) equals a key or the query, and the clamp to n must hold; NaN keys
+// last, -0.0 equal to 0.0, +-inf, the integers' extremes.
+TYPED_TEST(KaryLayoutTyped, EdgeValues) {
+  using T = TypeParam;
+  const std::vector<T> edges = edge_values<T>();
+  std::mt19937_64 rng(test_seed());
+  for (int n : {1, 2, 3, 4, 5, 7, 8, 9, 24, 25, 33, 64, 100, 157, 1024}) {
+    for (int rep = 0; rep < 3; ++rep) {
+      std::vector<T> keys(static_cast<size_t>(n));
+      for (auto& x : keys) x = rng() % 3 == 0 ? edges[rng() % edges.size()] : small_value<T>(rng, 20);
+      sort_keys(keys);
+      std::vector<T> queries = edges;
+      for (int i = 0; i < 20; ++i) queries.push_back(small_value<T>(rng, 24));
+      check_kary_all(keys, queries, "edges");
+    }
+  }
+  for (T v : {std::numeric_limits<T>::lowest(), key_traits<T>::highest()}) {  // all keys at an end
+    for (int n : {1, 4, 5, 33, 157}) check_kary_all(std::vector<T>(size_t(n), v), edges, "all keys at an end");
+  }
+  if constexpr (std::is_floating_point_v<T>) {  // signed zeros mixed (equal, in any order) and NaNs last
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    const std::vector<T> keys{-T(1), T(-0.0), T(0), T(-0.0), T(0), T(2), nan, nan, nan};
+    const std::vector<T> queries{T(0), T(-0.0), nan, std::numeric_limits<T>::infinity(), T(2), -T(1)};
+    check_kary_all(keys, queries, "signed zeros and NaNs");
+  }
+}
+
+// Bucket-sized trees as the kernel stages them (48K 4-byte keys, 24K 8-byte keys), random keys
+// with duplicates, sampled queries.
+TEST(KaryLayout, BucketSized) {
+  std::mt19937_64 rng(test_seed());
+  for (int n : {49152, 49151, 45000}) {
+    std::vector<int32_t> keys(static_cast<size_t>(n));
+    for (auto& x : keys) x = small_value<int32_t>(rng, 3 * n);
+    sort_keys(keys);
+    std::vector<int32_t> queries(3000);
+    for (auto& x : queries) x = small_value<int32_t>(rng, 3 * n + 8);
+    check_kary<4, int32_t, int32_t>(keys, queries, "48K keys, 16-byte nodes");
+    check_kary<8, int32_t, int32_t>(keys, queries, "48K keys, 32-byte nodes");
+  }
+  for (int n : {24576, 24575}) {
+    std::vector<double> keys(static_cast<size_t>(n));
+    for (auto& x : keys) x = double(small_value<int32_t>(rng, 3 * n));
+    sort_keys(keys);
+    std::vector<double> queries(3000);
+    for (auto& x : queries) x = double(small_value<int32_t>(rng, 3 * n + 8));
+    check_kary<2, double, int32_t>(keys, queries, "24K keys, 16-byte nodes");
+    check_kary<4, double, int32_t>(keys, queries, "24K keys, 32-byte nodes");
   }
 }
 

@@ -7,8 +7,11 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gsearch/detail/cuda/search.hpp"
@@ -253,6 +256,68 @@ TEST_F(Gpu, TempCapChangesAutoNotResults) {
   } catch (const invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("max_temp_bytes = " + std::to_string(need - 1)), std::string::npos)
         << e.what();
+  }
+}
+
+// queries_order::detect where the sorted search pays (keys beyond shared memory, 2^20 queries):
+// the order is checked on the device and both searches are enqueued, each gated on the answer.
+// Sorted queries, and unsorted ones whose only pair out of order is first, last or in the middle
+// (the check must find it wherever it is), all equal, and shuffled, for every algorithm the
+// gated search can run, every side, and equal_range; under a cap the sorted search does not fit
+// (detect off) the results are the same.
+TYPED_TEST(GpuSearch, DetectedQueryOrderMatchesStd) {
+  using T = TypeParam;
+  const int64_t k = int64_t(1) << 20, q = int64_t(1) << 20;
+  ASSERT_TRUE(cuda_backend::sorted_search_pays(int(sizeof(T)), k, q));
+  const uint64_t seed = test_seed();
+  const auto keys = gen::sorted_keys<T>(k, seed);
+  auto sorted = gen::random_queries_from_keys(keys.data(), k, q, seed + 1);
+  std::sort(sorted.begin(), sorted.end(), [](T a, T b) { return key_less(a, b); });
+  std::vector<std::pair<std::string, std::vector<T>>> inputs;
+  inputs.emplace_back("sorted", sorted);
+  for (int64_t at : {int64_t{0}, q / 2 + 7, q - 2}) {  // one pair out of order: at, at + 1
+    auto v = sorted;
+    v[size_t(at)] = keys.back();
+    v[size_t(at + 1)] = keys.front();
+    inputs.emplace_back("one pair out of order at " + std::to_string(at), v);
+  }
+  inputs.emplace_back("all equal", std::vector<T>(size_t(q), keys[size_t(k / 3)]));
+  auto shuffled = sorted;
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937_64(seed + 2));
+  inputs.emplace_back("shuffled", shuffled);
+  const auto d_keys = to_device(keys);
+  device_vector<int64_t> d_out(q), d_upper(q);
+  const auto to_host = [](const device_vector<int64_t>& d) {
+    std::vector<int64_t> h(size_t(d.size()));
+    d.copy_to(span<int64_t>(h));
+    return h;
+  };
+  const algorithm algos[] = {algorithm::auto_, algorithm::binary, algorithm::index, algorithm::partitioned,
+                             algorithm::pbs_cl};
+  for (const auto& [what, queries] : inputs) {
+    const auto d_queries = to_device(queries);
+    for (side s : {side::left, side::right, side::pred}) {
+      const auto want = reference_all(keys, queries, s);
+      for (algorithm a : algos) {
+        for (int64_t cap : {unlimited_temp_bytes, int64_t{0}}) {
+          if (cap == 0 && a != algorithm::auto_) continue;
+          poison(d_out);
+          search_options o{a};
+          o.queries_sorted = queries_order::detect;
+          o.max_temp_bytes = cap;
+          search(cuda, s, span<const T>(d_keys), span<const T>(d_queries), span<int64_t>(d_out), o);
+          const auto got = to_host(d_out);
+          ASSERT_EQ(got, want) << what << " side=" << side_name(s) << " algo=" << to_string(a) << " cap=" << cap;
+        }
+      }
+    }
+    search_options o;
+    o.queries_sorted = queries_order::detect;
+    poison(d_out);
+    poison(d_upper);
+    equal_range(cuda, span<const T>(d_keys), span<const T>(d_queries), span<int64_t>(d_out), span<int64_t>(d_upper), o);
+    ASSERT_EQ(to_host(d_out), reference_all(keys, queries, side::left)) << what << " equal_range lower";
+    ASSERT_EQ(to_host(d_upper), reference_all(keys, queries, side::right)) << what << " equal_range upper";
   }
 }
 

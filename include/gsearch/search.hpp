@@ -72,8 +72,10 @@ struct queries_order {
     sorted,  ///< ascending (NaN last): the sorted search (Merge Path), whatever `algo` says
     detect,  ///< the library looks, where the sorted search would pay: on a GPU, keys beyond shared
              ///< memory and at least 2^20 queries, a quarter as many as keys (tuning_search.hpp's
-             ///< sorted_detect_*), one O(queries) check, which waits for its answer, picks the sorted
-             ///< search when they are sorted; `algo` otherwise. Never on the CPU (nothing to gain).
+             ///< sorted_detect_*), a check of the queries' order on the device picks the sorted
+             ///< search when they are sorted, `algo` otherwise, without waiting: both searches
+             ///< are enqueued behind the check and gated on its answer (unsorted queries are read
+             ///< only until a pair out of order turns up). Never on the CPU (nothing to gain).
   };
   value_t value = any;
   constexpr queries_order(value_t v = any) : value(v) {}

@@ -398,10 +398,12 @@ def searchsorted(
         unsorted queries give unspecified, in-range results; ValueError for N-D `a`. False:
         never. None (the default): decide
         cheaply: on a GPU, when the keys are too large for shared memory (where 'auto' would
-        run a global-memory search: the binary search or the index), `v` has at least 2**20 elements and at least a
-        quarter as many as `a`, one O(M) check of whether `v` is sorted (which waits for its
-        answer) picks the sorted path if it is; on the CPU, and otherwise, never. `algo` is
-        ignored on the sorted path.
+        run a global-memory search: the binary, index or partitioned search), `v` has at least
+        2**20 elements and at least a quarter as many as `a`, a check of `v`'s order on the
+        device picks the sorted path if it is sorted, without waiting (both searches are
+        enqueued, each gated on the check's answer; unsorted queries are read only until a
+        pair out of order turns up); on the CPU, and otherwise, never. `algo` is ignored on
+        the sorted path.
     max_temp_bytes : int or None, optional
         The most temporary memory the search may allocate (None: no cap). 'auto' then picks
         only algorithms that fit (0: those that read the keys in place); an explicit 'index'
@@ -450,7 +452,7 @@ def searchsorted(
     are converted once, with their own framework (on the GPU, on the call's stream). CUDA arrays
     are searched on their own device (made current for the call and restored after) and the
     call returns once the search is enqueued, except with `check_sorted`, `sorter` or the
-    check of `sorted_queries`, which wait. Keys and queries of two frameworks on one device are accepted; the result is of the
+    check of ``sorted_queries=True``, which wait (``sorted_queries=None`` decides on the device). Keys and queries of two frameworks on one device are accepted; the result is of the
     queries' framework. CPU torch tensors are accepted and give CPU torch tensors.
 
     Examples

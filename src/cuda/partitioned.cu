@@ -13,10 +13,12 @@ GSEARCH_KEY_TYPES(GSEARCH_DECLARE_PBS_CL_T)  // one bucket: the shared-memory se
 
 template <class T, class Out>
 void partitioned_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries, int64_t n,
-                        Out* out) {
+                        Out* out, launch_gate gate) {
   const device_limits dev = current_device_limits();
   const core::partition_config& cfg = partitioned_config<int(sizeof(T))>;
-  visit_side(s, [&]<bool Strict>(int offset) { launch_partitioned<Strict>(stream, offset, keys, k, queries, n, out, dev, cfg); });
+  visit_side(s, [&]<bool Strict>(int offset) {
+    launch_partitioned<Strict>(stream, offset, keys, k, queries, n, out, dev, cfg, gate);
+  });
 }
 
 template <class T>

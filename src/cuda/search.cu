@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "gsearch/detail/cuda/merge.hpp"  // sorted_search, for search_detecting_order
 #include "gsearch/detail/cuda/search.hpp"
 #include "gsearch/detail/cuda/static_index.hpp"
 #include "gsearch/detail/cuda/stream_buffer.cuh"
@@ -273,18 +274,70 @@ int64_t sorted_temp_bytes(int key_bytes, int64_t k, int64_t q) {
   return (k + q + tile - 1) / tile * int64_t(sizeof(int64_t));
 }
 
+namespace {
+
+// The search of `algo` (auto_: pick's choice), its kernels gated on `gate`.
 template <class T, class Out>
-void search(CUstream_st* stream, side s, algorithm algo, const T* keys, int64_t k,
-            const T* queries, int64_t n, Out* out, int64_t max_temp_bytes) {
+void search_gated(CUstream_st* stream, side s, algorithm algo, const T* keys, int64_t k, const T* queries, int64_t n,
+                  Out* out, int64_t max_temp_bytes, launch_gate gate) {
   const device_limits dev = current_device_limits();
   const bool strict = s == side::left;
   algo = pick<T>(algo, strict, k, n, max_temp_bytes, dev);
-  if (algo == algorithm::index) return index_search_keys(stream, s, keys, k, queries, n, out);
-  if (algo == algorithm::partitioned) return partitioned_search(stream, s, keys, k, queries, n, out);
-  if (algo == algorithm::pary) return pary_search(stream, s, keys, k, queries, n, out);
+  if (algo == algorithm::index) return index_search_keys(stream, s, keys, k, queries, n, out, gate);
+  if (algo == algorithm::partitioned) return partitioned_search(stream, s, keys, k, queries, n, out, gate);
+  if (algo == algorithm::pary) return pary_search(stream, s, keys, k, queries, n, out, gate);
   visit_side(s, [&]<bool Strict>(int offset) {
-    visit_algorithm(algo, [&]<algorithm A>() { launch_search<A>(stream, Strict, offset, keys, k, queries, n, out, dev); });
+    visit_algorithm(algo, [&]<algorithm A>() { launch_search<A>(stream, Strict, offset, keys, k, queries, n, out, dev, gate); });
   });
+}
+
+// queries_order::detect's check (search_detecting_order): *unsorted = 1 once some queries[j + 1]
+// < queries[j]. Blocks take tiles of Threads x Items pairs in order, grid-stride, and leave at
+// the first tile that holds a pair out of order or finds the word set by another block: unsorted
+// queries are read about one tile a block, sorted ones once (both loads of a pair coalesce; the
+// second is mostly the next thread's first).
+template <class T, int Threads, int Items>
+__global__ void __launch_bounds__(Threads) order_check_kernel(const T* __restrict__ queries, int64_t n,
+                                                               int* unsorted) {
+  constexpr int64_t tile = int64_t(Threads) * Items;
+  for (int64_t begin = int64_t(blockIdx.x) * tile; begin + 1 < n; begin += int64_t(gridDim.x) * tile) {
+    bool out_of_order = false;
+    GSEARCH_UNROLL
+    for (int i = 0; i < Items; ++i) {
+      const int64_t j = begin + threadIdx.x + int64_t(i) * Threads;
+      if (j + 1 < n) out_of_order |= key_less(queries[j + 1], queries[j]);
+    }
+    const bool answered = threadIdx.x == 0 && *reinterpret_cast<volatile int*>(unsorted) != 0;
+    if (__syncthreads_or(out_of_order || answered)) {
+      if (threadIdx.x == 0) *unsorted = 1;
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+template <class T, class Out>
+void search(CUstream_st* stream, side s, algorithm algo, const T* keys, int64_t k,
+            const T* queries, int64_t n, Out* out, int64_t max_temp_bytes) {
+  search_gated(stream, s, algo, keys, k, queries, n, out, max_temp_bytes, launch_gate{});
+}
+
+template <class T, class Out>
+void search_detecting_order(CUstream_st* stream, side s, algorithm algo, const T* keys, int64_t k,
+                            const T* queries, int64_t n, Out* out, int64_t max_temp_bytes) {
+  if (n <= 0) return;
+  const stream_buffer word(stream, detect_word_bytes);
+  int* unsorted = static_cast<int*>(word.get());
+  GSEARCH_CUDA_CHECK(cudaMemsetAsync(unsorted, 0, sizeof(int), stream));
+  constexpr int threads = 256, items = 8;
+  const device_limits dev = current_device_limits();
+  const int64_t tiles = (n + int64_t(threads) * items - 1) / (int64_t(threads) * items);
+  const int grid = int(tiles < 4LL * dev.sms ? tiles : 4LL * dev.sms);
+  order_check_kernel<T, threads, items><<<grid, threads, 0, stream>>>(queries, n, unsorted);
+  GSEARCH_CUDA_CHECK_LAUNCH();
+  sorted_search(stream, s, keys, k, queries, n, out, launch_gate{unsorted, 0});
+  search_gated(stream, s, algo, keys, k, queries, n, out, max_temp_bytes, launch_gate{unsorted, 1});
 }
 
 template <class T, class Out>

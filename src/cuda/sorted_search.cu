@@ -8,17 +8,16 @@ namespace gsearch::cuda_backend {
 
 template <class T, class Out>
 void sorted_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries,
-                   int64_t n, Out* out) {
+                   int64_t n, Out* out, launch_gate gate) {
   if (n <= 0) return;
   constexpr launch_config c = sorted_search_config<sizeof(T)>;
   switch (s) {
     case side::left:
-      return launch_sorted_search<c.threads, c.items, true, false>(stream, keys, k, queries, n, out);
+      return launch_sorted_search<c.threads, c.items, true, false>(stream, keys, k, queries, n, out, gate);
     case side::right:
-      return launch_sorted_search<c.threads, c.items, false, false>(stream, keys, k, queries, n,
-                                                                    out);
+      return launch_sorted_search<c.threads, c.items, false, false>(stream, keys, k, queries, n, out, gate);
     case side::pred:
-      return launch_sorted_search<c.threads, c.items, false, true>(stream, keys, k, queries, n, out);
+      return launch_sorted_search<c.threads, c.items, false, true>(stream, keys, k, queries, n, out, gate);
   }
 }
 

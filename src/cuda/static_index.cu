@@ -21,13 +21,17 @@ void index_search(CUstream_st* stream, side s, const static_index_device_ref<T>&
 }
 
 template <class T, class Out>
-void index_search_keys(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries, int64_t q, Out* out) {
+void index_search_keys(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries, int64_t q, Out* out,
+                       launch_gate gate) {
   if (q <= 0) return;
+  const device_limits dev = current_device_limits();
   const core::static_index_shape<core::cuda_node_keys<T>> shape(k);
   const stream_buffer memory(stream, size_t(shape.size()) * sizeof(T));
   T* layout = static_cast<T*>(memory.get());
-  index_build(stream, keys, k, layout);
-  index_search(stream, s, static_index_device_ref<T>{layout, shape}, queries, q, out);
+  launch_index_build(stream, keys, shape, layout, dev, gate);
+  launch_index_search<index_config.threads, index_config.items>(stream, s, layout, shape,
+                                                                index_shared_bytes<int(sizeof(T))>, queries, q, out,
+                                                                dev, gate);
 }
 
 GSEARCH_KEY_TYPES(GSEARCH_CUDA_INDEX_INSTANTIATE)

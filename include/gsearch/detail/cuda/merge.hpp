@@ -11,6 +11,7 @@
 #include "gsearch/core/join.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/set_ops.hpp"
+#include "gsearch/detail/cuda/launch_gate.hpp"
 
 struct CUstream_st;
 
@@ -29,9 +30,10 @@ void merge_sort(CUstream_st* stream, const T* keys, int64_t n, const int64_t* va
 template <class T>
 void sort(CUstream_st* stream, const T* keys, int64_t n, const int64_t* values, T* out, int64_t* out_values);
 
+/// The search of sorted queries (Merge Path), done when `gate` is open (launch_gate.hpp).
 template <class T, class Out>
 void sorted_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries,
-                   int64_t n, Out* out);
+                   int64_t n, Out* out, launch_gate gate = {});
 
 template <class T>
 int64_t set_operation_size(CUstream_st* stream, set_op op, const T* a, int64_t na, const T* b,
@@ -59,9 +61,9 @@ int64_t join(CUstream_st* stream, join_kind kind, const T* left, int64_t nl, con
   template void sort<T>(CUstream_st*, const T*, int64_t, const int64_t*, T*, int64_t*);
 #define GSEARCH_CUDA_SORTED_SEARCH_INSTANTIATE(T)                                          \
   template void sorted_search<T, int64_t>(CUstream_st*, side, const T*, int64_t, const T*, \
-                                          int64_t, int64_t*);                              \
+                                          int64_t, int64_t*, launch_gate);                 \
   template void sorted_search<T, int32_t>(CUstream_st*, side, const T*, int64_t, const T*, \
-                                          int64_t, int32_t*);
+                                          int64_t, int32_t*, launch_gate);
 #define GSEARCH_CUDA_SET_OPS_INSTANTIATE(T)                                                   \
   template int64_t set_operation_size<T>(CUstream_st*, set_op, const T*, int64_t, const T*,   \
                                          int64_t);                                            \

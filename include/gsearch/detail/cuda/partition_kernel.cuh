@@ -16,8 +16,9 @@
 ///                               its bucket, so that a warp's stores land on a few runs;
 ///   4. bucket_search_kernel     block i takes grouped slots [i S, (i + 1) S): for each bucket
 ///                               they hold, it stages the bucket's keys in shared memory and
-///                               searches its queries with PBS-CL, writing each result at its
-///                               query's position.
+///                               searches its queries with PBS-CL (or, bucket_layout::kary,
+///                               stages them as a k-ary tree and descends it: core/kary.hpp),
+///                               writing each result at its query's position.
 /// Windows of queries keep the grouped copy and the scattered results in L2 when the keys are
 /// few, and bound the temporary memory. Instantiated in src/cuda/partitioned.cu; bench/ calls
 /// launch_partitioned with other configurations to tune them.
@@ -28,10 +29,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <string>
 #include <utility>
 
+#include "gsearch/core/kary.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/partition.hpp"
 #include "gsearch/core/pary.hpp"
@@ -56,7 +59,8 @@ static_assert(sizeof(grouped_query<int32_t>) == grouped_query_bytes(4) &&
 /// splitters[j] = keys[(j + 1) x chunk]: the compact copy that the partition kernels stage.
 template <class T>
 __global__ void gather_splitters_kernel(const T* __restrict__ keys, core::partition_shape shape,
-                                        T* __restrict__ splitters) {
+                                        T* __restrict__ splitters, launch_gate gate) {
+  if (gate.closed()) return;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < shape.splitters(); j += stride)
     splitters[j] = keys[shape.splitter_key(j)];
@@ -76,7 +80,8 @@ constexpr int64_t count_shared_bytes(int64_t m) {
 template <bool Strict, class T, int Threads, int Items>
 __global__ void __launch_bounds__(Threads)
     partition_count_kernel(const T* __restrict__ splitters, int m, const T* __restrict__ queries, int64_t n,
-                           uint16_t* __restrict__ bucket_of, int* __restrict__ counts) {
+                           uint16_t* __restrict__ bucket_of, int* __restrict__ counts, launch_gate gate) {
+  if (gate.closed()) return;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   T* staged = reinterpret_cast<T*>(shared_bytes);
   int* counters = reinterpret_cast<int*>(shared_bytes + staged_bytes<T>(m));
@@ -144,7 +149,9 @@ __device__ __forceinline__ void block_exclusive_scan(int* data, int size) {
 template <class T, int Threads, int Items>
 __global__ void __launch_bounds__(Threads)
     partition_scatter_kernel(int buckets, const T* __restrict__ queries, const uint16_t* __restrict__ bucket_of,
-                             int64_t n, const int* __restrict__ first, grouped_query<T>* __restrict__ grouped) {
+                             int64_t n, const int* __restrict__ first, grouped_query<T>* __restrict__ grouped,
+                             launch_gate gate) {
+  if (gate.closed()) return;
   constexpr int tile = Threads * Items;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   grouped_query<T>* sorted = reinterpret_cast<grouped_query<T>*>(shared_bytes);
@@ -212,17 +219,100 @@ __global__ void __launch_bounds__(Threads)
   }
 }
 
+/// How the bucket search lays out and searches a staged bucket (bucket_search_kernel's Layout):
+///   pbs_cl  the sorted keys padded for PBS-CL (stage_padded_keys): 16 dependent 4-byte steps a
+///           query for 48K keys (11 of stage 1, 5 of stage 2), the library's;
+///   kary    the k-ary tree of core/kary.hpp in 16-byte nodes (4 keys of 4 bytes, 5-ary; 2 keys of
+///           8 bytes, 3-ary): one 16-byte load a level, 7 levels for 48K 4-byte keys, 10 for 24K
+///           8-byte keys; the same shared memory as one PBS-CL copy, or less;
+///   kary32  the same tree in 32-byte nodes (8 keys of 4 bytes, 9-ary; 4 of 8 bytes, 5-ary): two
+///           16-byte loads a level, in flight together, 5 levels for 48K 4-byte keys, 7 for 24K
+///           8-byte keys; fewer dependent steps for twice the bytes (and bank wavefronts) a step.
+/// The ranks are the same for every layout (the partitioned search's results do not change).
+enum class bucket_layout { pbs_cl, kary, kary32 };
+
+/// Keys a node of a k-ary layout holds (its bytes over the key size).
+template <bucket_layout Layout, class T>
+inline constexpr int kary_node_keys = (Layout == bucket_layout::kary32 ? 32 : 16) / int(sizeof(T));
+
+/// Shared-memory bytes of a bucket of k keys staged in `layout` (pbs_cl: in `copies` replicas).
+template <class T>
+constexpr int64_t bucket_staged_bytes(bucket_layout layout, int64_t k, int copies) {
+  if (layout == bucket_layout::pbs_cl) return staged_bytes<T>(k, copies);
+  const int64_t node_bytes = layout == bucket_layout::kary32 ? 32 : 16, node_keys = node_bytes / int64_t(sizeof(T));
+  return (k + node_keys - 1) / node_keys * node_bytes;  // nodes x 16 or 32: at most 28 bytes of padding
+}
+static_assert(bucket_staged_bytes<int32_t>(bucket_layout::kary, 49151, 1) <= staged_bytes<int32_t>(49151) &&
+                  bucket_staged_bytes<int32_t>(bucket_layout::kary32, 49151, 1) <= staged_bytes<int32_t>(49151) &&
+                  bucket_staged_bytes<double>(bucket_layout::kary, 24573, 1) <= staged_bytes<double>(24573) &&
+                  bucket_staged_bytes<double>(bucket_layout::kary32, 24573, 1) <= staged_bytes<double>(24573),
+              "a k-ary bucket fits where PBS-CL's one copy does (fit_partition sizes the buckets for PBS-CL)");
+
+/// Node x of a k-ary layout in shared memory, in 16-byte vector loads (LDS.128), issued together.
+template <class T, int B>
+struct shared_kary_nodes {
+  static constexpr int vectors = B * int(sizeof(T)) / 16;  // 16-byte loads a node
+  static_assert(vectors >= 1 && B * sizeof(T) == vectors * 16u, "a node is a whole number of 16-byte vectors");
+  const int4* nodes;  // the layout, 16-byte aligned
+  __device__ __forceinline__ core::kary_node<T, B> operator()(int x) const {
+    int4 v[vectors];
+    GSEARCH_UNROLL
+    for (int c = 0; c < vectors; ++c) v[c] = nodes[x * vectors + c];
+    core::kary_node<T, B> node;
+    memcpy(&node, v, sizeof(node));  // (registers: no copy is made)
+    return node;
+  }
+};
+
+/// Stages the bucket's k = tree.n sorted keys as the k-ary layout of core/kary.hpp in shared
+/// memory, level by level (core::kary_build's order): thread t fills slots t, t + Threads, ... of
+/// each level, reading sorted[tree.key_index(below, slot)], the slots past the keys
+/// key_traits<T>::highest(); the whole block meets at a barrier. A gather, not PBS-CL's vector
+/// copy: the last level holds about B / (B + 1) of the keys, each node a run of B consecutive
+/// keys, so a warp's reads there cover about 1.25 x the sectors of a plain copy; the levels above
+/// read every (B + 1)-th key or sparser. Batch reads a thread has in flight (the reads' latency,
+/// not their instructions, is what staging costs); evict-first, as stage_padded_keys<Streaming>.
+template <int Threads, int B, class T>
+__device__ __forceinline__ void stage_kary_tree(const T* __restrict__ keys, const core::kary_shape<B, int>& tree,
+                                                T* staged) {
+  constexpr int batch = 8;
+  const int n = tree.n;
+  int below = tree.top_below;  // (B+1)^(levels - 1 - level): virtual positions between the level's slots
+  T* level_slots = staged;
+  for (int level = 0; level < tree.levels; ++level, below /= B + 1) {
+    const int slots = tree.level_nodes(level) * B;
+    for (int s0 = int(threadIdx.x); s0 < slots; s0 += batch * Threads) {
+      T x[batch];
+      GSEARCH_UNROLL
+      for (int u = 0; u < batch; ++u) {
+        const int s = s0 + u * Threads;
+        const int i = s < slots ? tree.key_index(below, s) : n;
+        const T key = __ldcs(keys + (i < n ? i : n - 1));  // (clamped, not branched: the reads stay in flight)
+        x[u] = i < n ? key : key_traits<T>::highest();
+      }
+      GSEARCH_UNROLL
+      for (int u = 0; u < batch; ++u)
+        if (s0 + u * Threads < slots) level_slots[s0 + u * Threads] = x[u];
+    }
+    level_slots += slots;
+  }
+  __syncthreads();
+}
+
 /// Block i searches grouped slots [i x piece, (i + 1) x piece) (bucket b's queries are slots
 /// [first[b x blocks], first[(b + 1) x blocks]), the last bucket's end n): for each bucket those
-/// slots reach, Staged, the bucket's keys are staged in shared memory and searched with PBS-CL
-/// (Copies replicas); else (chunks too large for shared memory) the binary search reads them
-/// from global memory. out[position] = the query's rank + offset. A piece much smaller than
-/// the buckets' query counts stages about one bucket; one larger meets several.
-template <bool Staged, bool Strict, class T, class Out, int Threads, int Items, int Copies>
+/// slots reach, Staged, the bucket's keys are staged in shared memory and searched there: with
+/// PBS-CL (Copies replicas), or as a k-ary tree (Layout kary, kary32; Copies 1); else (chunks
+/// too large for shared memory) the binary search reads them from global memory. out[position] =
+/// the query's rank + offset. A piece much smaller than the buckets' query counts stages about
+/// one bucket; one larger meets several.
+template <bool Staged, bool Strict, class T, class Out, int Threads, int Items, int Copies,
+          bucket_layout Layout = bucket_layout::pbs_cl>
 __global__ void __launch_bounds__(Threads)
     bucket_search_kernel(const T* __restrict__ keys, core::partition_shape shape, const int* __restrict__ first,
                          int blocks, const grouped_query<T>* __restrict__ grouped, int n, int piece,
-                         Out* __restrict__ out, int offset) {
+                         Out* __restrict__ out, int offset, launch_gate gate) {
+  if (gate.closed()) return;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   T* staged = reinterpret_cast<T*>(shared_bytes);
   const int buckets = int(shape.buckets);
@@ -246,10 +336,14 @@ __global__ void __launch_bounds__(Threads)
     if (s0 >= s1) continue;  // an empty bucket
     const int64_t key_begin = shape.begin(b);
     const int k = int(shape.size(b));
+    constexpr bool kary = Staged && Layout != bucket_layout::pbs_cl;
+    constexpr int node_keys = kary_node_keys<Layout, T>;
+    const core::kary_shape<node_keys, int> tree(kary ? k : 0);
     int stride = 0;
     if constexpr (Staged) {
       __syncthreads();  // the previous bucket's searches are done with its keys
-      stride = stage_padded_keys<Threads, Copies, true>(keys + key_begin, k, staged);
+      if constexpr (kary) stage_kary_tree<Threads>(keys + key_begin, tree, staged);
+      else stride = stage_padded_keys<Threads, Copies, true>(keys + key_begin, k, staged);
     }
     // 4-byte keys: the grouped queries of the next tile are read before this tile's search (the
     // reads' latency was the search's second stall, after the shared-memory steps); 8-byte keys'
@@ -274,7 +368,10 @@ __global__ void __launch_bounds__(Threads)
         position[u] = g[u].position;
       }
       if (prefetch && t + tile < s1) load_tile(t + tile);
-      if constexpr (Staged) {
+      if constexpr (kary) {
+        const shared_kary_nodes<T, node_keys> nodes{reinterpret_cast<const int4*>(staged)};
+        core::kary_ranks_n<node_keys, Items>(nodes, tree, preds, rank);
+      } else if constexpr (Staged) {
         const core::padded_accessor<T> acc{staged + warp_width};
         core::search_ranks<algorithm::pbs_cl, Items, Copies>(acc, k, preds, int(threadIdx.x) % warp_width, rank, stride);
       } else {
@@ -383,10 +480,13 @@ partition_plan plan_partitioned(int64_t k, int64_t n, const device_limits& dev, 
 }
 
 /// Enqueues the planned pipeline (plan.shape.buckets > 1) with count / scatter tiles of TT x TI and
-/// the bucket search's ST x SI.
-template <bool Strict, int TT, int TI, int ST, int SI, class T, class Out>
+/// the bucket search's ST x SI, staged buckets laid out as Layout; the kernels do their work when
+/// `gate` is open (launch_gate.hpp; CUB's scan of the count matrix runs either way, over whatever
+/// the matrix holds, and writes only the matrix).
+template <bool Strict, int TT, int TI, int ST, int SI, bucket_layout Layout = bucket_layout::pbs_cl, class T, class Out>
 void run_partitioned(const partition_plan& p, cudaStream_t stream, int offset, const T* keys, const T* queries,
-                     int64_t n, Out* out, const device_limits& dev, const core::partition_config& cfg) {
+                     int64_t n, Out* out, const device_limits& dev, const core::partition_config& cfg,
+                     launch_gate gate = {}) {
   auto count = partition_count_kernel<Strict, T, TT, TI>;
   auto scatter = partition_scatter_kernel<T, TT, TI>;
   const core::partition_shape& shape = p.shape;
@@ -394,12 +494,23 @@ void run_partitioned(const partition_plan& p, cudaStream_t stream, int offset, c
   const int piece = cfg.piece, grid = p.grid;
   const int64_t window = p.window;
 
-  const int copies = pbs_cl_copies<T>(shape.chunk, dev.max_shared_per_block);
+  // fit_partition sizes the buckets for PBS-CL's one copy; a k-ary bucket takes no more, and
+  // has no replicas.
+  constexpr bool kary = Layout != bucket_layout::pbs_cl;
+  const int copies = kary ? 1 : pbs_cl_copies<T>(shape.chunk, dev.max_shared_per_block);
   const bool staged = fits_shared<T>(shape.chunk, dev);
-  auto search = !staged        ? bucket_search_kernel<false, Strict, T, Out, ST, SI, 1>
-                : copies == 2 ? bucket_search_kernel<true, Strict, T, Out, ST, SI, 2>
-                              : bucket_search_kernel<true, Strict, T, Out, ST, SI, 1>;
-  const int64_t search_smem = staged ? staged_bytes<T>(shape.chunk, copies) : 0;
+  const auto pick_search = [&] {
+    if constexpr (kary) {
+      return staged ? bucket_search_kernel<true, Strict, T, Out, ST, SI, 1, Layout>
+                    : bucket_search_kernel<false, Strict, T, Out, ST, SI, 1>;
+    } else {
+      return !staged        ? bucket_search_kernel<false, Strict, T, Out, ST, SI, 1>
+             : copies == 2 ? bucket_search_kernel<true, Strict, T, Out, ST, SI, 2>
+                           : bucket_search_kernel<true, Strict, T, Out, ST, SI, 1>;
+    }
+  };
+  auto search = pick_search();
+  const int64_t search_smem = staged ? bucket_staged_bytes<T>(Layout, shape.chunk, copies) : 0;
   allow_dynamic_shared(reinterpret_cast<const void*>(search), search_smem, dev);
   // Raised here, in the function that launches them, though plan_tile raised them too: nvcc gives
   // each translation unit its own host stub of a template kernel (-static-global-template-stub),
@@ -422,16 +533,16 @@ void run_partitioned(const partition_plan& p, cudaStream_t stream, int offset, c
   uint16_t* bucket_of = reinterpret_cast<uint16_t*>(take(3));
   grouped_query<T>* grouped = reinterpret_cast<grouped_query<T>*>(take(4));
 
-  gather_splitters_kernel<<<(m + 255) / 256, 256, 0, stream>>>(keys, shape, splitters);
+  gather_splitters_kernel<<<(m + 255) / 256, 256, 0, stream>>>(keys, shape, splitters, gate);
   GSEARCH_CUDA_CHECK_LAUNCH();
   for (int64_t w0 = 0; w0 < n; w0 += window) {
     const int64_t wn = n - w0 < window ? n - w0 : window;
-    count<<<grid, TT, size_t(p.count_smem), stream>>>(splitters, m, queries + w0, wn, bucket_of, first);
+    count<<<grid, TT, size_t(p.count_smem), stream>>>(splitters, m, queries + w0, wn, bucket_of, first, gate);
     GSEARCH_CUDA_CHECK_LAUNCH();
     size_t bytes = p.scan_bytes;
     GSEARCH_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_temp, bytes, first, first, p.cells, stream));
     GSEARCH_CUDA_CHECK_LAUNCH();  // (CUB returns what its launches report; this keeps its errors its own)
-    scatter<<<grid, TT, size_t(p.scatter_smem), stream>>>(buckets, queries + w0, bucket_of, wn, first, grouped);
+    scatter<<<grid, TT, size_t(p.scatter_smem), stream>>>(buckets, queries + w0, bucket_of, wn, first, grouped, gate);
     if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
       cudaFuncAttributes a{};
       cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(scatter));
@@ -444,7 +555,7 @@ void run_partitioned(const partition_plan& p, cudaStream_t stream, int offset, c
     }
     const int64_t pieces = (wn + piece - 1) / piece;
     search<<<unsigned(pieces), ST, size_t(search_smem), stream>>>(keys, shape, first, grid, grouped, int(wn), piece,
-                                                                 out + w0, offset);
+                                                                 out + w0, offset, gate);
     GSEARCH_CUDA_CHECK_LAUNCH();
   }
 }
@@ -456,14 +567,18 @@ void run_partitioned(const partition_plan& p, cudaStream_t stream, int offset, c
 /// the buckets: smaller buckets than cfg.chunk_bytes where those would not fit, fewer of them
 /// where their counters would not (then the chunks grow, and past what shared memory stages the
 /// bucket search reads global memory), and partition_small_tile where only it leaves room for the
-/// counters (PT = PI = 0 only). Key lists of one bucket run the plain search.
-template <bool Strict, int PT = 0, int PI = 0, int ST = 0, int SI = 0, class T, class Out>
+/// counters (PT = PI = 0 only). Key lists of one bucket run the plain search. Layout: how the
+/// bucket search stages and searches a bucket (bucket_layout; the library's is PBS-CL, the k-ary
+/// layouts are there for the benchmark's A/B). The kernels do their work when `gate` is open.
+template <bool Strict, int PT = 0, int PI = 0, int ST = 0, int SI = 0, bucket_layout Layout = bucket_layout::pbs_cl,
+          class T, class Out>
 void launch_partitioned(cudaStream_t stream, int offset, const T* keys, int64_t k, const T* queries, int64_t n,
-                        Out* out, const device_limits& dev, const core::partition_config& cfg) {
+                        Out* out, const device_limits& dev, const core::partition_config& cfg,
+                        launch_gate gate = {}) {
   if (n == 0) return;
   const partition_plan p = plan_partitioned<Strict, PT, PI, T>(k, n, dev, cfg);
   if (p.shape.buckets == 1) {  // one bucket is the shared-memory search (or, huge chunks, global)
-    return launch_search<algorithm::pbs_cl>(stream, Strict, offset, keys, k, queries, n, out, dev);
+    return launch_search<algorithm::pbs_cl>(stream, Strict, offset, keys, k, queries, n, out, dev, gate);
   }
   constexpr int kb = int(sizeof(T));
   constexpr int pt = PT ? PT : partition_tile<kb>.threads;
@@ -472,10 +587,11 @@ void launch_partitioned(cudaStream_t stream, int offset, const T* keys, int64_t 
   if constexpr (PT == 0 && PI == 0) {
     if (p.small_tile) {
       constexpr int spt = partition_small_tile.threads, spi = partition_small_tile.items;
-      return run_partitioned<Strict, spt, spi, st, si>(p, stream, offset, keys, queries, n, out, dev, cfg);
+      return run_partitioned<Strict, spt, spi, st, si, Layout>(p, stream, offset, keys, queries, n, out, dev, cfg,
+                                                               gate);
     }
   }
-  run_partitioned<Strict, pt, pi, st, si>(p, stream, offset, keys, queries, n, out, dev, cfg);
+  run_partitioned<Strict, pt, pi, st, si, Layout>(p, stream, offset, keys, queries, n, out, dev, cfg, gate);
 }
 
 }  // namespace gsearch::cuda_backend

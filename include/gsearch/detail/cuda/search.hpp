@@ -8,6 +8,7 @@
 
 #include "gsearch/core/algorithm.hpp"
 #include "gsearch/core/key_traits.hpp"
+#include "gsearch/detail/cuda/launch_gate.hpp"
 
 struct CUstream_st;
 
@@ -19,6 +20,18 @@ namespace gsearch::cuda_backend {
 template <class T, class Out>
 void search(CUstream_st* stream, side s, algorithm algo, const T* keys, int64_t k,
             const T* queries, int64_t n, Out* out, int64_t max_temp_bytes);
+
+/// search() for search_options::queries_order::detect where sorted_search_pays: one check of the
+/// queries' order on the device, then the sorted search (Merge Path) and the search of `algo`,
+/// both enqueued and each gated on the check's answer (launch_gate.hpp). Nothing waits, and
+/// unsorted queries are read only until the check meets a pair out of order (about one tile a
+/// block); sorted ones once by the check and once by the sorted search. Temporary memory: the
+/// larger of the two searches' (the sorted one's is freed, in stream order, before the other's
+/// is taken) and detect_word_bytes.
+inline constexpr int64_t detect_word_bytes = 16;
+template <class T, class Out>
+void search_detecting_order(CUstream_st* stream, side s, algorithm algo, const T* keys, int64_t k,
+                            const T* queries, int64_t n, Out* out, int64_t max_temp_bytes);
 
 /// The temporary device memory (bytes, from the stream-ordered pool) the search with `algo` (not
 /// auto_) allocates for k keys of key_bytes bytes and q queries on the current device: the index's
@@ -51,14 +64,17 @@ inline constexpr int64_t min_shared_limit_override = 48 * 1024;
 /// ever ran at once, not the number of threads that made them (for tests; src/cuda/device.cu).
 int64_t host_wait_words();
 
-/// The partitioned search (algorithm::partitioned, partition_kernel.cuh), enqueued on `stream`.
+/// The partitioned search (algorithm::partitioned, partition_kernel.cuh), enqueued on `stream`,
+/// done when `gate` is open.
 template <class T, class Out>
 void partitioned_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries, int64_t n,
-                        Out* out);
+                        Out* out, launch_gate gate = {});
 
-/// P-ary search (algorithm::pary): one warp per query (cuda/pary_kernel.cuh), enqueued on `stream`.
+/// P-ary search (algorithm::pary): one warp per query (cuda/pary_kernel.cuh), enqueued on
+/// `stream`, done when `gate` is open.
 template <class T, class Out>
-void pary_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries, int64_t n, Out* out);
+void pary_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries, int64_t n, Out* out,
+                 launch_gate gate = {});
 
 /// Row-batched search (rows x k keys, rows x m queries, row-major), enqueued on `stream`.
 template <class T, class Out>
@@ -84,6 +100,10 @@ algorithm resolve(algorithm requested, int key_bytes, int64_t k, int64_t q, int6
                                    int64_t, int64_t*, int64_t);                                 \
   template void search<T, int32_t>(CUstream_st*, side, algorithm, const T*, int64_t, const T*,  \
                                    int64_t, int32_t*, int64_t);                                 \
+  template void search_detecting_order<T, int64_t>(CUstream_st*, side, algorithm, const T*, int64_t, \
+                                                   const T*, int64_t, int64_t*, int64_t);            \
+  template void search_detecting_order<T, int32_t>(CUstream_st*, side, algorithm, const T*, int64_t, \
+                                                   const T*, int64_t, int32_t*, int64_t);            \
   template bool is_sorted<T>(CUstream_st*, const T*, int64_t);                                  \
   template bool is_sorted_rows<T>(CUstream_st*, const T*, int64_t, int64_t);                    \
   template void search_rows<T, int64_t>(CUstream_st*, side, algorithm, int64_t, const T*,        \
@@ -94,12 +114,14 @@ algorithm resolve(algorithm requested, int key_bytes, int64_t k, int64_t q, int6
 /// Instantiates partitioned_search for key type T (src/cuda/partitioned.cu).
 #define GSEARCH_CUDA_PARTITIONED_INSTANTIATE(T)                                                           \
   template void partitioned_search<T, int64_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t,  \
-                                               int64_t*);                                                 \
+                                               int64_t*, launch_gate);                                    \
   template void partitioned_search<T, int32_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t,  \
-                                               int32_t*);
+                                               int32_t*, launch_gate);
 /// Instantiates pary_search for key type T (src/cuda/pary.cu).
 #define GSEARCH_CUDA_PARY_INSTANTIATE(T)                                                                     \
-  template void pary_search<T, int64_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t, int64_t*); \
-  template void pary_search<T, int32_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t, int32_t*);
+  template void pary_search<T, int64_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t, int64_t*, \
+                                        launch_gate);                                                       \
+  template void pary_search<T, int32_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t, int32_t*, \
+                                        launch_gate);
 
 }  // namespace gsearch::cuda_backend

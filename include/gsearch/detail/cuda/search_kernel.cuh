@@ -12,6 +12,7 @@
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/pbs.hpp"
 #include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/launch_gate.hpp"
 #include "gsearch/detail/cuda/search.hpp"
 #include "gsearch/detail/cuda/tuning_search.hpp"
 
@@ -101,7 +102,8 @@ __device__ __forceinline__ int stage_padded_keys(const T* __restrict__ keys, int
 template <algorithm A, bool Strict, class T, class Out, int Threads, int Items, int Copies = 1>
 __global__ void __launch_bounds__(Threads)
     search_shared_kernel(const T* __restrict__ keys, int k, const T* __restrict__ queries, int64_t n,
-                         Out* __restrict__ out, int offset) {
+                         Out* __restrict__ out, int offset, launch_gate gate) {
+  if (gate.closed()) return;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   T* staged = reinterpret_cast<T*>(shared_bytes);
   const int stride = stage_padded_keys<Threads, Copies>(keys, k, staged);
@@ -116,7 +118,8 @@ __global__ void __launch_bounds__(Threads)
 template <algorithm A, bool Strict, class T, class Out, int Threads, int Items>
 __global__ void __launch_bounds__(Threads)
     search_global_kernel(const T* __restrict__ keys, int64_t k, const T* __restrict__ queries, int64_t n,
-                         Out* __restrict__ out, int offset) {
+                         Out* __restrict__ out, int offset, launch_gate gate) {
+  if (gate.closed()) return;
   const core::bounded_accessor<T, key_traits<T>> acc{keys, k};
   constexpr int64_t tile = int64_t(Threads) * Items;
   for (int64_t begin = int64_t(blockIdx.x) * tile; begin < n; begin += int64_t(gridDim.x) * tile)
@@ -196,10 +199,11 @@ int grid_size(Kernel kernel, int threads, int64_t smem, int64_t tiles, const dev
 }
 
 /// Enqueues the search with algorithm A (not auto_) and an explicit launch configuration:
-/// keys staged in shared memory (Copies replicas) when they fit, else read from global memory.
+/// keys staged in shared memory (Copies replicas) when they fit, else read from global memory;
+/// the kernel does its work when `gate` is open (launch_gate.hpp).
 template <algorithm A, int Threads, int Items, int Copies, class T, class Out>
 void launch_search_with(cudaStream_t stream, bool strict, int offset, const T* keys, int64_t k,
-                        const T* queries, int64_t n, Out* out, const device_limits& dev) {
+                        const T* queries, int64_t n, Out* out, const device_limits& dev, launch_gate gate = {}) {
   static_assert(Copies == 1 || A == algorithm::pbs_cl, "replicated keys are for PBS-CL");
   if (n == 0) return;
   if (fits_shared<T>(k, dev, Copies)) {
@@ -208,16 +212,16 @@ void launch_search_with(cudaStream_t stream, bool strict, int offset, const T* k
     const int64_t smem = staged_bytes<T>(k, Copies);
     allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
     const int grid = grid_size(kernel, Threads, smem, (n + Threads * Items - 1) / (Threads * Items), dev);
-    kernel<<<grid, Threads, size_t(smem), stream>>>(keys, int(k), queries, n, out, offset);
+    kernel<<<grid, Threads, size_t(smem), stream>>>(keys, int(k), queries, n, out, offset, gate);
   } else if constexpr (Copies > 1) {  // the replicas do not fit: one copy
-    launch_search_with<A, Threads, Items, 1>(stream, strict, offset, keys, k, queries, n, out, dev);
+    launch_search_with<A, Threads, Items, 1>(stream, strict, offset, keys, k, queries, n, out, dev, gate);
     return;
   } else {
     constexpr int threads = global_config.threads, items = global_config.items;
     auto kernel = strict ? search_global_kernel<A, true, T, Out, threads, items>
                          : search_global_kernel<A, false, T, Out, threads, items>;
     const int grid = grid_size(kernel, threads, 0, (n + threads * items - 1) / (threads * items), dev);
-    kernel<<<grid, threads, 0, stream>>>(keys, k, queries, n, out, offset);
+    kernel<<<grid, threads, 0, stream>>>(keys, k, queries, n, out, offset, gate);
   }
   GSEARCH_CUDA_CHECK_LAUNCH();
 }
@@ -225,20 +229,21 @@ void launch_search_with(cudaStream_t stream, bool strict, int offset, const T* k
 /// Enqueues the search with algorithm A and the tuned configuration of tuning.hpp.
 template <algorithm A, class T, class Out>
 void launch_search(cudaStream_t stream, bool strict, int offset, const T* keys, int64_t k,
-                   const T* queries, int64_t n, Out* out, const device_limits& dev) {
+                   const T* queries, int64_t n, Out* out, const device_limits& dev, launch_gate gate = {}) {
   constexpr launch_config cfg = shared_config<A, int(sizeof(T))>;
   if constexpr (A == algorithm::pbs_cl) {
     if (pbs_cl_copies<T>(k, dev.max_shared_per_block) == 2)
-      return launch_search_with<A, cfg.threads, cfg.items, 2>(stream, strict, offset, keys, k, queries, n, out, dev);
+      return launch_search_with<A, cfg.threads, cfg.items, 2>(stream, strict, offset, keys, k, queries, n, out, dev,
+                                                              gate);
   }
-  launch_search_with<A, cfg.threads, cfg.items, 1>(stream, strict, offset, keys, k, queries, n, out, dev);
+  launch_search_with<A, cfg.threads, cfg.items, 1>(stream, strict, offset, keys, k, queries, n, out, dev, gate);
 }
 
 #define GSEARCH_INSTANTIATE_LAUNCH_SEARCH_T(A, T)                                               \
   template void launch_search<A, T, int64_t>(cudaStream_t, bool, int, const T*, int64_t, const T*, \
-                                             int64_t, int64_t*, const device_limits&);          \
+                                             int64_t, int64_t*, const device_limits&, launch_gate); \
   template void launch_search<A, T, int32_t>(cudaStream_t, bool, int, const T*, int64_t, const T*, \
-                                             int64_t, int32_t*, const device_limits&);
+                                             int64_t, int32_t*, const device_limits&, launch_gate);
 
 /// Instantiates launch_search<A> for every key and output type (one .cu file per algorithm).
 #define GSEARCH_INSTANTIATE_LAUNCH_SEARCH(A)       \
@@ -249,10 +254,12 @@ void launch_search(cudaStream_t stream, bool strict, int offset, const T* keys, 
   GSEARCH_INSTANTIATE_LAUNCH_SEARCH_T(A, float)    \
   GSEARCH_INSTANTIATE_LAUNCH_SEARCH_T(A, double)
 
-#define GSEARCH_DECLARE_LAUNCH_SEARCH_T(A, T)                                                          \
-  extern template void launch_search<A, T, int64_t>(cudaStream_t, bool, int, const T*, int64_t,       \
-                                                    const T*, int64_t, int64_t*, const device_limits&); \
-  extern template void launch_search<A, T, int32_t>(cudaStream_t, bool, int, const T*, int64_t,       \
-                                                    const T*, int64_t, int32_t*, const device_limits&);
+#define GSEARCH_DECLARE_LAUNCH_SEARCH_T(A, T)                                                        \
+  extern template void launch_search<A, T, int64_t>(cudaStream_t, bool, int, const T*, int64_t,     \
+                                                    const T*, int64_t, int64_t*, const device_limits&, \
+                                                    launch_gate);                                      \
+  extern template void launch_search<A, T, int32_t>(cudaStream_t, bool, int, const T*, int64_t,     \
+                                                    const T*, int64_t, int32_t*, const device_limits&, \
+                                                    launch_gate);
 
 }  // namespace gsearch::cuda_backend

@@ -17,6 +17,7 @@
 #include "gsearch/core/merge_path.hpp"
 #include "gsearch/core/sorted_search.hpp"
 #include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/launch_gate.hpp"
 #include "gsearch/detail/cuda/merge_kernel.cuh"
 #include "gsearch/detail/cuda/stream_buffer.cuh"
 
@@ -26,9 +27,9 @@ namespace gsearch::cuda_backend {
 template <bool Strict, class T>
 __global__ void sorted_search_partition_kernel(const T* keys, int64_t k, const T* queries,
                                                int64_t q, int64_t tile, int64_t tiles,
-                                               int64_t* key_splits) {
+                                               int64_t* key_splits, launch_gate gate) {
   const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t >= tiles) return;
+  if (t >= tiles || gate.closed()) return;
   key_splits[t] = core::sorted_search_split<Strict>(global_reader<T>{keys}, k,
                                                     global_reader<T>{queries}, q, t * tile)
                       .k;
@@ -39,8 +40,10 @@ template <int Threads, int Items, bool Strict, bool Pred, class T, class Out>
 __global__ __launch_bounds__(Threads) void sorted_search_kernel(const T* keys, int64_t k,
                                                                 const T* queries, int64_t q,
                                                                 const int64_t* key_splits,
-                                                                int64_t tiles, Out* out) {
+                                                                int64_t tiles, Out* out,
+                                                                launch_gate gate) {
   static_assert(Threads % 32 == 0, "whole warps: the ownership below shuffles within a warp");
+  if (gate.closed()) return;
   constexpr int tile = Threads * Items;
   __shared__ T staged[tile + 1];  // the tile's keys, its queries, a spare slot (serial_merge_staged)
   __shared__ int ranks[tile];  // ranks within the tile (k0 added at the store): 4 bytes for any Out
@@ -131,10 +134,10 @@ __global__ __launch_bounds__(Threads) void sorted_search_kernel(const T* keys, i
 }
 
 /// Enqueues the search of q sorted queries on `stream` in tiles of Threads * Items (8 bytes of
-/// temporary memory per tile, stream-ordered).
+/// temporary memory per tile, stream-ordered); the kernels do their work when `gate` is open.
 template <int Threads, int Items, bool Strict, bool Pred, class T, class Out>
 void launch_sorted_search(cudaStream_t stream, const T* keys, int64_t k, const T* queries,
-                          int64_t q, Out* out) {
+                          int64_t q, Out* out, launch_gate gate = {}) {
   constexpr int64_t tile = int64_t(Threads) * Items;
   const int64_t tiles = (k + q + tile - 1) / tile;
   stream_buffer splits(stream, size_t(tiles) * sizeof(int64_t));
@@ -142,10 +145,10 @@ void launch_sorted_search(cudaStream_t stream, const T* keys, int64_t k, const T
   constexpr int partition_threads = 256;
   sorted_search_partition_kernel<Strict>
       <<<unsigned((tiles + partition_threads - 1) / partition_threads), partition_threads, 0,
-         stream>>>(keys, k, queries, q, tile, tiles, key_splits);
+         stream>>>(keys, k, queries, q, tile, tiles, key_splits, gate);
   GSEARCH_CUDA_CHECK_LAUNCH();
   sorted_search_kernel<Threads, Items, Strict, Pred>
-      <<<unsigned(tiles), Threads, 0, stream>>>(keys, k, queries, q, key_splits, tiles, out);
+      <<<unsigned(tiles), Threads, 0, stream>>>(keys, k, queries, q, key_splits, tiles, out, gate);
   GSEARCH_CUDA_CHECK_LAUNCH();
 }
 

@@ -8,6 +8,7 @@
 
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/static_index.hpp"
+#include "gsearch/detail/cuda/launch_gate.hpp"
 
 struct CUstream_st;
 
@@ -23,15 +24,18 @@ template <class T, class Out>
 void index_search(CUstream_st* stream, side s, const static_index_device_ref<T>& ref, const T* queries, int64_t q, Out* out);
 
 /// The one-shot search of algorithm::index: a temporary index of the k keys (from the
-/// stream-ordered pool), built and searched on `stream`.
+/// stream-ordered pool), built and searched on `stream`, when `gate` is open (launch_gate.hpp).
 template <class T, class Out>
-void index_search_keys(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries, int64_t q, Out* out);
+void index_search_keys(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries, int64_t q, Out* out,
+                       launch_gate gate = {});
 
 #define GSEARCH_CUDA_INDEX_INSTANTIATE(T)                                                              \
   template void index_build<T>(CUstream_st*, const T*, int64_t, T*);                                   \
   template void index_search<T, int64_t>(CUstream_st*, side, const static_index_device_ref<T>&, const T*, int64_t, int64_t*); \
   template void index_search<T, int32_t>(CUstream_st*, side, const static_index_device_ref<T>&, const T*, int64_t, int32_t*); \
-  template void index_search_keys<T, int64_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t, int64_t*); \
-  template void index_search_keys<T, int32_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t, int32_t*);
+  template void index_search_keys<T, int64_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t, int64_t*, \
+                                              launch_gate);                                                     \
+  template void index_search_keys<T, int32_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t, int32_t*, \
+                                              launch_gate);
 
 }  // namespace gsearch::cuda_backend

@@ -16,6 +16,7 @@
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/static_index.hpp"
 #include "gsearch/detail/cuda/check.cuh"
+#include "gsearch/detail/cuda/launch_gate.hpp"
 #include "gsearch/detail/cuda/search_kernel.cuh"
 #include "gsearch/detail/cuda/tuning_search.hpp"
 
@@ -74,7 +75,9 @@ struct l2_nodes {
 
 /// The build: layout[s] = core::static_index_slot(keys, shape, s), a grid-stride loop over the slots.
 template <class T, int B>
-__global__ void index_build_kernel(const T* __restrict__ keys, core::static_index_shape<B> shape, T* __restrict__ layout) {
+__global__ void index_build_kernel(const T* __restrict__ keys, core::static_index_shape<B> shape, T* __restrict__ layout,
+                                   launch_gate gate) {
+  if (gate.closed()) return;
   const auto sorted = [keys](int64_t i) { return keys[i]; };
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t s = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < shape.size(); s += stride)
@@ -151,7 +154,9 @@ __device__ __forceinline__ vector_nodes<T, false> stage_index_top(const T* __res
 template <bool Strict, class T, class Out, int B, int Threads, int Items>
 __global__ void __launch_bounds__(Threads)
     index_search_kernel(const T* __restrict__ layout, core::static_index_shape<B> shape, int shared_level,
-                        const T* __restrict__ queries, int64_t n, Out* __restrict__ out, int offset) {
+                        const T* __restrict__ queries, int64_t n, Out* __restrict__ out, int offset,
+                        launch_gate gate) {
+  if (gate.closed()) return;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   const vector_nodes<T, false> top = stage_index_top(layout, shape, shared_level, shared_bytes);
   const vector_nodes<T, true> global{layout};
@@ -160,25 +165,25 @@ __global__ void __launch_bounds__(Threads)
     index_search_tile<Strict, Threads, Items>(top, global, shape, shared_level, queries, n, out, offset, begin);
 }
 
-/// Enqueues the build of the layout of the n sorted keys on `stream`.
+/// Enqueues the build of the layout of the n sorted keys on `stream` (done when `gate` is open).
 template <class T, int B>
 void launch_index_build(CUstream_st* stream, const T* keys, const core::static_index_shape<B>& shape, T* layout,
-                        const device_limits& dev) {
+                        const device_limits& dev, launch_gate gate = {}) {
   constexpr int threads = 256;
   const int64_t blocks = (shape.size() + threads - 1) / threads;
   const int grid = int(blocks < 16LL * dev.sms ? blocks : 16LL * dev.sms);
-  index_build_kernel<<<grid, threads, 0, stream>>>(keys, shape, layout);
+  index_build_kernel<<<grid, threads, 0, stream>>>(keys, shape, layout, gate);
   GSEARCH_CUDA_CHECK_LAUNCH();
 }
 
 /// Enqueues the search of n queries on side s: the kernel for Threads x Items, the levels that
 /// fit in shared_budget bytes staged per block, or in what the device's shared memory per block
 /// (dev.max_shared_per_block, which the testing override may lower) leaves, if less: 8-byte keys'
-/// 160 KB budget is more than an Ada card's 99 KB.
+/// 160 KB budget is more than an Ada card's 99 KB. The search is done when `gate` is open.
 template <int Threads, int Items, class T, class Out, int B>
 void launch_index_search(CUstream_st* stream, side s, const T* layout, const core::static_index_shape<B>& shape,
                          int64_t shared_budget, const T* queries, int64_t n, Out* out,
-                         const device_limits& dev) {
+                         const device_limits& dev, launch_gate gate = {}) {
   if (n <= 0) return;
   const auto run = [&](auto kernel, int offset) {
     const int64_t room = dev.max_shared_per_block - static_shared_bytes(reinterpret_cast<const void*>(kernel), dev);
@@ -186,7 +191,7 @@ void launch_index_search(CUstream_st* stream, side s, const T* layout, const cor
     const int64_t smem = (shape.size() - shape.offset[shared_level]) * int64_t(sizeof(T));
     allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
     const int grid = grid_size(kernel, Threads, smem, (n + Threads * Items - 1) / (Threads * Items), dev);
-    kernel<<<grid, Threads, size_t(smem), stream>>>(layout, shape, shared_level, queries, n, out, offset);
+    kernel<<<grid, Threads, size_t(smem), stream>>>(layout, shape, shared_level, queries, n, out, offset, gate);
     GSEARCH_CUDA_CHECK_LAUNCH();
   };
   visit_side(s, [&]<bool Strict>(int offset) { run(index_search_kernel<Strict, T, Out, B, Threads, Items>, offset); });

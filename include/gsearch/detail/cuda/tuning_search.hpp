@@ -147,7 +147,8 @@ inline constexpr int64_t index_shared_bytes = KeyBytes <= 4 ? 96 * 1024 : 160 * 
 
 /// search_options::queries_sorted = detect (Python's sorted_queries=None) looks at the queries
 /// only where the sorted search (Merge Path, at the copy roofline: docs/results-h100.md) beats a
-/// global-memory search by enough to pay for one O(queries) check that waits for its answer: keys
+/// global-memory search by enough to pay for its check of the queries' order on the device (one
+/// read of sorted queries; search_detecting_order in src/cuda/search.cu): keys
 /// beyond shared memory (auto would run the index, the partitioned or the binary search), at
 /// least 2^20 queries and at least k / 4 of them (Merge Path reads every key once). Measured at one
 /// point only (docs/results-h100.md: 2^24 keys, 2^27 sorted queries, 0.486 ms sorted against
