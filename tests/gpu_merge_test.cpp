@@ -100,7 +100,7 @@ constexpr shape kShapes[] = {shape::random, shape::duplicates, shape::all_equal,
 
 // The kernels' tiles (threads x items outputs) for keys of T, as the library is compiled.
 template <class T>
-constexpr int64_t kMergeTile = cuda_backend::merge_config<sizeof(T)>.tile();  // merge, merge sort
+constexpr int64_t kMergeTile = cuda_backend::merge_config<sizeof(T)>.tile();  // merge
 template <class T>
 constexpr int64_t kSortedSearchTile = cuda_backend::sorted_search_config<sizeof(T)>.tile();
 template <class T>
@@ -155,7 +155,7 @@ TYPED_TEST(GpuMerge, MergeEqualsStdMergeAndTheCpu) {
 TYPED_TEST(GpuMerge, SortsEqualStdStableSort) {
   using T = TypeParam;
   std::mt19937_64 rng(test_seed());
-  const int64_t tile = kMergeTile<T>;  // the block sort's tile, then passes of merge tiles
+  const int64_t tile = cuda_backend::merge_sort_config<sizeof(T)>.tile();  // the block sort's, then passes of merges
   std::vector<int64_t> sizes = {0, 1, 2, tile - 1, tile, tile + 1, 2 * tile - 1, 2 * tile, 2 * tile + 1, 5 * tile + 3};
   if (!test_subset()) sizes.insert(sizes.end(), {100003, (1 << 21) + 5});
   using keys_only = void (*)(const cuda_t&, span<const T>, span<T>);

@@ -36,9 +36,7 @@ class GpuPartitioned : public ::testing::Test {
 };
 TYPED_TEST_SUITE(GpuPartitioned, KeyTypes);
 
-// The pipeline with buckets staged as Layout (partition_kernel.cuh's bucket_layout; the library's
-// is PBS-CL).
-template <class T, class Out, cuda_backend::bucket_layout Layout = cuda_backend::bucket_layout::pbs_cl>
+template <class T, class Out>
 std::vector<int64_t> run_partitioned(const std::vector<T>& keys, const std::vector<T>& queries, side s,
                                      const core::partition_config& cfg) {
   const auto d_keys = to_device(keys);
@@ -51,11 +49,10 @@ std::vector<int64_t> run_partitioned(const std::vector<T>& keys, const std::vect
   const int offset = s == side::pred ? -1 : 0;
   const auto k = int64_t(keys.size()), n = int64_t(queries.size());
   if (s == side::left) {
-    cuda_backend::launch_partitioned<true, 0, 0, 0, 0, Layout>(nullptr, offset, d_keys.data(), k, d_queries.data(), n,
-                                                              out.data(), dev, cfg);
+    cuda_backend::launch_partitioned<true>(nullptr, offset, d_keys.data(), k, d_queries.data(), n, out.data(), dev, cfg);
   } else {
-    cuda_backend::launch_partitioned<false, 0, 0, 0, 0, Layout>(nullptr, offset, d_keys.data(), k, d_queries.data(), n,
-                                                               out.data(), dev, cfg);
+    cuda_backend::launch_partitioned<false>(nullptr, offset, d_keys.data(), k, d_queries.data(), n, out.data(), dev,
+                                            cfg);
   }
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   std::vector<Out> host(queries.size());
@@ -355,85 +352,6 @@ TEST(GpuTempCap, PoolUseFollowsTheCap) {
   bad.max_temp_bytes = -1;
   EXPECT_THROW(upper_bound(cuda, span<const int32_t>(d_keys), span<const int32_t>(d_queries), span<int64_t>(d_out), bad),
                invalid_argument);
-}
-
-// --- the k-ary bucket layouts (bucket_layout::kary, kary32: core/kary.hpp), the benchmark's A/B
-// against PBS-CL: the same ranks on every input ---
-
-using cuda_backend::bucket_layout;
-constexpr bucket_layout kKaryLayouts[] = {bucket_layout::kary, bucket_layout::kary32};
-const char* layout_name(bucket_layout l) { return l == bucket_layout::kary ? "kary" : "kary32"; }
-
-template <class T, class Out>
-std::vector<int64_t> run_layout(bucket_layout l, const std::vector<T>& keys, const std::vector<T>& queries, side s,
-                                const core::partition_config& cfg) {
-  return l == bucket_layout::kary ? run_partitioned<T, Out, bucket_layout::kary>(keys, queries, s, cfg)
-                                  : run_partitioned<T, Out, bucket_layout::kary32>(keys, queries, s, cfg);
-}
-
-// search_cases.hpp's matrix (random, duplicate, all-equal and edge-value keys; random, worst-case,
-// sorted, all-below and all-above queries) in small buckets: one key a bucket (a one-slot tree,
-// three padding slots), 5 keys (a root and one leaf of 16-byte nodes), 157 keys (three levels and
-// a partial fourth), and 7 buckets grown to up to 8,300 keys.
-TYPED_TEST(GpuPartitioned, KaryLayoutsSmallBucketsMatchStd) {
-  using T = TypeParam;
-  constexpr int64_t key = sizeof(T);
-  for (const bucket_layout l : kKaryLayouts) {
-    for (const core::partition_config cfg : {core::partition_config{key, 1 << 14, 1 << 20, 4096},
-                                             core::partition_config{5 * key, 1 << 14, 97, 50},
-                                             core::partition_config{157 * key, 1 << 14, 1000, 333},
-                                             core::partition_config{64 * key, 7, 1 << 20, 32768}}) {
-      SCOPED_TRACE(std::string(layout_name(l)) + ", " + std::to_string(cfg.chunk_bytes / key) + " keys a bucket");
-      const Runner<T> run = [&](const std::vector<T>& keys, const std::vector<T>& queries, side s, algorithm, bool out32) {
-        return out32 ? run_layout<T, int32_t>(l, keys, queries, s, cfg) : run_layout<T, int64_t>(l, keys, queries, s, cfg);
-      };
-      run_search_matrix<T>(run, 1024, {algorithm::partitioned}, test_seed());
-    }
-  }
-}
-
-// The library's configuration (192 KB buckets: full trees of 48K 4-byte or 24K 8-byte keys, 7 to 10
-// levels, the last bucket partial) over the matrix's key and query sets, every side; and under the
-// least shared memory of any device (48 KB: smaller buckets, trees of 12K or 6K keys).
-TYPED_TEST(GpuPartitioned, KaryLayoutsLibraryBucketsMatchStd) {
-  using T = TypeParam;
-  const uint64_t seed = test_seed();
-  const int64_t k = (int64_t(1) << (test_subset() ? 18 : 20)) + 3, n = (int64_t(1) << (test_subset() ? 13 : 16)) + 5;
-  const auto cfg = cuda_backend::partitioned_config<int(sizeof(T))>;
-  for (const int64_t limit : {int64_t{0}, int64_t{49152}}) {
-    const ForcedSharedLimit forced(limit);
-    const auto plan = cuda_backend::plan_partitioned<false, 0, 0, T>(k, n, cuda_backend::current_device_limits(), cfg);
-    ASSERT_GT(plan.shape.buckets, 1);
-    for (const auto& [kname, keys] : key_sets<T>(k, seed)) {
-      for (const auto& [qname, queries] : query_sets<T>(keys, n, seed + 1)) {
-        if (test_subset() && qname != "random" && qname != "worst-case") continue;
-        for (side s : {side::left, side::right, side::pred}) {
-          const auto want = reference_all(keys, queries, s);
-          for (const bucket_layout l : kKaryLayouts) {
-            ASSERT_EQ((run_layout<T, int64_t>(l, keys, queries, s, cfg)), want)
-                << layout_name(l) << ", keys " << kname << ", queries " << qname << ", side " << side_name(s)
-                << ", buckets of " << plan.shape.chunk << " keys"
-                << (limit ? " under " + limit_name(limit) : std::string());
-          }
-        }
-      }
-    }
-  }
-}
-
-// One small pipeline per layout (10,007 keys in buckets of 157: 64 buckets, the last of 116 keys),
-// few launches: compute-sanitizer's racecheck picks it up with *OneSmallPipeline* (the staging's
-// barriers between buckets).
-TYPED_TEST(GpuPartitioned, OneSmallPipelineKaryMatchesStd) {
-  using T = TypeParam;
-  const uint64_t seed = test_seed();
-  const auto keys = gen::sorted_keys<T>(10007, seed);
-  const auto queries = gen::random_queries_from_keys(keys.data(), int64_t(keys.size()), 12345, seed + 1);
-  const core::partition_config cfg{157 * int64_t(sizeof(T)), 1 << 14, 5000, 700};
-  for (const bucket_layout l : kKaryLayouts)
-    for (side s : {side::left, side::right, side::pred})
-      ASSERT_EQ((run_layout<T, int32_t>(l, keys, queries, s, cfg)), reference_all(keys, queries, s))
-          << layout_name(l) << ", side " << int(s);
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 //
 //   index_bench [--json FILE] [--log-keys 20,22,24,26,27] [--key-types int32,int64] [--queries 2^27]
 //               [--parts search,qsweep,sweep,psweep] [--pconfigs 64:22:8192,...] [--pshapes]
-//               [--playouts pbscl,kary,kary32]
 //               [--repeat 10] [--warmup 2] [--seed 1] [--quick]
 //
 // Parts:
@@ -20,12 +19,7 @@
 //            the partitioned search, the data of the `auto` rule (tuning.hpp).
 //   psweep   the partitioned search's configuration (core::partition_config: bytes of keys per
 //            bucket, window, queries per piece; or --pconfigs chunkKB:log2(window):piece,...) at
-//            each key type and K, Q = --queries; --pshapes adds other kernel shapes; --playouts
-//            measures each configuration and shape with each layout of the staged buckets
-//            (partition_kernel.cuh's bucket_layout: pbscl, the library's; kary, the k-ary tree in
-//            16-byte nodes; kary32, in 32-byte nodes), the layouts of one configuration one after
-//            the other. Without --playouts, pbscl alone and the rows as before; with it, every
-//            psweep row has "bucket_layout", and the k-ary rows' algo is "partitioned-<layout>".
+//            each key type and K, Q = --queries; --pshapes adds other kernel shapes.
 //   sweep    int32: the index kernel (16-byte nodes) at two block sizes and five shared-memory
 //            budgets, at K = 2^20, 2^24, 2^26, 2^27, Q = --queries.
 //
@@ -53,10 +47,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <initializer_list>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "bench_host.hpp"
@@ -88,14 +80,7 @@ struct bench_args : bench::common_args {
   int64_t queries = int64_t(1) << 27;
   bool pshapes = false;               // psweep: other kernel shapes too
   std::vector<std::string> pconfigs;  // psweep: "chunkKB:log2(window):piece" each, instead of the grid
-  std::vector<std::string> playouts;  // psweep: the staged buckets' layouts (empty: pbscl, unlabelled)
 };
-
-// --playouts' names of the bucket layouts.
-constexpr std::pair<const char*, cuda_backend::bucket_layout> kBucketLayouts[] = {
-    {"pbscl", cuda_backend::bucket_layout::pbs_cl},
-    {"kary", cuda_backend::bucket_layout::kary},
-    {"kary32", cuda_backend::bucket_layout::kary32}};
 
 // One (key type, K) set of inputs on the device, and the host copies the checks need.
 template <class T>
@@ -313,49 +298,14 @@ struct runner {
       for (int piece : {2048, 4096, 16384}) configs.push_back({32 << 10, 16384, int64_t(1) << 22, piece});
       for (int piece : {2048, 4096, 16384}) configs.push_back({32 << 10, 16384, int64_t(1) << 27, piece});
     }
-    std::vector<cuda_backend::bucket_layout> layouts;
-    for (const std::string& name : a.playouts) {
-      const auto* it = std::find_if(std::begin(kBucketLayouts), std::end(kBucketLayouts),
-                                    [&](const auto& l) { return name == l.first; });
-      if (it == std::end(kBucketLayouts)) throw invalid_argument("--playouts: want pbscl, kary or kary32, got " + name);
-      layouts.push_back(it->second);
-    }
-    const bool labelled = !layouts.empty();
-    if (!labelled) layouts.push_back(cuda_backend::bucket_layout::pbs_cl);
-    const auto layout_name = [](cuda_backend::bucket_layout l) {
-      return std::find_if(std::begin(kBucketLayouts), std::end(kBucketLayouts), [&](const auto& e) { return e.second == l; })
-          ->first;
-    };
     for (const core::partition_config& c : configs) {
       // The library's kernel shapes (tuning.hpp: partition_tile, bucket_tile), then, with
-      // --pshapes, others: count and scatter PT x PI, bucket search ST x SI; each in every layout.
-      const auto one_layout = [&]<int PT, int PI, int ST, int SI, cuda_backend::bucket_layout L>() {
-        json extra = {{"chunk_bytes", c.chunk_bytes}, {"max_buckets", c.max_buckets}, {"window", c.window},
-                      {"piece", c.piece}, {"partition_tile", {PT, PI}}, {"bucket_tile", {ST, SI}}};
-        std::string algo = "partitioned";
-        if (labelled) {
-          extra["bucket_layout"] = layout_name(L);
-          if (L != cuda_backend::bucket_layout::pbs_cl) algo += std::string("-") + layout_name(L);
-        }
-        measure<T>("psweep", "gsearch", algo, in, in.q, out, [&](const T* p) {
-          cuda_backend::launch_partitioned<false, PT, PI, ST, SI, L>(nullptr, 0, in.keys.data(), in.k, p, in.q, out.data(),
-                                                                     dev, c);
-        }, extra);
-      };
+      // --pshapes, others: count and scatter PT x PI, bucket search ST x SI.
       const auto one = [&]<int PT, int PI, int ST, int SI>() {
-        for (const cuda_backend::bucket_layout l : layouts) {
-          switch (l) {
-            case cuda_backend::bucket_layout::pbs_cl:
-              one_layout.template operator()<PT, PI, ST, SI, cuda_backend::bucket_layout::pbs_cl>();
-              break;
-            case cuda_backend::bucket_layout::kary:
-              one_layout.template operator()<PT, PI, ST, SI, cuda_backend::bucket_layout::kary>();
-              break;
-            case cuda_backend::bucket_layout::kary32:
-              one_layout.template operator()<PT, PI, ST, SI, cuda_backend::bucket_layout::kary32>();
-              break;
-          }
-        }
+        measure<T>("psweep", "gsearch", "partitioned", in, in.q, out, [&](const T* p) {
+          cuda_backend::launch_partitioned<false, PT, PI, ST, SI>(nullptr, 0, in.keys.data(), in.k, p, in.q, out.data(), dev, c);
+        }, {{"chunk_bytes", c.chunk_bytes}, {"max_buckets", c.max_buckets}, {"window", c.window}, {"piece", c.piece},
+            {"partition_tile", {PT, PI}}, {"bucket_tile", {ST, SI}}});
       };
       one.template operator()<cuda_backend::partition_tile<int(sizeof(T))>.threads,
                               cuda_backend::partition_tile<int(sizeof(T))>.items, cuda_backend::bucket_tile.threads,
@@ -402,8 +352,6 @@ int main(int argc, char** argv) {
   app.add_option("--parts", a.parts, "search, qsweep, sweep, psweep")->delimiter(',');
   app.add_flag("--pshapes", a.pshapes, "psweep: other kernel shapes of the partitioned search too");
   app.add_option("--pconfigs", a.pconfigs, "psweep: these configurations, chunkKB:log2(window):piece")->delimiter(',');
-  app.add_option("--playouts", a.playouts, "psweep: staged-bucket layouts to measure, pbscl, kary, kary32 (rows labelled)")
-      ->delimiter(',');
   app.add_option("--queries", a.queries, "Q random queries")->check(CLI::PositiveNumber);
   if (auto rc = bench::parse(app, argc, argv, a)) return *rc;
   if (a.quick) {
@@ -418,7 +366,6 @@ int main(int argc, char** argv) {
   json report = bench::gpu_report("gsearch-bench-index/1", a, cuda_device_properties(), bench::cccl_versions());
   report["config"] = {{"log_keys", a.log_keys}, {"key_types", a.key_types}, {"parts", a.parts}, {"queries", a.queries},
                       {"repeat", a.repeat}, {"warmup", a.warmup}, {"seed", a.seed}};
-  if (!a.playouts.empty()) report["config"]["playouts"] = a.playouts;
   bench::print_banner("index_bench", report);
   return bench::run_and_report<runner>("index_bench", a, std::move(report));
 }

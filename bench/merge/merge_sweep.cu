@@ -1,10 +1,11 @@
 // The merge-like kernels (merge_kernel.cuh, sorted_search_kernel.cuh, set_ops_kernel.cuh) at
-// several tile shapes (threads x items per thread; some also with registers capped for 6 or 8
+// several tile shapes (threads x items per thread; some also with registers capped for 5, 6 or 8
 // resident blocks per SM, __launch_bounds__' minimum: "min_blocks"), beside a copy roofline (16-byte loads and
 // stores, each input element read once and each output written once): merge of two sorted 2^26
-// int32 inputs, sorted search of 2^27 sorted queries in 2^24 keys (int32 output), set union and
+// int32 inputs, without and with int64 values ("merge-pairs"), merge sort of 2^27 random int32
+// ("merge-sort"), sorted search of 2^27 sorted queries in 2^24 keys (int32 output), set union and
 // intersection of two sorted 2^26 int32 multisets. Chooses tuning.hpp's merge_config,
-// set_op_config and sorted_search_config.
+// merge_sort_config, set_op_config and sorted_search_config.
 //
 //   merge_sweep [--quick] > merge-sweep.json
 //
@@ -57,12 +58,19 @@ struct inputs {
   int64_t n, k, q;
   device_vector<int32_t> a, b, keys, queries, out;
   device_vector<int32_t> ranks;
+  device_vector<int32_t> unsorted;           // 2n random keys for the merge sort
+  device_vector<int64_t> a_values, b_values;  // the key-value merge's values (0 .. n - 1 each side)
+  device_vector<int64_t> out_values;
+};
+
+// The library's answers the sweep checks every configuration against.
+struct answers {
+  std::vector<int32_t> merged, ranks, sorted;
+  std::vector<int64_t> set_sizes, merged_values;
 };
 
 template <int Threads, int Items, int MinBlocks = 0>
-void run_config(std::vector<row>& rows, inputs& in, const std::vector<int32_t>& merged,
-                const std::vector<int32_t>& ranks, const std::vector<int64_t>& set_sizes,
-                bool& ok) {
+void run_config(std::vector<row>& rows, inputs& in, const answers& want, bool& ok) {
   const int64_t n = in.n;
   const int64_t tiles = (2 * n + Threads * Items - 1) / (Threads * Items);
   const two_lists<int32_t> lists{in.a.data(), n, in.b.data(), n, nullptr, nullptr};
@@ -71,14 +79,28 @@ void run_config(std::vector<row>& rows, inputs& in, const std::vector<int32_t>& 
                         nullptr, lists, tiles, in.out.data(), static_cast<int64_t*>(nullptr));
                   }),
                   16.0 * double(n)});
-  ok &= host(in.out.data(), 2 * n) == merged;
+  ok &= host(in.out.data(), 2 * n) == want.merged;
+  const two_lists<int32_t> pairs{in.a.data(), n, in.b.data(), n, in.a_values.data(), in.b_values.data()};
+  rows.push_back({"merge-pairs", Threads, Items, MinBlocks, bench::time_ms([&] {
+                    launch_merge<Threads, Items, true, MinBlocks>(nullptr, pairs, tiles, in.out.data(),
+                                                                  in.out_values.data());
+                  }),
+                  48.0 * double(n)});
+  ok &= host(in.out.data(), 2 * n) == want.merged && host(in.out_values.data(), 2 * n) == want.merged_values;
+  rows.push_back({"merge-sort", Threads, Items, MinBlocks, bench::time_ms([&] {
+                    launch_merge_sort<Threads, Items, MinBlocks, false>(nullptr, in.unsorted.data(), 2 * n,
+                                                                        static_cast<const int64_t*>(nullptr),
+                                                                        in.out.data(), static_cast<int64_t*>(nullptr));
+                  }),
+                  8.0 * double(2 * n)});
+  ok &= host(in.out.data(), 2 * n) == want.sorted;
   if constexpr (MinBlocks == 0) {  // (the sorted search has no such knob)
     rows.push_back({"sorted-search", Threads, Items, MinBlocks, bench::time_ms([&] {
                       launch_sorted_search<Threads, Items, false, false>(
                           nullptr, in.keys.data(), in.k, in.queries.data(), in.q, in.ranks.data());
                     }),
                     4.0 * double(in.k + 2 * in.q)});
-    ok &= host(in.ranks.data(), in.q) == ranks;
+    ok &= host(in.ranks.data(), in.q) == want.ranks;
   }
   int s = 0;
   for (set_op op : {set_op::union_, set_op::intersection}) {
@@ -87,7 +109,7 @@ void run_config(std::vector<row>& rows, inputs& in, const std::vector<int32_t>& 
       size = run_set_op<Threads, Items, MinBlocks>(nullptr, op, in.a.data(), n, in.b.data(), n,
                                                    in.out.data());
     });
-    ok &= size == set_sizes[size_t(s++)];
+    ok &= size == want.set_sizes[size_t(s++)];
     rows.push_back({std::string("set-") + to_string(op), Threads, Items, MinBlocks, ms,
                     4.0 * double(2 * n + size)});
   }
@@ -121,14 +143,34 @@ int main(int argc, char** argv) {
   in.out = device_vector<int32_t>(2 * in.n);
   in.ranks = device_vector<int32_t>(in.q);
 
+  {  // the merge sort's input: 2n random keys; the key-value merge's values: each side's positions
+    std::vector<int32_t> h(static_cast<size_t>(2 * in.n));
+    for (auto& x : h) x = int32_t(gen() & 0x3fffffff);
+    in.unsorted = device_vector<int32_t>(2 * in.n);
+    copy_to_device(in.unsorted.data(), h.data(), h.size() * 4);
+    std::vector<int64_t> v(static_cast<size_t>(in.n));
+    for (int64_t i = 0; i < in.n; ++i) v[size_t(i)] = i;
+    in.a_values = device_vector<int64_t>(in.n);
+    in.b_values = device_vector<int64_t>(in.n);
+    copy_to_device(in.a_values.data(), v.data(), v.size() * 8);
+    copy_to_device(in.b_values.data(), v.data(), v.size() * 8);
+    in.out_values = device_vector<int64_t>(2 * in.n);
+  }
+
   // The library's own answers, to check every configuration against.
+  answers want;
   merge(gsearch::cuda, span<const int32_t>(in.a), span<const int32_t>(in.b), in.out.view());
-  const auto merged = host(in.out.data(), 2 * in.n);
+  want.merged = host(in.out.data(), 2 * in.n);
+  merge(gsearch::cuda, span<const int32_t>(in.a), span<const int64_t>(in.a_values), span<const int32_t>(in.b),
+        span<const int64_t>(in.b_values), in.out.view(), in.out_values.view());
+  want.merged_values = host(in.out_values.data(), 2 * in.n);
+  merge_sort(gsearch::cuda, span<const int32_t>(in.unsorted), in.out.view());
+  want.sorted = host(in.out.data(), 2 * in.n);
   search_options so;
   so.queries_sorted = true;
   upper_bound(gsearch::cuda, span<const int32_t>(in.keys), span<const int32_t>(in.queries), in.ranks.view(), so);
-  const auto ranks = host(in.ranks.data(), in.q);
-  const std::vector<int64_t> set_sizes = {
+  want.ranks = host(in.ranks.data(), in.q);
+  want.set_sizes = {
       set_operation_size(gsearch::cuda, set_op::union_, span<const int32_t>(in.a), span<const int32_t>(in.b)),
       set_operation_size(gsearch::cuda, set_op::intersection, span<const int32_t>(in.a), span<const int32_t>(in.b))};
 
@@ -142,21 +184,22 @@ int main(int argc, char** argv) {
                                                     vecs, reinterpret_cast<uint4*>(copy.data()));
                   }),
                   16.0 * double(in.n)});
-  run_config<128, 11>(rows, in, merged, ranks, set_sizes, ok);
-  run_config<128, 15>(rows, in, merged, ranks, set_sizes, ok);
-  run_config<256, 7>(rows, in, merged, ranks, set_sizes, ok);
-  run_config<256, 11>(rows, in, merged, ranks, set_sizes, ok);
-  run_config<256, 15>(rows, in, merged, ranks, set_sizes, ok);
-  run_config<512, 7>(rows, in, merged, ranks, set_sizes, ok);
-  run_config<128, 23>(rows, in, merged, ranks, set_sizes, ok);
-  run_config<256, 19>(rows, in, merged, ranks, set_sizes, ok);
-  run_config<256, 23>(rows, in, merged, ranks, set_sizes, ok);
-  run_config<512, 11>(rows, in, merged, ranks, set_sizes, ok);
+  run_config<128, 11>(rows, in, want, ok);
+  run_config<128, 15>(rows, in, want, ok);
+  run_config<256, 7>(rows, in, want, ok);
+  run_config<256, 11>(rows, in, want, ok);
+  run_config<256, 15>(rows, in, want, ok);
+  run_config<512, 7>(rows, in, want, ok);
+  run_config<128, 23>(rows, in, want, ok);
+  run_config<256, 19>(rows, in, want, ok);
+  run_config<256, 23>(rows, in, want, ok);
+  run_config<512, 11>(rows, in, want, ok);
   // Registers capped for more resident blocks per SM (__launch_bounds__' minimum).
-  run_config<256, 19, 6>(rows, in, merged, ranks, set_sizes, ok);
-  run_config<256, 19, 8>(rows, in, merged, ranks, set_sizes, ok);
-  run_config<256, 15, 8>(rows, in, merged, ranks, set_sizes, ok);
-  run_config<256, 23, 6>(rows, in, merged, ranks, set_sizes, ok);
+  run_config<256, 19, 5>(rows, in, want, ok);
+  run_config<256, 19, 6>(rows, in, want, ok);
+  run_config<256, 19, 8>(rows, in, want, ok);
+  run_config<256, 15, 8>(rows, in, want, ok);
+  run_config<256, 23, 6>(rows, in, want, ok);
   std::printf("{\"device\": \"%s\", \"n\": %lld, \"k\": %lld, \"q\": %lld, \"dtype\": \"int32\", "
               "\"correct\": %s, \"source\": {\"commit\": \"%s\", \"dirty\": %s}, \"rows\": [\n",
               cuda_device_name().c_str(), (long long)in.n, (long long)in.k, (long long)in.q,

@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <utility>
 
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/merge_path.hpp"
@@ -155,13 +156,29 @@ __global__ __launch_bounds__(Threads, MinBlocks) void merge_tiles_kernel(Layout 
   }
   __syncthreads();
   const int64_t o = s.out + s.d0;
-  for (int i = 0; i < Items; ++i) {
-    const int idx = int(threadIdx.x) + i * Threads;
-    if (idx < count) {
-      out[o + idx] = keys_s[idx];
-      if constexpr (Values) {
-        const int from = src_s[idx];
-        out_values[o + idx] = from < na ? s.a_values[a0 + from] : s.b_values[b0 + from - na];
+  // The values are read a batch at a time before the batch is written: out_values may alias the
+  // inputs as far as the compiler knows, so a read after a write would wait for it, one global
+  // round trip per item. Batches of 8 bound the registers the values take (16).
+  constexpr int batch = Values ? (Items < 8 ? Items : 8) : Items;
+  GSEARCH_UNROLL
+  for (int first = 0; first < Items; first += batch) {
+    int64_t v[Values ? batch : 1];
+    if constexpr (Values) {
+      GSEARCH_UNROLL
+      for (int i = first; i < first + batch && i < Items; ++i) {
+        const int idx = int(threadIdx.x) + i * Threads;
+        if (idx < count) {
+          const int from = src_s[idx];
+          v[i - first] = from < na ? s.a_values[a0 + from] : s.b_values[b0 + from - na];
+        }
+      }
+    }
+    GSEARCH_UNROLL
+    for (int i = first; i < first + batch && i < Items; ++i) {
+      const int idx = int(threadIdx.x) + i * Threads;
+      if (idx < count) {
+        out[o + idx] = keys_s[idx];
+        if constexpr (Values) out_values[o + idx] = v[i - first];
       }
     }
   }
@@ -269,6 +286,41 @@ void launch_merge(cudaStream_t stream, const Layout& layout, int64_t tiles, T* o
   merge_tiles_kernel<Threads, Items, Values, MinBlocks><<<unsigned(tiles), Threads, 0, stream>>>(
       layout, parts, out, out_values);
   GSEARCH_CUDA_CHECK_LAUNCH();
+}
+
+/// Enqueues a whole merge sort of n keys (and values) on `stream`: block_sort_kernel sorts tiles
+/// of Threads * Items keys, then Merge Path passes (run_pairs) merge runs of doubling width,
+/// ping-ponging between the output and one temporary copy; the block sort writes to whichever of
+/// the two makes the last pass land in the output. MinBlocks caps the passes' registers as in
+/// launch_merge. src/cuda/merge_sort.cu runs tuning_merge.hpp's merge_sort_config; the sweep
+/// (bench/merge/merge_sweep.cu) others.
+template <int Threads, int Items, int MinBlocks, bool Values, class T>
+void launch_merge_sort(cudaStream_t stream, const T* keys, int64_t n, const int64_t* values, T* out,
+                       int64_t* out_values) {
+  if (n <= 0) return;
+  constexpr int64_t tile = int64_t(Threads) * Items;
+  const int64_t tiles = (n + tile - 1) / tile;
+  int passes = 0;
+  for (int64_t width = tile; width < n; width *= 2) ++passes;
+
+  stream_buffer temp_keys(stream, passes > 0 ? size_t(n) * sizeof(T) : 0);
+  stream_buffer temp_values(stream, passes > 0 && Values ? size_t(n) * sizeof(int64_t) : 0);
+  T* other = static_cast<T*>(temp_keys.get());
+  int64_t* other_values = static_cast<int64_t*>(temp_values.get());
+  // After the block sort, each pass swaps src and dst: an odd number of passes starts in temp.
+  T* dst = passes % 2 ? other : out;
+  int64_t* dst_values = passes % 2 ? other_values : out_values;
+  T* spare = passes % 2 ? out : other;
+  int64_t* spare_values = passes % 2 ? out_values : other_values;
+
+  block_sort_kernel<Threads, Items, Values><<<unsigned(tiles), Threads, 0, stream>>>(keys, values, n, dst, dst_values);
+  GSEARCH_CUDA_CHECK_LAUNCH();
+  for (int64_t width = tile; width < n; width *= 2) {
+    const run_pairs<T> runs{dst, Values ? dst_values : nullptr, n, width};
+    launch_merge<Threads, Items, Values, MinBlocks>(stream, runs, tiles, spare, spare_values);
+    std::swap(dst, spare);
+    std::swap(dst_values, spare_values);
+  }
 }
 
 }  // namespace gsearch::cuda_backend

@@ -16,9 +16,8 @@
 ///                               its bucket, so that a warp's stores land on a few runs;
 ///   4. bucket_search_kernel     block i takes grouped slots [i S, (i + 1) S): for each bucket
 ///                               they hold, it stages the bucket's keys in shared memory and
-///                               searches its queries with PBS-CL (or, bucket_layout::kary,
-///                               stages them as a k-ary tree and descends it: core/kary.hpp),
-///                               writing each result at its query's position.
+///                               searches its queries with PBS-CL, writing each result at its
+///                               query's position.
 /// Windows of queries keep the grouped copy and the scattered results in L2 when the keys are
 /// few, and bound the temporary memory. Instantiated in src/cuda/partitioned.cu; bench/ calls
 /// launch_partitioned with other configurations to tune them.
@@ -29,12 +28,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <iterator>
 #include <string>
 #include <utility>
 
-#include "gsearch/core/kary.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/partition.hpp"
 #include "gsearch/core/pary.hpp"
@@ -219,95 +216,13 @@ __global__ void __launch_bounds__(Threads)
   }
 }
 
-/// How the bucket search lays out and searches a staged bucket (bucket_search_kernel's Layout):
-///   pbs_cl  the sorted keys padded for PBS-CL (stage_padded_keys): 16 dependent 4-byte steps a
-///           query for 48K keys (11 of stage 1, 5 of stage 2), the library's;
-///   kary    the k-ary tree of core/kary.hpp in 16-byte nodes (4 keys of 4 bytes, 5-ary; 2 keys of
-///           8 bytes, 3-ary): one 16-byte load a level, 7 levels for 48K 4-byte keys, 10 for 24K
-///           8-byte keys; the same shared memory as one PBS-CL copy, or less;
-///   kary32  the same tree in 32-byte nodes (8 keys of 4 bytes, 9-ary; 4 of 8 bytes, 5-ary): two
-///           16-byte loads a level, in flight together, 5 levels for 48K 4-byte keys, 7 for 24K
-///           8-byte keys; fewer dependent steps for twice the bytes (and bank wavefronts) a step.
-/// The ranks are the same for every layout (the partitioned search's results do not change).
-enum class bucket_layout { pbs_cl, kary, kary32 };
-
-/// Keys a node of a k-ary layout holds (its bytes over the key size).
-template <bucket_layout Layout, class T>
-inline constexpr int kary_node_keys = (Layout == bucket_layout::kary32 ? 32 : 16) / int(sizeof(T));
-
-/// Shared-memory bytes of a bucket of k keys staged in `layout` (pbs_cl: in `copies` replicas).
-template <class T>
-constexpr int64_t bucket_staged_bytes(bucket_layout layout, int64_t k, int copies) {
-  if (layout == bucket_layout::pbs_cl) return staged_bytes<T>(k, copies);
-  const int64_t node_bytes = layout == bucket_layout::kary32 ? 32 : 16, node_keys = node_bytes / int64_t(sizeof(T));
-  return (k + node_keys - 1) / node_keys * node_bytes;  // nodes x 16 or 32: at most 28 bytes of padding
-}
-static_assert(bucket_staged_bytes<int32_t>(bucket_layout::kary, 49151, 1) <= staged_bytes<int32_t>(49151) &&
-                  bucket_staged_bytes<int32_t>(bucket_layout::kary32, 49151, 1) <= staged_bytes<int32_t>(49151) &&
-                  bucket_staged_bytes<double>(bucket_layout::kary, 24573, 1) <= staged_bytes<double>(24573) &&
-                  bucket_staged_bytes<double>(bucket_layout::kary32, 24573, 1) <= staged_bytes<double>(24573),
-              "a k-ary bucket fits where PBS-CL's one copy does (fit_partition sizes the buckets for PBS-CL)");
-
-/// Node x of a k-ary layout in shared memory, in 16-byte vector loads (LDS.128), issued together.
-template <class T, int B>
-struct shared_kary_nodes {
-  static constexpr int vectors = B * int(sizeof(T)) / 16;  // 16-byte loads a node
-  static_assert(vectors >= 1 && B * sizeof(T) == vectors * 16u, "a node is a whole number of 16-byte vectors");
-  const int4* nodes;  // the layout, 16-byte aligned
-  __device__ __forceinline__ core::kary_node<T, B> operator()(int x) const {
-    int4 v[vectors];
-    GSEARCH_UNROLL
-    for (int c = 0; c < vectors; ++c) v[c] = nodes[x * vectors + c];
-    core::kary_node<T, B> node;
-    memcpy(&node, v, sizeof(node));  // (registers: no copy is made)
-    return node;
-  }
-};
-
-/// Stages the bucket's k = tree.n sorted keys as the k-ary layout of core/kary.hpp in shared
-/// memory, level by level (core::kary_build's order): thread t fills slots t, t + Threads, ... of
-/// each level, reading sorted[tree.key_index(below, slot)], the slots past the keys
-/// key_traits<T>::highest(); the whole block meets at a barrier. A gather, not PBS-CL's vector
-/// copy: the last level holds about B / (B + 1) of the keys, each node a run of B consecutive
-/// keys, so a warp's reads there cover about 1.25 x the sectors of a plain copy; the levels above
-/// read every (B + 1)-th key or sparser. Batch reads a thread has in flight (the reads' latency,
-/// not their instructions, is what staging costs); evict-first, as stage_padded_keys<Streaming>.
-template <int Threads, int B, class T>
-__device__ __forceinline__ void stage_kary_tree(const T* __restrict__ keys, const core::kary_shape<B, int>& tree,
-                                                T* staged) {
-  constexpr int batch = 8;
-  const int n = tree.n;
-  int below = tree.top_below;  // (B+1)^(levels - 1 - level): virtual positions between the level's slots
-  T* level_slots = staged;
-  for (int level = 0; level < tree.levels; ++level, below /= B + 1) {
-    const int slots = tree.level_nodes(level) * B;
-    for (int s0 = int(threadIdx.x); s0 < slots; s0 += batch * Threads) {
-      T x[batch];
-      GSEARCH_UNROLL
-      for (int u = 0; u < batch; ++u) {
-        const int s = s0 + u * Threads;
-        const int i = s < slots ? tree.key_index(below, s) : n;
-        const T key = __ldcs(keys + (i < n ? i : n - 1));  // (clamped, not branched: the reads stay in flight)
-        x[u] = i < n ? key : key_traits<T>::highest();
-      }
-      GSEARCH_UNROLL
-      for (int u = 0; u < batch; ++u)
-        if (s0 + u * Threads < slots) level_slots[s0 + u * Threads] = x[u];
-    }
-    level_slots += slots;
-  }
-  __syncthreads();
-}
-
 /// Block i searches grouped slots [i x piece, (i + 1) x piece) (bucket b's queries are slots
 /// [first[b x blocks], first[(b + 1) x blocks]), the last bucket's end n): for each bucket those
-/// slots reach, Staged, the bucket's keys are staged in shared memory and searched there: with
-/// PBS-CL (Copies replicas), or as a k-ary tree (Layout kary, kary32; Copies 1); else (chunks
-/// too large for shared memory) the binary search reads them from global memory. out[position] =
-/// the query's rank + offset. A piece much smaller than the buckets' query counts stages about
-/// one bucket; one larger meets several.
-template <bool Staged, bool Strict, class T, class Out, int Threads, int Items, int Copies,
-          bucket_layout Layout = bucket_layout::pbs_cl>
+/// slots reach, Staged, the bucket's keys are staged in shared memory and searched with PBS-CL
+/// (Copies replicas); else (chunks too large for shared memory) the binary search reads them
+/// from global memory. out[position] = the query's rank + offset. A piece much smaller than
+/// the buckets' query counts stages about one bucket; one larger meets several.
+template <bool Staged, bool Strict, class T, class Out, int Threads, int Items, int Copies>
 __global__ void __launch_bounds__(Threads)
     bucket_search_kernel(const T* __restrict__ keys, core::partition_shape shape, const int* __restrict__ first,
                          int blocks, const grouped_query<T>* __restrict__ grouped, int n, int piece,
@@ -336,14 +251,10 @@ __global__ void __launch_bounds__(Threads)
     if (s0 >= s1) continue;  // an empty bucket
     const int64_t key_begin = shape.begin(b);
     const int k = int(shape.size(b));
-    constexpr bool kary = Staged && Layout != bucket_layout::pbs_cl;
-    constexpr int node_keys = kary_node_keys<Layout, T>;
-    const core::kary_shape<node_keys, int> tree(kary ? k : 0);
     int stride = 0;
     if constexpr (Staged) {
       __syncthreads();  // the previous bucket's searches are done with its keys
-      if constexpr (kary) stage_kary_tree<Threads>(keys + key_begin, tree, staged);
-      else stride = stage_padded_keys<Threads, Copies, true>(keys + key_begin, k, staged);
+      stride = stage_padded_keys<Threads, Copies, true>(keys + key_begin, k, staged);
     }
     // 4-byte keys: the grouped queries of the next tile are read before this tile's search (the
     // reads' latency was the search's second stall, after the shared-memory steps); 8-byte keys'
@@ -368,10 +279,7 @@ __global__ void __launch_bounds__(Threads)
         position[u] = g[u].position;
       }
       if (prefetch && t + tile < s1) load_tile(t + tile);
-      if constexpr (kary) {
-        const shared_kary_nodes<T, node_keys> nodes{reinterpret_cast<const int4*>(staged)};
-        core::kary_ranks_n<node_keys, Items>(nodes, tree, preds, rank);
-      } else if constexpr (Staged) {
+      if constexpr (Staged) {
         const core::padded_accessor<T> acc{staged + warp_width};
         core::search_ranks<algorithm::pbs_cl, Items, Copies>(acc, k, preds, int(threadIdx.x) % warp_width, rank, stride);
       } else {
@@ -480,10 +388,10 @@ partition_plan plan_partitioned(int64_t k, int64_t n, const device_limits& dev, 
 }
 
 /// Enqueues the planned pipeline (plan.shape.buckets > 1) with count / scatter tiles of TT x TI and
-/// the bucket search's ST x SI, staged buckets laid out as Layout; the kernels do their work when
-/// `gate` is open (launch_gate.hpp; CUB's scan of the count matrix runs either way, over whatever
-/// the matrix holds, and writes only the matrix).
-template <bool Strict, int TT, int TI, int ST, int SI, bucket_layout Layout = bucket_layout::pbs_cl, class T, class Out>
+/// the bucket search's ST x SI. The kernels do their work when `gate` is open (launch_gate.hpp;
+/// CUB's scan of the count matrix runs either way, over whatever the matrix holds, and writes only
+/// the matrix).
+template <bool Strict, int TT, int TI, int ST, int SI, class T, class Out>
 void run_partitioned(const partition_plan& p, cudaStream_t stream, int offset, const T* keys, const T* queries,
                      int64_t n, Out* out, const device_limits& dev, const core::partition_config& cfg,
                      launch_gate gate = {}) {
@@ -494,23 +402,12 @@ void run_partitioned(const partition_plan& p, cudaStream_t stream, int offset, c
   const int piece = cfg.piece, grid = p.grid;
   const int64_t window = p.window;
 
-  // fit_partition sizes the buckets for PBS-CL's one copy; a k-ary bucket takes no more, and
-  // has no replicas.
-  constexpr bool kary = Layout != bucket_layout::pbs_cl;
-  const int copies = kary ? 1 : pbs_cl_copies<T>(shape.chunk, dev.max_shared_per_block);
+  const int copies = pbs_cl_copies<T>(shape.chunk, dev.max_shared_per_block);
   const bool staged = fits_shared<T>(shape.chunk, dev);
-  const auto pick_search = [&] {
-    if constexpr (kary) {
-      return staged ? bucket_search_kernel<true, Strict, T, Out, ST, SI, 1, Layout>
-                    : bucket_search_kernel<false, Strict, T, Out, ST, SI, 1>;
-    } else {
-      return !staged        ? bucket_search_kernel<false, Strict, T, Out, ST, SI, 1>
-             : copies == 2 ? bucket_search_kernel<true, Strict, T, Out, ST, SI, 2>
-                           : bucket_search_kernel<true, Strict, T, Out, ST, SI, 1>;
-    }
-  };
-  auto search = pick_search();
-  const int64_t search_smem = staged ? bucket_staged_bytes<T>(Layout, shape.chunk, copies) : 0;
+  auto search = !staged        ? bucket_search_kernel<false, Strict, T, Out, ST, SI, 1>
+                : copies == 2 ? bucket_search_kernel<true, Strict, T, Out, ST, SI, 2>
+                              : bucket_search_kernel<true, Strict, T, Out, ST, SI, 1>;
+  const int64_t search_smem = staged ? staged_bytes<T>(shape.chunk, copies) : 0;
   allow_dynamic_shared(reinterpret_cast<const void*>(search), search_smem, dev);
   // Raised here, in the function that launches them, though plan_tile raised them too: nvcc gives
   // each translation unit its own host stub of a template kernel (-static-global-template-stub),
@@ -567,11 +464,9 @@ void run_partitioned(const partition_plan& p, cudaStream_t stream, int offset, c
 /// the buckets: smaller buckets than cfg.chunk_bytes where those would not fit, fewer of them
 /// where their counters would not (then the chunks grow, and past what shared memory stages the
 /// bucket search reads global memory), and partition_small_tile where only it leaves room for the
-/// counters (PT = PI = 0 only). Key lists of one bucket run the plain search. Layout: how the
-/// bucket search stages and searches a bucket (bucket_layout; the library's is PBS-CL, the k-ary
-/// layouts are there for the benchmark's A/B). The kernels do their work when `gate` is open.
-template <bool Strict, int PT = 0, int PI = 0, int ST = 0, int SI = 0, bucket_layout Layout = bucket_layout::pbs_cl,
-          class T, class Out>
+/// counters (PT = PI = 0 only). Key lists of one bucket run the plain search. The kernels do their
+/// work when `gate` is open.
+template <bool Strict, int PT = 0, int PI = 0, int ST = 0, int SI = 0, class T, class Out>
 void launch_partitioned(cudaStream_t stream, int offset, const T* keys, int64_t k, const T* queries, int64_t n,
                         Out* out, const device_limits& dev, const core::partition_config& cfg,
                         launch_gate gate = {}) {
@@ -587,11 +482,10 @@ void launch_partitioned(cudaStream_t stream, int offset, const T* keys, int64_t 
   if constexpr (PT == 0 && PI == 0) {
     if (p.small_tile) {
       constexpr int spt = partition_small_tile.threads, spi = partition_small_tile.items;
-      return run_partitioned<Strict, spt, spi, st, si, Layout>(p, stream, offset, keys, queries, n, out, dev, cfg,
-                                                               gate);
+      return run_partitioned<Strict, spt, spi, st, si>(p, stream, offset, keys, queries, n, out, dev, cfg, gate);
     }
   }
-  run_partitioned<Strict, pt, pi, st, si, Layout>(p, stream, offset, keys, queries, n, out, dev, cfg, gate);
+  run_partitioned<Strict, pt, pi, st, si>(p, stream, offset, keys, queries, n, out, dev, cfg, gate);
 }
 
 }  // namespace gsearch::cuda_backend
