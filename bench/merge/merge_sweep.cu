@@ -3,7 +3,7 @@
 // resident blocks per SM, __launch_bounds__' minimum: "min_blocks"), beside a copy roofline (16-byte loads and
 // stores, each input element read once and each output written once): merge of two sorted 2^26
 // int32 inputs, without and with int64 values ("merge-pairs"), merge sort of 2^27 random int32
-// ("merge-sort"), sorted search of 2^27 sorted queries in 2^24 keys (int32 output), set union and
+// ("merge-sort"; "merge-sort-b512": its block sort of 512 threads), sorted search of 2^27 sorted queries in 2^24 keys (int32 output), set union and
 // intersection of two sorted 2^26 int32 multisets. Chooses tuning.hpp's merge_config,
 // merge_sort_config, set_op_config and sorted_search_config.
 //
@@ -69,6 +69,21 @@ struct answers {
   std::vector<int64_t> set_sizes, merged_values;
 };
 
+// The merge sort of 2n random keys, block sort of SortThreads x Items, merge tiles of Threads x
+// Items ("merge-sort-b<SortThreads>" where they differ).
+template <int SortThreads, int Threads, int Items, int MinBlocks = 0>
+void run_merge_sort(std::vector<row>& rows, inputs& in, const answers& want, bool& ok) {
+  const int64_t n = 2 * in.n;
+  const std::string what = SortThreads == Threads ? "merge-sort" : "merge-sort-b" + std::to_string(SortThreads);
+  rows.push_back({what, Threads, Items, MinBlocks, bench::time_ms([&] {
+                    launch_merge_sort<SortThreads, Threads, Items, MinBlocks, false>(
+                        nullptr, in.unsorted.data(), n, static_cast<const int64_t*>(nullptr), in.out.data(),
+                        static_cast<int64_t*>(nullptr));
+                  }),
+                  8.0 * double(n)});
+  ok &= host(in.out.data(), n) == want.sorted;
+}
+
 template <int Threads, int Items, int MinBlocks = 0>
 void run_config(std::vector<row>& rows, inputs& in, const answers& want, bool& ok) {
   const int64_t n = in.n;
@@ -87,13 +102,7 @@ void run_config(std::vector<row>& rows, inputs& in, const answers& want, bool& o
                   }),
                   48.0 * double(n)});
   ok &= host(in.out.data(), 2 * n) == want.merged && host(in.out_values.data(), 2 * n) == want.merged_values;
-  rows.push_back({"merge-sort", Threads, Items, MinBlocks, bench::time_ms([&] {
-                    launch_merge_sort<Threads, Items, MinBlocks, false>(nullptr, in.unsorted.data(), 2 * n,
-                                                                        static_cast<const int64_t*>(nullptr),
-                                                                        in.out.data(), static_cast<int64_t*>(nullptr));
-                  }),
-                  8.0 * double(2 * n)});
-  ok &= host(in.out.data(), 2 * n) == want.sorted;
+  run_merge_sort<Threads, Threads, Items, MinBlocks>(rows, in, want, ok);
   if constexpr (MinBlocks == 0) {  // (the sorted search has no such knob)
     rows.push_back({"sorted-search", Threads, Items, MinBlocks, bench::time_ms([&] {
                       launch_sorted_search<Threads, Items, false, false>(
@@ -200,6 +209,12 @@ int main(int argc, char** argv) {
   run_config<256, 19, 8>(rows, in, want, ok);
   run_config<256, 15, 8>(rows, in, want, ok);
   run_config<256, 23, 6>(rows, in, want, ok);
+  // Merge sorts whose block sort makes runs of two merge tiles: 2^27 keys in 14 passes, not 15.
+  run_merge_sort<512, 256, 19, 0>(rows, in, want, ok);
+  run_merge_sort<512, 256, 19, 5>(rows, in, want, ok);
+  run_merge_sort<512, 256, 15, 0>(rows, in, want, ok);
+  run_merge_sort<512, 256, 15, 5>(rows, in, want, ok);
+  run_merge_sort<1024, 256, 11, 0>(rows, in, want, ok);
   std::printf("{\"device\": \"%s\", \"n\": %lld, \"k\": %lld, \"q\": %lld, \"dtype\": \"int32\", "
               "\"correct\": %s, \"source\": {\"commit\": \"%s\", \"dirty\": %s}, \"rows\": [\n",
               cuda_device_name().c_str(), (long long)in.n, (long long)in.k, (long long)in.q,

@@ -288,20 +288,21 @@ void launch_merge(cudaStream_t stream, const Layout& layout, int64_t tiles, T* o
   GSEARCH_CUDA_CHECK_LAUNCH();
 }
 
-/// Enqueues a whole merge sort of n keys (and values) on `stream`: block_sort_kernel sorts tiles
-/// of Threads * Items keys, then Merge Path passes (run_pairs) merge runs of doubling width,
-/// ping-ponging between the output and one temporary copy; the block sort writes to whichever of
-/// the two makes the last pass land in the output. MinBlocks caps the passes' registers as in
-/// launch_merge. src/cuda/merge_sort.cu runs tuning_merge.hpp's merge_sort_config; the sweep
-/// (bench/merge/merge_sweep.cu) others.
-template <int Threads, int Items, int MinBlocks, bool Values, class T>
+/// Enqueues a whole merge sort of n keys (and values) on `stream`: block_sort_kernel sorts runs
+/// of SortThreads * Items keys, then Merge Path passes (run_pairs, in merge tiles of Threads *
+/// Items) merge runs of doubling width, ping-ponging between the output and one temporary copy;
+/// the block sort writes to whichever of the two makes the last pass land in the output. A block
+/// sort of more threads than the merge's makes longer runs, and may save a pass. MinBlocks caps
+/// the passes' registers as in launch_merge. src/cuda/merge_sort.cu runs tuning_merge.hpp's
+/// merge_sort_config; the sweep (bench/merge/merge_sweep.cu) others.
+template <int SortThreads, int Threads, int Items, int MinBlocks, bool Values, class T>
 void launch_merge_sort(cudaStream_t stream, const T* keys, int64_t n, const int64_t* values, T* out,
                        int64_t* out_values) {
   if (n <= 0) return;
-  constexpr int64_t tile = int64_t(Threads) * Items;
-  const int64_t tiles = (n + tile - 1) / tile;
+  constexpr int64_t run = int64_t(SortThreads) * Items, tile = int64_t(Threads) * Items;
+  const int64_t runs = (n + run - 1) / run, tiles = (n + tile - 1) / tile;
   int passes = 0;
-  for (int64_t width = tile; width < n; width *= 2) ++passes;
+  for (int64_t width = run; width < n; width *= 2) ++passes;
 
   stream_buffer temp_keys(stream, passes > 0 ? size_t(n) * sizeof(T) : 0);
   stream_buffer temp_values(stream, passes > 0 && Values ? size_t(n) * sizeof(int64_t) : 0);
@@ -313,9 +314,10 @@ void launch_merge_sort(cudaStream_t stream, const T* keys, int64_t n, const int6
   T* spare = passes % 2 ? out : other;
   int64_t* spare_values = passes % 2 ? out_values : other_values;
 
-  block_sort_kernel<Threads, Items, Values><<<unsigned(tiles), Threads, 0, stream>>>(keys, values, n, dst, dst_values);
+  block_sort_kernel<SortThreads, Items, Values><<<unsigned(runs), SortThreads, 0, stream>>>(keys, values, n, dst,
+                                                                                           dst_values);
   GSEARCH_CUDA_CHECK_LAUNCH();
-  for (int64_t width = tile; width < n; width *= 2) {
+  for (int64_t width = run; width < n; width *= 2) {
     const run_pairs<T> runs{dst, Values ? dst_values : nullptr, n, width};
     launch_merge<Threads, Items, Values, MinBlocks>(stream, runs, tiles, spare, spare_values);
     std::swap(dst, spare);

@@ -30,10 +30,13 @@ namespace gsearch::cuda_backend {
 template <int KeyBytes>
 inline constexpr launch_config merge_config = KeyBytes <= 4 ? launch_config{256, 19}
                                                             : launch_config{256, 7};
-/// The merge sort (launch_merge_sort): its block sort's tile and its passes' merge tile, with the
-/// passes' registers capped for min_blocks resident blocks per SM (0: uncapped).
+/// The merge sort (launch_merge_sort): its passes' merge tile, with their registers capped for
+/// min_blocks resident blocks per SM (0: uncapped), and the threads of its block sort, whose runs
+/// are merge_sort_block_threads x items keys.
 template <int KeyBytes>
 inline constexpr launch_config merge_sort_config = merge_config<KeyBytes>;
+template <int KeyBytes>
+inline constexpr int merge_sort_block_threads = merge_sort_config<KeyBytes>.threads;
 /// The set operations (set_ops_kernel.cuh): 4-byte keys 256 x 23 with registers capped for 6
 /// blocks per SM (40 registers, 32 bytes spilled): union 0.574 ms, intersection 0.381, against
 /// 0.568 and 0.403 at 256 x 19 x 6 and 0.683 and 0.530 at 256 x 19 with min_blocks 1
