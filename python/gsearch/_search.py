@@ -512,9 +512,11 @@ def searchsorted(
         and type(algo) is str
         and algo in _ALGOS
     ):
-        s = _side_code(side, right)
+        s = _FAST_SIDES.get(side) if right is None and type(side) is str else None
+        if s is None:
+            s = _side_code(side, right)
         dt = a.dtype
-        dev = v.device
+        dev = v.get_device()  # a CUDA ordinal, -1 on the CPU: one call where .device makes an object
         key_type = _arrays._TORCH_KEY_TYPE.get(dt)
         if (
             dt is v.dtype
@@ -523,7 +525,8 @@ def searchsorted(
             and not (a.requires_grad or v.requires_grad)
             and a.is_contiguous()
             and v.is_contiguous()
-            and a.device == dev
+            and a.get_device() == dev
+            and (v.is_cuda if dev >= 0 else v.is_cpu)  # (other devices number themselves too)
         ):
             od = _arrays._INT32_T if out_int32 else _arrays._INT64_T
             if out is None:
@@ -531,7 +534,7 @@ def searchsorted(
             elif (
                 type(out) is tt
                 and out.dtype is od
-                and out.device == dev
+                and out.get_device() == dev
                 and out.shape == v.shape
                 and out.is_contiguous()
                 and not out.requires_grad
@@ -542,10 +545,8 @@ def searchsorted(
             if res is not None:
                 # Data pointers, not the tensors: DLPack's import of three tensors was most of the
                 # call's host time (docs/perf-notes.md, "The Python path's per-call time").
-                cuda = v.is_cuda
                 _core.search_pointers(a.data_ptr(), a.numel(), v.data_ptr(), v.numel(), res.data_ptr(), not out_int32,
-                                      key_type, dev.index if cuda else -1, s, _ALGOS[algo],
-                                      _arrays._raw_stream(dev.index) if cuda else 0,
+                                      key_type, dev, s, _ALGOS[algo], _arrays._raw_stream(dev) if dev >= 0 else 0,
                                       _ORDER_ANY if sorted_queries is False else _ORDER_DETECT)
                 return res
     return _search(

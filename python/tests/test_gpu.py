@@ -79,18 +79,31 @@ class TestTorch:
         assert _core._data_pointer(a) == a.data_ptr()
         assert _core._data_pointer(v) == v.data_ptr()
         seen = {}
-        real = _core.search
+        real = _core.search_pointers  # the torch fast path: the tensors' own data pointers
 
-        def spy(keys, queries, out, *args):
-            seen.update(k=_core._data_pointer(keys), q=_core._data_pointer(queries), o=_core._data_pointer(out))
-            return real(keys, queries, out, *args)
+        def spy(keys, k, queries, n, out, *args):
+            seen.update(k=keys, q=queries, o=out, sizes=(k, n))
+            return real(keys, k, queries, n, out, *args)
 
-        monkeypatch.setattr(_core, "search", spy)
+        monkeypatch.setattr(_core, "search_pointers", spy)
         out = torch.empty(10_000, dtype=torch.int64, device="cuda")
         r = gsearch.searchsorted(a, v, out=out)
         assert r is out
-        assert seen == {"k": a.data_ptr(), "q": v.data_ptr(), "o": out.data_ptr()}
+        assert seen == {"k": a.data_ptr(), "q": v.data_ptr(), "o": out.data_ptr(), "sizes": (4096, 10_000)}
         assert torch.equal(out, torch.searchsorted(a, v))
+        # The general path (a strided view is copied once; the others are passed as they are).
+        seen.clear()
+        real_search = _core.search
+
+        def spy_search(keys, queries, out, *args):
+            seen.update(k=_core._data_pointer(keys), o=_core._data_pointer(out))
+            return real_search(keys, queries, out, *args)
+
+        monkeypatch.setattr(_core, "search", spy_search)
+        w = rand_values(20_000, "float32")[::2]
+        r = gsearch.searchsorted(a, w, out=out)
+        assert seen == {"k": a.data_ptr(), "o": out.data_ptr()}
+        assert torch.equal(r, torch.searchsorted(a, w))
 
     def test_stream_ordering_current_stream(self):
         # A search queued on a non-default stream right after a kernel on that stream writes the
