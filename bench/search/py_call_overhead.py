@@ -11,7 +11,9 @@ For K = 1,024 sorted int32 keys and Q = 1, 100 and 10,000 random queries, each o
     torch-out    torch.searchsorted(a, v, out_int32=True, out=out)
     gsearch-out  gsearch.searchsorted(a, v, out_int32=True, out=out)
 
-is called --calls times back to back and the stream synchronized once after them; the time per
+is called --calls times back to back and the stream synchronized once after them (and, as
+"part:" rows, the parts of a gsearch call: the result's allocation by Tensor.new_empty and by
+torch.empty_like, and the binding's call _core.search_pointers alone, int32 out); the time per
 call is the wall time over --calls, the minimum of --repeat such runs, the calls of all four
 interleaved run by run. These kernels take a few microseconds of GPU time, less than a call's host
 time, so the loop measures the host: the Python function, its checks, the binding and the launch.
@@ -68,12 +70,25 @@ def main():
             "torch-out": lambda: torch.searchsorted(keys, v, out_int32=True, out=out),
             "gsearch-out": lambda: gsearch.searchsorted(keys, v, out_int32=True, out=out),
         }
+        # The parts of a call: the result's allocation two ways, and the binding's call alone
+        # (what gsearch's fast path passes it), so the note can say where the time goes.
+        from gsearch import _core, _arrays
+        key_type = _arrays._TORCH_KEY_TYPE[keys.dtype]
+        parts = {
+            "part:new_empty": lambda: torch.Tensor.new_empty(v, v.shape, dtype=torch.int64),
+            "part:empty_like": lambda: torch.empty_like(v, dtype=torch.int64),
+            "part:search_pointers": lambda: _core.search_pointers(
+                keys.data_ptr(), keys.numel(), v.data_ptr(), v.numel(), out.data_ptr(), False, key_type,
+                v.get_device(), _core.SIDES["left"], _core.ALGORITHMS["auto"], _arrays._raw_stream(v.get_device()),
+                _core.QUERIES_ORDERS["detect"]),
+        }
         want = torch.searchsorted(keys, v)
         for name, fn in calls.items():
             got = fn()
             if not torch.equal(got.to(torch.int64), want):
                 print(f"py_call_overhead: {name} differs from torch.searchsorted at Q = {q}", file=sys.stderr)
                 return 3
+        calls.update(parts)
         best = {name: float("inf") for name in calls}
         for _ in range(a.repeat):
             for name, fn in calls.items():
