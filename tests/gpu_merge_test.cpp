@@ -155,9 +155,16 @@ TYPED_TEST(GpuMerge, MergeEqualsStdMergeAndTheCpu) {
 TYPED_TEST(GpuMerge, SortsEqualStdStableSort) {
   using T = TypeParam;
   std::mt19937_64 rng(test_seed());
-  const int64_t tile = cuda_backend::merge_sort_config<sizeof(T)>.tile();  // the block sort's, then passes of merges
-  std::vector<int64_t> sizes = {0, 1, 2, tile - 1, tile, tile + 1, 2 * tile - 1, 2 * tile, 2 * tile + 1, 5 * tile + 3};
-  if (!test_subset()) sizes.insert(sizes.end(), {100003, (1 << 21) + 5});
+  // The merge tile of the passes and the block sort's runs, with and without values.
+  std::vector<int64_t> sizes = {0, 1, 2, 100003};
+  for (int64_t tile : {cuda_backend::merge_sort_config<sizeof(T), false>.tile(),
+                       int64_t(cuda_backend::merge_sort_block_threads<sizeof(T), false>) *
+                           cuda_backend::merge_sort_config<sizeof(T), false>.items,
+                       cuda_backend::merge_sort_config<sizeof(T), true>.tile()})
+    sizes.insert(sizes.end(), {tile - 1, tile, tile + 1, 2 * tile + 1, 5 * tile + 3});
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  if (!test_subset()) sizes.push_back((1 << 21) + 5);
   using keys_only = void (*)(const cuda_t&, span<const T>, span<T>);
   using pairs = void (*)(const cuda_t&, span<const T>, span<const int64_t>, span<T>, span<int64_t>);
   struct algorithm_under_test {

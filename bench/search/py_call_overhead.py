@@ -70,24 +70,24 @@ def main():
             "torch-out": lambda: torch.searchsorted(keys, v, out_int32=True, out=out),
             "gsearch-out": lambda: gsearch.searchsorted(keys, v, out_int32=True, out=out),
         }
-        # The parts of a call: the result's allocation two ways, and the binding's call alone
-        # (what gsearch's fast path passes it), so the note can say where the time goes.
-        from gsearch import _core, _arrays
-        key_type = _arrays._TORCH_KEY_TYPE[keys.dtype]
-        parts = {
-            "part:new_empty": lambda: torch.Tensor.new_empty(v, v.shape, dtype=torch.int64),
-            "part:empty_like": lambda: torch.empty_like(v, dtype=torch.int64),
-            "part:search_pointers": lambda: _core.search_pointers(
-                keys.data_ptr(), keys.numel(), v.data_ptr(), v.numel(), out.data_ptr(), False, key_type,
-                v.get_device(), _core.SIDES["left"], _core.ALGORITHMS["auto"], _arrays._raw_stream(v.get_device()),
-                _core.QUERIES_ORDERS["detect"]),
-        }
         want = torch.searchsorted(keys, v)
         for name, fn in calls.items():
             got = fn()
             if not torch.equal(got.to(torch.int64), want):
                 print(f"py_call_overhead: {name} differs from torch.searchsorted at Q = {q}", file=sys.stderr)
                 return 3
+        # The parts of a call: the result's allocation two ways, and the binding's call alone
+        # (what gsearch's fast path passes it), so the note can say where the time goes.
+        from gsearch import _core, _arrays  # (gsearch registered torch at its first call above)
+        key_type = _arrays._TORCH_KEY_TYPE[keys.dtype]
+        left, auto, detect = _core.SIDES["left"], _core.ALGORITHMS["auto"], _core.QUERIES_ORDERS["detect"]
+        parts = {
+            "part:new_empty": lambda: torch.Tensor.new_empty(v, v.shape, dtype=torch.int64),
+            "part:empty_like": lambda: torch.empty_like(v, dtype=torch.int64),
+            "part:search_pointers": lambda: _core.search_pointers(
+                keys.data_ptr(), keys.numel(), v.data_ptr(), v.numel(), out.data_ptr(), False, key_type,
+                v.get_device(), left, auto, _arrays._raw_stream(v.get_device()), detect),
+        }
         calls.update(parts)
         best = {name: float("inf") for name in calls}
         for _ in range(a.repeat):

@@ -7,16 +7,24 @@
 
 namespace gsearch::cuda_backend {
 
+namespace {
+
+template <bool Values, class T>
+void sort_with(CUstream_st* stream, const T* keys, int64_t n, const int64_t* values, T* out, int64_t* out_values) {
+  constexpr launch_config c = merge_sort_config<sizeof(T), Values>;
+  constexpr int sort_threads = merge_sort_block_threads<sizeof(T), Values>;
+  launch_merge_sort<sort_threads, c.threads, c.items, c.min_blocks, Values>(stream, keys, n, values, out, out_values);
+}
+
+}  // namespace
+
 template <class T>
 void merge_sort(CUstream_st* stream, const T* keys, int64_t n, const int64_t* values, T* out,
                 int64_t* out_values) {
-  constexpr launch_config c = merge_sort_config<sizeof(T)>;
-  constexpr int sort_threads = merge_sort_block_threads<sizeof(T)>;
   if (values) {
-    launch_merge_sort<sort_threads, c.threads, c.items, c.min_blocks, true>(stream, keys, n, values, out, out_values);
+    sort_with<true>(stream, keys, n, values, out, out_values);
   } else {
-    launch_merge_sort<sort_threads, c.threads, c.items, c.min_blocks, false>(stream, keys, n, values, out,
-                                                                              out_values);
+    sort_with<false>(stream, keys, n, values, out, out_values);
   }
 }
 

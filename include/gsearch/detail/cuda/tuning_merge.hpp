@@ -30,13 +30,19 @@ namespace gsearch::cuda_backend {
 template <int KeyBytes>
 inline constexpr launch_config merge_config = KeyBytes <= 4 ? launch_config{256, 19}
                                                             : launch_config{256, 7};
-/// The merge sort (launch_merge_sort): its passes' merge tile, with their registers capped for
-/// min_blocks resident blocks per SM (0: uncapped), and the threads of its block sort, whose runs
-/// are merge_sort_block_threads x items keys.
-template <int KeyBytes>
-inline constexpr launch_config merge_sort_config = merge_config<KeyBytes>;
-template <int KeyBytes>
-inline constexpr int merge_sort_block_threads = merge_sort_config<KeyBytes>.threads;
+/// The merge sort (launch_merge_sort) of keys alone (Values false) or with int64 values: its
+/// passes' merge tile, with their registers capped for min_blocks resident blocks per SM (0:
+/// uncapped), and the threads of its block sort, whose runs are merge_sort_block_threads x items
+/// keys. 4-byte keys alone: 256 x 19 capped for 5 blocks, runs of 512 x 19 (2^27 int32 in 14
+/// passes, not 15): 7.04 ms against 7.38 for the merge's shape (merge-sweep-7.json, H100; CUB 3.6's
+/// merge sort 7.03 in merge_bench the same day). With values the cap costs (the key-value merge
+/// 1.17 -> 1.57 ms at 5 blocks) and a 512-thread block sort's keys and sources outgrow 48 KB of
+/// static shared memory: the merge's shape. 8-byte keys: the merge's shape, not yet swept.
+template <int KeyBytes, bool Values>
+inline constexpr launch_config merge_sort_config =
+    KeyBytes <= 4 && !Values ? launch_config{256, 19, 5} : merge_config<KeyBytes>;
+template <int KeyBytes, bool Values>
+inline constexpr int merge_sort_block_threads = KeyBytes <= 4 && !Values ? 512 : merge_config<KeyBytes>.threads;
 /// The set operations (set_ops_kernel.cuh): 4-byte keys 256 x 23 with registers capped for 6
 /// blocks per SM (40 registers, 32 bytes spilled): union 0.574 ms, intersection 0.381, against
 /// 0.568 and 0.403 at 256 x 19 x 6 and 0.683 and 0.530 at 256 x 19 with min_blocks 1
