@@ -530,7 +530,7 @@ def searchsorted(
         ):
             od = _arrays._INT32_T if out_int32 else _arrays._INT64_T
             if out is None:
-                res = tt.new_empty(v, v.shape, dtype=od)
+                res = _arrays._empty_like(v, dtype=od)  # (v is contiguous: so is the result)
             elif (
                 type(out) is tt
                 and out.dtype is od
