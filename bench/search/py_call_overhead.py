@@ -3,6 +3,7 @@
 torch.searchsorted on the same tensors (issue 24: gsearch's per-call overhead <= torch's).
 
     python3 bench/search/py_call_overhead.py --json OUT.json [--calls 2000] [--repeat 7]
+    python3 bench/search/py_call_overhead.py --plot IN.json OUT.png      (a bar chart of a run)
 
 For K = 1,024 sorted int32 keys and Q = 1, 100 and 10,000 random queries, each of
 
@@ -40,7 +41,32 @@ def per_call_us(fn, calls, sync):
     return (time.perf_counter() - t0) / calls * 1e6
 
 
+def plot(path, png):
+    """Bars of us per call, one group per query count: torch, gsearch, and with out=."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    doc = json.load(open(path))
+    rows = doc["results"]
+    qs = sorted({r["q"] for r in rows})
+    impls = ["torch", "gsearch", "torch-out", "gsearch-out"]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    width = 0.8 / len(impls)
+    for i, impl in enumerate(impls):
+        ys = [next((r["us_per_call"] for r in rows if r["q"] == q and r["impl"] == impl), 0) for q in qs]
+        ax.bar([x + i * width for x in range(len(qs))], ys, width, label=impl)
+    ax.set_xticks([x + 1.5 * width for x in range(len(qs))], [f"Q = {q:,}" for q in qs])
+    ax.set_ylabel("host time per call (us)")
+    ax.set_title(f"searchsorted per call, K = {rows[0]['k']:,} int32, {doc['device']}", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.text(0.01, 0.01, f"commit {doc['source'].get('commit', '?')[:7]}", fontsize=7)
+    fig.savefig(png, dpi=120, bbox_inches="tight")
+    return 0
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--plot":
+        return plot(sys.argv[2], sys.argv[3])
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--json", required=True)
     p.add_argument("--calls", type=int, default=2000)
