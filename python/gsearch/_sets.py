@@ -1,6 +1,6 @@
 """Set operations on sorted arrays: the multiset set_intersection / set_union / set_difference /
 set_symmetric_difference (std::set_* semantics) and numpy's unique-element intersect1d /
-union1d / setdiff1d / setxor1d (any order: sorted first by the library's merge sort)."""
+union1d / setdiff1d / setxor1d (any order: sorted first by the library's stable sort)."""
 
 from __future__ import annotations
 
@@ -201,9 +201,9 @@ def intersect1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False) -> 
     -----
     As numpy: NaN is never in the intersection (NaN != NaN), -0.0 and 0.0 are one value (which
     of the two zeros represents it may differ from numpy, whose sort is not stable).
-    gsearch sorts with its merge sort (an input found sorted by one O(n) check is not sorted
-    again), removes duplicates by comparing neighbours, and intersects with its Balanced Path
-    set operation. Dtypes whose promotion would round
+    gsearch sorts with its stable sort (:func:`sort`; an input found sorted by one O(n) check
+    is not sorted again), removes duplicates by comparing neighbours, and intersects with its
+    Balanced Path set operation. Dtypes whose promotion would round
     (int64 with float64, ...) are a TypeError, as everywhere in gsearch.
 
     Examples
