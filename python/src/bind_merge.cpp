@@ -97,6 +97,18 @@ void py_sort(const char* name, bool fastest, const in_array& keys, out_array& ou
   });
 }
 
+/// Binds py_sort as `name`: merge_sort (Fastest false) or sort.
+template <bool Fastest>
+void def_sort(nb::module_& m, const char* name, const char* doc) {
+  m.def(
+      name,
+      [name](const in_array& keys, out_array& out, std::optional<in_array> values,
+             std::optional<out_array> out_values, uintptr_t stream) {
+        py_sort(name, Fastest, keys, out, values, out_values, stream);
+      },
+      "keys"_a, "out"_a, "values"_a = nb::none(), "out_values"_a = nb::none(), "stream"_a = 0, doc);
+}
+
 /// The multiset set operation `op` of sorted a and b into an array the caller allocates:
 /// allocate(size) is called once (with the GIL) and must return a C-contiguous 1-D array of a's
 /// dtype and `size` elements on the inputs' device; returns it.
@@ -188,20 +200,12 @@ void bind_merge(nb::module_& m) {
         "with a_values, b_values, out_values (all three, int64, one per key) each key's value\n"
         "goes with it. check_sorted: ValueError, writing nothing, if a or b is not sorted. On\n"
         "the CPU or one CUDA device (enqueued on `stream`; the sorted check waits).");
-  m.def(
-      "merge_sort",
-      [](const in_array& keys, out_array& out, std::optional<in_array> values, std::optional<out_array> out_values,
-         uintptr_t stream) { py_sort("merge_sort", false, keys, out, values, out_values, stream); },
-      "keys"_a, "out"_a, "values"_a = nb::none(), "out_values"_a = nb::none(), "stream"_a = 0,
-      "out = keys sorted, stable (gsearch::merge_sort; out may be keys); with values and\n"
-      "out_values (int64) each key's value goes with it. Arrays as in merge().");
-  m.def(
-      "sort",
-      [](const in_array& keys, out_array& out, std::optional<in_array> values, std::optional<out_array> out_values,
-         uintptr_t stream) { py_sort("sort", true, keys, out, values, out_values, stream); },
-      "keys"_a, "out"_a, "values"_a = nb::none(), "out_values"_a = nb::none(), "stream"_a = 0,
-      "merge_sort's contract by the fastest stable sort for the dtype (gsearch::sort: on CUDA the\n"
-      "radix sort of integer keys, the merge sort of floating-point keys).");
+  def_sort<false>(m, "merge_sort",
+                  "out = keys sorted, stable (gsearch::merge_sort; out may be keys); with values and\n"
+                  "out_values (int64) each key's value goes with it. Arrays as in merge().");
+  def_sort<true>(m, "sort",
+                 "merge_sort's contract by the fastest stable sort for the dtype (gsearch::sort: on CUDA\n"
+                 "the radix sort of integer keys, the merge sort of floating-point keys).");
   m.def("set_operation", &py_set_operation, "a"_a, "b"_a, "op"_a, "allocate"_a, "check_sorted"_a = true,
         "stream"_a = 0,
         "The multiset set operation `op` (a value of SET_OPS; std::set_* semantics) of sorted\n"
