@@ -128,7 +128,7 @@ using gsearch::cli::to_text;
 
 TEST_F(Cli, FindScalarModesMatchALoopForEveryOpAndType) {
   const char* ops[] = {"eq", "ne", "lt", "le", "gt", "ge", "in"};
-  for (dtype t : gsearch::cli::all_dtypes) {
+  for (dtype t : test_dtypes()) {
     const std::string dt(gsearch::cli::name(t));
     gsearch::visit_key_type(t, [&]<class T>() {
       const std::vector<T> data = find_data<T>(5000, 7);  // more than one 4096-element block

@@ -29,6 +29,14 @@ using gsearch::cli::dtype;
 using gsearch::cli::exit_code;
 using gsearch::cli::failure;
 
+/// The key types of the CLI's every-type tests: all six, or under GSEARCH_TEST_SUBSET (CI's
+/// sanitizer stage, where the four heaviest took 2.8 minutes) int32, uint64 and float64, which
+/// cover every element size and comparison kind (test_util.hpp's subset_typed_test).
+inline std::vector<dtype> test_dtypes() {
+  if (gsearch::test::test_subset()) return {dtype::int32, dtype::uint64, dtype::float64};
+  return {std::begin(gsearch::cli::all_dtypes), std::end(gsearch::cli::all_dtypes)};
+}
+
 std::string read_bytes(const fs::path& p);
 void write_bytes(const fs::path& p, const std::string& bytes);
 

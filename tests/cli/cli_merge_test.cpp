@@ -187,7 +187,7 @@ TEST_F(Cli, SortIsStableForEveryType) {
 
 TEST_F(Cli, SetOperationsMatchStdSetForEveryType) {
   uint64_t seed = 200;
-  for (dtype t : gsearch::cli::all_dtypes) {
+  for (dtype t : test_dtypes()) {
     gsearch::visit_key_type(t, [&]<class T>() {
       const std::string dt(gsearch::cli::name(t));
       for (const auto& [na, nb] : {std::pair<size_t, size_t>{3000, 2001}, {40, 9000}, {3, 3}}) {
@@ -223,7 +223,7 @@ TEST_F(Cli, SetOperationsMatchStdSetForEveryType) {
 
 TEST_F(Cli, JoinMatchesANestedLoopJoinForEveryKindAndType) {
   uint64_t seed = 300;
-  for (dtype t : gsearch::cli::all_dtypes) {
+  for (dtype t : test_dtypes()) {
     gsearch::visit_key_type(t, [&]<class T>() {
       const std::string dt(gsearch::cli::name(t));
       for (const auto& [nl, nr] : {std::pair<size_t, size_t>{300, 200}, {3, 500}, {41, 3}}) {

@@ -149,7 +149,7 @@ void expect_topk(const std::vector<T>& data, int64_t rows, int64_t k, bool large
 }
 
 TEST_F(Cli, TopkMatchesASortForEveryType) {
-  for (dtype t : gsearch::cli::all_dtypes) {
+  for (dtype t : test_dtypes()) {
     gsearch::visit_key_type(t, [&]<class T>() {
       const std::vector<T> data = find_data<T>(3 * 700, 5);
       for (const bool two_d : {false, true}) {
