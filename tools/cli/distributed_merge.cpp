@@ -58,11 +58,7 @@ exit_code sort_typed(const session& s, const sort_request& r, npy::input& data_f
 template <class T>
 exit_code join_typed(const session& s, const join_request& r, npy::input& left_file, npy::input& right_file) {
   times t;
-  rank_array<T> left, right;
-  t.read_ms = timed_step([&] {
-    left = read_shard<T>(s, left_file);
-    right = read_shard<T>(s, right_file);
-  });
+  auto [left, right] = read_two_shards<T>(s, left_file, right_file, t.read_ms);
   progress::phase("checking that the inputs are sorted");
   const std::string remedy = "; sort it (gsearch sort), or pass --no-check";
   if (!r.no_check) {

@@ -300,6 +300,19 @@ rank_array<T> read_shard(const session& s, npy::input& in) {
   return a;
 }
 
+// This rank's shards of two inputs of type T (search's keys and queries, join's two sides), and
+// the time of reading them.
+template <class T>
+std::pair<rank_array<T>, rank_array<T>> read_two_shards(const session& s, npy::input& a, npy::input& b,
+                                                        double& read_ms) {
+  std::pair<rank_array<T>, rank_array<T>> both;
+  read_ms = timed_step([&] {
+    both.first = read_shard<T>(s, a);
+    both.second = read_shard<T>(s, b);
+  });
+  return both;
+}
+
 // f(exec): the distributed call on the CPU or on this rank's GPU; on the GPU it then waits for
 // the work, so that its time is the call's and its results are ready to copy.
 template <class F>

@@ -26,11 +26,7 @@ template <class T>
 exit_code search_typed(const session& s, const search_request& r, npy::input& keys_file,
                        npy::input& queries_file) {
   times t;
-  rank_array<T> keys, queries;
-  t.read_ms = timed_step([&] {
-    keys = read_shard<T>(s, keys_file);
-    queries = read_shard<T>(s, queries_file);
-  });
+  auto [keys, queries] = read_two_shards<T>(s, keys_file, queries_file, t.read_ms);
   progress::phase("checking that the keys are sorted");
   if (!r.assume_sorted)
     check_sorted_shards(s, keys, keys_file.size(),
