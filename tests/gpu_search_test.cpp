@@ -152,6 +152,30 @@ TEST_F(Gpu, RowsCheckSortedPerRow) {
   EXPECT_THROW(run(1, std::vector<float>{2, 2}), invalid_argument);
 }
 
+// The order check (one early-exit kernel for is_sorted, check_sorted and queries_order::detect):
+// one pair out of order at either side of the kernel's tiles of 2,048 pairs, first, last, in
+// the last partial tile; rows that are each sorted but start below the row before (the pairs
+// between rows are not compared) and one pair out of order inside such a row.
+TEST_F(Gpu, OrderCheckFindsEveryPairOutOfOrder) {
+  const int64_t n = 3 * 2048 * 132 * 4 + 777;  // more tiles than the grid: blocks take several
+  std::vector<int32_t> keys(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) keys[size_t(i)] = int32_t(i / 3);
+  EXPECT_TRUE(is_sorted(cuda, span<const int32_t>(to_device(keys))));
+  for (const int64_t at : std::vector<int64_t>{1, 2047, 2048, 2049, 4096, 2048 * 528 + 5, n - 700, n - 1}) {
+    std::vector<int32_t> bad = keys;
+    bad[size_t(at)] = bad[size_t(at - 1)] - 1;
+    EXPECT_FALSE(is_sorted(cuda, span<const int32_t>(to_device(bad)))) << "pair at " << at;
+  }
+  const int64_t rows = 1000, k = 1237;  // rows straddle the tiles
+  std::vector<int32_t> sawtooth(size_t(rows * k));
+  for (int64_t i = 0; i < rows * k; ++i) sawtooth[size_t(i)] = int32_t(i % k);
+  const auto d_saw = to_device(sawtooth);
+  EXPECT_TRUE(is_sorted_rows(cuda, rows, span<const int32_t>(d_saw)));
+  EXPECT_FALSE(is_sorted(cuda, span<const int32_t>(d_saw)));
+  sawtooth[size_t(500 * k + 600)] = -1;
+  EXPECT_FALSE(is_sorted_rows(cuda, rows, span<const int32_t>(to_device(sawtooth))));
+}
+
 TEST_F(Gpu, RunsOnAStream) {
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);

@@ -170,19 +170,46 @@ void allow_dynamic_shared(const void* kernel, int64_t smem, const device_limits&
 
 namespace {
 
-// Sets *flag when some keys[i + 1] < keys[i] within a row of row_length keys (pairs that
-// straddle two rows are not compared); a single list is one row of n keys.
+// Sets *unsorted once some keys[j + 1] < keys[j] within a row of row_length keys (pairs that
+// straddle two rows are not compared; a single list is one row of n keys). Blocks take tiles of
+// Threads x Items pairs in order, grid-stride, and leave at the first tile that holds a pair out
+// of order or finds the word set by another block: unsorted keys are read about one tile a
+// block, sorted ones once (both loads of a pair coalesce; the second is mostly the next thread's
+// first). The check behind is_sorted / check_sorted (which waits for the word) and behind
+// queries_order::detect (whose kernels are gated on it, with no wait).
+constexpr int order_check_threads = 256, order_check_items = 8;
 template <class T>
-__global__ void find_unsorted_kernel(const T* __restrict__ keys, int64_t n, int64_t row_length,
-                                     int* __restrict__ flag) {
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  bool bad = false;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i + 1 < n; i += stride)
-    bad |= (i + 1) % row_length != 0 && key_less(keys[i + 1], keys[i]);
-  if (__syncthreads_or(bad) && threadIdx.x == 0) *flag = 1;
+__global__ void __launch_bounds__(order_check_threads)
+    order_check_kernel(const T* __restrict__ keys, int64_t n, int64_t row_length, int* unsorted) {
+  constexpr int64_t tile = int64_t(order_check_threads) * order_check_items;
+  const bool one_row = row_length >= n;  // no pair straddles rows: no division per pair
+  for (int64_t begin = int64_t(blockIdx.x) * tile; begin + 1 < n; begin += int64_t(gridDim.x) * tile) {
+    bool out_of_order = false;
+    GSEARCH_UNROLL
+    for (int i = 0; i < order_check_items; ++i) {
+      const int64_t j = begin + threadIdx.x + int64_t(i) * order_check_threads;
+      if (j + 1 < n && (one_row || (j + 1) % row_length != 0)) out_of_order |= key_less(keys[j + 1], keys[j]);
+    }
+    const bool answered = threadIdx.x == 0 && *reinterpret_cast<volatile int*>(unsorted) != 0;
+    if (__syncthreads_or(out_of_order || answered)) {
+      if (threadIdx.x == 0) *unsorted = 1;
+      return;
+    }
+  }
 }
 
-// Runs find_unsorted_kernel and waits for its answer.
+// Enqueues order_check_kernel on n keys in rows of row_length; *unsorted must be 0 before it.
+template <class T>
+void launch_order_check(CUstream_st* stream, const T* keys, int64_t n, int64_t row_length, int* unsorted) {
+  constexpr int64_t tile = int64_t(order_check_threads) * order_check_items;
+  const int64_t tiles = (n + tile - 1) / tile;
+  const int64_t most = 4LL * current_device_limits().sms;
+  order_check_kernel<T><<<int(tiles < most ? tiles : most), order_check_threads, 0, stream>>>(keys, n, row_length,
+                                                                                                unsorted);
+  GSEARCH_CUDA_CHECK_LAUNCH();
+}
+
+// Runs order_check_kernel and waits for its answer.
 template <class T>
 bool sorted_rows(CUstream_st* stream, const T* keys, int64_t n, int64_t row_length) {
   if (n < 2 || row_length < 2) return true;
@@ -190,11 +217,7 @@ bool sorted_rows(CUstream_st* stream, const T* keys, int64_t n, int64_t row_leng
   int* flag = reinterpret_cast<int*>(word.get());
   int host_flag = 0;
   GSEARCH_CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(int), stream));
-  const device_limits dev = current_device_limits();
-  const int64_t blocks = (n + 255) / 256;
-  const int grid = int(blocks < 4LL * dev.sms ? blocks : 4LL * dev.sms);
-  find_unsorted_kernel<<<grid, 256, 0, stream>>>(keys, n, row_length, flag);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch_order_check(stream, keys, n, row_length, flag);
   GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&host_flag, flag, sizeof(int), cudaMemcpyDeviceToHost, stream));
   GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream));
   return host_flag == 0;
@@ -291,30 +314,6 @@ void search_gated(CUstream_st* stream, side s, algorithm algo, const T* keys, in
   });
 }
 
-// queries_order::detect's check (search_detecting_order): *unsorted = 1 once some queries[j + 1]
-// < queries[j]. Blocks take tiles of Threads x Items pairs in order, grid-stride, and leave at
-// the first tile that holds a pair out of order or finds the word set by another block: unsorted
-// queries are read about one tile a block, sorted ones once (both loads of a pair coalesce; the
-// second is mostly the next thread's first).
-template <class T, int Threads, int Items>
-__global__ void __launch_bounds__(Threads) order_check_kernel(const T* __restrict__ queries, int64_t n,
-                                                               int* unsorted) {
-  constexpr int64_t tile = int64_t(Threads) * Items;
-  for (int64_t begin = int64_t(blockIdx.x) * tile; begin + 1 < n; begin += int64_t(gridDim.x) * tile) {
-    bool out_of_order = false;
-    GSEARCH_UNROLL
-    for (int i = 0; i < Items; ++i) {
-      const int64_t j = begin + threadIdx.x + int64_t(i) * Threads;
-      if (j + 1 < n) out_of_order |= key_less(queries[j + 1], queries[j]);
-    }
-    const bool answered = threadIdx.x == 0 && *reinterpret_cast<volatile int*>(unsorted) != 0;
-    if (__syncthreads_or(out_of_order || answered)) {
-      if (threadIdx.x == 0) *unsorted = 1;
-      return;
-    }
-  }
-}
-
 }  // namespace
 
 template <class T, class Out>
@@ -330,12 +329,7 @@ void search_detecting_order(CUstream_st* stream, side s, algorithm algo, const T
   const stream_buffer word(stream, detect_word_bytes);
   int* unsorted = static_cast<int*>(word.get());
   GSEARCH_CUDA_CHECK(cudaMemsetAsync(unsorted, 0, sizeof(int), stream));
-  constexpr int threads = 256, items = 8;
-  const device_limits dev = current_device_limits();
-  const int64_t tiles = (n + int64_t(threads) * items - 1) / (int64_t(threads) * items);
-  const int grid = int(tiles < 4LL * dev.sms ? tiles : 4LL * dev.sms);
-  order_check_kernel<T, threads, items><<<grid, threads, 0, stream>>>(queries, n, unsorted);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch_order_check(stream, queries, n, n, unsorted);
   sorted_search(stream, s, keys, k, queries, n, out, launch_gate{unsorted, 0});
   search_gated(stream, s, algo, keys, k, queries, n, out, max_temp_bytes, launch_gate{unsorted, 1});
 }
