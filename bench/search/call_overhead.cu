@@ -10,6 +10,11 @@
 //   launch:empty      an empty kernel with the search kernel's argument count, <<<1, 32>>>
 //   launch:grid       the same kernel on the search's grid (Q / 1,024 blocks of 256)
 //   cuda_get_device   cudaGetDevice (what the device guard and the device limits ask)
+//   launch:search_kernel  the search's own kernel (PBS-CL, keys in shared memory, as auto picks)
+//                     launched directly on the grid the library picks
+//   backend:launch_search  cuda_backend::launch_search<pbs_cl> (the occupancy and shared-memory
+//                     lookups, then that launch)
+//   backend:search    cuda_backend::search with algorithm::auto_ (the device limits, the choice)
 //   cpp:search        gsearch::search(cuda.on(stream), side::left, keys, queries, out)
 //   cpp:search_any    the same with queries_order::any (the default detect, decided on the host
 //                     for these sizes, never launches the order check here)
@@ -27,6 +32,8 @@
 #include <string>
 #include <vector>
 
+#include "gsearch/detail/cuda/search.hpp"
+#include "gsearch/detail/cuda/search_kernel.cuh"
 #include "gsearch/gsearch.hpp"
 #include "report.hpp"
 
@@ -111,10 +118,25 @@ int main(int argc, char** argv) {
     if (!ok) ++problems;
 
     const unsigned grid = unsigned((q + 1023) / 1024);
+    // The search's own launch, as launch_search_with makes it for these keys (copies: replicas).
+    namespace cb = cuda_backend;
+    const cb::device_limits dev = cb::current_device_limits();
+    constexpr cb::launch_config cfg = cb::shared_config<algorithm::pbs_cl, 4>;
+    const bool two = cb::pbs_cl_copies<int32_t>(k, dev.max_shared_per_block) == 2;
+    const auto kernel = two ? cb::search_shared_kernel<algorithm::pbs_cl, false, int32_t, int32_t, cfg.threads, cfg.items, 2>
+                            : cb::search_shared_kernel<algorithm::pbs_cl, false, int32_t, int32_t, cfg.threads, cfg.items, 1>;
+    const int64_t smem = cb::staged_bytes<int32_t>(k, two ? 2 : 1);
+    const int search_grid = cb::grid_size(kernel, cfg.threads, smem, (q + cfg.threads * cfg.items - 1) / (cfg.threads * cfg.items), dev);
     const std::vector<std::pair<const char*, std::function<void()>>> parts = {
         {"launch:empty", [&] { empty_kernel<<<1, 32, 0, stream>>>(d_keys, k, d_queries, q, d_out, 0, 0); }},
         {"launch:grid", [&] { empty_kernel<<<grid, 256, 0, stream>>>(d_keys, k, d_queries, q, d_out, 0, 0); }},
         {"cuda_get_device", [&] { int d; cudaGetDevice(&d); }},
+        {"launch:search_kernel",
+         [&] { kernel<<<search_grid, cfg.threads, size_t(smem), stream>>>(d_keys, int(k), d_queries, q, d_out, 0, {}); }},
+        {"backend:launch_search",
+         [&] { cb::launch_search<algorithm::pbs_cl>(stream, false, 0, d_keys, k, d_queries, q, d_out, dev); }},
+        {"backend:search",
+         [&] { cb::search(stream, side::left, algorithm::auto_, d_keys, k, d_queries, q, d_out, int64_t{1} << 62); }},
         {"cpp:search", [&] { search(exec, side::left, kv, qv, ov); }},
         {"cpp:search_any", [&] { search(exec, side::left, kv, qv, ov, any_order); }},
     };

@@ -117,6 +117,9 @@ __global__ __launch_bounds__(Threads, MinBlocks) void set_op_kernel(const T* a, 
       atomicAdd(reinterpret_cast<unsigned long long*>(total), (unsigned long long)tile_count);
   } else {
     int offset, tile_count;
+    // The block aggregate needs every thread's count, so the scan's own barrier comes after every
+    // thread's serial loop: the staged inputs are all read, and `result` may take their place
+    // without another barrier.
     block_scan(temp.scan).ExclusiveSum(n, offset, tile_count);
     if (t == 0) {
       if (threadIdx.x == 0) {
@@ -124,12 +127,12 @@ __global__ __launch_bounds__(Threads, MinBlocks) void set_op_kernel(const T* a, 
         tile_offset = 0;
       }
     } else if (threadIdx.x < 32) {
-      // The look-back: the first warp waits for the tiles before this one.
+      // The look-back: the first warp waits for the tiles before this one, while the other warps
+      // put their outputs in place below.
       prefix_op prefix(tile_state, prefix_temp, ::cuda::std::plus<>{}, int(t));
       const int64_t before = prefix(int64_t(tile_count));
       if (threadIdx.x == 0) tile_offset = before;
     }
-    __syncthreads();  // every thread is done reading the staged inputs
     // The outputs into shared memory at the thread's offset in the tile.
     for (int k = 0; k < steps; ++k)
       if (taken >> k & 1) result[offset++] = r[k];
