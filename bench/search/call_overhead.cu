@@ -1,17 +1,23 @@
 // The host time of one small search call below Python (issue 24: the per-call time), in parts
 // that differ by one layer each, so that their differences place the time without a profiler
 // (the GPU machine has no perf): beside py_call_overhead.py's Python rows, the same shapes
-// (K = 1,024 sorted int32 keys; Q = 1, 100, 10,000 queries; int32 out) from C++.
+// (K = 1,024 sorted int32 keys; Q = 1, 100, 10,000 queries, and 100,000; int32 out) from C++.
 //
 //   call_overhead --json OUT.json [--calls 20000] [--repeat 7]
 //
-// Rows ("impl"), each called --calls times back to back on one stream, synchronized once after
-// them; the time per call is the wall time over --calls, the minimum of --repeat runs:
+// Rows ("impl"), each timed two ways, the minimum of --repeat runs:
+//   us_per_call   --calls calls back to back on one stream, synchronized once after them: the
+//                 wall time over --calls. Past the launch queue's depth the host waits for the
+//                 GPU, so this is the larger of the host's time per call and the kernel's.
+//   enqueue_us    200 calls after a synchronization, timed without waiting for them: the host's
+//                 time per call alone (the queue does not fill).
 //   launch:empty      an empty kernel with the search kernel's argument count, <<<1, 32>>>
 //   launch:grid       the same kernel on the search's grid (Q / 1,024 blocks of 256)
 //   cuda_get_device   cudaGetDevice (what the device guard and the device limits ask)
 //   launch:search_kernel  the search's own kernel (PBS-CL, keys in shared memory, as auto picks)
 //                     launched directly on the grid the library picks
+//   launch:global_kernel  the binary search's kernel over the keys in global memory (what runs
+//                     when they do not fit shared memory: no staging), launched directly
 //   backend:launch_search  cuda_backend::launch_search<pbs_cl> (the occupancy and shared-memory
 //                     lookups, then that launch)
 //   backend:search    cuda_backend::search with algorithm::auto_ (the device limits, the choice)
@@ -44,6 +50,23 @@ using bench::json;
 
 // The search kernel's arguments, by kind: three pointers, sizes, the side's offset.
 __global__ void empty_kernel(const int32_t*, int64_t, const int32_t*, int64_t, int32_t*, int, int) {}
+
+// The host's time per call while the launch queue has room: calls after a synchronization, not
+// waited for.
+template <class F>
+double enqueue_us(F&& call, int repeat, cudaStream_t stream) {
+  constexpr int calls = 200;
+  double best = 1e30;
+  for (int r = 0; r < repeat; ++r) {
+    cudaStreamSynchronize(stream);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < calls; ++i) call();
+    const std::chrono::duration<double, std::micro> dt = std::chrono::steady_clock::now() - t0;
+    best = std::min(best, dt.count() / calls);
+  }
+  cudaStreamSynchronize(stream);
+  return best;
+}
 
 template <class F>
 double per_call_us(F&& call, int calls, int repeat, cudaStream_t stream) {
@@ -91,13 +114,13 @@ int main(int argc, char** argv) {
   cudaStream_t stream = nullptr;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   int32_t *d_keys = nullptr, *d_queries = nullptr, *d_out = nullptr;
-  const int64_t most = 10000;
+  const int64_t most = 100000;
   cudaMalloc(&d_keys, k * sizeof(int32_t));
   cudaMalloc(&d_queries, most * sizeof(int32_t));
   cudaMalloc(&d_out, most * sizeof(int32_t));
   cudaMemcpy(d_keys, keys.data(), k * sizeof(int32_t), cudaMemcpyHostToDevice);
 
-  for (const int64_t q : {int64_t{1}, int64_t{100}, int64_t{10000}}) {
+  for (const int64_t q : {int64_t{1}, int64_t{100}, int64_t{10000}, int64_t{100000}}) {
     std::vector<int32_t> queries(static_cast<size_t>(q));
     for (auto& x : queries) x = int32_t(rng() % 100000);
     cudaMemcpy(d_queries, queries.data(), q * sizeof(int32_t), cudaMemcpyHostToDevice);
@@ -126,6 +149,9 @@ int main(int argc, char** argv) {
     const auto kernel = two ? cb::search_shared_kernel<algorithm::pbs_cl, false, int32_t, int32_t, cfg.threads, cfg.items, 2>
                             : cb::search_shared_kernel<algorithm::pbs_cl, false, int32_t, int32_t, cfg.threads, cfg.items, 1>;
     const int64_t smem = cb::staged_bytes<int32_t>(k, two ? 2 : 1);
+    constexpr cb::launch_config gcfg = cb::global_config;
+    const auto global_kernel = cb::search_global_kernel<algorithm::binary, false, int32_t, int32_t, gcfg.threads, gcfg.items>;
+    const int global_grid = cb::grid_size(global_kernel, gcfg.threads, 0, (q + gcfg.threads * gcfg.items - 1) / (gcfg.threads * gcfg.items), dev);
     const int search_grid = cb::grid_size(kernel, cfg.threads, smem, (q + cfg.threads * cfg.items - 1) / (cfg.threads * cfg.items), dev);
     const std::vector<std::pair<const char*, std::function<void()>>> parts = {
         {"launch:empty", [&] { empty_kernel<<<1, 32, 0, stream>>>(d_keys, k, d_queries, q, d_out, 0, 0); }},
@@ -133,6 +159,8 @@ int main(int argc, char** argv) {
         {"cuda_get_device", [&] { int d; cudaGetDevice(&d); }},
         {"launch:search_kernel",
          [&] { kernel<<<search_grid, cfg.threads, size_t(smem), stream>>>(d_keys, int(k), d_queries, q, d_out, 0, {}); }},
+        {"launch:global_kernel",
+         [&] { global_kernel<<<global_grid, gcfg.threads, 0, stream>>>(d_keys, k, d_queries, q, d_out, 0, {}); }},
         {"backend:launch_search",
          [&] { cb::launch_search<algorithm::pbs_cl>(stream, false, 0, d_keys, k, d_queries, q, d_out, dev); }},
         {"backend:search",
@@ -143,8 +171,11 @@ int main(int argc, char** argv) {
     for (const auto& [name, call] : parts) {
       call();  // warm: first-call lookups
       const double us = per_call_us(call, a.calls, a.repeat, stream);
-      rows.push_back({{"impl", name}, {"k", k}, {"q", q}, {"dtype", "int32"}, {"us_per_call", us}, {"verified", ok}});
-      std::printf("K=%lld Q=%-6lld %-16s %7.3f us\n", (long long)k, (long long)q, name, us);
+      const double host = enqueue_us(call, a.repeat, stream);
+      rows.push_back({{"impl", name}, {"k", k}, {"q", q}, {"dtype", "int32"}, {"us_per_call", us}, {"enqueue_us", host},
+                      {"verified", ok}});
+      std::printf("K=%lld Q=%-6lld %-22s %7.3f us back to back, %7.3f us to enqueue\n", (long long)k, (long long)q,
+                  name, us, host);
     }
   }
   cudaFree(d_keys);
