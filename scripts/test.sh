@@ -4,8 +4,8 @@
 # from the same build, then python/tests); then the CPU tests again under AddressSanitizer +
 # UBSan. Missing PyPI packages (numpy pytest hypothesis matplotlib nanobind scikit-build-core
 # mpi4py dask[array,distributed]) are installed with pip --user.
-# The CUDA backend is compiled when nvcc is there (a GPU or not). Exit status: non-zero if
-# anything fails.
+# The CUDA backend and the GPU tests are compiled when nvcc is there (a GPU or not), the GPU
+# benchmark programs when a GPU is. Exit status: non-zero if anything fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -17,13 +17,18 @@ python3 -c "import numpy, pytest, hypothesis, matplotlib, nanobind, scikit_build
   python3 -m pip install --quiet --user numpy pytest hypothesis matplotlib nanobind scikit-build-core mpi4py "dask[array,distributed]"
 
 # The CUDA kernels are compiled wherever nvcc is, GPU or not (CI has none: it checks that they
-# compile; the GPU tests then skip), and the benchmark programs and peers too.
+# compile; the GPU tests then skip).
 cuda=$(command -v nvcc >/dev/null && echo ON || echo OFF)
-echo "== build and test (CUDA backend $cuda; the first build takes some 15 minutes on 2 cores)"
+# The GPU benchmark programs only where a GPU can run them: without one (CI) their compile took
+# some 8 of the 2-core build's 24 minutes. (scripts/device/build.sh builds them on the GPU machine;
+# -DGSEARCH_BUILD_GPU_BENCH=ON builds them anywhere.)
+gpu_bench=$(nvidia-smi -L >/dev/null 2>&1 && echo ON || echo OFF)
+echo "== build and test (CUDA backend $cuda, GPU benchmark programs $gpu_bench; the first build takes some 15 minutes on 2 cores)"
 # One build for everything: the C++ tests, the CLI and the Python extension (built once here;
 # the pip install below reuses this build folder).
 cmake -S . -B build/test -G Ninja -DCMAKE_BUILD_TYPE=Release -DGSEARCH_BUILD_PYTHON=ON \
-  -DGSEARCH_CUDA="$cuda" -DGSEARCH_BUILD_BENCH=ON -DPython_EXECUTABLE="$python" >/dev/null
+  -DGSEARCH_CUDA="$cuda" -DGSEARCH_BUILD_BENCH=ON -DGSEARCH_BUILD_GPU_BENCH="$gpu_bench" \
+  -DPython_EXECUTABLE="$python" >/dev/null
 cmake --build build/test -j "$jobs"
 ctest --test-dir build/test -j "$jobs" --output-on-failure --label-exclude large
 
@@ -35,7 +40,7 @@ log=$(mktemp)
 python3 -m pip install --user --no-build-isolation --force-reinstall --no-deps -v \
   -C build-dir=build/test -C cmake.define.GSEARCH_BUILD_TESTS=ON -C cmake.define.GSEARCH_BUILD_CLI=ON \
   -C cmake.define.GSEARCH_BUILD_PYTHON=ON -C cmake.define.GSEARCH_CUDA="$cuda" \
-  -C cmake.define.GSEARCH_BUILD_BENCH=ON . >"$log" 2>&1 || { cat "$log"; exit 1; }
+  -C cmake.define.GSEARCH_BUILD_BENCH=ON -C cmake.define.GSEARCH_BUILD_GPU_BENCH="$gpu_bench" . >"$log" 2>&1 || { cat "$log"; exit 1; }
 grep -E "ninja: no work to do|Building (CXX|CUDA) object" "$log" | sed 's/^ */pip build step: /' || true
 rm -f "$log"
 (cd /tmp && python3 -c "import gsearch; print('gsearch', gsearch.__version__, 'cuda_available:', gsearch.cuda_available())")

@@ -522,7 +522,6 @@ def searchsorted(
             dt is v.dtype
             and key_type is not None
             and a.dim() == 1
-            and not (a.requires_grad or v.requires_grad)
             and a.is_contiguous()
             and v.is_contiguous()
             and a.get_device() == dev

@@ -15,7 +15,7 @@ template <class T, class Out>
 void partitioned_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries, int64_t n,
                         Out* out, launch_gate gate) {
   const device_limits dev = current_device_limits();
-  const core::partition_config& cfg = partitioned_config<int(sizeof(T))>;
+  const core::partition_config cfg = partitioned_config_for<int(sizeof(T))>(k);
   visit_side(s, [&]<bool Strict>(int offset) {
     launch_partitioned<Strict>(stream, offset, keys, k, queries, n, out, dev, cfg, gate);
   });
@@ -24,7 +24,7 @@ void partitioned_search(CUstream_st* stream, side s, const T* keys, int64_t k, c
 template <class T>
 int64_t partitioned_temp_bytes(bool strict, int64_t k, int64_t n, const device_limits& dev) {
   if (n <= 0) return 0;
-  const core::partition_config& cfg = partitioned_config<int(sizeof(T))>;
+  const core::partition_config cfg = partitioned_config_for<int(sizeof(T))>(k);
   const partition_plan p = strict ? plan_partitioned<true, 0, 0, T>(k, n, dev, cfg)
                                   : plan_partitioned<false, 0, 0, T>(k, n, dev, cfg);
   return p.shape.buckets == 1 ? 0 : p.temp_bytes();

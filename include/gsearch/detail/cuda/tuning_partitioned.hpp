@@ -29,6 +29,22 @@ namespace gsearch::cuda_backend {
 /// KB); windows of 2^22 keep most of a window's data in L2 (2^23: 5.18 against 4.33).
 template <int KeyBytes>
 inline constexpr core::partition_config partitioned_config = {192 * 1024, 16384, int64_t{1} << 22, 32768};
+/// Windows of 2^24 queries where the keys take 1 GiB or more (8-byte keys from K = 2^27): every
+/// window stages all the buckets, so it reads all the keys once, and fewer windows read them
+/// fewer times. partitioned_config otherwise. Measured (bench/results/h100/issue24/
+/// psweep-windows-<commit>.json; 192 KB buckets, pieces of 32,768, Q = 2^27, windows of 2^22 /
+/// 2^23 / 2^24 / 2^25): int64 K = 2^27 (1 GiB) 23.8 / 20.1 / 20.0 / 19.5 ms; int32 K = 2^27
+/// (512 MB) 13.7 / 13.7 / 15.8 / 16.0 (a larger window's grouped queries no longer sit in L2);
+/// K = 2^24 int32 6.6 / 6.9 / 10.4 / 11.0, int64 9.1 / 10.1 / 13.1 / 13.6. 2^24 rather than 2^25:
+/// within 3% with half the temporary memory.
+inline constexpr int64_t partitioned_large_window = int64_t{1} << 24;
+inline constexpr int64_t partitioned_large_window_from_bytes = int64_t{1} << 30;
+template <int KeyBytes>
+constexpr core::partition_config partitioned_config_for(int64_t k) {
+  core::partition_config c = partitioned_config<KeyBytes>;
+  if (k * KeyBytes >= partitioned_large_window_from_bytes) c.window = partitioned_large_window;
+  return c;
+}
 /// The partition kernels' tile (count and scatter: threads x queries per thread) and the bucket
 /// search's (PBS-CL over a staged bucket). partition-sweep-3.json (6 shapes x 5 configurations):
 /// 4-byte keys 512 x 8 (4.35 / 7.36 ms at K = 2^20 / 2^24 against 4.58 / 7.47 for 1024 x 4; 3%
