@@ -2,7 +2,8 @@
 // loop's 64-bit indexing and the int32 output path at full size. And more than 2^31 elements of
 // unsorted search: find / count / find_all with matches past 2^31 (64-bit indices, int64
 // counts), a study strategy, and isin spot checks. And select / median / topk of more than 2^31
-// elements (the bucket pass's 64-bit counts and candidate offsets).
+// elements (the bucket pass's 64-bit counts and candidate offsets). And the partitioned search
+// over 1 GiB of keys (its larger windows).
 
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "gsearch/detail/cuda/tuning_partitioned.hpp"
 #include "gsearch/gsearch.hpp"
 #include "test_util.hpp"
 
@@ -84,6 +86,42 @@ TEST(GpuLarge, StaticIndexBeyond2To30Keys) {
   GSEARCH_GPU_OR_SKIP();
   check_large_index<int32_t>((int64_t(1) << 30) + 5);
   check_large_index<int64_t>((int64_t(1) << 31) + 3);
+}
+
+// The partitioned search where its keys take 1 GiB or more (2^27 + 5 int64 keys), so it runs
+// windows of 2^24 queries (tuning_partitioned.hpp's partitioned_config_for): 2^25 + 77 queries,
+// two full windows and a short one; keys[i] = 2i, so both bounds have a closed form.
+TEST(GpuLarge, PartitionedSearchWithLargeWindows) {
+  GSEARCH_GPU_OR_SKIP();
+  using T = int64_t;
+  const int64_t k = (int64_t(1) << 27) + 5, n = (int64_t(1) << 25) + 77;
+  ASSERT_EQ(cuda_backend::partitioned_config_for<8>(k).window, cuda_backend::partitioned_large_window);
+  std::vector<T> keys(static_cast<size_t>(k));
+  for (int64_t i = 0; i < k; ++i) keys[size_t(i)] = T(2 * i);
+  device_vector<T> d_keys{span<const T>(keys)};
+  std::vector<T>().swap(keys);
+  std::vector<T> queries(static_cast<size_t>(n));
+  uint64_t x = 777;
+  for (int64_t j = 0; j < n; ++j) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    queries[size_t(j)] = T(int64_t(x >> 20) % (2 * k + 8)) - T(3);  // -3 .. 2k + 4
+  }
+  device_vector<T> d_queries{span<const T>(queries)};
+  device_vector<int64_t> d_out(n);
+  std::vector<int64_t> out(static_cast<size_t>(n));
+  for (const side s : {side::left, side::right}) {
+    search(cuda, s, span<const T>(d_keys), span<const T>(d_queries), span<int64_t>(d_out), {algorithm::partitioned, false});
+    d_out.copy_to(span<int64_t>(out));
+    int64_t bad = 0, first_bad = -1;
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t q = queries[size_t(j)];
+      // lower bound: the first i with 2i >= q; upper bound: the first i with 2i > q.
+      const int64_t want = s == side::left ? std::clamp((q + 1) / 2, int64_t{0}, k)
+                                           : std::clamp(q < 0 ? int64_t{0} : q / 2 + 1, int64_t{0}, k);
+      if (out[size_t(j)] != want && bad++ == 0) first_bad = j;
+    }
+    EXPECT_EQ(bad, 0) << test::side_name(s) << ": first wrong result at query " << first_bad;
+  }
 }
 
 TEST(GpuLarge, FindMoreThan2To31Elements) {
