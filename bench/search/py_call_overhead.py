@@ -3,7 +3,8 @@
 torch.searchsorted on the same tensors (issue 24: gsearch's per-call overhead <= torch's).
 
     python3 bench/search/py_call_overhead.py --json OUT.json [--calls 2000] [--repeat 7]
-    python3 bench/search/py_call_overhead.py --plot IN.json OUT.png      (a bar chart of a run)
+    python3 bench/search/py_call_overhead.py --plot IN.json OUT.png      (a bar chart of a run, or
+                                                                          of call_overhead's JSON)
 
 For K = 1,024 sorted int32 keys and Q = 1, 100 and 10,000 random queries, each of
 
@@ -41,12 +42,40 @@ def per_call_us(fn, calls, sync):
     return (time.perf_counter() - t0) / calls * 1e6
 
 
+def plot_cpp(doc, png):
+    """call_overhead's JSON (bench/search/call_overhead.cu): for each row, the time per call back
+    to back (the larger of the host's and the kernel's) beside the host's enqueue time alone."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows = [r for r in doc["results"] if r["impl"] != "cuda_get_device"]
+    impls = list(dict.fromkeys(r["impl"] for r in rows))
+    qs = sorted({r["q"] for r in rows})
+    fig, axes = plt.subplots(1, len(qs), figsize=(3.2 * len(qs), 4.2), sharey=True)
+    for ax, q in zip(axes, qs):
+        got = {r["impl"]: r for r in rows if r["q"] == q}
+        xs = range(len(impls))
+        ax.bar([x - 0.2 for x in xs], [got[i]["us_per_call"] for i in impls], 0.4, label="back to back")
+        ax.bar([x + 0.2 for x in xs], [got[i]["enqueue_us"] for i in impls], 0.4, label="enqueue only")
+        ax.set_xticks(list(xs), impls, rotation=60, ha="right", fontsize=7)
+        ax.set_title(f"Q = {q:,}", fontsize=9)
+    axes[0].set_ylabel("us per call")
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"search from C++, K = {rows[0]['k']:,} int32, {doc['device']['name']}", fontsize=9)
+    fig.text(0.01, 0.01, f"commit {doc['source'].get('commit', '?')[:7]}", fontsize=7)
+    fig.savefig(png, dpi=120, bbox_inches="tight")
+    return 0
+
+
 def plot(path, png):
-    """Bars of us per call, one group per query count: torch, gsearch, and with out=."""
+    """Bars of us per call, one group per query count: torch, gsearch, and with out= (or, for
+    call_overhead's JSON, plot_cpp)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     doc = json.load(open(path))
+    if doc.get("schema", "").startswith("gsearch.call_overhead/"):
+        return plot_cpp(doc, png)
     rows = doc["results"]
     qs = sorted({r["q"] for r in rows})
     impls = ["torch", "gsearch", "torch-out", "gsearch-out"]
