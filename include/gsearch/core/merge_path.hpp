@@ -84,34 +84,20 @@ GSEARCH_HD Index upper_bound_in(const Acc& acc, Index begin, Index end, T x) {
   return begin;
 }
 
-/// How Balanced Path runs its searches (balanced_path's `search`): the first index of a range at
-/// which a monotone predicate (false ... false, true ... true) turns true. serial_search is one
-/// thread's: `first` a binary search, `first_from_end` one that probes end - 1, end - 2, end - 4,
-/// ... until the predicate is false, then binary-searches the last gap: O(log r) reads when the
-/// answer lies r before the end, which is how Balanced Path finds the start of the run of its
-/// split key (short, in most data) without a search over the whole prefix. The GPU's partition
-/// kernel passes a warp's search instead (set_ops_kernel.cuh: 32 probes a step).
-struct serial_search {
-  template <class Index, class Pred>
-  GSEARCH_HD Index first(Index lo, Index hi, const Pred& pred) const {
-    while (lo < hi) {
-      const Index mid = lo + (hi - lo) / 2;
-      if (pred(mid)) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
+/// lower_bound_in(acc, 0, end, x), searched from the end: probes end - 1, end - 2, end - 4, ...
+/// until one is before x, then binary-searches the last gap. O(log r) reads for a run of r
+/// elements not before x at the end, which is how Balanced Path finds the start of the run of
+/// its split key (short, in most data) without a search over the whole prefix.
+template <class Acc, class T, class Index>
+GSEARCH_HD Index lower_bound_from_end(const Acc& acc, Index end, T x) {
+  Index hi = end;  // the answer is at most hi
+  for (Index step = 1; hi > 0; step *= 2) {
+    const Index probe = hi > step ? hi - step : Index{0};
+    if (key_less(acc(probe), x)) return lower_bound_in(acc, probe + 1, hi, x);
+    hi = probe;  // acc(probe) is not before x: neither is anything after it
   }
-  template <class Index, class Pred>
-  GSEARCH_HD Index first_from_end(Index end, const Pred& pred) const {
-    Index hi = end;  // the answer is at most hi
-    for (Index step = 1; hi > 0; step *= 2) {
-      const Index probe = hi > step ? hi - step : Index{0};
-      if (!pred(probe)) return first(probe + 1, hi, pred);
-      hi = probe;  // true at probe: true from there on
-    }
-    return 0;
-  }
-};
+  return 0;
+}
 
 /// Where Balanced Path crosses diagonal `diag`: a_index elements of A and diag - a_index of B
 /// precede the split, plus, when `star`, one more of B (B[diag - a_index]).
@@ -128,28 +114,23 @@ struct balanced_split {
 /// (from A and B), B gives max(xCount / 2, xCount - aRun) (as many as it has), A the rest; when
 /// that leaves A one copy ahead and B has another copy of x, the split is "starred": that copy of
 /// B joins the prefix, to stay with its partner in A. So the prefix holds diag + star elements.
-/// `search` runs its three searches (serial_search: this thread alone).
-template <class AccA, class AccB, class Index, class Search = serial_search>
+template <class AccA, class AccB, class Index>
 GSEARCH_HD balanced_split<Index> balanced_path(const AccA& a, Index na, const AccB& b, Index nb,
-                                               Index diag, const Search& search = {}) {
-  // Merge Path (merge_path's search, through `search`): A[i] goes after B[diag - 1 - i].
-  const Index p = search.first(diag > nb ? diag - nb : Index{0}, diag < na ? diag : na,
-                               [&](Index i) { return key_less(b(diag - 1 - i), a(i)); });
+                                               Index diag) {
+  const Index p = merge_path(a, na, b, nb, diag);
   Index a_index = p;
   const Index b_index = diag - p;
   bool star = false;
   if (b_index < nb) {
     const auto x = b(b_index);
-    // The run of x before the split, on each side (lower bounds of x, from the split back).
-    const Index a_start = search.first_from_end(a_index, [&](Index i) { return !key_less(a(i), x); });
-    const Index b_start = search.first_from_end(b_index, [&](Index j) { return !key_less(b(j), x); });
+    const Index a_start = lower_bound_from_end(a, a_index, x);  // the run of x before the split
+    const Index b_start = lower_bound_from_end(b, b_index, x);
     const Index a_run = a_index - a_start;
     Index b_run = b_index - b_start;
     const Index x_count = a_run + b_run;
     Index b_advance = x_count / 2 > x_count - a_run ? x_count / 2 : x_count - a_run;
     const Index b_end = b_start + b_advance + 1 < nb ? b_start + b_advance + 1 : nb;
-    // B's copies of x, up to b_end (an upper bound of x in B[b_index, b_end)).
-    b_run = search.first(b_index, b_end, [&](Index j) { return key_less(x, b(j)); }) - b_start;
+    b_run = upper_bound_in(b, b_index, b_end, x) - b_start;  // B's copies of x, up to b_end
     if (b_advance > b_run) b_advance = b_run;
     const Index a_advance = x_count - b_advance;
     star = a_advance == b_advance + 1 && b_advance < b_run;

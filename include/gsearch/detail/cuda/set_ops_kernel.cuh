@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Multiset set operations on the GPU by Balanced Path (seeds/002), in one pass: a partition
-/// kernel finds where each tile's first diagonal crosses A and B (core::balanced_path, one warp
+/// kernel finds where each tile's first diagonal crosses A and B (core::balanced_path, one thread
 /// per tile); one block per tile stages its slices in shared memory, each thread finds its own
 /// Balanced Path split there, runs its set operation into registers
 /// (core::serial_set_op_unrolled) and counts its outputs, and the block scans the
@@ -30,55 +30,20 @@ namespace gsearch::cuda_backend {
 
 using set_tile_state = cub::ScanTileState<int64_t>;
 
-/// Balanced Path's searches by a whole warp (core::balanced_path's `search`): each step the 32
-/// lanes probe 32 points of the range and a ballot keeps the gap where the predicate turns true,
-/// so a range of r indices takes about log33(r) dependent steps of one read a lane, where one
-/// thread's binary search takes log2(r) (5-6 against 27 over 2^27 keys). Every lane calls it
-/// with the same range and gets the same answer; the predicate must be safe to evaluate on any
-/// index of the range.
-struct warp_search {
-  static constexpr unsigned all = 0xffffffffu;
-  template <class Index, class Pred>
-  __device__ Index first(Index lo, Index hi, const Pred& pred) const {
-    const int lane = int(threadIdx.x) % 32;
-    while (hi - lo > 32) {
-      const Index span = hi - lo;  // > 32: the 32 probes below are distinct and inside [lo, hi)
-      const Index probe = lo + span * (lane + 1) / 33;
-      const unsigned yes = __ballot_sync(all, pred(probe));
-      const int f = yes ? __ffs(int(yes)) - 1 : 32;  // the first probe where it holds
-      // The answer is in (probe f - 1, probe f]: past the lane before, up to this one (or hi).
-      const Index next_hi = f < 32 ? lo + span * (f + 1) / 33 : hi;
-      lo = f > 0 ? lo + span * f / 33 + 1 : lo;
-      hi = next_hi;
-    }
-    const Index probe = lo + lane;  // at most 32 left: one probe each
-    const unsigned yes = __ballot_sync(all, probe < hi && pred(probe));
-    return yes ? lo + Index(__ffs(int(yes)) - 1) : hi;
-  }
-  template <class Index, class Pred>
-  __device__ Index first_from_end(Index end, const Pred& pred) const {
-    return first(Index{0}, end, pred);
-  }
-};
-
-/// a_splits[t], b_splits[t] = the elements of A and B before tile t, t < tiles, one warp per tile
-/// (core::balanced_path with warp_search: long runs of equal keys cost the one-thread search
-/// about 4 log2 of their length in dependent global reads, a warp about a fifth of that); and the
-/// tile states' initialisation (tile_state may be empty: the size query needs none).
+/// a_splits[t], b_splits[t] = the elements of A and B before tile t, t < tiles; and the tile
+/// states' initialisation (tile_state may be empty: the size query needs none).
 template <class T>
 __global__ void set_partition_kernel(const T* a, int64_t na, const T* b, int64_t nb,
                                      int64_t tile, int64_t tiles, int64_t* a_splits,
                                      int64_t* b_splits, set_tile_state tile_state,
                                      bool init_tile_state) {
+  const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (init_tile_state) tile_state.InitializeStatus(int(tiles));
-  const int64_t t = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;  // the warp's tile
-  if (t >= tiles) return;  // (whole warps: blockDim.x is a multiple of 32)
+  if (t >= tiles) return;
   const int64_t d = t * tile;
-  const auto split = core::balanced_path(global_reader<T>{a}, na, global_reader<T>{b}, nb, d, warp_search{});
-  if (threadIdx.x % 32 == 0) {
-    a_splits[t] = split.a_index;
-    b_splits[t] = d - split.a_index + int64_t(split.star);
-  }
+  const auto split = core::balanced_path(global_reader<T>{a}, na, global_reader<T>{b}, nb, d);
+  a_splits[t] = split.a_index;
+  b_splits[t] = d - split.a_index + int64_t(split.star);
 }
 
 /// One tile per block; Write: the result into out and the total into *total (by the last
@@ -207,9 +172,9 @@ int64_t run_set_op(cudaStream_t stream, set_op op, const T* a, int64_t na, const
   if (write) GSEARCH_CUDA_CHECK(state.Init(int(tiles), base + 256 + 2 * split_bytes, state_bytes));
   if (!write) GSEARCH_CUDA_CHECK(cudaMemsetAsync(total, 0, sizeof(int64_t), stream));
 
-  constexpr int64_t tiles_per_block = partition_threads / 32;  // a warp a tile
-  set_partition_kernel<<<unsigned((tiles + tiles_per_block - 1) / tiles_per_block), partition_threads, 0,
-                         stream>>>(a, na, b, nb, tile, tiles, a_splits, b_splits, state, write);
+  set_partition_kernel<<<unsigned((tiles + partition_threads - 1) / partition_threads),
+                         partition_threads, 0, stream>>>(a, na, b, nb, tile, tiles, a_splits,
+                                                         b_splits, state, write);
   GSEARCH_CUDA_CHECK_LAUNCH();
   core::visit_set_op(op, [&]<set_op Op>() {
     if (write) {
