@@ -16,7 +16,7 @@
 //            CUB pipeline sort + UpperBoundSortedValues + scatter (3.6), and the copy roofline
 //            (read Q keys, write Q int32).
 //   qsweep   int32, K = 2^20, 2^24, 2^26, 2^27 and Q = 2^14 ... 2^26: binary, the one-shot index and
-//            the partitioned search, the data of the `auto` rule (tuning.hpp).
+//            the partitioned search, the data of the `auto` rule (tuning.hpp), and auto itself.
 //   psweep   the partitioned search's configuration (core::partition_config: bytes of keys per
 //            bucket, window, queries per piece; or --pconfigs chunkKB:log2(window):piece,...) at
 //            each key type and K, Q = --queries; --pshapes adds other kernel shapes.
@@ -245,12 +245,16 @@ struct runner {
                {}, false);
   }
 
-  // binary against the one-shot index for Q = 2^14 .. q (the auto rule's data).
+  // binary against the one-shot index and the partitioned search for Q = 2^14 .. q (the auto
+  // rule's data), and auto itself ("auto:<its choice>", to check it against the best of them).
   void qsweep_part(const inputs<int32_t>& in) {
     device_vector<int32_t> out(in.q);
     for (int64_t q = int64_t(1) << 14; q <= in.q; q *= 8) {
-      for (const algorithm algo : {algorithm::binary, algorithm::index, algorithm::partitioned}) {
-        measure<int32_t>("qsweep", "gsearch", std::string(to_string(algo)), in, q, out, [&](const int32_t* p) {
+      for (const algorithm algo : {algorithm::binary, algorithm::index, algorithm::partitioned, algorithm::auto_}) {
+        const std::string name = algo == algorithm::auto_
+                                     ? "auto:" + std::string(to_string(resolve_algorithm(gsearch::cuda, algo, 4, in.k, q)))
+                                     : std::string(to_string(algo));
+        measure<int32_t>("qsweep", "gsearch", name, in, q, out, [&](const int32_t* p) {
           upper_bound(gsearch::cuda, span<const int32_t>(in.keys), span<const int32_t>(p, q), span<int32_t>(out.data(), q), {algo, false});
         });
       }
