@@ -198,9 +198,10 @@ __global__ void __launch_bounds__(order_check_threads)
   }
 }
 
-// Enqueues order_check_kernel on n keys in rows of row_length; *unsorted must be 0 before it.
+// Clears *unsorted and enqueues order_check_kernel on n keys in rows of row_length.
 template <class T>
 void launch_order_check(CUstream_st* stream, const T* keys, int64_t n, int64_t row_length, int* unsorted) {
+  GSEARCH_CUDA_CHECK(cudaMemsetAsync(unsorted, 0, sizeof(int), stream));
   constexpr int64_t tile = int64_t(order_check_threads) * order_check_items;
   const int64_t tiles = (n + tile - 1) / tile;
   const int64_t most = 4LL * current_device_limits().sms;
@@ -216,7 +217,6 @@ bool sorted_rows(CUstream_st* stream, const T* keys, int64_t n, int64_t row_leng
   const host_wait_word word(stream);  // no allocation per call (search_options::max_temp_bytes)
   int* flag = reinterpret_cast<int*>(word.get());
   int host_flag = 0;
-  GSEARCH_CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(int), stream));
   launch_order_check(stream, keys, n, row_length, flag);
   GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&host_flag, flag, sizeof(int), cudaMemcpyDeviceToHost, stream));
   GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -328,7 +328,6 @@ void search_detecting_order(CUstream_st* stream, side s, algorithm algo, const T
   if (n <= 0) return;
   const stream_buffer word(stream, detect_word_bytes);
   int* unsorted = static_cast<int*>(word.get());
-  GSEARCH_CUDA_CHECK(cudaMemsetAsync(unsorted, 0, sizeof(int), stream));
   launch_order_check(stream, queries, n, n, unsorted);
   sorted_search(stream, s, keys, k, queries, n, out, launch_gate{unsorted, 0});
   search_gated(stream, s, algo, keys, k, queries, n, out, max_temp_bytes, launch_gate{unsorted, 1});
