@@ -9,9 +9,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gsearch/gsearch.hpp"
@@ -330,6 +333,152 @@ void all_cases(Mem& mem, communicator& comm, uint64_t seed) {
   each.template operator()<uint64_t>();
   each.template operator()<float>();
   each.template operator()<double>();
+}
+
+// ---- errors: the ranks fail together (dist/agreement.hpp) -------------------------------------------
+
+/// The operations the fault injection runs, each on 64 int32 values a rank (sorted in the global
+/// order, so that every operation runs all of its steps).
+inline constexpr int fault_ops = 8;
+inline const char* fault_op_name(int op) {
+  static const char* names[fault_ops] = {"search",   "search replicated", "find", "find_all",
+                                         "isin",     "sort",              "merge", "join"};
+  return names[op];
+}
+
+/// Runs fault operation `op` on this rank's part; `fail_allocation`: the operation's allocate
+/// callback throws std::bad_alloc on this rank (sort, find_all, merge, join: a step that fails
+/// between two exchanges without any fault injected).
+template <class Mem>
+void run_fault_op(Mem& mem, communicator& comm, int op, bool fail_allocation = false) {
+  const int me = comm.rank(), p = comm.size();
+  constexpr int64_t n = 64;
+  std::vector<int32_t> mine(size_t{n}), everyone(size_t(n) * size_t(p));
+  for (int64_t i = 0; i < n; ++i) mine[size_t(i)] = int32_t(me * n + i);
+  for (size_t i = 0; i < everyone.size(); ++i) everyone[i] = int32_t(i);
+  auto x = mem.put(mine);
+  auto all = mem.put(everyone);
+  const span<const int32_t> part(x);
+  int64_t* out = mem.template alloc<int64_t>(n);
+  bool* mask = mem.template alloc<bool>(n);
+  const auto ids = [&](int64_t k) -> int64_t* {
+    if (fail_allocation) throw std::bad_alloc();
+    return mem.template alloc<int64_t>(k);
+  };
+  const auto keys = [&](int64_t k) -> int32_t* {
+    if (fail_allocation) throw std::bad_alloc();
+    return mem.template alloc<int32_t>(k);
+  };
+  switch (op) {
+    case 0: dist::search(mem.exec, comm, side::left, part, part, span<int64_t>(out, n)); break;
+    case 1:
+      dist::search(mem.exec, comm, side::right, span<const int32_t>(all), part, span<int64_t>(out, n),
+                   layout::replicated);
+      break;
+    case 2: dist::find(mem.exec, comm, find_mode::first, part, equal_to(int32_t(5))); break;
+    case 3: dist::find_all(mem.exec, comm, part, greater(int32_t(3)), ids); break;
+    case 4: dist::isin(mem.exec, comm, part, part, span<bool>(mask, n)); break;
+    case 5: dist::sort(mem.exec, comm, part, keys); break;
+    case 6: dist::merge(mem.exec, comm, part, keys); break;
+    default:
+      dist::join(mem.exec, comm, join_kind::inner, part, part,
+                 [&](int64_t rows) { return join_output{ids(rows), ids(rows)}; });
+  }
+  (void)mem.get(span<const int64_t>(out, n));  // waits for the operation's work (CUDA)
+}
+
+/// One run of fault operation `op` while GSEARCH_DIST_FAULT names rank `faulty` (set on every rank
+/// by the caller): whether this rank threw, after checking that it threw what the agreement
+/// promises: the injected fault itself on the faulty rank, the agreed error naming it elsewhere.
+template <class Mem>
+bool fault_thrown(Mem& mem, communicator& comm, int op, int faulty) {
+  try {
+    run_fault_op(mem, comm, op);
+    return false;
+  } catch (const error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("fault injected on rank " + std::to_string(faulty)), std::string::npos) << what;
+    if (comm.rank() != faulty) {
+      EXPECT_NE(what.find("rank " + std::to_string(faulty) + " of " + std::to_string(comm.size()) + " failed: "),
+                std::string::npos)
+          << what;
+    }
+    return true;
+  }
+}
+
+/// GSEARCH_DIST_FAULT for a step: "faulty:step", or unset (step < 0).
+inline void set_fault(int faulty, int step) {
+  if (step < 0) {
+    unsetenv("GSEARCH_DIST_FAULT");
+  } else {
+    const std::string spec = std::to_string(faulty) + ":" + std::to_string(step);
+    setenv("GSEARCH_DIST_FAULT", spec.c_str(), 1);
+  }
+}
+
+/// The fault injection's driver, for every operation and every faulty rank: steps 0, 1, ... until
+/// the operation runs through (the fault past its last agreement point), each run on every rank
+/// by `run_ranks(op, faulty)`, which returns whether the ranks threw (the same on every rank, or
+/// -1 where they differ). Every step either fails on every rank or on none; a hang (a rank left in
+/// a collective) is the test's timeout.
+template <class RunRanks>
+void every_fault(int ranks, RunRanks&& run_ranks) {
+  for (int op = 0; op < fault_ops; ++op)
+    for (int faulty = 0; faulty < ranks; ++faulty) {
+      int step = 0;
+      for (;; ++step) {
+        SCOPED_TRACE(testing::Message() << fault_op_name(op) << ": rank " << faulty << " fails at step " << step
+                                        << " of " << ranks << " ranks");
+        set_fault(faulty, step);
+        const int threw = run_ranks(op, faulty);
+        ASSERT_NE(threw, -1) << "some ranks threw, others did not";
+        if (!threw) break;
+        ASSERT_LT(step, 100) << "the fault never stops firing";
+      }
+      set_fault(faulty, -1);
+      // One rank: nothing to agree, no points; more: the operation has at least its closing one.
+      if (ranks > 1) {
+        EXPECT_GT(step, 0) << fault_op_name(op) << ": no agreement point";
+      }
+    }
+}
+
+/// Keys that every rank holds in full, passed as sharded: an error on every rank, not a wrong
+/// answer (each rank's first key is below the last of the rank before).
+template <class Mem>
+void replicated_keys_as_sharded(Mem& mem, communicator& comm) {
+  if (comm.size() == 1) return;
+  std::vector<int32_t> keys{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, queries{5, 9};
+  auto k = mem.put(keys);
+  auto q = mem.put(queries);
+  int64_t* out = mem.template alloc<int64_t>(2);
+  try {
+    dist::search(mem.exec, comm, side::left, span<const int32_t>(k), span<const int32_t>(q), span<int64_t>(out, 2));
+    ADD_FAILURE() << "replicated keys passed as sharded were searched";
+  } catch (const invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1's first key is below rank 0's last"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("replicated"), std::string::npos) << e.what();
+  }
+}
+
+/// An allocation that fails on rank `faulty` only, inside sort, find_all, merge and join: every
+/// rank throws; the faulty rank its own std::bad_alloc, the others out_of_memory naming it.
+template <class Mem>
+void failed_allocation(Mem& mem, communicator& comm, int faulty) {
+  if (comm.size() == 1) return;
+  for (int op : {3, 5, 6, 7}) {
+    SCOPED_TRACE(testing::Message() << fault_op_name(op) << ": rank " << faulty << "'s allocation fails");
+    try {
+      run_fault_op(mem, comm, op, comm.rank() == faulty);
+      ADD_FAILURE() << "no rank threw";
+    } catch (const std::bad_alloc&) {
+      EXPECT_EQ(comm.rank(), faulty);
+    } catch (const out_of_memory& e) {
+      EXPECT_NE(comm.rank(), faulty);
+      EXPECT_NE(std::string(e.what()).find("rank " + std::to_string(faulty) + " of "), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace gsearch::test::dist_cases

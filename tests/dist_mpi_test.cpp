@@ -18,6 +18,23 @@ TEST(DistMpi, AllCases) {
   dist_cases::all_cases(mem, *comm, seed);
 }
 
+// Rank r fails at every agreement point of every operation in turn (GSEARCH_DIST_FAULT, set on
+// every rank): every rank throws, or none does, and none waits for ever (the test's timeout).
+TEST(DistMpi, RanksFailTogether) {
+  auto comm = dist::make_mpi_communicator(MPI_COMM_WORLD);
+  dist_cases::every_fault(comm->size(), [&](int op, int faulty) {
+    dist_cases::host_memory mem;
+    const int threw = dist_cases::fault_thrown(mem, *comm, op, faulty);
+    int lo = threw, hi = threw;  // the same on every rank? (plain MPI: the check must not rely on gsearch)
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return lo == hi ? threw : -1;
+  });
+  dist_cases::host_memory mem;
+  for (int faulty = 0; faulty < comm->size(); ++faulty) dist_cases::failed_allocation(mem, *comm, faulty);
+  dist_cases::replicated_keys_as_sharded(mem, *comm);
+}
+
 TEST(DistMpi, LargeCountsInPieces) {
   // A part of more than one 1 GiB piece would take too long here; the pieces' arithmetic is
   // exercised with the smallest parts instead: empty parts to some ranks, to itself only.

@@ -58,6 +58,32 @@ TEST_P(DistThreads, AllCases) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, DistThreads, testing::Values(1, 2, 3, 4));
 
+// Rank r fails at every agreement point of every operation in turn (GSEARCH_DIST_FAULT): every
+// rank throws, or none does, and none waits for ever.
+TEST_P(DistThreads, RanksFailTogether) {
+  const int p = GetParam();
+  thread_group group(p, false);
+  dist_cases::every_fault(p, [&](int op, int faulty) {
+    std::vector<int> threw(size_t(p), 0);
+    group.run([&](dist::communicator& comm) {
+      dist_cases::host_memory mem;
+      threw[size_t(comm.rank())] = dist_cases::fault_thrown(mem, comm, op, faulty);
+    });
+    for (int t : threw)
+      if (t != threw[0]) return -1;
+    return threw[0];
+  });
+  for (int faulty = 0; faulty < p; ++faulty)
+    group.run([&](dist::communicator& comm) {
+      dist_cases::host_memory mem;
+      dist_cases::failed_allocation(mem, comm, faulty);
+    });
+  group.run([&](dist::communicator& comm) {
+    dist_cases::host_memory mem;
+    dist_cases::replicated_keys_as_sharded(mem, comm);
+  });
+}
+
 TEST(DistThreads, MemoryMismatchIsAnError) {
   thread_group group(1, true);  // device-memory ranks, called with gsearch::cpu
   group.run([](dist::communicator& comm) {

@@ -8,8 +8,10 @@
 ///   search      batched lower_bound / upper_bound / predecessor against a key set that is
 ///               sharded (each rank holds one range of the global sorted order, as sort() leaves
 ///               it: each query goes to the rank that owns its range and its answer comes back, an
-///               all-to-all each way) or replicated (every rank holds all keys: no exchange);
-///               results are global indices, in this rank's query order
+///               all-to-all each way; the shards' ends are checked in order, so that keys every
+///               rank holds in full, passed as sharded, are an error and not a wrong answer) or
+///               replicated (every rank holds all keys: no exchange); results are global
+///               indices, in this rank's query order
 ///   find        first / any / count over data sharded by rank (rank r's elements follow rank
 ///               r - 1's): global indices, the same answer on every rank
 ///   find_all    this rank's matches, as ascending global indices
@@ -36,8 +38,13 @@
 /// merge, join); on CUDA from gsearch's stream-ordered pool.
 ///
 /// Errors: invalid_argument (a communicator whose memory is not the execution's, sizes that
-/// differ, unsorted shards where sorted ones are named and the check is on), cuda_error,
-/// out_of_memory, and the transport's own errors (as gsearch::error).
+/// differ, unsorted shards where sorted ones are named and the check is on, sharded search keys
+/// whose shards are out of global order), cuda_error, out_of_memory, and the transport's own
+/// errors (as gsearch::error). The ranks fail together (dist/agreement.hpp): each operation
+/// agrees before every exchange and once at its end, so an error on one rank is thrown on every
+/// rank, in bounded time: the failed rank throws its own; the others an error of the same kind
+/// naming that rank ("gsearch::dist::sort: rank 1 of 4 failed: ..."). Only a failure of the
+/// transport itself is not agreed (a collective that threw leaves its state unknown).
 
 #include <cstdint>
 #include <functional>
@@ -48,6 +55,7 @@
 #include "gsearch/core/join.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/span.hpp"
+#include "gsearch/dist/agreement.hpp"
 #include "gsearch/dist/communicator.hpp"
 #include "gsearch/execution.hpp"
 #include "gsearch/find.hpp"

@@ -115,6 +115,26 @@ array<T> exchange(const Local& local, communicator& comm, const T* send,
 
 // ---- search ------------------------------------------------------------------------------------
 
+/// invalid_argument (on every rank: each checks every rank's ends) unless the non-empty shards are
+/// in the global order: each one's first key not below the last key of the one before. Keys that
+/// every rank holds in full fail it (rank 1's first key is below rank 0's last), so that a
+/// replicated key set passed as sharded is an error, not a wrong answer.
+template <class Head>
+void check_shard_order(const std::vector<Head>& heads, const char* op, const char* what) {
+  int before = -1;  // the nearest non-empty rank so far
+  for (int r = 0; r < int(heads.size()); ++r) {
+    const Head& h = heads[size_t(r)];
+    if (h.count == 0) continue;
+    if (before >= 0 && key_less(h.first, heads[size_t(before)].last))
+      throw invalid_argument(std::string("gsearch::dist::") + op + ": the " + what + " of the ranks are not one sorted " +
+                             "sequence: rank " + std::to_string(r) + "'s first key is below rank " +
+                             std::to_string(before) + "'s last; sharded " + what + " are one range of the " +
+                             "global order per rank, in rank order (as dist::sort leaves them); " + what +
+                             " that every rank holds in full are layout::replicated (sharded=False in Python)");
+    before = r;
+  }
+}
+
 template <class Local, class T>
 void search(const Local& local, communicator& comm, side s, span<const T> keys, span<const T> queries,
             span<int64_t> out, layout keys_layout) {
@@ -130,12 +150,15 @@ void search(const Local& local, communicator& comm, side s, span<const T> keys, 
   }
   const int p = comm.size(), me = comm.rank();
   step_timer step(local, me, "search");
-  // The plan: every rank's key count and first key.
+  // The plan: every rank's key count and first key (and last, for the order check).
   struct head {
     int64_t count;
-    T first;
-  } mine{keys.size(), T{}};
-  if (keys.size() > 0) local.to_host(&mine.first, keys.data(), sizeof(T));
+    T first, last;
+  } mine{keys.size(), T{}, T{}};
+  if (keys.size() > 0) {
+    local.to_host(&mine.first, keys.data(), sizeof(T));
+    local.to_host(&mine.last, keys.data() + keys.size() - 1, sizeof(T));
+  }
   const auto heads = allgather(local, comm, mine);
   std::vector<int64_t> counts;
   std::vector<T> firsts;
@@ -143,6 +166,7 @@ void search(const Local& local, communicator& comm, side s, span<const T> keys, 
     counts.push_back(h.count);
     firsts.push_back(h.first);
   }
+  check_shard_order(heads, "search", "keys");
   const auto plan = core::dist::make_owner_plan(counts, firsts);
   step("plan");
   const side route = s == side::left ? side::left : side::right;  // pred: upper_bound - 1

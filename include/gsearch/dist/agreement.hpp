@@ -1,0 +1,52 @@
+#pragma once
+/// \file
+/// How the ranks of a distributed program fail together. A rank that throws between two
+/// collectives never joins the next one: the others wait in it for ever (a hang), or meet the
+/// failed rank's next collective instead of theirs (MPI_ERR_TRUNCATE). So every rank reports its
+/// status at an agreement point before each collective it may not reach, and all go on or all
+/// stop, each knowing which rank failed and why.
+///
+/// The distributed operations (gsearch/dist.hpp) agree before each of their exchanges and once at
+/// their end: an error on one rank (a bad argument, an allocation, a failed step) is thrown on
+/// every rank, in bounded time. The CLI's --distributed steps agree with the same call.
+///
+///   auto report = dist::agree(comm, failed ? code : 0, message);   // collective
+///   if (report) ...   // some rank failed: report->rank (the lowest), ->code, ->what
+///
+/// Tests inject a fault: GSEARCH_DIST_FAULT="R:S" makes rank R fail at its S-th agreement point
+/// (dist::inject_fault, counted from 0 on each thread since the variable last changed), as if its
+/// work before that point had thrown.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gsearch/dist/communicator.hpp"
+
+namespace gsearch::dist {
+
+/// The lowest failing rank's report, the same on every rank.
+struct failure_report {
+  int rank = -1;      ///< the lowest rank that failed
+  int code = 0;       ///< its code (non-zero: the caller's own classification of the error)
+  std::string what;   ///< its message (at most agreement_message_bytes - 1 bytes of it)
+  int failed = 0;     ///< how many ranks failed
+};
+
+/// The longest message an agreement carries (longer ones are cut).
+inline constexpr int64_t agreement_message_bytes = 1024;
+
+/// One agreement point, collective: every rank calls it in the same order. `code` 0: this rank is
+/// fine; non-zero: it failed, with `what`. Returns nothing where every rank is fine, else the
+/// lowest failing rank's report, on every rank. One allgather of 8 bytes a rank (`stream`: the
+/// communicator's, for device-memory transports), and one of the messages after a failure.
+std::optional<failure_report> agree(communicator& comm, int code, std::string_view what,
+                                    CUstream_st* stream = nullptr);
+
+/// The fault injection of the tests: throws gsearch::error where GSEARCH_DIST_FAULT="R:S" names
+/// this rank (`rank`) and this point (the S-th call on this thread since the variable last
+/// changed, from 0); returns otherwise. Called before each agreement of a rank that is fine.
+void inject_fault(int rank);
+
+}  // namespace gsearch::dist
