@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "gsearch/core/error.hpp"
 #include "gsearch/dist/agreement.hpp"
@@ -47,14 +48,21 @@ inline int kind_of(const std::exception_ptr& e, std::string& what) {
   }
 }
 
+/// Another rank's failure, as the error of its kind.
+template <class Error>
+struct agreed final : Error, agreed_failure {
+  template <class... A>
+  agreed(const failure_report& r, A&&... a) : Error(std::forward<A>(a)...), agreed_failure{r} {}
+};
+
 [[noreturn]] inline void throw_agreed(const char* op, int ranks, const failure_report& r) {
   const std::string what = std::string("gsearch::dist::") + op + ": rank " + std::to_string(r.rank) + " of " +
                            std::to_string(ranks) + " failed: " + r.what;
   switch (r.code & 0xff) {
-    case kind_invalid_argument: throw invalid_argument(what);
-    case kind_out_of_memory: throw out_of_memory(what);
-    case kind_cuda: throw cuda_error(what, r.code >> 8);
-    default: throw error(what);
+    case kind_invalid_argument: throw agreed<invalid_argument>(r, what);
+    case kind_out_of_memory: throw agreed<out_of_memory>(r, what);
+    case kind_cuda: throw agreed<cuda_error>(r, what, r.code >> 8);
+    default: throw agreed<error>(r, what);
   }
 }
 

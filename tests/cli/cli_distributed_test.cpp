@@ -59,9 +59,11 @@ class Distributed : public Cli {
   // which OpenMPI refuses without the two variables). Under AddressSanitizer the ranks report no
   // leaks: OpenMPI's own allocations, never freed by MPI_Finalize, would fail every run (the
   // single-process runs of the same commands keep the leak check).
-  run_result on_ranks(int np, const std::string& args) {
-    env_ = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=detect_leaks=0 ";
-    launcher_ = "'" + mpirun_ + "' --oversubscribe -np " + std::to_string(np) + " ";
+  // `env`: more assignments (GSEARCH_DIST_FAULT=...). A run is stopped after 120 s (exit 124).
+  run_result on_ranks(int np, const std::string& args, const std::string& env = "") {
+    env_ =
+        "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=detect_leaks=0 " + env + " ";
+    launcher_ = "timeout -k 5 120 '" + mpirun_ + "' --oversubscribe -np " + std::to_string(np) + " ";
     run_result r = gsearch(args);
     env_.clear();
     launcher_.clear();
@@ -81,7 +83,8 @@ class Distributed : public Cli {
     const run_result r = on_ranks(np, distributed);
     EXPECT_EQ(r.code, 0) << distributed << "\n" << r.err;
     for (size_t i = 0; i < outs.size(); ++i) {
-      const std::string a = "single" + std::to_string(i) + ".npy", b = "distributed" + std::to_string(i) + ".npy";
+      const std::string a = "single" + std::to_string(i) + ".npy",
+                        b = "distributed" + std::to_string(i) + ".npy";
       EXPECT_TRUE(fs::exists(work(b))) << distributed;
       EXPECT_EQ(read_bytes(work(b)), read_bytes(work(a))) << distributed << ": " << outs[i];
     }
@@ -100,6 +103,30 @@ class Distributed : public Cli {
     EXPECT_EQ(count_of(r.err, "gsearch: error: "), 1u) << args << "\n" << r.err;
     EXPECT_EQ(count_of(r.err, message), 1u) << args << "\n" << r.err;
     EXPECT_EQ(snapshot(), before) << args << ": files were created or changed";
+  }
+
+  // Rank r fails at every agreement point of a command in turn (GSEARCH_DIST_FAULT: the CLI's
+  // steps and the library's, counted together): every run stops on every rank in bounded time
+  // (`timeout`), prints the injected error once, and leaves no output; the run one step further
+  // goes through. Returns the number of points.
+  int fail_at_every_step(int np, int faulty, const std::string& args,
+                         const std::vector<std::string>& outputs) {
+    int step = 0;
+    for (;; ++step) {
+      SCOPED_TRACE(testing::Message() << args << ": rank " << faulty << " fails at step " << step);
+      for (const std::string& o : outputs) fs::remove(work(o));
+      const auto before = snapshot();
+      const run_result r =
+          on_ranks(np, args, "GSEARCH_DIST_FAULT=" + std::to_string(faulty) + ":" + std::to_string(step));
+      if (r.code == 0) break;
+      EXPECT_NE(r.code, 124) << "timed out: some rank waits for ever\n" << r.err;
+      EXPECT_EQ(count_of(r.err, "gsearch: error: "), 1u) << r.err;
+      EXPECT_EQ(count_of(r.err, "fault injected on rank " + std::to_string(faulty)), 1u) << r.err;
+      EXPECT_EQ(snapshot(), before) << "files were created or changed";
+      if (step > 60 || ::testing::Test::HasFailure()) return step;
+    }
+    for (const std::string& o : outputs) EXPECT_TRUE(fs::exists(work(o))) << args << ": " << o;
+    return step;
   }
 
   std::string mpirun_;
@@ -208,6 +235,22 @@ TEST_F(Distributed, AnErrorOnAnyRankStopsAllWithOneMessageAndNoOutput) {
   fails_on_ranks(2, "search --distributed --keys inside.npy --queries q.npy --verify",
                  "gsearch: error: --verify does not apply with --distributed");
   fails_on_ranks(2, "sort --distributed --data q.npy --argsort perm.npy", "--argsort does not apply");
+}
+
+TEST_F(Distributed, EveryRankStopsWhereverOneFails) {
+  save("k.npy", sorted_data<int32_t>(300, 1));
+  save("q.npy", find_data<int32_t>(301, 2));
+  // Some 15 runs of mpirun each: the commands' shared steps once each where the sanitizers run
+  // (GSEARCH_TEST_SUBSET), every command and both ranks otherwise.
+  const bool subset = std::getenv("GSEARCH_TEST_SUBSET") != nullptr;
+  EXPECT_GT(fail_at_every_step(2, 1, "search --distributed --keys k.npy --queries q.npy --out o.npy", {"o.npy"}), 5);
+  if (subset) return;
+  EXPECT_GT(fail_at_every_step(2, 0, "search --distributed --keys k.npy --queries q.npy --out o.npy", {"o.npy"}), 5);
+  EXPECT_GT(fail_at_every_step(2, 0, "sort --distributed --data q.npy --out o.npy --per-rank", {"o.0.npy", "o.1.npy"}), 5);
+  EXPECT_GT(fail_at_every_step(2, 1, "join --distributed --how inner --left k.npy --right k.npy --out-left l.npy --out-right r.npy",
+                               {"l.npy", "r.npy"}),
+            5);
+  EXPECT_GT(fail_at_every_step(2, 1, "find --distributed --data q.npy --values k.npy --mode isin --out o.npy", {"o.npy"}), 5);
 }
 
 TEST_F(Cli, PerRankNeedsDistributed) {

@@ -49,33 +49,40 @@ exit_code find_typed(const session& s, const find_request& r, npy::input& data_f
   rank_array<int64_t> indices;
   rank_array<bool> mask;
   progress::phase("finding");
-  t.call_ms = timed_step([&] {
-    data = std::move(data).to(s.dev);
-    tests = std::move(tests).to(s.dev);
-    on_exec(s.dev, [&](const auto& exec) {
-      if (scalar) {
-        const find_mode mode = r.mode == "first" ? find_mode::first : r.mode == "any" ? find_mode::any : find_mode::count;
-        result = dist::find(exec, *s.comm, mode, data.cview(), pred);
-      } else if (all) {
-        dist::find_all(exec, *s.comm, data.cview(), pred, [&](int64_t n) {
-          indices = rank_array<int64_t>(s.dev.cuda, n);
-          return indices.data();
+  t.call_ms = call_steps(
+      [&] {
+        data = std::move(data).to(s.dev);
+        tests = std::move(tests).to(s.dev);
+        if (isin) mask = rank_array<bool>(s.dev.cuda, data.size());
+      },
+      [&] {
+        on_exec(s.dev, [&](const auto& exec) {
+          if (scalar) {
+            const find_mode mode = r.mode == "first" ? find_mode::first
+                                   : r.mode == "any" ? find_mode::any
+                                                     : find_mode::count;
+            result = dist::find(exec, *s.comm, mode, data.cview(), pred);
+          } else if (all) {
+            dist::find_all(exec, *s.comm, data.cview(), pred, [&](int64_t n) {
+              indices = rank_array<int64_t>(s.dev.cuda, n);
+              return indices.data();
+            });
+          } else {
+            dist::isin(exec, *s.comm, data.cview(), tests.cview(), mask.view(), r.isin,
+                       dist::layout::sharded);
+          }
         });
-      } else {
-        mask = rank_array<bool>(s.dev.cuda, data.size());
-        dist::isin(exec, *s.comm, data.cview(), tests.cview(), mask.view(), r.isin, dist::layout::sharded);
-      }
-    });
-    indices = std::move(indices).on_host();
-    mask = std::move(mask).on_host();
-  });
+        indices = std::move(indices).on_host();
+        mask = std::move(mask).on_host();
+      });
   written w;
   if (all) w = write_outputs(s, {{output_of<int64_t>(r.out), {indices.data(), indices.size()}}});
   if (isin) w = write_outputs(s, {{{r.out, "|b1", 1, {}}, {mask.data(), mask.size()}}});
   t.write_ms = w.ms;
   t.wrote = !scalar;
   if (isin) {  // the number of true over all ranks, as the single-process summary counts it
-    const std::vector<int64_t> trues = allgather(int64_t(std::count(mask.data(), mask.data() + mask.size(), true)));
+    const std::vector<int64_t> trues =
+        allgather(int64_t(std::count(mask.data(), mask.data() + mask.size(), true)));
     result = 0;
     for (int64_t c : trues) result += c;
   }

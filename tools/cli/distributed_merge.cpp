@@ -23,16 +23,16 @@ exit_code sort_typed(const session& s, const sort_request& r, npy::input& data_f
   rank_array<T> data, sorted;
   t.read_ms = timed_step([&] { data = read_shard<T>(s, data_file); });
   progress::phase("sorting");
-  t.call_ms = timed_step([&] {
-    data = std::move(data).to(s.dev);
-    on_exec(s.dev, [&](const auto& exec) {
-      dist::sort(exec, *s.comm, data.cview(), [&](int64_t n) {
-        sorted = rank_array<T>(s.dev.cuda, n);
-        return sorted.data();
-      });
-    });
-    sorted = std::move(sorted).on_host();
-  });
+  t.call_ms = call_steps([&] { data = std::move(data).to(s.dev); },
+                         [&] {
+                           on_exec(s.dev, [&](const auto& exec) {
+                             dist::sort(exec, *s.comm, data.cview(), [&](int64_t n) {
+                               sorted = rank_array<T>(s.dev.cuda, n);
+                               return sorted.data();
+                             });
+                           });
+                           sorted = std::move(sorted).on_host();
+                         });
   t.write_ms = write_outputs(s, {{output_of<T>(r.out), {sorted.data(), sorted.size()}}}).ms;
 
   const times slow = t.slowest();
@@ -52,7 +52,6 @@ exit_code sort_typed(const session& s, const sort_request& r, npy::input& data_f
   return exit_ok;
 }
 
-
 // ---- join ---------------------------------------------------------------------------------------
 
 template <class T>
@@ -68,20 +67,24 @@ exit_code join_typed(const session& s, const join_request& r, npy::input& left_f
   const bool left_only = core::join_left_only(r.how);
   rank_array<int64_t> li, ri;
   progress::phase("joining");
-  t.call_ms = timed_step([&] {
-    left = std::move(left).to(s.dev);
-    right = std::move(right).to(s.dev);
-    on_exec(s.dev, [&](const auto& exec) {
-      dist::join(exec, *s.comm, r.how, left.cview(), right.cview(), [&](int64_t rows) {
-        li = rank_array<int64_t>(s.dev.cuda, rows);
-        if (!left_only) ri = rank_array<int64_t>(s.dev.cuda, rows);
-        return join_output{li.data(), left_only ? nullptr : ri.data()};
+  t.call_ms = call_steps(
+      [&] {
+        left = std::move(left).to(s.dev);
+        right = std::move(right).to(s.dev);
+      },
+      [&] {
+        on_exec(s.dev, [&](const auto& exec) {
+          dist::join(exec, *s.comm, r.how, left.cview(), right.cview(), [&](int64_t rows) {
+            li = rank_array<int64_t>(s.dev.cuda, rows);
+            if (!left_only) ri = rank_array<int64_t>(s.dev.cuda, rows);
+            return join_output{li.data(), left_only ? nullptr : ri.data()};
+          });
+        });
+        li = std::move(li).on_host();
+        ri = std::move(ri).on_host();
       });
-    });
-    li = std::move(li).on_host();
-    ri = std::move(ri).on_host();
-  });
-  std::vector<std::pair<output_file, part>> outputs = {{output_of<int64_t>(r.out_left), {li.data(), li.size()}}};
+  std::vector<std::pair<output_file, part>> outputs = {
+      {output_of<int64_t>(r.out_left), {li.data(), li.size()}}};
   if (!left_only) outputs.push_back({output_of<int64_t>(r.out_right), {ri.data(), ri.size()}});
   const written w = write_outputs(s, outputs);
   t.write_ms = w.ms;

@@ -64,6 +64,7 @@ class mpi_world {
     if (!finalized) MPI_Finalize();
   }
   int rank = 0, size = 1;
+  std::unique_ptr<dist::communicator> comm;  // the steps' agreements (MPI_COMM_WORLD)
 
  private:
   mpi_world() {
@@ -73,6 +74,7 @@ class mpi_world {
     if (!initialized) MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    comm = dist::make_mpi_communicator(MPI_COMM_WORLD);
   }
 };
 
@@ -129,35 +131,77 @@ inline caught classify(const std::exception_ptr& e) {
   }
 }
 
-// Runs `work` on this rank, then every rank learns whether all succeeded, so that no rank goes
-// on into a collective that a failed one will never join. On an error anywhere, all stop: the
-// lowest rank that failed throws its error (main prints it: once), naming the rank unless every
-// rank failed; the others throw quiet_exit with its code, so that all exit with it.
+// A distributed operation's call inside a step: what it throws has been agreed by the library
+// already (every rank throws: the failed one its own error, the others dist::agreed_failure), so
+// the step passes it on without agreeing again (see step()).
+struct agreed_exit {
+  std::exception_ptr error;
+};
 template <class F>
-void step(F&& work) {
+void agreed_call(F&& call) {
+  try {
+    call();
+  } catch (...) {
+    throw agreed_exit{std::current_exception()};
+  }
+}
+
+// Runs `work` on this rank, then every rank learns whether all succeeded (dist::agree, the
+// library's agreement), so that no rank goes on into a collective that a failed one will never
+// join. On an error anywhere, all stop: the lowest rank that failed throws its error (main prints
+// it: once), naming the rank unless every rank failed; the others throw quiet_exit with its code,
+// so that all exit with it. GSEARCH_DIST_FAULT (the tests) fails a rank before a step's work.
+//
+// A distributed operation (agreed_call) agrees before its exchanges and at its end: a rank that
+// failed earlier in the step meets the operation's first agreement with its step's, and the
+// ranks in the operation throw from it. So an error out of an operation is not agreed again: the
+// rank whose own error it is reports it, the others exit quietly with its code.
+//
+// `fault_point` false: not a point of GSEARCH_DIST_FAULT: a step whose work starts with its
+// collectives (the gather of an output: a fault before it is the previous step's), and the
+// renames of the outputs (the one step that cannot be undone once begun).
+template <class F>
+void step(F&& work, bool fault_point = true) {
+  const mpi_world& w = mpi_world::get();
   caught mine;
   try {
+    if (fault_point) dist::inject_fault(w.rank);
     work();
+  } catch (const agreed_exit& a) {
+    mine = classify(a.error);
+    try {
+      std::rethrow_exception(a.error);
+    } catch (const dist::agreed_failure&) {
+      throw quiet_exit{mine.code};
+    } catch (...) {
+    }
+    throw failure(mine.code, "rank " + std::to_string(w.rank) + " of " + std::to_string(w.size) + ": " + mine.what);
   } catch (...) {
     mine = classify(std::current_exception());
   }
-  const std::vector<int> codes = allgather(int(mine.code));
-  const auto first = std::find_if(codes.begin(), codes.end(), [](int c) { return c != exit_ok; });
-  if (first == codes.end()) return;
-  const mpi_world& w = mpi_world::get();
-  if (first - codes.begin() != w.rank) throw quiet_exit{exit_code(*first)};
-  const bool everywhere = std::count(codes.begin(), codes.end(), exit_ok) == 0;
-  throw failure(mine.code, everywhere ? mine.what
-                                      : "rank " + std::to_string(w.rank) + " of " +
-                                            std::to_string(w.size) + ": " + mine.what);
+  const std::optional<dist::failure_report> report = dist::agree(*w.comm, int(mine.code), mine.what);
+  if (!report) return;
+  if (report->rank != w.rank) throw quiet_exit{exit_code(report->code)};
+  throw failure(mine.code, report->failed == w.size ? mine.what
+                                                    : "rank " + std::to_string(w.rank) + " of " +
+                                                          std::to_string(w.size) + ": " + mine.what);
 }
 
 // step(), timed: this rank's wall-clock milliseconds.
 template <class F>
-double timed_step(F&& work) {
+double timed_step(F&& work, bool fault_point = true) {
   double ms = 0;
-  step([&] { ms = wall_ms(work); });
+  step([&] { ms = wall_ms(work); }, fault_point);
   return ms;
+}
+
+// The distributed call of a command: `prepare` (the inputs moved to the device, the outputs
+// allocated) in a step of its own, then `call`, which starts with the distributed operation (see
+// step()). This rank's wall-clock milliseconds of both.
+template <class Prepare, class Call>
+double call_steps(Prepare&& prepare, Call&& call) {
+  const double ms = timed_step(prepare);
+  return ms + timed_step(call);
 }
 
 // The body of a command, on every rank: its exit code, also where another rank had the error.
@@ -315,10 +359,12 @@ std::pair<rank_array<T>, rank_array<T>> read_two_shards(const session& s, npy::i
 
 // f(exec): the distributed call on the CPU or on this rank's GPU; on the GPU it then waits for
 // the work, so that its time is the call's and its results are ready to copy.
+// The call is an agreed_call (its errors are the library's agreed ones); the wait after it is the
+// step's own work.
 template <class F>
 void on_exec(const target& dev, F&& f) {
-  if (!dev.cuda) return f(gsearch::cpu);
-  f(gsearch::cuda);
+  if (!dev.cuda) return agreed_call([&] { f(gsearch::cpu); });
+  agreed_call([&] { f(gsearch::cuda); });
   synchronize(gsearch::cuda);
 }
 
@@ -402,43 +448,53 @@ inline std::unique_ptr<staged_output> stage_own(const output_file& f, part mine,
   return out;
 }
 
-// Rank 0: the gathered file, staged: the header, its own part, then each rank's as it arrives
-// (in pieces, so that rank 0 never holds more than its own part and one piece). An error while
-// writing is kept until every piece is received, since the other ranks send them all whatever
-// happens here.
-inline std::unique_ptr<staged_output> stage_gathered(const output_file& f, part mine,
-                                              const std::vector<int64_t>& counts) {
-  int64_t total = 0;
-  for (int64_t c : counts) total += c;
-  const std::string header = npy::encode_header(f.descr, f.shape.empty() ? std::vector<int64_t>{total} : f.shape);
-  std::unique_ptr<staged_output> out;
-  std::exception_ptr error;
-  const auto attempt = [&](auto&& write) {
-    if (error) return;
-    try {
-      write();
-    } catch (...) {
-      error = std::current_exception();
-    }
-  };
-  attempt([&] {
-    out = std::make_unique<staged_output>(f.path, int64_t(header.size()) + total * f.item);
-    out->write(header.data(), header.size());
-    out->write(mine.data, size_t(mine.count * f.item));
-  });
-  std::vector<char> piece(size_t(std::min(gather_piece, std::max<int64_t>(1, total * f.item))));
-  for (size_t r = 1; r < counts.size(); ++r)
-    for (int64_t at = 0, bytes = counts[r] * f.item; at < bytes; at += gather_piece) {
-      const int n = int(std::min(gather_piece, bytes - at));
-      MPI_Recv(piece.data(), n, MPI_BYTE, int(r), gather_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      attempt([&] { out->write(piece.data(), size_t(n)); });
-    }
-  attempt([&] { out->finish(); });
-  if (error) std::rethrow_exception(error);
-  return out;
-}
+// Rank 0: the gathered file, staged: the header and its own part (prepare, in a step of its own,
+// with the buffer of the pieces), then each rank's part as it arrives (receive, in pieces, so
+// that rank 0 never holds more than its own part and one piece). An error while writing is kept
+// until every piece is received, since the other ranks send them all whatever happens here.
+class gathered_output {
+ public:
+  gathered_output(const output_file& f, part mine, const std::vector<int64_t>& counts) : f_(f), counts_(counts) {
+    int64_t total = 0;
+    for (int64_t c : counts) total += c;
+    const std::string header =
+        npy::encode_header(f.descr, f.shape.empty() ? std::vector<int64_t>{total} : f.shape);
+    out_ = std::make_unique<staged_output>(f.path, int64_t(header.size()) + total * f.item);
+    out_->write(header.data(), header.size());
+    out_->write(mine.data, size_t(mine.count * f.item));
+    piece_.resize(size_t(std::min(gather_piece, std::max<int64_t>(1, total * f.item))));
+  }
 
-// The other ranks' side of stage_gathered.
+  // Every other rank's part (they send it in send_to_rank0); throws only once all is received.
+  std::unique_ptr<staged_output> receive() && {
+    std::exception_ptr error;
+    const auto attempt = [&](auto&& write) {
+      if (error) return;
+      try {
+        write();
+      } catch (...) {
+        error = std::current_exception();
+      }
+    };
+    for (size_t r = 1; r < counts_.size(); ++r)
+      for (int64_t at = 0, bytes = counts_[r] * f_.item; at < bytes; at += gather_piece) {
+        const int n = int(std::min(gather_piece, bytes - at));
+        MPI_Recv(piece_.data(), n, MPI_BYTE, int(r), gather_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        attempt([&] { out_->write(piece_.data(), size_t(n)); });
+      }
+    attempt([&] { out_->finish(); });
+    if (error) std::rethrow_exception(error);
+    return std::move(out_);
+  }
+
+ private:
+  output_file f_;
+  std::vector<int64_t> counts_;
+  std::unique_ptr<staged_output> out_;
+  std::vector<char> piece_;
+};
+
+// The other ranks' side of gathered_output::receive.
 inline void send_to_rank0(const output_file& f, part mine) {
   const char* p = static_cast<const char*>(mine.data);
   for (int64_t at = 0, bytes = mine.count * f.item; at < bytes; at += gather_piece)
@@ -453,28 +509,40 @@ struct written {
 
 // Writes every output (gathered to rank 0, or per rank), all staged before any is renamed, and
 // renames them only once every rank has staged all of its own: no partial output, and none at
-// all after an error on any rank.
+// all after an error on any rank. Each output's collectives (its counts, its pieces) come after
+// a step that prepared it, so that a rank that fails to prepare stops every rank before them.
 inline written write_outputs(const session& s, const std::vector<std::pair<output_file, part>>& outputs) {
   written w;
   std::vector<std::unique_ptr<staged_output>> staged;
-  w.ms = timed_step([&] {
-    for (const auto& [f, mine] : outputs) {
+  for (const auto& [f, mine] : outputs) {
+    const std::vector<int64_t> counts = allgather(mine.count);
+    std::optional<gathered_output> gathered;
+    w.ms += timed_step([&] {
       progress::phase("writing " + f.path);
-      const std::vector<int64_t> counts = allgather(mine.count);
       int64_t total = 0;
       for (int64_t c : counts) total += c;
       w.totals.push_back(total);
       if (s.per_rank)
         staged.push_back(stage_own(f, mine, s.rank));
       else if (s.rank == 0)
-        staged.push_back(stage_gathered(f, mine, counts));
-      else
-        send_to_rank0(f, mine);
-    }
-  });
+        gathered.emplace(f, mine, counts);
+    });
+    if (s.per_rank) continue;
+    w.ms += timed_step(
+        [&] {
+          if (s.rank == 0)
+            staged.push_back(std::move(*gathered).receive());
+          else
+            send_to_rank0(f, mine);
+        },
+        /*fault_point=*/false);
+  }
+  // Every file complete on disk (fsync: where a full disk or an I/O error shows) on every rank,
+  // then the renames: a rank that fails before them stops every rank with no output at all.
   step([&] {
-    for (auto& f : staged) f->commit();
+    for (auto& f : staged) f->finish();
   });
+  step([&] { for (auto& f : staged) f->commit(); }, /*fault_point=*/false);
   return w;
 }
 

@@ -34,18 +34,23 @@ exit_code search_typed(const session& s, const search_request& r, npy::input& ke
   const side sd = side_from_string(r.side);
   rank_array<int64_t> out;
   progress::phase("searching");
-  t.call_ms = timed_step([&] {
-    keys = std::move(keys).to(s.dev);
-    queries = std::move(queries).to(s.dev);
-    out = rank_array<int64_t>(s.dev.cuda, queries.size());
-    on_exec(s.dev, [&](const auto& exec) {
-      dist::search(exec, *s.comm, sd, keys.cview(), queries.cview(), out.view());
-    });
-    out = std::move(out).on_host();
-  });
+  t.call_ms = call_steps(
+      [&] {
+        keys = std::move(keys).to(s.dev);
+        queries = std::move(queries).to(s.dev);
+        out = rank_array<int64_t>(s.dev.cuda, queries.size());
+      },
+      [&] {
+        on_exec(s.dev, [&](const auto& exec) {
+          dist::search(exec, *s.comm, sd, keys.cview(), queries.cview(), out.view());
+        });
+        out = std::move(out).on_host();
+      });
   // --int32: the same indices, narrowed (check_search_inputs made sure that they fit).
   std::vector<int32_t> narrow;
-  if (r.int32) narrow.assign(out.data(), out.data() + out.size());
+  step([&] {
+    if (r.int32) narrow.assign(out.data(), out.data() + out.size());
+  });
   const output_file f = r.int32 ? output_of<int32_t>(r.out, queries_file.shape())
                                 : output_of<int64_t>(r.out, queries_file.shape());
   const part mine = r.int32 ? part{narrow.data(), int64_t(narrow.size())} : part{out.data(), out.size()};
@@ -65,10 +70,9 @@ exit_code search_typed(const session& s, const search_request& r, npy::input& ke
     slow.to_json(j, "search_ms");
     print(j.dump() + "\n");
   } else {
-    print("search: " + std::to_string(queries_file.size()) + " queries, " +
-          std::to_string(keys_file.size()) + " " + dtype + " keys, side=" + std::string(to_string(sd)) +
-          ", " + where_text(s) + ": " + slow.text() + " -> " + shown_path(s, r.out) + " (" + out_dtype +
-          ")\n");
+    print("search: " + std::to_string(queries_file.size()) + " queries, " + std::to_string(keys_file.size()) +
+          " " + dtype + " keys, side=" + std::string(to_string(sd)) + ", " + where_text(s) + ": " +
+          slow.text() + " -> " + shown_path(s, r.out) + " (" + out_dtype + ")\n");
   }
   return exit_ok;
 }

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "gsearch/dist/communicator.hpp"
 
@@ -32,6 +33,16 @@ struct failure_report {
   int code = 0;       ///< its code (non-zero: the caller's own classification of the error)
   std::string what;   ///< its message (at most agreement_message_bytes - 1 bytes of it)
   int failed = 0;     ///< how many ranks failed
+};
+
+/// Mixed into what a distributed operation throws on the ranks that did not fail themselves (the
+/// error is of the failed rank's kind: invalid_argument, out_of_memory, cuda_error or error), with
+/// the report: `dynamic_cast<const dist::agreed_failure*>(&e)` tells another rank's failure from
+/// this rank's own.
+struct agreed_failure {
+  explicit agreed_failure(failure_report r) : report(std::move(r)) {}
+  virtual ~agreed_failure() = default;
+  failure_report report;
 };
 
 /// The longest message an agreement carries (longer ones are cut).
