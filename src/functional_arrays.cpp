@@ -5,6 +5,7 @@
 #include "gsearch/functional_arrays.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <string>
 
@@ -12,6 +13,16 @@
 #include "gsearch/detail/functional_arrays_machine.hpp"
 
 namespace gsearch {
+namespace {
+
+// A new machine's id: one counter for every value type (a float64 machine's handle is refused
+// by an int64 machine's), from 1 (0 is no machine's), never reused.
+uint64_t next_machine_id() {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+}  // namespace
 
 template <class V>
 int64_t functional_arrays<V>::slots_for(int64_t cells, const functional_arrays_options& options) {
@@ -39,6 +50,7 @@ functional_arrays<V>::functional_arrays(const cuda_t& exec, int64_t cells, const
 template <class V>
 void functional_arrays<V>::start(std::unique_ptr<detail::functional_arrays_machine<V>> machine) {
   machine_ = std::move(machine);
+  id_ = next_machine_id();
   const int64_t slots = machine_->version_slots(), cells = machine_->cells();
   generation_.assign(size_t(slots), 0);
   free_slots_.reserve(size_t(slots));
@@ -71,16 +83,30 @@ int64_t functional_arrays<V>::version_slots() const {
 
 template <class V>
 bool functional_arrays<V>::live(array a) const {
-  return machine_ && a.slot >= 0 && a.slot < int64_t(generation_.size()) && a.generation % 2 == 1 &&
-         generation_[size_t(a.slot)] == a.generation;
+  return machine_ && a.machine == id_ && a.slot >= 0 && a.slot < int64_t(generation_.size()) &&
+         a.generation % 2 == 1 && generation_[size_t(a.slot)] == a.generation;
 }
 
 template <class V>
 int64_t functional_arrays<V>::slot_of(array a, const char* what) const {
-  if (!live(a))
-    throw invalid_argument(std::string("gsearch::functional_arrays::") + what +
-                           ": the array is released, or not one of this machine's");
+  if (!live(a)) throw invalid_argument(std::string("gsearch::functional_arrays::") + what + ": " + refusal(a));
   return a.slot;
+}
+
+// Why a is not a live array of this machine (the error path: the compares again, to say which).
+template <class V>
+std::string functional_arrays<V>::refusal(array a) const {
+  if (!machine_) return "a moved-from machine";
+  if (a.machine == 0) return "not an array's handle (a default-constructed one)";
+  if (a.machine != id_)
+    return "the array is another machine's (machine " + std::to_string(a.machine) + ", this is machine " +
+           std::to_string(id_) + "): a handle is valid only on the machine that made it";
+  if (a.slot < 0 || a.slot >= int64_t(generation_.size()) || a.generation % 2 == 0 ||
+      a.generation > generation_[size_t(a.slot)])
+    return "not a handle this machine made (slot " + std::to_string(a.slot) + ", generation " +
+           std::to_string(a.generation) + ")";
+  return "the array was released (its version slot " + std::to_string(a.slot) +
+         (generation_[size_t(a.slot)] % 2 == 1 ? " holds a newer array now)" : " is free)");
 }
 
 template <class V>
@@ -89,7 +115,15 @@ typename functional_arrays<V>::array functional_arrays<V>::take_slot() {
   free_slots_.pop_back();
   ++generation_[size_t(s)];  // odd: live
   ++live_count_;
-  return {s, generation_[size_t(s)]};
+  return {s, generation_[size_t(s)], id_};
+}
+
+// Slot s is free: its generation moves on (even), so its handles are refused from now on.
+template <class V>
+void functional_arrays<V>::free_slot(int64_t s) {
+  ++generation_[size_t(s)];
+  free_slots_.push_back(s);
+  --live_count_;
 }
 
 template <class V>
@@ -125,7 +159,12 @@ typename functional_arrays<V>::array functional_arrays<V>::empty() {
   if (!machine_) throw invalid_argument("gsearch::functional_arrays::empty: a moved-from machine");
   need_cells(0, "empty");
   const array a = take_slot();
-  machine_->root(a.slot);
+  try {
+    machine_->root(a.slot);
+  } catch (...) {  // the backend failed (a CUDA error): no array was made
+    free_slot(a.slot);
+    throw;
+  }
   return a;
 }
 
@@ -138,7 +177,13 @@ typename functional_arrays<V>::array functional_arrays<V>::make_child(array a, i
   const array child = take_slot();
   const int64_t remainder = free_cells_.back();
   const int64_t fresh = free_cells_.size() >= 2 ? free_cells_[free_cells_.size() - 2] : -1;
-  const int used = machine_->insert(parent, child.slot, change, i, v ? *v : V{}, remainder, fresh);
+  int used = 0;
+  try {
+    used = machine_->insert(parent, child.slot, change, i, v ? *v : V{}, remainder, fresh);
+  } catch (...) {  // the backend's pass failed (a CUDA error): the child's slot is not kept live
+    free_slot(child.slot);
+    throw;
+  }
   // Give back what the pass did not fill (remainder on top, then fresh).
   const int64_t top = free_cells_.back();
   free_cells_.pop_back();
@@ -189,7 +234,8 @@ typename functional_arrays<V>::array functional_arrays<V>::remove(array a, int64
 
 template <class V>
 std::optional<V> functional_arrays<V>::lookup(array a, int64_t i) {
-  return machine_->lookup(slot_of(a, "lookup"), i);
+  const int64_t s = slot_of(a, "lookup");  // first: machine_ is null on a moved-from machine
+  return machine_->lookup(s, i);
 }
 
 template <class V>
@@ -213,27 +259,32 @@ void functional_arrays<V>::lookup(array a, span<const int64_t> idx, span<V> valu
 
 template <class V>
 int64_t functional_arrays<V>::size(array a) {
-  return machine_->size(slot_of(a, "size"));
+  const int64_t s = slot_of(a, "size");
+  return machine_->size(s);
 }
 
 template <class V>
 std::optional<int64_t> functional_arrays<V>::next(array a, int64_t i) {
-  return machine_->next(slot_of(a, "next"), i);
+  const int64_t s = slot_of(a, "next");
+  return machine_->next(s, i);
 }
 
 template <class V>
 typename functional_arrays<V>::ticket functional_arrays<V>::post_lookup(array a, int64_t i) {
-  return {machine_->post_query(core::fa_query::lookup, slot_of(a, "post_lookup"), i)};
+  const int64_t s = slot_of(a, "post_lookup");
+  return {machine_->post_query(core::fa_query::lookup, s, i)};
 }
 
 template <class V>
 typename functional_arrays<V>::ticket functional_arrays<V>::post_size(array a) {
-  return {machine_->post_query(core::fa_query::size, slot_of(a, "post_size"), 0)};
+  const int64_t s = slot_of(a, "post_size");
+  return {machine_->post_query(core::fa_query::size, s, 0)};
 }
 
 template <class V>
 typename functional_arrays<V>::ticket functional_arrays<V>::post_next(array a, int64_t i) {
-  return {machine_->post_query(core::fa_query::next, slot_of(a, "post_next"), i)};
+  const int64_t s = slot_of(a, "post_next");
+  return {machine_->post_query(core::fa_query::next, s, i)};
 }
 
 template <class V>
@@ -249,15 +300,13 @@ void functional_arrays<V>::sync() {
 
 template <class V>
 void functional_arrays<V>::items(array a, std::vector<int64_t>& idx, std::vector<V>& values) {
-  machine_->items(slot_of(a, "items"), idx, values);
+  const int64_t s = slot_of(a, "items");
+  machine_->items(s, idx, values);
 }
 
 template <class V>
 void functional_arrays<V>::release(array a) {
-  const int64_t s = slot_of(a, "release");
-  ++generation_[size_t(s)];  // even: free
-  free_slots_.push_back(s);
-  --live_count_;
+  free_slot(slot_of(a, "release"));
 }
 
 template <class V>

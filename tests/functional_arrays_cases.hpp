@@ -4,19 +4,31 @@
 // the CPU tests run them, and the GPU tests will. The mixes are adversarial on purpose: updates
 // of old versions, long chains, wide fans from one parent, few indices (many carves of one
 // index) or sparse huge ones (INT64_MIN and INT64_MAX among them), releases and re-use, and a
-// full machine (out_of_memory, after which every live array must read as before).
+// full machine (out_of_memory, after which every live array must read as before). And the
+// handles' checks (another machine's, another value type's, a released slot reused) and a
+// backend pass that fails (no version slot kept), on either backend.
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "gsearch/detail/functional_arrays_machine.hpp"
 #include "gsearch/functional_arrays.hpp"
 #include "gsearch/functional_arrays_spec.hpp"
+
+namespace gsearch::detail {
+// A machine's backend, for the tests alone (functional_arrays.hpp declares it a friend).
+template <class V>
+struct functional_arrays_backend {
+  static std::unique_ptr<functional_arrays_machine<V>>& of(functional_arrays<V>& fa) { return fa.machine_; }
+};
+}  // namespace gsearch::detail
 
 namespace gsearch::test {
 
@@ -39,6 +51,154 @@ inline void fa_header_example(functional_arrays<int64_t>& fa) {
   fa.release(a0);
   EXPECT_FALSE(fa.live(a0));
   EXPECT_THROW(fa.lookup(a0, 7), invalid_argument);
+  EXPECT_EQ(fa.check(), "");
+}
+
+/// The message of what `op` throws (invalid_argument expected), "" when it throws nothing.
+template <class Op>
+std::string fa_refusal(Op&& op) {
+  try {
+    op();
+  } catch (const invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// Handles are tied to their machine: two fresh machines a and b (int64) and c (double), of at
+/// least 8 cells on one backend, given the same operations make handles of the same slots and
+/// generations, and each machine refuses the others' (every operation, release included, and
+/// nothing changes); a released slot's handle is refused once the slot holds a newer array.
+inline void fa_handles_are_tied_to_their_machine(functional_arrays<int64_t>& a, functional_arrays<int64_t>& b,
+                                                 functional_arrays<double>& c) {
+  using array = functional_arrays<int64_t>::array;
+  const array x = a.update(a.empty(), 1, 10);
+  const array y = b.update(b.empty(), 1, 20);
+  const auto z = c.update(c.empty(), 1, 2.5);
+  ASSERT_EQ(x.slot, y.slot);
+  ASSERT_EQ(x.generation, y.generation);
+  EXPECT_NE(x.machine, y.machine);
+  EXPECT_NE(x, y);
+  EXPECT_NE(a.id(), b.id());
+  EXPECT_NE(a.id(), c.id());
+  EXPECT_FALSE(b.live(x));
+  const int64_t b_arrays = b.live_arrays(), b_cells = b.free_cells();
+  const std::string foreign = fa_refusal([&] { b.lookup(x, 1); });
+  EXPECT_NE(foreign.find("lookup: the array is another machine's"), std::string::npos) << foreign;
+  EXPECT_THROW(b.update(x, 1, 30), invalid_argument);
+  EXPECT_THROW(b.remove(x, 1), invalid_argument);
+  EXPECT_THROW(b.size(x), invalid_argument);
+  EXPECT_THROW(b.next(x, 0), invalid_argument);
+  EXPECT_THROW(b.post_lookup(x, 1), invalid_argument);
+  std::vector<int64_t> idx;
+  std::vector<int64_t> vals;
+  EXPECT_THROW(b.items(x, idx, vals), invalid_argument);
+  const std::string released = fa_refusal([&] { b.release(x); });
+  EXPECT_NE(released.find("release: the array is another machine's"), std::string::npos) << released;
+  EXPECT_EQ(b.live_arrays(), b_arrays);  // nothing made, nothing released
+  EXPECT_EQ(b.free_cells(), b_cells);
+  EXPECT_EQ(b.lookup(y, 1), 20);  // b's own array is still there
+  EXPECT_EQ(a.lookup(x, 1), 10);
+  // Another value type's machine: a handle of the same fields, as Python passes them.
+  const functional_arrays<double>::array x_on_c{x.slot, x.generation, x.machine};
+  ASSERT_EQ(x_on_c.slot, z.slot);
+  EXPECT_THROW(c.lookup(x_on_c, 1), invalid_argument);
+  EXPECT_THROW(c.release(x_on_c), invalid_argument);
+  EXPECT_EQ(c.lookup(z, 1), 2.5);
+  EXPECT_EQ(c.live_arrays(), 2);
+  // A released array's slot, reused: the old handle is refused, the new one reads its own.
+  const array old = a.update(x, 2, 5);
+  a.release(old);
+  const array reused = a.update(x, 2, 6);
+  ASSERT_EQ(reused.slot, old.slot);
+  EXPECT_NE(reused.generation, old.generation);
+  const std::string stale = fa_refusal([&] { a.lookup(old, 2); });
+  EXPECT_NE(stale.find("lookup: the array was released"), std::string::npos) << stale;
+  EXPECT_THROW(a.release(old), invalid_argument);
+  EXPECT_THROW(a.update(old, 3, 1), invalid_argument);
+  EXPECT_EQ(a.lookup(reused, 2), 6);
+  EXPECT_THROW(a.lookup(array{}, 1), invalid_argument);  // no machine's
+  EXPECT_EQ(a.check(), "");
+  EXPECT_EQ(b.check(), "");
+}
+
+/// A backend whose root and insert passes throw on demand (a CUDA error's stand-in), around the
+/// machine's own.
+template <class V>
+class fa_failing_machine final : public detail::functional_arrays_machine<V> {
+ public:
+  explicit fa_failing_machine(std::unique_ptr<detail::functional_arrays_machine<V>> inner) : inner_(std::move(inner)) {}
+  int inserts_before_failing = -1;  ///< inserts that succeed before they throw (-1: never throw)
+  bool fail_root = false;
+
+  int64_t cells() const override { return inner_->cells(); }
+  int64_t version_slots() const override { return inner_->version_slots(); }
+  int persistent_blocks() const override { return inner_->persistent_blocks(); }
+  void root(int64_t slot) override {
+    if (fail_root) throw error("fa_failing_machine: root failed");
+    inner_->root(slot);
+  }
+  int insert(int64_t parent, int64_t child, core::fa_change change, int64_t i, V v, int64_t remainder,
+             int64_t fresh) override {
+    if (inserts_before_failing == 0) throw error("fa_failing_machine: insert failed");
+    if (inserts_before_failing > 0) --inserts_before_failing;
+    return inner_->insert(parent, child, change, i, v, remainder, fresh);
+  }
+  std::optional<V> lookup(int64_t slot, int64_t i) override { return inner_->lookup(slot, i); }
+  int64_t size(int64_t slot) override { return inner_->size(slot); }
+  std::optional<int64_t> next(int64_t slot, int64_t i) override { return inner_->next(slot, i); }
+  uint64_t post_query(core::fa_query q, int64_t slot, int64_t i) override { return inner_->post_query(q, slot, i); }
+  core::fa_result<V> take(uint64_t ticket) override { return inner_->take(ticket); }
+  void sync() override { inner_->sync(); }
+  bool lookup_many(int64_t slot, const int64_t* idx, int64_t n, V* values, uint8_t* found) override {
+    return inner_->lookup_many(slot, idx, n, values, found);
+  }
+  void items(int64_t slot, std::vector<int64_t>& idx, std::vector<V>& values) override { inner_->items(slot, idx, values); }
+  std::vector<int64_t> collect(span<const int64_t> live) override { return inner_->collect(live); }
+  std::vector<int64_t> unfilled(bool wait) override { return inner_->unfilled(wait); }
+  std::string check(span<const int64_t> live) override { return inner_->check(live); }
+  std::string check_index(int64_t i) override { return inner_->check_index(i); }
+
+ private:
+  std::unique_ptr<detail::functional_arrays_machine<V>> inner_;
+};
+
+/// A backend pass that throws keeps no version slot: fa (a fresh machine of at least 16 cells
+/// and exactly 4 version slots, either backend) fails empty, update, remove and a batch update
+/// in its middle many more times than it has slots, and then every slot is still there to take;
+/// the arrays made before read as before.
+inline void fa_failed_pass_keeps_no_slot(functional_arrays<int64_t>& fa) {
+  auto& backend = detail::functional_arrays_backend<int64_t>::of(fa);
+  auto* failing = new fa_failing_machine<int64_t>(std::move(backend));
+  backend.reset(failing);
+  ASSERT_EQ(fa.version_slots(), 4);
+  const auto a = fa.update(fa.empty(), 1, 10);
+  const int64_t arrays = fa.live_arrays();
+  ASSERT_EQ(arrays, 2);
+  const std::vector<int64_t> idx{5, 6, 7};
+  const std::vector<int64_t> vals{50, 60, 70};
+  for (int k = 0; k < 8; ++k) {
+    failing->inserts_before_failing = 0;
+    EXPECT_THROW(fa.update(a, 2, 20), error);
+    EXPECT_THROW(fa.remove(a, 1), error);
+    failing->inserts_before_failing = 2;  // the batch's third update fails
+    EXPECT_THROW(fa.update(a, span<const int64_t>(idx.data(), 3), span<const int64_t>(vals.data(), 3)), error);
+    failing->inserts_before_failing = -1;
+    failing->fail_root = true;
+    EXPECT_THROW(fa.empty(), error);
+    failing->fail_root = false;
+    EXPECT_EQ(fa.live_arrays(), arrays) << "round " << k;
+  }
+  EXPECT_EQ(fa.lookup(a, 1), 10);
+  EXPECT_EQ(fa.size(a), 1);
+  // The two free slots are free: two arrays fit, a third is out of slots.
+  const auto b = fa.update(a, 2, 20);
+  const auto c = fa.remove(b, 1);
+  EXPECT_EQ(fa.live_arrays(), 4);
+  EXPECT_THROW(fa.empty(), out_of_memory);
+  EXPECT_EQ(fa.lookup(b, 2), 20);
+  EXPECT_EQ(fa.lookup(c, 1), std::nullopt);
+  EXPECT_EQ(fa.lookup(c, 2), 20);
   EXPECT_EQ(fa.check(), "");
 }
 

@@ -1,6 +1,7 @@
 // gsearch::functional_arrays on the CPU against the executable specification: the examples of
 // the header, every value type, each adversarial mix at several cell counts (a reduced share of
-// the 12.5 million operations: GSEARCH_FA_STEPS raises it), a full machine, handles.
+// the 12.5 million operations: GSEARCH_FA_STEPS raises it), a full machine, handles (tied
+// to their machine and generation), a backend pass that fails.
 
 #include <gtest/gtest.h>
 
@@ -124,6 +125,26 @@ TEST(FunctionalArrays, PostedQueries) {
   EXPECT_FALSE(fa.take(t5).found);
   EXPECT_THROW(fa.take(t1), invalid_argument);  // taken already
   EXPECT_THROW(fa.post_size(a), invalid_argument);  // released
+}
+
+// Another machine's handle (of either value type), a released slot's reused: refused, and
+// nothing changes on the machine that refused it.
+TEST(FunctionalArrays, HandlesAreTiedToTheirMachine) {
+  functional_arrays<int64_t> a(cpu, 16), b(cpu, 16);
+  functional_arrays<double> c(cpu, 16);
+  fa_handles_are_tied_to_their_machine(a, b, c);
+  functional_arrays<int64_t> moved(std::move(a));  // the handles follow the machine
+  EXPECT_EQ(moved.live_arrays(), 3);
+  const auto x = moved.empty();
+  EXPECT_EQ(x.machine, moved.id());
+  const std::string gone = fa_refusal([&] { a.lookup(x, 0); });  // NOLINT(bugprone-use-after-move)
+  EXPECT_NE(gone.find("a moved-from machine"), std::string::npos) << gone;
+}
+
+// A backend pass that throws (on the GPU, a CUDA error) gives the new array's slot back.
+TEST(FunctionalArrays, AFailedPassKeepsNoSlot) {
+  functional_arrays<int64_t> fa(cpu, 16, functional_arrays_options{4});
+  fa_failed_pass_keeps_no_slot(fa);
 }
 
 // The streams `gsearch esfa gen` makes replay on a machine of their cell count equal to the spec,

@@ -1,6 +1,7 @@
 // gsearch::functional_arrays on the GPU, both forms (the persistent kernel,
 // src/cuda/functional_arrays_persistent.cu, and the launch per operation,
-// src/cuda/functional_arrays.cu): the header's example, a full machine, the adversarial random
+// src/cuda/functional_arrays.cu): the header's example, a full machine, the handles' checks and a
+// failing pass (functional_arrays_cases.hpp's), the adversarial random
 // mixes of functional_arrays_cases.hpp against the executable specification, every answer
 // compared, for every value type at 16 to 8,192 cells (GSEARCH_FA_STEPS: steps per run of the
 // persistent form, the launch form an eighth; the 12.5 million operations are a run of
@@ -57,6 +58,21 @@ TEST_P(GpuFunctionalArrays, HeaderExampleAndAFullMachine) {
   EXPECT_EQ(small.lookup(b, 3), 3.5);
   EXPECT_EQ(small.size(b), 3);
   EXPECT_EQ(small.check(), "");
+}
+
+// The shared cases of the handles (another machine's, another value type's, a released slot
+// reused) and of a failing backend pass (no slot kept), on the GPU's machines.
+TEST_P(GpuFunctionalArrays, HandlesAreTiedToTheirMachine) {
+  functional_arrays<int64_t> a(cuda, 16, form(GetParam())), b(cuda, 16, form(GetParam()));
+  functional_arrays<double> c(cuda, 16, form(GetParam()));
+  fa_handles_are_tied_to_their_machine(a, b, c);
+}
+
+TEST_P(GpuFunctionalArrays, AFailedPassKeepsNoSlot) {
+  functional_arrays_options o = form(GetParam());
+  o.version_slots = 4;
+  functional_arrays<int64_t> fa(cuda, 16, o);
+  fa_failed_pass_keeps_no_slot(fa);
 }
 
 template <class V>

@@ -3,7 +3,8 @@
 // queries and results in device, page-locked and pageable memory, at the batch sizes that take
 // each of the kernel's paths (a warp per query, a thread per query in block 0, the whole grid),
 // from many threads, across key replacement, with a small share of the GPU, a full ring, the
-// dynamic batcher, shutdown with requests in flight, and bad input. Bounded: every test submits a
+// dynamic batcher, shutdown with requests in flight, bad input, and a fork child's calls
+// (refused, naming the fork). Bounded: every test submits a
 // fixed number of requests and ends by itself. Nothing here waits for the whole device while a
 // server runs (no cudaDeviceSynchronize, no cudaFree): the buffers outlive the servers.
 
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "gsearch/gsearch.hpp"
+#include "server_cases.hpp"
 #include "test_util.hpp"
 
 namespace gsearch::test {
@@ -509,6 +511,28 @@ TEST(GpuServerSoak, MixedLoadEveryAnswerChecked) {
               (long long)queries.load(), (long long)wrong.load());
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_GT(requests.load(), 0);
+}
+
+// A fork child of the process whose CUDA server runs (the kernel, the mapped ring and the
+// context are the parent's): every call throws error naming the fork (no CUDA call made),
+// destroying its copy returns, and the parent's server goes on serving.
+TEST(GpuServerFork, AForkChildIsRefusedAndTheParentGoesOn) {
+  GSEARCH_GPU_OR_SKIP();
+  std::mt19937_64 rng(test_seed());
+  const std::vector<int64_t> keys = server_keys<int64_t>(20000, rng, 3000);
+  const std::vector<int64_t> queries = server_queries<int64_t>(1000, rng, 3000);
+  auto s = std::make_unique<server<int64_t>>(cuda, span<const int64_t>(keys.data(), int64_t(keys.size())));
+  std::vector<int64_t> got(queries.size());
+  s->search(span<const int64_t>(queries.data(), int64_t(queries.size())), side::left,
+            span<int64_t>(got.data(), int64_t(got.size())));
+  EXPECT_EQ(got, reference_all(keys, queries, side::left));
+  EXPECT_EQ(server_fork_child_refuses(s, keys), "");
+  for (const side sd : kSides) {
+    s->search(span<const int64_t>(queries.data(), int64_t(queries.size())), sd,
+              span<int64_t>(got.data(), int64_t(got.size())));
+    EXPECT_EQ(got, reference_all(keys, queries, sd));
+  }
+  s->shutdown();
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // gsearch::server on the CPU (its loop a thread standing in for the GPU's persistent kernel) and
 // the ring of core/server_ring.hpp: many submitting threads with every answer against
 // std::lower_bound / std::upper_bound, a full ring (backpressure), the dynamic batcher, key
-// replacement while serving (no request sees a mix), shutdown with requests in flight, bad input.
+// replacement while serving (no request sees a mix), shutdown with requests in flight, bad input,
+// a fork child's calls (refused, naming the fork; the parent's server unharmed).
 // Bounded: every test submits a fixed number of requests and ends by itself.
 
 #include <gtest/gtest.h>
@@ -176,6 +177,26 @@ TYPED_TEST(Server, BadInputIsRefusedInTheCaller) {
   std::vector<int64_t> ok(10);
   s.search(span<const T>(q), side::left, span<int64_t>(ok));  // still serving
   EXPECT_EQ(ok, reference_all(keys, q, side::left));
+}
+
+// A fork child of the process that made a server (its loop thread not in the child): every
+// call throws error naming the fork instead of waiting for ever, destroying its copy returns,
+// and the parent's server goes on serving (the child stopped nothing of it).
+TYPED_TEST(Server, AForkChildIsRefusedAndTheParentGoesOn) {
+  using T = TypeParam;
+  const std::vector<T> keys = sorted_keys<T>(500, 10, 300);
+  auto s = std::make_unique<server<T>>(cpu, span<const T>(keys));
+  std::mt19937_64 rng(11);
+  const std::vector<T> q = random_queries<T>(rng, 200, 320);
+  std::vector<int64_t> out(q.size());
+  s->search(span<const T>(q), side::right, span<int64_t>(out));  // the loop has run before the fork
+  EXPECT_EQ(server_fork_child_refuses(s, keys), "");
+  for (const side sd : kSides) {
+    s->search(span<const T>(q), sd, span<int64_t>(out));
+    EXPECT_EQ(out, reference_all(keys, q, sd));
+  }
+  EXPECT_EQ(s->size(), 500);
+  s->shutdown();
 }
 
 // The ring's batching rule on hand-made slots.

@@ -22,15 +22,20 @@
 /// Capacity: an update takes at most 2 cells and a remove 1 (empty takes none); each array made
 /// takes a version slot until it is released. When the free cells run out the machine frees
 /// every cell that no live array sees (a sweep) and tries again; when that is not enough, or
-/// no version slot is free, the operation throws out_of_memory and changes nothing.
+/// no version slot is free, the operation throws out_of_memory and changes nothing. When the
+/// backend's pass itself throws (a CUDA error), the new array's version slot is given back.
 ///
 /// Beside a GPU machine's persistent kernel (as beside gsearch::server's): anything that waits for
 /// every kernel of the device (cudaDeviceSynchronize, cudaFree, cudaFreeHost) waits until the
 /// machine is destroyed, and kernels other libraries load lazily may too; launch those once
 /// before making the machine.
 ///
-/// Handles: `array` names a version; using one after its release (or from another machine)
-/// throws invalid_argument. Not thread-safe: one caller at a time.
+/// Handles: `array` names a version of one machine: its version slot, the slot's generation
+/// (bumped when the array is released, so a handle of a released slot that now holds another
+/// array is refused too) and the machine's id (unique in the process, never reused, whatever
+/// the value type). A handle used after its release, on another machine (of any value type) or
+/// on a moved-from machine throws invalid_argument saying which; the check is three compares on
+/// the host, nothing crosses to the device. Not thread-safe: one caller at a time.
 ///
 /// Backends: gsearch::cpu runs each pass as a loop (threads for large machines); gsearch::cuda
 /// runs a persistent kernel whose blocks hold the cells in shared memory (seed 004's smart
@@ -56,7 +61,11 @@ namespace gsearch {
 namespace detail {
 template <class V>
 class functional_arrays_machine;
-}
+/// What reaches a machine's backend (tests/functional_arrays_cases.hpp defines it, to make a
+/// backend's pass fail); the library has no definition.
+template <class V>
+struct functional_arrays_backend;
+}  // namespace detail
 
 struct functional_arrays_options {
   /// Arrays alive at once at most (0: max(2 x cells, 64)). Every update and remove also moves
@@ -77,10 +86,11 @@ class functional_arrays {
 
  public:
   using value_type = V;
-  /// An array (a version): a handle, valid until released.
+  /// An array (a version): a handle, valid on the machine that made it until released.
   struct array {
-    int64_t slot = -1;
-    uint64_t generation = 0;
+    int64_t slot = -1;        ///< its version slot
+    uint64_t generation = 0;  ///< the slot's generation when it was made (odd)
+    uint64_t machine = 0;     ///< the machine's id (0: no machine's)
     friend bool operator==(const array&, const array&) = default;
   };
 
@@ -133,10 +143,14 @@ class functional_arrays {
   void sync();
   /// The defined indices of a in increasing order, and their values.
   void items(array a, std::vector<int64_t>& idx, std::vector<V>& values);
-  /// Forgets a: the cells only it (and other released arrays) saw become free.
+  /// Forgets a: the cells only it (and other released arrays) saw become free; its version slot
+  /// is free (its handles, and copies of them, are refused from now on).
   void release(array a);
   /// Whether a is a live array of this machine.
   bool live(array a) const;
+  /// The machine's id, which its handles carry: unique among the machines of the process (of
+  /// every value type), never reused; a moved-to machine takes the moved-from one's.
+  uint64_t id() const { return id_; }
 
   int64_t cells() const;
   int64_t free_cells() const { return int64_t(free_cells_.size()); }
@@ -153,14 +167,18 @@ class functional_arrays {
   std::string check();
 
  private:
+  friend struct detail::functional_arrays_backend<V>;
   int64_t slot_of(array a, const char* what) const;
+  std::string refusal(array a) const;
   array make_child(array a, int64_t i, const V* v);  // update (v) or remove (nullptr)
   array take_slot();
+  void free_slot(int64_t s);
   void need_cells(int64_t k, const char* what);
   void start(std::unique_ptr<detail::functional_arrays_machine<V>> machine);
   static int64_t slots_for(int64_t cells, const functional_arrays_options& options);
 
   std::unique_ptr<detail::functional_arrays_machine<V>> machine_;
+  uint64_t id_ = 0;                   // the handles' machine (start() draws it)
   std::vector<uint64_t> generation_;  // by slot; even: free, odd: live
   std::vector<int64_t> free_slots_;
   std::vector<int64_t> free_cells_;

@@ -41,6 +41,12 @@
 ///    bool tensor and cupy's JIT-compiled kernels waited for the server on an H100). A CUDA
 ///    error that poisons the context fails every request in flight and every later one
 ///    (error), and shutdown() still returns.
+///
+/// A server belongs to the process that made it: its loop thread (its kernel) does not cross
+/// fork(). In a fork child (Python's multiprocessing on Linux by default) every method, and a
+/// request's wait, throws error naming the fork instead of waiting for ever, and the destructor
+/// leaves the parent's server alone (the child's copy is leaked, not stopped); make servers in
+/// the child. The check is a load and a compare per call (a pthread_atfork handler counts forks).
 
 #include <array>
 #include <chrono>

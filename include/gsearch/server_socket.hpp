@@ -93,7 +93,9 @@ class socket_server {
   socket_server& operator=(const socket_server&) = delete;
 
   /// Stops accepting, answers the requests begun, closes every connection, removes the socket
-  /// file (if it is still the one bound). Idempotent.
+  /// file (if it is still the one bound). Idempotent. In a fork child of the process that made
+  /// it, throws error (its threads are the parent's) and the destructor leaves the parent's
+  /// front end (its stop pipe, its socket file) alone.
   void stop();
 
   const std::string& path() const;  ///< the Unix-domain socket's path ("" if none)

@@ -15,10 +15,13 @@ from ._docs import public as _public
 
 @_public
 class FunctionalArray(NamedTuple):
-    """A handle to one array of a :class:`FunctionalArrays` machine, valid until released."""
+    """A handle to one array of a :class:`FunctionalArrays` machine, valid on that machine until
+    released. Another machine (of any dtype) refuses it, and so does its own once it is released
+    (even when its slot holds a newer array): ``ValueError`` saying which."""
 
-    slot: int
-    generation: int
+    slot: int  #: its version slot
+    generation: int  #: the slot's generation when the array was made
+    machine: int  #: the id of the machine that made it (unique in the process, never reused)
 
 
 _CUDA_DEVICE = _re.compile(r"cuda(:[0-9]{1,4})?\Z")
@@ -63,8 +66,9 @@ class FunctionalArrays:
     Every operation is one pass over the cells (a compare and an increment in each) and, for the
     queries, a fold: its cost does not depend on how the arrays were built. An update takes at
     most 2 cells, a remove 1; when they run out the machine frees the cells only released arrays
-    saw, and if that is not enough raises ``MemoryError`` having changed nothing. A released
-    array's handle raises ``ValueError``.
+    saw, and if that is not enough raises ``MemoryError`` having changed nothing. A handle is
+    its machine's: a released array's handle, or another machine's (of any dtype), raises
+    ``ValueError`` and changes nothing.
 
     ``dtype``: int32, uint32, int64, uint64, float32 or float64. ``device``: ``"cpu"``, or
     ``"cuda"`` / ``"cuda:N"``: a persistent kernel on that GPU whose blocks hold the cells in
@@ -178,7 +182,8 @@ class FunctionalArrays:
         return self._core.items(tuple(a))
 
     def release(self, a: FunctionalArray) -> None:
-        """Forgets ``a``: cells that only released arrays saw become free."""
+        """Forgets ``a``: cells that only released arrays saw become free; ``a`` (and any copy of
+        it) is refused from now on."""
         self._core.release(tuple(a))
 
     def live(self, a: FunctionalArray) -> bool:

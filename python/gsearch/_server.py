@@ -115,6 +115,12 @@ class Server:
        starting it (search's own conversions of other dtypes or strided queries included).
 
     Use it as a context manager, or call :meth:`close`: afterwards a search raises ValueError.
+
+    A server belongs to the process that made it: its loop thread (its kernel) does not cross
+    ``fork()``. In a child made by fork (``multiprocessing``'s default start method on Linux),
+    every method raises RuntimeError naming the fork instead of blocking for ever, and dropping
+    the child's copy leaves the parent's server (and its :meth:`listen` socket) serving. Make
+    the server in the child, or use the ``"spawn"`` or ``"forkserver"`` start method.
     """
 
     def __init__(self, keys: Any, *, device: str = "cpu", ring_slots: int = 256, max_batch_requests: int = 256,

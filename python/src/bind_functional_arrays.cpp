@@ -1,7 +1,8 @@
 // gsearch._core's functional arrays (gsearch/functional_arrays.hpp): the class FunctionalArrays,
 // a gsearch::functional_arrays of any of the six value types on the CPU or a CUDA device (its
 // persistent kernel; every call with that device current). Handles cross as
-// (slot, generation) tuples; values as 1-D numpy arrays of the machine's dtype (the Python layer,
+// (slot, generation, machine) tuples (the library refuses another machine's, or a released
+// one's, with invalid_argument: ValueError); values as 1-D numpy arrays of the machine's dtype (the Python layer,
 // gsearch/_functional_arrays.py, converts and checks them); a lock, so that calls from several
 // Python threads take turns (the machine is not thread-safe).
 
@@ -31,7 +32,7 @@ template <class First, class... Rest>
 using variant_of_rest = std::variant<Rest...>;
 #define GSEARCH_PY_FA_OF(T) , gsearch::functional_arrays<T>
 
-using handle = std::tuple<int64_t, uint64_t>;  // (slot, generation)
+using handle = std::tuple<int64_t, uint64_t, uint64_t>;  // (slot, generation, machine)
 
 class py_functional_arrays {
  public:
@@ -48,7 +49,7 @@ class py_functional_arrays {
   }
   template <class FA>
   static typename FA::array of(const FA&, handle a) {
-    return {std::get<0>(a), std::get<1>(a)};
+    return {std::get<0>(a), std::get<1>(a), std::get<2>(a)};
   }
 
  public:
@@ -191,7 +192,7 @@ class py_functional_arrays {
  private:
   template <class A>
   static handle as_handle(const A& a) {
-    return {a.slot, a.generation};
+    return {a.slot, a.generation, a.machine};
   }
   static void check_index_array(const std::string& fn, const in_array& idx) {
     if (idx.dtype() != nb::dtype<int64_t>() || idx.ndim() != 1 || !is_c_contiguous(idx) ||
@@ -216,7 +217,8 @@ class py_functional_arrays {
 void bind_functional_arrays(nb::module_& m) {
   nb::class_<py_functional_arrays>(m, "FunctionalArrays",
                                    "A gsearch::functional_arrays machine on the CPU (device -1) or a CUDA "
-                                   "device (gsearch.FunctionalArrays wraps it): handles are (slot, generation) tuples.")
+                                   "device (gsearch.FunctionalArrays wraps it): handles are (slot, generation, machine) "
+                                   "tuples, refused (ValueError) by another machine or once released.")
       .def(nb::init<int64_t, const in_array&, int64_t, int, int, bool, int>(), "cells"_a, "like"_a,
            "version_slots"_a = 0, "threads"_a = 0, "device"_a = -1, "persistent"_a = true, "blocks"_a = 0)
       .def("empty", &py_functional_arrays::empty)

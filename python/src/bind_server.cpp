@@ -19,6 +19,7 @@
 #include <utility>
 #include <variant>
 
+#include "gsearch/detail/fork.hpp"
 #include "gsearch/server.hpp"
 #include "gsearch/server_socket.hpp"
 // (keep this order: binding.hpp's enum_table names gsearch::to_string)
@@ -103,6 +104,9 @@ class py_server {
   }
 
   ~py_server() {
+    // A fork child's copy: the C++ destructors leave the parent's server and socket alone, and
+    // no CUDA call (a fork child cannot use the parent's context).
+    if (made_.forked()) return;
     // The socket's connections call the server: they end first. A CUDA server frees its memory
     // with its device current.
     try {
@@ -117,6 +121,7 @@ class py_server {
 
   /// out[i] = the search of queries[i] on side `side` (a _core.SIDES code).
   void search(const in_array& queries, int side, out_array out) {
+    made_.check("gsearch.Server.search", "server");
     const std::string fn = "gsearch._core.Server.search";
     const gsearch::side s = side_of(fn, side);
     check_vector(fn, "queries", queries, device_);
@@ -144,6 +149,7 @@ class py_server {
 
   /// Later requests see a copy of `keys` (sorted, of the server's dtype); returns once switched.
   void replace_keys(const in_array& keys) {
+    made_.check("gsearch.Server.replace_keys", "server");
     const std::string fn = "gsearch._core.Server.replace_keys";
     check_vector(fn, "keys", keys, device_);
     if (keys.dtype() != dtype_)
@@ -164,6 +170,7 @@ class py_server {
   }
 
   nb::dict stats() const {
+    made_.check("gsearch.Server.stats", "server");
     const gsearch::server_stats st = std::visit([](const auto& server) { return server->stats(); }, s_);
     nb::dict d;
     d["requests"] = st.requests;
@@ -178,21 +185,27 @@ class py_server {
   }
 
   int64_t size() const {
+    made_.check("gsearch.Server.size", "server");
     return std::visit([](const auto& server) { return server->size(); }, s_);
   }
 
   bool on_device() const {
+    made_.check("gsearch.Server.on_device", "server");
     return std::visit([](const auto& server) { return server->on_device(); }, s_);
   }
 
   /// "cpu" or "cuda:N".
-  std::string device() const { return device_name(device_ < 0 ? nb::device::cpu::value : nb::device::cuda::value, device_); }
+  std::string device() const {
+    made_.check("gsearch.Server.device", "server");
+    return device_name(device_ < 0 ? nb::device::cpu::value : nb::device::cuda::value, device_);
+  }
 
   /// Serves this server to other processes (gsearch.Client, `gsearch client`) on a Unix-domain
   /// socket `path` and / or 127.0.0.1:`port` (-1: none; 0: any free port); returns the port bound
   /// (-1 if none). One socket front end at a time.
   int listen(const std::string& path, int port, int64_t max_queries, int max_connections, int64_t request_timeout_ms,
              int64_t idle_timeout_ms) {
+    made_.check("gsearch.Server.listen", "server");
     if (sock_) value_error("gsearch._core.Server.listen: the server is listening already (stop_listening first)");
     gsearch::socket_options o;
     o.path = path;
@@ -213,12 +226,14 @@ class py_server {
   /// Stops the socket front end: answers the requests begun, closes the connections, removes the
   /// socket file (idempotent; the server keeps serving this process).
   void stop_listening() {
+    made_.check("gsearch.Server.stop_listening", "server");
     nb::gil_scoped_release unlocked;
     if (sock_) sock_->stop();
     sock_.reset();
   }
 
   void shutdown() {
+    made_.check("gsearch.Server.close", "server");
     stop_listening();  // the socket's connections call the server: they end first
     std::visit(
         [&](auto& server) {
@@ -234,6 +249,9 @@ class py_server {
   }
 
  private:
+  // Every method of a fork child's copy raises RuntimeError naming the fork (before any CUDA call
+  // or lock: the library's own check comes after the device guard).
+  gsearch::detail::made_in_process made_;
   nb::dlpack::dtype dtype_;
   int device_ = -1;  // the CUDA device of a CUDA server, -1 on the CPU
   any_server s_;

@@ -1,6 +1,7 @@
 """gsearch.FunctionalArrays (issue 23) against a plain Python specification (a dict per version,
 copied on update): random mixes of updates, removes, lookups, next, size and releases, a full
-machine (MemoryError, nothing lost), batch forms and bad input; on the CPU and, where there is a
+machine (MemoryError, nothing lost), batch forms and bad input, handles tied to their machine
+(another machine's, another dtype's, a released one's: ValueError); on the CPU and, where there is a
 GPU, on device="cuda" (the persistent kernel, and a kernel per operation)."""
 
 import numpy as np
@@ -115,6 +116,50 @@ def test_batches_and_bad_input(device):
     with pytest.raises(MemoryError):
         tiny.update(b, 2, 2)
     assert tiny.lookup(b, 1) == 1 and tiny.check() == ""
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_handles_are_tied_to_their_machine(device):
+    """Another machine's handle (the same slot and generation), a float64 machine's on an int64
+    machine, a released handle whose slot holds a newer array: ValueError, nothing changed."""
+    a = gsearch.FunctionalArrays(cells=16, dtype=np.int64, device=device)
+    b = gsearch.FunctionalArrays(cells=16, dtype=np.int64, device=device)
+    f = gsearch.FunctionalArrays(cells=16, dtype=np.float64, device=device)
+    x = a.update(a.empty(), 1, 10)
+    y = b.update(b.empty(), 1, 20)
+    z = f.update(f.empty(), 1, 2.5)
+    assert (x.slot, x.generation) == (y.slot, y.generation) == (z.slot, z.generation)
+    assert len({x.machine, y.machine, z.machine}) == 3
+    assert not b.live(x) and not a.live(z)
+    before = b.stats()
+    for call in (lambda: b.lookup(x, 1), lambda: b.lookup(x, np.array([1])), lambda: b.update(x, 1, 30),
+                 lambda: b.update(x, np.array([1, 2]), np.array([3, 4])), lambda: b.remove(x, 1),
+                 lambda: b.size(x), lambda: b.next(x, 0), lambda: b.items(x), lambda: b.release(x),
+                 lambda: a.lookup(z, 1), lambda: a.release(z), lambda: f.lookup(x, 1)):
+        with pytest.raises(ValueError, match="another machine's"):
+            call()
+    assert b.stats()["live_arrays"] == before["live_arrays"] == 2  # no array made, none released
+    assert b.stats()["free_cells"] == before["free_cells"]
+    assert (a.lookup(x, 1), b.lookup(y, 1), f.lookup(z, 1)) == (10, 20, 2.5)
+    # A released array's slot, reused: the old handle is refused; the new one reads its own value.
+    old = a.update(x, 2, 5)
+    a.release(old)
+    new = a.update(x, 2, 6)
+    assert new.slot == old.slot and new.generation != old.generation
+    for call in (lambda: a.lookup(old, 2), lambda: a.update(old, 3, 1), lambda: a.release(old)):
+        with pytest.raises(ValueError, match="released"):
+            call()
+    assert a.lookup(new, 2) == 6 and a.stats()["live_arrays"] == 3
+    # Refused operations keep no version slot: a full machine, an index outside int64.
+    tiny = gsearch.FunctionalArrays(cells=2, dtype=np.int64, device=device, version_slots=3)
+    t = tiny.update(tiny.empty(), 1, 1)
+    for call, error in ((lambda: tiny.update(t, 2, 2), MemoryError), (lambda: tiny.update(t, 2**64, 2), OverflowError),
+                        (lambda: tiny.update(t, [3, 2**64], [1, 2]), OverflowError)):
+        with pytest.raises(error):
+            call()
+        assert tiny.stats()["live_arrays"] == 2
+    tiny.release(tiny.remove(t, 1))  # the third slot is free
+    assert tiny.check() == "" and a.check() == "" and b.check() == ""
 
 
 @needs_torch

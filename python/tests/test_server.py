@@ -1,9 +1,11 @@
 """gsearch.Server (the search server, issue 22): every answer against numpy.searchsorted, from
-many Python threads at once, across key replacement, and its errors; on the CPU, and on the GPU
+many Python threads at once, across key replacement, and its errors (a fork child's use too); on the CPU, and on the GPU
 (device="cuda": numpy, torch and cupy queries; skipped without a GPU, as gpu_support.py says).
 Bounded: fixed request counts, and each test closes its server (a running CUDA server would make
 a whole-device wait of a later test wait forever)."""
 
+import gc
+import multiprocessing
 import threading
 
 import numpy as np
@@ -278,6 +280,78 @@ def test_cuda_threads_and_replacement():
         st = s.stats()
     assert not errors and not mixed
     assert st["requests"] == 8 * 60 and st["batches"] >= 1
+
+
+_FORKED = None  # test_fork_child_is_refused's server: a global, so that the fork child holds the only reference
+
+
+def _attempt(call):
+    """(the exception's type name, its message), or None when call() returns."""
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001 (reported to the parent, which checks the type)
+        return type(e).__name__, str(e)
+    return None
+
+
+def _use_in_fork_child(conn):
+    """In a fork child: what each call of the parent's server raised, then whether dropping the
+    child's copy (its destructor) returned, sent through conn."""
+    global _FORKED
+    got = {
+        "search": _attempt(lambda: _FORKED.search(np.arange(4, dtype=np.int64))),
+        "replace_keys": _attempt(lambda: _FORKED.replace_keys(np.arange(8, dtype=np.int64))),
+        "stats": _attempt(lambda: _FORKED.stats()),
+        "size": _attempt(lambda: _FORKED.size),
+        "close": _attempt(lambda: _FORKED.close()),
+    }
+    _FORKED = None  # the destructor runs here
+    gc.collect()
+    got["dropped"] = True
+    conn.send(got)
+    conn.close()
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_torch)])
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # Python 3.12+: fork() of a process with threads
+def test_fork_child_is_refused(device, tmp_path):
+    """A Server used in a multiprocessing fork child: every call raises RuntimeError naming the
+    fork instead of blocking for ever, dropping it returns, and the parent's server (and its
+    socket front end, whose stop pipe and socket file the child shares) goes on serving."""
+    global _FORKED
+    keys = np.arange(0, 2000, 2, dtype=np.int64)
+    path = str(tmp_path / "s.sock")
+    _FORKED = gsearch.Server(keys, device=device, **({"blocks": 2} if device == "cuda" else {}))
+    try:
+        _FORKED.search(keys[:3])  # the server has served before the fork
+        _FORKED.listen(path)
+        ctx = multiprocessing.get_context("fork")
+        recv, send = ctx.Pipe(duplex=False)
+        child = ctx.Process(target=_use_in_fork_child, args=(send,))
+        child.start()
+        send.close()
+        try:
+            assert recv.poll(60), "the fork child hung on the parent's server"
+            got = recv.recv()
+        finally:
+            child.join(30)
+            if child.is_alive():
+                child.kill()
+                child.join()
+        assert child.exitcode == 0
+        for name in ("search", "replace_keys", "stats", "size", "close"):
+            assert got[name] is not None and got[name][0] == "RuntimeError", (name, got[name])
+            assert "fork child" in got[name][1] and "spawn" in got[name][1], (name, got[name])
+        assert got["dropped"]
+        q = np.arange(-3, 2005, dtype=np.int64)
+        for side in ("left", "right"):
+            np.testing.assert_array_equal(_FORKED.search(q, side), np.searchsorted(keys, q, side))
+        with gsearch.Client(path, timeout=20) as c:
+            np.testing.assert_array_equal(c.search(q, "right"), np.searchsorted(keys, q, "right"))
+        assert _FORKED.size == len(keys)
+    finally:
+        _FORKED.close()
+        _FORKED = None
 
 
 @needs_torch

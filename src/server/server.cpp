@@ -7,6 +7,9 @@
 
 #include "gsearch/server.hpp"
 
+#include <pthread.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -23,10 +26,42 @@
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/server_ring.hpp"
 #include "gsearch/detail/cuda/server.hpp"
+#include "gsearch/detail/fork.hpp"
 #include "gsearch/search.hpp"
 #include "../backend.hpp"
 
 namespace gsearch {
+
+// ---- detail/fork.hpp ----------------------------------------------------------------------------
+
+namespace {
+
+// How many forks deep this process is below the one that first made a made_in_process: a fork
+// child's handler adds one (an atomic add: async-signal-safe, as a child handler must be).
+std::atomic<uint64_t> fork_depth{0};
+
+void count_fork() { fork_depth.fetch_add(1, std::memory_order_relaxed); }
+
+}  // namespace
+
+detail::made_in_process::made_in_process() {
+  static const int registered = pthread_atfork(nullptr, nullptr, count_fork);
+  if (registered != 0) throw error("gsearch: pthread_atfork failed");
+  forks_ = fork_depth.load(std::memory_order_relaxed);
+  pid_ = long(getpid());
+}
+
+bool detail::made_in_process::forked() const noexcept {
+  return fork_depth.load(std::memory_order_relaxed) != forks_;
+}
+
+void detail::made_in_process::refuse(const char* what, const char* object) const {
+  throw error(std::string(what) + ": called in a fork child (pid " + std::to_string(long(getpid())) +
+              ") of the process that made the " + object + " (pid " + std::to_string(pid_) + "); its threads (a "
+              "CUDA server's kernel and memory) stay in that process and would never answer. Make it in the "
+              "child, or start children with multiprocessing's 'spawn' or 'forkserver' method");
+}
+
 namespace {
 
 using core::server_op;
@@ -72,6 +107,7 @@ void check_keys(span<const T> keys, const char* what) {
 
 template <class T>
 struct server<T>::state {
+  detail::made_in_process made;  // a fork child's copy refuses every call (detail/fork.hpp)
   server_options options;
   cpu_t exec;
   std::vector<server_slot> cpu_slots;                       // CPU: the ring
@@ -269,6 +305,13 @@ server<T>::server(const cuda_t& exec, span<const T> keys, const server_options& 
 
 template <class T>
 server<T>::~server() {
+  if (state_->made.forked()) {
+    // A fork child's copy: its loop (kernel) is the parent's, which a stop request here would
+    // never reach (the CPU ring is a copy) or would reach in memory CUDA does not share with a
+    // child; its thread object names a thread the child does not have. Leave it all as it is.
+    (void)state_.release();
+    return;
+  }
   shutdown();
   delete state_->keys;
 }
@@ -276,6 +319,7 @@ server<T>::~server() {
 template <class T>
 void server<T>::shutdown() {
   state& st = *state_;
+  st.made.check("gsearch::server::shutdown", "server");
   if (st.closing.exchange(true)) {
     if (st.loop.joinable()) st.loop.join();
     return;
@@ -292,6 +336,7 @@ void server<T>::shutdown() {
 
 template <class T>
 typename server<T>::request server<T>::submit(span<const T> queries, side s, span<int64_t> out) {
+  state_->made.check("gsearch::server::search", "server");
   if (out.size() != queries.size())
     throw invalid_argument("gsearch::server::search: out has " + std::to_string(out.size()) + " elements for " +
                            std::to_string(queries.size()) + " queries");
@@ -362,6 +407,7 @@ void server<T>::search(span<const T> queries, side s, span<int64_t> out) {
 template <class T>
 void server<T>::replace_keys(span<const T> keys) {
   state& st = *state_;
+  st.made.check("gsearch::server::replace_keys", "server");
   if (st.closing.load()) throw invalid_argument("gsearch::server: the server is shut down");
   if (st.device) {
     const std::lock_guard<std::mutex> lock(st.replacing);
@@ -388,6 +434,7 @@ void server<T>::replace_keys(span<const T> keys) {
 
 template <class T>
 server_stats server<T>::stats() const {
+  state_->made.check("gsearch::server::stats", "server");
   server_stats s;
   s.requests = state_->requests.load();
   s.queries = state_->queries.load();
@@ -401,11 +448,13 @@ server_stats server<T>::stats() const {
 
 template <class T>
 int64_t server<T>::size() const {
+  state_->made.check("gsearch::server::size", "server");
   return state_->key_count.load(std::memory_order_relaxed);
 }
 
 template <class T>
 bool server<T>::on_device() const {
+  state_->made.check("gsearch::server::on_device", "server");
   return state_->device != nullptr;
 }
 
@@ -420,7 +469,7 @@ server<T>::request::request(request&& other) noexcept
 
 template <class T>
 server<T>::request::~request() {
-  if (!owner_ || waited_) return;
+  if (!owner_ || waited_ || owner_->state_->made.forked()) return;  // a fork child's copy: nothing will answer
   try {  // the server writes into the caller's output: wait for it
     wait();
   } catch (...) {
@@ -429,6 +478,7 @@ server<T>::request::~request() {
 
 template <class T>
 bool server<T>::request::ready() const {
+  if (owner_) owner_->state_->made.check("gsearch::server::request::ready", "server");
   return !owner_ || waited_ || owner_->state_->answered(ticket_);
 }
 
@@ -436,6 +486,7 @@ template <class T>
 void server<T>::request::wait() {
   if (!owner_ || waited_) return;
   typename server<T>::state& st = *owner_->state_;
+  st.made.check("gsearch::server::request::wait", "server");
   const bool served = st.wait(ticket_);
   if (served && staged_) std::memcpy(out_, staged_, size_t(queries_) * sizeof(int64_t));
   st.release(ticket_);

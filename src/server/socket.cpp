@@ -30,6 +30,8 @@
 #include <utility>
 #include <vector>
 
+#include "gsearch/detail/fork.hpp"
+
 namespace gsearch {
 
 static_assert(std::endian::native == std::endian::little,
@@ -108,6 +110,7 @@ bool unix_socket_answers(const std::string& path) {
 // ---- the server ---------------------------------------------------------------------------------
 
 struct socket_server::impl {
+  detail::made_in_process made;  // a fork child's copy must not stop the parent's (the stop pipe is shared)
   dtype keys;
   int64_t key_count;
   search_fn search;
@@ -460,10 +463,19 @@ socket_server::socket_server(dtype keys, int64_t key_count, search_fn search, co
   }
 }
 
-socket_server::~socket_server() { stop(); }
+socket_server::~socket_server() {
+  if (impl_->made.forked()) {
+    // A fork child's copy: the stop pipe and the socket file are the parent's server's, the
+    // threads are not in the child. Leave it as it is.
+    (void)impl_.release();
+    return;
+  }
+  stop();
+}
 
 void socket_server::stop() {
   impl& s = *impl_;
+  s.made.check("gsearch::socket_server::stop", "socket server");
   std::lock_guard<std::mutex> once(s.stop_mutex);
   if (s.stopped) return;
   s.stopped = true;
