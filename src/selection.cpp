@@ -61,10 +61,19 @@ int64_t columns(const char* fn, int64_t n, int64_t rows) {
   return n / rows;
 }
 
-void check_quantile_args(const char* fn, int64_t n, span<const double> q, quantile_method method) {
+void check_quantile_args(const char* fn, int64_t n, span<const double> q, quantile_method method,
+                         const quantile_dtypes& dtypes) {
   if (n == 0) throw invalid_argument(std::string(fn) + ": the quantile of empty data is undefined");
   if (int(method) < 0 || method > quantile_method::nearest)
     throw invalid_argument(std::string(fn) + ": unknown method " + std::to_string(int(method)));
+  for (float_format f : {dtypes.index, dtypes.lerp})
+    if (int(f) < 0 || f > float_format::binary64)
+      throw invalid_argument(std::string(fn) + ": unknown float format " + std::to_string(int(f)));
+  // numpy's float16 index arithmetic rounds n to inf from here on (its answers: NaN, IndexError).
+  if (dtypes.index == float_format::binary16 && n >= 65520)
+    throw invalid_argument(std::string(fn) + ": float16 q cannot index " + std::to_string(n) +
+                           " elements (numpy's float16 index arithmetic overflows from 65520); "
+                           "give q as float32 or float64");
   for (int64_t i = 0; i < q.size(); ++i)
     if (!(q[i] >= 0.0 && q[i] <= 1.0))  // NaN fails both
       throw invalid_argument(std::string(fn) + ": q[" + std::to_string(i) + "] = " + std::to_string(q[i]) +
@@ -135,17 +144,17 @@ void kthvalue_impl(const Exec& exec, span<const T> data, int64_t rows, int64_t r
 }
 
 template <class Exec, class T>
-void quantile_impl(const Exec& exec, span<const T> data, span<const double> q, quantile_method method, bool skip_nan,
-                   span<double> out) {
+void quantile_impl(const Exec& exec, span<const T> data, span<const double> q, quantile_method method,
+                   const quantile_dtypes& dtypes, bool skip_nan, span<double> out) {
   constexpr const char* fn = "gsearch::quantile";
   check_span(fn, "data", data.data(), data.size());
   check_span(fn, "q", q.data(), q.size());
   check_span(fn, "out", out.data(), out.size());
   check_size(fn, "out", out.size(), q.size());
-  check_quantile_args(fn, data.size(), q, method);
+  check_quantile_args(fn, data.size(), q, method, dtypes);
   if (q.size() == 0) return;
   on_backend(exec, [&](auto h) {
-    backend::quantile(h, data.data(), data.size(), q.data(), q.size(), method, skip_nan, out.data());
+    backend::quantile(h, data.data(), data.size(), q.data(), q.size(), method, dtypes, skip_nan, out.data());
   });
 }
 
@@ -182,7 +191,11 @@ void median_impl(const Exec& exec, span<const T> data, bool skip_nan, span<doubl
   }                                                                                                \
   void quantile(const EXEC& exec, span<const T> data, span<const double> q, quantile_method method, \
                 bool skip_nan, span<double> out) {                                                 \
-    quantile_impl(exec, data, q, method, skip_nan, out);                                           \
+    quantile_impl(exec, data, q, method, scalar_q_dtypes<T>(), skip_nan, out);                     \
+  }                                                                                                \
+  void quantile(const EXEC& exec, span<const T> data, span<const double> q, quantile_method method, \
+                const quantile_dtypes& dtypes, bool skip_nan, span<double> out) {                  \
+    quantile_impl(exec, data, q, method, dtypes, skip_nan, out);                                   \
   }                                                                                                \
   void median(const EXEC& exec, span<const T> data, bool skip_nan, span<double> out) {             \
     median_impl(exec, data, skip_nan, out);                                                        \

@@ -207,6 +207,70 @@ TEST(CoreSelection, QuantilesEqualNumpysPrintedResults) {
             -0.5);
 }
 
+// numpy's arithmetic in the dtypes its promotion picks (quantile_dtypes), values printed by numpy
+// 2.4: q's dtype for the index, the result dtype for the lerp, b - a in the data's dtype.
+TEST(CoreSelection, QuantilesFollowNumpysDtypes) {
+  using core::quantile_combine;
+  using core::quantile_point_of;
+  const auto of = [](const auto& s, quantile_method m, double q, const quantile_dtypes& d) {
+    const core::quantile_point p = quantile_point_of(m, q, int64_t(s.size()), d);
+    return quantile_combine(p, s[size_t(p.lo)], s[size_t(p.hi)], d);
+  };
+  // Issue 38: np.quantile(float32 [0.5, 1, 2, 3, 7], [0.1]) is float64 0.7 (a float64 array q
+  // interpolates float32 data in float64); a Python float q keeps float32 (0.699999988...).
+  const std::vector<float> a = {0.5f, 1, 2, 3, 7};
+  quantile_dtypes array_q;  // float64 index and lerp
+  EXPECT_EQ(of(a, quantile_method::linear, 0.1, array_q), 0.7);
+  EXPECT_EQ(of(a, quantile_method::linear, 0.1, scalar_q_dtypes<float>()), double(0.7f));
+  // A float32 q: the virtual index in float32. np.quantile(np.arange(10001.0), np.float32(0.3),
+  // method='hazen') is 2999.800048828125; with the Python float 0.3, 2999.7999999999997.
+  std::vector<double> r(10001);
+  for (size_t i = 0; i < r.size(); ++i) r[i] = double(i);
+  quantile_dtypes f32_q;
+  f32_q.index = float_format::binary32;
+  EXPECT_EQ(of(r, quantile_method::hazen, double(0.3f), f32_q), 2999.800048828125);
+  EXPECT_EQ(of(r, quantile_method::hazen, 0.3, array_q), 2999.7999999999997);
+  // float16 data (held as float): b - a rounds to float16 (1000 - 2^-10 is 1000 there).
+  // np.quantile(float16 [2^-10, 1000], [0.3]) is 300.0009765625; with 0.3, float16 300.
+  const std::vector<float> h = {0.0009765625f, 1000.0f};
+  quantile_dtypes half = array_q;
+  half.half_data = true;
+  EXPECT_EQ(of(h, quantile_method::linear, 0.3, half), 300.0009765625);
+  half.lerp = float_format::binary16;
+  EXPECT_EQ(of(h, quantile_method::linear, 0.3, half), 300.0);
+  EXPECT_EQ(of(h, quantile_method::linear, 0.7, half), 700.0);
+  // An integer q takes the element at 'linear' (numpy's take): inf, where 1.0 gives inf - inf.
+  const std::vector<double> inf = {1.0, std::numeric_limits<double>::infinity()};
+  quantile_dtypes int_q;
+  int_q.integer_q = true;
+  EXPECT_EQ(of(inf, quantile_method::linear, 1.0, int_q), inf[1]);
+  EXPECT_TRUE(std::isnan(of(inf, quantile_method::linear, 1.0, array_q)));
+  // float16 q past the end: (n - 1) q = 9999 rounds to 10000 in float16 (numpy: IndexError);
+  // the last element here, never out of bounds.
+  quantile_dtypes f16_q;
+  f16_q.index = float_format::binary16;
+  for (quantile_method m : kMethods) {
+    const core::quantile_point p = quantile_point_of(m, 1.0, 10000, f16_q);
+    EXPECT_TRUE(p.lo <= p.hi && p.hi == 9999) << to_string(m);
+  }
+}
+
+TEST(CoreSelection, RoundToBinary16IsNumpysFloat16) {
+  // float(np.float16(x)) for each x (numpy 2.4).
+  const std::pair<double, double> cases[] = {
+      {0.1, 0.0999755859375}, {65504, 65504}, {65519, 65504}, {1e-8, 0.0}, {3e-8, 5.960464477539063e-08},
+      {-2049, -2048}, {2049, 2048}, {2051, 2052}, {-0.0, -0.0}, {1.0 / 3, 0.333251953125}};
+  for (auto [x, want] : cases) {
+    EXPECT_EQ(core::round_to_binary16(x), want) << x;
+    EXPECT_EQ(std::signbit(core::round_to_binary16(x)), std::signbit(want)) << x;
+  }
+  EXPECT_EQ(core::round_to_binary16(65520), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(core::round_to_binary16(-1e6), -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(core::round_to_binary16(std::nan(""))));
+  EXPECT_EQ(core::round_to(float_format::binary32, 0.1), double(0.1f));
+  EXPECT_EQ(core::round_to(float_format::binary64, 0.1), 0.1);
+}
+
 TYPED_TEST(CoreSelection, MedianCombineIsNumpysMean) {
   using T = TypeParam;
   std::mt19937_64 rng(13);

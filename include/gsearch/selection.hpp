@@ -65,11 +65,18 @@ struct topk_options {
   void kthvalue(const EXEC& exec, span<const T> data, int64_t rows, int64_t rank,                \
                 span<T> values, span<int64_t> indices);                                          \
   /** numpy.quantile(data, q, method=method) (skip_nan: numpy.nanquantile) into out (float64,   \
-      out.size() == q.size(), q in host memory). Floating data: the value numpy computes in T  \
-      (float32 data gives float32 results, held exactly in out); integers in float64. A NaN in \
-      the data gives NaN (unless skip_nan; all-NaN data then gives NaN). */                     \
+      out.size() == q.size(), q in host memory), bit for bit numpy's for a Python float q:     \
+      float data interpolated in T (float32 data gives float32 results, held exactly in out),  \
+      integers in float64. A NaN in the data gives NaN (unless skip_nan; all-NaN data then     \
+      gives NaN). */                                                                             \
   void quantile(const EXEC& exec, span<const T> data, span<const double> q,                     \
                 quantile_method method, bool skip_nan, span<double> out);                        \
+  /** The same in numpy's arithmetic of `dtypes` (core/selection.hpp): numpy's result for q of  \
+      another dtype (an array, np.float32, ...), or for float16 data held as float. q: values  \
+      of dtypes.index; a binary16 index needs data.size() < 65520. */                           \
+  void quantile(const EXEC& exec, span<const T> data, span<const double> q,                     \
+                quantile_method method, const quantile_dtypes& dtypes, bool skip_nan,           \
+                span<double> out);                                                               \
   /** numpy.median(data) (skip_nan: numpy.nanmedian) into out[0] (out.size() == 1). */          \
   void median(const EXEC& exec, span<const T> data, bool skip_nan, span<double> out);
 

@@ -61,10 +61,13 @@ def _numpy_result_dtype(kind: str, data: _np.dtype, q: Any, method: str) -> _np.
 
 
 def _element_ranks(method: str, n: int, q: _np.ndarray) -> Optional[_np.ndarray]:
-    """The rank numpy takes for each q when its result is an element (numpy's formulas: the
-    discontinuous methods, and 'linear' at integer q), or None for the other methods."""
-    if method == "linear":
-        return ((n - 1) * q).astype(_INT64)
+    """The rank numpy takes for each q (an array of q's own dtype, so that numpy's arithmetic is
+    numpy's: float32 q rounds (n - 1) * q to float32) when its result is an element (the
+    discontinuous methods; any method at an integer q, whose lerp numpy then runs in the
+    integer dtype between two equal elements), or None for the other methods."""
+    q = q.reshape(-1)
+    if q.dtype.kind in "biu":  # q is 0 or 1: the first or the last element, whatever the method
+        return q.astype(_INT64) * (n - 1)
     if method == "lower":
         return _np.floor((n - 1) * q).astype(_INT64)
     if method == "higher":
@@ -72,13 +75,47 @@ def _element_ranks(method: str, n: int, q: _np.ndarray) -> Optional[_np.ndarray]
     if method == "nearest":
         return _np.around((n - 1) * q).astype(_INT64)
     if method in ("inverted_cdf", "closest_observation"):
-        index = n * q - 1 if method == "inverted_cdf" else n * q - 1 - 0.5
+        index = (n * q) - 1 if method == "inverted_cdf" else (n * q) - 1 - 0.5
         previous = _np.floor(index)
         on = (index - previous) == 0
         if method == "closest_observation":
             on &= previous % 2 == 1
         return _np.maximum(_np.where(on, previous, previous + 1), 0).astype(_INT64)
     return None
+
+
+def _arithmetic(A: _Arr, qa: _np.ndarray, od: _np.dtype) -> dict:
+    """The dtypes numpy computes in (NEP 50 decides them), as _core.quantile takes them: q's
+    float dtype for the index arithmetic (float64 for a Python float, whose 0-d array is
+    float64, and for integer q), the result dtype for the interpolation, float16 data, integer
+    q. A Python float q needs no flag: float64 indices and the data's dtype for the lerp are
+    what numpy's result dtype (od) says."""
+    return dict(
+        q_bits=qa.dtype.itemsize * 8 if qa.dtype.kind == "f" else 64,
+        lerp_bits=od.itemsize * 8 if od.kind == "f" else 64,
+        half_data=A.dtype == _np.float16,
+        integer_q=qa.dtype.kind in "biu",
+    )
+
+
+def _all_nan(fw: str, x: Any, every: bool = True) -> bool:
+    """Every element (every=False: some element) of x (a float array of framework fw, on its
+    device) is NaN."""
+    if fw == "torch":
+        nan = _torch().isnan(x)
+        return bool((nan.all() if every else nan.any()).item())
+    nan = _xp(fw).isnan(x)
+    return bool(nan.all() if every else nan.any())
+
+
+def _nan_of_data_dtype(A: _Arr, qa: _np.ndarray, skip_nan: bool) -> bool:
+    """Whether numpy answers NaN *of the data's dtype* (float data whose result dtype is
+    another, all of whose results are NaN): nanquantile of all-NaN data (np.full(q.shape, nan,
+    data's dtype)), and quantile of data with a NaN at a 0-d q (numpy returns the NaN element
+    itself, arr[-1]). One more pass over the data, only when every result is NaN."""
+    if skip_nan:
+        return _all_nan(A.fw, A.x)
+    return qa.ndim == 0 and _all_nan(A.fw, A.x, every=False)
 
 
 def _host_q(fn: str, q: Any, percent: bool) -> tuple:
@@ -111,18 +148,26 @@ def _quantile(fn: str, a: Any, q: Any, method: str, skip_nan: bool, percent: boo
     if n == 0:  # numpy's own answer (an IndexError, or NaN for nanquantile), in A's framework
         ref = (_np.nanquantile if skip_nan else _np.quantile)(_np.empty(0, A.dtype), qa, method=method)
         return _like(A, _np.asarray(ref, dtype=od))
+    if qa.dtype == _np.float16 and n >= 65520:  # numpy: NaN or IndexError (n * q is inf)
+        raise ValueError(
+            f"gsearch.{fn}: float16 q cannot index {n} elements (numpy's float16 index arithmetic "
+            "overflows from 65520); give q as float32 or float64"
+        )
     kd = _widened(A.dtype)
-    q64 = _np.ascontiguousarray(qa, dtype=_FLOAT64).reshape(-1)
+    q64 = _np.ascontiguousarray(qa, dtype=_FLOAT64).reshape(-1)  # q's values, exactly
     with _StreamScope(A.fw, A.dev, stream) as scope:
-        ranks = _element_ranks(method, n, q64) if od.kind in "iu" and od.itemsize == 8 else None
+        ranks = _element_ranks(method, n, qa) if od.kind in "iu" and od.itemsize == 8 else None
         if ranks is not None:  # 8-byte integers: the element itself (float64 would round it)
             out = _new_empty(A.fw, A.dev, (q64.size,), kd)
-            if q64.size:
-                _core.select(_flat(A), ranks, out, scope.handle)
+            if q64.size:  # a float16 / float32 q's rounding past the end (numpy raises): the last
+                _core.select(_flat(A), _np.minimum(ranks, n - 1), out, scope.handle)
         else:
             out = _new_empty(A.fw, A.dev, (q64.size,), _FLOAT64)
             if q64.size:
-                _core.quantile(_flat(A), q64, code, bool(skip_nan), out, scope.handle)
+                _core.quantile(_flat(A), q64, code, bool(skip_nan), out, scope.handle, **_arithmetic(A, qa, od))
+        own = A.dtype.newbyteorder("=")
+        if od != own and own.kind == "f" and q64.size and _all_nan(A.fw, out) and _nan_of_data_dtype(A, qa, skip_nan):
+            return _like(A, _np.full(qa.shape, _np.nan, dtype=own))
         return _result(_cast(out, A.fw, od), A, qa.shape)
 
 
@@ -157,14 +202,17 @@ _QUANTILE_DOC = """{title}
     Returns
     -------
     {name} : scalar or array
-        numpy's dtype: the data's for float data and for the methods that pick an element;
-        float64 for integer data with the methods that interpolate (as numpy: a Python float
-        q keeps float32 data float32, an array q gives float64). {returned_kind}
+        numpy's dtype (numpy 2's promotion of the data's dtype with q's): the data's for the
+        methods that pick an element; for the methods that interpolate, the data's own for a
+        Python float q with float data, else the promotion (float32 data with an array or a
+        numpy float64 q gives float64; integer data float64). {returned_kind}
 
     Raises
     ------
     ValueError
-        {range_error}; a bad `method`; q of more than two dimensions.
+        {range_error}; a bad `method`; q of more than two dimensions; float16 q with 65520
+        elements or more (numpy's float16 index arithmetic overflows: give q as float32 or
+        float64).
     IndexError
         {empty_error}
     TypeError
@@ -177,12 +225,16 @@ _QUANTILE_DOC = """{title}
     {nan_note} {order} All the quantiles come from one pass over the data (and a few short
     ones), whatever their number.
 
-    Values equal numpy's, except where numpy computes in another type than gsearch: float32
-    data with an array `q` (numpy interpolates between the two float32 neighbours in float64;
-    gsearch in float32, then widens: within one float32 rounding), float16 data (numpy
-    interpolates in float16, gsearch in float32 rounded once to float16), and integer data whose
-    two neighbours differ by more than the dtype holds (numpy's ``b - a`` wraps around there;
-    gsearch's difference is exact).
+    Values equal numpy 2.4's bit for bit, computed in the types numpy computes in: q's dtype for
+    the ranks and gamma (a float32 q rounds (n - 1) q to float32), the data's for b - a (float16
+    too), the result dtype for the interpolation (so float32 data with ``[0.1]`` interpolates in
+    float64, with ``0.1`` in float32). Except where numpy has no meaningful answer: integer data
+    whose two neighbours differ by more than the dtype holds (numpy's ``b - a`` wraps around
+    there; gsearch's difference is exact), integer q of a dtype narrower than int64 (numpy's
+    index arithmetic wraps in it; gsearch's is exact), a float16 or float32 q whose rounding
+    takes a rank past the last element (numpy raises IndexError or ValueError; gsearch takes
+    the last element), and float16 q with 65520 elements or more (numpy's index overflows to
+    inf; gsearch raises ValueError).
 
     Examples
     --------

@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as _np
 
-from . import _find, _merge, _search
+from . import _core, _find, _merge, _search
+from ._arrays import _check_supported, _classify, _convert, _StreamScope, _widened
 
 __all__ = ["count", "find", "isin", "searchsorted", "sort"]
 
@@ -76,18 +77,48 @@ def _blockwise(fn: Any, x: Any, table: Any, dtype: Any) -> Any:
 
 # --- searchsorted -------------------------------------------------------------------------------
 
-
-def _head(block: Any) -> tuple:
-    """A key chunk's size and first key (None when empty)."""
-    return len(block), (block[:1] if len(block) else None)
+_NOT_SORTED = "(ascending, NaN last, -0.0 == 0.0); check_sorted=False skips this check"
 
 
-def _plan(heads: list) -> tuple:
-    """From every key chunk's (size, first key): (the first keys of the non-empty chunks after
-    the first non-empty one: the boundaries a query is routed by; the non-empty chunks' numbers;
-    every chunk's global offset)."""
-    offsets = _np.concatenate([[0], _np.cumsum([n for n, _ in heads])]).astype(_np.int64)
-    owners = [k for k, (n, _) in enumerate(heads) if n]
+def _is_sorted(keys: Any) -> bool:
+    """keys (a 1-D numpy / cupy array) sorted in gsearch's key order: the check of the
+    one-process searchsorted's check_sorted=True (one O(K) read, on the keys' device)."""
+    K = _classify(keys, "keys")
+    _check_supported(K.dtype, "key")
+    with _StreamScope(K.fw, K.dev, None) as scope:
+        return bool(_core.is_sorted(_convert(K, _widened(K.dtype)), scope.handle))
+
+
+def _head(block: Any, k: int, check: bool) -> tuple:
+    """A key chunk's size, first and last keys (None when empty), after the check that chunk k
+    is sorted (with `check`)."""
+    if check and not _is_sorted(block):
+        raise ValueError(f"gsearch.dask.searchsorted: key chunk {k} is not sorted {_NOT_SORTED}")
+    return len(block), (block[:1] if len(block) else None), (block[-1:] if len(block) else None)
+
+
+def _check_chunk_order(heads: list, owners: list) -> None:
+    """Each non-empty key chunk ends at or before the next one begins (their keys sorted inside:
+    _head): the chunks, in order, are the global sorted order."""
+    for k, j in zip(owners, owners[1:]):
+        last, first = heads[k][2], heads[j][1]
+        if not _is_sorted(_xp(last).concatenate([last, first])):
+            raise ValueError(
+                f"gsearch.dask.searchsorted: the keys are not sorted across chunks: key chunk {j} "
+                f"begins before key chunk {k} ends (the chunks, in order, must be the global "
+                f"sorted order, as gsearch.dask.sort returns them) {_NOT_SORTED}"
+            )
+
+
+def _plan(heads: list, check: bool) -> tuple:
+    """From every key chunk's (size, first key, last key): (the first keys of the non-empty
+    chunks after the first non-empty one: the boundaries a query is routed by; the non-empty
+    chunks' numbers; every chunk's global offset), after the check of the chunks' order (with
+    `check`)."""
+    offsets = _np.concatenate([[0], _np.cumsum([h[0] for h in heads])]).astype(_np.int64)
+    owners = [k for k, h in enumerate(heads) if h[0]]
+    if check:
+        _check_chunk_order(heads, owners)
     firsts = [heads[k][1] for k in owners[1:]]
     boundaries = _xp(firsts[0]).concatenate(firsts) if firsts else None
     return boundaries, owners, offsets
@@ -126,13 +157,13 @@ def _assemble(routed: tuple, answers: list, shape: tuple) -> Any:
     return out.reshape(shape)
 
 
-def _sharded_searchsorted(a: Any, v: Any, side: str) -> Any:
+def _sharded_searchsorted(a: Any, v: Any, side: str, check: bool) -> Any:
     import dask
 
     da = _da()
     delayed = dask.delayed
     keys = list(a.to_delayed().ravel())
-    plan = delayed(_plan)([delayed(_head)(k) for k in keys])
+    plan = delayed(_plan)([delayed(_head)(key, k, check) for k, key in enumerate(keys)], check)
     grid = v.to_delayed()
     blocks = _np.empty(grid.shape, dtype=object)
     for idx in _np.ndindex(grid.shape):
@@ -144,7 +175,7 @@ def _sharded_searchsorted(a: Any, v: Any, side: str) -> Any:
     return da.block(blocks.tolist()) if v.ndim else blocks[()]
 
 
-def searchsorted(a: Any, v: Any, side: str = "left") -> Any:
+def searchsorted(a: Any, v: Any, side: str = "left", *, check_sorted: bool = True) -> Any:
     """numpy.searchsorted of a Dask array of queries (gsearch.searchsorted on each block).
 
     Parameters
@@ -158,6 +189,16 @@ def searchsorted(a: Any, v: Any, side: str = "left") -> Any:
         The queries.
     side : {'left', 'right'}, optional
         As in numpy.
+    check_sorted : bool, optional
+        True (the default): check that `a` is sorted, as gsearch.searchsorted(...,
+        check_sorted=True) does (ValueError if not), one O(K) read of the keys: unsorted keys
+        would give wrong answers without an error (sharded ones, chunks out of order, even
+        answers outside numpy's "unspecified" ones). In-memory keys are checked at once, in
+        the call (they are concrete, and small beside the queries); a Dask array's in the
+        graph (each chunk's order in the task that reads its size and first key, the chunks'
+        order from their ends in the routing plan), so the call stays lazy and the error is
+        raised when the result is computed. False: no check (unsorted keys then give
+        unspecified answers).
 
     Returns
     -------
@@ -167,17 +208,23 @@ def searchsorted(a: Any, v: Any, side: str = "left") -> Any:
     Raises
     ------
     ValueError
-        A bad `side`, `a` not 1-D. The per-block errors of gsearch.searchsorted (dtypes whose
-        promotion would round, ...) are raised when the result is computed.
+        A bad `side`, `a` not 1-D, in-memory keys not sorted (with `check_sorted`). When the
+        result is computed: sharded keys not sorted (a chunk, or two chunks out of order; with
+        `check_sorted`), and the per-block errors of gsearch.searchsorted (dtypes whose
+        promotion would round, ...).
     """
     if side not in ("left", "right"):
         raise ValueError(f"gsearch.dask.searchsorted: side must be 'left' or 'right', not {side!r}")
+    if not isinstance(check_sorted, (bool, _np.bool_)):
+        raise TypeError(f"gsearch.dask.searchsorted: check_sorted must be True or False, not {check_sorted!r}")
     da = _da()
     v = _as_dask(v)
     if getattr(a, "ndim", 1) != 1:
         raise ValueError(f"gsearch.dask.searchsorted: a must be 1-D, not of shape {a.shape}")
     if isinstance(a, da.Array):
-        return _sharded_searchsorted(a, v, side)
+        return _sharded_searchsorted(a, v, side, bool(check_sorted))
+    if check_sorted and not _is_sorted(a):
+        raise ValueError(f"gsearch.dask.searchsorted: the keys are not sorted {_NOT_SORTED}")
     return _blockwise(lambda q, keys: _search.searchsorted(keys, q, side), v, _replicated(a), _np.int64)
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 da = pytest.importorskip("dask.array", reason="dask is not installed (pip install 'dask[array,distributed]')")
+import gsearch  # noqa: E402
 import gsearch.dask as gdask  # noqa: E402
 
 
@@ -65,6 +66,37 @@ def test_searchsorted_sharded_keys(compute, side):
     queries = rng.integers(-5, 66, 333).astype(np.int32)
     got = gdask.searchsorted(sharded, da.from_array(queries, chunks=100), side)
     same_bits(compute(got), np.searchsorted(keys, queries, side))
+
+
+def test_searchsorted_unsorted_keys_raise(compute):
+    """Issue 38: unsorted keys gave an answer. In-memory keys are checked in the call, sharded
+    ones when the result is computed (each chunk, and the chunks' order); check_sorted=False
+    skips it. The one-process gsearch.searchsorted(check_sorted=True) raises ValueError too."""
+    queries = da.from_array(np.array([0, 2, 5, 9]), chunks=2)
+    unsorted = np.array([3, 1, 2, 8])
+    with pytest.raises(ValueError, match="not sorted"):
+        gsearch.searchsorted(unsorted, np.array([2]), check_sorted=True)
+    with pytest.raises(ValueError, match="gsearch.dask.searchsorted: the keys are not sorted"):
+        gdask.searchsorted(unsorted, queries)
+    assert compute(gdask.searchsorted(unsorted, queries, check_sorted=False)).shape == (4,)
+    sharded_cases = {
+        "key chunk 1 is not sorted": da.from_array(np.array([0, 1, 5, 4, 7, 8]), chunks=2),
+        "key chunk 2 begins before key chunk 0 ends": da.from_array(np.array([4, 6, 5, 7, 9]), chunks=((2, 0, 3),)),
+        "key chunk 1 begins before key chunk 0 ends": da.from_array(np.array([1.0, np.nan, 2.0, 3.0]), chunks=2),
+    }
+    for message, keys in sharded_cases.items():
+        q = queries.astype(keys.dtype)
+        result = gdask.searchsorted(keys, q)  # lazy: no error yet
+        with pytest.raises(ValueError, match=message):
+            compute(result)
+        compute(gdask.searchsorted(keys, q, check_sorted=False))
+    # Sorted keys pass, NaN last and -0.0 == 0.0 across chunk ends included.
+    keys = np.array([-1.0, 0.0, -0.0, 0.0, 3.0, np.nan, np.nan])
+    q = queries.astype(np.float64)
+    same_bits(compute(gdask.searchsorted(da.from_array(keys, chunks=((2, 1, 2, 1, 1),)), q)), np.searchsorted(keys, [0.0, 2, 5, 9]))
+    same_bits(compute(gdask.searchsorted(keys, q, "right")), np.searchsorted(keys, [0.0, 2, 5, 9], "right"))
+    with pytest.raises(TypeError, match="check_sorted must be"):
+        gdask.searchsorted(keys, queries, check_sorted=None)
 
 
 def test_searchsorted_in_the_output_of_sort(compute):

@@ -897,7 +897,7 @@ void kthvalue(int threads, const T* data, int64_t rows, int64_t cols, int64_t ra
 // elements (they sort first) in one select, combined by core/quantile.hpp.
 template <class T>
 void quantile(int threads, const T* data, int64_t n, const double* q, int64_t m, quantile_method method,
-              bool skip_nan, double* out) {
+              const quantile_dtypes& dtypes, bool skip_nan, double* out) {
   const int64_t nans = count_nan(threads, data, n), valid = n - nans;
   if (valid == 0 || (nans > 0 && !skip_nan)) {
     std::fill(out, out + m, std::numeric_limits<double>::quiet_NaN());
@@ -906,7 +906,7 @@ void quantile(int threads, const T* data, int64_t n, const double* q, int64_t m,
   std::vector<core::quantile_point> points(static_cast<size_t>(m));
   std::vector<int64_t> ranks;
   for (int64_t i = 0; i < m; ++i) {
-    points[size_t(i)] = core::quantile_point_of(method, q[i], valid);
+    points[size_t(i)] = core::quantile_point_of(method, q[i], valid, dtypes);
     ranks.push_back(points[size_t(i)].lo);
     ranks.push_back(points[size_t(i)].hi);
   }
@@ -914,7 +914,7 @@ void quantile(int threads, const T* data, int64_t n, const double* q, int64_t m,
   const std::vector<T> v = select_values(threads, data, n, ranks);
   for (int64_t i = 0; i < m; ++i) {
     const core::quantile_point& p = points[size_t(i)];
-    out[i] = core::quantile_combine(p, value_of(ranks, v, p.lo), value_of(ranks, v, p.hi));
+    out[i] = core::quantile_combine(p, value_of(ranks, v, p.lo), value_of(ranks, v, p.hi), dtypes);
   }
 }
 
@@ -936,7 +936,8 @@ void median(int threads, const T* data, int64_t n, bool skip_nan, double* out) {
   template void partition<T>(int, const T*, int64_t, const int64_t*, int64_t, T*, int64_t*);               \
   template void topk<T>(int, const T*, int64_t, int64_t, int64_t, bool, bool, T*, int64_t*);               \
   template void kthvalue<T>(int, const T*, int64_t, int64_t, int64_t, T*, int64_t*);                       \
-  template void quantile<T>(int, const T*, int64_t, const double*, int64_t, quantile_method, bool, double*); \
+  template void quantile<T>(int, const T*, int64_t, const double*, int64_t, quantile_method,              \
+                            const quantile_dtypes&, bool, double*);                                        \
   template void median<T>(int, const T*, int64_t, bool, double*);
 GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE_SELECTION)
 #undef GSEARCH_INSTANTIATE_SELECTION

@@ -580,7 +580,7 @@ void partition(CUstream_st* stream, const T* data, int64_t n, const int64_t* kth
 
 template <class T>
 void quantile(CUstream_st* stream, const T* data, int64_t n, const double* q, int64_t m, quantile_method method,
-              bool skip_nan, double* out) {
+              const quantile_dtypes& dtypes, bool skip_nan, double* out) {
   if (m == 0) return;
   const nan_rule<T> rule = nan_rule_of(stream, data, n, skip_nan);
   std::vector<double> results(size_t(m), std::numeric_limits<double>::quiet_NaN());
@@ -588,7 +588,7 @@ void quantile(CUstream_st* stream, const T* data, int64_t n, const double* q, in
   std::vector<core::quantile_point> points;
   std::vector<int64_t> ranks;
   for (int64_t i = 0; i < m; ++i) {
-    points.push_back(core::quantile_point_of(method, q[i], rule.count));
+    points.push_back(core::quantile_point_of(method, q[i], rule.count, dtypes));
     ranks.push_back(points.back().lo);
     ranks.push_back(points.back().hi);
   }
@@ -596,7 +596,8 @@ void quantile(CUstream_st* stream, const T* data, int64_t n, const double* q, in
   const std::vector<T> values = select_to_host(stream, data, n, ranks);
   if (!(rule.check_last && values.back() != values.back()))  // else: a NaN, every result NaN
     for (int64_t i = 0; i < m; ++i)
-      results[size_t(i)] = core::quantile_combine(points[size_t(i)], values[size_t(2 * i)], values[size_t(2 * i + 1)]);
+      results[size_t(i)] =
+          core::quantile_combine(points[size_t(i)], values[size_t(2 * i)], values[size_t(2 * i + 1)], dtypes);
   finish_doubles(stream, out, results);
 }
 
@@ -616,8 +617,8 @@ void median(CUstream_st* stream, const T* data, int64_t n, bool skip_nan, double
 #define GSEARCH_INSTANTIATE_SELECT(T)                                                                     \
   template void select<T>(CUstream_st*, const T*, int64_t, const int64_t*, int64_t, T*);                 \
   template void partition<T>(CUstream_st*, const T*, int64_t, const int64_t*, int64_t, T*, int64_t*);     \
-  template void quantile<T>(CUstream_st*, const T*, int64_t, const double*, int64_t, quantile_method, bool, \
-                            double*);                                                                    \
+  template void quantile<T>(CUstream_st*, const T*, int64_t, const double*, int64_t, quantile_method,     \
+                            const quantile_dtypes&, bool, double*);                                      \
   template void median<T>(CUstream_st*, const T*, int64_t, bool, double*);                                 \
   template class planned_select<T>;
 GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE_SELECT)

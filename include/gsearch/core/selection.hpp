@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 
 #include "gsearch/core/config.hpp"
 #include "gsearch/core/key_traits.hpp"
@@ -60,6 +61,38 @@ constexpr std::optional<quantile_method> quantile_method_from_string(std::string
   for (int i = 0; i <= int(quantile_method::nearest); ++i)
     if (to_string(quantile_method(i)) == s) return quantile_method(i);
   return std::nullopt;
+}
+
+/// The IEEE formats of numpy's float16, float32 and float64 dtypes: the types numpy's quantile
+/// arithmetic runs in (one rounding to the format after every operation).
+enum class float_format : int { binary16, binary32, binary64 };
+
+/// The dtypes numpy 2 computes one quantile call in (its NEP 50 promotion decides them; numpy 2.4,
+/// _quantile / _lerp). quantile() follows them so that its results equal numpy's bit for bit:
+///   index:     q's dtype (float64 for a Python float or an integer q): the virtual index, the
+///              ranks and gamma are computed in it (np.quantile(a, np.float32(0.1)) rounds
+///              (n - 1) * q to float32);
+///   lerp:      the interpolation's: numpy's result dtype for the interpolating methods, the
+///              promotion of the data's dtype with q's (float32 data with a float64 array q:
+///              float64), the data's own for a Python float q (float32 stays float32);
+///   half_data: the data is numpy float16, held as float (no C++ key type is 16-bit): its
+///              b - a rounds to binary16, as numpy subtracts in the data's dtype;
+///   integer_q: q of an integer or bool dtype (0 or 1): 'linear' takes the element (numpy's
+///              integer virtual index), where a float q interpolates (inf - inf: NaN).
+struct quantile_dtypes {
+  float_format index = float_format::binary64;
+  float_format lerp = float_format::binary64;
+  bool half_data = false;
+  bool integer_q = false;
+};
+
+/// numpy's dtypes for a Python float q (np.quantile(a, 0.3)): float64 indices, float data
+/// interpolated in its own dtype, integers in float64. What quantile() without dtypes uses.
+template <class T>
+constexpr quantile_dtypes scalar_q_dtypes() {
+  quantile_dtypes d;
+  if (std::is_same_v<T, float>) d.lerp = float_format::binary32;
+  return d;
 }
 
 namespace core {

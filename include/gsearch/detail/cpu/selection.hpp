@@ -30,10 +30,11 @@ template <class T>
 void kthvalue(int threads, const T* data, int64_t rows, int64_t cols, int64_t rank, T* values,
               int64_t* indices);
 
-/// numpy.quantile (skip_nan: nanquantile) of data[0, n) at q[0, m) into out (n >= 1).
+/// numpy.quantile (skip_nan: nanquantile) of data[0, n) at q[0, m) into out (n >= 1), in
+/// numpy's arithmetic of `dtypes`.
 template <class T>
 void quantile(int threads, const T* data, int64_t n, const double* q, int64_t m,
-              quantile_method method, bool skip_nan, double* out);
+              quantile_method method, const quantile_dtypes& dtypes, bool skip_nan, double* out);
 
 /// numpy.median (skip_nan: nanmedian) of data[0, n) into *out (n >= 1).
 template <class T>

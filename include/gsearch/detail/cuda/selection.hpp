@@ -32,7 +32,7 @@ void kthvalue(CUstream_st* stream, const T* data, int64_t rows, int64_t cols, in
 
 template <class T>
 void quantile(CUstream_st* stream, const T* data, int64_t n, const double* q, int64_t m,
-              quantile_method method, bool skip_nan, double* out);
+              quantile_method method, const quantile_dtypes& dtypes, bool skip_nan, double* out);
 
 template <class T>
 void median(CUstream_st* stream, const T* data, int64_t n, bool skip_nan, double* out);
