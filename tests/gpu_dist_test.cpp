@@ -59,7 +59,48 @@ TEST(GpuDistNccl, AllCasesOnEveryGpu) {
   for (auto& t : ranks) t.join();
   for (auto c : comms) ncclCommDestroy(c);
 }
+
+// Rank r fails at every agreement point of every operation in turn (GSEARCH_DIST_FAULT), over
+// NCCL: every rank throws or none does, and none waits for ever (the test's timeout).
+TEST(GpuDistNccl, RanksFailTogether) {
+  GSEARCH_GPU_OR_SKIP();
+  const int gpus = cuda_device_count();
+  std::vector<ncclComm_t> comms(static_cast<size_t>(gpus));
+  ASSERT_EQ(ncclCommInitAll(comms.data(), gpus, nullptr), ncclSuccess);
+  dist_cases::every_fault(gpus, [&](int op, int faulty) {
+    std::vector<int> threw(size_t(gpus), 0);
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < gpus; ++r)
+      ranks.emplace_back([&, r] {
+        cuda_set_device(r);
+        auto comm = dist::make_nccl_communicator(comms[size_t(r)]);
+        dist_cases::device_memory mem;
+        threw[size_t(r)] = dist_cases::fault_thrown(mem, *comm, op, faulty);
+      });
+    for (auto& t : ranks) t.join();
+    for (int t : threw)
+      if (t != threw[0]) return -1;
+    return threw[0];
+  });
+  for (auto c : comms) ncclCommDestroy(c);
+}
 #endif
+
+// The same over in-process ranks on one GPU (device memory, the CUDA backend's steps).
+TEST(GpuDistThreads, RanksFailTogether) {
+  GSEARCH_GPU_OR_SKIP();
+  thread_group group(2, true);
+  const int device = cuda_current_device();
+  dist_cases::every_fault(2, [&](int op, int faulty) {
+    std::vector<int> threw(2, 0);
+    group.run([&](dist::communicator& comm) {
+      cuda_set_device(device);
+      dist_cases::device_memory mem;
+      threw[size_t(comm.rank())] = dist_cases::fault_thrown(mem, comm, op, faulty);
+    });
+    return threw[0] == threw[1] ? threw[0] : -1;
+  });
+}
 
 }  // namespace
 }  // namespace gsearch::test

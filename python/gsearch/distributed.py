@@ -19,13 +19,19 @@ The communicator, `comm`:
   protocol of the adapters below: 1-D uint8 arrays over gsearch's memory, valid during the call,
   and lists of byte counts per rank).
 
-Each call first checks, with one small allgather, that the ranks pass one dtype (after the
-single-process promotion) on one kind of device, and raises TypeError on every rank if not.
+The ranks fail together: a call first agrees on its arguments (one small allgather: an error
+on any rank, such as an array that is not 1-D, a bad ``side``, a value the dtype cannot hold, is
+raised on every rank), then checks that the ranks pass one dtype (after the single-process
+promotion) on one kind of device (TypeError on every rank if not), and the operation itself
+agrees before each of its exchanges (gsearch/dist/agreement.hpp). The rank that failed raises its
+own error; the others an error of the same type naming it (``gsearch.distributed.sort: rank 0 of
+2 failed: ...``). No rank is left waiting in a collective.
 CUDA calls run on the current stream of the arrays' framework, which the collectives use too.
 """
 
 from __future__ import annotations
 
+import contextlib as _contextlib
 import copy as _copy
 import sys as _sys
 import warnings as _warnings
@@ -355,6 +361,63 @@ def _bind(fn: str, comm: Any, dev: Optional[int]) -> Any:
     return c
 
 
+# The exception types an agreement carries (its code), so that every rank raises the failed
+# rank's type; 1, 2 and 4 are the library's codes too (invalid_argument, out_of_memory, error).
+_ERROR_CODES = {ValueError: 1, MemoryError: 2, RuntimeError: 4, TypeError: 5, IndexError: 6, OverflowError: 7}
+_CODE_ERRORS = {code: kind for kind, code in _ERROR_CODES.items()}
+
+
+def _code_of(e: BaseException) -> int:
+    return next((code for kind, code in _ERROR_CODES.items() if isinstance(e, kind)), 4)
+
+
+def _agreement_comm(fn: str, comm: Any) -> Any:
+    """The communicator of a call's agreements, known before its arrays are: the host memory of a
+    gloo / MPI group, the current CUDA device of an NCCL one (the agreements' bytes go through it)."""
+    c = _communicator(fn, comm)
+    if isinstance(c, TorchComm):
+        backend = c._backend()
+        host = any(b in backend for b in ("gloo", "mpi", "ucc"))
+        bound = _copy.copy(c)
+        bound._cuda = None if host else c._torch.cuda.current_device()
+        return bound
+    return c
+
+
+def _agreed(fn: str, comm: Any, prepare: Any) -> Any:
+    """prepare() (a call's argument checks) on this rank, then one agreement of every rank: its
+    value where all succeeded; else every rank raises: this rank its own error, the others the
+    lowest failed rank's, as the same type, naming it."""
+    c = _agreement_comm(fn, comm)
+    mine: Optional[BaseException] = None
+    try:
+        value = prepare()
+    except Exception as e:  # noqa: BLE001 (agreed, then raised again below)
+        mine, value = e, None
+    report = _core.dist_agree(c, 0 if mine is None else _code_of(mine), "" if mine is None else str(mine))
+    if report is None:
+        return value
+    if mine is not None:
+        raise mine
+    rank, code, what, _ = report
+    raise _CODE_ERRORS.get(code & 0xFF, RuntimeError)(
+        f"gsearch.distributed.{fn}: rank {rank} of {int(c.size)} failed: {what}"
+    )
+
+
+@_contextlib.contextmanager
+def _together(c: Any):
+    """A call's own work between its agreements and the library's operation (conversions, the
+    output's allocation): an error here meets the operation's first agreement on the other ranks
+    (the library's protocol), so that they raise too; then this rank raises its own."""
+    try:
+        yield
+    except Exception as e:
+        with _contextlib.suppress(Exception):
+            _core.dist_agree(c, _code_of(e), str(e))
+        raise
+
+
 def _agree(c: Any, fn: str, d: _np.dtype, dev: Optional[int]) -> None:
     """TypeError on every rank unless all compute in dtype d on the same kind of device: a rank
     of another dtype would send elements of another size and the exchange would mix them up."""
@@ -390,29 +453,29 @@ def _one_device(fn: str, A: _Arr, B: _Arr, names: tuple) -> None:
         )
 
 
-def _prepare(fn: str, comm: Any, d: _np.dtype, arr: _Arr) -> Any:
-    c = _bind(fn, comm, arr.dev)
-    _agree(c, fn, d, arr.dev)
-    return c
-
-
 # --- search ---------------------------------------------------------------------------------------
 
 
-def _search(fn: str, a: Any, v: Any, side_code: int, comm: Any, sharded: bool) -> Any:
-    A = _array(a, "a")
-    if len(_shape(A)) != 1:
-        raise ValueError(f"gsearch.distributed.{fn}: a must be 1-D, not of shape {_shape(A)}")
-    V = _array(v, "v")
-    A, V = _adopt(A, V), _adopt(V, A)
-    _one_device(fn, A, V, ("a", "v"))
-    kd = _resolve(A.dtype, V.dtype)
-    c = _prepare(fn, comm, kd, A)
+def _search(fn: str, a: Any, v: Any, side: Any, comm: Any, sharded: bool) -> Any:
+    def prepare() -> tuple:
+        side_code = side() if callable(side) else side
+        A = _array(a, "a")
+        if len(_shape(A)) != 1:
+            raise ValueError(f"gsearch.distributed.{fn}: a must be 1-D, not of shape {_shape(A)}")
+        V = _array(v, "v")
+        A, V = _adopt(A, V), _adopt(V, A)
+        _one_device(fn, A, V, ("a", "v"))
+        return A, V, _resolve(A.dtype, V.dtype), side_code, _bind(fn, comm, A.dev)
+
+    A, V, kd, side_code, c = _agreed(fn, comm, prepare)
+    _agree(c, fn, kd, A.dev)
     fw, dev, shape = A.fw, A.dev, _shape(V)
     with _StreamScope(fw, dev, None) as scope:
-        out = _new_empty(fw, dev, shape, _INT64)
-        queries = _convert(V, kd).reshape(-1)
-        _core.dist_search(c, fw, _convert(A, kd), queries, out.reshape(-1), side_code, not sharded, scope.handle)
+        with _together(c):
+            out = _new_empty(fw, dev, shape, _INT64)
+            queries = _convert(V, kd).reshape(-1)
+            keys = _convert(A, kd)
+        _core.dist_search(c, fw, keys, queries, out.reshape(-1), side_code, not sharded, scope.handle)
     return out[()] if fw == "numpy" and not shape else out
 
 
@@ -456,7 +519,7 @@ def searchsorted(a: ArrayLike, v: ArrayLike, side: str = "left", *, comm: Any = 
     Sharded keys: every rank's key count and first key are gathered, each query goes to the
     rank whose range holds its answer and its answer comes back (an all-to-all each way).
     """
-    return _search("searchsorted", a, v, _choice("distributed.searchsorted", "side", side, _SIDES), comm, sharded)
+    return _search("searchsorted", a, v, lambda: _choice("distributed.searchsorted", "side", side, _SIDES), comm, sharded)
 
 
 @_public
@@ -520,22 +583,28 @@ def find(a: ArrayLike, value: Any, mode: str = "first", op: str = "==", *, hi: A
         Unsupported dtypes, ranks of different dtypes.
     """
     fn = "distributed.find"
-    mode_code = _choice(fn, "mode", mode, _DIST_FIND_MODES)
-    op_code = _choice(fn, "op", op, _FIND_OPS)
-    A, kd = _find_data(fn, a)
-    v = _exact_value(fn, "value", value, A)
-    h = v
-    if op_code == _IN_OP:
-        if hi is None:
-            raise ValueError("gsearch.distributed.find: op='in' needs hi (it matches value <= x < hi)")
-        h = _exact_value(fn, "hi", hi, A)
-    elif hi is not None:
-        raise ValueError(f"gsearch.distributed.find: hi applies to op='in' only, not to op={op!r}")
-    bounds = _np.array([v, h], dtype=kd)  # exact: kd holds every value of a's dtype
-    c = _prepare("find", comm, kd, A)
+
+    def prepare() -> tuple:
+        mode_code = _choice(fn, "mode", mode, _DIST_FIND_MODES)
+        op_code = _choice(fn, "op", op, _FIND_OPS)
+        A, kd = _find_data(fn, a)
+        v = _exact_value(fn, "value", value, A)
+        h = v
+        if op_code == _IN_OP:
+            if hi is None:
+                raise ValueError("gsearch.distributed.find: op='in' needs hi (it matches value <= x < hi)")
+            h = _exact_value(fn, "hi", hi, A)
+        elif hi is not None:
+            raise ValueError(f"gsearch.distributed.find: hi applies to op='in' only, not to op={op!r}")
+        bounds = _np.array([v, h], dtype=kd)  # exact: kd holds every value of a's dtype
+        return mode_code, op_code, A, kd, bounds, _bind("find", comm, A.dev)
+
+    mode_code, op_code, A, kd, bounds, c = _agreed("find", comm, prepare)
+    _agree(c, "find", kd, A.dev)
     fw, dev = A.fw, A.dev
     with _StreamScope(fw, dev, None) as scope:
-        data = _convert(A, kd)
+        with _together(c):
+            data = _convert(A, kd)
         if mode_code < 0:
             alloc = lambda n: _new_empty(fw, dev, (n,), _INT64)  # noqa: E731
             return _core.dist_find_all(c, fw, data, op_code, bounds, alloc, scope.handle)
@@ -603,18 +672,23 @@ def isin(
         As in :func:`searchsorted`.
     """
     fn = "isin"
-    method_code = _choice("distributed.isin", "method", method, _ISIN_METHODS)
-    E = _array(element, "element")
-    T = _array(test_elements, "test_elements")
-    E, T = _adopt(E, T), _adopt(T, E)
-    _one_device(fn, E, T, ("element", "test_elements"))
-    d = _resolve(E.dtype, T.dtype, _ELEMENT_NAMES)
-    c = _prepare(fn, comm, d, E)
+
+    def prepare() -> tuple:
+        method_code = _choice("distributed.isin", "method", method, _ISIN_METHODS)
+        E = _array(element, "element")
+        T = _array(test_elements, "test_elements")
+        E, T = _adopt(E, T), _adopt(T, E)
+        _one_device(fn, E, T, ("element", "test_elements"))
+        return method_code, E, T, _resolve(E.dtype, T.dtype, _ELEMENT_NAMES), _bind(fn, comm, E.dev)
+
+    method_code, E, T, d, c = _agreed(fn, comm, prepare)
+    _agree(c, fn, d, E.dev)
     fw, dev, shape = E.fw, E.dev, _shape(E)
     with _StreamScope(fw, dev, None) as scope:
-        out = _new_empty(fw, dev, shape, _BOOL)
-        elements = _convert(E, d).reshape(-1)
-        tests = _convert(T, d).reshape(-1)
+        with _together(c):
+            out = _new_empty(fw, dev, shape, _BOOL)
+            elements = _convert(E, d).reshape(-1)
+            tests = _convert(T, d).reshape(-1)
         _core.dist_isin(c, fw, elements, tests, out.reshape(-1), bool(invert), method_code, not sharded, scope.handle)
     return out
 
@@ -623,11 +697,16 @@ def isin(
 
 
 def _sort_or_merge(fn: str, a: Any, comm: Any, merge_check: Optional[bool]) -> Any:
-    A, p, kd = _one(f"distributed.{fn}", a)
-    c = _prepare(fn, comm, kd, A)
+    def prepare() -> tuple:
+        A, p, kd = _one(f"distributed.{fn}", a)
+        return A, p, kd, _bind(fn, comm, A.dev)
+
+    A, p, kd, c = _agreed(fn, comm, prepare)
+    _agree(c, fn, kd, A.dev)
     fw, dev = A.fw, A.dev
     with _StreamScope(fw, dev, None) as scope:
-        data = _convert(A, kd)
+        with _together(c):
+            data = _convert(A, kd)
         alloc = lambda n: _new_empty(fw, dev, (n,), kd)  # noqa: E731
         if merge_check is None:
             out = _core.dist_sort(c, fw, data, alloc, scope.handle)
@@ -723,10 +802,15 @@ def join(left: ArrayLike, right: ArrayLike, how: str = "inner", *, comm: Any = N
         As in :func:`searchsorted`; a bad `how`.
     """
     fn = "join"
-    kind = _choice("distributed.join", "how", how, _JOIN_KINDS)
+
+    def prepare() -> tuple:
+        kind = _choice("distributed.join", "how", how, _JOIN_KINDS)
+        A, B, _, kd = _pair("distributed.join", left, right, ("left", "right"))
+        return kind, A, B, kd, _bind(fn, comm, A.dev)
+
+    kind, A, B, kd, c = _agreed(fn, comm, prepare)
+    _agree(c, fn, kd, A.dev)
     left_only = how in _LEFT_ONLY_JOINS
-    A, B, _, kd = _pair("distributed.join", left, right, ("left", "right"))
-    c = _prepare(fn, comm, kd, A)
     fw, dev = A.fw, A.dev
 
     def allocate(rows: int) -> tuple:
@@ -734,5 +818,7 @@ def join(left: ArrayLike, right: ArrayLike, how: str = "inner", *, comm: Any = N
         return li, (None if left_only else _new_empty(fw, dev, (rows,), _INT64))
 
     with _StreamScope(fw, dev, None) as scope:
-        li, ri = _core.dist_join(c, fw, _convert(A, kd), _convert(B, kd), kind, allocate, scope.handle)
+        with _together(c):
+            lk, rk = _convert(A, kd), _convert(B, kd)
+        li, ri = _core.dist_join(c, fw, lk, rk, kind, allocate, scope.handle)
     return li, ri

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -327,6 +328,22 @@ void bind_dist(nb::module_& m) {
         "invert"_a = false, "method"_a = 0, "replicated"_a = false, "stream"_a = 0,
         "out[i] = elements[i] is among the test elements of all ranks (sharded) or among this\n"
         "rank's (replicated) (gsearch::dist::isin; np.isin). out: bool, one per element.");
+  m.def(
+      "dist_agree",
+      [](nb::handle comm, int code, const std::string& what) -> nb::object {
+        py_communicator c("gsearch.distributed", comm, framework::numpy, 0);
+        std::optional<gsearch::dist::failure_report> report;
+        {
+          nb::gil_scoped_release release;  // the collective waits on the other ranks
+          report = gsearch::dist::agree(c, code, what);
+        }
+        if (!report) return nb::none();
+        return nb::make_tuple(report->rank, report->code, report->what, report->failed);
+      },
+      "comm"_a, "code"_a, "what"_a,
+      "One agreement point (gsearch::dist::agree), collective: code 0 where this rank is fine, else\n"
+      "its error's code and message. None where every rank is fine, else the lowest failed rank's\n"
+      "(rank, code, what, failed ranks), on every rank.");
   m.def("dist_sort", &py_sort, "comm"_a, "framework"_a, "data"_a, "allocate"_a, "stream"_a = 0,
         "This rank's range of the stable sort of all ranks' data (gsearch::dist::sort), in the\n"
         "array of data's dtype that allocate(count) returns (once, with the GIL).");

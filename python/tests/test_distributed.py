@@ -115,6 +115,90 @@ def test_a_callback_error_reaches_every_rank():
         group.run(lambda rank, comm: gd.sort(np.arange(10.0), comm=Failing(group, rank)))
 
 
+def _outcomes(group, body):
+    """body(rank, comm) on every rank: each rank's exception (or None). A rank left waiting in a
+    collective fails the barrier's timeout instead (the ranks would hang without the agreement)."""
+    errors = [None] * group.size
+
+    def one(rank, comm):
+        try:
+            body(rank, comm)
+        except threading.BrokenBarrierError:
+            raise
+        except Exception as e:  # noqa: BLE001 (returned)
+            errors[rank] = e
+
+    group.run(one)
+    return errors
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda comm: gd.sort(np.zeros((2, 2)), comm=comm),  # not 1-D
+        lambda comm: gd.sort(np.zeros(4, np.complex64), comm=comm),  # no complex keys
+        lambda comm: gd.searchsorted(np.arange(4), [1], side="middle", comm=comm),
+        lambda comm: gd.find(np.arange(4), 1, op="~", comm=comm),
+        lambda comm: gd.find(np.arange(4, dtype=np.int8), 300, comm=comm),  # not an int8
+        lambda comm: gd.join(np.arange(4), np.arange(4), how="outer-ish", comm=comm),
+        lambda comm: gd.isin(np.arange(4), [1], method="magic", comm=comm),
+    ],
+)
+def test_an_argument_error_on_one_rank_is_raised_on_every_rank(bad):
+    """Rank 0's call is wrong, rank 1's right: both raise (rank 0 its own error, rank 1 the same
+    type naming rank 0), and neither waits for the other."""
+    group = ThreadGroup(2)
+
+    def body(rank, comm):
+        return bad(comm) if rank == 0 else _good_call(bad, comm)
+
+    errors = _outcomes(group, body)
+    assert errors[0] is not None and errors[1] is not None, errors
+    assert type(errors[1]) is type(errors[0]), errors
+    assert str(errors[1]).startswith("gsearch.distributed."), errors[1]
+    assert "rank 0 of 2 failed: " + str(errors[0]) in str(errors[1]), errors
+
+
+def _good_call(bad, comm):
+    """The operation that `bad` calls, with arguments that are right."""
+    src = bad.__code__.co_names
+    if "sort" in src:
+        return gd.sort(np.zeros(4), comm=comm)
+    if "searchsorted" in src:
+        return gd.searchsorted(np.arange(4), [1], comm=comm)
+    if "find" in src:
+        return gd.find(np.arange(4), 1, comm=comm)
+    if "join" in src:
+        return gd.join(np.arange(4), np.arange(4), comm=comm)
+    return gd.isin(np.arange(4), [1], comm=comm)
+
+
+def test_replicated_keys_passed_as_sharded_are_an_error():
+    """Every rank holds all the keys but says sharded (the default): numpy would give [5 9]; the
+    order of the shards' ends catches it on every rank, and the message names sharded=False."""
+    group = ThreadGroup(3)
+    errors = _outcomes(group, lambda rank, comm: gd.searchsorted(np.arange(10), [5, 9], comm=comm))
+    for e in errors:
+        assert isinstance(e, ValueError) and "sharded=False" in str(e), errors
+    got = group.run(lambda rank, comm: gd.searchsorted(np.arange(10), [5, 9], comm=comm, sharded=False))
+    assert [g.tolist() for g in got] == [[5, 9]] * 3
+
+
+def test_a_fault_at_any_step_of_an_operation_is_raised_on_every_rank(monkeypatch):
+    """GSEARCH_DIST_FAULT=1:s fails rank 1 at the library's s-th agreement point of gd.sort
+    (counted on each rank's thread): every rank raises, until s passes the last point."""
+    group = ThreadGroup(2)
+    for step in range(100):
+        monkeypatch.setenv("GSEARCH_DIST_FAULT", f"1:{step}")
+        errors = _outcomes(group, lambda rank, comm: gd.sort(np.arange(50.0)[::-1], comm=comm))
+        if errors == [None, None]:
+            break
+        assert all(e is not None for e in errors), (step, errors)
+        assert "fault injected on rank 1" in str(errors[0]) and "rank 1 of 2 failed" in str(errors[0]), errors
+        assert "fault injected on rank 1" in str(errors[1]), errors
+    assert step > 2, "gd.sort has agreement points"
+
+
 def test_comm_errors():
     comm = ThreadGroup(1).run(lambda rank, comm: comm)[0]
     with pytest.raises(TypeError, match="comm must be None .* not int"):
