@@ -91,7 +91,9 @@ def random_values(rng, dtype, n, pool=None):
 
 
 def sorted_keys(rng, dtype, k, duplicates=False):
+    from references import ref_sort, ref_unique  # float16 sorted as float32 (references.py)
+
     pool = None
     if duplicates:
-        pool = np.unique(random_values(rng, dtype, max(1, k // 8 + 1)))
-    return np.sort(random_values(rng, dtype, k, pool))
+        pool = ref_unique(random_values(rng, dtype, max(1, k // 8 + 1)))
+    return ref_sort(random_values(rng, dtype, k, pool))

@@ -1,10 +1,10 @@
 """gsearch.IndexIntervals against numpy: select is np.sort(a)[k] and leaves numpy's partition
 contract around k, range is the slice of np.sort(a) between the bounds' searchsorted positions,
-sort is np.sort; every dtype, NaN / inf / -0.0, empty / one element / sizes around the GPU's
-one-block limit (11,264) and larger; the reuse (a repeated query takes no improve step), the
-statistics and the invariants (check()) after improves; bounds of other types than the data;
-numpy's exception types. The GPU tests at the end (torch / cupy CUDA arrays) skip unless a GPU
-and gsearch's CUDA backend are there (gpu_support.py)."""
+sort is np.sort (float16 sorted as float32: references.py); every dtype, NaN / inf / -0.0, empty
+/ one element / sizes around the GPU's one-block limit (11,264) and larger; the reuse (a repeated
+query takes no improve step), the statistics and the invariants (check()) after improves; bounds
+of other types than the data; numpy's exception types. The GPU tests at the end (torch / cupy
+CUDA arrays) skip unless a GPU and gsearch's CUDA backend are there (gpu_support.py)."""
 
 import doctest
 import math
@@ -16,6 +16,7 @@ import pytest
 import gsearch
 from gsearch import _core
 from conftest import ALL_DTYPES, NATIVE_DTYPES, random_values
+from references import ref_sort
 from gpu_support import cupy, needs_cupy, needs_torch, spy_on, torch  # noqa: F401
 
 ONE_BLOCK = 11_264  # the GPU's one-block improve limit (10,240 cells and more)
@@ -35,7 +36,7 @@ def data_of(rng, dtype, n, kind="random"):
         return random_values(rng, dtype, n, pool=[0, 1, 3])
     x = random_values(rng, dtype, n)
     if kind == "sorted":
-        return np.sort(x)
+        return ref_sort(x)
     if kind == "constant":
         return np.full(n, x[0], dtype=x.dtype)
     return x
@@ -46,8 +47,8 @@ def assert_partitioned(ii, s, k):
     the k smallest, those after the rest (s = np.sort(a))."""
     d = ii.data
     same_keys(d[k : k + 1], s[k : k + 1])
-    same_keys(np.sort(d[:k]), s[:k])
-    same_keys(np.sort(d[k + 1 :]), s[k + 1 :])
+    same_keys(ref_sort(d[:k]), s[:k])
+    same_keys(ref_sort(d[k + 1 :]), s[k + 1 :])
 
 
 def assert_statistics(ii):
@@ -73,7 +74,7 @@ def assert_statistics(ii):
 @pytest.mark.parametrize("n", SIZES)
 def test_select_is_np_sort_and_partitions(rng, dtype, n):
     a = data_of(rng, dtype, n)
-    s = np.sort(a)
+    s = ref_sort(a)
     ii = gsearch.IndexIntervals(a)
     assert len(ii) == ii.size == n and ii.dtype == a.dtype
     assert ii.intervals == 1 and ii.unplaced == (n if n > 1 else 0) and ii.improves == 0
@@ -88,7 +89,7 @@ def test_select_is_np_sort_and_partitions(rng, dtype, n):
         assert ii.unplaced <= unplaced  # the order only gets refined
         unplaced = ii.unplaced
     assert_statistics(ii)
-    np.testing.assert_array_equal(np.sort(ii.data), s)  # a permutation of the data
+    np.testing.assert_array_equal(ref_sort(ii.data), s)  # a permutation of the data
 
 
 @pytest.mark.parametrize("kind", ["few", "sorted", "constant"])
@@ -163,7 +164,7 @@ def test_improve_narrows_the_piece_until_settled(rng):
 @pytest.mark.parametrize("n", [1, 7, 1000, ONE_BLOCK, 70_001])
 def test_range_is_the_slice_of_np_sort(rng, dtype, n):
     a = data_of(rng, dtype, n)
-    s = np.sort(a)
+    s = ref_sort(a)
     ii = gsearch.IndexIntervals(a)
     bounds = list(rng.choice(a, 8)) + [s[0], s[-1]]
     for _ in range(6):
@@ -172,11 +173,11 @@ def test_range_is_the_slice_of_np_sort(rng, dtype, n):
         got = ii.range(lo, hi)
         assert isinstance(got, np.ndarray) and got.dtype == a.dtype and got.ndim == 1
         b, e = np.searchsorted(s, lo), np.searchsorted(s, hi)
-        same_keys(np.sort(got), s[b:e] if b < e else s[:0])
+        same_keys(ref_sort(got), s[b:e] if b < e else s[:0])
         if got.size:
             got[...] = 0  # a copy: writing it leaves the structure alone
         assert ii.check() == ""
-    same_keys(np.sort(ii.range(s[0], s[-1])), s[: np.searchsorted(s, s[-1])])
+    same_keys(ref_sort(ii.range(s[0], s[-1])), s[: np.searchsorted(s, s[-1])])
     assert_statistics(ii)
     same_keys(ii.sort(), s)
 
@@ -257,7 +258,7 @@ def test_float_specials():
 @pytest.mark.parametrize("n", [0, 1, 2, 100, ONE_BLOCK, 70_001])
 def test_sort_is_np_sort(rng, dtype, n):
     a = data_of(rng, dtype, n)
-    s = np.sort(a)
+    s = ref_sort(a)
     ii = gsearch.IndexIntervals(a)
     if n > 2:
         ii.select(n // 3)
@@ -425,7 +426,7 @@ class TestTorch:
     @pytest.mark.parametrize("n", [1, 1000, ONE_BLOCK, 100_000])
     def test_against_numpy(self, rng, dtype, n):
         a_np = data_of(rng, dtype, n)
-        s = np.sort(a_np)
+        s = ref_sort(a_np)
         a = torch.from_numpy(a_np).cuda()
         ii = gsearch.IndexIntervals(a)
         assert ii._ii.device == a.device.index and ii.device == a.device and ii.dtype == a.dtype
@@ -437,7 +438,7 @@ class TestTorch:
         got = ii.range(lo, hi)
         assert isinstance(got, torch.Tensor) and got.device == a.device and got.dtype == a.dtype
         b, e = np.searchsorted(s, lo), np.searchsorted(s, hi)
-        same_keys(np.sort(got.cpu().numpy()), s[b:e] if b < e else s[:0])
+        same_keys(ref_sort(got.cpu().numpy()), s[b:e] if b < e else s[:0])
         assert ii.check() == ""
         srt = ii.sort()
         assert isinstance(srt, torch.Tensor) and srt.device == a.device

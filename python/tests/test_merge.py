@@ -1,8 +1,9 @@
 """The merge family: gsearch.merge / sort / argsort against numpy's stable sort, the multiset
 set_* against a plain-Python std::set_* reference, intersect1d / union1d / setdiff1d / setxor1d
 against numpy itself (NaN and -0.0 included), join against a nested-loop join, and
-searchsorted(sorted_queries=...) / equal_range against np.searchsorted. The GPU tests at the end
-(torch / cupy CUDA arrays) skip unless a GPU and gsearch's CUDA backend are there."""
+searchsorted(sorted_queries=...) / equal_range against np.searchsorted; numpy's sorts of float16
+in float32 (references.py). The GPU tests at the end (torch / cupy CUDA arrays) skip unless a GPU
+and gsearch's CUDA backend are there."""
 
 import math
 
@@ -12,6 +13,17 @@ import pytest
 import gsearch
 from gsearch import _core
 from conftest import ALL_DTYPES, NATIVE_DTYPES
+from references import (
+    ref_argsort,
+    ref_intersect1d,
+    ref_isin,
+    ref_lexsort,
+    ref_setdiff1d,
+    ref_setxor1d,
+    ref_sort,
+    ref_union1d,
+    ref_unique,
+)
 
 from gpu_support import cupy, needs_cupy, needs_torch, spy_on, torch  # noqa: F401
 
@@ -23,10 +35,10 @@ MULTISET_OPS = {
     "symmetric-difference": gsearch.set_symmetric_difference,
 }
 NUMPY_SETS = [
-    (gsearch.intersect1d, np.intersect1d, True),
-    (gsearch.union1d, np.union1d, False),
-    (gsearch.setdiff1d, np.setdiff1d, True),
-    (gsearch.setxor1d, np.setxor1d, True),
+    (gsearch.intersect1d, ref_intersect1d, True),
+    (gsearch.union1d, ref_union1d, False),
+    (gsearch.setdiff1d, ref_setdiff1d, True),
+    (gsearch.setxor1d, ref_setxor1d, True),
 ]
 HOWS = ["inner", "left", "right", "full", "semi", "anti"]
 
@@ -53,7 +65,7 @@ def data(rng, dtype, n, pool=None):
 
 
 def stable(x):
-    return np.sort(x, kind="stable")
+    return ref_sort(x, kind="stable")
 
 
 def same(got, want):
@@ -135,7 +147,7 @@ def ref_join(how, left, right):
 def ref_join_np(how, left, right):
     """ref_join with numpy (vectorized, for the large GPU inputs): numpy's searchsorted finds
     each left key's equal range in right (numpy's order is gsearch's: NaN last and equal to NaN,
-    -0.0 == 0.0), np.lexsort orders the rows by key, left index, right index."""
+    -0.0 == 0.0), lexsort orders the rows by key, left index, right index."""
     left, right = np.asarray(left), np.asarray(right)
     lo, hi = np.searchsorted(right, left, "left"), np.searchsorted(right, left, "right")
     cnt = hi - lo
@@ -153,7 +165,7 @@ def ref_join_np(how, left, right):
         j = np.flatnonzero(rc == 0)
         lis.append(np.full(j.size, -1)), ris.append(j), keys.append(right[j])
     li, ri, key = np.concatenate(lis), np.concatenate(ris), np.concatenate(keys)
-    order = np.lexsort((ri, li, key))
+    order = ref_lexsort((ri, li, key))
     return li[order].astype(np.int64), ri[order].astype(np.int64)
 
 
@@ -174,7 +186,7 @@ def test_merge_is_numpys_stable_sort_of_the_concatenation(rng, dtype, na, nb):
     av = np.arange(na, dtype=np.int64)
     bv = np.arange(nb, dtype=np.int64) + 10**9
     keys, values = gsearch.merge(a, b, av, bv)
-    order = np.argsort(np.concatenate([a, b]), kind="stable")
+    order = ref_argsort(np.concatenate([a, b]))
     same(keys, stable(np.concatenate([a, b])))
     same(values, np.concatenate([av, bv])[order])
 
@@ -195,7 +207,7 @@ def test_merge_values_of_other_dtypes(rng, vdtype):
         av = rng.integers(int(info.min), int(info.max), 300, dtype=vd, endpoint=True)
         bv = rng.integers(int(info.min), int(info.max), 200, dtype=vd, endpoint=True)
     keys, values = gsearch.merge(a, b, av.astype(vd), bv.astype(vd))
-    want = np.concatenate([av, bv]).astype(vd)[np.argsort(np.concatenate([a, b]), kind="stable")]
+    want = np.concatenate([av, bv]).astype(vd)[ref_argsort(np.concatenate([a, b]))]
     assert values.dtype == vd
     assert values.tobytes() == want.tobytes()  # bit for bit (NaN payloads, -0.0)
 
@@ -214,12 +226,12 @@ def test_merge_promotes_key_dtypes_exactly():
 @pytest.mark.parametrize("n", SIZES)
 def test_sort_and_argsort_are_numpys_stable_ones(rng, dtype, n):
     x = data(rng, dtype, n)
-    same(gsearch.sort(x), np.sort(x, kind="stable"))
-    same(gsearch.argsort(x), np.argsort(x, kind="stable"))
+    same(gsearch.sort(x), stable(x))
+    same(gsearch.argsort(x), ref_argsort(x))
     values = rng.integers(-(2**62), 2**62, n)
     keys, carried = gsearch.sort(x, values)
-    same(keys, np.sort(x, kind="stable"))
-    same(carried, values[np.argsort(x, kind="stable")])
+    same(keys, stable(x))
+    same(carried, values[ref_argsort(x)])
     if n:
         assert gsearch.sort(x) is not x
 
@@ -234,8 +246,8 @@ def test_sort_of_random_data_and_full_ranges(rng):
         else:
             info = np.iinfo(dt)
             x = rng.integers(int(info.min), int(info.max), 100_000, dtype=dt, endpoint=True)
-        same(gsearch.sort(x), np.sort(x, kind="stable"))
-        same(gsearch.argsort(x), np.argsort(x, kind="stable"))
+        same(gsearch.sort(x), stable(x))
+        same(gsearch.argsort(x), ref_argsort(x))
 
 
 def test_sort_does_not_modify_its_input(rng):
@@ -286,7 +298,7 @@ def numpy_cases(rng, dtype):
     yield data(rng, dtype, 2000, pool), data(rng, dtype, 1, pool)
     yield data(rng, dtype, 0, pool), data(rng, dtype, 5, pool)
     yield data(rng, dtype, 0, pool), data(rng, dtype, 0, pool)
-    yield np.unique(data(rng, dtype, 20, pool)), np.unique(data(rng, dtype, 20, pool))
+    yield ref_unique(data(rng, dtype, 20, pool)), ref_unique(data(rng, dtype, 20, pool))
     if np.dtype(dtype).kind == "f":
         nan, inf = np.nan, np.inf
         for x, y in [
@@ -313,14 +325,14 @@ def test_numpy_set_functions_exactly(rng, dtype):
             np.testing.assert_array_equal(got, want, err_msg=f"{ours.__name__}({a!r}, {b!r})")
             if not has_assume_unique:
                 continue
-            for x, y in [(np.unique(a), np.unique(b)), (a, b)]:  # unique; with duplicates
+            for x, y in [(ref_unique(a), ref_unique(b)), (a, b)]:  # unique; with duplicates
                 x = x.copy()
                 rng.shuffle(x)
                 got = ours(x, y, assume_unique=True)
-                if ours is gsearch.setdiff1d and len(np.unique(x)) < len(x):
+                if ours is gsearch.setdiff1d and len(ref_unique(x)) < len(x):
                     # numpy's answer here depends on its isin algorithm (table or sort); the
                     # documented meaning, which gsearch gives, is x[~isin(x, y)] in x's order.
-                    want = x[~np.isin(x, y)]
+                    want = x[~ref_isin(x, y)]
                 else:
                     want = theirs(x, y, assume_unique=True)
                 assert got.dtype == want.dtype
@@ -623,11 +635,11 @@ class TestTorch:
         same(got.cpu().numpy(), stable(np.concatenate([a_np, b_np])))
         keys, vals = gsearch.merge(a, b, torch.arange(70_000, device="cuda"),
                                    torch.arange(70_000, 120_001, device="cuda"))
-        same(vals.cpu().numpy(), np.argsort(np.concatenate([a_np, b_np]), kind="stable"))
+        same(vals.cpu().numpy(), ref_argsort(np.concatenate([a_np, b_np])))
         x_np = data(rng, dtype, 100_000)
         x = torch.from_numpy(x_np).cuda()
-        same(gsearch.sort(x).cpu().numpy(), np.sort(x_np, kind="stable"))
-        same(gsearch.argsort(x).cpu().numpy(), np.argsort(x_np, kind="stable"))
+        same(gsearch.sort(x).cpu().numpy(), stable(x_np))
+        same(gsearch.argsort(x).cpu().numpy(), ref_argsort(x_np))
         for op, fn in MULTISET_OPS.items():
             r = fn(a, b)
             assert isinstance(r, torch.Tensor) and r.is_cuda
@@ -696,7 +708,7 @@ class TestCupy:
         got = gsearch.merge(a, b)
         assert isinstance(got, cupy.ndarray) and got.device == a.device
         same(cupy.asnumpy(got), stable(np.concatenate([a_np, b_np])))
-        same(cupy.asnumpy(gsearch.argsort(a)), np.argsort(a_np, kind="stable"))
+        same(cupy.asnumpy(gsearch.argsort(a)), ref_argsort(a_np))
         for op, fn in MULTISET_OPS.items():
             same(cupy.asnumpy(fn(a, b)), ref_multiset_np(op, a_np, b_np))
         for ours, theirs, _ in NUMPY_SETS:

@@ -12,6 +12,7 @@ from hypothesis.extra import numpy as hnp  # noqa: E402
 
 import gsearch  # noqa: E402
 from conftest import ALL_DTYPES, random_values, sorted_keys  # noqa: E402
+from references import ref_sort  # noqa: E402
 from test_predecessor_bucketize import bucketize_formula  # noqa: E402
 from test_searchsorted import EXACT_PAIRS, check, exact_reference  # noqa: E402
 
@@ -31,7 +32,7 @@ def keys_and_queries(draw):
         elements = st.sampled_from(np.array([0, 1, 2, 3, 100], dtype=dtype).tolist())
     a = draw(hnp.arrays(dtype, st.integers(0, 300), elements=elements))
     v = draw(hnp.arrays(dtype, hnp.array_shapes(min_dims=0, max_dims=3, max_side=7), elements=elements))
-    return np.sort(a), v
+    return ref_sort(a), v
 
 
 @given(keys_and_queries(), st.sampled_from(["left", "right"]))

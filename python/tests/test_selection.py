@@ -1,8 +1,9 @@
 """gsearch's selection family against numpy (np.sort, np.partition, np.quantile with every
-method, np.median, the nan* forms) and torch (topk, kthvalue, where torch imports): every dtype,
-NaN / inf / -0.0, duplicates, sorted and constant data, empty and 0-d inputs, numpy's errors.
-The GPU tests at the end (torch / cupy CUDA arrays) skip unless a GPU and gsearch's CUDA backend
-are there, as in test_gpu.py."""
+method, np.median, the nan* forms; float16 through float32: references.py) and torch (topk,
+kthvalue, where torch imports): every dtype, NaN / inf / -0.0, duplicates, sorted and constant
+data, empty and 0-d inputs, numpy's errors; float16's order is float32's, shown without numpy's
+float16 sort. The GPU tests at the end (torch / cupy CUDA arrays) skip unless a GPU and
+gsearch's CUDA backend are there, as in test_gpu.py."""
 
 import warnings
 
@@ -12,6 +13,7 @@ import pytest
 import gsearch
 from gsearch import _core
 from conftest import ALL_DTYPES, NATIVE_DTYPES, random_values
+from references import ref_median, ref_nanmedian, ref_quantile, ref_sort
 
 try:
     import torch as _torch_cpu
@@ -42,9 +44,9 @@ def data_of(rng, dtype, n, kind="random"):
         return random_values(rng, dtype, n, pool=[0, 1, 3])
     x = random_values(rng, dtype, n)
     if kind == "sorted":
-        return np.sort(x)
+        return ref_sort(x)
     if kind == "reversed":
-        return np.sort(x)[::-1].copy()
+        return ref_sort(x)[::-1].copy()
     if kind == "constant":
         return np.full(n, x[0], dtype=x.dtype)
     return x
@@ -69,15 +71,15 @@ def same_result(got, want):
 def check_partitioned(p, a, kth, axis=-1):
     """p is a partition of a at kth along axis: numpy's contract (not numpy's order), in the key
     order (NaN the largest)."""
-    s = np.sort(a, axis=axis)
-    same_keys(np.sort(p, axis=axis), s)
+    s = ref_sort(a, axis=axis)
+    same_keys(ref_sort(p, axis=axis), s)
     p, s = np.moveaxis(p, axis, -1), np.moveaxis(s, axis, -1)
     n = p.shape[-1]
     for k in np.atleast_1d(kth):
         k = int(k) % n
         same_keys(p[..., k], s[..., k])
-        same_keys(np.sort(p[..., : k + 1], -1)[..., -1], s[..., k])  # nothing before is larger
-        same_keys(np.sort(p[..., k:], -1)[..., 0], s[..., k])  # nothing after is smaller
+        same_keys(ref_sort(p[..., : k + 1], -1)[..., -1], s[..., k])  # nothing before is larger
+        same_keys(ref_sort(p[..., k:], -1)[..., 0], s[..., k])  # nothing after is smaller
 
 
 # --- select -------------------------------------------------------------------------------------
@@ -88,7 +90,7 @@ def check_partitioned(p, a, kth, axis=-1):
 def test_select_equals_a_sort(rng, dtype, kind):
     for n in (1, 33, 4097, 70_001):
         a = data_of(rng, dtype, n, kind)
-        s = np.sort(a)
+        s = ref_sort(a)
         ranks = np.unique(np.r_[0, n - 1, rng.integers(0, n, 20), n // 2])
         same_keys(gsearch.select(a, ranks), s[ranks])
         same_keys(gsearch.select(a, -ranks - 1), s[-ranks - 1])
@@ -193,12 +195,66 @@ def test_partition_errors_are_numpys():
             fn(np.array(["b", "a"]), 0)
 
 
+# --- float16: the float32 order, on any CPU -------------------------------------------------------
+
+
+def float16_data(rng, layout):
+    """Random float16 values with NaN / inf / -0.0 (70,001: where numpy's emulated sort errs),
+    then every float16 bit pattern in order (NaN payloads, both zeros and infinities,
+    subnormals), then neighbours numpy's emulated sort was seen to swap; or all of it shuffled."""
+    every = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    seen = np.array([-np.inf, -413.5, -474.5, -0.0, -0.0009, -0.005062, 0.0, -6e-8, 6e-8, np.inf, np.nan], np.float16)
+    a = np.concatenate([random_values(rng, "float16", 70_001), every, seen])
+    return rng.permutation(a) if layout == "shuffled" else a
+
+
+@pytest.mark.parametrize("layout", ["appended", "shuffled"])
+def test_float16_order_is_the_float32_order_on_any_cpu(rng, layout):
+    """gsearch orders float16 as float32 does (the widening is exact and keeps the order), on
+    any CPU: sort and argsort (stable), select, partition, argpartition, topk, IndexIntervals.
+    Nothing here sorts float16 with numpy (numpy 2.4's is wrong on CPUs with AVX-512 VBMI2 but
+    no FP16: references.py): the reference is float32's stable argsort, checked in order below
+    element by element."""
+    a = float16_data(rng, layout)
+    order = np.argsort(a.astype(np.float32), kind="stable")
+    want = a[order]
+    w, nan = want.astype(np.float32), np.isnan(want)
+    assert not (nan[:-1] & ~nan[1:]).any() and (w[~nan][:-1] <= w[~nan][1:]).all()  # NaN last, ascending
+
+    got = gsearch.sort(a)
+    same_keys(got, want)
+    assert np.array_equal(got.view(np.uint16)[~nan], want.view(np.uint16)[~nan])  # stable: the zeros' signs too
+    np.testing.assert_array_equal(gsearch.argsort(a), order)
+
+    zeros = np.flatnonzero(w == 0)
+    finite = int(np.count_nonzero(~nan))
+    kth = [0, 1, int(np.count_nonzero(w < -413.5)), int(zeros[0]), int(zeros[-1]), int(zeros[-1]) + 1,
+           a.size // 2, finite - 1, finite, a.size - 1]
+    same_keys(gsearch.select(a, kth), want[kth])
+    ii = gsearch.IndexIntervals(a)
+    same_keys(np.array([ii.select(k) for k in kth]), want[kth])
+    same_keys(ii.sort(), want)
+
+    def at_most(x, y):  # x <= y in the key order (NaN the largest), element by element
+        x, y = np.asarray(x, np.float32), np.asarray(y, np.float32)
+        return (x <= y) | np.isnan(y)
+
+    for p in (gsearch.partition(a, kth), a[gsearch.argpartition(a, kth)]):
+        for k in kth:
+            same_keys(p[k], want[k])
+            assert at_most(p[:k], want[k]).all() and at_most(want[k], p[k + 1 :]).all()
+    for largest in (False, True):
+        v, i = gsearch.topk(a, 1000, largest=largest)
+        same_keys(v, want[::-1][:1000] if largest else want[:1000])
+        same_keys(a[i], v)
+
+
 # --- topk / kthvalue ----------------------------------------------------------------------------
 
 
 def ref_topk(a, k, largest=True):
     """The k largest (smallest) per row in the key order: np.sort's, NaN the largest."""
-    s = np.sort(a, axis=-1)
+    s = ref_sort(a, axis=-1)
     return (s[..., ::-1] if largest else s)[..., :k]
 
 
@@ -214,7 +270,7 @@ def test_topk_equals_a_sort(rng, dtype):
                 same_keys(v, ref_topk(a, k, largest))
                 same_keys(np.take_along_axis(a, i, -1), v)  # indices point at the values
                 vu, iu = gsearch.topk(a, k, largest=largest, sorted=False)
-                same_keys(np.sort(vu, -1), np.sort(ref_topk(a, k, largest), -1))
+                same_keys(ref_sort(vu, -1), ref_sort(ref_topk(a, k, largest), -1))
                 same_keys(np.take_along_axis(a, iu, -1), vu)
 
 
@@ -260,7 +316,7 @@ def test_kthvalue_equals_a_sort(rng, dtype):
         a = random_values(rng, dtype, int(np.prod(shape))).reshape(shape)
         for k in sorted({1, 2, shape[-1] // 2 + 1, shape[-1]} & set(range(1, shape[-1] + 1))):
             v, i = gsearch.kthvalue(a, k)
-            same_keys(v, np.sort(a, -1)[..., k - 1])
+            same_keys(v, ref_sort(a, -1)[..., k - 1])
             same_keys(np.take_along_axis(a, np.asarray(i)[..., None], -1)[..., 0], np.asarray(v))
     v, i = gsearch.kthvalue(np.array([5, 1, 4, 2]), 2)
     assert isinstance(v, np.generic) and v == 2 and i == 3  # 1-D: numpy scalars
@@ -310,13 +366,13 @@ def test_quantile_every_method_equals_numpy(rng, method, dtype):
         eps = np.finfo(a.dtype).eps if near else 0
         tol = dict(rtol=4 * eps, atol=4 * eps * float(np.abs(a[np.isfinite(a)]).max(initial=1)))
         for q in QS:  # a Python float: numpy's arithmetic in the data's type, exactly
-            got, want = gsearch.quantile(a, q, method=method), quiet(np.quantile, a, q, method=method)
+            got, want = gsearch.quantile(a, q, method=method), quiet(ref_quantile, a, q, method=method)
             if near and a.dtype.itemsize == 2:
                 assert type(got) is type(want) and got.dtype == want.dtype
                 np.testing.assert_allclose(got, want, **tol)
             else:
                 same_result(got, want)
-        got, want = gsearch.quantile(a, QS, method=method), quiet(np.quantile, a, QS, method=method)
+        got, want = gsearch.quantile(a, QS, method=method), quiet(ref_quantile, a, QS, method=method)
         assert type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape
         if near and a.dtype.itemsize < 8:
             np.testing.assert_allclose(got, want, **tol)
@@ -344,7 +400,7 @@ def test_quantile_types_of_q_and_results():
     for a in (a32, f32, a32.astype(np.int64), a32.astype(np.uint64), f32.astype(np.float16)):
         for q in (0.5, 1, 0, np.float64(0.3), np.float32(0.3), [0, 1], [0.2, 0.7], np.array([[0.1], [0.9]]), (0.5,), np.array(0.4)):
             for method in ("linear", "lower", "midpoint", "nearest", "inverted_cdf"):
-                got, want = gsearch.quantile(a, q, method=method), np.quantile(a, q, method=method)
+                got, want = gsearch.quantile(a, q, method=method), ref_quantile(a, q, method=method)
                 assert type(got) is type(want) and np.asarray(got).dtype == np.asarray(want).dtype, (a.dtype, q, method)
                 np.testing.assert_allclose(np.asarray(got, float), np.asarray(want, float), rtol=1e-3)
     same_result(gsearch.percentile(a32, 50), np.percentile(a32, 50))
@@ -427,8 +483,8 @@ def test_median_equals_numpy(rng, dtype):
             a = data_of(rng, dtype, n, kind)
             if a.dtype.kind in "iu" and a.dtype.itemsize == 8:
                 a = a // 4  # numpy's np.mean of two int64 halves sums them in float64 as we do
-            same_result(gsearch.median(a), quiet(np.median, a))
-            same_result(gsearch.nanmedian(a), quiet(np.nanmedian, a))
+            same_result(gsearch.median(a), quiet(ref_median, a))
+            same_result(gsearch.nanmedian(a), quiet(ref_nanmedian, a))
 
 
 def test_median_shapes_nan_and_empty():
