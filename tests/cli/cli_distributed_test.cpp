@@ -240,17 +240,13 @@ TEST_F(Distributed, AnErrorOnAnyRankStopsAllWithOneMessageAndNoOutput) {
 TEST_F(Distributed, EveryRankStopsWhereverOneFails) {
   save("k.npy", sorted_data<int32_t>(300, 1));
   save("q.npy", find_data<int32_t>(301, 2));
-  // Some 15 runs of mpirun each: the commands' shared steps once each where the sanitizers run
-  // (GSEARCH_TEST_SUBSET), every command and both ranks otherwise.
-  const bool subset = std::getenv("GSEARCH_TEST_SUBSET") != nullptr;
+  // Some 15 runs of mpirun each (half a second a run; the CLI tests' limit is 120 s): the shared
+  // steps and the gather to rank 0 through search; the per-rank outputs through sort, where the
+  // sanitizers do not run (GSEARCH_TEST_SUBSET). The library's points of every operation and
+  // rank are dist_test's and DistMpi's.
   EXPECT_GT(fail_at_every_step(2, 1, "search --distributed --keys k.npy --queries q.npy --out o.npy", {"o.npy"}), 5);
-  if (subset) return;
-  EXPECT_GT(fail_at_every_step(2, 0, "search --distributed --keys k.npy --queries q.npy --out o.npy", {"o.npy"}), 5);
+  if (std::getenv("GSEARCH_TEST_SUBSET") != nullptr) return;
   EXPECT_GT(fail_at_every_step(2, 0, "sort --distributed --data q.npy --out o.npy --per-rank", {"o.0.npy", "o.1.npy"}), 5);
-  EXPECT_GT(fail_at_every_step(2, 1, "join --distributed --how inner --left k.npy --right k.npy --out-left l.npy --out-right r.npy",
-                               {"l.npy", "r.npy"}),
-            5);
-  EXPECT_GT(fail_at_every_step(2, 1, "find --distributed --data q.npy --values k.npy --mode isin --out o.npy", {"o.npy"}), 5);
 }
 
 TEST_F(Cli, PerRankNeedsDistributed) {
