@@ -73,7 +73,13 @@ class agreeing_communicator final : public communicator {
   int size() const override { return inner_.size(); }
   bool device_memory() const override { return inner_.device_memory(); }
 
+  // A small allgather (counts, first keys: most of them) is the agreement's own payload: one
+  // collective for both. A larger one (samples) follows an agreement.
   void allgather_host(const void* send, int64_t bytes, void* recv, CUstream_st* stream) override {
+    if (bytes <= agreement_payload_bytes && size() > 1) {
+      settle(stream, send, bytes, recv);
+      return;
+    }
     settle(stream);
     transport([&] { inner_.allgather_host(send, bytes, recv, stream); });
   }
@@ -106,12 +112,12 @@ class agreeing_communicator final : public communicator {
   }
 
  private:
-  /// The agreement point of a rank that is fine so far.
-  void settle(CUstream_st* stream) {
+  /// The agreement point of a rank that is fine so far (carrying an allgather of `bytes`).
+  void settle(CUstream_st* stream, const void* send = nullptr, int64_t bytes = 0, void* recv = nullptr) {
     if (size() == 1) return;
     inject_fault(rank());  // the tests' fault: as if this rank's work up to here had thrown
     std::optional<failure_report> report;
-    transport([&] { report = agree(inner_, 0, {}, stream); });
+    transport([&] { report = agree(inner_, 0, {}, send, bytes, recv, stream); });
     if (!report) return;
     settled_ = true;
     throw_agreed(op_, size(), *report);

@@ -47,13 +47,25 @@ struct agreed_failure {
 
 /// The longest message an agreement carries (longer ones are cut).
 inline constexpr int64_t agreement_message_bytes = 1024;
+/// What every rank sends at an agreement point: its status (8 bytes) and a payload of up to
+/// agreement_payload_bytes. Every agreement has this one size, so that a rank that failed (no
+/// payload) meets the others' agreement whatever they carry in it.
+inline constexpr int64_t agreement_bytes = 256;
+inline constexpr int64_t agreement_payload_bytes = agreement_bytes - 8;
 
 /// One agreement point, collective: every rank calls it in the same order. `code` 0: this rank is
 /// fine; non-zero: it failed, with `what`. Returns nothing where every rank is fine, else the
-/// lowest failing rank's report, on every rank. One allgather of 8 bytes a rank (`stream`: the
-/// communicator's, for device-memory transports), and one of the messages after a failure.
+/// lowest failing rank's report, on every rank. One allgather of agreement_bytes a rank
+/// (`stream`: the communicator's, for device-memory transports), and one of the messages after a
+/// failure.
 std::optional<failure_report> agree(communicator& comm, int code, std::string_view what,
                                     CUstream_st* stream = nullptr);
+
+/// agree() carrying an allgather of its own: where every rank is fine, recv[r * bytes, (r + 1) *
+/// bytes) = rank r's payload[0, bytes), bytes <= agreement_payload_bytes (the same on every rank;
+/// a failed rank's is not read). One collective for the agreement and the allgather.
+std::optional<failure_report> agree(communicator& comm, int code, std::string_view what, const void* payload,
+                                    int64_t bytes, void* recv, CUstream_st* stream = nullptr);
 
 /// The fault injection of the tests: throws gsearch::error where GSEARCH_DIST_FAULT="R:S" names
 /// this rank (`rank`) and this point (the S-th call on this thread since the variable last
