@@ -9,6 +9,7 @@ Every rank makes the same global data from one seed and takes its part (uneven p
 empty), so each can compute the reference itself.
 """
 
+import os
 import sys
 
 import numpy as np
@@ -129,6 +130,43 @@ def run(ranks, comm, to_device=lambda x: x, to_host=lambda x: x):
                 failures.append(f"the dtype error does not name the ranks' dtypes: {e}")
 
 
+def errors(ranks, comm, to_device=lambda x: x):
+    """The ranks fail together: an argument error on rank 0 alone is raised on every rank (rank 0
+    its own, the others the same type naming rank 0), and a fault injected at each agreement point
+    of a sort (GSEARCH_DIST_FAULT, the last rank) is raised on every rank; no rank waits (the
+    test's timeout would say so)."""
+    r, last = ranks.rank, ranks.size - 1
+    floats, small = to_device(np.arange(8.0)), to_device(np.arange(8, dtype=np.int8))
+    cases = {
+        "a 2-D array": lambda: gd.sort(to_device(np.zeros((2, 2))) if r == 0 else floats, comm=comm),
+        "complex keys": lambda: gd.sort(np.zeros(4, np.complex64) if r == 0 else floats, comm=comm),
+        "a bad side": lambda: gd.searchsorted(floats, floats, side="middle" if r == 0 else "left", comm=comm),
+        "a bad op": lambda: gd.find(floats, 1.0, op="~" if r == 0 else "==", comm=comm),
+        "a value int8 cannot hold": lambda: gd.find(small, 300 if r == 0 else 3, comm=comm),
+    }
+    for name, call in cases.items():
+        try:
+            call()
+            failures.append(f"{name} on rank 0: rank {r} raised nothing")
+        except (ValueError, TypeError) as e:
+            if r != 0 and f"rank 0 of {ranks.size} failed: " not in str(e):
+                failures.append(f"{name} on rank 0: rank {r}'s error does not name rank 0: {e}")
+    if ranks.size == 1:
+        return
+    for step in range(100):
+        os.environ["GSEARCH_DIST_FAULT"] = f"{last}:{step}"
+        try:
+            gd.sort(floats, comm=comm)
+            break
+        except Exception as e:  # noqa: BLE001 (checked)
+            if f"fault injected on rank {last}" not in str(e):
+                failures.append(f"a fault at step {step}: rank {r} raised {type(e).__name__}: {e}")
+        finally:
+            del os.environ["GSEARCH_DIST_FAULT"]
+    if step < 2:
+        failures.append(f"a sort has {step} agreement points")
+
+
 def main():
     how = sys.argv[1]
     if how == "mpi":
@@ -137,6 +175,7 @@ def main():
         world = MPI.COMM_WORLD
         ranks = Ranks(world.Get_rank(), world.Get_size(), world.allgather)
         run(ranks, world)
+        errors(ranks, world)
         # The exchange as messages of at most 7 bytes: MPI's path beyond int counts.
         small = gd.MpiComm(world)
         small.max_message = 7
@@ -160,9 +199,12 @@ def main():
         ranks = Ranks(rank, size, gather)
         if cuda:
             dev = torch.device("cuda", rank)
-            run(ranks, None, lambda x: torch.from_numpy(np.ascontiguousarray(x)).to(dev), lambda x: x.cpu().numpy())
+            to_dev = lambda x: torch.from_numpy(np.ascontiguousarray(x)).to(dev)  # noqa: E731
+            run(ranks, None, to_dev, lambda x: x.cpu().numpy())
+            errors(ranks, None, to_dev)
         else:
             run(ranks, None, torch.from_numpy, lambda x: x.numpy())
+            errors(ranks, None, torch.from_numpy)
         dist.destroy_process_group()
     for f in failures:
         print(f"rank {ranks.rank}: {f}", file=sys.stderr)
