@@ -227,3 +227,28 @@ def test_float16_q_beyond_its_range():
         gsearch.percentile(x, np.array([50], np.float16))
     for method in ("linear", "hazen", "lower", "inverted_cdf"):
         check(gsearch.quantile, np.quantile, x[:-1], np.array([0.1, 0.5, 0.9], np.float16), method)
+
+
+from gpu_support import needs_torch, torch  # noqa: E402
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32", "int64"])
+def test_cuda_tensors_are_numpys_too(dtype):
+    """The CUDA backend computes in the same types (torch CUDA tensors in and out): numpy's
+    values and dtypes, for every method and the forms of q that type the arithmetic apart."""
+    rng = np.random.default_rng(3)
+    a = data_of(rng, dtype, 10_001)
+    t = torch.from_numpy(a).cuda()
+    for method in METHODS:
+        for q in (0.1, 2 / 3, [0.1], np.float32(0.1), np.float64(0.7), Q101, Q101.astype(np.float32)):
+            try:
+                want = np.asarray(numpy_ref(np.quantile, a, q, method=method))
+            except (TypeError, IndexError, ValueError):
+                continue
+            got = gsearch.quantile(t, q, method=method)
+            assert isinstance(got, torch.Tensor) and got.is_cuda, (dtype, method, q)
+            g = got.cpu().numpy()
+            assert g.dtype == want.dtype and g.shape == want.shape, (dtype, method, q, g.dtype, want.dtype)
+            np.testing.assert_array_equal(g, want, err_msg=f"{dtype} {method} {q!r}")
+    same(gsearch.median(t).cpu().numpy()[()], numpy_ref(np.median, a), dtype)
