@@ -60,11 +60,14 @@ class Distributed : public Cli {
   // leaks: OpenMPI's own allocations, never freed by MPI_Finalize, would fail every run (the
   // single-process runs of the same commands keep the leak check).
   // `env`: more assignments (GSEARCH_DIST_FAULT=...). A run is stopped after 120 s (exit 124).
+  // The ranks run on the CPU unless `args` name a --device: the default, auto, takes the GPUs
+  // where NCCL and a GPU are, one rank a GPU (more ranks than GPUs is NCCL's error), so that
+  // these runs hold on every machine.
   run_result on_ranks(int np, const std::string& args, const std::string& env = "") {
     env_ =
         "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=detect_leaks=0 " + env + " ";
     launcher_ = "timeout -k 5 120 '" + mpirun_ + "' --oversubscribe -np " + std::to_string(np) + " ";
-    run_result r = gsearch(args);
+    run_result r = gsearch(args.find("--device") == std::string::npos ? args + " --device cpu" : args);
     env_.clear();
     launcher_.clear();
     return r;

@@ -64,6 +64,7 @@ class mpi_world {
     if (!finalized) MPI_Finalize();
   }
   int rank = 0, size = 1;
+  int node_rank = 0;  // among the ranks of this node: which of the node's GPUs it takes
   std::unique_ptr<dist::communicator> comm;  // the steps' agreements (MPI_COMM_WORLD)
 
  private:
@@ -74,6 +75,12 @@ class mpi_world {
     if (!initialized) MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    // Here, where every rank is (the first step's start), not in a step's work: a collective
+    // there would wait for a rank that failed before it, in the step's agreement.
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &node_rank);
+    MPI_Comm_free(&node);
     comm = dist::make_mpi_communicator(MPI_COMM_WORLD);
   }
 };
@@ -90,16 +97,6 @@ std::vector<V> allgather(const V& mine) {
 inline std::vector<double> max_over_ranks(std::vector<double> v) {
   MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return v;
-}
-
-// This process's rank among those of its node: which of the node's GPUs it takes.
-inline int node_rank() {
-  MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int rank = 0;
-  MPI_Comm_rank(node, &rank);
-  MPI_Comm_free(&node);
-  return rank;
 }
 
 // ---- the ranks' agreement ----------------------------------------------------------------------
@@ -155,11 +152,13 @@ void agreed_call(F&& call) {
 // A distributed operation (agreed_call) agrees before its exchanges and at its end: a rank that
 // failed earlier in the step meets the operation's first agreement with its step's, and the
 // ranks in the operation throw from it. So an error out of an operation is not agreed again: the
-// rank whose own error it is reports it, the others exit quietly with its code.
+// rank whose own error it is reports it, the others exit quietly with its code. No other
+// collective runs inside a step's work (a rank that failed before it would never join).
 //
 // `fault_point` false: not a point of GSEARCH_DIST_FAULT: a step whose work starts with its
-// collectives (the gather of an output: a fault before it is the previous step's), and the
-// renames of the outputs (the one step that cannot be undone once begun).
+// collectives (NCCL's initialization, the gather of an output: a fault before them is the
+// previous step's), and the renames of the outputs (the one step that cannot be undone once
+// begun).
 template <class F>
 void step(F&& work, bool fault_point = true) {
   const mpi_world& w = mpi_world::get();
@@ -229,7 +228,7 @@ inline target choose_device(const std::string& device) {
     throw failure(exit_device_or_io,
                   "--distributed --device cuda: this gsearch was built without NCCL (CMake found "
                   "none, or GSEARCH_NCCL=OFF); use --device cpu (MPI)");
-  if (cuda && cuda_device_count() > 0) cuda_set_device(node_rank() % cuda_device_count());
+  if (cuda && cuda_device_count() > 0) cuda_set_device(mpi_world::get().node_rank % cuda_device_count());
   return resolve_device(cuda ? "cuda" : "cpu");
 }
 
@@ -254,7 +253,8 @@ inline std::unique_ptr<dist::communicator> make_communicator(const target& dev) 
   });
   MPI_Bcast(id.data(), int(id.size()), MPI_BYTE, 0, MPI_COMM_WORLD);
   std::unique_ptr<dist::communicator> comm;
-  step([&] { comm = dist::make_nccl_communicator(id, w.size, w.rank); });
+  // NCCL's initialization is itself a collective of every rank: the step's work starts with it.
+  step([&] { comm = dist::make_nccl_communicator(id, w.size, w.rank); }, /*fault_point=*/false);
   return comm;
 #else
   throw std::logic_error("choose_device() gave cuda to a CLI built without NCCL");
