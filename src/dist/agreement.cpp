@@ -38,7 +38,7 @@ std::optional<failure_report> agree(communicator& comm, int code, std::string_vi
   // Some rank failed: every rank learns the messages (each rank's, cut to the fixed size).
   constexpr int64_t m = agreement_message_bytes;
   std::vector<char> text(size_t(m), '\0'), texts(size_t(m) * size_t(p));
-  std::memcpy(text.data(), what.data(), std::min<size_t>(what.size(), size_t(m - 1)));
+  if (!what.empty()) std::memcpy(text.data(), what.data(), std::min<size_t>(what.size(), size_t(m - 1)));
   comm.allgather_host(text.data(), m, texts.data(), stream);
   failure_report report;
   report.rank = int(first - codes.begin());
