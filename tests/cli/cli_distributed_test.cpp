@@ -267,19 +267,27 @@ TEST_F(Cli, DistributedWithoutMpi) {
 }
 
 // --device cuda: NCCL between the ranks' GPUs (rank r on GPU r % GPUs), the outputs still the
-// single-process ones; a CLI without NCCL says so.
+// single-process ones; a CLI without NCCL says so. One rank a GPU (NCCL refuses two ranks on one
+// GPU), two where the machine has them: on one GPU the run is one rank's, still through NCCL and
+// the CLI's distributed steps.
 TEST_F(Distributed, CudaEqualsTheSingleProcessOutput) {
   GSEARCH_GPU_OR_SKIP();
+  const int np = std::min(2, gsearch::cuda_device_count());
   save("k.npy", sorted_data<double>(5000, 10));
   save("q.npy", find_data<double>(3001, 11));
   save("d.npy", find_data<double>(4001, 12));
 #ifndef GSEARCH_CLI_NCCL
-  fails_on_ranks(2, "search --distributed --device cuda --keys k.npy --queries q.npy", "built without NCCL");
+  fails_on_ranks(np, "search --distributed --device cuda --keys k.npy --queries q.npy", "built without NCCL");
 #else
-  expect_same_outputs(2, "search --device cuda --keys k.npy --queries q.npy --side right", {"--out"});
-  expect_same_outputs(2, "sort --device cuda --data d.npy", {"--out"});
-  expect_same_outputs(2, "find --device cuda --data d.npy --value 7 --mode all", {"--out"});
-  expect_same_outputs(2, "join --device cuda --how inner --left k.npy --right k.npy", {"--out-left", "--out-right"});
+  expect_same_outputs(np, "search --device cuda --keys k.npy --queries q.npy --side right", {"--out"});
+  expect_same_outputs(np, "sort --device cuda --data d.npy", {"--out"});
+  expect_same_outputs(np, "find --device cuda --data d.npy --value 7 --mode all", {"--out"});
+  expect_same_outputs(np, "join --device cuda --how inner --left k.npy --right k.npy", {"--out-left", "--out-right"});
+  // The last rank fails at every agreement point in turn, on the GPUs (where the node-rank hang
+  // was: a rank that had not chosen its GPU before NCCL's set-up).
+  EXPECT_GT(fail_at_every_step(np, np - 1, "search --distributed --device cuda --keys k.npy --queries q.npy --out o.npy",
+                               {"o.npy"}),
+            3);
 #endif
 }
 
