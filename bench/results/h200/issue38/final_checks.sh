@@ -20,8 +20,8 @@ fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$L/device.txt"
 cat "$B/source_commit.txt" | tee -a "$L/device.txt"
 sanitize() {  # tool, suite, filter: compute-sanitizer with a 150 s limit a run
-  local log="$L/$1-$2.log"
-  GTEST_FILTER=$3 GSEARCH_TEST_SUBSET=1 timeout -k 5 150 compute-sanitizer --tool "$1" --error-exitcode 9 "$B/$2" > "$log" 2>&1
+  local log="$L/$1-$2${SANITIZER_ARGS:+-noapi}.log"
+  GTEST_FILTER=$3 GSEARCH_TEST_SUBSET=1 timeout -k 5 ${SAN_LIMIT:-150} compute-sanitizer --tool "$1" ${SANITIZER_ARGS:-} --error-exitcode 9 "$B/$2" > "$log" 2>&1
   echo "compute-sanitizer $1 $2: exit $?; $(grep -E '^========= (ERROR SUMMARY|RACECHECK SUMMARY)' "$log" | tr '\n' ' ')$(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$log" | tr '\n' ' ')"
 }
 case "${1:-run}" in
@@ -38,8 +38,15 @@ case "${1:-run}" in
     sanitize racecheck test_gpu_selection '*'
     sanitize racecheck test_gpu_functional_arrays '*'
     ;;
-  race)
-    sanitize racecheck test_gpu_server '*'
-    sanitize racecheck test_gpu_dist 'Ranks/GpuDistThreads.AllCases/0:GpuDistThreads.RanksFailTogether'
+  race)  # what issue 38 touched (handles, fork detection, the agreement), narrowed: the sanitizers
+          # serialize kernels, so the tests where a persistent kernel waits on other work (two
+          # machines on one device, key replacement under load) never end there; NCCL's own
+          # set-up probes kernels it has no image for (API errors): --report-api-errors no there.
+    SAN_LIMIT=75 sanitize memcheck test_gpu_functional_arrays 'Forms/*/launch:GpuFunctionalArraysPersistent.RingOnly'
+    SAN_LIMIT=75 sanitize racecheck test_gpu_functional_arrays 'Forms/*/launch'
+    SAN_LIMIT=75 sanitize memcheck test_gpu_server 'GpuServerFork.*:GpuServer/0.EveryPath*:GpuServer/0.SmallRequests*'
+    SAN_LIMIT=75 sanitize racecheck test_gpu_server 'GpuServerFork.*:GpuServer/0.SmallRequests*'
+    SAN_LIMIT=75 SANITIZER_ARGS="--report-api-errors no" sanitize memcheck test_gpu_dist '*'
+    SAN_LIMIT=75 sanitize racecheck test_gpu_dist 'Ranks/GpuDistThreads.AllCases/0:GpuDistThreads.RanksFailTogether'
     ;;
 esac
