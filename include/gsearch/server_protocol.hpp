@@ -16,14 +16,18 @@
 ///                                                 else:      length u32 | length bytes of UTF-8
 ///
 /// Statuses: 0 ok, 1 malformed, 2 wrong dtype (not the server's keys' dtype), 3 too large (more
-/// queries than the server's max_queries), 4 shut down, 5 failed (the server's loop failed: on
-/// the GPU a CUDA error poisons the context; every later request fails too).
+/// queries than the server's max_queries, or more bytes than its whole memory budget), 4 shut
+/// down, 5 failed (the server's loop failed: on the GPU a CUDA error poisons the context; every
+/// later request fails too: restart the server), 6 busy (the server cannot take this connection or
+/// request now: too many connections, or no memory for it; the server is healthy: try again
+/// later).
 /// The header is checked before the body is read (check_request). When the rest of the stream
 /// can no longer be trusted (a bad magic, version, op or dtype code, or a request too large, whose
 /// body the server refuses to read) the server answers and closes the connection; a request whose
 /// framing is intact (a wrong dtype, an unknown side, a non-zero reserved field) has its body
 /// read and dropped, and the connection stays open.
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -45,8 +49,11 @@ inline constexpr size_t response_head_bytes = 8;     ///< magic, status (then th
 inline constexpr size_t ok_header_bytes = 16;        ///< head, count u64 (the results follow, 8-aligned)
 inline constexpr size_t error_header_bytes = 12;     ///< head, length u32 (the message follows)
 inline constexpr uint32_t max_message_bytes = 4096;  ///< a longer message is cut (encode_error)
-/// The default limit of a request's queries (socket_options::max_queries).
-inline constexpr int64_t default_max_queries = int64_t(1) << 24;
+/// The default limit of a request's queries (socket_options::max_queries): 32 MB of int64 queries
+/// and as many of results.
+inline constexpr int64_t default_max_queries = int64_t(1) << 22;
+/// The largest max_queries a server takes (so that a count times an itemsize never overflows).
+inline constexpr int64_t max_queries_limit = int64_t(1) << 32;
 
 enum class status : uint32_t {
   ok = 0,
@@ -55,9 +62,11 @@ enum class status : uint32_t {
   too_large = 3,
   shut_down = 4,
   failed = 5,
+  busy = 6,
 };
 
-/// "ok", "malformed", "wrong dtype", "too large", "shut down", "failed" ("status N" otherwise).
+/// "ok", "malformed", "wrong dtype", "too large", "shut down", "failed", "busy" ("status N"
+/// otherwise).
 inline std::string to_string(status s) {
   switch (s) {
     case status::ok: return "ok";
@@ -66,6 +75,7 @@ inline std::string to_string(status s) {
     case status::too_large: return "too large";
     case status::shut_down: return "shut down";
     case status::failed: return "failed";
+    case status::busy: return "busy";
   }
   return "status " + std::to_string(uint32_t(s));
 }
@@ -166,6 +176,7 @@ inline verdict check_request(const request_header& h, gsearch::dtype keys, int64
                 true);
   v.type = gsearch::dtype(h.dtype);
   v.count = h.count;
+  max_queries = std::min(max_queries, max_queries_limit);  // count x itemsize cannot overflow below it
   if (max_queries < 0 || h.count > uint64_t(max_queries))
     return fail(status::too_large,
                 std::to_string(h.count) + " queries in one request; this server takes at most " +

@@ -12,23 +12,38 @@
 ///     ...                                      // other processes: socket_client("/tmp/keys.sock")
 ///     front.stop();                            // before s is shut down or destroyed
 ///
-/// An accept loop and a thread per connection (at most max_connections: beyond, new connections
-/// wait in the listen backlog). Each connection reads one request at a time: the header is checked
-/// before the body is read (a request over max_queries is refused unread, and its connection
-/// closed), the body is read into the connection's buffer, server.search runs on it (blocking:
-/// requests of concurrent connections are batched by the server), and the response is written.
+/// An event loop (epoll) holds every connection: an idle connection costs a file descriptor and
+/// a small record, no thread and no buffer. A request's bytes are read as they arrive (its header
+/// is checked first: a request over max_queries is refused unread and its connection closed),
+/// into a buffer that grows with them; once whole it goes to one of `workers` threads, which
+/// calls server.search (requests of concurrent connections are batched by the server) and
+/// writes the response. A worker keeps its connection for `spin` after answering, so that a
+/// client's next request costs no hand-over; else the connection goes back to the loop, its
+/// buffers released. Memory is the server's to bound: every request body and response buffer
+/// held counts against max_bytes_in_flight (a request that needs more than all of it is
+/// refused, status 3; beyond it, connections wait for bytes to be freed). At max_connections (or
+/// a Unix-socket peer's max_connections_per_peer) a new connection is answered "busy" (status 6)
+/// and closed at once.
 /// A malformed, truncated or wrong-dtype request gets an error response where the connection still
 /// allows it and concerns its own connection only; a request must arrive whole within
 /// request_timeout of its first byte (else its connection is closed), and an idle connection is
 /// closed after idle_timeout. Writes never raise SIGPIPE (MSG_NOSIGNAL).
 ///
+/// Who can connect: the Unix-domain socket is created with socket_mode (0600: this user only;
+/// 0660 and a `group`: that group's members too); over TCP (127.0.0.1) every local user can. A
+/// client can learn the whole key set by searching it. One server per path: a lock file beside
+/// the socket ("PATH.lock", left in place) is held while it serves, so that a stale socket is
+/// replaced only by the one server that holds it.
+///
 /// stop() (and the destructor) stops accepting, lets every connection finish the request it has
-/// begun (it is answered: within stop_grace for its bytes to arrive), closes the connections and
-/// removes the socket file. The server itself is left running: shut it down afterwards.
+/// begun (its bytes must arrive within stop_grace; a response begun is written whole, within
+/// request_timeout), closes the connections and removes the socket file. The server itself is
+/// left running: shut it down afterwards.
 /// A failure of the server's loop (server.search throws gsearch::error other than a refusal: on
 /// the GPU a CUDA error, which poisons the context) is answered with status 5 and recorded
 /// (failed(), failure()): the server fails every later request too, so the process should exit
-/// and be restarted (`gsearch serve` exits non-zero).
+/// and be restarted (`gsearch serve` exits non-zero). A request that finds no memory is answered
+/// "busy" (status 6): the server is still healthy.
 
 #include <chrono>
 #include <cstdint>
@@ -47,19 +62,36 @@ namespace gsearch {
 
 struct socket_options {
   /// A Unix-domain socket path (empty: none). A stale socket file there is replaced; a path where
-  /// a server answers, or that is not a socket, is refused (invalid_argument).
+  /// a server answers (or whose lock another server holds), or that is not a socket, is refused
+  /// (invalid_argument).
   std::string path;
-  /// A TCP port on 127.0.0.1 only (-1: none; 0: any free port, see socket_server::port()).
+  /// A TCP port on 127.0.0.1 only (-1: none; 0: any free port, see socket_server::port()). Every
+  /// local user can connect to it.
   int port = -1;
-  int64_t max_queries = protocol::default_max_queries;  ///< per request; more: status 3, unread
-  int max_connections = 128;                            ///< connections served at once
-  std::chrono::milliseconds request_timeout{30000};     ///< a request's bytes, from its first one
-  std::chrono::milliseconds idle_timeout{0};            ///< between requests (0: never closed)
-  std::chrono::milliseconds stop_grace{5000};           ///< stop(): for requests begun to arrive
-  /// A connection's thread polls its socket without sleeping this long (yielding its core to
-  /// any thread that waits for one) before it blocks for the next request's bytes: a blocked
-  /// thread's wake-up costs several us on each side of a round trip (docs/perf-notes.md,
-  /// "Search server"). 0: block at once.
+  /// The Unix-domain socket's permission bits (0600: the server's user only). Set before it listens.
+  unsigned socket_mode = 0600;
+  /// The Unix-domain socket's group, by name ("": the process's); with socket_mode 0660 its
+  /// members can connect.
+  std::string group;
+  /// Queries a request may hold (at most protocol::max_queries_limit); more: status 3, unread.
+  int64_t max_queries = protocol::default_max_queries;
+  /// Bytes of request bodies and responses held at once, every connection together.
+  int64_t max_bytes_in_flight = int64_t(1) << 30;
+  int max_connections = 1024;  ///< open at once (idle ones included); beyond: "busy" and closed
+  /// Per peer user (SO_PEERCRED, on the Unix-domain socket; TCP peers are not known); 0: half of
+  /// max_connections, so that no one user can lock the others out.
+  int max_connections_per_peer = 0;
+  /// Threads that take whole requests to the server (each one request at a time): the most
+  /// requests searched at once (0: 64).
+  int workers = 0;
+  std::chrono::milliseconds request_timeout{30000};  ///< a request's bytes, from its first one
+  std::chrono::milliseconds idle_timeout{60000};     ///< between requests (0: never closed)
+  std::chrono::milliseconds stop_grace{5000};        ///< stop(): for requests begun to arrive
+  /// After answering, a worker polls its connection without sleeping this long (yielding its
+  /// core to any thread that waits for one) for the client's next request before it hands the
+  /// connection back to the event loop: a blocked thread's wake-up costs several us on each side
+  /// of a round trip (docs/perf-notes.md, "Search server"). The event loop polls as long after
+  /// its last event. 0: never.
   std::chrono::microseconds spin{50};
 };
 
@@ -72,6 +104,10 @@ struct socket_stats {
   int64_t connections = 0;  ///< accepted
   int64_t requests = 0;     ///< answered ok
   int64_t errors = 0;       ///< error responses sent, and requests cut short (truncated, timed out)
+  int64_t busy = 0;         ///< connections and requests answered "busy" (status 6)
+  int64_t open = 0;         ///< connections open now
+  int64_t bytes_in_flight = 0;       ///< request and response bytes held now
+  int64_t peak_bytes_in_flight = 0;  ///< ... at most, since the start
 };
 
 class socket_server {
@@ -122,11 +158,13 @@ class socket_error : public error {
 
 /// One connection to a gsearch server, opened on the first request and again after an error
 /// response or a closed connection (a search is idempotent, so a request that met a connection
-/// the server had closed while it was idle is sent again once). Not thread-safe: one per thread.
+/// the server had closed while it was idle, before any byte of an answer, is sent again once; a
+/// request that timed out is not). Not thread-safe: one per thread.
 class socket_client {
  public:
-  /// A Unix-domain socket path. `timeout`: for an answer (0: none); `spin`: how long to poll for
-  /// the answer before blocking (0: block at once).
+  /// A Unix-domain socket path. `timeout`: one deadline for a whole request, from the connect to
+  /// the last byte of the answer (0: none); `spin`: how long to poll for the answer before
+  /// blocking (0: block at once).
   explicit socket_client(std::string path, std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
                          std::chrono::microseconds spin = default_client_spin);
   /// 127.0.0.1:port.
