@@ -127,6 +127,7 @@ struct server<T>::state {
   std::atomic<uint64_t> tickets{0};
   std::atomic<int64_t> publishing{0};  // submitters between taking a ticket and publishing it
   std::atomic<bool> closing{false};
+  std::mutex shutting;  // shutdown()'s callers, one at a time
   std::atomic<bool> stopped{false};
   std::vector<T>* keys = nullptr;     // the loop's key set (owned; replaced by replace_keys)
   std::atomic<int64_t> key_count{0};  // its length, for size()
@@ -320,6 +321,9 @@ template <class T>
 void server<T>::shutdown() {
   state& st = *state_;
   st.made.check("gsearch::server::shutdown", "server");
+  // Callers one at a time: two threads must not join the loop at once. A later caller (the
+  // destructor after a shutdown that threw) joins what is left.
+  std::lock_guard<std::mutex> once(st.shutting);
   if (st.closing.exchange(true)) {
     if (st.loop.joinable()) st.loop.join();
     return;

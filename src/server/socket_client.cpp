@@ -1,0 +1,232 @@
+// The search server's client (server_socket.hpp): one connection, non-blocking, every wait a
+// poll() against one deadline for the whole request, from the connect to the last byte of the
+// answer. docs/design.md, "The socket protocol".
+
+#include <fcntl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <utility>
+
+#include "gsearch/server_socket.hpp"
+#include "socket_common.hpp"
+
+namespace gsearch {
+
+using namespace socket_detail;
+
+namespace {
+
+// Why a connect failed, and what to do about it.
+std::string connect_hint(int err) {
+  if (err == EACCES || err == EPERM)
+    return " (the socket's permissions do not let this user connect: its server's user can widen them to a "
+           "group, `gsearch serve --socket-group`)";
+  if (err == ENOENT || err == ECONNREFUSED) return " (is `gsearch serve` running there?)";
+  if (err == ETIMEDOUT) return " (the server's backlog stayed full: it is overloaded)";
+  return "";
+}
+
+// Waits for fd's `events` until the deadline: false when it passed.
+bool wait_for(int fd, short events, time_point deadline) {
+  for (;;) {
+    pollfd p{fd, events, 0};
+    const int rc = poll(&p, 1, poll_ms(deadline));
+    if (rc > 0) return true;
+    if (rc == 0) return false;
+    if (errno != EINTR) return true;  // the next call reports the error
+  }
+}
+
+// What a transfer ended with: done, the deadline, the peer's close (EOF), or errno's value.
+struct transfer {
+  bool done = false, timed_out = false;
+  int err = 0;  // 0 with !done && !timed_out: end of stream
+  size_t bytes = 0;
+};
+
+// Reads n bytes by the deadline (polling for `spin` first).
+transfer recv_full(int fd, void* dst, size_t n, time_point deadline, std::chrono::microseconds spin) {
+  transfer t;
+  bool spun = false;
+  while (t.bytes < n) {
+    const ssize_t r = recv(fd, static_cast<char*>(dst) + t.bytes, n - t.bytes, MSG_DONTWAIT);
+    if (r > 0) {
+      t.bytes += size_t(r);
+      continue;
+    }
+    if (r == 0) return t;
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      t.err = errno;
+      return t;
+    }
+    if (!spun && spin_for(fd, POLLIN, spin)) {
+      spun = true;
+      continue;
+    }
+    spun = true;
+    if (!wait_for(fd, POLLIN, deadline)) {
+      t.timed_out = true;
+      return t;
+    }
+  }
+  t.done = true;
+  return t;
+}
+
+// Sends the header and the body by the deadline (one sendmsg while the socket takes them).
+transfer send_request(int fd, const uint8_t* head, size_t head_bytes, const void* body, size_t body_bytes,
+                      time_point deadline) {
+  iovec iov[2] = {{const_cast<uint8_t*>(head), head_bytes}, {const_cast<void*>(body), body_bytes}};
+  transfer t;
+  int first = 0;
+  while (first < 2) {
+    msghdr msg{};
+    msg.msg_iov = iov + first;
+    msg.msg_iovlen = size_t(2 - first);
+    const ssize_t r = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        t.err = errno;
+        return t;
+      }
+      if (!wait_for(fd, POLLOUT, deadline)) {
+        t.timed_out = true;
+        return t;
+      }
+      continue;
+    }
+    t.bytes += size_t(r);
+    size_t left = size_t(r);
+    while (first < 2 && left >= iov[first].iov_len) left -= iov[first++].iov_len;
+    if (first < 2) {
+      iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
+      iov[first].iov_len -= left;
+    }
+  }
+  t.done = true;
+  return t;
+}
+
+}  // namespace
+
+socket_client::socket_client(std::string path, std::chrono::milliseconds timeout, std::chrono::microseconds spin)
+    : path_(std::move(path)), timeout_(timeout), spin_(spin) {
+  unix_address(path_);  // checks its length
+}
+socket_client::socket_client(int port, std::chrono::milliseconds timeout, std::chrono::microseconds spin)
+    : port_(port), timeout_(timeout), spin_(spin) {
+  if (port < 1 || port > 65535) throw invalid_argument("gsearch::socket_client: the port must be 1 to 65535");
+}
+socket_client::~socket_client() { close(); }
+socket_client::socket_client(socket_client&& other) noexcept
+    : path_(std::move(other.path_)), port_(other.port_), timeout_(other.timeout_), spin_(other.spin_),
+      fd_(std::exchange(other.fd_, -1)) {}
+
+void socket_client::close() {
+  if (fd_ >= 0) ::close(std::exchange(fd_, -1));
+}
+
+std::string socket_client::address() const { return port_ > 0 ? "127.0.0.1:" + std::to_string(port_) : path_; }
+
+// Connects by the deadline: a non-blocking connect, waited for with poll (a Unix-domain socket
+// whose backlog is full answers EAGAIN at once: tried again every millisecond).
+void socket_client::connect(time_point deadline) {
+  const bool tcp = port_ > 0;
+  fd_ = socket(tcp ? AF_INET : AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd_ < 0) fail_sys("gsearch client: socket()");
+  const auto fail = [&](int err) {
+    close();
+    throw error("cannot connect to the gsearch server at " + address() + ": " + errno_text(err) + connect_hint(err));
+  };
+  for (;;) {
+    int rc;
+    if (tcp) {
+      const sockaddr_in a = loopback_address(port_);
+      rc = ::connect(fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a);
+    } else {
+      const sockaddr_un a = unix_address(path_);
+      rc = ::connect(fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a);
+    }
+    if (rc == 0) break;
+    const int err = errno;
+    if (err == EINTR) continue;
+    if (err == EAGAIN && !tcp) {  // the listen backlog is full
+      if (clock_type::now() >= deadline) fail(ETIMEDOUT);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    if (err != EINPROGRESS) fail(err);
+    if (!wait_for(fd_, POLLOUT, deadline)) fail(ETIMEDOUT);
+    int so_error = 0;
+    socklen_t len = sizeof so_error;
+    getsockopt(fd_, SOL_SOCKET, SO_ERROR, &so_error, &len);
+    if (so_error != 0) fail(so_error);
+    break;
+  }
+  if (tcp) set_nodelay(fd_);
+}
+
+void socket_client::search(dtype t, const void* queries, int64_t n, side s, span<int64_t> out) {
+  if (n < 0 || out.size() != n)
+    throw invalid_argument("gsearch::socket_client::search: out has " + std::to_string(out.size()) + " elements for " +
+                           std::to_string(n) + " queries");
+  const auto head = protocol::encode(protocol::search_header(t, s, uint64_t(n)));
+  const std::string where = "the gsearch server at " + address();
+  const time_point deadline = after(timeout_);
+  const std::string in_time = "did not answer within the timeout (" + std::to_string(timeout_.count()) + " ms)";
+  for (int attempt = 0;; ++attempt) {
+    const bool fresh = fd_ < 0;
+    if (fresh) connect(deadline);
+    const auto broken = [&](const std::string& what) {
+      close();
+      return error(where + " " + what);
+    };
+    const transfer sent = send_request(fd_, head.data(), head.size(), queries, size_t(n) * size_t(itemsize(t)), deadline);
+    if (sent.timed_out) throw broken("did not take the request within the timeout (" + std::to_string(timeout_.count()) + " ms)");
+    // A send that failed may still have an answer waiting (a request refused from its header).
+    uint8_t rh[protocol::response_head_bytes];
+    const transfer got = recv_full(fd_, rh, sizeof rh, deadline, sent.done ? spin_ : std::chrono::microseconds(0));
+    // A connection the server closed while it was idle: no byte of an answer, so the request
+    // was not served. Sent again once, on a new connection (a search is idempotent); never after a
+    // timeout, which would double the load of a server that is slow.
+    const bool closed = got.bytes == 0 && !got.timed_out && (got.err == 0 || got.err == ECONNRESET) &&
+                        (sent.done || sent.err == EPIPE || sent.err == ECONNRESET);
+    if (closed && !fresh && attempt == 0) {
+      close();
+      continue;
+    }
+    if (!got.done) {
+      if (got.timed_out) throw broken(in_time);
+      if (sent.err != 0) throw broken("closed the connection: " + errno_text(sent.err));
+      throw broken(got.err ? "closed the connection: " + errno_text(got.err) : std::string("closed the connection"));
+    }
+    const protocol::response_head h = protocol::decode_response_head(rh);
+    if (!h.magic_ok) throw broken("answered something that is not the gsearch protocol");
+    const auto read_rest = [&](void* dst, size_t bytes) {
+      const transfer r = recv_full(fd_, dst, bytes, deadline, std::chrono::microseconds(0));
+      if (r.timed_out) throw broken(in_time);
+      if (!r.done) throw broken("closed the connection mid-answer");
+    };
+    if (h.code == protocol::status::ok) {
+      uint8_t c[8];
+      read_rest(c, 8);
+      const uint64_t count = protocol::get_le<uint64_t>(c);
+      if (count != uint64_t(n))
+        throw broken("answered " + std::to_string(count) + " results for " + std::to_string(n) + " queries");
+      read_rest(out.data(), size_t(n) * 8);
+      return;
+    }
+    uint8_t l[4];
+    read_rest(l, 4);
+    const uint32_t len = std::min(protocol::get_le<uint32_t>(l), uint32_t(1) << 20);
+    std::string message(len, '\0');
+    message.resize(recv_full(fd_, message.data(), len, deadline, std::chrono::microseconds(0)).bytes);
+    close();  // reconnect for the next request, whatever the server does with this connection
+    throw socket_error(h.code, where + " answered " + protocol::to_string(h.code) + ": " + message);
+  }
+}
+
+}  // namespace gsearch

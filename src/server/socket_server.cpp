@@ -1,0 +1,883 @@
+// The search server's socket front end (server_socket.hpp): one event loop (epoll) holds every
+// connection, a pool of workers takes whole requests to the server. docs/design.md, "The socket
+// front end".
+//
+// A connection is a record and a state (phase) and belongs to one thread at a time: the loop, or
+// the worker it was handed to (then it is not armed in epoll, and the loop does not touch it).
+// Both advance it with the same non-blocking steps (read_some, write_some). Only the loop
+// accepts, arms, parks and closes, so that no fd is closed under a worker. Workers hand
+// connections back through a queue and an eventfd.
+
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "gsearch/detail/fork.hpp"
+#include "gsearch/server_socket.hpp"
+#include "socket_common.hpp"
+
+namespace gsearch {
+
+using namespace socket_detail;
+
+namespace {
+
+// Whether a server answers at the Unix-domain socket `path` (a connect succeeds, or would wait).
+bool unix_socket_answers(const std::string& path) {
+  const sockaddr_un a = unix_address(path);
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) fail_sys("gsearch socket: socket()");
+  const int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
+  const int err = errno;
+  ::close(fd);
+  return rc == 0 || err == EAGAIN || err == EINPROGRESS;
+}
+
+constexpr size_t first_body_bytes = size_t(1) << 16;  // a body buffer starts here and doubles as bytes arrive
+constexpr size_t kept_buffer_bytes = size_t(1) << 20;  // a worker keeps buffers up to this between requests
+constexpr auto linger_time = std::chrono::milliseconds(250);
+constexpr auto sweep_period = std::chrono::milliseconds(10);  // the loop's timeout checks
+constexpr size_t max_lingering = 256;  // connections closing politely at once (more: closed at once)
+
+enum class phase {
+  idle,       // between requests (no byte of the next one yet)
+  header,     // reading a request's header
+  body,       // reading its body (buffer grown as it arrives)
+  skip,       // reading and dropping the body of a request refused with its connection kept
+  parked,     // waiting for bytes of the memory budget (not polled)
+  search,     // whole: queued for a worker, or searched by one
+  write,      // writing the response
+  lingering,  // answered and closing: its writing side shut, what it sends is dropped
+  closed,     // to be closed by the loop
+};
+
+struct connection {
+  int fd = -1;
+  bool with_worker = false;  // the loop's flag: a worker holds it (the loop reads nothing else of it)
+  bool peer_known = false;
+  uid_t peer = 0;
+  phase ph = phase::idle;
+  time_point deadline = never;
+  // The request being read.
+  uint8_t head[protocol::request_header_bytes];
+  size_t head_got = 0;
+  protocol::verdict v;
+  uint8_t* body = nullptr;  // malloc'ed (realloc grows it without a copy where it can)
+  size_t body_cap = 0, body_got = 0;
+  uint64_t skip_left = 0;
+  // The response: results (header first) or an error message.
+  uint64_t* out = nullptr;
+  size_t out_cap = 0;  // in words
+  std::string error_response;
+  const uint8_t* sending = nullptr;
+  size_t send_left = 0;
+  bool close_after = false;
+  int64_t charged = 0;  // bytes of the budget its buffers hold
+
+  ~connection() {
+    std::free(body);
+    std::free(out);
+  }
+};
+
+}  // namespace
+
+struct socket_server::impl {
+  detail::made_in_process made;  // a fork child's copy must not stop the parent's
+  dtype keys;
+  int64_t key_count;
+  search_fn search;
+  socket_options o;
+  int unix_fd = -1, tcp_fd = -1, port = -1, lock_fd = -1, epoll_fd = -1, wake_fd = -1, spare_fd = -1;
+  dev_t unix_dev = 0;
+  ino_t unix_ino = 0;
+  std::thread loop_thread;
+  std::vector<std::thread> workers;
+
+  // Between the loop and the workers.
+  std::mutex m;
+  std::condition_variable work_cv;
+  std::deque<connection*> work;       // whole requests, for the workers
+  std::vector<connection*> returned;  // connections the workers hand back
+  bool quit = false;                  // the workers end (after the loop has)
+  std::atomic<bool> stopping{false};
+  std::atomic<int64_t> stop_deadline{0};  // clock ticks: when requests begun stop waiting for bytes
+  std::atomic<int64_t> held{0}, peak{0};  // the memory budget's bytes in use
+  std::atomic<bool> budget_freed{false};  // the loop retries the parked connections
+  std::string failure;                    // m
+  std::atomic<bool> failed{false};
+  std::atomic<int64_t> n_connections{0}, n_requests{0}, n_errors{0}, n_busy{0}, n_open{0};
+  std::mutex stop_mutex;
+  bool stopped = false;
+
+  // The loop's own.
+  std::unordered_map<int, std::unique_ptr<connection>> conns;  // every open connection, by fd
+  std::map<uid_t, int> per_peer;
+  std::deque<connection*> parked;
+  size_t lingering = 0;
+
+  ~impl() {
+    for (int fd : {unix_fd, tcp_fd, lock_fd, epoll_fd, wake_fd, spare_fd})
+      if (fd >= 0) ::close(fd);
+  }
+
+  int max_per_peer() const {
+    return o.max_connections_per_peer > 0 ? o.max_connections_per_peer : std::max(1, o.max_connections / 2);
+  }
+
+  // ---- listening ------------------------------------------------------------------------------
+
+  // The lock beside the socket, held while this server serves: two servers starting on one path
+  // cannot both find its socket stale and replace each other's.
+  void lock_path(const std::string& path) {
+    const std::string lock = path + ".lock";
+    lock_fd = open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lock_fd < 0) fail_sys("gsearch socket: cannot open the lock file '" + lock + "'");
+    if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EWOULDBLOCK)
+        throw invalid_argument("gsearch socket: a server already serves '" + path + "' (it holds '" + lock + "')");
+      fail_sys("gsearch socket: cannot lock '" + lock + "'");
+    }
+  }
+
+  void listen_unix(const std::string& path) {
+    const sockaddr_un a = unix_address(path);
+    gid_t gid = gid_t(-1);
+    if (!o.group.empty()) {
+      const group* g = getgrnam(o.group.c_str());  // before any thread of ours starts
+      if (g == nullptr) throw invalid_argument("gsearch socket: no group named '" + o.group + "'");
+      gid = g->gr_gid;
+    }
+    lock_path(path);
+    struct stat st{};
+    if (lstat(path.c_str(), &st) == 0) {
+      if (!S_ISSOCK(st.st_mode))
+        throw invalid_argument("gsearch socket: '" + path + "' exists and is not a socket: refusing to replace it");
+      if (unix_socket_answers(path))  // a server that takes no lock (an older gsearch)
+        throw invalid_argument("gsearch socket: a server already answers at '" + path + "'");
+      if (unlink(path.c_str()) != 0 && errno != ENOENT)
+        fail_sys("gsearch socket: cannot remove the stale socket '" + path + "'");
+    }
+    unix_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (unix_fd < 0) fail_sys("gsearch socket: socket()");
+    if (bind(unix_fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0)
+      fail_sys("gsearch socket: cannot bind '" + path + "'");
+    if (lstat(path.c_str(), &st) == 0) {
+      unix_dev = st.st_dev;
+      unix_ino = st.st_ino;
+    }
+    // Its permissions before it listens: until then a connect is refused, whatever the umask gave.
+    const auto undo = [&](const std::string& what) {
+      const int err = errno;
+      unlink(path.c_str());
+      fail_sys("gsearch socket: " + what, err);
+    };
+    if (gid != gid_t(-1) && chown(path.c_str(), uid_t(-1), gid) != 0)
+      undo("cannot give '" + path + "' to the group '" + o.group + "'");
+    if (chmod(path.c_str(), mode_t(o.socket_mode)) != 0) undo("cannot set the mode of '" + path + "'");
+    if (::listen(unix_fd, SOMAXCONN) != 0) undo("cannot listen on '" + path + "'");
+  }
+
+  void listen_tcp(int want) {
+    tcp_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (tcp_fd < 0) fail_sys("gsearch socket: socket()");
+    const int one = 1;
+    setsockopt(tcp_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    const sockaddr_in a = loopback_address(want);
+    if (bind(tcp_fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0)
+      fail_sys("gsearch socket: cannot bind 127.0.0.1:" + std::to_string(want));
+    if (::listen(tcp_fd, SOMAXCONN) != 0) fail_sys("gsearch socket: cannot listen on 127.0.0.1");
+    sockaddr_in bound{};
+    socklen_t len = sizeof bound;
+    getsockname(tcp_fd, reinterpret_cast<sockaddr*>(&bound), &len);
+    port = ntohs(bound.sin_port);
+  }
+
+  // The socket file, if it is still the one bound (not replaced since).
+  void remove_socket_file() {
+    struct stat st{};
+    if (!o.path.empty() && lstat(o.path.c_str(), &st) == 0 && st.st_dev == unix_dev && st.st_ino == unix_ino)
+      unlink(o.path.c_str());
+  }
+
+  void close_listeners() {
+    for (int* fd : {&unix_fd, &tcp_fd})
+      if (*fd >= 0) {
+        epoll_ctl(epoll_fd, EPOLL_CTL_DEL, *fd, nullptr);
+        ::close(std::exchange(*fd, -1));
+      }
+    remove_socket_file();
+  }
+
+  // ---- the memory budget ----------------------------------------------------------------------
+
+  bool charge(connection& c, int64_t bytes) {
+    int64_t now = held.load();
+    do {
+      if (now + bytes > o.max_bytes_in_flight) return false;
+    } while (!held.compare_exchange_weak(now, now + bytes));
+    c.charged += bytes;
+    int64_t p = peak.load();
+    while (now + bytes > p && !peak.compare_exchange_weak(p, now + bytes)) {
+    }
+    return true;
+  }
+
+  void uncharge(connection& c, int64_t bytes) {
+    if (bytes == 0) return;
+    c.charged -= bytes;
+    held.fetch_sub(bytes);
+    if (!budget_freed.exchange(true)) wake();
+  }
+
+  // Drops the connection's buffers (all of them, or those over kept_buffer_bytes).
+  void release_buffers(connection& c, bool all) {
+    if (c.body && (all || c.body_cap > kept_buffer_bytes)) {
+      std::free(std::exchange(c.body, nullptr));
+      uncharge(c, int64_t(std::exchange(c.body_cap, 0)));
+    }
+    if (c.out && (all || c.out_cap * 8 > kept_buffer_bytes)) {
+      std::free(std::exchange(c.out, nullptr));
+      uncharge(c, int64_t(std::exchange(c.out_cap, 0) * 8));
+    }
+  }
+
+  // Grows a buffer to `bytes` (its contents kept), charged to the budget: false if the budget (or
+  // the host) has not the bytes now.
+  bool grow(connection& c, void*& buffer, size_t& cap_bytes, size_t bytes) {
+    if (cap_bytes >= bytes) return true;
+    if (!charge(c, int64_t(bytes - cap_bytes))) return false;
+    void* p = std::realloc(buffer, bytes);
+    if (p == nullptr) {
+      uncharge(c, int64_t(bytes - cap_bytes));
+      return false;
+    }
+    buffer = p;
+    cap_bytes = bytes;
+    return true;
+  }
+
+  // ---- a connection's steps (the loop's and the workers') -------------------------------------
+
+  void answer_error(connection& c, protocol::status s, const std::string& message, bool close) {
+    (s == protocol::status::busy ? n_busy : n_errors).fetch_add(1, std::memory_order_relaxed);
+    c.error_response = protocol::encode_error(s, message);
+    c.sending = reinterpret_cast<const uint8_t*>(c.error_response.data());
+    c.send_left = c.error_response.size();
+    c.close_after = close;
+    c.ph = phase::write;
+    c.deadline = after(o.request_timeout);
+  }
+
+  enum class step { more, whole, respond, closed, parked };
+
+  // Reads what has arrived of the request: its header (checked at once), then its body (or drops
+  // the body of a request refused with its connection kept). Never blocks.
+  step read_some(connection& c) {
+    for (;;) {
+      if (c.ph == phase::idle || c.ph == phase::header) {
+        const ssize_t r = recv(c.fd, c.head + c.head_got, sizeof c.head - c.head_got, MSG_DONTWAIT);
+        if (r <= 0) return ended(c, r, "header", c.head_got, sizeof c.head);
+        if (c.ph == phase::idle) {
+          c.ph = phase::header;
+          c.deadline = after(o.request_timeout);  // a request must arrive whole within this time
+          if (stopping.load()) c.deadline = std::min(c.deadline, stop_time());
+        }
+        c.head_got += size_t(r);
+        if (c.head_got < sizeof c.head) continue;
+        if (const step s = checked_header(c); s != step::more) return s;
+      } else if (c.ph == phase::body || c.ph == phase::parked) {
+        const size_t want = size_t(c.v.body_bytes);
+        if (c.body_got == want) return whole(c);
+        // The buffer grows with the bytes that arrive (a header alone takes no memory), doubling.
+        const size_t to = std::min(want, std::max(first_body_bytes, 2 * c.body_cap));
+        void* b = c.body;
+        if (c.body_cap < std::min(want, c.body_got + 1) && !grow(c, b, c.body_cap, to)) {
+          c.ph = phase::parked;
+          return step::parked;
+        }
+        c.body = static_cast<uint8_t*>(b);
+        c.ph = phase::body;
+        const ssize_t r = recv(c.fd, c.body + c.body_got, std::min(want, c.body_cap) - c.body_got, MSG_DONTWAIT);
+        if (r <= 0) return ended(c, r, "body", c.body_got, want);
+        c.body_got += size_t(r);
+      } else if (c.ph == phase::skip) {
+        if (c.skip_left == 0) {
+          answer_error(c, c.v.code, c.v.message, false);
+          return step::respond;
+        }
+        thread_local char drop[1 << 14];
+        const ssize_t r = recv(c.fd, drop, size_t(std::min<uint64_t>(c.skip_left, sizeof drop)), MSG_DONTWAIT);
+        if (r <= 0) return ended(c, r, "body", size_t(c.v.body_bytes - c.skip_left), size_t(c.v.body_bytes));
+        c.skip_left -= uint64_t(r);
+      } else {
+        return step::more;
+      }
+    }
+  }
+
+  step checked_header(connection& c) {
+    c.v = protocol::check_request(protocol::decode_request(c.head), keys, o.max_queries);
+    if (c.v.code != protocol::status::ok && c.v.close) {
+      answer_error(c, c.v.code, c.v.message, true);
+      return step::respond;
+    }
+    if (c.v.code != protocol::status::ok) {
+      c.ph = phase::skip;
+      c.skip_left = c.v.body_bytes;
+      return step::more;
+    }
+    const uint64_t need = c.v.body_bytes + protocol::ok_header_bytes + 8 * c.v.count;
+    if (need > uint64_t(o.max_bytes_in_flight)) {
+      answer_error(c, protocol::status::too_large,
+                   std::to_string(c.v.count) + " queries take " + std::to_string(need) +
+                       " bytes with their results; this server holds at most " + std::to_string(o.max_bytes_in_flight) +
+                       " bytes of requests at once (split the request)",
+                   true);
+      return step::respond;
+    }
+    c.ph = phase::body;
+    c.body_got = 0;
+    return step::more;
+  }
+
+  // The body is whole: the response's buffer, then the search (by a worker).
+  step whole(connection& c) {
+    const size_t words = 2 + size_t(c.v.count);
+    void* b = c.out;
+    size_t cap = c.out_cap * 8;
+    if (!grow(c, b, cap, words * 8)) {
+      c.ph = phase::parked;
+      return step::parked;
+    }
+    c.out = static_cast<uint64_t*>(b);
+    c.out_cap = cap / 8;
+    c.ph = phase::search;
+    return step::whole;
+  }
+
+  // A recv that returned r <= 0 in the middle of `part`.
+  step ended(connection& c, ssize_t r, const char* part, size_t got, size_t want) {
+    if (r < 0 && errno == EINTR) return step::more;  // the caller tries again on the next event
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return step::more;
+    if (r < 0 || (c.ph == phase::idle && c.head_got == 0)) {  // an error, or closed between requests
+      c.ph = phase::closed;
+      return step::closed;
+    }
+    // The client may have shut only its writing side: it can still read why.
+    answer_error(c, protocol::status::malformed,
+                 std::string("truncated request: the connection ended in its ") + part + " (" +
+                     (got ? std::to_string(got) + " of " + std::to_string(want) : std::string("before its")) +
+                     " bytes)",
+                 true);
+    return step::respond;
+  }
+
+  // Writes what the socket takes of the response: true once all of it is sent.
+  bool write_some(connection& c) {
+    while (c.send_left > 0) {
+      const ssize_t r = send(c.fd, c.sending, c.send_left, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (r > 0) {
+        c.sending += r;
+        c.send_left -= size_t(r);
+        continue;
+      }
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
+      c.ph = phase::closed;  // the client went away
+      return false;
+    }
+    return true;
+  }
+
+  // Ready for the next request on the connection (a response was sent whole).
+  void next_request(connection& c) {
+    c.head_got = c.body_got = 0;
+    c.skip_left = 0;
+    c.error_response.clear();
+    c.sending = nullptr;
+    c.ph = phase::idle;
+    c.deadline = after(o.idle_timeout);
+  }
+
+  time_point stop_time() const { return time_point(clock_type::duration(stop_deadline.load())); }
+
+  // ---- the workers ----------------------------------------------------------------------------
+
+  // Searches a whole request and prepares its response.
+  void search_request(connection& c) {
+    const int64_t n = int64_t(c.v.count);
+    protocol::status st = protocol::status::ok;
+    std::string message;
+    try {
+      search(c.body, n, c.v.side, reinterpret_cast<int64_t*>(c.out + 2));
+    } catch (const invalid_argument& e) {  // refused: the server is shut down
+      st = protocol::status::shut_down;
+      message = e.what();
+    } catch (const std::bad_alloc&) {  // this request's, not the server's: it is still healthy
+      st = protocol::status::busy;
+      message = "out of host memory for " + std::to_string(n) + " queries: try again later";
+    } catch (const std::exception& e) {  // the server's loop failed: so will every later request
+      st = protocol::status::failed;
+      message = e.what();
+      std::lock_guard<std::mutex> lock(m);
+      if (!failed.exchange(true)) failure = message;
+    }
+    if (st != protocol::status::ok) return answer_error(c, st, message, false);
+    const auto head = protocol::encode_ok_header(uint64_t(n));
+    std::memcpy(c.out, head.data(), head.size());
+    n_requests.fetch_add(1, std::memory_order_relaxed);  // before the client can see the answer
+    c.sending = reinterpret_cast<const uint8_t*>(c.out);
+    c.send_left = protocol::ok_header_bytes + size_t(n) * 8;
+    c.close_after = false;
+    c.ph = phase::write;
+    c.deadline = after(o.request_timeout);
+  }
+
+  // A worker serves its connection while it has whole requests: searched, answered, and for
+  // `spin` after each answer the next one read, if it comes. Anything that would wait longer
+  // goes back to the loop.
+  void serve(connection& c) {
+    for (;;) {
+      if (c.ph == phase::search) search_request(c);
+      if (c.ph == phase::write) {
+        if (!write_some(c) || c.close_after) return;  // the loop waits for the socket, or closes
+        next_request(c);
+        release_buffers(c, false);
+      }
+      // The next request, if it comes within the spin (one that has begun: until the spin ends).
+      const time_point end = clock_type::now() + o.spin;
+      step s = step::more;
+      for (;;) {
+        s = read_some(c);
+        if (s != step::more || stopping.load() || clock_type::now() >= end) break;
+        spin_for(c.fd, POLLIN, std::chrono::duration_cast<std::chrono::microseconds>(end - clock_type::now()));
+      }
+      if (s == step::whole || s == step::respond) continue;
+      if (c.ph == phase::idle) release_buffers(c, true);  // an idle connection holds no memory
+      return;
+    }
+  }
+
+  void worker() {
+    for (;;) {
+      connection* c = nullptr;
+      {
+        std::unique_lock<std::mutex> lock(m);
+        work_cv.wait(lock, [&] { return quit || !work.empty(); });
+        if (work.empty()) return;  // quit
+        c = work.front();
+        work.pop_front();
+      }
+      serve(*c);
+      {
+        std::lock_guard<std::mutex> lock(m);
+        returned.push_back(c);
+      }
+      wake();
+    }
+  }
+
+  void wake() {
+    const uint64_t one = 1;
+    while (write(wake_fd, &one, sizeof one) < 0 && errno == EINTR) {
+    }
+  }
+
+  // ---- the loop -------------------------------------------------------------------------------
+
+  void arm(connection& c, uint32_t events) {
+    epoll_event e{};
+    e.events = events | EPOLLONESHOT;
+    e.data.fd = c.fd;
+    epoll_ctl(epoll_fd, EPOLL_CTL_MOD, c.fd, &e);
+  }
+
+  void close_connection(connection& c) {
+    release_buffers(c, true);
+    if (c.ph == phase::lingering) --lingering;
+    epoll_ctl(epoll_fd, EPOLL_CTL_DEL, c.fd, nullptr);
+    ::close(c.fd);
+    if (c.peer_known && --per_peer[c.peer] == 0) per_peer.erase(c.peer);
+    n_open.fetch_sub(1, std::memory_order_relaxed);
+    conns.erase(c.fd);  // last: c is gone
+  }
+
+  // Shuts the writing side and drops what the client still sends for a moment, then closes: a
+  // close with unread bytes would reset the connection, and the client could lose the answer.
+  void linger(connection& c) {
+    release_buffers(c, true);
+    if (lingering >= max_lingering) return close_connection(c);
+    shutdown(c.fd, SHUT_WR);
+    c.ph = phase::lingering;
+    c.deadline = clock_type::now() + linger_time;
+    ++lingering;
+    arm(c, EPOLLIN);
+  }
+
+  // Advances a connection the loop holds until it must wait for the socket, a worker or memory.
+  void advance(connection& c) {
+    for (;;) {
+      switch (c.ph) {
+        case phase::closed: return close_connection(c);
+        case phase::lingering: {
+          char drop[1 << 12];
+          ssize_t r;
+          while ((r = recv(c.fd, drop, sizeof drop, MSG_DONTWAIT)) > 0) {
+          }
+          if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return arm(c, EPOLLIN);
+          return close_connection(c);
+        }
+        case phase::write:
+          if (!write_some(c)) {
+            if (c.ph == phase::closed) continue;
+            return arm(c, EPOLLOUT);
+          }
+          if (c.close_after) return linger(c);
+          next_request(c);
+          release_buffers(c, true);
+          if (stopping.load()) {  // only a request already there is still answered
+            pollfd p{c.fd, POLLIN, 0};
+            if (poll(&p, 1, 0) != 1) return close_connection(c);
+          }
+          continue;
+        case phase::search: {
+          c.with_worker = true;
+          {
+            std::lock_guard<std::mutex> lock(m);
+            work.push_back(&c);
+          }
+          work_cv.notify_one();
+          return;
+        }
+        case phase::parked:
+          if (read_some(c) == step::parked) return parked.push_back(&c);
+          continue;
+        default:
+          switch (read_some(c)) {
+            case step::more:
+              if (c.ph == phase::closed) continue;
+              return arm(c, EPOLLIN);
+            case step::parked: return parked.push_back(&c);
+            default: continue;  // whole, respond, closed: the next case
+          }
+      }
+    }
+  }
+
+  void accept_from(int listener) {
+    for (int i = 0; i < 64; ++i) {
+      int fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0 && (errno == EMFILE || errno == ENFILE) && spare_fd >= 0) {
+        // Out of descriptors: the spare one makes room to answer "busy" (else the pending
+        // connection would stay in the backlog, and wake the loop for ever).
+        ::close(std::exchange(spare_fd, -1));
+        fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd >= 0) {
+          refuse_busy(fd, "the server is out of file descriptors");
+          ::close(fd);
+        }
+        spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        continue;
+      }
+      if (fd < 0) return;  // EAGAIN: none left (or a transient error: the next event retries)
+      n_connections.fetch_add(1, std::memory_order_relaxed);
+      auto c = std::make_unique<connection>();
+      c->fd = fd;
+      if (listener == tcp_fd) set_nodelay(fd);
+      ucred cred{};
+      socklen_t len = sizeof cred;
+      if (listener == unix_fd && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+        c->peer_known = true;
+        c->peer = cred.uid;
+      }
+      if (int64_t(conns.size() - lingering) >= o.max_connections) {
+        refuse_busy(fd, "the server has " + std::to_string(o.max_connections) + " connections open (its limit)");
+        c->peer_known = false;  // not counted
+        close_refused(std::move(c));
+        continue;
+      }
+      if (c->peer_known && peer_connections(c->peer) >= max_per_peer()) {
+        refuse_busy(fd, "this user has " + std::to_string(max_per_peer()) + " connections open (the limit of one user)");
+        c->peer_known = false;  // not counted
+        close_refused(std::move(c));
+        continue;
+      }
+      if (c->peer_known) ++per_peer[c->peer];
+      n_open.fetch_add(1, std::memory_order_relaxed);
+      c->deadline = after(o.idle_timeout);
+      connection& ref = *c;
+      conns.emplace(fd, std::move(c));
+      epoll_event e{};
+      e.events = EPOLLIN | EPOLLONESHOT;
+      e.data.fd = fd;
+      epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &e);
+      advance(ref);  // a request sent with the connect is read at once
+    }
+  }
+
+  int peer_connections(uid_t uid) const {
+    const auto it = per_peer.find(uid);
+    return it == per_peer.end() ? 0 : it->second;
+  }
+
+  void refuse_busy(int fd, const std::string& why) {
+    n_busy.fetch_add(1, std::memory_order_relaxed);
+    const std::string b = protocol::encode_error(protocol::status::busy, why + ": try again later");
+    (void)!send(fd, b.data(), b.size(), MSG_NOSIGNAL | MSG_DONTWAIT);  // small: the socket takes it
+  }
+
+  // A refused connection lingers (so that its client reads "busy"), unless too many do.
+  void close_refused(std::unique_ptr<connection> c) {
+    if (lingering >= max_lingering) {
+      ::close(c->fd);
+      return;
+    }
+    const int fd = c->fd;
+    connection& ref = *c;
+    conns.emplace(fd, std::move(c));
+    n_open.fetch_add(1, std::memory_order_relaxed);
+    epoll_event e{};
+    e.events = EPOLLIN | EPOLLONESHOT;
+    e.data.fd = fd;
+    epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &e);
+    linger(ref);
+  }
+
+  // Deadlines of the connections the loop holds (the workers' are theirs).
+  void sweep() {
+    const time_point now = clock_type::now();
+    const bool s = stopping.load();
+    std::vector<connection*> due;
+    for (auto& [fd, c] : conns) {
+      if (c->with_worker) continue;
+      const bool idle = c->ph == phase::idle;
+      if ((idle && s) || now >= c->deadline) due.push_back(c.get());
+    }
+    for (connection* c : due) expire(*c, s);
+  }
+
+  void expire(connection& c, bool stopping_now) {
+    switch (c.ph) {
+      case phase::idle:
+      case phase::write:  // a client that does not read its answer
+      case phase::lingering:
+        return close_connection(c);
+      case phase::parked:
+        std::erase(parked, &c);
+        answer_error(c, protocol::status::busy,
+                     "the server's memory for requests stayed full until the request's time ran out: try again later",
+                     true);
+        return advance(c);
+      default: {
+        const size_t got = c.ph == phase::header ? c.head_got : c.ph == phase::body ? c.body_got : 0;
+        const uint64_t want = c.ph == phase::header ? sizeof c.head : c.v.body_bytes;
+        const char* part = c.ph == phase::header ? "header" : "body";
+        answer_error(c, protocol::status::malformed,
+                     std::string("the request's ") + part + " did not arrive in time (" + std::to_string(got) + " of " +
+                         std::to_string(want) + " bytes" + (stopping_now ? ", the server is stopping)" : ")"),
+                     true);
+        return advance(c);
+      }
+    }
+  }
+
+  void retry_parked() {
+    budget_freed.store(false);
+    std::deque<connection*> again;
+    again.swap(parked);
+    for (connection* c : again) advance(*c);  // those that still find no memory park again, in order
+  }
+
+  void take_returned() {
+    std::vector<connection*> back;
+    {
+      std::lock_guard<std::mutex> lock(m);
+      back.swap(returned);
+    }
+    for (connection* c : back) {
+      c->with_worker = false;
+      if (stopping.load() && c->ph == phase::idle) {
+        close_connection(*c);
+        continue;
+      }
+      advance(*c);
+    }
+  }
+
+  bool workers_busy() {
+    std::lock_guard<std::mutex> lock(m);
+    return !work.empty() || !returned.empty();
+  }
+
+  void loop() {
+    std::vector<epoll_event> events(256);
+    time_point last_event = clock_type::now(), next_sweep = last_event + sweep_period;
+    bool listeners_closed = false;
+    for (;;) {
+      if (stopping.load()) {
+        if (!listeners_closed) {
+          close_listeners();
+          listeners_closed = true;
+          sweep();  // idle connections close now; the others get the grace time
+          for (auto& [fd, c] : conns)
+            if (!c->with_worker && c->ph != phase::write && c->ph != phase::lingering)
+              c->deadline = std::min(c->deadline, stop_time());
+        }
+        if (conns.empty() && !workers_busy()) return;
+      }
+      // Spinning for a while after an event saves a wake-up; then sleeping until the next check.
+      const time_point now = clock_type::now();
+      int timeout = 0;
+      if (now - last_event >= o.spin) timeout = conns.empty() && !stopping.load() ? -1 : poll_ms(next_sweep);
+      const int n = epoll_wait(epoll_fd, events.data(), int(events.size()), timeout);
+      if (n > 0) last_event = clock_type::now();
+      if (n == 0 && timeout == 0) std::this_thread::yield();
+      for (int i = 0; i < n; ++i) {
+        const int fd = events[size_t(i)].data.fd;
+        if (fd == wake_fd) {
+          uint64_t count;
+          (void)!read(wake_fd, &count, sizeof count);
+          take_returned();
+          if (budget_freed.load()) retry_parked();
+        } else if (fd == unix_fd || fd == tcp_fd) {
+          if (!stopping.load()) accept_from(fd);
+        } else if (const auto it = conns.find(fd); it != conns.end() && !it->second->with_worker) {
+          advance(*it->second);
+        }
+      }
+      if (clock_type::now() >= next_sweep) {
+        sweep();
+        if (budget_freed.load()) retry_parked();
+        next_sweep = clock_type::now() + sweep_period;
+      }
+    }
+  }
+
+  void add_to_epoll(int fd) {
+    epoll_event e{};
+    e.events = EPOLLIN;
+    e.data.fd = fd;
+    if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &e) != 0) fail_sys("gsearch socket: epoll_ctl");
+  }
+};
+
+socket_server::socket_server(dtype keys, int64_t key_count, search_fn search, const socket_options& options)
+    : impl_(std::make_unique<impl>()) {
+  impl& s = *impl_;
+  const auto bad = [](const std::string& what) { throw invalid_argument("gsearch::socket_server: " + what); };
+  if (options.path.empty() && options.port < 0) bad("give a socket path or a port (0: any free port)");
+  if (options.port > 65535) bad("the port must be at most 65535");
+  if (options.max_queries < 0 || options.max_queries > protocol::max_queries_limit)
+    bad("max_queries must be 0 to " + std::to_string(protocol::max_queries_limit));
+  if (options.max_bytes_in_flight < 1) bad("max_bytes_in_flight must be >= 1");
+  if (options.max_connections < 1 || options.max_connections_per_peer < 0 || options.workers < 0)
+    bad("max_connections must be >= 1, max_connections_per_peer and workers >= 0");
+  if (options.socket_mode > 0777) bad("socket_mode must be permission bits (0 to 0777)");
+  if (options.request_timeout.count() < 0 || options.idle_timeout.count() < 0 || options.stop_grace.count() < 0 ||
+      options.spin.count() < 0)
+    bad("the timeouts and spin must be >= 0");
+  s.keys = keys;
+  s.key_count = key_count;
+  s.search = std::move(search);
+  s.o = options;
+  s.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+  if (s.epoll_fd < 0) fail_sys("gsearch socket: epoll_create1");
+  s.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (s.wake_fd < 0) fail_sys("gsearch socket: eventfd");
+  s.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (!options.path.empty()) s.listen_unix(options.path);
+  try {
+    if (options.port >= 0) s.listen_tcp(options.port);
+    for (int fd : {s.wake_fd, s.unix_fd, s.tcp_fd})
+      if (fd >= 0) s.add_to_epoll(fd);
+    const int workers = options.workers > 0 ? options.workers : 64;
+    s.loop_thread = std::thread([&s] { s.loop(); });
+    for (int i = 0; i < workers; ++i) s.workers.emplace_back([&s] { s.worker(); });
+  } catch (...) {
+    s.remove_socket_file();
+    if (s.loop_thread.joinable()) {
+      s.stopping.store(true);
+      s.wake();
+      s.loop_thread.join();
+    }
+    {
+      std::lock_guard<std::mutex> lock(s.m);
+      s.quit = true;
+    }
+    s.work_cv.notify_all();
+    for (auto& t : s.workers) t.join();
+    throw;
+  }
+}
+
+socket_server::~socket_server() {
+  if (impl_->made.forked()) {
+    // A fork child's copy: the socket file and the threads are the parent's. Leave it as it is.
+    (void)impl_.release();
+    return;
+  }
+  stop();
+}
+
+void socket_server::stop() {
+  impl& s = *impl_;
+  s.made.check("gsearch::socket_server::stop", "socket server");
+  std::lock_guard<std::mutex> once(s.stop_mutex);  // a second caller returns once it has stopped
+  if (s.stopped) return;
+  s.stopped = true;
+  s.stop_deadline.store((clock_type::now() + s.o.stop_grace).time_since_epoch().count());
+  s.stopping.store(true);
+  s.wake();
+  // The loop closes the listeners, then every connection once it has answered the request it
+  // had begun; then the workers, idle by then, end.
+  if (s.loop_thread.joinable()) s.loop_thread.join();
+  {
+    std::lock_guard<std::mutex> lock(s.m);
+    s.quit = true;
+  }
+  s.work_cv.notify_all();
+  for (auto& t : s.workers) t.join();
+  s.workers.clear();
+  if (s.lock_fd >= 0) ::close(std::exchange(s.lock_fd, -1));  // the lock file stays (see lock_path)
+}
+
+const std::string& socket_server::path() const { return impl_->o.path; }
+int socket_server::port() const { return impl_->port; }
+dtype socket_server::key_dtype() const { return impl_->keys; }
+bool socket_server::failed() const { return impl_->failed.load(); }
+std::string socket_server::failure() const {
+  std::lock_guard<std::mutex> lock(impl_->m);
+  return impl_->failure;
+}
+socket_stats socket_server::stats() const {
+  const impl& s = *impl_;
+  socket_stats st;
+  st.connections = s.n_connections.load();
+  st.requests = s.n_requests.load();
+  st.errors = s.n_errors.load();
+  st.busy = s.n_busy.load();
+  st.open = s.n_open.load();
+  st.bytes_in_flight = s.held.load();
+  st.peak_bytes_in_flight = s.peak.load();
+  return st;
+}
+
+}  // namespace gsearch
