@@ -6,6 +6,11 @@
 // staging) and stay alive for the call, which returns once its answer is written. The server
 // kernel is not ordered with any stream: the Python layer synchronizes the stream that produced
 // CUDA arrays before it passes them here.
+//
+// The socket front end (listen, stop_listening, shutdown, socket_stats) is guarded by a mutex,
+// taken after the GIL is released (never the other way round, so that no thread holds the mutex
+// while it waits for the GIL): two threads' close() or stop_listening(), or a listen() beside
+// them, take turns, and one stop waits for the other's to finish.
 
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/variant.h>
@@ -14,6 +19,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -202,42 +208,55 @@ class py_server {
 
   /// Serves this server to other processes (gsearch.Client, `gsearch client`) on a Unix-domain
   /// socket `path` and / or 127.0.0.1:`port` (-1: none; 0: any free port); returns the port bound
-  /// (-1 if none). One socket front end at a time.
-  int listen(const std::string& path, int port, int64_t max_queries, int max_connections, int64_t request_timeout_ms,
-             int64_t idle_timeout_ms) {
+  /// (-1 if none). One socket front end at a time; ValueError after shutdown.
+  int listen(const std::string& path, int port, unsigned socket_mode, const std::string& group, int64_t max_queries,
+             int64_t max_bytes_in_flight, int max_connections, int max_connections_per_peer, int workers,
+             int64_t request_timeout_ms, int64_t idle_timeout_ms) {
     made_.check("gsearch.Server.listen", "server");
-    if (sock_) value_error("gsearch._core.Server.listen: the server is listening already (stop_listening first)");
     gsearch::socket_options o;
     o.path = path;
     o.port = port;
+    o.socket_mode = socket_mode;
+    o.group = group;
     o.max_queries = max_queries;
+    o.max_bytes_in_flight = max_bytes_in_flight;
     o.max_connections = max_connections;
+    o.max_connections_per_peer = max_connections_per_peer;
+    o.workers = workers;
     o.request_timeout = std::chrono::milliseconds(request_timeout_ms);
     o.idle_timeout = std::chrono::milliseconds(idle_timeout_ms);
+    int bound = -1;
     std::visit(
         [&](auto& server) {
           nb::gil_scoped_release unlocked;
+          const std::lock_guard<std::mutex> lock(front_mutex_);
+          if (closed_) value_error("gsearch.Server.listen: the server is closed (listen before close())");
+          if (sock_) value_error("gsearch.Server.listen: the server is listening already (stop_listening first)");
           sock_ = std::make_unique<gsearch::socket_server>(*server, o);
+          bound = sock_->port();
         },
         s_);
-    return sock_->port();
+    return bound;
   }
 
   /// Stops the socket front end: answers the requests begun, closes the connections, removes the
-  /// socket file (idempotent; the server keeps serving this process).
+  /// socket file (idempotent; the server keeps serving this process). A second caller waits for
+  /// the first one's stop.
   void stop_listening() {
     made_.check("gsearch.Server.stop_listening", "server");
     nb::gil_scoped_release unlocked;
-    if (sock_) sock_->stop();
-    sock_.reset();
+    const std::lock_guard<std::mutex> lock(front_mutex_);
+    stop_socket();
   }
 
   void shutdown() {
     made_.check("gsearch.Server.close", "server");
-    stop_listening();  // the socket's connections call the server: they end first
     std::visit(
         [&](auto& server) {
           nb::gil_scoped_release unlocked;
+          const std::lock_guard<std::mutex> lock(front_mutex_);
+          closed_ = true;
+          stop_socket();  // the socket's connections call the server: they end first
           if (device_ < 0) {
             server->shutdown();
           } else {
@@ -248,6 +267,31 @@ class py_server {
         s_);
   }
 
+  /// The socket front end's counts (gsearch::socket_stats) while it listens, else None.
+  nb::object socket_stats() {
+    made_.check("gsearch.Server.stats", "server");
+    gsearch::socket_stats st;
+    bool listening = false;
+    {
+      nb::gil_scoped_release unlocked;
+      const std::lock_guard<std::mutex> lock(front_mutex_);
+      if (sock_) {
+        listening = true;
+        st = sock_->stats();
+      }
+    }
+    if (!listening) return nb::none();
+    nb::dict d;
+    d["connections"] = st.connections;
+    d["requests"] = st.requests;
+    d["errors"] = st.errors;
+    d["busy"] = st.busy;
+    d["open"] = st.open;
+    d["bytes_in_flight"] = st.bytes_in_flight;
+    d["peak_bytes_in_flight"] = st.peak_bytes_in_flight;
+    return d;
+  }
+
  private:
   // Every method of a fork child's copy raises RuntimeError naming the fork (before any CUDA call
   // or lock: the library's own check comes after the device guard).
@@ -255,7 +299,18 @@ class py_server {
   nb::dlpack::dtype dtype_;
   int device_ = -1;  // the CUDA device of a CUDA server, -1 on the CPU
   any_server s_;
+  // The socket front end and whether shutdown() ran: read and written under front_mutex_ only
+  // (taken with the GIL released), and by the destructor.
+  std::mutex front_mutex_;
+  bool closed_ = false;
   std::unique_ptr<gsearch::socket_server> sock_;  // after s_: destroyed (stopped) before the server
+
+  // Under front_mutex_: stops and drops the front end (also when stop() throws: the destructor
+  // of the moved-out pointer stops it then).
+  void stop_socket() {
+    std::unique_ptr<gsearch::socket_server> s = std::move(sock_);
+    if (s) s->stop();
+  }
 };
 
 }  // namespace
@@ -281,14 +336,36 @@ void bind_server(nb::module_& m) {
       .def_prop_ro("size", &py_server::size, "The current key set's length.")
       .def_prop_ro("on_device", &py_server::on_device, "True for the CUDA server (a persistent kernel).")
       .def_prop_ro("device", &py_server::device, "Where the server runs: 'cpu' or 'cuda:N'.")
-      .def("listen", &py_server::listen, "path"_a, "port"_a, "max_queries"_a, "max_connections"_a,
+      .def("listen", &py_server::listen, "path"_a, "port"_a, "socket_mode"_a, "group"_a, "max_queries"_a,
+           "max_bytes_in_flight"_a, "max_connections"_a, "max_connections_per_peer"_a, "workers"_a,
            "request_timeout_ms"_a, "idle_timeout_ms"_a,
            "Serves this server on a Unix-domain socket path ('' none) and / or 127.0.0.1:port (-1 none, 0 any "
-           "free port); returns the port bound (-1 if none).")
+           "free port) with gsearch::socket_options' other fields; returns the port bound (-1 if none). "
+           "ValueError when listening already or after shutdown.")
       .def("stop_listening", &py_server::stop_listening,
-           "Stops the socket front end (answers the requests begun, removes the socket file); idempotent.")
+           "Stops the socket front end (answers the requests begun, removes the socket file); idempotent; "
+           "concurrent calls take turns.")
+      .def("socket_stats", &py_server::socket_stats,
+           "The socket front end's counts (connections, requests, errors, busy, open, bytes_in_flight, "
+           "peak_bytes_in_flight) while listening, else None.")
       .def("shutdown", &py_server::shutdown,
-           "Refuses new requests, answers those submitted, stops the loop (idempotent).");
+           "Stops the socket front end, refuses new requests, answers those submitted, stops the loop "
+           "(idempotent; concurrent calls take turns).");
+
+  // gsearch::socket_options' defaults, for the Python layer's test that its own are the same.
+  const gsearch::socket_options d;
+  nb::dict defaults;
+  defaults["socket_mode"] = d.socket_mode;
+  defaults["group"] = d.group;
+  defaults["max_queries"] = d.max_queries;
+  defaults["max_bytes_in_flight"] = d.max_bytes_in_flight;
+  defaults["max_connections"] = d.max_connections;
+  defaults["max_connections_per_peer"] = d.max_connections_per_peer;
+  defaults["workers"] = d.workers;
+  defaults["request_timeout_ms"] = int64_t(d.request_timeout.count());
+  defaults["idle_timeout_ms"] = int64_t(d.idle_timeout.count());
+  defaults["max_queries_limit"] = gsearch::protocol::max_queries_limit;
+  m.attr("SOCKET_DEFAULTS") = defaults;
 }
 
 }  // namespace gsearch_python
