@@ -5,20 +5,163 @@ kernel. numpy, torch and cupy arrays; the result in the queries' framework and d
 
 from __future__ import annotations
 
+import math as _math
+import operator as _operator
 import os as _os
 import re as _re
-from typing import Any, Optional, Union
+from typing import Any, NamedTuple as _NamedTuple, Optional, Union
 
 import numpy as _np
 
 from . import _core
-from ._arrays import _Arr, _Scalar, _StreamScope, _adopt, _classify, _convert, _cupy, _is_bfloat16, _new_empty, _torch
+from ._arrays import (_Arr, _Scalar, _StreamScope, _adopt, _cast, _classify, _convert, _cupy, _is_bfloat16, _new_empty,
+                      _resolve, _torch, _xp)
 from ._docs import public as _public
+from ._search import _ABOVE, _BELOW, _weak_query
 
 _SIDES: dict[str, int] = dict(_core.SIDES)
 _KEY_DTYPES = tuple(_np.dtype(t) for t in (_np.int32, _np.uint32, _np.int64, _np.uint64, _np.float32, _np.float64))
 _INT64 = _np.dtype(_np.int64)
 _CUDA_DEVICE = _re.compile(r"cuda(:[0-9]{1,4})?\Z")
+_LEFT, _RIGHT, _PRED = _SIDES["left"], _SIDES["right"], _SIDES["pred"]
+
+
+# --- options -------------------------------------------------------------------------------------
+
+
+def _count(fn: str, name: str, value: Any, lo: int, hi: int) -> int:
+    """`value` as an int in [lo, hi]: TypeError (not an integer) or ValueError naming the option."""
+    if isinstance(value, bool):
+        raise TypeError(f"{fn}: {name} must be an integer, not {value!r}")
+    try:
+        v = _operator.index(value)
+    except TypeError:
+        raise TypeError(f"{fn}: {name} must be an integer, not {value!r}") from None
+    if not lo <= v <= hi:
+        raise ValueError(f"{fn}: {name} must be {lo} to {hi} (got {v})")
+    return int(v)
+
+
+def _seconds(fn: str, name: str, value: Any, hi: float, what: str = "") -> float:
+    """`value` as a finite number of seconds in [0, hi] (TypeError or ValueError naming the option)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, _np.integer, _np.floating)):
+        raise TypeError(f"{fn}: {name} must be a number of seconds, not {value!r}")
+    v = float(value)
+    if not (0.0 <= v <= hi):  # NaN too
+        raise ValueError(f"{fn}: {name} must be a number of seconds from 0 to {hi:g}{what} (got {value!r})")
+    return v
+
+
+def _ms(seconds: float) -> int:
+    """Seconds as the milliseconds of a timeout whose 0 means none: a positive time stays positive."""
+    return 0 if seconds == 0 else max(1, round(seconds * 1000))
+
+
+# --- queries: what searchsorted accepts, searched in the keys' dtype exactly ------------------------
+
+
+class _Queries(_NamedTuple):
+    """A search's queries made ready for a server of the keys' dtype: `flat` (1-D, contiguous, the
+    keys' dtype, in the queries' framework and device), the side to search them on (`side`; an
+    exact rewrite of the caller's), the results that are a constant instead (`fixed`: a boolean
+    array over flat, or None) and that constant; the result's framework, device and shape, and
+    whether it is a scalar (a numpy integer, as searchsorted returns for a scalar query)."""
+
+    flat: Any
+    side: int
+    fixed: Any
+    fixed_value: int
+    fw: str
+    dev: Optional[int]
+    shape: tuple
+    scalar: bool
+
+    def finish(self, out: Any) -> Any:
+        """The search's result (`out`: flat's results, int64) as the caller gets it."""
+        if self.fixed is not None:
+            out[self.fixed] = self.fixed_value
+        if self.scalar:
+            return out.reshape(())[()]
+        return out.reshape(self.shape)
+
+
+def _fill(fw: str, like: Any, value: Any) -> Any:
+    if fw == "torch":
+        return _torch().full_like(like, value)
+    return _xp(fw).full_like(like, value)
+
+
+def _into_keys_dtype(fw: str, x: Any, kd: _np.dtype, keys: _np.dtype, side: int) -> tuple:
+    """Queries `x` (1-D, dtype kd: the dtype searchsorted compares them in, wider than the keys')
+    as queries of the keys' dtype that find the same answers: (queries, side, fixed or None,
+    fixed value). Each query v becomes the keys-dtype value next to it on the side's side: left
+    finds the keys < v, and so does the smallest keys-dtype value >= v; right (and pred) the keys
+    <= v, as the largest value <= v does. Integer keys search on the right the largest value < v
+    (so that a v above every keys-dtype value, or NaN, finds all the keys), and where there is no
+    such value (v at or below the dtype's least) the answer is a constant: 0, pred -1."""
+    xp = _xp(fw)
+    if keys.kind == "f":  # float32 keys, float64 queries (never out of range: +-inf exist)
+        with _np.errstate(over="ignore"):  # (numpy's warnings: beyond float32's largest, +-inf)
+            f = _cast(x, fw, keys)  # the nearest
+            back = _cast(f, fw, kd)
+            if side == _LEFT:
+                move, toward = back < x, _math.inf
+            else:
+                move, toward = back > x, -_math.inf
+            return xp.where(move, xp.nextafter(f, _fill(fw, f, toward)), f), side, None, 0
+    info = _np.iinfo(keys)  # int32 / uint32 keys; int64 or float64 queries
+    lo, hi = int(info.min), int(info.max)
+    if side == _LEFT:
+        below = x <= lo
+        v = xp.ceil(x) - 1 if kd.kind == "f" else x - 1  # the largest integer < x (wraps only where below)
+    else:
+        below = x < lo
+        v = xp.floor(x) if kd.kind == "f" else x
+    q = xp.where(below, _fill(fw, v, lo), xp.clip(v, lo, hi))
+    if kd.kind == "f":
+        q = xp.where(xp.isnan(x), _fill(fw, q, hi), q)  # NaN: after every key
+    fixed = below if bool(below.any()) else None
+    return _cast(q, fw, keys), (_RIGHT if side == _LEFT else side), fixed, (-1 if side == _PRED else 0)
+
+
+def _prepare(fn: str, a: Union[_Arr, _Scalar], keys: _np.dtype, side: int) -> _Queries:
+    """Queries as gsearch.searchsorted takes them (a classified argument), for a server of keys of
+    dtype `keys` (native) on side `side`: compared as searchsorted compares them (a Python int or
+    float exactly; an array in numpy's promotion with the keys' dtype, TypeError where that would
+    round, except int64 and uint64 queries of float64 keys, which numpy casts "safely" and
+    numpy.searchsorted searches so; an empty Python sequence in the keys' dtype), each made the
+    keys-dtype query with the same answer (_into_keys_dtype)."""
+    if isinstance(a, _Scalar) and a.dtype is None:  # a Python int / float / bool: exact, as searchsorted
+        try:
+            q, to_right, const = _weak_query(a.value, keys, keys)
+        except TypeError as e:
+            raise TypeError(f"{fn}: {str(e).removeprefix('gsearch: ')}") from None
+        fixed = None
+        if const == _ABOVE:  # an integer beyond the keys' dtype, or NaN (integer keys): all the keys
+            q, to_right = keys.type(_np.iinfo(keys).max), True
+        elif const == _BELOW:
+            q, fixed = keys.type(0), _np.ones(1, bool)
+        if to_right and side == _LEFT:
+            side = _RIGHT
+        return _Queries(_np.full(1, q, keys), side, fixed, -1 if side == _PRED else 0, "numpy", None, (), True)
+    if isinstance(a, _Scalar):  # a numpy scalar: a 0-d array of its dtype
+        v = _np.asarray(a.value)
+        a = _Arr(v, "numpy", None, v.dtype)
+    a = _adopt(a, keys)  # an empty Python sequence: the keys' dtype
+    try:
+        kd = _resolve(keys, a.dtype)
+    except TypeError as e:
+        # A pair searchsorted refuses as lossy that numpy casts "safely" (int64 or uint64 queries,
+        # float64 keys: a list of Python ints among them) is cast as numpy.searchsorted casts it.
+        if a.dtype.kind not in "biu" or not _np.can_cast(a.dtype, keys, casting="safe"):
+            raise TypeError(f"{fn}: {str(e).removeprefix('gsearch: ')}") from None
+        kd = keys
+    shape = tuple(a.x.shape)
+    x = _convert(a, kd).reshape(-1)
+    fixed, value = None, 0
+    if kd != keys:
+        x, side, fixed, value = _into_keys_dtype(a.fw, x, kd, keys, side)
+    return _Queries(x, side, fixed, value, a.fw, a.dev, shape, a.fw == "numpy" and not shape)
 
 
 def _sync_stream(fw: str, dev: Optional[int]) -> None:
@@ -85,15 +228,21 @@ class Server:
         The dynamic batcher (Triton's knobs): wait up to ``max_delay`` seconds for this many
         queries before serving a smaller batch (0: serve at once).
     threads : int
-        CPU: threads of each batch's searches (0: all).
+        CPU: threads of each batch's searches, 0 to 2**16 (0: all).
     blocks : int
-        CUDA: the persistent kernel's blocks, one an SM: its share of the GPU (0: half the SMs).
+        CUDA: the persistent kernel's blocks, one an SM: its share of the GPU, 0 to 2**20 (0:
+        half the SMs).
     staging_queries : int
         CUDA: queries per request slot staged through page-locked memory when the queries or
         the result are in pageable host memory (numpy arrays); a larger request is served in
         pieces of this many.
     idle_sleep : float
-        CUDA: the idle kernel's longest sleep between polls of the ring, in seconds.
+        CUDA: the idle kernel's longest sleep between polls of the ring, in seconds (0 to 1).
+
+    Each option is checked before the server starts: TypeError for a value that is not an
+    integer (a number for the times), ValueError naming the option for one out of range
+    (``ring_slots`` 1 to 2**20, the other counts >= 1 or >= 0 as their meaning allows,
+    ``max_delay`` 0 to 2**40 microseconds; NaN and infinities are out of range).
 
     On a CUDA server, search takes queries in host memory or on the server's device (a CUDA
     array on another device: ValueError) and answers in the queries' framework and device.
@@ -114,7 +263,8 @@ class Server:
        at their first use): run the framework work you will need beside a server once before
        starting it (search's own conversions of other dtypes or strided queries included).
 
-    Use it as a context manager, or call :meth:`close`: afterwards a search raises ValueError.
+    Use it as a context manager, or call :meth:`close`: afterwards a search (or :meth:`listen`)
+    raises ValueError.
 
     A server belongs to the process that made it: its loop thread (its kernel) does not cross
     ``fork()``. In a child made by fork (``multiprocessing``'s default start method on Linux),
@@ -130,20 +280,27 @@ class Server:
             device = str(device)  # a torch.device
         if not isinstance(device, str) or not (device == "cpu" or _CUDA_DEVICE.match(device)):
             raise ValueError(f"gsearch.Server: device must be 'cpu' or 'cuda' (or 'cuda:N'), not {device!r}")
-        if max_delay < 0:
-            raise ValueError(f"gsearch.Server: max_delay must be >= 0 (got {max_delay!r})")
-        if idle_sleep < 0:
-            raise ValueError(f"gsearch.Server: idle_sleep must be >= 0 (got {idle_sleep!r})")
-        k, _, self._dtype = _vector("gsearch.Server", "keys", keys, device != "cpu")
-        self._core = _core.Server(k, device, int(ring_slots), int(max_batch_requests), int(max_batch_queries),
-                                  int(preferred_batch_queries), int(round(max_delay * 1e6)), int(threads),
-                                  int(blocks), int(staging_queries), int(round(idle_sleep * 1e9)))
+        fn, big = "gsearch.Server", 2**62
+        ring_slots = _count(fn, "ring_slots", ring_slots, 1, 1 << 20)
+        max_batch_requests = _count(fn, "max_batch_requests", max_batch_requests, 1, big)
+        max_batch_queries = _count(fn, "max_batch_queries", max_batch_queries, 1, big)
+        preferred_batch_queries = _count(fn, "preferred_batch_queries", preferred_batch_queries, 0, big)
+        max_delay_us = round(_seconds(fn, "max_delay", max_delay, 2**40 / 1e6) * 1e6)
+        threads = _count(fn, "threads", threads, 0, 1 << 16)
+        blocks = _count(fn, "blocks", blocks, 0, 1 << 20)
+        staging_queries = _count(fn, "staging_queries", staging_queries, 1, big)
+        idle_sleep_ns = round(_seconds(fn, "idle_sleep", idle_sleep, 1.0) * 1e9)
+        k, _, self._dtype = _vector(fn, "keys", keys, device != "cpu")
+        self._core = _core.Server(k, device, ring_slots, max_batch_requests, max_batch_queries,
+                                  preferred_batch_queries, max_delay_us, threads, blocks, staging_queries,
+                                  idle_sleep_ns)
         dev = self._core.device
         self._dev: Optional[int] = None if dev == "cpu" else int(dev.split(":")[1])
 
     @property
     def dtype(self) -> _np.dtype:
-        """The keys' dtype (queries must have it, or convert to it exactly)."""
+        """The keys' dtype (the dtype searched in: queries of others are compared as
+        :func:`gsearch.searchsorted` compares them, see :meth:`search`)."""
         return self._dtype
 
     @property
@@ -165,37 +322,37 @@ class Server:
         """``numpy.searchsorted(keys, q, side)`` on the current keys: int64, q's shape.
 
         ``side``: ``"left"`` or ``"right"`` (numpy's), or ``"pred"`` (the largest i with
-        ``keys[i] <= q``, else -1). Queries of another dtype are converted when numpy casts them
-        safely, else TypeError. The result is in q's framework and on its device: numpy (also
-        for Python sequences and scalars), torch (CPU, or CUDA on the server's device) or cupy.
-        A CPU server takes host arrays only. CUDA queries: search first waits for the current
-        torch / cupy stream of their device (the server kernel is not ordered with it); the
-        result is complete when search returns."""
+        ``keys[i] <= q``, else -1). The queries are what :func:`gsearch.searchsorted` takes,
+        compared as it compares them: Python ints and floats exactly (an int beyond the keys'
+        dtype is above or below every key), sequences as numpy makes them arrays (``[]``: the
+        keys' dtype), arrays of another dtype in numpy's promotion with the keys' dtype
+        (TypeError where that promotion would round, as in searchsorted: int64 keys and float
+        queries, uint64 keys and signed ones; but int64 and uint64 queries of float64 keys are
+        cast to float64, as numpy casts them); each query is then searched as the value of the
+        keys' dtype that finds the same keys. The result is in q's framework and on its
+        device: numpy (also for Python sequences), torch (CPU, or CUDA on the server's device)
+        or cupy; a numpy integer for a scalar query (a 0-d tensor for a 0-d tensor). A CPU
+        server takes host arrays only. CUDA queries: search first waits for the current torch
+        / cupy stream of their device (the server kernel is not ordered with it); the result is
+        complete when search returns."""
+        fn = "gsearch.Server.search"
         code = _SIDES.get(side) if isinstance(side, str) and side in ("left", "right", "pred") else None
         if code is None:
-            raise ValueError(f"gsearch.Server.search: side must be 'left', 'right' or 'pred' (got {side!r})")
+            raise ValueError(f"{fn}: side must be 'left', 'right' or 'pred' (got {side!r})")
         a = _classify(q, "queries")
-        if isinstance(a, _Scalar):
-            v = _np.asarray(a.value)
-            a = _Arr(v, "numpy", None, v.dtype)
-        a = _adopt(a, self._dtype)  # an empty Python sequence: the keys' dtype
-        if a.dev is not None and a.dev != self._dev:
+        if isinstance(a, _Arr) and a.dev is not None and a.dev != self._dev:
             if self._dev is None:
-                raise ValueError(f"gsearch.Server.search: queries on cuda:{a.dev}: a CPU server takes host arrays "
+                raise ValueError(f"{fn}: queries on cuda:{a.dev}: a CPU server takes host arrays "
                                  "(device='cuda' serves CUDA arrays)")
-            raise ValueError(f"gsearch.Server.search: queries on cuda:{a.dev}, the server on cuda:{self._dev} "
+            raise ValueError(f"{fn}: queries on cuda:{a.dev}, the server on cuda:{self._dev} "
                              "(host memory or the server's device)")
-        d = self._dtype
-        if a.dtype != d:
-            if a.dtype.kind not in "biuf" or not _np.can_cast(a.dtype, d, casting="safe"):
-                raise TypeError(f"gsearch.Server.search: queries of dtype {a.x.dtype} for {d} keys")
-        shape = tuple(a.x.shape)
-        with _StreamScope(a.fw, a.dev, None):
-            flat = _convert(a, d).reshape(-1)
-            out = _new_empty(a.fw, a.dev, (int(flat.shape[0]),), _INT64)
-            _sync_stream(a.fw, a.dev)  # the queries, their conversion, out's previous users
-            self._core.search(flat, code, out)
-        return out.reshape(shape)
+        fw, dev = (a.fw, a.dev) if isinstance(a, _Arr) else ("numpy", None)
+        with _StreamScope(fw, dev, None):
+            p = _prepare(fn, a, self._dtype, code)
+            out = _new_empty(fw, dev, (int(p.flat.shape[0]),), _INT64)
+            _sync_stream(fw, dev)  # the queries, their conversion, out's previous users
+            self._core.search(p.flat, p.side, out)
+            return p.finish(out)
 
     def replace_keys(self, keys: Any) -> None:
         """Serves later searches from a copy of ``keys`` (sorted, the server's dtype; a CUDA
@@ -209,39 +366,113 @@ class Server:
     def stats(self) -> dict:
         """Counts since the start: ``requests``, ``queries``, ``batches``, and histograms by powers
         of two (``batch_requests_log2[i]``: batches of 2^i to 2^(i+1) - 1 requests;
-        ``latency_us_log2[i]``: requests answered in 2^i to 2^(i+1) - 1 microseconds)."""
-        return dict(self._core.stats())
+        ``latency_us_log2[i]``: requests answered in 2^i to 2^(i+1) - 1 microseconds). Requests
+        from other processes (:meth:`listen`) count too. ``socket``: while the server listens,
+        its socket front end's counts since :meth:`listen` (``connections`` accepted,
+        ``requests`` answered, ``errors`` answered or cut short, ``busy`` answers, connections
+        ``open`` now, ``bytes_in_flight`` held now and their ``peak_bytes_in_flight``), else
+        None."""
+        d = dict(self._core.stats())
+        d["socket"] = self._core.socket_stats()
+        return d
 
     def listen(self, path: Optional[Union[str, "os.PathLike[str]"]] = None, *, port: Optional[int] = None,
-               max_queries: int = 1 << 24, max_connections: int = 128, request_timeout: float = 30.0,
-               idle_timeout: float = 0.0) -> Union[str, int]:
+               socket_mode: int = 0o600, group: Optional[str] = None, max_queries: int = 1 << 22,
+               max_bytes_in_flight: int = 1 << 30, max_connections: int = 1024, max_connections_per_peer: int = 0,
+               workers: int = 0, request_timeout: float = 30.0,
+               idle_timeout: float = 60.0) -> Union[str, int, tuple]:
         """Serves this server to other processes too: :class:`gsearch.Client` and ``gsearch
-        client`` connect to a Unix-domain socket at ``path`` and / or to 127.0.0.1:``port``
-        (``port=0``: any free port) and speak gsearch's socket protocol (docs/design.md). Their
-        requests are batched with this process's. A stale socket file at ``path`` is replaced; a
-        path where a server answers, or a file that is not a socket, is refused (ValueError).
+        client`` connect to a Unix-domain socket at ``path`` (``~`` expanded) and / or to
+        127.0.0.1:``port`` (``port=0``: any free port) and speak gsearch's socket protocol
+        (docs/design.md). Their requests are batched with this process's. A stale socket file
+        at ``path`` is replaced; a path where a server answers (or whose lock file another
+        server holds), or a file that is not a socket, is refused (ValueError).
 
-        ``max_queries``: the most queries a request may hold (larger ones are refused unread);
-        ``max_connections``: connections served at once; ``request_timeout``: seconds for a
-        request's bytes to arrive; ``idle_timeout``: seconds before an idle connection is closed
-        (0: never). Returns the address a Client takes: ``path`` if given, else the port bound.
-        :meth:`stop_listening` and :meth:`close` stop it and remove the socket file."""
+        Who can connect: the Unix-domain socket is created with ``socket_mode`` (0o600, the
+        default: this user only); with ``group`` (a group's name) and a mode that lets the group
+        write (``socket_mode=0o660``), that group's members too. Over TCP every local user can
+        connect. A client that can connect can learn the whole key set by searching it.
+
+        Returns the address a Client takes: ``path`` (expanded) when only a path was given, the
+        port bound (an int, the free port chosen for ``port=0``) when only a port was, and
+        ``(path, port)`` when both were. :meth:`stop_listening` and :meth:`close` stop it and
+        remove the socket file; listen after :meth:`close` raises ValueError, and so does a
+        second listen before :meth:`stop_listening`.
+
+        Options (keyword-only; the defaults are gsearch::socket_options', ValueError naming an
+        option out of range):
+
+        socket_mode : int
+            The socket file's permission bits, 0 to 0o777 (0o600).
+        group : str, optional
+            The socket file's group, by name (None: the process's). Needs a ``socket_mode``
+            that gives the group write permission (0o660): connecting takes it.
+        max_queries : int
+            The most queries a request may hold, 1 to 2**32 (2**22): a larger one is refused from
+            its header, unread (ValueError "too large" at the client).
+        max_bytes_in_flight : int
+            The memory budget: bytes of requests and responses held at once, every connection
+            together (2**30). Beyond it requests wait; one that needs more than all of it is
+            refused ("too large").
+        max_connections : int
+            Connections open at once, idle ones included (1024); beyond it a new connection is
+            answered "busy" (:class:`gsearch.Client.Busy` at the client) and closed.
+        max_connections_per_peer : int
+            ... of one user on the Unix-domain socket (TCP peers are not known), 0 to
+            ``max_connections`` (0: half of it), so that no user can lock the others out.
+        workers : int
+            Threads that take whole requests to the server: the most requests searched at once
+            (0: 64).
+        request_timeout : float
+            Seconds for a request's bytes to arrive, from its first (30; 0: no limit); a
+            connection that takes longer is closed.
+        idle_timeout : float
+            Seconds a connection may stay idle between requests before it is closed (60; 0:
+            never). A :class:`gsearch.Client` reopens a connection closed while idle."""
+        fn = "gsearch.Server.listen"
         if path is None and port is None:
-            raise ValueError("gsearch.Server.listen: give a socket path, a port (0: any free port), or both")
-        if request_timeout < 0 or idle_timeout < 0:
-            raise ValueError("gsearch.Server.listen: the timeouts must be >= 0")
-        p = "" if path is None else _os.fspath(path)
-        bound = self._core.listen(p, -1 if port is None else int(port), int(max_queries), int(max_connections),
-                                  int(round(request_timeout * 1000)), int(round(idle_timeout * 1000)))
-        return p if path is not None else int(bound)
+            raise ValueError(f"{fn}: give a socket path, a port (0: any free port), or both")
+        p = ""
+        if path is not None:
+            if not isinstance(path, (str, bytes, _os.PathLike)):
+                raise TypeError(f"{fn}: path must be a socket path (str or os.PathLike), not {path!r}")
+            p = _os.fsdecode(_os.path.expanduser(_os.fspath(path)))
+            if not p:
+                raise ValueError(f"{fn}: the socket path is empty")
+        tcp = -1 if port is None else _count(fn, "port", port, 0, 65535)
+        mode = _count(fn, "socket_mode", socket_mode, 0, 0o777)
+        if group is not None:
+            if not isinstance(group, str) or not group:
+                raise TypeError(f"{fn}: group must be a group's name (a non-empty str), not {group!r}")
+            if path is None:
+                raise ValueError(f"{fn}: group={group!r} applies to the Unix-domain socket: give a path too "
+                                 "(over a port every local user can connect)")
+            if not mode & 0o020:
+                raise ValueError(f"{fn}: group={group!r} with socket_mode={mode:#o}, which does not let the group "
+                                 "write to the socket (connecting needs it): socket_mode=0o660")
+        connections = _count(fn, "max_connections", max_connections, 1, 1 << 20)
+        bound = self._core.listen(
+            p, tcp, mode, "" if group is None else group,
+            _count(fn, "max_queries", max_queries, 1, int(_core.SOCKET_DEFAULTS["max_queries_limit"])),
+            _count(fn, "max_bytes_in_flight", max_bytes_in_flight, 1, 2**63 - 1), connections,
+            _count(fn, "max_connections_per_peer", max_connections_per_peer, 0, connections),
+            _count(fn, "workers", workers, 0, 1 << 12),
+            _ms(_seconds(fn, "request_timeout", request_timeout, 2**30, " (0: no limit)")),
+            _ms(_seconds(fn, "idle_timeout", idle_timeout, 2**30, " (0: never)")))
+        if path is None:
+            return int(bound)
+        return p if port is None else (p, int(bound))
 
     def stop_listening(self) -> None:
         """Stops serving other processes: answers the requests they began, closes their
-        connections, removes the socket file (idempotent). This process's searches go on."""
+        connections, removes the socket file (idempotent; a concurrent call, or a
+        :meth:`listen`, waits for this one to finish). This process's searches go on."""
         self._core.stop_listening()
 
     def close(self) -> None:
-        """Refuses new searches, answers those in flight, stops the server (idempotent)."""
+        """Stops listening (:meth:`stop_listening`), refuses new searches, answers those in flight,
+        stops the server. Idempotent, and safe from several threads at once (a second close waits
+        for the first). Afterwards :meth:`search` and :meth:`listen` raise ValueError."""
         self._core.shutdown()
 
     def __enter__(self) -> "Server":
