@@ -699,8 +699,14 @@ def test_cuda_nan_and_numpy_semantics():
             np.testing.assert_array_equal(s.search(torch.from_numpy(q).cuda(), side).cpu().numpy(), want)
         np.testing.assert_array_equal(s.search(np.array([1, 3], np.int32)), np.searchsorted(keys, [1.0, 3.0]))
     with gsearch.Server(np.arange(10, dtype=np.int32), device="cuda", blocks=2) as s:
+        # float64 host queries of int32 keys: compared exactly (converted on the host, numpy).
+        q = np.array([1.5, -1e300, 1e300, np.nan, 9.0])
+        for side in ("left", "right", "pred"):
+            want = np.searchsorted(np.arange(10), q, "right" if side == "pred" else side) - (side == "pred")
+            np.testing.assert_array_equal(s.search(q, side), want)
+    with gsearch.Server(np.arange(10, dtype=np.int64), device="cuda", blocks=2) as s:
         with pytest.raises(TypeError):
-            s.search(np.array([1.5]))
+            s.search(np.array([1.5]))  # refused, as by gsearch.searchsorted
 
 
 @needs_torch
