@@ -265,10 +265,12 @@ def test_search_wide_queries_exactly():
             np.testing.assert_array_equal(s.search(q.reshape(-1, 2), side), _reference(f32, q.reshape(-1, 2), side))
     for kd in (np.int32, np.uint32):
         info = np.iinfo(kd)
-        keys = np.sort(np.concatenate([rng.integers(info.min, info.max, 500, endpoint=True), _edge_keys(kd)]).astype(kd))
+        drawn = rng.integers(info.min, info.max, 500, endpoint=True)
+        keys = np.sort(np.concatenate([drawn, _edge_keys(kd)]).astype(kd))
         edges = np.array([info.min - 2, info.min - 1, info.min, info.min + 1, info.max - 1, info.max, info.max + 1,
                           2**40, -2**40, -2**63, 2**63 - 1], np.int64)
-        qi = np.concatenate([rng.integers(-2**33, 2**33, 2000), keys.astype(np.int64), keys.astype(np.int64) + 1, edges])
+        k64 = keys.astype(np.int64)
+        qi = np.concatenate([rng.integers(-2**33, 2**33, 2000), k64, k64 + 1, edges])
         qf = np.concatenate([qi.astype(np.float64), qi + 0.5, qi - 0.5, [np.nan, np.inf, -np.inf, 1e300, -1e300]])
         with gsearch.Server(keys) as s:
             for side in ("left", "right", "pred"):
@@ -324,13 +326,25 @@ def test_listen_options_checked(tmp_path, options, match):
     with gsearch.Server(np.arange(10)) as s:
         with pytest.raises(ValueError, match=f"^gsearch.Server.listen: {match}"):
             s.listen(str(tmp_path / "s.sock"), **options)
+        assert not (tmp_path / "s.sock").exists() and s.stats()["socket"] is None  # nothing listened
+
+
+def test_listen_arguments_checked(tmp_path):
+    with gsearch.Server(np.arange(10)) as s:
         with pytest.raises(ValueError, match="group='root' applies to the Unix-domain socket"):
             s.listen(port=0, group="root", socket_mode=0o660)
         with pytest.raises(ValueError, match="the socket path is empty"):
             s.listen("")
+        with pytest.raises(ValueError, match="give a socket path, a port"):
+            s.listen()
         with pytest.raises(TypeError, match="max_queries must be an integer"):
             s.listen(str(tmp_path / "s.sock"), max_queries=1.5)
-        assert not (tmp_path / "s.sock").exists()  # nothing listened
+        with pytest.raises(TypeError, match="request_timeout must be a number of seconds"):
+            s.listen(str(tmp_path / "s.sock"), request_timeout="30")
+        with pytest.raises(TypeError, match="group must be a group's name"):
+            s.listen(str(tmp_path / "s.sock"), group=0, socket_mode=0o660)
+        with pytest.raises(TypeError, match="path must be a socket path"):
+            s.listen(7)
         assert s.stats()["socket"] is None
 
 
