@@ -28,6 +28,7 @@
 #include "gsearch/server_protocol.hpp"
 #include "gsearch/server_socket.hpp"
 #include "server_cases.hpp"
+#include "socket_cases.hpp"
 #include "test_util.hpp"
 
 namespace gsearch::test {
@@ -128,134 +129,7 @@ TEST(SocketProtocol, HeaderChecksInOrder) {
   EXPECT_NE(v.message.find("int64"), std::string::npos);
 }
 
-// ---- a real socket --------------------------------------------------------------------------------
-
-std::string bytes_of_header(dtype t, side s, uint64_t count) {
-  const auto b = protocol::encode(protocol::search_header(t, s, count));
-  return std::string(b.begin(), b.end());
-}
-std::string bytes_of_header(const protocol::request_header& h) {
-  const auto b = protocol::encode(h);
-  return std::string(b.begin(), b.end());
-}
-template <class T>
-std::string bytes_of(const std::vector<T>& v) {
-  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-}
-
-// A raw connection (blocking, every read under a 10 s timeout), for requests no client would send.
-class raw_connection {
- public:
-  explicit raw_connection(const std::string& path) {
-    fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    std::strncpy(a.sun_path, path.c_str(), sizeof a.sun_path - 1);
-    EXPECT_EQ(connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << std::strerror(errno);
-    timeval tv{10, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  }
-  ~raw_connection() { close(); }
-  void close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  void send(const std::string& b) { ASSERT_EQ(::send(fd_, b.data(), b.size(), MSG_NOSIGNAL), ssize_t(b.size())); }
-  void shut_writing() { shutdown(fd_, SHUT_WR); }
-  // n bytes, or fewer at the end of the stream.
-  std::string recv(size_t n) {
-    std::string s(n, '\0');
-    size_t got = 0;
-    while (got < n) {
-      const ssize_t r = ::recv(fd_, s.data() + got, n - got, 0);
-      if (r <= 0) break;
-      got += size_t(r);
-    }
-    s.resize(got);
-    return s;
-  }
-  struct response {
-    status code = status::ok;
-    std::vector<int64_t> results;
-    std::string message;
-    bool complete = false;
-  };
-  response read_response() {
-    response r;
-    const std::string head = recv(8);
-    if (head.size() < 8 || head.compare(0, 4, "GSRS") != 0) return r;
-    r.code = status(protocol::get_le<uint32_t>(reinterpret_cast<const uint8_t*>(head.data()) + 4));
-    if (r.code == status::ok) {
-      const std::string c = recv(8);
-      if (c.size() < 8) return r;
-      const uint64_t n = protocol::get_le<uint64_t>(reinterpret_cast<const uint8_t*>(c.data()));
-      const std::string data = recv(n * 8);
-      if (data.size() < n * 8) return r;
-      r.results.resize(n);
-      if (n > 0) std::memcpy(r.results.data(), data.data(), data.size());
-    } else {
-      const std::string l = recv(4);
-      if (l.size() < 4) return r;
-      r.message = recv(protocol::get_le<uint32_t>(reinterpret_cast<const uint8_t*>(l.data())));
-    }
-    r.complete = true;
-    return r;
-  }
-  // Whether the server closed the connection (a read gets the end of the stream).
-  bool closed_by_server() { return recv(1).empty(); }
-
- private:
-  int fd_ = -1;
-};
-
-class SocketDir : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/gsearch-sock-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name = "s.sock") const { return (dir_ / name).string(); }
-  fs::path dir_;
-};
-
-// A server of int64 keys 0, 2, 4, ... behind a socket, for the protocol's failures.
-class SocketServer : public SocketDir {
- protected:
-  void SetUp() override {
-    SocketDir::SetUp();
-    for (int64_t i = 0; i < 1000; ++i) keys_.push_back(2 * i);
-    server_ = std::make_unique<server<int64_t>>(cpu, span<const int64_t>(keys_));
-  }
-  void TearDown() override {
-    front_.reset();
-    server_.reset();
-    SocketDir::TearDown();
-  }
-  void listen(socket_options o = {}) {
-    o.path = path();
-    if (o.max_queries == protocol::default_max_queries) o.max_queries = 1000;
-    front_ = std::make_unique<socket_server>(*server_, o);
-  }
-  // A good request, answered and checked, on `c`.
-  void expect_good(raw_connection& c, int64_t n = 50) {
-    std::vector<int64_t> q;
-    for (int64_t i = 0; i < n; ++i) q.push_back(i * 37 % 2100 - 50);
-    c.send(bytes_of_header(dtype::int64, side::left, uint64_t(n)) + bytes_of(q));
-    const auto r = c.read_response();
-    ASSERT_TRUE(r.complete);
-    ASSERT_EQ(r.code, status::ok) << r.message;
-    EXPECT_EQ(r.results, reference_all(keys_, q, side::left));
-  }
-  void expect_good() {
-    raw_connection c(path());
-    expect_good(c);
-  }
-  std::vector<int64_t> keys_;
-  std::unique_ptr<server<int64_t>> server_;
-  std::unique_ptr<socket_server> front_;
-};
+// ---- a real socket (socket_cases.hpp: raw connections, the fixtures) -------------------------------
 
 TEST_F(SocketServer, ManyRequestsOnOneConnection) {
   listen();

@@ -160,6 +160,30 @@ TYPED_TEST(Server, ShutdownAnswersWhatWasSubmittedAndRefusesTheRest) {
   s.shutdown();  // idempotent
 }
 
+// Two threads shut a server down at once (a Python close() and a destructor, say): both return,
+// once, and neither joins the loop while the other does.
+TYPED_TEST(Server, ConcurrentShutdownsReturnOnceStopped) {
+  using T = TypeParam;
+  const std::vector<T> keys = sorted_keys<T>(100, 6, 3000);
+  for (int round = 0; round < 30; ++round) {
+    server<T> s(cpu, span<const T>(keys));
+    std::atomic<int> ready{0}, done{0};
+    std::vector<std::thread> t;
+    for (int i = 0; i < 2; ++i)
+      t.emplace_back([&] {
+        ++ready;
+        while (ready.load() < 2) {
+        }
+        s.shutdown();
+        ++done;
+      });
+    for (auto& x : t) x.join();
+    EXPECT_EQ(done.load(), 2);
+    std::vector<int64_t> out(1);
+    EXPECT_THROW(s.search(span<const T>(keys.data(), 1), side::left, span<int64_t>(out)), invalid_argument);
+  }
+}
+
 TYPED_TEST(Server, BadInputIsRefusedInTheCaller) {
   using T = TypeParam;
   const std::vector<T> keys = sorted_keys<T>(100, 9, 50);

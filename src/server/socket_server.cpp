@@ -50,6 +50,12 @@ bool unix_socket_answers(const std::string& path) {
   return rc == 0 || err == EAGAIN || err == EINPROGRESS;
 }
 
+// Whether bytes (or the end of the stream) wait on fd.
+bool readable(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return poll(&p, 1, 0) == 1;
+}
+
 constexpr size_t first_body_bytes = size_t(1) << 16;  // a body buffer starts here and doubles as bytes arrive
 constexpr size_t kept_buffer_bytes = size_t(1) << 20;  // a worker keeps buffers up to this between requests
 constexpr auto linger_time = std::chrono::milliseconds(250);
@@ -71,6 +77,7 @@ enum class phase {
 struct connection {
   int fd = -1;
   bool with_worker = false;  // the loop's flag: a worker holds it (the loop reads nothing else of it)
+  bool armed = false;        // the loop's flag: it waits for an event of it (one: EPOLLONESHOT)
   bool peer_known = false;
   uid_t peer = 0;
   phase ph = phase::idle;
@@ -89,7 +96,7 @@ struct connection {
   const uint8_t* sending = nullptr;
   size_t send_left = 0;
   bool close_after = false;
-  int64_t charged = 0;  // bytes of the budget its buffers hold
+  int64_t reserved = 0;  // the budget's bytes its request holds (its body and its response)
 
   ~connection() {
     std::free(body);
@@ -228,50 +235,48 @@ struct socket_server::impl {
 
   // ---- the memory budget ----------------------------------------------------------------------
 
-  bool charge(connection& c, int64_t bytes) {
+  // A request's bytes (its body and its response) are reserved whole when its body's first byte
+  // arrives, or not at all: requests that each hold part of what they need could wait for each
+  // other for ever. The buffers are then allocated as the bytes arrive, within the reservation.
+  bool reserve(connection& c, int64_t bytes) {
     int64_t now = held.load();
     do {
       if (now + bytes > o.max_bytes_in_flight) return false;
     } while (!held.compare_exchange_weak(now, now + bytes));
-    c.charged += bytes;
+    c.reserved = bytes;
     int64_t p = peak.load();
     while (now + bytes > p && !peak.compare_exchange_weak(p, now + bytes)) {
     }
     return true;
   }
 
-  void uncharge(connection& c, int64_t bytes) {
-    if (bytes == 0) return;
-    c.charged -= bytes;
-    held.fetch_sub(bytes);
-    if (!budget_freed.exchange(true)) wake();
+  void unreserve(connection& c) {
+    if (c.reserved == 0) return;
+    held.fetch_sub(std::exchange(c.reserved, 0));
+    if (!budget_freed.exchange(true)) wake();  // the loop retries the parked requests
   }
 
-  // Drops the connection's buffers (all of them, or those over kept_buffer_bytes).
-  void release_buffers(connection& c, bool all) {
-    if (c.body && (all || c.body_cap > kept_buffer_bytes)) {
-      std::free(std::exchange(c.body, nullptr));
-      uncharge(c, int64_t(std::exchange(c.body_cap, 0)));
-    }
-    if (c.out && (all || c.out_cap * 8 > kept_buffer_bytes)) {
-      std::free(std::exchange(c.out, nullptr));
-      uncharge(c, int64_t(std::exchange(c.out_cap, 0) * 8));
-    }
+  // Drops the connection's buffers (all of them, or those over kept_buffer_bytes: a worker keeps
+  // small ones for its connection's next request).
+  static void release_buffers(connection& c, bool all) {
+    if (c.body && (all || c.body_cap > kept_buffer_bytes)) std::free(std::exchange(c.body, nullptr)), c.body_cap = 0;
+    if (c.out && (all || c.out_cap * 8 > kept_buffer_bytes)) std::free(std::exchange(c.out, nullptr)), c.out_cap = 0;
   }
 
-  // Grows a buffer to `bytes` (its contents kept), charged to the budget: false if the budget (or
-  // the host) has not the bytes now.
-  bool grow(connection& c, void*& buffer, size_t& cap_bytes, size_t bytes) {
+  // Grows a buffer to `bytes`, its contents kept (realloc grows a large one without a copy).
+  template <class U>
+  static bool grow(U*& buffer, size_t& cap_bytes, size_t bytes) {
     if (cap_bytes >= bytes) return true;
-    if (!charge(c, int64_t(bytes - cap_bytes))) return false;
     void* p = std::realloc(buffer, bytes);
-    if (p == nullptr) {
-      uncharge(c, int64_t(bytes - cap_bytes));
-      return false;
-    }
-    buffer = p;
+    if (p == nullptr) return false;
+    buffer = static_cast<U*>(p);
     cap_bytes = bytes;
     return true;
+  }
+
+  void no_memory(connection& c) {
+    answer_error(c, protocol::status::busy,
+                 "out of host memory for " + std::to_string(c.v.count) + " queries: try again later", true);
   }
 
   // ---- a connection's steps (the loop's and the workers') -------------------------------------
@@ -306,15 +311,24 @@ struct socket_server::impl {
       } else if (c.ph == phase::body || c.ph == phase::parked) {
         const size_t want = size_t(c.v.body_bytes);
         if (c.body_got == want) return whole(c);
-        // The buffer grows with the bytes that arrive (a header alone takes no memory), doubling.
-        const size_t to = std::min(want, std::max(first_body_bytes, 2 * c.body_cap));
-        void* b = c.body;
-        if (c.body_cap < std::min(want, c.body_got + 1) && !grow(c, b, c.body_cap, to)) {
-          c.ph = phase::parked;
-          return step::parked;
+        // The buffer grows only when bytes wait for it (a header alone takes no memory), doubling:
+        // a body sent in part holds at most about twice the part.
+        if (c.reserved == 0 || c.body_got == c.body_cap) {
+          c.ph = phase::body;  // (from parked: waiting for bytes again, if none is there)
+          uint8_t probe;
+          const ssize_t p = recv(c.fd, &probe, 1, MSG_DONTWAIT | MSG_PEEK);
+          if (p <= 0) return ended(c, p, "body", c.body_got, want);
+          if (c.reserved == 0 && !reserve(c, int64_t(need_of(c.v)))) {
+            c.ph = phase::parked;
+            return step::parked;
+          }
+          if (c.body_got == c.body_cap &&
+              !grow(c.body, c.body_cap, std::min(want, std::max(first_body_bytes, 2 * c.body_cap)))) {
+            no_memory(c);
+            return step::respond;
+          }
         }
-        c.body = static_cast<uint8_t*>(b);
-        c.ph = phase::body;
+        // Not past this request's body: a kept buffer may be larger, and the next request may follow.
         const ssize_t r = recv(c.fd, c.body + c.body_got, std::min(want, c.body_cap) - c.body_got, MSG_DONTWAIT);
         if (r <= 0) return ended(c, r, "body", c.body_got, want);
         c.body_got += size_t(r);
@@ -344,7 +358,7 @@ struct socket_server::impl {
       c.skip_left = c.v.body_bytes;
       return step::more;
     }
-    const uint64_t need = c.v.body_bytes + protocol::ok_header_bytes + 8 * c.v.count;
+    const uint64_t need = need_of(c.v);
     if (need > uint64_t(o.max_bytes_in_flight)) {
       answer_error(c, protocol::status::too_large,
                    std::to_string(c.v.count) + " queries take " + std::to_string(need) +
@@ -358,16 +372,21 @@ struct socket_server::impl {
     return step::more;
   }
 
+  static uint64_t need_of(const protocol::verdict& v) {
+    return v.body_bytes + protocol::ok_header_bytes + 8 * v.count;
+  }
+
   // The body is whole: the response's buffer, then the search (by a worker).
   step whole(connection& c) {
-    const size_t words = 2 + size_t(c.v.count);
-    void* b = c.out;
-    size_t cap = c.out_cap * 8;
-    if (!grow(c, b, cap, words * 8)) {
+    if (c.reserved == 0 && !reserve(c, int64_t(need_of(c.v)))) {  // an empty body
       c.ph = phase::parked;
       return step::parked;
     }
-    c.out = static_cast<uint64_t*>(b);
+    size_t cap = c.out_cap * 8;
+    if (!grow(c.out, cap, (2 + size_t(c.v.count)) * 8)) {
+      no_memory(c);
+      return step::respond;
+    }
     c.out_cap = cap / 8;
     c.ph = phase::search;
     return step::whole;
@@ -409,6 +428,7 @@ struct socket_server::impl {
 
   // Ready for the next request on the connection (a response was sent whole).
   void next_request(connection& c) {
+    unreserve(c);
     c.head_got = c.body_got = 0;
     c.skip_left = 0;
     c.error_response.clear();
@@ -503,15 +523,28 @@ struct socket_server::impl {
 
   // ---- the loop -------------------------------------------------------------------------------
 
+  // Waits for one event of c. An event of a connection not armed (a hang-up epoll reports
+  // unasked, of one parked or with a worker) is dropped: each connection is advanced from one
+  // place at a time.
   void arm(connection& c, uint32_t events) {
     epoll_event e{};
     e.events = events | EPOLLONESHOT;
     e.data.fd = c.fd;
+    c.armed = true;
     epoll_ctl(epoll_fd, EPOLL_CTL_MOD, c.fd, &e);
+  }
+
+  // Registers a new connection, not armed.
+  void add(connection& c) {
+    epoll_event e{};
+    e.events = EPOLLONESHOT;
+    e.data.fd = c.fd;
+    epoll_ctl(epoll_fd, EPOLL_CTL_ADD, c.fd, &e);
   }
 
   void close_connection(connection& c) {
     release_buffers(c, true);
+    unreserve(c);
     if (c.ph == phase::lingering) --lingering;
     epoll_ctl(epoll_fd, EPOLL_CTL_DEL, c.fd, nullptr);
     ::close(c.fd);
@@ -524,6 +557,7 @@ struct socket_server::impl {
   // close with unread bytes would reset the connection, and the client could lose the answer.
   void linger(connection& c) {
     release_buffers(c, true);
+    unreserve(c);
     if (lingering >= max_lingering) return close_connection(c);
     shutdown(c.fd, SHUT_WR);
     c.ph = phase::lingering;
@@ -553,10 +587,7 @@ struct socket_server::impl {
           if (c.close_after) return linger(c);
           next_request(c);
           release_buffers(c, true);
-          if (stopping.load()) {  // only a request already there is still answered
-            pollfd p{c.fd, POLLIN, 0};
-            if (poll(&p, 1, 0) != 1) return close_connection(c);
-          }
+          if (stopping.load() && !readable(c.fd)) return close_connection(c);  // one sent is still answered
           continue;
         case phase::search: {
           c.with_worker = true;
@@ -569,6 +600,7 @@ struct socket_server::impl {
         }
         case phase::parked:
           if (read_some(c) == step::parked) return parked.push_back(&c);
+          if (c.ph == phase::body) return arm(c, EPOLLIN);  // reserved, or no byte waits: the next ones
           continue;
         default:
           switch (read_some(c)) {
@@ -625,10 +657,7 @@ struct socket_server::impl {
       c->deadline = after(o.idle_timeout);
       connection& ref = *c;
       conns.emplace(fd, std::move(c));
-      epoll_event e{};
-      e.events = EPOLLIN | EPOLLONESHOT;
-      e.data.fd = fd;
-      epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &e);
+      add(ref);
       advance(ref);  // a request sent with the connect is read at once
     }
   }
@@ -654,10 +683,7 @@ struct socket_server::impl {
     connection& ref = *c;
     conns.emplace(fd, std::move(c));
     n_open.fetch_add(1, std::memory_order_relaxed);
-    epoll_event e{};
-    e.events = EPOLLIN | EPOLLONESHOT;
-    e.data.fd = fd;
-    epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &e);
+    add(ref);
     linger(ref);
   }
 
@@ -676,7 +702,9 @@ struct socket_server::impl {
 
   void expire(connection& c, bool stopping_now) {
     switch (c.ph) {
-      case phase::idle:
+      case phase::idle:  // idle too long, or the server stops: a request already sent is still answered
+        if (stopping_now && readable(c.fd)) return advance(c);
+        return close_connection(c);
       case phase::write:  // a client that does not read its answer
       case phase::lingering:
         return close_connection(c);
@@ -714,7 +742,7 @@ struct socket_server::impl {
     }
     for (connection* c : back) {
       c->with_worker = false;
-      if (stopping.load() && c->ph == phase::idle) {
+      if (stopping.load() && c->ph == phase::idle && !readable(c->fd)) {
         close_connection(*c);
         continue;
       }
@@ -759,7 +787,8 @@ struct socket_server::impl {
           if (budget_freed.load()) retry_parked();
         } else if (fd == unix_fd || fd == tcp_fd) {
           if (!stopping.load()) accept_from(fd);
-        } else if (const auto it = conns.find(fd); it != conns.end() && !it->second->with_worker) {
+        } else if (const auto it = conns.find(fd); it != conns.end() && it->second->armed) {
+          it->second->armed = false;
           advance(*it->second);
         }
       }
