@@ -481,6 +481,7 @@ TEST_F(CliServer, ServiceOptionsAreChecked) {
   // --ready-file: an output, checked before any work.
   fails(serve + "--ready-file k.npy", 1, "--ready-file 'k.npy' is the same file as --keys 'k.npy'", false);
   fails(serve + "--ready-file s.sock", 1, "--ready-file 's.sock' is the same file as --socket 's.sock'", false);
+  fails(serve + "--ready-file s.sock.lock", 1, "is the same file as --socket's lock file 's.sock.lock'", false);
   fails(serve + "--ready-file no/dir/r.txt", 2, "the directory no/dir does not exist", false);
   fails(serve + "--ready-file ''", 1, "--ready-file '' is an empty path", false);
   save("q.npy", std::vector<int64_t>{1});
