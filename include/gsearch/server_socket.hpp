@@ -187,7 +187,7 @@ class socket_client {
   std::string address() const;  ///< the path, or "127.0.0.1:port"
 
  private:
-  void connect();
+  void connect(std::chrono::steady_clock::time_point deadline);
   std::string path_;
   int port_ = -1;
   std::chrono::milliseconds timeout_;

@@ -128,6 +128,7 @@ struct socket_server::impl {
   std::atomic<int64_t> stop_deadline{0};  // clock ticks: when requests begun stop waiting for bytes
   std::atomic<int64_t> held{0}, peak{0};  // the memory budget's bytes in use
   std::atomic<bool> budget_freed{false};  // the loop retries the parked connections
+  std::atomic<int64_t> n_parked{0};       // how many: bytes freed wake the loop only when some wait
   std::string failure;                    // m
   std::atomic<bool> failed{false};
   std::atomic<int64_t> n_connections{0}, n_requests{0}, n_errors{0}, n_busy{0}, n_open{0};
@@ -153,15 +154,28 @@ struct socket_server::impl {
 
   // The lock beside the socket, held while this server serves: two servers starting on one path
   // cannot both find its socket stale and replace each other's.
-  void lock_path(const std::string& path) {
+  // Returns whether this call created the lock file.
+  bool lock_path(const std::string& path) {
     const std::string lock = path + ".lock";
-    lock_fd = open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    bool created = true;
+    lock_fd = open(lock.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (lock_fd < 0 && errno == EEXIST) {
+      created = false;
+      lock_fd = open(lock.c_str(), O_RDWR | O_CLOEXEC);
+    }
     if (lock_fd < 0) fail_sys("gsearch socket: cannot open the lock file '" + lock + "'");
     if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
       if (errno == EWOULDBLOCK)
         throw invalid_argument("gsearch socket: a server already serves '" + path + "' (it holds '" + lock + "')");
       fail_sys("gsearch socket: cannot lock '" + lock + "'");
     }
+    return created;
+  }
+
+  static void refuse_not_a_socket(const std::string& path) {
+    struct stat st{};
+    if (lstat(path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode))
+      throw invalid_argument("gsearch socket: '" + path + "' exists and is not a socket: refusing to replace it");
   }
 
   void listen_unix(const std::string& path) {
@@ -172,13 +186,15 @@ struct socket_server::impl {
       if (g == nullptr) throw invalid_argument("gsearch socket: no group named '" + o.group + "'");
       gid = g->gr_gid;
     }
-    lock_path(path);
+    refuse_not_a_socket(path);  // before the lock file: a refused start leaves no file
+    const bool created = lock_path(path);
     struct stat st{};
     if (lstat(path.c_str(), &st) == 0) {
-      if (!S_ISSOCK(st.st_mode))
-        throw invalid_argument("gsearch socket: '" + path + "' exists and is not a socket: refusing to replace it");
-      if (unix_socket_answers(path))  // a server that takes no lock (an older gsearch)
+      refuse_not_a_socket(path);
+      if (unix_socket_answers(path)) {  // a server that takes no lock (an older gsearch)
+        if (created) unlink((path + ".lock").c_str());
         throw invalid_argument("gsearch socket: a server already answers at '" + path + "'");
+      }
       if (unlink(path.c_str()) != 0 && errno != ENOENT)
         fail_sys("gsearch socket: cannot remove the stale socket '" + path + "'");
     }
@@ -253,7 +269,7 @@ struct socket_server::impl {
   void unreserve(connection& c) {
     if (c.reserved == 0) return;
     held.fetch_sub(std::exchange(c.reserved, 0));
-    if (!budget_freed.exchange(true)) wake();  // the loop retries the parked requests
+    if (n_parked.load() > 0 && !budget_freed.exchange(true)) wake();  // the loop retries the parked requests
   }
 
   // Drops the connection's buffers (all of them, or those over kept_buffer_bytes: a worker keeps
@@ -566,6 +582,14 @@ struct socket_server::impl {
     arm(c, EPOLLIN);
   }
 
+  // Waits for bytes of the budget: retried (in order) whenever some are freed. Counted before the
+  // budget is looked at again, so that no release between the two goes unseen.
+  void park(connection& c) {
+    parked.push_back(&c);
+    n_parked.store(int64_t(parked.size()));
+    if (held.load() + int64_t(need_of(c.v)) <= o.max_bytes_in_flight) budget_freed.store(true);
+  }
+
   // Advances a connection the loop holds until it must wait for the socket, a worker or memory.
   void advance(connection& c) {
     for (;;) {
@@ -599,7 +623,7 @@ struct socket_server::impl {
           return;
         }
         case phase::parked:
-          if (read_some(c) == step::parked) return parked.push_back(&c);
+          if (read_some(c) == step::parked) return park(c);
           if (c.ph == phase::body) return arm(c, EPOLLIN);  // reserved, or no byte waits: the next ones
           continue;
         default:
@@ -607,7 +631,7 @@ struct socket_server::impl {
             case step::more:
               if (c.ph == phase::closed) continue;
               return arm(c, EPOLLIN);
-            case step::parked: return parked.push_back(&c);
+            case step::parked: return park(c);
             default: continue;  // whole, respond, closed: the next case
           }
       }
@@ -710,6 +734,7 @@ struct socket_server::impl {
         return close_connection(c);
       case phase::parked:
         std::erase(parked, &c);
+        n_parked.store(int64_t(parked.size()));
         answer_error(c, protocol::status::busy,
                      "the server's memory for requests stayed full until the request's time ran out: try again later",
                      true);
@@ -731,6 +756,7 @@ struct socket_server::impl {
     budget_freed.store(false);
     std::deque<connection*> again;
     again.swap(parked);
+    n_parked.store(0);
     for (connection* c : again) advance(*c);  // those that still find no memory park again, in order
   }
 
