@@ -48,7 +48,7 @@ struct transfer {
 // Reads n bytes by the deadline (polling for `spin` first).
 transfer recv_full(int fd, void* dst, size_t n, time_point deadline, std::chrono::microseconds spin) {
   transfer t;
-  bool spun = false;
+  spin_for(fd, POLLIN, spin);  // the answer is usually this close: no recv that finds nothing
   while (t.bytes < n) {
     const ssize_t r = recv(fd, static_cast<char*>(dst) + t.bytes, n - t.bytes, MSG_DONTWAIT);
     if (r > 0) {
@@ -61,11 +61,6 @@ transfer recv_full(int fd, void* dst, size_t n, time_point deadline, std::chrono
       t.err = errno;
       return t;
     }
-    if (!spun && spin_for(fd, POLLIN, spin)) {
-      spun = true;
-      continue;
-    }
-    spun = true;
     if (!wait_for(fd, POLLIN, deadline)) {
       t.timed_out = true;
       return t;

@@ -57,6 +57,7 @@ bool readable(int fd) {
 }
 
 constexpr size_t first_body_bytes = size_t(1) << 16;  // a body buffer starts here and doubles as bytes arrive
+constexpr uint64_t small_request_bytes = uint64_t(1) << 16;  // reserved from its header alone (no peek)
 constexpr size_t kept_buffer_bytes = size_t(1) << 20;  // a worker keeps buffers up to this between requests
 constexpr auto linger_time = std::chrono::milliseconds(250);
 constexpr auto sweep_period = std::chrono::milliseconds(10);  // the loop's timeout checks
@@ -328,12 +329,15 @@ struct socket_server::impl {
         const size_t want = size_t(c.v.body_bytes);
         if (c.body_got == want) return whole(c);
         // The buffer grows only when bytes wait for it (a header alone takes no memory), doubling:
-        // a body sent in part holds at most about twice the part.
+        // a body sent in part holds at most about twice the part. A small request (the one-query
+        // round trip) skips the look: its bytes are reserved and allocated from its header.
         if (c.reserved == 0 || c.body_got == c.body_cap) {
           c.ph = phase::body;  // (from parked: waiting for bytes again, if none is there)
-          uint8_t probe;
-          const ssize_t p = recv(c.fd, &probe, 1, MSG_DONTWAIT | MSG_PEEK);
-          if (p <= 0) return ended(c, p, "body", c.body_got, want);
+          if (need_of(c.v) > small_request_bytes) {
+            uint8_t probe;
+            const ssize_t p = recv(c.fd, &probe, 1, MSG_DONTWAIT | MSG_PEEK);
+            if (p <= 0) return ended(c, p, "body", c.body_got, want);
+          }
           if (c.reserved == 0 && !reserve(c, int64_t(need_of(c.v)))) {
             c.ph = phase::parked;
             return step::parked;
@@ -501,10 +505,10 @@ struct socket_server::impl {
       // The next request, if it comes within the spin (one that has begun: until the spin ends).
       const time_point end = clock_type::now() + o.spin;
       step s = step::more;
-      for (;;) {
+      while (s == step::more && !stopping.load()) {
+        const auto left = std::chrono::duration_cast<std::chrono::microseconds>(end - clock_type::now());
+        if (!spin_for(c.fd, POLLIN, left)) break;  // nothing came: the loop waits for it
         s = read_some(c);
-        if (s != step::more || stopping.load() || clock_type::now() >= end) break;
-        spin_for(c.fd, POLLIN, std::chrono::duration_cast<std::chrono::microseconds>(end - clock_type::now()));
       }
       if (s == step::whole || s == step::respond) continue;
       if (c.ph == phase::idle) release_buffers(c, true);  // an idle connection holds no memory
