@@ -342,6 +342,41 @@ TEST_F(CliServer, EveryDtypeRoundTripsAndSigtermEndsIt) {
   for (dtype t : gsearch::all_dtypes) gsearch::visit_key_type(t, [&]<class T>() { one.template operator()<T>(); });
 }
 
+// SIGTERM while 8 clients' requests wait in the batcher (2 s for more queries): those begun are
+// answered whole, the server exits 0 with its socket removed; a client that came too late fails
+// cleanly (exit 2, no output file).
+TEST_F(CliServer, SigtermWithRequestsInFlight) {
+  std::vector<int64_t> keys;
+  for (int64_t i = 0; i < 3000; ++i) keys.push_back(i * 2);
+  auto s = serve(keys, "--max-delay-us 2000000 --preferred-batch-queries 1000000000");
+  std::vector<int64_t> q = find_data<int64_t>(20000, 4);
+  save("q.npy", q);
+  std::string clients = "cd '" + work().string() + "' && for i in 0 1 2 3 4 5 6 7; do ('" GSEARCH_CLI_PATH
+                        "' client --socket s.sock --queries q.npy --out o$i.npy > c$i.out 2> c$i.err; echo $? > c$i.rc) & "
+                        "done; wait";
+  std::thread run([&] { EXPECT_EQ(std::system(clients.c_str()), 0); });
+  std::this_thread::sleep_for(500ms);  // the clients have sent their requests: the batcher holds them
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(s->stop(SIGTERM), 0) << s->err();
+  run.join();
+  EXPECT_LT(seconds_since(t0), 10.0);
+  EXPECT_FALSE(fs::exists(work("s.sock")));
+  int answered = 0;
+  for (int i = 0; i < 8; ++i) {
+    const std::string n = std::to_string(i);
+    const std::string rc = read_bytes(work("c" + n + ".rc")), err = read_bytes(work("c" + n + ".err"));
+    if (rc == "0\n") {
+      ++answered;
+      expect_results(keys, q, side::left, npy::load<int64_t>(work("o" + n + ".npy").string()), "client " + n);
+    } else {
+      EXPECT_EQ(rc, "2\n") << err;
+      EXPECT_EQ(err.rfind("gsearch: error: ", 0), 0u) << err;
+      EXPECT_FALSE(fs::exists(work("o" + n + ".npy")));
+    }
+  }
+  EXPECT_GT(answered, 0) << s->err();
+}
+
 TEST_F(CliServer, PortJsonAndSigint) {
   std::vector<int64_t> keys;
   for (int64_t i = 0; i < 1000; ++i) keys.push_back(i * 3);
