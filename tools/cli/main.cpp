@@ -45,8 +45,9 @@ constexpr const char* exit_codes_text = R"EXIT(Exit codes:
         memory; --distributed in a gsearch built without MPI (with --device cuda: NCCL); an
         output whose directory is missing or not writable (checked before any work), or that
         cannot be written (a full disk); a stdout that cannot be written (full, closed); client:
-        a server that cannot be reached, closes the connection, is shut down or failed; serve:
-        its server failed (a CUDA error): a supervisor should restart it
+        a server that cannot be reached, closes the connection, is shut down, failed or busy
+        (status 6: try again later), or does not answer within --timeout (one deadline for the
+        whole request); serve: its server failed (a CUDA error): a supervisor should restart it
   3     search --verify found results that differ from the reference
   100+  the command line could not be parsed (CLI11's codes, e.g. 105 a value not allowed,
         106 a required option missing, 109 an unexpected argument or an unknown command)
