@@ -659,7 +659,11 @@ struct socket_server::impl {
       }
       if (fd < 0) return;  // EAGAIN: none left (or a transient error: the next event retries)
       n_connections.fetch_add(1, std::memory_order_relaxed);
-      auto c = std::make_unique<connection>();
+      std::unique_ptr<connection> c(new (std::nothrow) connection);
+      if (!c) {  // no memory for its record: refused (the loop goes on)
+        ::close(fd);
+        continue;
+      }
       c->fd = fd;
       if (listener == tcp_fd) set_nodelay(fd);
       ucred cred{};
