@@ -23,6 +23,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -342,25 +344,48 @@ TEST_F(CliServer, EveryDtypeRoundTripsAndSigtermEndsIt) {
   for (dtype t : gsearch::all_dtypes) gsearch::visit_key_type(t, [&]<class T>() { one.template operator()<T>(); });
 }
 
+// The server-side ends of connections to the Unix socket `name` (a path relative to the
+// server's folder, as it bound it): /proc/net/unix's connected (St 03) entries of that path.
+int connections_to(const std::string& name) {
+  std::ifstream f("/proc/net/unix");
+  std::string line;
+  int n = 0;
+  while (std::getline(f, line)) {
+    std::istringstream in(line);
+    std::string num, refs, protocol_, flags, type, st, inode, path;
+    if (in >> num >> refs >> protocol_ >> flags >> type >> st >> inode >> path && path == name && st == "03") ++n;
+  }
+  return n;
+}
+
 // SIGTERM while 8 clients' requests wait in the batcher (2 s for more queries): those begun are
 // answered whole, the server exits 0 with its socket removed; a client that came too late fails
 // cleanly (exit 2, no output file).
 TEST_F(CliServer, SigtermWithRequestsInFlight) {
   std::vector<int64_t> keys;
   for (int64_t i = 0; i < 3000; ++i) keys.push_back(i * 2);
-  auto s = serve(keys, "--max-delay-us 2000000 --preferred-batch-queries 1000000000");
+  save("k.npy", keys);
+  const std::string sock = "inflight-" + std::to_string(getpid()) + ".sock";  // unique in /proc/net/unix
+  background_serve s(work(), "--keys k.npy --socket " + sock +
+                                 " --max-delay-us 2000000 --preferred-batch-queries 1000000000");
+  ASSERT_NE(s.ready_line().find("serving 3000 keys"), std::string::npos) << s.err();
   std::vector<int64_t> q = find_data<int64_t>(20000, 4);
   save("q.npy", q);
   std::string clients = "cd '" + work().string() + "' && for i in 0 1 2 3 4 5 6 7; do ('" GSEARCH_CLI_PATH
-                        "' client --socket s.sock --queries q.npy --out o$i.npy > c$i.out 2> c$i.err; echo $? > c$i.rc) & "
-                        "done; wait";
+                        "' client --socket " + sock +
+                        " --queries q.npy --out o$i.npy > c$i.out 2> c$i.err; echo $? > c$i.rc) & done; wait";
   std::thread run([&] { EXPECT_EQ(std::system(clients.c_str()), 0); });
-  std::this_thread::sleep_for(500ms);  // the clients have sent their requests: the batcher holds them
+  // Every client connected (however slowly they start: sanitizers), then a moment for their
+  // requests' bytes: the batcher holds them.
+  const auto connected = std::chrono::steady_clock::now() + 60s;
+  while (connections_to(sock) < 8 && std::chrono::steady_clock::now() < connected) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(connections_to(sock), 8);
+  std::this_thread::sleep_for(300ms);
   const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_EQ(s->stop(SIGTERM), 0) << s->err();
+  EXPECT_EQ(s.stop(SIGTERM), 0) << s.err();
   run.join();
-  EXPECT_LT(seconds_since(t0), 10.0);
-  EXPECT_FALSE(fs::exists(work("s.sock")));
+  EXPECT_LT(seconds_since(t0), 20.0);
+  EXPECT_FALSE(fs::exists(work(sock)));
   int answered = 0;
   for (int i = 0; i < 8; ++i) {
     const std::string n = std::to_string(i);
@@ -374,7 +399,7 @@ TEST_F(CliServer, SigtermWithRequestsInFlight) {
       EXPECT_FALSE(fs::exists(work("o" + n + ".npy")));
     }
   }
-  EXPECT_GT(answered, 0) << s->err();
+  EXPECT_GT(answered, 0) << s.err();
 }
 
 TEST_F(CliServer, PortJsonAndSigint) {
