@@ -9,10 +9,8 @@
 // connections back through a queue and an eventfd.
 
 #include <fcntl.h>
-#include <grp.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,23 +30,13 @@
 #include "gsearch/detail/fork.hpp"
 #include "gsearch/server_socket.hpp"
 #include "socket_common.hpp"
+#include "socket_listen.hpp"
 
 namespace gsearch {
 
 using namespace socket_detail;
 
 namespace {
-
-// Whether a server answers at the Unix-domain socket `path` (a connect succeeds, or would wait).
-bool unix_socket_answers(const std::string& path) {
-  const sockaddr_un a = unix_address(path);
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) fail_sys("gsearch socket: socket()");
-  const int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
-  const int err = errno;
-  ::close(fd);
-  return rc == 0 || err == EAGAIN || err == EINPROGRESS;
-}
 
 // Whether bytes (or the end of the stream) wait on fd.
 bool readable(int fd) {
@@ -151,95 +139,17 @@ struct socket_server::impl {
     return o.max_connections_per_peer > 0 ? o.max_connections_per_peer : std::max(1, o.max_connections / 2);
   }
 
-  // ---- listening ------------------------------------------------------------------------------
-
-  // The lock beside the socket, held while this server serves: two servers starting on one path
-  // cannot both find its socket stale and replace each other's.
-  // Returns whether this call created the lock file.
-  bool lock_path(const std::string& path) {
-    const std::string lock = path + ".lock";
-    bool created = true;
-    lock_fd = open(lock.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (lock_fd < 0 && errno == EEXIST) {
-      created = false;
-      lock_fd = open(lock.c_str(), O_RDWR | O_CLOEXEC);
-    }
-    if (lock_fd < 0) fail_sys("gsearch socket: cannot open the lock file '" + lock + "'");
-    if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-      if (errno == EWOULDBLOCK)
-        throw invalid_argument("gsearch socket: a server already serves '" + path + "' (it holds '" + lock + "')");
-      fail_sys("gsearch socket: cannot lock '" + lock + "'");
-    }
-    return created;
-  }
-
-  static void refuse_not_a_socket(const std::string& path) {
-    struct stat st{};
-    if (lstat(path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode))
-      throw invalid_argument("gsearch socket: '" + path + "' exists and is not a socket: refusing to replace it");
-  }
+  // ---- listening (socket_listen.cpp) ---------------------------------------------------------
 
   void listen_unix(const std::string& path) {
-    const sockaddr_un a = unix_address(path);
-    gid_t gid = gid_t(-1);
-    if (!o.group.empty()) {
-      const group* g = getgrnam(o.group.c_str());  // before any thread of ours starts
-      if (g == nullptr) throw invalid_argument("gsearch socket: no group named '" + o.group + "'");
-      gid = g->gr_gid;
-    }
-    refuse_not_a_socket(path);  // before the lock file: a refused start leaves no file
-    const bool created = lock_path(path);
-    struct stat st{};
-    if (lstat(path.c_str(), &st) == 0) {
-      refuse_not_a_socket(path);
-      if (unix_socket_answers(path)) {  // a server that takes no lock (an older gsearch)
-        if (created) unlink((path + ".lock").c_str());
-        throw invalid_argument("gsearch socket: a server already answers at '" + path + "'");
-      }
-      if (unlink(path.c_str()) != 0 && errno != ENOENT)
-        fail_sys("gsearch socket: cannot remove the stale socket '" + path + "'");
-    }
-    unix_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (unix_fd < 0) fail_sys("gsearch socket: socket()");
-    if (bind(unix_fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0)
-      fail_sys("gsearch socket: cannot bind '" + path + "'");
-    if (lstat(path.c_str(), &st) == 0) {
-      unix_dev = st.st_dev;
-      unix_ino = st.st_ino;
-    }
-    // Its permissions before it listens: until then a connect is refused, whatever the umask gave.
-    const auto undo = [&](const std::string& what) {
-      const int err = errno;
-      unlink(path.c_str());
-      fail_sys("gsearch socket: " + what, err);
-    };
-    if (gid != gid_t(-1) && chown(path.c_str(), uid_t(-1), gid) != 0)
-      undo("cannot give '" + path + "' to the group '" + o.group + "'");
-    if (chmod(path.c_str(), mode_t(o.socket_mode)) != 0) undo("cannot set the mode of '" + path + "'");
-    if (::listen(unix_fd, SOMAXCONN) != 0) undo("cannot listen on '" + path + "'");
+    unix_listener l = socket_detail::listen_unix(path, o.socket_mode, o.group);
+    unix_fd = l.fd;
+    lock_fd = l.lock_fd;
+    unix_dev = l.dev;
+    unix_ino = l.ino;
   }
 
-  void listen_tcp(int want) {
-    tcp_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (tcp_fd < 0) fail_sys("gsearch socket: socket()");
-    const int one = 1;
-    setsockopt(tcp_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    const sockaddr_in a = loopback_address(want);
-    if (bind(tcp_fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0)
-      fail_sys("gsearch socket: cannot bind 127.0.0.1:" + std::to_string(want));
-    if (::listen(tcp_fd, SOMAXCONN) != 0) fail_sys("gsearch socket: cannot listen on 127.0.0.1");
-    sockaddr_in bound{};
-    socklen_t len = sizeof bound;
-    getsockname(tcp_fd, reinterpret_cast<sockaddr*>(&bound), &len);
-    port = ntohs(bound.sin_port);
-  }
-
-  // The socket file, if it is still the one bound (not replaced since).
-  void remove_socket_file() {
-    struct stat st{};
-    if (!o.path.empty() && lstat(o.path.c_str(), &st) == 0 && st.st_dev == unix_dev && st.st_ino == unix_ino)
-      unlink(o.path.c_str());
-  }
+  void remove_socket_file() { socket_detail::remove_socket_file(o.path, unix_dev, unix_ino); }
 
   void close_listeners() {
     for (int* fd : {&unix_fd, &tcp_fd})
@@ -868,7 +778,7 @@ socket_server::socket_server(dtype keys, int64_t key_count, search_fn search, co
   s.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (!options.path.empty()) s.listen_unix(options.path);
   try {
-    if (options.port >= 0) s.listen_tcp(options.port);
+    if (options.port >= 0) s.tcp_fd = listen_tcp(options.port, s.port);
     for (int fd : {s.wake_fd, s.unix_fd, s.tcp_fd})
       if (fd >= 0) s.add_to_epoll(fd);
     const int workers = options.workers > 0 ? options.workers : 64;
@@ -919,7 +829,7 @@ void socket_server::stop() {
   s.work_cv.notify_all();
   for (auto& t : s.workers) t.join();
   s.workers.clear();
-  if (s.lock_fd >= 0) ::close(std::exchange(s.lock_fd, -1));  // the lock file stays (see lock_path)
+  if (s.lock_fd >= 0) ::close(std::exchange(s.lock_fd, -1));  // the lock file stays (socket_listen.cpp)
 }
 
 const std::string& socket_server::path() const { return impl_->o.path; }
