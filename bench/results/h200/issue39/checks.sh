@@ -29,4 +29,4 @@ carry/bin/test_gpu_server > "$L/test_gpu_server.log" 2>&1
 echo "test_gpu_server: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$L/test_gpu_server.log" | tr '\n' ' ')"
 export GSEARCH_SOURCE_COMMIT="$(cat .deps/source_commit.txt)"
 python3 -m pip install --no-build-isolation --no-deps -q -C build-dir=build/pip-dev . > "$L/pip_install.log" 2>&1 || tail -20 "$L/pip_install.log"
-(cd python/tests && timeout 300 python3 -m pytest -q -rs test_server.py test_client.py > "$L/python_server_client.log" 2>&1; echo "pytest: exit $?"; tail -3 "$L/python_server_client.log")
+(cd python/tests && timeout 300 python3 -m pytest -q -rs test_server.py test_server_listen.py test_client.py > "$L/python_server_client.log" 2>&1; echo "pytest: exit $?"; tail -3 "$L/python_server_client.log")
