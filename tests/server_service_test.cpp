@@ -165,6 +165,29 @@ TEST_F(SocketServer, IdleConnectionsCostNoThreadAndLockNoOneOut) {
   EXPECT_GT(socket_options{}.idle_timeout.count(), 0);  // and they are closed in time by default
 }
 
+TEST_F(SocketServer, HalfTheWorkersAtMostHoldAnIdleConnectionAndStopEndsTheHold) {
+  // A worker waits (socket_options::hold) for its connection's next request while no more than
+  // half of the workers do so: two clients answered once and then idle keep one worker of two,
+  // and a third is answered at once by the other; stop() does not wait for a hold to end.
+  socket_options o;
+  o.workers = 2;
+  o.spin = 0us;
+  o.hold = 60s;
+  listen(o);
+  const std::vector<int64_t> q = queries_of(5, 3);
+  std::vector<int64_t> out(q.size());
+  socket_client a(path(), 5s), b(path(), 5s);
+  a.search(span<const int64_t>(q), side::left, span<int64_t>(out));
+  b.search(span<const int64_t>(q), side::left, span<int64_t>(out));
+  const auto start = clock_type::now();
+  EXPECT_NO_THROW(EXPECT_EQ(client_search(path(), 5s, q, out), status::ok));
+  EXPECT_EQ(out, reference_all(keys_, q, side::left));
+  EXPECT_LT(clock_type::now() - start, 2s);
+  const auto stopping = clock_type::now();
+  front_->stop();
+  EXPECT_LT(clock_type::now() - stopping, 2s);
+}
+
 TEST_F(SocketServer, AFullServerAnswersBusyAtOnce) {
   socket_options o;
   o.max_connections = 4;

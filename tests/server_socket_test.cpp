@@ -140,6 +140,61 @@ TEST_F(SocketServer, ManyRequestsOnOneConnection) {
   EXPECT_EQ(front_->port(), -1);
 }
 
+TEST_F(SocketServer, RequestsSentTogetherAreAnsweredInOrder) {
+  // A client may send its next requests before it reads the answers: the bytes the front end
+  // reads with one request's header (up to 512) that belong to the next ones are kept for them,
+  // a refused request's body among them.
+  listen();
+  raw_connection c(path());
+  std::string all;
+  std::vector<std::vector<int64_t>> qs;
+  for (int64_t n : {1, 0, 3, 40, -1, 1, 200, 2, 64}) {
+    if (n < 0) {  // float32 queries for int64 keys: answered, its body dropped, the connection kept
+      all += bytes_of_header(dtype::float32, side::left, 3) + bytes_of(std::vector<float>{1, 2, 3});
+      qs.emplace_back();
+      continue;
+    }
+    std::vector<int64_t> q;
+    for (int64_t i = 0; i < n; ++i) q.push_back((i * 53 + n) % 2100 - 50);
+    all += bytes_of_header(dtype::int64, side::left, uint64_t(n)) + bytes_of(q);
+    qs.push_back(q);
+  }
+  c.send(all);
+  for (size_t i = 0; i < qs.size(); ++i) {
+    const auto r = c.read_response();
+    ASSERT_TRUE(r.complete) << i;
+    if (i == 4) {
+      EXPECT_EQ(r.code, status::wrong_dtype);
+      continue;
+    }
+    ASSERT_EQ(r.code, status::ok) << i << ": " << r.message;
+    EXPECT_EQ(r.results, reference_all(keys_, qs[i], side::left)) << i;
+  }
+  EXPECT_EQ(front_->stats().requests, int64_t(qs.size()) - 1);
+}
+
+TEST_F(SocketServer, TheClientReadsAnErrorWhateverSizeItsResultsAre) {
+  // The client reads an answer's head and results in one go: an error's message lands where the
+  // results would, whole, partly or not at all (0 queries), and is read out of there.
+  listen();
+  for (int64_t n : {0, 1, 3, 1000}) {
+    socket_client client(path(), 5s);
+    const std::vector<float> q(size_t(n), 1.5f);
+    std::vector<int64_t> out(static_cast<size_t>(n));
+    try {
+      client.search(span<const float>(q), side::left, span<int64_t>(out));
+      ADD_FAILURE() << n << ": no error";
+    } catch (const socket_error& e) {
+      EXPECT_EQ(e.status(), status::wrong_dtype) << n;
+      EXPECT_NE(std::string(e.what()).find("queries of dtype float32 for keys of dtype int64"), std::string::npos)
+          << n << ": " << e.what();
+    }
+    std::vector<int64_t> good(static_cast<size_t>(n), 7), results(static_cast<size_t>(n));
+    client.search(span<const int64_t>(good), side::left, span<int64_t>(results));  // the client is still good
+    EXPECT_EQ(results, reference_all(keys_, good, side::left)) << n;
+  }
+}
+
 TEST_F(SocketServer, BadMagicVersionOpOrDtypeCodeIsAnsweredAndClosed) {
   listen();
   for (int what = 0; what < 4; ++what) {

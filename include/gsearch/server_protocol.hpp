@@ -5,8 +5,8 @@
 /// (no sockets: tests/server_socket_test.cpp tests them alone). server_socket.hpp speaks it over
 /// a Unix-domain socket or 127.0.0.1; python/gsearch/_client.py is a second implementation.
 ///
-/// Little-endian, one request then its response at a time per connection (a client may send
-/// many requests on one connection, one after another):
+/// Little-endian; per connection, requests and their responses in order (a client may send many
+/// requests on one connection, and a request before the answer to the last one is read):
 ///
 ///     request   magic "GSRQ" | version u16 = 1 | op u16 (core::server_op: 1 search)
 ///               | dtype u8 (gsearch::dtype: 0 int32, 1 uint32, 2 int64, 3 uint64, 4 float32,

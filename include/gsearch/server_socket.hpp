@@ -17,9 +17,9 @@
 /// is checked first: a request over max_queries is refused unread and its connection closed),
 /// into a buffer that grows with them; once whole it goes to one of `workers` threads, which
 /// calls server.search (requests of concurrent connections are batched by the server) and
-/// writes the response. A worker keeps its connection for `spin` after answering, so that a
-/// client's next request costs no hand-over; else the connection goes back to the loop, its
-/// buffers released. Memory is the server's to bound: every request body and response buffer
+/// writes the response. A worker keeps its connection for `spin` after answering (then for
+/// `hold`, blocked), so that a client's next request costs no hand-over; else the connection goes
+/// back to the loop, its buffers released. Memory is the server's to bound: every request body and response buffer
 /// held counts against max_bytes_in_flight (a request that needs more than all of it is
 /// refused, status 3; beyond it, connections wait for bytes to be freed). At max_connections (or
 /// a Unix-socket peer's max_connections_per_peer) a new connection is answered "busy" (status 6)
@@ -93,6 +93,11 @@ struct socket_options {
   /// of a round trip (docs/perf-notes.md, "Search server"). The event loop polls as long after
   /// its last event. 0: never.
   std::chrono::microseconds spin{50};
+  /// After the spin, a worker waits this long more for its connection's next request, blocked in
+  /// poll() (no core), while no more than half of the workers do so: with the spin 0 (or a client
+  /// slower than it), a round trip then costs one wake-up, not two hand-overs through the event
+  /// loop. An idle connection holds a worker at most this long. 0: never.
+  std::chrono::milliseconds hold{10};
 };
 
 /// How long socket_client polls for an answer without sleeping before it blocks (the server's

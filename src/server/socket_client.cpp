@@ -45,14 +45,28 @@ struct transfer {
   size_t bytes = 0;
 };
 
-// Reads n bytes by the deadline (polling for `spin` first).
-transfer recv_full(int fd, void* dst, size_t n, time_point deadline, std::chrono::microseconds spin) {
+// Reads into two buffers, one after the other, by the deadline, until they are full or
+// `enough(bytes read)` says so; for `spin` first without sleeping (recvmsg again and again: the
+// answer is usually this close, and a poll() before each read would be one system call more).
+template <class Enough>
+transfer recv_into(int fd, iovec (&iov)[2], time_point deadline, std::chrono::microseconds spin, Enough enough) {
   transfer t;
-  spin_for(fd, POLLIN, spin);  // the answer is usually this close: no recv that finds nothing
-  while (t.bytes < n) {
-    const ssize_t r = recv(fd, static_cast<char*>(dst) + t.bytes, n - t.bytes, MSG_DONTWAIT);
+  const size_t n = iov[0].iov_len + iov[1].iov_len;
+  const time_point spin_end = clock_type::now() + spin;
+  int first = 0;
+  while (t.bytes < n && !enough(t.bytes)) {
+    msghdr msg{};
+    msg.msg_iov = iov + first;
+    msg.msg_iovlen = size_t(2 - first);
+    const ssize_t r = recvmsg(fd, &msg, MSG_DONTWAIT);
     if (r > 0) {
       t.bytes += size_t(r);
+      size_t left = size_t(r);
+      while (first < 2 && left >= iov[first].iov_len) left -= iov[first++].iov_len;
+      if (first < 2) {
+        iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
+        iov[first].iov_len -= left;
+      }
       continue;
     }
     if (r == 0) return t;
@@ -61,6 +75,10 @@ transfer recv_full(int fd, void* dst, size_t n, time_point deadline, std::chrono
       t.err = errno;
       return t;
     }
+    if (clock_type::now() < spin_end) {
+      std::this_thread::yield();  // a core that others wait for (the server's own threads) is given up
+      continue;
+    }
     if (!wait_for(fd, POLLIN, deadline)) {
       t.timed_out = true;
       return t;
@@ -68,6 +86,12 @@ transfer recv_full(int fd, void* dst, size_t n, time_point deadline, std::chrono
   }
   t.done = true;
   return t;
+}
+
+// Reads n bytes by the deadline.
+transfer recv_full(int fd, void* dst, size_t n, time_point deadline) {
+  iovec iov[2] = {{dst, n}, {nullptr, 0}};
+  return recv_into(fd, iov, deadline, std::chrono::microseconds(0), [](size_t) { return false; });
 }
 
 // Sends the header and the body by the deadline (one sendmsg while the socket takes them).
@@ -182,8 +206,17 @@ void socket_client::search(dtype t, const void* queries, int64_t n, side s, span
     const transfer sent = send_request(fd_, head.data(), head.size(), queries, size_t(n) * size_t(itemsize(t)), deadline);
     if (sent.timed_out) throw broken("did not take the request within the timeout (" + std::to_string(timeout_.count()) + " ms)");
     // A send that failed may still have an answer waiting (a request refused from its header).
-    uint8_t rh[protocol::response_head_bytes];
-    const transfer got = recv_full(fd_, rh, sizeof rh, deadline, sent.done ? spin_ : std::chrono::microseconds(0));
+    // An answer's head, count and results in one read where they have arrived together; the
+    // reading stops early where the head says that no results follow.
+    uint8_t rh[protocol::ok_header_bytes];
+    iovec iov[2] = {{rh, sizeof rh}, {out.data(), size_t(n) * 8}};
+    const auto no_results = [&](size_t bytes) {
+      if (bytes < protocol::response_head_bytes) return false;
+      const protocol::response_head h = protocol::decode_response_head(rh);
+      return !h.magic_ok || h.code != protocol::status::ok ||
+             (bytes >= sizeof rh && protocol::get_le<uint64_t>(rh + protocol::response_head_bytes) != uint64_t(n));
+    };
+    const transfer got = recv_into(fd_, iov, deadline, sent.done ? spin_ : std::chrono::microseconds(0), no_results);
     // A connection the server closed while it was idle: no byte of an answer, so the request
     // was not served. Sent again once, on a new connection (a search is idempotent); never after a
     // timeout, which would double the load of a server that is slow.
@@ -193,32 +226,39 @@ void socket_client::search(dtype t, const void* queries, int64_t n, side s, span
       close();
       continue;
     }
-    if (!got.done) {
+    if (got.bytes < protocol::response_head_bytes) {
       if (got.timed_out) throw broken(in_time);
       if (sent.err != 0) throw broken("closed the connection: " + errno_text(sent.err));
       throw broken(got.err ? "closed the connection: " + errno_text(got.err) : std::string("closed the connection"));
     }
     const protocol::response_head h = protocol::decode_response_head(rh);
     if (!h.magic_ok) throw broken("answered something that is not the gsearch protocol");
-    const auto read_rest = [&](void* dst, size_t bytes) {
-      const transfer r = recv_full(fd_, dst, bytes, deadline, std::chrono::microseconds(0));
-      if (r.timed_out) throw broken(in_time);
-      if (!r.done) throw broken("closed the connection mid-answer");
-    };
     if (h.code == protocol::status::ok) {
-      uint8_t c[8];
-      read_rest(c, 8);
-      const uint64_t count = protocol::get_le<uint64_t>(c);
-      if (count != uint64_t(n))
-        throw broken("answered " + std::to_string(count) + " results for " + std::to_string(n) + " queries");
-      read_rest(out.data(), size_t(n) * 8);
+      if (got.bytes >= sizeof rh) {
+        const uint64_t count = protocol::get_le<uint64_t>(rh + protocol::response_head_bytes);
+        if (count != uint64_t(n))
+          throw broken("answered " + std::to_string(count) + " results for " + std::to_string(n) + " queries");
+      }
+      if (got.timed_out) throw broken(in_time);
+      if (!got.done) throw broken("closed the connection mid-answer");
       return;
     }
-    uint8_t l[4];
-    read_rest(l, 4);
-    const uint32_t len = std::min(protocol::get_le<uint32_t>(l), uint32_t(1) << 20);
-    std::string message(len, '\0');
-    message.resize(recv_full(fd_, message.data(), len, deadline, std::chrono::microseconds(0)).bytes);
+    // An error: its length and message follow the head, some of them read already (in rh, then
+    // in out's bytes).
+    std::string rest(reinterpret_cast<const char*>(rh) + protocol::response_head_bytes,
+                     std::min(got.bytes, sizeof rh) - protocol::response_head_bytes);
+    if (got.bytes > sizeof rh) rest.append(reinterpret_cast<const char*>(out.data()), got.bytes - sizeof rh);
+    const auto read_more = [&](size_t bytes) {
+      const size_t had = rest.size();
+      rest.resize(had + bytes);
+      rest.resize(had + recv_full(fd_, rest.data() + had, bytes, deadline).bytes);
+    };
+    if (rest.size() < 4) read_more(4 - rest.size());
+    if (rest.size() < 4) throw broken("closed the connection mid-answer");
+    const uint32_t len =
+        std::min(protocol::get_le<uint32_t>(reinterpret_cast<const uint8_t*>(rest.data())), uint32_t(1) << 20);
+    if (rest.size() < 4 + size_t(len)) read_more(4 + size_t(len) - rest.size());
+    const std::string message = rest.substr(4, len);
     close();  // reconnect for the next request, whatever the server does with this connection
     throw socket_error(h.code, where + " answered " + protocol::to_string(h.code) + ": " + message);
   }

@@ -45,19 +45,6 @@ inline int poll_ms(time_point deadline) {
   return int(std::min<int64_t>(std::chrono::ceil<std::chrono::milliseconds>(left).count(), 1 << 30));
 }
 
-/// Polls fd for `events` without sleeping for up to `spin`: whether they came (or an error or
-/// EOF: the next call tells). A round trip's waits would otherwise each cost a thread's wake-up.
-inline bool spin_for(int fd, short events, std::chrono::microseconds spin) {
-  if (spin.count() <= 0) return false;
-  const time_point end = clock_type::now() + spin;
-  do {
-    pollfd p{fd, events, 0};
-    if (poll(&p, 1, 0) > 0) return true;
-    std::this_thread::yield();  // a core that others wait for (the server's own threads) is given up
-  } while (clock_type::now() < end);
-  return false;
-}
-
 inline sockaddr_un unix_address(const std::string& path) {
   sockaddr_un a{};
   a.sun_family = AF_UNIX;

@@ -44,6 +44,7 @@ bool readable(int fd) {
   return poll(&p, 1, 0) == 1;
 }
 
+constexpr size_t staged_bytes = 512;  // a header is read with what follows it, up to this (connection::in)
 constexpr size_t first_body_bytes = size_t(1) << 16;  // a body buffer starts here and doubles as bytes arrive
 constexpr uint64_t small_request_bytes = uint64_t(1) << 16;  // reserved from its header alone (no peek)
 constexpr size_t kept_buffer_bytes = size_t(1) << 20;  // a worker keeps buffers up to this between requests
@@ -71,6 +72,11 @@ struct connection {
   uid_t peer = 0;
   phase ph = phase::idle;
   time_point deadline = never;
+  // Bytes read and not yet taken: a header is read with up to staged_bytes more, so that a small
+  // request (its header and body, sent at once) costs one recv; what follows it stays here for the
+  // next request.
+  uint8_t in[staged_bytes];
+  size_t in_at = 0, in_end = 0;
   // The request being read.
   uint8_t head[protocol::request_header_bytes];
   size_t head_got = 0;
@@ -102,6 +108,7 @@ struct socket_server::impl {
   search_fn search;
   socket_options o;
   int unix_fd = -1, tcp_fd = -1, port = -1, lock_fd = -1, epoll_fd = -1, wake_fd = -1, spare_fd = -1;
+  int stop_fd = -1;  // readable once stop() is called: for the workers that hold a connection
   dev_t unix_dev = 0;
   ino_t unix_ino = 0;
   std::thread loop_thread;
@@ -113,6 +120,8 @@ struct socket_server::impl {
   std::deque<connection*> work;       // whole requests, for the workers
   std::vector<connection*> returned;  // connections the workers hand back
   bool quit = false;                  // the workers end (after the loop has)
+  int n_workers = 0;
+  std::atomic<int> holding{0};        // workers waiting for their connection's next request (hold)
   std::atomic<bool> stopping{false};
   std::atomic<int64_t> stop_deadline{0};  // clock ticks: when requests begun stop waiting for bytes
   std::atomic<int64_t> held{0}, peak{0};  // the memory budget's bytes in use
@@ -131,7 +140,7 @@ struct socket_server::impl {
   size_t lingering = 0;
 
   ~impl() {
-    for (int fd : {unix_fd, tcp_fd, lock_fd, epoll_fd, wake_fd, spare_fd})
+    for (int fd : {unix_fd, tcp_fd, lock_fd, epoll_fd, wake_fd, spare_fd, stop_fd})
       if (fd >= 0) ::close(fd);
   }
 
@@ -220,12 +229,34 @@ struct socket_server::impl {
 
   enum class step { more, whole, respond, closed, parked };
 
+  static size_t staged(const connection& c) { return c.in_end - c.in_at; }
+
+  // Whether a byte of a request waits (or the end of the stream).
+  static bool has_bytes(const connection& c) { return staged(c) > 0 || readable(c.fd); }
+
+  // Takes up to n bytes of the stream into dst: the staged ones first, else what one recv gives
+  // (`stage`: through `in`, up to staged_bytes, where the request's length is not known yet; else
+  // no more than n, so that no byte of the next request is read). recv's result when it gives none.
+  static ssize_t take(connection& c, void* dst, size_t n, bool stage) {
+    if (staged(c) == 0) {
+      if (!stage || n >= sizeof c.in) return recv(c.fd, dst, n, MSG_DONTWAIT);
+      const ssize_t r = recv(c.fd, c.in, sizeof c.in, MSG_DONTWAIT);
+      if (r <= 0) return r;
+      c.in_at = 0;
+      c.in_end = size_t(r);
+    }
+    const size_t k = std::min(n, staged(c));
+    std::memcpy(dst, c.in + c.in_at, k);
+    c.in_at += k;
+    return ssize_t(k);
+  }
+
   // Reads what has arrived of the request: its header (checked at once), then its body (or drops
   // the body of a request refused with its connection kept). Never blocks.
   step read_some(connection& c) {
     for (;;) {
       if (c.ph == phase::idle || c.ph == phase::header) {
-        const ssize_t r = recv(c.fd, c.head + c.head_got, sizeof c.head - c.head_got, MSG_DONTWAIT);
+        const ssize_t r = take(c, c.head + c.head_got, sizeof c.head - c.head_got, true);
         if (r <= 0) return ended(c, r, "header", c.head_got, sizeof c.head);
         if (c.ph == phase::idle) {
           c.ph = phase::header;
@@ -243,7 +274,7 @@ struct socket_server::impl {
         // round trip) skips the look: its bytes are reserved and allocated from its header.
         if (c.reserved == 0 || c.body_got == c.body_cap) {
           c.ph = phase::body;  // (from parked: waiting for bytes again, if none is there)
-          if (need_of(c.v) > small_request_bytes) {
+          if (need_of(c.v) > small_request_bytes && staged(c) == 0) {
             uint8_t probe;
             const ssize_t p = recv(c.fd, &probe, 1, MSG_DONTWAIT | MSG_PEEK);
             if (p <= 0) return ended(c, p, "body", c.body_got, want);
@@ -259,7 +290,7 @@ struct socket_server::impl {
           }
         }
         // Not past this request's body: a kept buffer may be larger, and the next request may follow.
-        const ssize_t r = recv(c.fd, c.body + c.body_got, std::min(want, c.body_cap) - c.body_got, MSG_DONTWAIT);
+        const ssize_t r = take(c, c.body + c.body_got, std::min(want, c.body_cap) - c.body_got, false);
         if (r <= 0) return ended(c, r, "body", c.body_got, want);
         c.body_got += size_t(r);
       } else if (c.ph == phase::skip) {
@@ -268,7 +299,7 @@ struct socket_server::impl {
           return step::respond;
         }
         thread_local char drop[1 << 14];
-        const ssize_t r = recv(c.fd, drop, size_t(std::min<uint64_t>(c.skip_left, sizeof drop)), MSG_DONTWAIT);
+        const ssize_t r = take(c, drop, size_t(std::min<uint64_t>(c.skip_left, sizeof drop)), false);
         if (r <= 0) return ended(c, r, "body", size_t(c.v.body_bytes - c.skip_left), size_t(c.v.body_bytes));
         c.skip_left -= uint64_t(r);
       } else {
@@ -412,18 +443,46 @@ struct socket_server::impl {
         next_request(c);
         release_buffers(c, false);
       }
-      // The next request, if it comes within the spin (one that has begun: until the spin ends).
-      const time_point end = clock_type::now() + o.spin;
-      step s = step::more;
-      while (s == step::more && !stopping.load()) {
-        const auto left = std::chrono::duration_cast<std::chrono::microseconds>(end - clock_type::now());
-        if (!spin_for(c.fd, POLLIN, left)) break;  // nothing came: the loop waits for it
-        s = read_some(c);
-      }
+      const step s = await_request(c);
       if (s == step::whole || s == step::respond) continue;
       if (c.ph == phase::idle) release_buffers(c, true);  // an idle connection holds no memory
       return;
     }
+  }
+
+  // The client's next request (or the rest of one begun): read if it comes within the spin
+  // (recv without sleeping: no poll before it), else, after a hold, within the spin after it.
+  step await_request(connection& c) {
+    step s = read_some(c);
+    for (bool held = false; s == step::more && !stopping.load(); held = true) {
+      const time_point end = clock_type::now() + o.spin;
+      while (s == step::more && !stopping.load() && clock_type::now() < end) {
+        std::this_thread::yield();  // a core that others wait for (the server's own threads) is given up
+        s = read_some(c);
+      }
+      if (s != step::more || held || !hold(c)) break;
+      s = read_some(c);
+    }
+    return s;
+  }
+
+  // Waits in poll() (no core) for `hold` for bytes of c, while no more than half of the workers
+  // do so: a client in a loop of round trips then costs one wake-up a request, not a hand-over to
+  // the loop and from it (2x the round trip with both ends blocking, docs/perf-notes.md), and an
+  // idle connection holds a worker no longer than that. Whether bytes came.
+  bool hold(connection& c) {
+    if (o.hold.count() == 0) return false;
+    if (holding.fetch_add(1) >= n_workers / 2) {
+      holding.fetch_sub(1);
+      return false;
+    }
+    const time_point until = std::min(clock_type::now() + o.hold, c.deadline);
+    pollfd p[2] = {{c.fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};
+    int rc;
+    while ((rc = poll(p, 2, poll_ms(until))) < 0 && errno == EINTR) {
+    }
+    holding.fetch_sub(1);
+    return rc > 0 && p[0].revents != 0;
   }
 
   void worker() {
@@ -525,7 +584,7 @@ struct socket_server::impl {
           if (c.close_after) return linger(c);
           next_request(c);
           release_buffers(c, true);
-          if (stopping.load() && !readable(c.fd)) return close_connection(c);  // one sent is still answered
+          if (stopping.load() && !has_bytes(c)) return close_connection(c);  // one sent is still answered
           continue;
         case phase::search: {
           c.with_worker = true;
@@ -645,7 +704,7 @@ struct socket_server::impl {
   void expire(connection& c, bool stopping_now) {
     switch (c.ph) {
       case phase::idle:  // idle too long, or the server stops: a request already sent is still answered
-        if (stopping_now && readable(c.fd)) return advance(c);
+        if (stopping_now && has_bytes(c)) return advance(c);
         return close_connection(c);
       case phase::write:  // a client that does not read its answer
       case phase::lingering:
@@ -686,7 +745,7 @@ struct socket_server::impl {
     }
     for (connection* c : back) {
       c->with_worker = false;
-      if (stopping.load() && c->ph == phase::idle && !readable(c->fd)) {
+      if (stopping.load() && c->ph == phase::idle && !has_bytes(*c)) {
         close_connection(*c);
         continue;
       }
@@ -765,8 +824,8 @@ socket_server::socket_server(dtype keys, int64_t key_count, search_fn search, co
     bad("max_connections must be >= 1, max_connections_per_peer and workers >= 0");
   if (options.socket_mode > 0777) bad("socket_mode must be permission bits (0 to 0777)");
   if (options.request_timeout.count() < 0 || options.idle_timeout.count() < 0 || options.stop_grace.count() < 0 ||
-      options.spin.count() < 0)
-    bad("the timeouts and spin must be >= 0");
+      options.spin.count() < 0 || options.hold.count() < 0)
+    bad("the timeouts, spin and hold must be >= 0");
   s.keys = keys;
   s.key_count = key_count;
   s.search = std::move(search);
@@ -774,16 +833,17 @@ socket_server::socket_server(dtype keys, int64_t key_count, search_fn search, co
   s.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
   if (s.epoll_fd < 0) fail_sys("gsearch socket: epoll_create1");
   s.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (s.wake_fd < 0) fail_sys("gsearch socket: eventfd");
+  s.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (s.wake_fd < 0 || s.stop_fd < 0) fail_sys("gsearch socket: eventfd");
   s.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (!options.path.empty()) s.listen_unix(options.path);
   try {
     if (options.port >= 0) s.tcp_fd = listen_tcp(options.port, s.port);
     for (int fd : {s.wake_fd, s.unix_fd, s.tcp_fd})
       if (fd >= 0) s.add_to_epoll(fd);
-    const int workers = options.workers > 0 ? options.workers : 64;
+    s.n_workers = options.workers > 0 ? options.workers : 64;
     s.loop_thread = std::thread([&s] { s.loop(); });
-    for (int i = 0; i < workers; ++i) s.workers.emplace_back([&s] { s.worker(); });
+    for (int i = 0; i < s.n_workers; ++i) s.workers.emplace_back([&s] { s.worker(); });
   } catch (...) {
     s.remove_socket_file();
     if (s.loop_thread.joinable()) {
@@ -819,6 +879,8 @@ void socket_server::stop() {
   s.stop_deadline.store((clock_type::now() + s.o.stop_grace).time_since_epoch().count());
   s.stopping.store(true);
   s.wake();
+  const uint64_t one = 1;
+  (void)!write(s.stop_fd, &one, sizeof one);  // never read: readable from now on
   // The loop closes the listeners, then every connection once it has answered the request it
   // had begun; then the workers, idle by then, end.
   if (s.loop_thread.joinable()) s.loop_thread.join();

@@ -43,7 +43,7 @@ struct serve_args {
   std::string keys, socket, port, device = "auto", socket_group, ready_file;
   std::string max_queries = std::to_string(protocol::default_max_queries), max_connections = "1024";
   std::string max_connections_per_peer = "0", max_bytes_in_flight = std::to_string(int64_t(1) << 30);
-  std::string workers = "0", request_timeout_ms = "30000", idle_timeout_s = "60", spin_us = "50";
+  std::string workers = "0", request_timeout_ms = "30000", idle_timeout_s = "60", spin_us = "50", hold_ms = "10";
   std::string ring_slots = "256", max_batch_requests = "256", max_batch_queries = std::to_string(1 << 22);
   std::string preferred_batch_queries = "0", max_delay_us = "0", threads = "0", blocks = "0";
   bool json = false, no_ready_line = false;
@@ -295,6 +295,7 @@ exit_code run_serve(const serve_args& a) {
   o.request_timeout = milliseconds(parse_count(a.request_timeout_ms, "--request-timeout-ms", 0, int64_t(1) << 40));
   o.idle_timeout = milliseconds(1000 * parse_count(a.idle_timeout_s, "--idle-timeout", 0, int64_t(1) << 30));
   o.spin = std::chrono::microseconds(parse_count(a.spin_us, "--spin-us", 0, 1000000));
+  o.hold = milliseconds(parse_count(a.hold_ms, "--hold-ms", 0, 60000));
   server_options so;
   so.ring_slots = parse_count(a.ring_slots, "--ring-slots", 1, 1 << 20);
   so.max_batch_requests = parse_count(a.max_batch_requests, "--max-batch-requests", 1);
@@ -378,6 +379,11 @@ void add_serve_options(CLI::App& sub, serve_args& a) {
                  "it back to the event loop (a wake-up costs several us of a round trip; 0: at once)")
       ->type_name("US")
       ->capture_default_str();
+  sub.add_option("--hold-ms", a.hold_ms,
+                 "Then the worker waits this long more, blocked, for the next request, while no more than half of "
+                 "the workers do so (one wake-up a round trip, not two hand-overs; 0: never)")
+      ->type_name("MS")
+      ->capture_default_str();
   sub.add_option("--ring-slots", a.ring_slots, "Requests in flight in the server at most (more wait: backpressure)")
       ->type_name("N")
       ->capture_default_str();
@@ -421,11 +427,13 @@ std::string serve_footer() {
          "</dev/null >&- 2>>serve.log &. "
          "If the server fails (on a GPU, a CUDA error poisons the context: it fails that request and every "
          "later one, status 5), gsearch serve stops and exits 2: a supervisor should restart it.\n"
-         "Connections cost no thread while idle (an event loop holds them) and are closed after --idle-timeout; "
+         "Connections cost no thread while idle (an event loop holds them, from --hold-ms after an answer) and "
+         "are closed after --idle-timeout; "
          "a request's bytes are held as they arrive, within --max-bytes-in-flight for all connections together; "
          "--workers threads take whole requests to the server, which batches them.\n"
          "The protocol (docs/design.md, \"The socket protocol\"; gsearch client and Python's gsearch.Client "
-         "speak it): little-endian; per connection, one request then its response, as often as wanted. "
+         "speak it): little-endian; per connection, requests and their responses in order (a request may be "
+         "sent before the answer to the last one is read). "
          "Request: \"GSRQ\", version u16 = 1, op u16 = 1 (search), dtype u8 (0 int32, 1 uint32, 2 int64, 3 "
          "uint64, 4 float32, 5 float64: the keys' dtype), side u8 (0 left, 1 right, 2 pred), reserved u16 = 0, "
          "count u64, then count elements. Response: \"GSRS\", status u32, then for status 0 count u64 and count "

@@ -25,6 +25,11 @@ for round in 1 2; do  # interleaved: old, new, old, new
     echo "== $v $round"; grep "^socket" "$L/socket_${v}_$round.txt"
   done
 done
+for v in old new; do  # the same on the CPU backend: the socket's own cost, without the GPU's
+  [ -x /tmp/server_bench_$v ] || continue
+  /tmp/server_bench_$v --device cpu --memory host $args --json "$L/socket_cpu_$v.json" > "$L/socket_cpu_$v.txt" 2>&1
+  echo "== cpu backend $v"; grep -E "^(socket|latency)" "$L/socket_cpu_$v.txt" | head -8
+done
 carry/bin/test_gpu_server > "$L/test_gpu_server.log" 2>&1
 echo "test_gpu_server: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$L/test_gpu_server.log" | tr '\n' ' ')"
 export GSEARCH_SOURCE_COMMIT="$(cat .deps/source_commit.txt)"
