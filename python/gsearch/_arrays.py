@@ -1,11 +1,14 @@
 """The array layer under every gsearch function: what an argument is (_classify: a numpy, torch
 or cupy array, a Python or numpy scalar), the dtype two of them are compared in (_resolve: numpy's
-promotion when exact, widened to a dtype the library has), conversions and allocations in the
+promotion when exact, widened to a dtype the library has), a Python number compared exactly with
+keys (_weak_query) or taken as a value of an array's dtype (_exact_value), the 1-D inputs that
+more than one family checks alike (_find_data, _pair, _one), conversions and allocations in the
 caller's framework (_convert, _new_empty, _full0d, _cast), the CUDA stream of a call
 (_StreamScope), the check of an out= array, and the option tables' validation."""
 
 from __future__ import annotations
 
+import math as _math
 import sys as _sys
 from functools import lru_cache as _lru_cache
 from typing import Any, NamedTuple as _NamedTuple, Optional, Union
@@ -91,6 +94,7 @@ def _widened(d: _np.dtype) -> _np.dtype:
 
 
 _KEYS_QUERIES = ("key", "query", "keys", "queries")
+_ELEMENT_NAMES = ("element", "test_elements", "element", "test_elements")  # isin's names
 
 
 @_lru_cache(maxsize=256)
@@ -351,6 +355,224 @@ def _stream_handle(stream: Any) -> int:
         "gsearch: stream= takes a cudaStream_t as an int, or an object with .cuda_stream "
         f"(torch) or .ptr (cupy), not {type(stream).__name__}"
     )
+
+
+# --- Python scalars: exact comparison, no cast ---------------------------------------------------
+
+_BELOW, _ABOVE = "below", "above"
+
+
+def _weak_query(value: Any, kd: _np.dtype, key_dtype: _np.dtype) -> tuple[Any, bool, Optional[str]]:
+    """A Python int / float query against keys compared in kd: (query in kd, search on the right
+    instead of the left, or a constant answer _BELOW / _ABOVE). Exact: a value that kd cannot
+    hold is replaced by the largest kd value below it, searched with side='right' (the same keys
+    are < value and <= value); a value outside kd's range is below or above every key."""
+    if isinstance(value, float) and key_dtype.kind in "iu" and key_dtype.itemsize == 8:
+        raise TypeError(
+            f"gsearch: {key_dtype} keys and a Python float query: numpy promotes them to "
+            f"float64, which does not hold every {key_dtype} value exactly; convert explicitly"
+        )
+    if kd.kind == "f":
+        t = kd.type
+        if value != value:  # NaN
+            return t(value), False, None
+        try:
+            with _np.errstate(over="ignore"):
+                f = t(value)
+        except OverflowError:  # a Python int beyond float64
+            f = t(_math.inf if value > 0 else -_math.inf)
+        ff = float(f)
+        if ff == value:
+            return f, False, None
+        if ff > value:
+            f = _np.nextafter(f, t(-_math.inf))
+        return f, True, None
+    info = _np.iinfo(kd)
+    if isinstance(value, float):
+        if value != value:
+            return None, False, _ABOVE  # NaN sorts after every key
+        if _math.isinf(value):
+            return None, False, _ABOVE if value > 0 else _BELOW
+        fl = _math.floor(value)
+        inexact = fl != value
+    else:
+        fl, inexact = int(value), False
+    if fl < info.min:
+        return None, False, _BELOW
+    if fl > info.max:
+        return None, False, _ABOVE
+    return kd.type(fl), inexact, None
+
+
+# --- exact values: a number as a value of an array's dtype (find, count, isin) -----------------
+
+
+def _number(fn: str, what: str, value: Any) -> Union[int, float]:
+    """A scalar value (Python number, numpy scalar, 0-d array of any framework) as the Python
+    int or float that equals it exactly; TypeError for non-numbers, ValueError for arrays."""
+    tv = type(value)
+    if tv is int or tv is float:
+        return value
+    if isinstance(value, (bool, _np.bool_)):
+        return int(value)
+    if isinstance(value, int):  # subclasses (IntEnum, ...)
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, _np.generic):
+        k = value.dtype.kind
+        if k in "iu":
+            return int(value)
+        if k == "f":
+            if value.dtype.itemsize <= 8:
+                return float(value)
+            # long double: an integer stays exact as a Python int; else it must be a float64
+            if _np.isfinite(value) and value == _np.floor(value):
+                return int(value)
+            f = float(value)
+            if f == value or f != f:
+                return f
+            raise ValueError(
+                f"gsearch.{fn}: {what} {value!r} ({value.dtype}) is not representable in any "
+                "dtype gsearch searches"
+            )
+        raise TypeError(f"gsearch.{fn}: {what} must be a real number, not {value.dtype} ({value!r})")
+    shape = getattr(value, "shape", None)
+    if shape is not None and not isinstance(value, _np.ndarray) and hasattr(value, "item"):
+        # torch / cupy and other frameworks' arrays
+        if len(tuple(shape)) != 0:
+            raise ValueError(
+                f"gsearch.{fn}: {what} must be a scalar or a 0-d array, not an array of shape {tuple(shape)}"
+            )
+        item = value.item()
+        if isinstance(item, (bool, int, float)):
+            return _number(fn, what, item)
+        raise TypeError(f"gsearch.{fn}: {what} must be a real number, not {type(item).__name__} ({item!r})")
+    try:
+        x = _np.asarray(value)
+    except Exception:
+        x = None
+    if x is None or x.dtype.kind not in "biuf":
+        raise TypeError(f"gsearch.{fn}: {what} must be a real number, not {type(value).__name__} ({value!r})")
+    if x.ndim != 0:
+        raise ValueError(
+            f"gsearch.{fn}: {what} must be a scalar or a 0-d array, not an array of shape {x.shape}"
+        )
+    return _number(fn, what, x[()])
+
+
+def _representable(num: Union[int, float], d: _np.dtype, bfloat16: bool = False) -> tuple:
+    """(num as the Python int / float of d's kind, None) when d (bfloat16: torch's) holds num
+    exactly, else (None, the reason)."""
+    if d.kind in "biu":
+        if isinstance(num, float):
+            if num != num or _math.isinf(num):
+                return None, f"{d.name} holds no NaN or infinity"
+            if not num.is_integer():
+                return None, "it is not an integer"
+            num = int(num)
+        lo, hi = (0, 1) if d.kind == "b" else (int(_np.iinfo(d).min), int(_np.iinfo(d).max))
+        if not lo <= num <= hi:
+            return None, f"{d.name} holds [{lo}, {hi}]"
+        return num, None
+    name = "bfloat16" if bfloat16 else d.name
+    if isinstance(num, int):
+        try:
+            f = float(num)
+        except OverflowError:
+            return None, f"it is beyond the {name} range"
+        if int(f) != num:
+            return None, "it is not a float64, nor a value of any float dtype"
+        num = f
+    if num != num or _math.isinf(num):
+        return num, None  # NaN and the infinities are values of every float dtype
+    with _np.errstate(over="ignore"):
+        c = d.type(num)
+    if _math.isinf(c):
+        return None, f"it is beyond the {name} range (max {float(_np.finfo(d).max)!r})"
+    if bfloat16 and (float(c) != num or int(c.view(_np.uint32)) & 0xFFFF):
+        return None, (
+            "it is not a bfloat16 value: pass the one torch rounds it to, "
+            "torch.tensor(value, dtype=torch.bfloat16).item()"
+        )
+    if float(c) != num:
+        return None, (
+            f"the nearest {name} is {float(c)!r}: pass np.{name}({num!r}) to search for that value"
+        )
+    return num, None
+
+
+def _exact_value(fn: str, what: str, value: Any, arr: _Arr) -> Union[int, float]:
+    """The value `x op value` compares with: exactly a value of arr's dtype (ValueError naming
+    value and dtype otherwise), as the Python int (integer and bool dtypes) or float the
+    extension takes."""
+    num = _number(fn, what, value)
+    bf = _is_bfloat16(arr)
+    exact, why = _representable(num, arr.dtype, bf)
+    if why is not None:
+        raise ValueError(
+            f"gsearch.{fn}: {what} {value!r} is not representable in {'bfloat16' if bf else arr.dtype.name} "
+            f"(the array's dtype): {why}"
+        )
+    return exact
+
+
+# --- 1-D inputs: find's data; the pairs and single arrays of merge, the set operations, join ---
+
+
+def _find_data(fn: str, a: Any) -> tuple[_Arr, _np.dtype]:
+    """The 1-D array find searches, and the supported dtype it is searched in."""
+    A = _classify(a, "a")
+    if isinstance(A, _Scalar):
+        raise ValueError(f"gsearch.{fn}: a must be a 1-D array, not a scalar")
+    shape = _shape(A)
+    if len(shape) != 1:
+        raise ValueError(
+            f"gsearch.{fn}: a must be 1-D, not of shape {shape}: pass a.ravel() (torch: a.ravel() "
+            "or a.flatten()) to search all of its elements by flat index"
+        )
+    _check_supported(A.dtype, "array")
+    return A, _widened(A.dtype)
+
+
+def _flat(fn: str, x: Any, what: str, ravel: bool = False) -> _Arr:
+    """x as a 1-D array; with ravel (numpy's set functions) any shape, and scalars, flattened."""
+    X = _classify(x, what)
+    if isinstance(X, _Scalar):
+        if not ravel:
+            raise ValueError(f"gsearch.{fn}: {what} must be a 1-D array, not a scalar")
+        arr = _np.asarray(X.value).reshape(1)
+        return _Arr(arr, "numpy", None, arr.dtype)
+    shape = _shape(X)
+    if len(shape) != 1:
+        if not ravel:
+            raise ValueError(f"gsearch.{fn}: {what} must be 1-D, not of shape {shape} (pass {what}.ravel())")
+        X = X._replace(x=X.x.reshape(-1))
+    return X
+
+
+def _pair(fn: str, a: Any, b: Any, names: tuple, ravel: bool = False) -> tuple:
+    """Two 1-D inputs on one device: (A, B, the dtype of the result (numpy's promotion of the
+    pair), the dtype they are computed in (it, widened exactly))."""
+    A = _flat(fn, a, names[0], ravel)
+    B = _flat(fn, b, names[1], ravel)
+    A = _adopt(A, B)
+    B = _adopt(B, A)
+    if A.dev != B.dev:
+        raise ValueError(
+            f"gsearch.{fn}: {names[0]} on {_where(A.dev)} but {names[1]} on {_where(B.dev)}: "
+            "move them to one device"
+        )
+    kd = _resolve(A.dtype, B.dtype, names + names)
+    p = _np.result_type(A.dtype, B.dtype).newbyteorder("=")
+    return A, B, p, kd
+
+
+def _one(fn: str, a: Any) -> tuple:
+    """One 1-D input: (A, its dtype, the dtype it is computed in)."""
+    A = _flat(fn, a, "a")
+    _check_supported(A.dtype, "array")
+    return A, A.dtype.newbyteorder("="), _widened(A.dtype)
 
 
 # --- outputs, frameworks, options ---------------------------------------------------------------

@@ -4,15 +4,15 @@ refused (find, count) or equals nothing (isin)."""
 
 from __future__ import annotations
 
-import math as _math
 import operator as _operator
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal, Optional
 
 import numpy as _np
 
 from . import _core
 from ._arrays import (
     _BOOL,
+    _ELEMENT_NAMES,
     _INT64,
     _NATIVE,
     _PY_EXACT,
@@ -26,15 +26,20 @@ from ._arrays import (
     _classify,
     _convert,
     _empty,
+    _exact_value,
+    _find_data,
     _full0d,
     _is_bfloat16,
     _ndarray,
     _new_empty,
+    _number,
+    _representable,
     _resolve,
     _shape,
     _where,
     _widened,
 )
+from ._common import _FIND_MODES, _FIND_OPS, _IN_OP, _ISIN_METHODS
 from ._docs import public as _public
 
 FindMode = Literal["first", "any", "random", "count", "all"]
@@ -42,13 +47,8 @@ FindOp = Literal["==", "!=", "<", "<=", ">", ">=", "in", "eq", "ne", "lt", "le",
 FindStrategy = Literal["auto", "strided", "coalesced", "unrolled", "one-per-thread"]
 IsinMethod = Literal["auto", "sorted", "hash"]
 
-_FIND_MODES: dict[str, int] = dict(_core.FIND_MODES)
-_FIND_OPS: dict[str, int] = dict(_core.FIND_OPS)
 _FIND_STRATEGIES: dict[str, int] = dict(_core.FIND_STRATEGIES)
-_ISIN_METHODS: dict[str, int] = dict(_core.ISIN_METHODS)
-_IN_OP = _FIND_OPS["in"]
 _FIND_MODE_CODES: dict[str, int] = {**_FIND_MODES, "all": -1}  # 'all' is _core.find_all
-_ELEMENT_NAMES = ("element", "test_elements", "element", "test_elements")
 _f32 = _np.float32
 _F32_MAX = float(_np.finfo(_np.float32).max)
 # find's fast path, per native dtype: the Python ints it takes (those in [lo, hi], held
@@ -59,116 +59,6 @@ _FIND_FAST = {d: (*_PY_EXACT[d], d == _np.dtype(_np.float32)) for d in _NATIVE}
 def _alloc_numpy(count: int) -> _np.ndarray:
     return _empty(count, _INT64)
 
-
-
-def _number(fn: str, what: str, value: Any) -> Union[int, float]:
-    """A scalar value (Python number, numpy scalar, 0-d array of any framework) as the Python
-    int or float that equals it exactly; TypeError for non-numbers, ValueError for arrays."""
-    tv = type(value)
-    if tv is int or tv is float:
-        return value
-    if isinstance(value, (bool, _np.bool_)):
-        return int(value)
-    if isinstance(value, int):  # subclasses (IntEnum, ...)
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, _np.generic):
-        k = value.dtype.kind
-        if k in "iu":
-            return int(value)
-        if k == "f":
-            if value.dtype.itemsize <= 8:
-                return float(value)
-            # long double: an integer stays exact as a Python int; else it must be a float64
-            if _np.isfinite(value) and value == _np.floor(value):
-                return int(value)
-            f = float(value)
-            if f == value or f != f:
-                return f
-            raise ValueError(
-                f"gsearch.{fn}: {what} {value!r} ({value.dtype}) is not representable in any "
-                "dtype gsearch searches"
-            )
-        raise TypeError(f"gsearch.{fn}: {what} must be a real number, not {value.dtype} ({value!r})")
-    shape = getattr(value, "shape", None)
-    if shape is not None and not isinstance(value, _np.ndarray) and hasattr(value, "item"):
-        # torch / cupy and other frameworks' arrays
-        if len(tuple(shape)) != 0:
-            raise ValueError(
-                f"gsearch.{fn}: {what} must be a scalar or a 0-d array, not an array of shape {tuple(shape)}"
-            )
-        item = value.item()
-        if isinstance(item, (bool, int, float)):
-            return _number(fn, what, item)
-        raise TypeError(f"gsearch.{fn}: {what} must be a real number, not {type(item).__name__} ({item!r})")
-    try:
-        x = _np.asarray(value)
-    except Exception:
-        x = None
-    if x is None or x.dtype.kind not in "biuf":
-        raise TypeError(f"gsearch.{fn}: {what} must be a real number, not {type(value).__name__} ({value!r})")
-    if x.ndim != 0:
-        raise ValueError(
-            f"gsearch.{fn}: {what} must be a scalar or a 0-d array, not an array of shape {x.shape}"
-        )
-    return _number(fn, what, x[()])
-
-
-def _representable(num: Union[int, float], d: _np.dtype, bfloat16: bool = False) -> tuple:
-    """(num as the Python int / float of d's kind, None) when d (bfloat16: torch's) holds num
-    exactly, else (None, the reason)."""
-    if d.kind in "biu":
-        if isinstance(num, float):
-            if num != num or _math.isinf(num):
-                return None, f"{d.name} holds no NaN or infinity"
-            if not num.is_integer():
-                return None, "it is not an integer"
-            num = int(num)
-        lo, hi = (0, 1) if d.kind == "b" else (int(_np.iinfo(d).min), int(_np.iinfo(d).max))
-        if not lo <= num <= hi:
-            return None, f"{d.name} holds [{lo}, {hi}]"
-        return num, None
-    name = "bfloat16" if bfloat16 else d.name
-    if isinstance(num, int):
-        try:
-            f = float(num)
-        except OverflowError:
-            return None, f"it is beyond the {name} range"
-        if int(f) != num:
-            return None, "it is not a float64, nor a value of any float dtype"
-        num = f
-    if num != num or _math.isinf(num):
-        return num, None  # NaN and the infinities are values of every float dtype
-    with _np.errstate(over="ignore"):
-        c = d.type(num)
-    if _math.isinf(c):
-        return None, f"it is beyond the {name} range (max {float(_np.finfo(d).max)!r})"
-    if bfloat16 and (float(c) != num or int(c.view(_np.uint32)) & 0xFFFF):
-        return None, (
-            "it is not a bfloat16 value: pass the one torch rounds it to, "
-            "torch.tensor(value, dtype=torch.bfloat16).item()"
-        )
-    if float(c) != num:
-        return None, (
-            f"the nearest {name} is {float(c)!r}: pass np.{name}({num!r}) to search for that value"
-        )
-    return num, None
-
-
-def _exact_value(fn: str, what: str, value: Any, arr: _Arr) -> Union[int, float]:
-    """The value `x op value` compares with: exactly a value of arr's dtype (ValueError naming
-    value and dtype otherwise), as the Python int (integer and bool dtypes) or float the
-    extension takes."""
-    num = _number(fn, what, value)
-    bf = _is_bfloat16(arr)
-    exact, why = _representable(num, arr.dtype, bf)
-    if why is not None:
-        raise ValueError(
-            f"gsearch.{fn}: {what} {value!r} is not representable in {'bfloat16' if bf else arr.dtype.name} "
-            f"(the array's dtype): {why}"
-        )
-    return exact
 
 
 def _seed(seed: Any) -> int:
@@ -182,21 +72,6 @@ def _seed(seed: Any) -> int:
         raise ValueError(f"gsearch.find: seed must be in [0, 2**64), not {s}")
     return s
 
-
-
-def _find_data(fn: str, a: Any) -> tuple[_Arr, _np.dtype]:
-    """The 1-D array find searches, and the supported dtype it is searched in."""
-    A = _classify(a, "a")
-    if isinstance(A, _Scalar):
-        raise ValueError(f"gsearch.{fn}: a must be a 1-D array, not a scalar")
-    shape = _shape(A)
-    if len(shape) != 1:
-        raise ValueError(
-            f"gsearch.{fn}: a must be 1-D, not of shape {shape}: pass a.ravel() (torch: a.ravel() "
-            "or a.flatten()) to search all of its elements by flat index"
-        )
-    _check_supported(A.dtype, "array")
-    return A, _widened(A.dtype)
 
 
 @_public

@@ -10,6 +10,7 @@ import numpy as _np
 
 from . import _core
 from ._arrays import (
+    _ABOVE,
     _INT32,
     _INT64,
     ArrayLike,
@@ -31,12 +32,13 @@ from ._arrays import (
     _resolve,
     _shape,
     _torch,
+    _weak_query,
     _where,
     _widened,
     _xp,
 )
+from ._common import _FAST_SIDES, _LEFT, _LEFT_I, _PRED_I, _RIGHT_I, Side, _side_code
 from ._docs import public as _public
-from ._search import _ABOVE, _FAST_SIDES, _LEFT, _LEFT_I, _PRED_I, _RIGHT_I, Side, _side_code, _weak_query
 
 
 def _fill_where(fw: str, res: Any, mask: Any, value: int) -> None:

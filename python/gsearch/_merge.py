@@ -1,6 +1,6 @@
 """The merge family over sorted 1-D arrays (Merge Path): the stable merge, merge sort and argsort,
-with a value carried per key, and the sort-merge join; the inputs' shared checks (_pair, _one)
-that the set operations (_sets.py) use too."""
+with a value carried per key, and the sort-merge join. The inputs' checks (_pair, _one), which the
+set operations (_sets.py) and gsearch.distributed use too, are in _arrays.py."""
 
 from __future__ import annotations
 
@@ -17,27 +17,24 @@ from ._arrays import (
     _StreamScope,
     _adopt,
     _cast,
-    _check_supported,
     _choice,
     _classify,
     _convert,
     _cupy,
     _is_bfloat16,
     _new_empty,
-    _resolve,
+    _one,
+    _pair,
     _shape,
     _size,
     _torch,
     _torch_dtype,
     _where,
-    _widened,
 )
+from ._common import _JOIN_KINDS, _LEFT_ONLY_JOINS
 from ._docs import public as _public
 
 JoinHow = Literal["inner", "left", "right", "full", "semi", "anti"]
-
-_JOIN_KINDS: dict[str, int] = dict(_core.JOIN_KINDS)
-_LEFT_ONLY_JOINS = frozenset(("semi", "anti"))
 
 
 def _arange(fw: str, dev: Optional[int], n: int) -> Any:
@@ -49,46 +46,6 @@ def _arange(fw: str, dev: Optional[int], n: int) -> Any:
         return torch.arange(n, dtype=torch.int64, device=device)
     return _cupy().arange(n, dtype=_np.int64)
 
-
-
-def _flat(fn: str, x: Any, what: str, ravel: bool = False) -> _Arr:
-    """x as a 1-D array; with ravel (numpy's set functions) any shape, and scalars, flattened."""
-    X = _classify(x, what)
-    if isinstance(X, _Scalar):
-        if not ravel:
-            raise ValueError(f"gsearch.{fn}: {what} must be a 1-D array, not a scalar")
-        arr = _np.asarray(X.value).reshape(1)
-        return _Arr(arr, "numpy", None, arr.dtype)
-    shape = _shape(X)
-    if len(shape) != 1:
-        if not ravel:
-            raise ValueError(f"gsearch.{fn}: {what} must be 1-D, not of shape {shape} (pass {what}.ravel())")
-        X = X._replace(x=X.x.reshape(-1))
-    return X
-
-
-def _pair(fn: str, a: Any, b: Any, names: tuple, ravel: bool = False) -> tuple:
-    """Two 1-D inputs on one device: (A, B, the dtype of the result (numpy's promotion of the
-    pair), the dtype they are computed in (it, widened exactly))."""
-    A = _flat(fn, a, names[0], ravel)
-    B = _flat(fn, b, names[1], ravel)
-    A = _adopt(A, B)
-    B = _adopt(B, A)
-    if A.dev != B.dev:
-        raise ValueError(
-            f"gsearch.{fn}: {names[0]} on {_where(A.dev)} but {names[1]} on {_where(B.dev)}: "
-            "move them to one device"
-        )
-    kd = _resolve(A.dtype, B.dtype, names + names)
-    p = _np.result_type(A.dtype, B.dtype).newbyteorder("=")
-    return A, B, p, kd
-
-
-def _one(fn: str, a: Any) -> tuple:
-    """One 1-D input: (A, its dtype, the dtype it is computed in)."""
-    A = _flat(fn, a, "a")
-    _check_supported(A.dtype, "array")
-    return A, A.dtype.newbyteorder("="), _widened(A.dtype)
 
 
 def _values_in(fn: str, v: Any, what: str, keys: _Arr, n: int) -> tuple:

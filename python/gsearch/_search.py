@@ -11,6 +11,7 @@ import numpy as _np
 
 from . import _arrays, _core
 from ._arrays import (
+    _ABOVE,
     _INT32,
     _INT64,
     _NATIVE,
@@ -34,96 +35,21 @@ from ._arrays import (
     _shape,
     _size,
     _torch,
+    _weak_query,
     _where,
 )
+from ._common import _FAST_SIDES, _LEFT, _LEFT_I, _PRED_I, _RIGHT_I, Side, _side_code
 from ._docs import public as _public
 
-Side = Literal["left", "right"]
 Algo = Literal["auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index", "partitioned", "pary"]
 
-
-class _DefaultSide(str):
-    """'left', as the default of `side`: told apart from an explicit 'left' (torch's check
-    that side and right do not conflict)."""
-
-    __slots__ = ()
-
-
-_LEFT: Side = _DefaultSide("left")  # type: ignore[assignment]
 _ALGOS: dict[str, int] = dict(_core.ALGORITHMS)
-# The side codes of the extension (gsearch::side): left, right, and the predecessor (right - 1).
-_SIDES: dict[str, int] = dict(_core.SIDES)
-_LEFT_I, _RIGHT_I, _PRED_I = _SIDES["left"], _SIDES["right"], _SIDES["pred"]
-_FAST_SIDES = {"left": _LEFT_I, "right": _RIGHT_I}
 _ORDER_ANY, _ORDER_SORTED, _ORDER_DETECT = (_core.QUERIES_ORDERS[o] for o in ("any", "sorted", "detect"))
 _search_fast = _core.search_fast
 _asarray = _np.asarray
 
 
-# --- Python scalars: exact comparison, no cast ---------------------------------------------------
-
-_BELOW, _ABOVE = "below", "above"
-
-
-def _weak_query(value: Any, kd: _np.dtype, key_dtype: _np.dtype) -> tuple[Any, bool, Optional[str]]:
-    """A Python int / float query against keys compared in kd: (query in kd, search on the right
-    instead of the left, or a constant answer _BELOW / _ABOVE). Exact: a value that kd cannot
-    hold is replaced by the largest kd value below it, searched with side='right' (the same keys
-    are < value and <= value); a value outside kd's range is below or above every key."""
-    if isinstance(value, float) and key_dtype.kind in "iu" and key_dtype.itemsize == 8:
-        raise TypeError(
-            f"gsearch: {key_dtype} keys and a Python float query: numpy promotes them to "
-            f"float64, which does not hold every {key_dtype} value exactly; convert explicitly"
-        )
-    if kd.kind == "f":
-        t = kd.type
-        if value != value:  # NaN
-            return t(value), False, None
-        try:
-            with _np.errstate(over="ignore"):
-                f = t(value)
-        except OverflowError:  # a Python int beyond float64
-            f = t(_math.inf if value > 0 else -_math.inf)
-        ff = float(f)
-        if ff == value:
-            return f, False, None
-        if ff > value:
-            f = _np.nextafter(f, t(-_math.inf))
-        return f, True, None
-    info = _np.iinfo(kd)
-    if isinstance(value, float):
-        if value != value:
-            return None, False, _ABOVE  # NaN sorts after every key
-        if _math.isinf(value):
-            return None, False, _ABOVE if value > 0 else _BELOW
-        fl = _math.floor(value)
-        inexact = fl != value
-    else:
-        fl, inexact = int(value), False
-    if fl < info.min:
-        return None, False, _BELOW
-    if fl > info.max:
-        return None, False, _ABOVE
-    return kd.type(fl), inexact, None
-
-
 # --- the general path --------------------------------------------------------------------------
-
-
-def _side_code(side: Any, right: Any) -> int:
-    if right is not None and not isinstance(right, (bool, _np.bool_)):
-        raise TypeError(f"gsearch: right must be a bool, not {type(right).__name__}")
-    if not isinstance(side, str):
-        raise TypeError(f"search side must be str, not {type(side).__name__}")
-    if side not in ("left", "right"):
-        raise ValueError(f"search side must be 'left' or 'right' (got {side!r})")
-    if right is None:
-        return _RIGHT_I if side == "right" else _LEFT_I
-    if side is _LEFT:
-        return _RIGHT_I if right else _LEFT_I
-    if right and side == "left":
-        raise ValueError("gsearch: side and right can't be set to opposites (side='left', right=True)")
-    return _RIGHT_I if side == "right" else _LEFT_I
 
 
 def _algo_code(algo: Any) -> int:

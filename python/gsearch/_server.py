@@ -14,10 +14,9 @@ from typing import Any, NamedTuple as _NamedTuple, Optional, Union
 import numpy as _np
 
 from . import _core
-from ._arrays import (_Arr, _Scalar, _StreamScope, _adopt, _cast, _classify, _convert, _cupy, _is_bfloat16, _new_empty,
-                      _resolve, _torch, _xp)
+from ._arrays import (_ABOVE, _BELOW, _Arr, _Scalar, _StreamScope, _adopt, _cast, _classify, _convert, _cupy,
+                      _is_bfloat16, _new_empty, _resolve, _torch, _weak_query, _xp)
 from ._docs import public as _public
-from ._search import _ABOVE, _BELOW, _weak_query
 
 _SIDES: dict[str, int] = dict(_core.SIDES)
 _KEY_DTYPES = tuple(_np.dtype(t) for t in (_np.int32, _np.uint32, _np.int64, _np.uint64, _np.float32, _np.float64))

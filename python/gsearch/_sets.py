@@ -18,12 +18,13 @@ from ._arrays import (
     _convert,
     _full0d,
     _new_empty,
+    _pair,
     _size,
     _torch,
     _xp,
 )
 from ._docs import public as _public
-from ._merge import _pair, _sorted_copy
+from ._merge import _sorted_copy
 
 SetOp = Literal["intersection", "union", "difference", "symmetric-difference"]
 

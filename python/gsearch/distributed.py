@@ -38,6 +38,7 @@ import numpy as _np
 from . import _core
 from ._arrays import (
     _BOOL,
+    _ELEMENT_NAMES,
     _INT64,
     ArrayLike,
     _Arr,
@@ -48,14 +49,17 @@ from ._arrays import (
     _choice,
     _classify,
     _convert,
+    _exact_value,
+    _find_data,
     _new_empty,
+    _one,
+    _pair,
     _resolve,
     _shape,
     _where,
 )
+from ._common import _FIND_MODES, _FIND_OPS, _IN_OP, _ISIN_METHODS, _JOIN_KINDS, _LEFT_ONLY_JOINS
 from ._dist_comm import MpiComm, TorchComm, _agree, _agreed, _bind, _public, _together
-from ._find import _ELEMENT_NAMES, _FIND_MODES, _FIND_OPS, _IN_OP, _ISIN_METHODS, _exact_value, _find_data
-from ._merge import _JOIN_KINDS, _LEFT_ONLY_JOINS, _one, _pair
 
 __all__ = [
     "MpiComm",
