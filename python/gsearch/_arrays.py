@@ -15,14 +15,14 @@ from typing import Any, NamedTuple as _NamedTuple, Optional, Union
 
 import numpy as _np
 
-from . import _core
+from ._common import _KEY_DTYPE_NAMES, _KEY_DTYPES
 
 ArrayLike = Any  # numpy arrays, sequences, scalars, torch tensors, cupy arrays, DLPack objects
 
 # --- dtypes ------------------------------------------------------------------------------------
 
-# The dtypes the library searches (gsearch::all_dtypes): arrays of these are used in place.
-_NATIVE = frozenset(_np.dtype(t) for t in _core.KEY_DTYPES)
+# The dtypes the library searches (_common._KEY_DTYPES): arrays of these are used in place.
+_NATIVE = frozenset(_KEY_DTYPES)
 _INT64 = _np.dtype(_np.int64)
 _INT32 = _np.dtype(_np.int32)
 _FLOAT64 = _np.dtype(_np.float64)
@@ -150,7 +150,7 @@ def _cupy(required: bool = False):
 
 
 _TT: Any = None  # torch.Tensor, once a tensor was seen (for the fast path)
-_TORCH_KEY_TYPE: dict = {}  # torch dtype -> its index in _core.KEY_DTYPES (the key_type of search_pointers)
+_TORCH_KEY_TYPE: dict = {}  # torch dtype -> its code in _KEY_DTYPE_NAMES (the key_type of search_pointers)
 _INT64_T: Any = None
 _INT32_T: Any = None
 _raw_stream: Any = None
@@ -161,7 +161,7 @@ def _register_torch(torch: Any) -> None:
     global _TT, _TORCH_KEY_TYPE, _INT64_T, _INT32_T, _raw_stream, _empty_like
     if _TT is None:
         _empty_like = torch.empty_like
-        _TORCH_KEY_TYPE = {getattr(torch, n): i for i, n in enumerate(_core.KEY_DTYPES) if hasattr(torch, n)}
+        _TORCH_KEY_TYPE = {getattr(torch, n): i for i, n in enumerate(_KEY_DTYPE_NAMES) if hasattr(torch, n)}
         _INT64_T, _INT32_T = torch.int64, torch.int32
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         _raw_stream = raw if raw is not None else (lambda dev: torch.cuda.current_stream(dev).cuda_stream)

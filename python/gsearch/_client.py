@@ -17,15 +17,15 @@ from typing import Any, Optional, Union
 import numpy as _np
 
 from ._arrays import _Arr, _Scalar, _classify, _convert, _widened
+from ._common import _KEY_DTYPE_NAMES, _SIDES
 from ._docs import public as _public
 from ._server import _prepare
 
-# The protocol (server_protocol.hpp): little-endian headers, dtype and side codes.
+# The protocol (server_protocol.hpp): little-endian headers; the dtype and side codes are those of
+# _common's tables (_KEY_DTYPE_NAMES: a dtype's code is its index; _SIDES).
 _REQUEST = _struct.Struct("<4sHHBBHQ")  # magic, version, op, dtype, side, reserved, count
 _HEAD = _struct.Struct("<4sI")  # magic, status
 _VERSION, _OP_SEARCH = 1, 1
-_DTYPES = ("int32", "uint32", "int64", "uint64", "float32", "float64")  # gsearch::dtype's codes
-_SIDES = {"left": 0, "right": 1, "pred": 2}
 _STATUS = {1: "malformed", 2: "wrong dtype", 3: "too large", 4: "shut down", 5: "failed", 6: "busy"}
 _BUSY = 6
 _KEYS_DTYPE = _re.compile(r"for keys of dtype (\w+)$")  # the end of a status 2 message
@@ -132,8 +132,8 @@ class Client:
             timeout = float(timeout)
         self._timeout = timeout
         self._dtype = None if dtype is None else _np.dtype(dtype)
-        if self._dtype is not None and self._dtype.name not in _DTYPES:
-            raise TypeError(f"gsearch.Client: unsupported dtype {self._dtype} ({', '.join(_DTYPES)})")
+        if self._dtype is not None and self._dtype.name not in _KEY_DTYPE_NAMES:
+            raise TypeError(f"gsearch.Client: unsupported dtype {self._dtype} ({', '.join(_KEY_DTYPE_NAMES)})")
         self._sock: Optional[_socket.socket] = None
         self._lock = _threading.Lock()
 
@@ -189,7 +189,7 @@ class Client:
 
     def _request(self, flat: _np.ndarray, side: int, deadline: Optional[float]) -> _np.ndarray:
         flat = _np.ascontiguousarray(flat, dtype=flat.dtype.newbyteorder("<"))
-        head = _REQUEST.pack(b"GSRQ", _VERSION, _OP_SEARCH, _DTYPES.index(flat.dtype.name), side, 0, flat.size)
+        head = _REQUEST.pack(b"GSRQ", _VERSION, _OP_SEARCH, _KEY_DTYPE_NAMES.index(flat.dtype.name), side, 0, flat.size)
         for attempt in range(2):
             fresh = self._sock is None
             if fresh:
@@ -293,8 +293,8 @@ class Client:
         what = f"gsearch.Client: the gsearch server at {self._name} answered {_STATUS.get(status, status)}: "
         if status == 2:
             learnt = _KEYS_DTYPE.search(message)
-            raise _WrongDtype(what + message, _np.dtype(learnt.group(1)) if learnt and learnt.group(1) in _DTYPES
-                              else None)
+            known = learnt is not None and learnt.group(1) in _KEY_DTYPE_NAMES
+            raise _WrongDtype(what + message, _np.dtype(learnt.group(1)) if known else None)
         if status in (1, 3):
             raise ValueError(what + message)
         if status == _BUSY:

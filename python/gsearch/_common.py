@@ -1,5 +1,7 @@
-"""What the families share that is not about arrays (those helpers are in _arrays.py): the sides
-of a search and their check (searchsorted's `side` and `right`), and the option tables that more
+"""What the families share that is not about arrays (those helpers are in _arrays.py): the one
+table of the sides of a search (_SIDES) and the one of the key types (_KEY_DTYPES), both the
+library's codes (gsearch::side, gsearch::dtype), which the extension and the socket protocol
+number alike; the check of searchsorted's `side` and `right`; and the option tables that more
 than one family reads (find's modes, operators and isin methods, which gsearch.distributed takes
 too; the join kinds of merge's join and of gsearch.distributed.join)."""
 
@@ -24,10 +26,15 @@ class _DefaultSide(str):
 
 
 _LEFT: Side = _DefaultSide("left")  # type: ignore[assignment]
-# The side codes of the extension (gsearch::side): left, right, and the predecessor (right - 1).
+# The sides and their codes (gsearch::side; the extension's SIDES, and the side byte of the socket
+# protocol, server_protocol.hpp: 0 left, 1 right, 2 pred): left, right, and the predecessor
+# (right - 1: the largest i with keys[i] <= q, else -1). Server.search and Client.search take all
+# three names.
 _SIDES: dict[str, int] = dict(_core.SIDES)
 _LEFT_I, _RIGHT_I, _PRED_I = _SIDES["left"], _SIDES["right"], _SIDES["pred"]
-_FAST_SIDES = {"left": _LEFT_I, "right": _RIGHT_I}
+# numpy's sides (searchsorted's `side`, here and in gsearch.distributed and gsearch.dask): all
+# but pred.
+_NUMPY_SIDES: dict[str, int] = {name: code for name, code in _SIDES.items() if code != _PRED_I}
 
 
 def _side_code(side: Any, right: Any) -> int:
@@ -35,7 +42,7 @@ def _side_code(side: Any, right: Any) -> int:
         raise TypeError(f"gsearch: right must be a bool, not {type(right).__name__}")
     if not isinstance(side, str):
         raise TypeError(f"search side must be str, not {type(side).__name__}")
-    if side not in ("left", "right"):
+    if side not in _NUMPY_SIDES:
         raise ValueError(f"search side must be 'left' or 'right' (got {side!r})")
     if right is None:
         return _RIGHT_I if side == "right" else _LEFT_I
@@ -44,6 +51,17 @@ def _side_code(side: Any, right: Any) -> int:
     if right and side == "left":
         raise ValueError("gsearch: side and right can't be set to opposites (side='left', right=True)")
     return _RIGHT_I if side == "right" else _LEFT_I
+
+
+# --- key types ---------------------------------------------------------------------------------
+
+# The dtypes the library searches and their codes, in gsearch::dtype's order: a dtype's code is
+# its index (the extension's KEY_DTYPES and key_type, the ranks' agreement of gsearch.distributed,
+# and the dtype byte of the socket protocol, server_protocol.hpp: 0 int32, 1 uint32, 2 int64,
+# 3 uint64, 4 float32, 5 float64). Arrays of these are searched in place (_arrays._NATIVE).
+_KEY_DTYPE_NAMES: tuple[str, ...] = tuple(_core.KEY_DTYPES)
+_KEY_DTYPES: tuple[_np.dtype, ...] = tuple(_np.dtype(n) for n in _KEY_DTYPE_NAMES)
+_KEY_CODES: dict[_np.dtype, int] = {d: i for i, d in enumerate(_KEY_DTYPES)}
 
 
 # --- option tables -----------------------------------------------------------------------------

@@ -14,9 +14,9 @@ import numpy as _np
 
 from . import _core
 from ._arrays import _where
+from ._common import _KEY_CODES, _KEY_DTYPE_NAMES
 from ._docs import fill as _fill
 
-_KEY_CODES = {_np.dtype(n): i for i, n in enumerate(_core.KEY_DTYPES)}
 _INT_MAX = 2**31 - 1  # MPI's counts and displacements are C ints
 _PROTOCOL = ("rank", "size", "device", "allgather", "alltoallv")
 
@@ -365,7 +365,7 @@ def _agree(c: Any, fn: str, d: _np.dtype, dev: Optional[int]) -> None:
     rows = everyone.reshape(size, 2)
     if (rows != rows[0]).any():
         ranks = ", ".join(
-            f"rank {r}: {_core.KEY_DTYPES[k]} on {'CUDA' if g else 'the CPU'}" for r, (k, g) in enumerate(rows)
+            f"rank {r}: {_KEY_DTYPE_NAMES[k]} on {'CUDA' if g else 'the CPU'}" for r, (k, g) in enumerate(rows)
         )
         raise TypeError(
             f"gsearch.distributed.{fn}: the ranks' arrays differ in dtype or device ({ranks}); every "

@@ -37,7 +37,7 @@ from ._arrays import (
     _widened,
     _xp,
 )
-from ._common import _FAST_SIDES, _LEFT, _LEFT_I, _PRED_I, _RIGHT_I, Side, _side_code
+from ._common import _LEFT, _LEFT_I, _NUMPY_SIDES, _PRED_I, _RIGHT_I, Side, _side_code
 from ._docs import public as _public
 
 
@@ -244,7 +244,7 @@ class Index:
             and v.dtype == self._dtype
             and v.flags.c_contiguous
         ):
-            s = _LEFT_I if side is _LEFT else (_FAST_SIDES.get(side) if type(side) is str else None)
+            s = _LEFT_I if side is _LEFT else (_NUMPY_SIDES.get(side) if type(side) is str else None)
             if s is not None:
                 res = _empty(v.shape, _INT64)
                 self._ix.search(v, res, s, 0)

@@ -38,7 +38,7 @@ from ._arrays import (
     _weak_query,
     _where,
 )
-from ._common import _FAST_SIDES, _LEFT, _LEFT_I, _PRED_I, _RIGHT_I, Side, _side_code
+from ._common import _LEFT, _LEFT_I, _NUMPY_SIDES, _PRED_I, _RIGHT_I, Side, _side_code
 from ._docs import public as _public
 
 Algo = Literal["auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index", "partitioned", "pary"]
@@ -408,7 +408,7 @@ def searchsorted(
         and not sorted_queries
         and max_temp_bytes is None
     ):
-        s = _LEFT_I if side is _LEFT else (_FAST_SIDES.get(side) if type(side) is str else None)
+        s = _LEFT_I if side is _LEFT else (_NUMPY_SIDES.get(side) if type(side) is str else None)
         tv = type(v)
         if s is not None and a.ndim == 1:
             dt = a.dtype
@@ -438,7 +438,7 @@ def searchsorted(
         and type(algo) is str
         and algo in _ALGOS
     ):
-        s = _FAST_SIDES.get(side) if right is None and type(side) is str else None
+        s = _NUMPY_SIDES.get(side) if right is None and type(side) is str else None
         if s is None:
             s = _side_code(side, right)
         dt = a.dtype

@@ -16,13 +16,11 @@ import numpy as _np
 from . import _core
 from ._arrays import (_ABOVE, _BELOW, _Arr, _Scalar, _StreamScope, _adopt, _cast, _classify, _convert, _cupy,
                       _is_bfloat16, _new_empty, _resolve, _torch, _weak_query, _xp)
+from ._common import _KEY_DTYPE_NAMES, _KEY_DTYPES, _LEFT_I, _PRED_I, _RIGHT_I, _SIDES
 from ._docs import public as _public
 
-_SIDES: dict[str, int] = dict(_core.SIDES)
-_KEY_DTYPES = tuple(_np.dtype(t) for t in (_np.int32, _np.uint32, _np.int64, _np.uint64, _np.float32, _np.float64))
 _INT64 = _np.dtype(_np.int64)
 _CUDA_DEVICE = _re.compile(r"cuda(:[0-9]{1,4})?\Z")
-_LEFT, _RIGHT, _PRED = _SIDES["left"], _SIDES["right"], _SIDES["pred"]
 
 
 # --- options -------------------------------------------------------------------------------------
@@ -103,14 +101,14 @@ def _into_keys_dtype(fw: str, x: Any, kd: _np.dtype, keys: _np.dtype, side: int)
         with _np.errstate(over="ignore"):  # (numpy's warnings: beyond float32's largest, +-inf)
             f = _cast(x, fw, keys)  # the nearest
             back = _cast(f, fw, kd)
-            if side == _LEFT:
+            if side == _LEFT_I:
                 move, toward = back < x, _math.inf
             else:
                 move, toward = back > x, -_math.inf
             return xp.where(move, xp.nextafter(f, _fill(fw, f, toward)), f), side, None, 0
     info = _np.iinfo(keys)  # int32 / uint32 keys; int64 or float64 queries
     lo, hi = int(info.min), int(info.max)
-    if side == _LEFT:
+    if side == _LEFT_I:
         below = x <= lo
         v = xp.ceil(x) - 1 if kd.kind == "f" else x - 1  # the largest integer < x (wraps only where below)
     else:
@@ -120,7 +118,7 @@ def _into_keys_dtype(fw: str, x: Any, kd: _np.dtype, keys: _np.dtype, side: int)
     if kd.kind == "f":
         q = xp.where(xp.isnan(x), _fill(fw, q, hi), q)  # NaN: after every key
     fixed = below if bool(below.any()) else None
-    return _cast(q, fw, keys), (_RIGHT if side == _LEFT else side), fixed, (-1 if side == _PRED else 0)
+    return _cast(q, fw, keys), (_RIGHT_I if side == _LEFT_I else side), fixed, (-1 if side == _PRED_I else 0)
 
 
 def _prepare(fn: str, a: Union[_Arr, _Scalar], keys: _np.dtype, side: int) -> _Queries:
@@ -140,9 +138,9 @@ def _prepare(fn: str, a: Union[_Arr, _Scalar], keys: _np.dtype, side: int) -> _Q
             q, to_right = keys.type(_np.iinfo(keys).max), True
         elif const == _BELOW:
             q, fixed = keys.type(0), _np.ones(1, bool)
-        if to_right and side == _LEFT:
-            side = _RIGHT
-        return _Queries(_np.full(1, q, keys), side, fixed, -1 if side == _PRED else 0, "numpy", None, (), True)
+        if to_right and side == _LEFT_I:
+            side = _RIGHT_I
+        return _Queries(_np.full(1, q, keys), side, fixed, -1 if side == _PRED_I else 0, "numpy", None, (), True)
     if isinstance(a, _Scalar):  # a numpy scalar: a 0-d array of its dtype
         v = _np.asarray(a.value)
         a = _Arr(v, "numpy", None, v.dtype)
@@ -192,7 +190,7 @@ def _vector(fn: str, name: str, x: Any, cuda: bool, dtype: Optional[_np.dtype] =
         raise ValueError(f"{fn}: {name} must be 1-D (have {a.x.ndim} dimensions)")
     d = a.dtype.newbyteorder("=") if a.dtype.kind in "iuf" else a.dtype
     if d not in _KEY_DTYPES or _is_bfloat16(a):
-        raise TypeError(f"{fn}: unsupported dtype {a.x.dtype} of {name} (int32, uint32, int64, uint64, float32, float64)")
+        raise TypeError(f"{fn}: unsupported dtype {a.x.dtype} of {name} ({', '.join(_KEY_DTYPE_NAMES)})")
     if dtype is not None and d != dtype:
         raise TypeError(f"{fn}: {name} of dtype {d} for a {dtype} server")
     with _StreamScope(a.fw, a.dev, None):
@@ -335,7 +333,7 @@ class Server:
         / cupy stream of their device (the server kernel is not ordered with it); the result is
         complete when search returns."""
         fn = "gsearch.Server.search"
-        code = _SIDES.get(side) if isinstance(side, str) and side in ("left", "right", "pred") else None
+        code = _SIDES.get(side) if isinstance(side, str) else None
         if code is None:
             raise ValueError(f"{fn}: side must be 'left', 'right' or 'pred' (got {side!r})")
         if type(q) is _np.ndarray and q.dtype == self._dtype:  # the common case, in short

@@ -25,6 +25,7 @@ import numpy as _np
 
 from . import _core, _find, _merge, _search
 from ._arrays import _check_supported, _classify, _convert, _StreamScope, _widened
+from ._common import _NUMPY_SIDES
 
 __all__ = ["count", "find", "isin", "searchsorted", "sort"]
 
@@ -213,7 +214,7 @@ def searchsorted(a: Any, v: Any, side: str = "left", *, check_sorted: bool = Tru
         `check_sorted`), and the per-block errors of gsearch.searchsorted (dtypes whose
         promotion would round, ...).
     """
-    if side not in ("left", "right"):
+    if not isinstance(side, str) or side not in _NUMPY_SIDES:
         raise ValueError(f"gsearch.dask.searchsorted: side must be 'left' or 'right', not {side!r}")
     if not isinstance(check_sorted, (bool, _np.bool_)):
         raise TypeError(f"gsearch.dask.searchsorted: check_sorted must be True or False, not {check_sorted!r}")

@@ -58,7 +58,16 @@ from ._arrays import (
     _shape,
     _where,
 )
-from ._common import _FIND_MODES, _FIND_OPS, _IN_OP, _ISIN_METHODS, _JOIN_KINDS, _LEFT_ONLY_JOINS
+from ._common import (
+    _FIND_MODES,
+    _FIND_OPS,
+    _IN_OP,
+    _ISIN_METHODS,
+    _JOIN_KINDS,
+    _LEFT_ONLY_JOINS,
+    _NUMPY_SIDES,
+    _PRED_I,
+)
 from ._dist_comm import MpiComm, TorchComm, _agree, _agreed, _bind, _public, _together
 
 __all__ = [
@@ -74,8 +83,6 @@ __all__ = [
     "sort",
 ]
 
-_SIDES = {"left": _core.SIDES["left"], "right": _core.SIDES["right"]}
-_PRED = _core.SIDES["pred"]
 # find's modes: the library's first, any and count, and 'all' (find_all); 'random' is not
 # distributed.
 _DIST_FIND_MODES = {"first": _FIND_MODES["first"], "any": _FIND_MODES["any"], "count": _FIND_MODES["count"], "all": -1}
@@ -164,7 +171,9 @@ def searchsorted(a: ArrayLike, v: ArrayLike, side: str = "left", *, comm: Any = 
     Sharded keys: every rank's key count and first key are gathered, each query goes to the
     rank whose range holds its answer and its answer comes back (an all-to-all each way).
     """
-    return _search("searchsorted", a, v, lambda: _choice("distributed.searchsorted", "side", side, _SIDES), comm, sharded)
+    return _search(
+        "searchsorted", a, v, lambda: _choice("distributed.searchsorted", "side", side, _NUMPY_SIDES), comm, sharded
+    )
 
 
 @_public
@@ -187,7 +196,7 @@ def predecessor(a: ArrayLike, v: ArrayLike, *, comm: Any = None, sharded: bool =
     ValueError, TypeError
         As in :func:`searchsorted`.
     """
-    return _search("predecessor", a, v, _PRED, comm, sharded)
+    return _search("predecessor", a, v, _PRED_I, comm, sharded)
 
 
 # --- find, isin -----------------------------------------------------------------------------------
