@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (through the device tool), from the repository root, with the
 # binaries built here for sm_90 carried in carry/bin (scripts/device/stage.sh puts them there).
-#   gpu_checks.sh tests       GPU tests, then the > 2^31 test
-#   gpu_checks.sh sanitize    compute-sanitizer memcheck and racecheck over the GPU tests
-#                             (SANITIZE_TESTS="test_gpu_find" narrows the list; GTEST_FILTER too)
+# The GPU tests are those of carry/bin/gpu_tests.txt, the list the build writes (every
+# gsearch_gpu_test of tests/CMakeLists.txt; build.sh and stage.sh copy it beside the binaries):
+# a listed test whose binary is missing fails the run.
+#   gpu_checks.sh tests       GPU tests, then the > 2^31 ones (label large)
+#   gpu_checks.sh sanitize    compute-sanitizer memcheck and racecheck over the GPU tests but the
+#                             large ones (SANITIZE_TESTS="test_gpu_find" narrows the list;
+#                             GTEST_FILTER too)
 #   gpu_checks.sh ncu         bank conflicts: Nsight Compute vs the model (bench/search/conflicts_table.py)
 #   gpu_checks.sh demo        the README's main job with the carried CLI: gen, then search --verify
 #   gpu_checks.sh cli         the CLI tests that need a GPU (the carried test_cli and CLI)
@@ -25,30 +29,62 @@ if [ ! -d "$B" ] && [ -f carry/bin.tar.xz ]; then  # stage.sh's packed binaries
   python3 -c "import tarfile; tarfile.open('carry/bin.tar.xz').extractall('carry')" || exit 1
 fi
 status=0
+
+# read_gpu_tests: the list into `small` and `large` (label large: > 2^31 elements, run last with
+# their own log lines, not under the sanitizers). Read into arrays, so that no test reads the
+# list on its stdin.
+read_gpu_tests() {
+  local t labels
+  small=() large=()
+  if [ ! -s "$B/gpu_tests.txt" ]; then
+    echo "gpu_checks: no $B/gpu_tests.txt, or empty: stage with scripts/device/build.sh or stage.sh (GSEARCH_CUDA=ON)" >&2
+    return 1
+  fi
+  while read -r t labels; do
+    [ -n "$t" ] || continue
+    case " $labels " in *" large "*) large+=("$t") ;; *) small+=("$t") ;; esac
+  done < "$B/gpu_tests.txt"
+}
+
+# gpu_log TEST [large]: its log's name in $OUT: gpu_<x>_tests.log for test_gpu_<x>, gpu_<x>.log
+# for a large one (gpu_large.log), and the two names older results cite (bench/results/):
+# gpu_tests.log for test_gpu_search, gpu_index_tests.log for test_gpu_static_index.
+gpu_log() {
+  case "$1" in
+    test_gpu_search) echo gpu_tests.log ;;
+    test_gpu_static_index) echo gpu_index_tests.log ;;
+    *) if [ "${2:-}" = large ]; then echo "${1#test_}.log"; else echo "${1#test_}_tests.log"; fi ;;
+  esac
+}
+
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/device.txt"
 for what in "$@"; do
   case "$what" in
     tests)
       # gtest prints "[  SKIPPED ] N tests" and one line per skipped test: none may appear.
-      "$B/test_gpu_search" 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
-      "$B/test_gpu_find" 2>&1 | tee "$OUT/gpu_find_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
-      "$B/test_gpu_merge" 2>&1 | tee "$OUT/gpu_merge_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
-      "$B/test_gpu_static_index" 2>&1 | tee "$OUT/gpu_index_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
-      "$B/test_gpu_pary" 2>&1 | tee "$OUT/gpu_pary_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
-      "$B/test_gpu_partitioned" 2>&1 | tee "$OUT/gpu_partitioned_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
-      "$B/test_gpu_selection" 2>&1 | tee "$OUT/gpu_selection_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
-      "$B/test_gpu_topk" 2>&1 | tee "$OUT/gpu_topk_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
-      "$B/test_gpu_index_intervals" 2>&1 | tee "$OUT/gpu_index_intervals_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
-      "$B/test_gpu_server" 2>&1 | tee "$OUT/gpu_server_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
-      "$B/test_gpu_functional_arrays" 2>&1 | tee "$OUT/gpu_functional_arrays_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
-      "$B/test_gpu_dist" 2>&1 | tee "$OUT/gpu_dist_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure" || status=1
-      "$B/test_gpu_large" 2>&1 | tee "$OUT/gpu_large.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|OK \]" || status=1
-      if grep -l "^\[  SKIPPED \]" "$OUT"/gpu_*tests.log "$OUT/gpu_large.log"; then
+      read_gpu_tests || { status=1; continue; }
+      logs=()
+      for t in "${small[@]}" "${large[@]}"; do
+        kind=; pattern='^\[  (PASSED|FAILED|SKIPPED) |FAILED TEST|Failure'
+        case " ${large[*]} " in *" $t "*) kind=large; pattern='^\[  (PASSED|FAILED|SKIPPED) |Failure|OK \]' ;; esac
+        log="$OUT/$(gpu_log "$t" $kind)"
+        if [ ! -x "$B/$t" ]; then echo "gpu_checks: no $B/$t (listed in $B/gpu_tests.txt)"; status=1; continue; fi
+        logs+=("$log")
+        "$B/$t" 2>&1 | tee "$log" | grep -E "$pattern" || status=1
+      done
+      if [ ${#logs[@]} -gt 0 ] && grep -l "^\[  SKIPPED \]" "${logs[@]}"; then
         echo "gpu_checks: the logs above hold skipped GPU tests: a GPU run may not skip"; status=1
       fi
       ;;
     sanitize)
-      for t in ${SANITIZE_TESTS:-test_gpu_search test_gpu_find test_gpu_merge test_gpu_static_index test_gpu_pary test_gpu_partitioned test_gpu_selection test_gpu_topk test_gpu_index_intervals test_gpu_server test_gpu_functional_arrays test_gpu_dist}; do
+      if [ -n "${SANITIZE_TESTS:-}" ]; then
+        read -r -a tests <<< "$SANITIZE_TESTS"
+      else
+        read_gpu_tests || { status=1; continue; }
+        tests=("${small[@]}")
+      fi
+      for t in "${tests[@]}"; do
+        if [ ! -x "$B/$t" ]; then echo "gpu_checks: no $B/$t to sanitize"; status=1; continue; fi
         for tool in memcheck racecheck; do
           log="$OUT/$tool-$t.log"
           # racecheck follows every shared-memory access of every launch: the partitioned search's

@@ -13,15 +13,21 @@ cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURE
 # The benchmark programs (bench/<family>/, all built into $B/bench/; scripts/device/bench.sh runs them).
 bench=(conflicts_probe rows_sweep search_bench find_bench find_sweep merge_bench merge_sweep index_bench pary_bench
   selection_bench index_intervals_bench server_bench fa_bench)
-cmake --build "$B" --target test_gpu_search test_gpu_find test_gpu_merge test_gpu_static_index test_gpu_pary test_gpu_partitioned test_gpu_large \
-  test_gpu_selection test_gpu_topk test_gpu_index_intervals test_gpu_server \
-  gsearch_cli test_cli "${bench[@]}"
+# gpu_tests: every GPU test (tests/CMakeLists.txt's gsearch_gpu_test), listed in $B/gpu_tests.txt.
+cmake --build "$B" --target gpu_tests gsearch_cli test_cli "${bench[@]}"
 mkdir -p carry/bin
 # The commit these binaries were built from, for what the GPU machine builds itself (the Python
 # package: gpu_checks.sh python passes it on, since that copy of the tree has no .git).
 echo "$(git rev-parse HEAD)$(git diff --quiet HEAD -- 2>/dev/null || echo ' dirty')" > carry/bin/source_commit.txt
-cp "$B/tests/test_gpu_search" "$B/tests/test_gpu_find" "$B/tests/test_gpu_merge" "$B/tests/test_gpu_static_index" "$B/tests/test_gpu_pary" "$B/tests/test_gpu_partitioned" \
-   "$B/tests/test_gpu_large" carry/bin/
+# The GPU tests of the list (one a line: the name, then its labels beyond gpu), and the list
+# itself, which gpu_checks.sh reads there.
+while read -r t _; do
+  [ -n "$t" ] || continue
+  f=$(find "$B/tests" -name "$t" -type f -perm -u+x -print -quit)
+  [ -n "$f" ] || { echo "stage: $t (in $B/gpu_tests.txt) was not built" >&2; exit 1; }
+  cp "$f" carry/bin/
+done < "$B/gpu_tests.txt"
+cp "$B/gpu_tests.txt" carry/bin/
 for t in "${bench[@]}"; do cp "$B/bench/$t" carry/bin/; done
 # test_cli runs the CLI at the path it was built with: gpu_checks.sh puts the carried one there.
 cp "$B/tests/cli/test_cli" carry/bin/
