@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Two runs of one benchmark, row by row: does a new run reproduce a committed one?
 
-    python3 bench/common/compare_runs.py OLD.json NEW.json [--impls gsearch,cub] [--rows]
+    python3 -m bench.common.compare_runs OLD.json NEW.json [--impls gsearch,cub] [--rows]
                                          [--tolerance 0.05] [--json OUT.json]
 
 Reads two JSON files of the same schema (any benchmark of bench/: search, find, merge, index,

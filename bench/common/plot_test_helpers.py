@@ -1,13 +1,30 @@
 """Scaffolding shared by the tests of bench's plotting scripts (search/test_plot_search.py,
 find/test_plot_find.py, merge/test_plot_merge.py, search/test_plot_search_python.py, ...): running
-a script as a user would, the checks every script's synthetic sample gets, the PNGs it wrote, and
-reading its markdown tables. Not a test file itself (pytest collects test_*.py).
+a script as a user would (``python3 -m bench.<family>.<script>`` from the repository root), the
+checks every script's synthetic sample gets, the PNGs it wrote, and reading its markdown tables.
+Not a test file itself (pytest collects test_*.py).
 """
 import json
 import pathlib
 import re
 import subprocess
 import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]  # the repository root: where bench is a package
+
+
+def module_command(script):
+    """The command that runs the bench script at path `script` as bench/README.md says, as a module:
+    [python, "-m", "bench.<family>.<script>"]. Run it with cwd=ROOT."""
+    rel = pathlib.Path(script).resolve().relative_to(ROOT).with_suffix("")
+    return [sys.executable, "-m", ".".join(rel.parts)]
+
+
+def run_script(script, *args, **kwargs):
+    """subprocess.run of the bench script at path `script` with args, as a module from the
+    repository root (module_command), its output captured as text; kwargs go to subprocess.run."""
+    return subprocess.run([*module_command(script), *map(str, args)], cwd=ROOT, capture_output=True, text=True,
+                          **kwargs)
 
 
 class PlotScript:
@@ -18,7 +35,7 @@ class PlotScript:
 
     def run(self, *args, ok=True):
         """Runs the script with args; with ok, asserts it succeeded."""
-        r = subprocess.run([sys.executable, str(self.script), *map(str, args)], capture_output=True, text=True)
+        r = run_script(self.script, *args)
         if ok:
             assert r.returncode == 0, r.stderr
         return r

@@ -8,7 +8,7 @@ import copy
 import json
 import pathlib
 
-import compare_runs
+from . import compare_runs
 
 BENCH = pathlib.Path(__file__).resolve().parent.parent
 SAMPLES = [BENCH / "search" / "sample_search_results.json", BENCH / "find" / "sample_find_results.json",

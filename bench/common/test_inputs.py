@@ -10,15 +10,14 @@ Q = 2^27 timing: GSEARCH_LARGE=1.
 import os
 import pathlib
 import subprocess
-import sys
 import time
 
 import numpy as np
 import pytest
 
+from . import inputs
+
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import inputs  # noqa: E402
 
 ROOT = HERE.parent.parent
 CLI = pathlib.Path(os.environ.get("GSEARCH_CLI", ROOT / "build/cpu/tools/cli/gsearch"))

@@ -3,7 +3,7 @@
 import re
 import types
 
-import source_stamp
+from . import source_stamp
 
 
 def test_the_package_stamp_comes_first():

@@ -3,8 +3,8 @@
 single-process call in the same process, and its scaling with the ranks (weak: the same work per
 rank). Run under mpirun, once per rank count:
 
-    mpirun -np 1 python3 bench/dist/dist_cpu_bench.py --json dist_cpu_np1.json
-    mpirun -np 2 python3 bench/dist/dist_cpu_bench.py --json dist_cpu_np2.json
+    mpirun -np 1 python3 -m bench.dist.dist_cpu_bench --json dist_cpu_np1.json
+    mpirun -np 2 python3 -m bench.dist.dist_cpu_bench --json dist_cpu_np2.json
 
 Workloads, per rank (int32; --quick: 2^16): search of 2^22 random queries against keys sharded
 (2^20 per rank, this rank's range of the sorted whole) and replicated (2^20 on every rank);
@@ -30,9 +30,9 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-from bench_json import write_atomic  # noqa: E402  (bench/common)
-from source_stamp import source  # noqa: E402
+from ..common.bench_json import write_atomic
+from ..common.cli_args import invoked_argv
+from ..common.source_stamp import source
 
 
 def timed(comm, repeat, call):
@@ -114,7 +114,7 @@ def main() -> int:
     row("count", "single", s, n_find * ranks, int(s[3]) == int(np.count_nonzero(d == 7)))
 
     if me == 0:
-        report = {"schema": "gsearch-bench-dist-cpu-1", "synthetic": False, "command": " ".join(sys.argv),
+        report = {"schema": "gsearch-bench-dist-cpu-1", "synthetic": False, "command": " ".join(invoked_argv()),
                   "source": source(gsearch), "ranks": ranks, "cpus": os.cpu_count(), "results": rows}
         write_atomic(a.json, report)
     return 0 if all(r["verified"] for r in rows) else 3

@@ -4,7 +4,7 @@ work at 1, 2, 4, ... GPUs of one machine, one process per GPU (torch.multiproces
 NCCL process group, one GPU per rank), both ways in the same run. The Python counterpart of
 bench/dist/dist_bench.cu (the C++ side over NCCL, schema "gsearch-bench-dist-1").
 
-    python3 bench/dist/dist_torch_peer.py --json dist_torch.json
+    python3 -m bench.dist.dist_torch_peer --json dist_torch.json
         [--quick] [--ops search_replicated,search_sharded,isin_replicated,sort]
         [--impls gsearch,torch] [--max-gpus G] [--repeat 10] [--warmup 1] [--seed 1]
         [--keys K] [--queries Q] [--data N] [--tests M] [--sort-n N] [--samples S]
@@ -72,6 +72,11 @@ import tempfile
 import time
 import traceback
 
+from ..common.bench_json import write_atomic
+from ..common.cli_args import count_arg
+from ..common.machine import package_version
+from ..common.source_stamp import source
+
 # NVLink multicast off, for this process and the ranks it spawns (they inherit os.environ),
 # before torch or NCCL is loaded: it can put a shared host's GPUs out of service.
 _SAFE_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
@@ -80,11 +85,6 @@ for _k, _v in _SAFE_ENV.items():
         print(f"dist_torch_peer.py: {_k}={os.environ[_k]} in the environment: setting it to {_v}", file=sys.stderr)
     os.environ[_k] = _v
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-from bench_json import write_atomic  # noqa: E402  (bench/common)
-from machine import package_version  # noqa: E402
-from cli_args import count_arg  # noqa: E402
-from source_stamp import source  # noqa: E402
 
 PROG = "dist_torch_peer.py"
 SCHEMA = "gsearch-bench-dist-torch-1"

@@ -4,8 +4,8 @@ schema "gsearch-bench-dist-1": gsearch's C++ side over NCCL) and, optionally, di
 (schema "gsearch-bench-dist-torch-1": gsearch.distributed and the plain-torch peer, one process
 per GPU).
 
-    python3 bench/dist/plot_dist.py DIST.json [--torch DIST_TORCH.json] --out dist.png
-    python3 bench/dist/plot_dist.py --torch DIST_TORCH.json --out dist.png
+    python3 -m bench.dist.plot_dist DIST.json [--torch DIST_TORCH.json] --out dist.png
+    python3 -m bench.dist.plot_dist --torch DIST_TORCH.json --out dist.png
 
 Writes one PNG (--out) with
   (a) throughput (items/s, log) against GPUs (log2), one colour per op: gsearch C++ solid
@@ -25,8 +25,7 @@ import math
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-import plot_common as pc  # noqa: E402  (bench/common)
+from ..common import plot_common as pc
 
 PROG = "plot_dist"
 SCHEMA = "gsearch-bench-dist-1"

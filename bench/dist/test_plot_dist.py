@@ -14,11 +14,12 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
+from ..common.plot_test_helpers import PlotScript, cells  # noqa: E402
+from . import plot_dist  # noqa: E402
+
 HERE = pathlib.Path(__file__).resolve().parent
 PLOT = HERE / "plot_dist.py"
 PEER = HERE / "dist_torch_peer.py"
-import plot_dist  # noqa: E402
-from plot_test_helpers import PlotScript, cells  # noqa: E402
 
 _plot = PlotScript(PLOT, None, "d.json")
 run = _plot.run

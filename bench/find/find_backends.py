@@ -9,11 +9,10 @@ import time
 
 import numpy as np
 
-from find_cases import RANDOM_SEED
-from find_report import stats
+from .find_cases import RANDOM_SEED
+from .find_report import stats
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-from machine import affinity, cpu_name, package_version  # noqa: E402  (bench/common)
+from ..common.machine import affinity, cpu_name, package_version
 
 
 def log(msg):

@@ -2,8 +2,8 @@
 """Unsorted search (issue 7) from Python: gsearch.find / gsearch.count / gsearch.isin against
 what a torch, cupy or numpy user writes, on the same int32 data in one process.
 
-    python3 bench/find/find_bench.py --device cuda --json OUT.json [--cpp-json FIND.json]
-    python3 bench/find/find_bench.py --device cpu  --json OUT.json
+    python3 -m bench.find.find_bench --device cuda --json OUT.json [--cpp-json FIND.json]
+    python3 -m bench.find.find_bench --device cpu  --json OUT.json
         [--size 2^28 | 2^26] [--ops first,any,count,all,isin] [--impls ...]
         [--positions 0,N/100,N/2,N-1] [--fractions 1e-5,0.01,0.5,1] [--needles 1024,1048576]
         [--repeat R] [--warmup W] [--seed 1] [--fail-if-missed]
@@ -86,18 +86,23 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-import inputs  # noqa: E402  (bench/common: the checksum)
-from bench_json import write_atomic as write_json  # noqa: E402
-from machine import loadavg  # noqa: E402
-from source_stamp import source  # noqa: E402
+if not __package__:  # started as a file, not with -m: bench/_as_package.py
+    import runpy
+    runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "_as_package.py"))
+    __package__ = "bench.find"
 
-from find_backends import CannotRun, CpuBackend, CudaBackend, first_line, log  # noqa: E402
-from find_cases import (CALLS, DEFAULTS, KEY_TYPE, NEEDLES, OPS, POSITIONS, SAMPLE, SCHEMA,  # noqa: E402
-                        TARGETS, case_data, fraction_threshold, make_base, make_cases, make_needles,
-                        numpy_isin_kind, parse_list, parse_size, position_of, pow2_text)
-from find_report import (add_speedups, make_row, ratio_text, read_cpp_roofline, stats, tables,  # noqa: E402
-                         targets, targets_table)
+from ..common import inputs  # noqa: E402  (the checksum)
+from ..common.bench_json import write_atomic as write_json  # noqa: E402
+from ..common.cli_args import invoked_argv  # noqa: E402
+from ..common.machine import loadavg  # noqa: E402
+from ..common.source_stamp import source  # noqa: E402
+
+from .find_backends import CannotRun, CpuBackend, CudaBackend, first_line, log  # noqa: E402
+from .find_cases import (CALLS, DEFAULTS, KEY_TYPE, NEEDLES, OPS, POSITIONS, SAMPLE, SCHEMA,  # noqa: E402
+                         TARGETS, case_data, fraction_threshold, make_base, make_cases, make_needles,
+                         numpy_isin_kind, parse_list, parse_size, position_of, pow2_text)
+from .find_report import (add_speedups, make_row, ratio_text, read_cpp_roofline, stats, tables,  # noqa: E402
+                          targets, targets_table)
 
 
 def time_interleaved(backend, impls, state, value, warmup, repeat):
@@ -319,7 +324,7 @@ def main(argv=None, backend_factory=None):
             + ("a CUDA GPU, torch with CUDA and the gsearch package built with CUDA."
                if a.device == "cuda" else "the gsearch package with find (pip install .)."))
         return 2
-    command = " ".join(["python3", *sys.argv]) if argv is None else " ".join(
+    command = " ".join(["python3", *invoked_argv()]) if argv is None else " ".join(
         ["find_bench.py", *argv])
     cases = make_cases(n, positions, fractions, needles, ops)
     if backend.name == "cpu":

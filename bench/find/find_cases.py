@@ -3,13 +3,10 @@ parsing of sizes and positions, the data (bit for bit the C++ find benchmark's: 
 find_bench.py's docstring), the cases and the bytes each pass must move. Pure functions, tested
 without a GPU (test_find_bench.py)."""
 import math
-import os
-import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-import inputs  # noqa: E402  (bench/common: the splitmix64 words)
+from ..common import inputs  # the splitmix64 words
 
 SCHEMA = "gsearch-bench-find-python/1"
 KEY_TYPE = "int32"

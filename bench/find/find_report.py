@@ -6,7 +6,7 @@ import math
 import os
 import statistics
 
-from find_cases import CALLS, DEFAULTS, KEY_BYTES, KEY_TYPE, SCAN_OPS, TARGETS, pow2_text, traffic_bytes
+from .find_cases import CALLS, DEFAULTS, KEY_BYTES, KEY_TYPE, SCAN_OPS, TARGETS, pow2_text, traffic_bytes
 
 
 def stats(times):

@@ -2,7 +2,7 @@
 """Figures and markdown tables from a find_bench JSON file (bench/find/find_bench.cu, schema
 "gsearch-bench-find/1": gsearch's unsorted search against the read roofline, thrust and CUB).
 
-    python3 bench/find/plot_find.py FIND.json --out DIR [--no-figures] [--all-ks]
+    python3 -m bench.find.plot_find FIND.json --out DIR [--no-figures] [--all-ks]
 
 Prints markdown tables (for docs/results-h100.md):
   strategies   seeds/001's experiment: ms per k for strided / coalesced / unrolled (the match at
@@ -34,9 +34,8 @@ table title.
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-import plot_common  # noqa: E402  (bench/common)
-from plot_common import fmt, fmt_n, md_table, pick, ratio, title  # noqa: E402
+from ..common import plot_common
+from ..common.plot_common import fmt, fmt_n, md_table, pick, ratio, title
 
 SCHEMA = "gsearch-bench-find/1"
 STUDY = ["strided", "coalesced", "unrolled"]

@@ -2,7 +2,7 @@
 """Figures and markdown tables for find_bench.py's files (gsearch.find / count / isin against
 torch and cupy on the GPU, against numpy on the CPU).
 
-    python3 bench/find/plot_find_python.py FILE.json [FILE.json ...] --out DIR
+    python3 -m bench.find.plot_find_python FILE.json [FILE.json ...] --out DIR
                                              [--name PREFIX] [--no-figures]
 
 For each file (its device.backend says cuda or cpu) it prints one table per op group (first /
@@ -24,10 +24,8 @@ import json
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import find_cases  # noqa: E402
-import find_report  # noqa: E402
+from . import find_cases, find_report
+
 
 COLORS = {"gsearch": "tab:green", "gsearch-py": "tab:green", "torch": "tab:brown",
           "cupy": "tab:pink", "numpy": "tab:red"}

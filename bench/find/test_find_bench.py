@@ -16,15 +16,11 @@ import types
 import numpy as np
 import pytest
 
+from ..common import inputs
+from ..common.plot_test_helpers import pngs, run_script
+from . import find_backends, find_bench, find_cases, find_report, plot_find_python
+
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import find_backends  # noqa: E402
-import find_bench  # noqa: E402
-import find_cases  # noqa: E402
-import find_report  # noqa: E402
-import inputs  # noqa: E402
-from plot_test_helpers import pngs  # noqa: E402
-import plot_find_python  # noqa: E402
 
 SAMPLE = HERE / "sample_find_python.json"
 
@@ -390,6 +386,7 @@ def test_bad_usage(tmp_path):
 @pytest.mark.skipif(not real_gsearch_has_find(), reason="the installed gsearch has no find yet")
 def test_cpu_mode_real_gsearch(tmp_path):
     p = tmp_path / "find.json"
+    # Started as a file, as scripts/device/bench.sh starts it (bench/_as_package.py).
     r = subprocess.run([sys.executable, str(HERE / "find_bench.py"), "--json", str(p), *CPU_ARGS,
                         "--ops", "first,any,random,count,all,isin"],
                        capture_output=True, text=True)
@@ -581,9 +578,7 @@ def test_plot_sample_and_a_cpu_run(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
     _, cpu = run_cpu(tmp_path, monkeypatch, fake_gsearch(), "--ops", "first,count,all,isin")
     cpu_path = tmp_path / "find.json"
-    r = subprocess.run([sys.executable, str(HERE / "plot_find_python.py"), str(SAMPLE),
-                        str(cpu_path), "--out", str(tmp_path / "fig")], capture_output=True,
-                       text=True)
+    r = run_script(HERE / "plot_find_python.py", SAMPLE, cpu_path, "--out", tmp_path / "fig")
     assert r.returncode == 0, r.stderr
     assert pngs(tmp_path / "fig") == ["find_cpu_speedup.png", "find_cpu_times.png",
                                       "find_cuda_speedup.png", "find_cuda_times.png"]
@@ -592,9 +587,7 @@ def test_plot_sample_and_a_cpu_run(tmp_path, monkeypatch):
     assert "| 2^10 needles | 0.9000 | 63.60 | 5.50 | 70.67x | 49% |" in out
     assert "### Targets: gsearch-py vs torch" in out and "### Targets: gsearch vs numpy" in out
     assert "Roofline: 3030 GB/s" in out
-    r = subprocess.run([sys.executable, str(HERE / "plot_find_python.py"), str(cpu_path),
-                        "--out", str(tmp_path / "fig2"), "--name", "find_numpy"],
-                       capture_output=True, text=True)
+    r = run_script(HERE / "plot_find_python.py", cpu_path, "--out", tmp_path / "fig2", "--name", "find_numpy")
     assert r.returncode == 0, r.stderr
     assert pngs(tmp_path / "fig2") == ["find_numpy_speedup.png", "find_numpy_times.png"]
 

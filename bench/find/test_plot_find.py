@@ -11,12 +11,13 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
+from ..common.plot_test_helpers import PlotScript, cells, table_line  # noqa: E402
+from . import plot_find  # noqa: E402
+
 HERE = pathlib.Path(__file__).resolve().parent
 BENCH = HERE.parent
 PLOT = HERE / "plot_find.py"
 SAMPLE = HERE / "sample_find_results.json"
-import plot_find  # noqa: E402
-from plot_test_helpers import PlotScript, cells, table_line  # noqa: E402
 
 FIGURES = {"find_strategies.png", "find_modes_gbps.png", "find_positions.png",
            "find_all_fraction.png", "find_isin.png"}

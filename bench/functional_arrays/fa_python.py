@@ -9,7 +9,7 @@ every result compared with the dict's (verified), µs per operation (mean of the
 --repeat runs). next(a, i) on a pmap or a dict is a scan of the array's keys: a map without order
 has no other way, which is the point of a structure that answers it in one fold.
 
-    python3 bench/functional_arrays/fa_python.py STREAM.npy [STREAM.npy ...] --cells N
+    python3 -m bench.functional_arrays.fa_python STREAM.npy [STREAM.npy ...] --cells N
                                                  [--impls pmap dict gsearch] [--repeat 5] [--json FILE]
 """
 import argparse

@@ -4,7 +4,7 @@ microseconds per operation against the cell count N, one line per implementation
 persistent machine as a pipeline and each operation waited for, the CPU machine, the executable
 specification, a path-copying treap), the seed's GTX 590 figures beside them.
 
-    python3 bench/functional_arrays/plot_fa.py bench/results/h100/fa_tables.json
+    python3 -m bench.functional_arrays.plot_fa bench/results/h100/fa_tables.json
                                bench/results/h100/fa_latency.json [--out bench/results/h100/plots]
                                [--table]
 
@@ -16,8 +16,7 @@ import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-import plot_common as pc  # noqa: E402  (bench/common)
+from ..common import plot_common as pc
 
 PROG = "plot_fa.py"
 SCHEMAS = ("gsearch-bench-fa/1", "gsearch-bench-fa-cpu/1")

@@ -7,10 +7,10 @@ a wrong schema refused, the figure. No GPU.
 import json
 import os
 import pathlib
-import subprocess
-import sys
 
 import pytest
+
+from ..common.plot_test_helpers import run_script
 
 pytest.importorskip("matplotlib")
 
@@ -19,8 +19,7 @@ PLOT = HERE / "plot_fa.py"
 
 
 def run(*args):
-    return subprocess.run([sys.executable, str(PLOT), *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, "MPLBACKEND": "Agg"})
+    return run_script(PLOT, *args, env={**os.environ, "MPLBACKEND": "Agg"})
 
 
 def row(impl, cells, mean, p50, p99, verified=True):

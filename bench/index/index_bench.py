@@ -2,7 +2,7 @@
 """Key sets beyond shared memory on the GPU, from Python (issue 9): gsearch's static index and
 its auto choice against torch.searchsorted, on the same CUDA tensors.
 
-    python3 bench/index/index_bench.py --json OUT.json [--log-keys 20,24,27] [--queries 2^27]
+    python3 -m bench.index.index_bench --json OUT.json [--log-keys 20,24,27] [--queries 2^27]
                                         [--dtypes int32,int64] [--repeat 10] [--warmup 2] [--seed 1]
 
 For each dtype and K = 2^x: keys = sort(torch.randint over the dtype's range) on the GPU, Q
@@ -26,8 +26,13 @@ import platform
 import statistics
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-from source_stamp import source  # noqa: E402  (bench/common/source_stamp.py)
+if not __package__:  # started as a file, not with -m: bench/_as_package.py
+    import runpy
+    runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "_as_package.py"))
+    __package__ = "bench.index"
+
+from ..common.cli_args import invoked_argv  # noqa: E402
+from ..common.source_stamp import source  # noqa: E402
 
 
 def parse_int(s):
@@ -55,7 +60,7 @@ def main():
         return 2
     dev = torch.device("cuda")
     q_count = parse_int(a.queries)
-    report = {"schema": "gsearch-bench-index-python/1", "command": " ".join(sys.argv),
+    report = {"schema": "gsearch-bench-index-python/1", "command": " ".join(invoked_argv()),
               "source": source(gsearch),
               "device": torch.cuda.get_device_name(), "versions": {"torch": torch.__version__,
               "gsearch": gsearch.__version__, "python": platform.python_version()},

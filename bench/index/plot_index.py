@@ -3,7 +3,7 @@
 count K (log axis) for every method and peer, one panel per key type, with the issue's targets;
 torch.searchsorted added from bench/index/index_bench.py's JSON when given.
 
-    python3 bench/index/plot_index.py bench/results/h100/index.json [--python index_python.json]
+    python3 -m bench.index.plot_index bench/results/h100/index.json [--python index_python.json]
                                 [--out bench/results/h100/plots] [--table]
 
 Writes index_gqps.png into --out; --table prints the markdown table of docs/results-h100.md.
@@ -12,8 +12,12 @@ import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-import plot_common as pc  # noqa: E402  (bench/common)
+if not __package__:  # started as a file, not with -m: bench/_as_package.py
+    import runpy
+    runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "_as_package.py"))
+    __package__ = "bench.index"
+
+from ..common import plot_common as pc  # noqa: E402
 
 PROG = "plot_index.py"
 SCHEMA = "gsearch-bench-index/1"

@@ -7,10 +7,10 @@ schema refused. No GPU.
 import json
 import os
 import pathlib
-import subprocess
-import sys
 
 import pytest
+
+from ..common.plot_test_helpers import run_script
 
 pytest.importorskip("matplotlib")
 
@@ -22,8 +22,7 @@ MAIN, PY = RESULTS / "index.json", RESULTS / "python" / "index_python.json"
 
 
 def run(args, tmp_path):
-    return subprocess.run([sys.executable, str(PLOT), *map(str, args), "--out", str(tmp_path)],
-                          capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"})
+    return run_script(PLOT, *args, "--out", tmp_path, env={**os.environ, "MPLBACKEND": "Agg"})
 
 
 def table_rows(out):

@@ -5,7 +5,7 @@ seed's GTX 590 times) and the cracking curve (cumulative milliseconds after each
 one line per way of answering: index intervals, sort once then search, a scan per query; one
 panel per query kind, log axes).
 
-    python3 bench/index_intervals/plot_index_intervals.py bench/results/h100/index_intervals.json
+    python3 -m bench.index_intervals.plot_index_intervals bench/results/h100/index_intervals.json
                                [--out bench/results/h100/plots] [--no-figures] [--table]
 
 Writes index_intervals_curve.png and index_intervals_table1.png into --out (unless
@@ -16,8 +16,7 @@ import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-import plot_common as pc  # noqa: E402  (bench/common)
+from ..common import plot_common as pc
 
 PROG = "plot_index_intervals.py"
 SCHEMA = "gsearch-bench-index-intervals/1"

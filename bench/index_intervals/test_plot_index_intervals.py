@@ -8,10 +8,10 @@ refused. No GPU.
 import json
 import os
 import pathlib
-import subprocess
-import sys
 
 import pytest
+
+from ..common.plot_test_helpers import run_script
 
 pytest.importorskip("matplotlib")
 
@@ -21,8 +21,7 @@ SAMPLE = HERE / "sample_index_intervals.json"
 
 
 def run(*args):
-    return subprocess.run([sys.executable, str(PLOT), *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, "MPLBACKEND": "Agg"})
+    return run_script(PLOT, *args, env={**os.environ, "MPLBACKEND": "Agg"})
 
 
 def rows_of(out, first_cell):

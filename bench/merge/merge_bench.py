@@ -3,8 +3,8 @@
 merge / intersect1d / union1d / setdiff1d / setxor1d against what a torch (GPU) or numpy (CPU)
 user writes, on the same int32 data in one process.
 
-    python3 bench/merge/merge_bench.py --device cuda --json OUT.json
-    python3 bench/merge/merge_bench.py --device cpu  --json OUT.json
+    python3 -m bench.merge.merge_bench --device cuda --json OUT.json
+    python3 -m bench.merge.merge_bench --device cpu  --json OUT.json
         [--quick] [--ops sort,searchsorted,merge,intersect1d,union1d,setdiff1d,setxor1d]
         [--n N] [--sort-n N] [--search-keys K] [--search-queries Q]
         [--repeat R] [--warmup W] [--seed 1]
@@ -64,11 +64,15 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-import inputs  # noqa: E402  (bench/common)
-from machine import cpu_name  # noqa: E402
-from cli_args import count_arg  # noqa: E402
-from source_stamp import source  # noqa: E402
+if not __package__:  # started as a file, not with -m: bench/_as_package.py
+    import runpy
+    runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "_as_package.py"))
+    __package__ = "bench.merge"
+
+from ..common import inputs  # noqa: E402
+from ..common.cli_args import count_arg  # noqa: E402
+from ..common.machine import cpu_name  # noqa: E402
+from ..common.source_stamp import source  # noqa: E402
 
 SCHEMA = "gsearch-bench-merge-python/1"
 OPS = ["sort", "searchsorted", "merge", "intersect1d", "union1d", "setdiff1d", "setxor1d"]

@@ -3,7 +3,7 @@
 "gsearch-bench-merge/1": gsearch's merge family against the copy roofline, thrust, CUB and a
 CUB-built join).
 
-    python3 bench/merge/plot_merge.py MERGE.json --out DIR [--no-figures]
+    python3 -m bench.merge.plot_merge MERGE.json --out DIR [--no-figures]
 
 Prints markdown tables (for docs/results-h100.md):
   merge          per key type (int32, int64, int32 keys + int64 values): gsearch ms, GB/s, % of
@@ -34,9 +34,13 @@ table title.
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-import plot_common  # noqa: E402  (bench/common)
-from plot_common import fmt, fmt_ms, fmt_n, md_table, pick, ratio, title  # noqa: E402
+if not __package__:  # started as a file, not with -m: bench/_as_package.py
+    import runpy
+    runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "_as_package.py"))
+    __package__ = "bench.merge"
+
+from ..common import plot_common  # noqa: E402
+from ..common.plot_common import fmt, fmt_ms, fmt_n, md_table, pick, ratio, title  # noqa: E402
 
 SCHEMA = "gsearch-bench-merge/1"
 SET_OPS = ["intersection", "union", "difference", "symmetric-difference"]

@@ -3,19 +3,16 @@
 side, sorted, values in [0, 2^27)), with the sortedness check (as shipped) and with it forced off
 (every input sorted again, as before 705e19c); median of 5 after 1 warm-up, one process.
 
-    python3 bench/merge/set_functions_sorted_inputs.py     # the installed gsearch, CPU
+    python3 -m bench.merge.set_functions_sorted_inputs     # the installed gsearch, CPU
 """
-import os
 import statistics
-import sys
 import time
 
 import numpy as np
 import gsearch
 from gsearch import _core
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-import inputs  # noqa: E402  (bench/common)
+from ..common import inputs
 
 n = 1 << 24
 a = np.sort((inputs.splitmix64(1, 0, n) >> np.uint64(37)).astype(np.int32))

@@ -7,16 +7,15 @@ wrong result.
 """
 import json
 import pathlib
-import sys
 import types
 
 import numpy as np
 import pytest
 
+from ..common import inputs
+from . import merge_bench
+
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import inputs  # noqa: E402
-import merge_bench  # noqa: E402
 
 MASK = (1 << 64) - 1
 

@@ -10,12 +10,13 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
+from ..common.plot_test_helpers import PlotScript, cells, table_line  # noqa: E402
+from . import plot_merge  # noqa: E402
+
 HERE = pathlib.Path(__file__).resolve().parent
 BENCH = HERE.parent
 PLOT = HERE / "plot_merge.py"
 SAMPLE = HERE / "sample_merge_results.json"
-import plot_merge  # noqa: E402
-from plot_test_helpers import PlotScript, cells, table_line  # noqa: E402
 
 FIGURES = set(plot_merge.FIGURES)
 

@@ -5,7 +5,7 @@ warp and block P-ary search, the static index's one-thread walk), in two panels:
 clock64 cycles converted to microseconds, and the end-to-end microseconds a host sees (launch,
 synchronize, copy the rank back). L2-warm runs solid, L2-flushed ("cold") runs dashed.
 
-    python3 bench/pary/plot_pary.py bench/results/h100/pary.json [pary_int64.json ...]
+    python3 -m bench.pary.plot_pary bench/results/h100/pary.json [pary_int64.json ...]
                                [--out bench/results/h100/plots] [--cache both|warm|cold]
                                [--logy] [--table]
 
@@ -16,8 +16,7 @@ import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-import plot_common as pc  # noqa: E402  (bench/common)
+from ..common import plot_common as pc
 
 PROG = "plot_pary.py"
 SCHEMA = "gsearch-bench-pary/1"

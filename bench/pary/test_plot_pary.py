@@ -6,10 +6,10 @@ against the JSON's medians, the figure, unverified rows left out, a wrong schema
 import json
 import os
 import pathlib
-import subprocess
-import sys
 
 import pytest
+
+from ..common.plot_test_helpers import run_script
 
 pytest.importorskip("matplotlib")
 
@@ -20,8 +20,7 @@ MAIN = BENCH / "results" / "h100" / "pary.json"
 
 
 def run(args, tmp_path):
-    return subprocess.run([sys.executable, str(PLOT), *map(str, args), "--out", str(tmp_path)],
-                          capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"})
+    return run_script(PLOT, *args, "--out", tmp_path, env={**os.environ, "MPLBACKEND": "Agg"})
 
 
 def table_rows(out):

@@ -2,7 +2,7 @@
 """gsearch.searchsorted against numpy.searchsorted on numpy arrays (gsearch's CPU backend), on
 this machine: per-call time for small and large calls.
 
-    python3 bench/search/cpu_bench.py --json OUT.json [--quick] [--min-time 0.2] [--repeat 5]
+    python3 -m bench.search.cpu_bench --json OUT.json [--quick] [--min-time 0.2] [--repeat 5]
                                       [--ks 1024,1048576] [--qs 10,100,...] [--dtypes int32,float64]
                                       [--sides left,right] [--fail-if-slower]
 
@@ -41,10 +41,10 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-from bench_json import write_atomic as write_json  # noqa: E402  (bench/common)
-from machine import affinity, cpu_name, package_version  # noqa: E402
-from source_stamp import source  # noqa: E402  (bench/common/source_stamp.py)
+from ..common.bench_json import write_atomic as write_json
+from ..common.cli_args import invoked_argv
+from ..common.machine import affinity, cpu_name, package_version
+from ..common.source_stamp import source
 
 SCHEMA = "gsearch-bench-cpu/1"
 KS = [1 << 10, 1 << 20]
@@ -247,7 +247,7 @@ def main(argv=None):
     except SystemExit as e:
         return e.code
 
-    command = " ".join(["python3", *sys.argv]) if argv is None else " ".join(
+    command = " ".join(["python3", *invoked_argv()]) if argv is None else " ".join(
         ["cpu_bench.py", *argv])
     t0 = time.perf_counter()
     modes = [m.strip() for m in a.modes.split(",") if m.strip()]

@@ -2,7 +2,7 @@
 """Figures and a markdown table from a `gsearch bench search` JSON file (with the rows that
 bench/search/search_peers.py appended).
 
-    python3 bench/search/plot_search.py RESULTS.json [--conflicts bench/results/h100/bank_conflicts.json]
+    python3 -m bench.search.plot_search RESULTS.json [--conflicts bench/results/h100/bank_conflicts.json]
                           --out DIR [--no-figures]
 
 Writes into DIR, for each key type present (random queries unless said otherwise):

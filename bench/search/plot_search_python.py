@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Figures and markdown tables for the Python benchmarks of gsearch.
 
-    python3 bench/search/plot_search_python.py [--rows ROWS.json] [--cpu CPU.json]
+    python3 -m bench.search.plot_search_python [--rows ROWS.json] [--cpu CPU.json]
                                         [--search SEARCH.json] --out DIR [--no-figures]
 
   --rows    rows_bench.py's file  -> rows_gqps.png: G queries/s per shape (bars) for gsearch,

@@ -2,8 +2,8 @@
 """The host time of one gsearch.searchsorted call on small torch CUDA tensors, beside
 torch.searchsorted on the same tensors (issue 24: gsearch's per-call overhead <= torch's).
 
-    python3 bench/search/py_call_overhead.py --json OUT.json [--calls 2000] [--repeat 7]
-    python3 bench/search/py_call_overhead.py --plot IN.json OUT.png      (a bar chart of a run, or
+    python3 -m bench.search.py_call_overhead --json OUT.json [--calls 2000] [--repeat 7]
+    python3 -m bench.search.py_call_overhead --plot IN.json OUT.png      (a bar chart of a run, or
                                                                           of call_overhead's JSON)
 
 For K = 1,024 sorted int32 keys and Q = 1, 100 and 10,000 random queries, each of
@@ -29,8 +29,12 @@ import platform
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-from source_stamp import source  # noqa: E402  (bench/common/source_stamp.py)
+if not __package__:  # started as a file, not with -m: bench/_as_package.py
+    import runpy
+    runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "_as_package.py"))
+    __package__ = "bench.search"
+
+from ..common.source_stamp import source  # noqa: E402
 
 
 def per_call_us(fn, calls, sync):

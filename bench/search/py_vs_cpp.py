@@ -9,7 +9,7 @@ and their relative difference (gsearch-py ratio / C++ ratio - 1); the target is 
 <= --tolerance (default 10%). torch is the common yardstick: gsearch-py and torch are timed in
 the same process with the same CUDA events, the C++ row in the bench's own process.
 
-    python3 bench/search/py_vs_cpp.py RESULTS.json [--ks 1024,16384,49152]
+    python3 -m bench.search.py_vs_cpp RESULTS.json [--ks 1024,16384,49152]
                                       [--key-types int32,float32] [--query-kinds random]
                                       [--tolerance 0.10] [--json OUT.json]
 
@@ -24,8 +24,12 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-from source_stamp import source  # noqa: E402  (bench/common/source_stamp.py)
+if not __package__:  # started as a file, not with -m: bench/_as_package.py
+    import runpy
+    runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "_as_package.py"))
+    __package__ = "bench.search"
+
+from ..common.source_stamp import source  # noqa: E402
 
 
 def log(msg):

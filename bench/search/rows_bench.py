@@ -3,7 +3,7 @@
 (rows x K) sorted keys and (rows x M) queries (torch.searchsorted's batched semantics: row i of
 the queries is searched in row i of the keys), and against the read/write roofline.
 
-    python3 bench/search/rows_bench.py --json OUT.json [--quick] [--shapes RxKxM,...]
+    python3 -m bench.search.rows_bench --json OUT.json [--quick] [--shapes RxKxM,...]
                                        [--repeat 15] [--warmup 3] [--seed 1]
 
 Default shapes (rows x K x M): 1,048,576 x 64 x 128; 65,536 x 1,024 x 2,048;
@@ -44,10 +44,15 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-from bench_json import write_atomic as write_json  # noqa: E402  (bench/common)
-from machine import package_version  # noqa: E402
-from source_stamp import source  # noqa: E402
+if not __package__:  # started as a file, not with -m: bench/_as_package.py
+    import runpy
+    runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "_as_package.py"))
+    __package__ = "bench.search"
+
+from ..common.bench_json import write_atomic as write_json  # noqa: E402
+from ..common.cli_args import invoked_argv  # noqa: E402
+from ..common.machine import package_version  # noqa: E402
+from ..common.source_stamp import source  # noqa: E402
 
 SCHEMA = "gsearch-bench-rows/1"
 SHAPES = [(1 << 20, 64, 128), (65536, 1024, 2048), (4096, 16384, 32768), (4096, 128, 32768)]
@@ -383,7 +388,7 @@ def main(argv=None, backend_factory=TorchBackend):
         log(f"cannot run here: {e}. rows_bench.py needs a CUDA GPU, torch with CUDA and the "
             "gsearch Python package built with CUDA.")
         return 2
-    command = " ".join(["python3", *sys.argv]) if argv is None else " ".join(
+    command = " ".join(["python3", *invoked_argv()]) if argv is None else " ".join(
         ["rows_bench.py", *argv])
     doc, status = run_bench(backend, shapes, a.seed, a.warmup, a.repeat, a.copy_bytes, command)
     write_json(a.json, doc)

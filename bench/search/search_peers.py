@@ -3,7 +3,7 @@
 on torch tensors, jax.numpy.searchsorted) on exactly the inputs that `gsearch bench search`
 timed, and appends their rows to its JSON file.
 
-    python3 bench/search/search_peers.py --json RESULTS.json
+    python3 -m bench.search.search_peers --json RESULTS.json
                                          [--peers torch,cupy,gsearch-py,jax]
                                          [--repeat R] [--warmup W] [--jax-method scan]
 
@@ -57,11 +57,16 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-import inputs  # noqa: E402  (bench/common)
-from bench_json import write_atomic  # noqa: E402
-from machine import package_version  # noqa: E402
-from source_stamp import source  # noqa: E402
+if not __package__:  # started as a file, not with -m: bench/_as_package.py
+    import runpy
+    runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "_as_package.py"))
+    __package__ = "bench.search"
+
+from ..common import inputs  # noqa: E402
+from ..common.bench_json import write_atomic  # noqa: E402
+from ..common.cli_args import invoked_argv  # noqa: E402
+from ..common.machine import package_version  # noqa: E402
+from ..common.source_stamp import source  # noqa: E402
 
 SCHEMA_PREFIX = "gsearch-bench-search/"
 MAX_COPIES = 8
@@ -701,7 +706,7 @@ def main(argv=None):
     warmup = a.warmup if a.warmup is not None else int(cfg.get("warmup", 2))
     if repeat < 1 or warmup < 0:
         p.error("--repeat must be >= 1 and --warmup >= 0")
-    command = " ".join(["python3", *sys.argv]) if argv is None else " ".join(
+    command = " ".join(["python3", *invoked_argv()]) if argv is None else " ".join(
         ["search_peers.py", *argv])
     status = run(doc, names, repeat, warmup, command, a.spin_us, a.jax_method)
     try:

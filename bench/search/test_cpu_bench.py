@@ -7,16 +7,17 @@ import importlib.util
 import itertools
 import json
 import pathlib
-import subprocess
 import sys
 import types
 
 import numpy as np
 import pytest
 
+from ..common.plot_test_helpers import run_script
+
+from . import cpu_bench
+
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import cpu_bench  # noqa: E402
 
 HAVE_GSEARCH = importlib.util.find_spec("gsearch") is not None
 
@@ -162,15 +163,13 @@ def test_bad_usage(tmp_path):
 
 @pytest.mark.skipif(HAVE_GSEARCH, reason="gsearch imports here")
 def test_script_without_gsearch(tmp_path):
-    r = subprocess.run([sys.executable, str(HERE / "cpu_bench.py"), "--json",
-                        str(tmp_path / "x.json"), "--quick"], capture_output=True, text=True)
+    r = run_script(HERE / "cpu_bench.py", "--json", tmp_path / "x.json", "--quick")
     assert r.returncode == 2 and "gsearch Python package does not import" in r.stderr
 
 
 @pytest.mark.skipif(not HAVE_GSEARCH, reason="the gsearch package does not import here")
 def test_real_gsearch_quick(tmp_path):
     p = tmp_path / "cpu.json"
-    r = subprocess.run([sys.executable, str(HERE / "cpu_bench.py"), "--json", str(p), "--quick",
-                        "--min-time", "0.005", "--repeat", "1"], capture_output=True, text=True)
+    r = run_script(HERE / "cpu_bench.py", "--json", p, "--quick", "--min-time", "0.005", "--repeat", "1")
     assert r.returncode == 0, r.stderr
     assert all(row["equal"] for row in json.loads(p.read_text())["results"])

@@ -5,24 +5,22 @@
 import copy
 import json
 import pathlib
-import subprocess
-import sys
 
 import pytest
 
 pytest.importorskip("matplotlib")
 
+from ..common.plot_test_helpers import pngs, run_script  # noqa: E402
+from . import plot_search as plot  # noqa: E402
+
 HERE = pathlib.Path(__file__).resolve().parent
 PLOT = HERE / "plot_search.py"
 SAMPLE = HERE / "sample_search_results.json"
 CONFLICTS = HERE.parent / "results/h100/bank_conflicts.json"
-import plot_search as plot  # noqa: E402
-from plot_test_helpers import pngs  # noqa: E402
 
 
 def run_plot(*args):
-    r = subprocess.run([sys.executable, str(PLOT), *map(str, args)], capture_output=True,
-                       text=True)
+    r = run_script(PLOT, *args)
     assert r.returncode == 0, r.stderr
     return r.stdout, r.stderr
 

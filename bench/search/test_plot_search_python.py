@@ -5,17 +5,15 @@
 """
 import json
 import pathlib
-import subprocess
-import sys
 
 import pytest
 
+from ..common.plot_test_helpers import pngs, run_script
+from . import plot_search as plot
+from . import plot_search_python as plot_python
+from . import py_vs_cpp, rows_bench
+
 HERE = pathlib.Path(__file__).resolve().parent
-import plot_search as plot  # noqa: E402
-import plot_search_python as plot_python  # noqa: E402
-import py_vs_cpp  # noqa: E402
-import rows_bench  # noqa: E402
-from plot_test_helpers import pngs  # noqa: E402
 
 Q = 1 << 27
 
@@ -64,7 +62,7 @@ def rows_doc():
 
 
 def cpu_doc():
-    import cpu_bench
+    from . import cpu_bench
 
     rows = []
     for dtype in ("int32", "float64"):
@@ -91,8 +89,7 @@ def test_all_figures_and_tables(tmp_path):
     args = ["--rows", write(tmp_path, "rows.json", rows_doc()),
             "--cpu", write(tmp_path, "cpu.json", cpu_doc()),
             "--search", write(tmp_path, "search.json", search_doc()), "--out", tmp_path / "fig"]
-    r = subprocess.run([sys.executable, str(HERE / "plot_search_python.py"), *map(str, args)],
-                       capture_output=True, text=True)
+    r = run_script(HERE / "plot_search_python.py", *args)
     assert r.returncode == 0, r.stderr
     assert pngs(tmp_path / "fig") == ["cpu_float64.png", "cpu_int32.png", "py_1d_float32.png",
                                       "py_1d_int32.png", "rows_gqps.png"]
@@ -109,8 +106,7 @@ def test_partial_inputs(tmp_path):
     doc["results"] = [r for r in doc["results"] if r["impl"] in ("gsearch", "jax")]
     doc["results"][0]["verified"] = False
     p = write(tmp_path, "s.json", doc)
-    r = subprocess.run([sys.executable, str(HERE / "plot_search_python.py"), "--search", str(p),
-                        "--no-figures"], capture_output=True, text=True)
+    r = run_script(HERE / "plot_search_python.py", "--search", p, "--no-figures")
     assert r.returncode == 0, r.stderr
     assert "| K | gsearch (C++) | jax (wall clock) |" in r.stdout
     assert "leaving out unverified row" in r.stderr

@@ -5,10 +5,10 @@ measuring mode's exit status 2 where torch or CUDA is missing.
     python3 -m pytest bench/search/test_py_call_overhead.py
 """
 import pathlib
-import subprocess
-import sys
 
 import pytest
+
+from ..common.plot_test_helpers import run_script
 
 pytest.importorskip("matplotlib")
 
@@ -18,7 +18,7 @@ RESULTS = HERE.parent / "results/h100/issue24"
 
 
 def run(*args):
-    return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True)
+    return run_script(SCRIPT, *args)
 
 
 @pytest.mark.parametrize("name", ["py_call_overhead-c48aaae.json", "call_overhead-e64193c.json"])

@@ -13,9 +13,9 @@ import time
 import numpy as np
 import pytest
 
+from . import rows_bench
+
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import rows_bench  # noqa: E402
 
 ROW_FIELDS = {"impl", "rows", "k", "m", "q", "key_type", "query_type", "out_type", "side", "ms",
               "ms_min", "ms_max", "runs", "gqps", "gbps", "bytes", "pct_roofline",
@@ -230,6 +230,7 @@ def test_cannot_run_here(tmp_path):
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is not None, reason="torch is installed")
 def test_real_run_without_torch(tmp_path):
+    # Started as a file, as scripts/device/bench.sh starts it (bench/_as_package.py).
     r = subprocess.run([sys.executable, str(HERE / "rows_bench.py"), "--json",
                         str(tmp_path / "x.json"), "--quick"], capture_output=True, text=True)
     assert r.returncode == 2 and "torch does not import" in r.stderr

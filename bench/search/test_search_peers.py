@@ -16,10 +16,11 @@ import types
 import numpy as np
 import pytest
 
+from ..common import inputs
+from ..common.plot_test_helpers import run_script
+from . import search_peers
+
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import inputs  # noqa: E402
-import search_peers  # noqa: E402
 
 ROW_FIELDS = {"impl", "algo", "key_type", "k", "query_kind", "q", "out_type", "ms", "ms_min",
               "ms_max", "runs", "gqps", "gbps", "bytes", "verified", "peer_version", "threads",
@@ -201,6 +202,7 @@ def test_missing_peer_skipped_cleanly(tmp_path, capsys):
 def test_real_peers_absent_here(tmp_path):
     doc = make_doc(key_types=("int32",), ks=(31,), kinds=("random",))
     p = write(tmp_path, doc)
+    # Started as a file, as scripts/device/bench.sh starts it (bench/_as_package.py).
     r = subprocess.run([sys.executable, str(HERE / "search_peers.py"), "--json", str(p)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -586,8 +588,7 @@ def test_gsearch_py_unavailable_cases(tmp_path, monkeypatch, capsys):
 def test_real_gsearch_py_and_jax_absent_here(tmp_path):
     doc = make_doc(key_types=("int32",), ks=(31,), kinds=("random",))
     p = write(tmp_path, doc)
-    r = subprocess.run([sys.executable, str(HERE / "search_peers.py"), "--json", str(p),
-                        "--peers", "gsearch-py,jax"], capture_output=True, text=True)
+    r = run_script(HERE / "search_peers.py", "--json", p, "--peers", "gsearch-py,jax")
     assert r.returncode == 0, r.stderr
     assert "skipping gsearch-py" in r.stderr and "skipping jax" in r.stderr
     out = json.loads(p.read_text())

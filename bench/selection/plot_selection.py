@@ -2,7 +2,7 @@
 """Tables and figures of selection_bench's JSON (issue 21), with the Python peers' rows
 (selection_python.py's JSON) beside them when given.
 
-    python3 bench/selection/plot_selection.py selection.json [--python selection_python.json]
+    python3 -m bench.selection.plot_selection selection.json [--python selection_python.json]
                                               (--out DIR | --no-figures)
 
 Prints markdown tables (select by size and input, topk by k, row topk, partition, quantile, the
@@ -17,8 +17,7 @@ targets) and writes into --out:
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-import plot_common as pc  # noqa: E402  (bench/common)
+from ..common import plot_common as pc
 
 PROG = "plot_selection.py"
 SCHEMA = "gsearch-bench-selection/1"

@@ -2,7 +2,7 @@
 """gsearch's selection on the CPU backend (numpy arrays) against numpy, on this machine: per-call
 time from 10^3 to 2^24 elements (issue 21: >= 2x numpy at 2^24, never slower from 10^3 up).
 
-    python3 bench/selection/selection_cpu_bench.py --json OUT.json [--quick]
+    python3 -m bench.selection.selection_cpu_bench --json OUT.json [--quick]
         [--sizes 1000,10000,100000,1000000,16777216] [--dtypes float32,int32]
         [--dists uniform,normal] [--ops select,partition,quantile,quantile100,median]
         [--min-time 0.2] [--repeat 5] [--seed 1] [--fail-if-slower]
@@ -31,13 +31,17 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-from bench_json import write_atomic as write_json  # noqa: E402  (bench/common)
-from machine import affinity, cpu_name, loadavg, package_version  # noqa: E402
-from source_stamp import source  # noqa: E402
+if not __package__:  # started as a file, not with -m: bench/_as_package.py
+    import runpy
+    runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "_as_package.py"))
+    __package__ = "bench.selection"
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import selection_inputs as si  # noqa: E402
+from ..common.bench_json import write_atomic as write_json  # noqa: E402
+from ..common.cli_args import invoked_argv  # noqa: E402
+from ..common.machine import affinity, cpu_name, loadavg, package_version  # noqa: E402
+from ..common.source_stamp import source  # noqa: E402
+
+from . import selection_inputs as si  # noqa: E402
 
 SCHEMA = "gsearch-bench-selection-cpu/1"
 SIZES = [1000, 10**4, 10**5, 10**6, 1 << 24]
@@ -162,7 +166,7 @@ def main(argv=None):
                         f"{n_s / g_s:6.2f}x{'  SLOWER' if n_s < g_s else ''}")
     slower = [{k: r[k] for k in ("op", "dtype", "dist", "n", "speedup")} for r in rows if r["gsearch_slower"]]
     doc = {"schema": SCHEMA, "synthetic": False,
-           "command": " ".join(["python3", *sys.argv]) if argv is None else " ".join(["selection_cpu_bench.py", *argv]),
+           "command": " ".join(["python3", *invoked_argv()]) if argv is None else " ".join(["selection_cpu_bench.py", *argv]),
            "source": source(gs),
            "device": {"backend": "cpu", "cpu": cpu_name(), "cores": os.cpu_count(), "affinity": affinity(),
                       "machine": platform.machine(), "loadavg_before": load_before, "loadavg_after": loadavg()},

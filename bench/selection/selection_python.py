@@ -2,7 +2,7 @@
 """Selection (issue 21) from Python on the GPU: gsearch's functions against what a torch or cupy
 user writes, on the same CUDA tensors, in one process.
 
-    python3 bench/selection/selection_python.py --json OUT.json [--quick]
+    python3 -m bench.selection.selection_python --json OUT.json [--quick]
         [--parts select,topk,rows,partition,quantile] [--sizes 2^26,2^28,2^30] [--n 2^26]
         [--dtypes float32,int32] [--dists uniform,...] [--topk-dists uniform,bits]
         [--ks 1,16,64,256,1024,2^20] [--rows 4096] [--cols 16384] [--row-k 64]
@@ -46,13 +46,17 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-from bench_json import write_atomic as write_json  # noqa: E402  (bench/common)
-from machine import package_version  # noqa: E402
-from source_stamp import source  # noqa: E402
+if not __package__:  # started as a file, not with -m: bench/_as_package.py
+    import runpy
+    runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "_as_package.py"))
+    __package__ = "bench.selection"
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import selection_inputs as si  # noqa: E402
+from ..common.bench_json import write_atomic as write_json  # noqa: E402
+from ..common.cli_args import invoked_argv  # noqa: E402
+from ..common.machine import package_version  # noqa: E402
+from ..common.source_stamp import source  # noqa: E402
+
+from . import selection_inputs as si  # noqa: E402
 
 SCHEMA = "gsearch-bench-selection-python/1"
 PARTS = ("select", "topk", "rows", "partition", "quantile")
@@ -397,7 +401,7 @@ def main(argv=None):
             b.quantile(n)
     cfg = {k: v for k, v in vars(a).items() if k != "json"}
     doc = {"schema": SCHEMA, "synthetic": False,
-           "command": " ".join(["python3", *sys.argv]) if argv is None else " ".join(["selection_python.py", *argv]),
+           "command": " ".join(["python3", *invoked_argv()]) if argv is None else " ".join(["selection_python.py", *argv]),
            "source": source(gs), "device": {"name": torch.cuda.get_device_name()},
            "versions": {"gsearch": package_version(gs), "torch": torch.__version__,
                         "cupy": package_version(cp) if cp else None, "python": platform.python_version()},

@@ -11,18 +11,14 @@ import re
 import numpy as np
 import pytest
 
-import inputs
-from plot_test_helpers import PlotScript, cells, table_line
+from ..common import inputs
+from ..common.plot_test_helpers import PlotScript, cells, table_line
+from . import selection_inputs as si
 
 HERE = pathlib.Path(__file__).resolve().parent
 SCRIPT = PlotScript(HERE / "plot_selection.py", HERE / "sample_selection_results.json", "selection.json")
 SCHEMA = "gsearch-bench-selection/1"
 FIGURES = ["selection_dist.png", "selection_size.png", "selection_topk.png"]
-
-import sys  # noqa: E402
-
-sys.path.insert(0, str(HERE))
-import selection_inputs as si  # noqa: E402
 
 
 def test_sample_is_synthetic():

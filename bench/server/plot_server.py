@@ -2,7 +2,7 @@
 """Tables and figures of server_bench's JSON (issue 22), with the Python peers' rows
 (server_python.py's JSON) beside them when given.
 
-    python3 bench/server/plot_server.py server.json [--python server_python.json]
+    python3 -m bench.server.plot_server server.json [--python server_python.json]
                                         (--out DIR | --no-figures)
 
 Prints markdown tables (one-query round trips of the server and the peers, throughput by batch
@@ -19,8 +19,7 @@ into --out:
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-import plot_common as pc  # noqa: E402  (bench/common)
+from ..common import plot_common as pc
 
 PROG = "plot_server.py"
 SCHEMA = "gsearch-bench-server/1"

@@ -2,7 +2,7 @@
 """The search server's Python peers (issue 22): one-query round trips of what a torch or numpy
 user writes, and of gsearch.Server, from Python, on server_bench's inputs.
 
-    python3 bench/server/server_python.py --json OUT.json [--device cuda|cpu] [--quick]
+    python3 -m bench.server.server_python --json OUT.json [--device cuda|cpu] [--quick]
         [--key-types float32] [--log-keys 20,27] [--threads 1,4,16] [--requests 20000]
         [--warmup-requests 1000] [--impls ...] [--pool 2^16] [--seed 1]
 
@@ -39,11 +39,16 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "common"))
-import inputs  # noqa: E402  (bench/common)
-from bench_json import write_atomic as write_json  # noqa: E402
-from machine import cpu_name, package_version  # noqa: E402
-from source_stamp import source  # noqa: E402
+if not __package__:  # started as a file, not with -m: bench/_as_package.py
+    import runpy
+    runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "_as_package.py"))
+    __package__ = "bench.server"
+
+from ..common import inputs  # noqa: E402
+from ..common.bench_json import write_atomic as write_json  # noqa: E402
+from ..common.cli_args import invoked_argv  # noqa: E402
+from ..common.machine import cpu_name, package_version  # noqa: E402
+from ..common.source_stamp import source  # noqa: E402
 
 SCHEMA = "gsearch-bench-server-python/1"
 IMPLS = {"cuda": ("torch", "torch copy", "gsearch-server"), "cpu": ("numpy", "gsearch", "gsearch-server")}
@@ -288,7 +293,7 @@ def main(argv=None):
     device = {"name": torch.cuda.get_device_name()} if torch else {"backend": "cpu", "cpu": cpu_name(),
                                                                    "cores": os.cpu_count()}
     doc = {"schema": SCHEMA, "synthetic": False,
-           "command": " ".join(["python3", *sys.argv]) if argv is None else " ".join(["server_python.py", *argv]),
+           "command": " ".join(["python3", *invoked_argv()]) if argv is None else " ".join(["server_python.py", *argv]),
            "source": source(gs), "device": device,
            "versions": {"gsearch": package_version(gs) if gs else None, "torch": torch.__version__ if torch else None,
                         "numpy": np.__version__, "python": platform.python_version()},

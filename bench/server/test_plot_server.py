@@ -10,21 +10,18 @@ import os
 import pathlib
 import re
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from plot_test_helpers import PlotScript, cells, table_line
+from ..common.plot_test_helpers import PlotScript, cells, table_line
+from . import server_python
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 SCRIPT = PlotScript(HERE / "plot_server.py", HERE / "sample_server_results.json", "server.json")
 SCHEMA = "gsearch-bench-server/1"
 FIGURES = ["server_latency.png", "server_throughput.png", "server_interference.png"]
-
-sys.path.insert(0, str(HERE))
-import server_python  # noqa: E402
 
 
 def row_fields():
@@ -143,7 +140,7 @@ def test_cpu_server_end_to_end(tmp_path):
         assert list(row) == fields and row["verified"] is True
     assert any(t["name"].startswith("one query") for t in doc["targets"])
     # The C++ inputs are gsearch gen's, which bench/common/inputs.py rebuilds.
-    import inputs
+    from ..common import inputs
     keys = inputs.sorted_keys("float32", 1024, 1)
     pool = inputs.random_queries_from_keys(keys, 4096, 2)
     want = {"keys_checksum": str(inputs.checksum(keys)), "pool_checksum": str(inputs.checksum(pool))}

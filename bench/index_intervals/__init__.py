@@ -1,0 +1,1 @@
+"""Index intervals: the plots of index_intervals_bench."""

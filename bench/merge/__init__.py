@@ -1,0 +1,1 @@
+"""The merge family (merge, sort, set operations, join): the Python benchmarks, and the plots."""

@@ -1,0 +1,1 @@
+"""P-ary search (one query's response time): the plots of pary_bench."""

@@ -1,0 +1,2 @@
+"""Selection (select, topk, partition, quantile): the Python benchmarks against torch, cupy and
+numpy, and the plots."""
