@@ -1,9 +1,9 @@
 // Built instead of src/cuda/ when GSEARCH_CUDA=OFF: the CUDA side of such a build. The backend
-// calls need nothing here (src/backend.hpp never instantiates them and throws the one "built
+// calls need nothing here (src/on_backend.hpp never instantiates them and throws the one "built
 // without CUDA" error); what remains is the device API of device.hpp, which reports no device
 // (its allocations and copies throw the same error), and the CUDA backend's testing hooks.
 
-#include "backend.hpp"
+#include "on_backend.hpp"
 #include "gsearch/device.hpp"
 
 namespace gsearch::cuda_backend {

@@ -1,4 +1,4 @@
-// The paper's bank-conflict analysis, stated as tests on the model (core/bank_model.hpp):
+// The paper's bank-conflict analysis, stated as tests on the model (src/tools/bank_model.hpp):
 // Section IV-A (PBS worst case, the A_PBS formula), IV-B (PBS-CF is conflict free) and IV-C
 // (PBS-CL: at most w - 1 accesses in stage 2), and Section V-B's explanation of the GTX 770's
 // 4-byte mode.
@@ -9,9 +9,9 @@
 #include <random>
 #include <vector>
 
-#include "gsearch/core/bank_model.hpp"
+#include "tools/bank_model.hpp"
 #include "gsearch/core/padding.hpp"
-#include "gsearch/core/query_gen.hpp"
+#include "tools/query_gen.hpp"
 #include "test_util.hpp"
 
 namespace gsearch::test {

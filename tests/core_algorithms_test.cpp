@@ -8,10 +8,10 @@
 #include <random>
 #include <vector>
 
-#include "gsearch/core/bank_model.hpp"
+#include "tools/bank_model.hpp"
 #include "gsearch/core/fast_divide.hpp"
 #include "gsearch/core/padding.hpp"
-#include "gsearch/core/query_gen.hpp"
+#include "tools/query_gen.hpp"
 #include "gsearch/core/pbs.hpp"
 #include "test_util.hpp"
 

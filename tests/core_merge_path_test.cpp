@@ -19,7 +19,7 @@
 #include "gsearch/core/merge_path.hpp"
 #include "gsearch/core/set_ops.hpp"
 #include "gsearch/core/sorted_search.hpp"
-#include "gsearch/detail/cuda/tuning_merge.hpp"
+#include "merge/tuning.hpp"
 #include "merge_cases.hpp"
 
 namespace {

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "gsearch/detail/cpu/parallel.hpp"
+#include "cpu/parallel.hpp"
 #include "gsearch/gsearch.hpp"
 
 namespace {

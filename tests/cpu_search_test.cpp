@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/detail/cpu/search.hpp"
+#include "search/cpu.hpp"
 #include "gsearch/gsearch.hpp"
 #include "rows_cases.hpp"
 #include "search_cases.hpp"

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/detail/functional_arrays_machine.hpp"
+#include "functional_arrays/machine.hpp"
 #include "gsearch/functional_arrays.hpp"
 #include "gsearch/functional_arrays_spec.hpp"
 

@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "gsearch/detail/cuda/search.hpp"
+#include "search/cuda.hpp"
 #include "gsearch/gsearch.hpp"
 #include "find_cases.hpp"
 #include "test_util.hpp"
@@ -508,7 +508,7 @@ TEST_F(Gpu, IsinUnderSmallerSharedMemory) {
   }
 }
 
-// find's value forms wait for their answer through a device word (src/cuda/find.cu). It was one
+// find's value forms wait for their answer through a device word (src/find/cuda/find.cu). It was one
 // word per host thread, cudaMalloc'd and never freed: a leak per thread that ever called find.
 // Now the words are reused from a free list: many short-lived threads, a few at a time, make no
 // more words than ran at once, and the device's free memory does not shrink.

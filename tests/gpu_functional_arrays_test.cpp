@@ -1,6 +1,6 @@
 // gsearch::functional_arrays on the GPU, both forms (the persistent kernel,
-// src/cuda/functional_arrays_persistent.cu, and the launch per operation,
-// src/cuda/functional_arrays.cu): the header's example, a full machine, the handles' checks and a
+// src/functional_arrays/cuda/persistent.cu, and the launch per operation,
+// src/functional_arrays/cuda/functional_arrays.cu): the header's example, a full machine, the handles' checks and a
 // failing pass (functional_arrays_cases.hpp's), the adversarial random
 // mixes of functional_arrays_cases.hpp against the executable specification, every answer
 // compared, for every value type at 16 to 8,192 cells (GSEARCH_FA_STEPS: steps per run of the

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/detail/cuda/index_intervals.hpp"
-#include "gsearch/detail/cuda/tuning_index_intervals.hpp"
+#include "index_intervals/backend.hpp"
+#include "index_intervals/tuning.hpp"
 #include "gsearch/gsearch.hpp"
 #include "index_intervals_cases.hpp"
 #include "test_util.hpp"

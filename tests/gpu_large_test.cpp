@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "gsearch/detail/cuda/tuning_partitioned.hpp"
+#include "search/tuning_partitioned.hpp"
 #include "gsearch/gsearch.hpp"
 #include "test_util.hpp"
 

@@ -2,7 +2,7 @@
 // too), the search of sorted queries, the four multiset set operations and the six joins, for
 // every key type, against std::merge / std::stable_sort / std::set_* / std::lower_bound and a
 // group-by-group join, and equal to the CPU backend. Sizes around each kernel's tile, read from
-// the tuning the library is compiled with (detail/cuda/tuning_merge.hpp: threads x items of
+// the tuning the library is compiled with (src/merge/tuning.hpp: threads x items of
 // merge_config, sorted_search_config, set_op_config; one tile, one tile +- 1, several tiles +- 1)
 // and up to many tiles; heavy duplicates, all-equal, disjoint, interleaved, one side empty,
 // NaN / -0.0 / inf; runs of equal keys straddling a set-operation tile boundary (the star split).
@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "gsearch/detail/cuda/tuning_merge.hpp"
+#include "merge/tuning.hpp"
 #include "gsearch/gsearch.hpp"
 #include "merge_cases.hpp"
 #include "test_util.hpp"

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/detail/cpu/search.hpp"
-#include "gsearch/detail/cuda/partition_kernel.cuh"
-#include "gsearch/detail/cuda/search.hpp"
-#include "gsearch/detail/cuda/stream_buffer.cuh"
+#include "search/cpu.hpp"
+#include "search/cuda/partition_kernel.cuh"
+#include "search/cuda.hpp"
+#include "cuda/stream_buffer.cuh"
 #include "gsearch/gsearch.hpp"
 #include "search_cases.hpp"
 #include "test_util.hpp"

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "gsearch/detail/cuda/pary_kernel.cuh"
+#include "search/cuda/pary_kernel.cuh"
 #include "gsearch/gsearch.hpp"
 #include "search_cases.hpp"
 #include "test_util.hpp"

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "gsearch/detail/cuda/search.hpp"
+#include "search/cuda.hpp"
 #include "gsearch/gsearch.hpp"
 #include "rows_cases.hpp"
 #include "search_cases.hpp"

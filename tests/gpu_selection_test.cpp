@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/detail/cuda/tuning_selection.hpp"
+#include "selection/tuning.hpp"
 #include "gsearch/gsearch.hpp"
 #include "selection_cases.hpp"
 #include "test_util.hpp"
@@ -251,7 +251,7 @@ TYPED_TEST(GpuSelection, MedianEqualsNumpyAndCpu) {
     }
 }
 
-// --- topk / kthvalue (their kernels: src/cuda/topk.cu) against the references and the CPU -------------
+// --- topk / kthvalue (their kernels: src/selection/cuda/topk.cu) against the references and the CPU -------------
 
 TYPED_TEST(GpuSelection, TopkAndKthvalueEqualCpu) {
   using T = TypeParam;

@@ -1,4 +1,4 @@
-// gsearch::server on the GPU (the persistent kernel of src/cuda/server.cu): every answer against
+// gsearch::server on the GPU (the persistent kernel of src/server/cuda/server.cu): every answer against
 // std::lower_bound / std::upper_bound in gsearch's order, for every key type and side, with the
 // queries and results in device, page-locked and pageable memory, at the batch sizes that take
 // each of the kernel's paths (a warp per query, a thread per query in block 0, the whole grid),

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "gsearch/detail/cuda/search.hpp"
+#include "search/cuda.hpp"
 #include "gsearch/gsearch.hpp"
 #include "static_index_cases.hpp"
 #include "test_util.hpp"

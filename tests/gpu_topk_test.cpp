@@ -26,9 +26,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "gsearch/detail/cuda/search.hpp"
-#include "gsearch/detail/cuda/selection.hpp"
-#include "gsearch/detail/cuda/tuning_topk.hpp"
+#include "search/cuda.hpp"
+#include "selection/backend.hpp"
+#include "selection/tuning_topk.hpp"
 #include "gsearch/device.hpp"
 #include "test_util.hpp"
 

@@ -13,7 +13,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "gsearch/detail/cpu/index_intervals.hpp"
+#include "index_intervals/backend.hpp"
 #include "gsearch/gsearch.hpp"
 #include "index_intervals_cases.hpp"
 #include "test_util.hpp"

@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "gsearch/detail/cpu/tuning.hpp"
+#include "cpu/tuning.hpp"
 #include "gsearch/gsearch.hpp"
 #include "merge_cases.hpp"
 #include "test_util.hpp"
@@ -32,7 +32,7 @@
 namespace gsearch::test {
 namespace {
 
-// src/cpu/merge.cpp's tile (detail/cpu/tuning.hpp): a thread's share of the output diagonals is a
+// src/merge/cpu.cpp's tile (src/cpu/tuning.hpp): a thread's share of the output diagonals is a
 // whole number of these.
 constexpr int64_t kTile = cpu_backend::merge_tuning::tile;
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/core/query_gen.hpp"
+#include "tools/query_gen.hpp"
 #include "gsearch/search.hpp"
 #include "test_util.hpp"
 

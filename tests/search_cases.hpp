@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/core/query_gen.hpp"
-#include "gsearch/detail/cuda/search.hpp"
+#include "tools/query_gen.hpp"
+#include "search/cuda.hpp"
 #include "gsearch/device.hpp"
 #include "gsearch/search.hpp"
 #include "test_util.hpp"

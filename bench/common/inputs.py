@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A numpy replica of gsearch's input generators (include/gsearch/core/query_gen.hpp and
+"""A numpy replica of gsearch's input generators (src/tools/query_gen.hpp and
 tools/cli/common.hpp's generate<T>()): the same seed gives bit-identical keys and queries, so
 the Python peers (search_peers.py) search exactly what `gsearch bench search` searched. The
 C++ bench writes checksum() of every input set into its JSON file; search_peers.py refuses a

@@ -7,7 +7,7 @@
 #include <vector>
 #include <algorithm>
 #include <cstdlib>
-#include "gsearch/detail/cpu/parallel.hpp"
+#include "cpu/parallel.hpp"
 int main(int argc, char** argv) {
   using clk = std::chrono::steady_clock;
   long sink = 0; const int64_t N = argc > 1 ? atol(argv[1]) : 64;

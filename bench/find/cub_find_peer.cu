@@ -17,7 +17,7 @@
 
 #include "find_peers.hpp"
 #include "gsearch/core/error.hpp"
-#include "gsearch/detail/cuda/check.cuh"
+#include "cuda/check.cuh"
 
 #if GSEARCH_BENCH_HAS_NEW_CCCL
 #include "new_cccl.cuh"

@@ -111,7 +111,7 @@
 #include "bench_host.hpp"
 #include "cccl.hpp"
 #include "find_peers.hpp"
-#include "gsearch/detail/cuda/check.cuh"
+#include "cuda/check.cuh"
 #include "gsearch/gsearch.hpp"
 #include "report.hpp"
 #include "timing.hpp"

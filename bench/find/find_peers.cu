@@ -13,7 +13,7 @@
 
 #include "find_peers.hpp"
 #include "gsearch/core/error.hpp"
-#include "gsearch/detail/cuda/check.cuh"
+#include "cuda/check.cuh"
 #include "../common/thrust_cache.cuh"
 
 namespace gsearch::bench::find_peers {

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/detail/cuda/find_kernel.cuh"
-#include "gsearch/detail/cuda/search_kernel.cuh"
+#include "find/cuda/find_kernel.cuh"
+#include "search/cuda/search_kernel.cuh"
 #include "gsearch/gsearch.hpp"
 #include "sweep_timing.cuh"
 

@@ -53,8 +53,8 @@
 
 #include "bench_host.hpp"
 #include "cccl.hpp"
-#include "gsearch/detail/cuda/check.cuh"
-#include "gsearch/detail/cuda/index_intervals.hpp"
+#include "cuda/check.cuh"
+#include "index_intervals/backend.hpp"
 #include "gsearch/gsearch.hpp"
 #include "report.hpp"
 #include "timing.hpp"

@@ -21,7 +21,7 @@
 #include <string>
 
 #include "gsearch/core/error.hpp"
-#include "gsearch/detail/cuda/check.cuh"
+#include "cuda/check.cuh"
 #include "merge_peers.hpp"
 
 #if GSEARCH_BENCH_HAS_NEW_CCCL

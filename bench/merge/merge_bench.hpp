@@ -15,7 +15,7 @@
 
 #include "bench_host.hpp"
 #include "cccl.hpp"
-#include "gsearch/detail/cuda/check.cuh"
+#include "cuda/check.cuh"
 #include "gsearch/gsearch.hpp"
 #include "merge_peers.hpp"
 #include "report.hpp"

@@ -10,7 +10,7 @@
 #include <thrust/sort.h>
 
 #include "gsearch/core/error.hpp"
-#include "gsearch/detail/cuda/check.cuh"
+#include "cuda/check.cuh"
 #include "merge_peers.hpp"
 #include "thrust_set_op.cuh"
 #include "../common/thrust_cache.cuh"

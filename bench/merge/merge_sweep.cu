@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/detail/cuda/merge_kernel.cuh"
-#include "gsearch/detail/cuda/set_ops_kernel.cuh"
-#include "gsearch/detail/cuda/sorted_search_kernel.cuh"
+#include "merge/cuda/merge_kernel.cuh"
+#include "merge/cuda/set_ops_kernel.cuh"
+#include "merge/cuda/sorted_search_kernel.cuh"
 #include "gsearch/gsearch.hpp"
 #include "sweep_timing.cuh"
 

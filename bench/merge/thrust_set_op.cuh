@@ -10,7 +10,7 @@
 #include <string>
 
 #include "gsearch/core/error.hpp"
-#include "gsearch/detail/cuda/check.cuh"
+#include "cuda/check.cuh"
 
 namespace gsearch::bench::merge_peers {
 namespace {

@@ -38,8 +38,8 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/detail/cuda/search.hpp"
-#include "gsearch/detail/cuda/search_kernel.cuh"
+#include "search/cuda.hpp"
+#include "search/cuda/search_kernel.cuh"
 #include "gsearch/gsearch.hpp"
 #include "report.hpp"
 

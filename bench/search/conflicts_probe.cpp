@@ -14,9 +14,9 @@
 #include <cstring>
 #include <vector>
 
-#include "gsearch/core/bank_model.hpp"
-#include "gsearch/core/query_gen.hpp"
-#include "gsearch/detail/cuda/tuning.hpp"
+#include "tools/bank_model.hpp"
+#include "tools/query_gen.hpp"
+#include "cuda/tuning.hpp"
 #include "gsearch/gsearch.hpp"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <cuda_runtime.h>
 
 #include "gsearch/core/error.hpp"
-#include "gsearch/detail/cuda/check.cuh"
+#include "cuda/check.cuh"
 #include "search_peers.hpp"
 
 #if GSEARCH_BENCH_HAS_NEW_CCCL

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/detail/cuda/search_rows_kernel.cuh"
+#include "search/cuda/search_rows_kernel.cuh"
 #include "gsearch/gsearch.hpp"
 #include "sweep_timing.cuh"
 

@@ -32,7 +32,7 @@
 #include "bench_host.hpp"
 #include "cccl.hpp"
 #include "gsearch/core/dtype.hpp"
-#include "gsearch/core/query_gen.hpp"
+#include "tools/query_gen.hpp"
 #include "gsearch/gsearch.hpp"
 #include "report.hpp"
 #include "search_peers.hpp"

@@ -5,8 +5,8 @@
 #include <thrust/binary_search.h>
 #include <thrust/execution_policy.h>
 
-#include "gsearch/detail/cuda/check.cuh"
-#include "gsearch/detail/cuda/search_kernel.cuh"
+#include "cuda/check.cuh"
+#include "search/cuda/search_kernel.cuh"
 #include "search_peers.hpp"
 
 namespace gsearch::bench::search_peers {

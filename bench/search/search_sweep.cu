@@ -4,7 +4,7 @@
 
 #include <cuda_runtime.h>
 
-#include "gsearch/detail/cuda/search_kernel.cuh"
+#include "search/cuda/search_kernel.cuh"
 #include "search_peers.hpp"
 
 namespace gsearch::bench::search_peers {

@@ -28,7 +28,7 @@
 #include <cuda_runtime.h>
 
 #include "gsearch/core/error.hpp"
-#include "gsearch/detail/cuda/check.cuh"
+#include "cuda/check.cuh"
 #include "selection_peers.hpp"
 
 #if GSEARCH_BENCH_HAS_NEW_CCCL

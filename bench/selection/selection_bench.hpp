@@ -19,7 +19,7 @@
 
 #include "bench_host.hpp"
 #include "cccl.hpp"
-#include "gsearch/detail/cuda/check.cuh"
+#include "cuda/check.cuh"
 #include "gsearch/gsearch.hpp"
 #include "gsearch/selection.hpp"
 #include "report.hpp"

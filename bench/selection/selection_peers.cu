@@ -6,7 +6,7 @@
 
 #include "bench_host.hpp"
 #include "gsearch/core/error.hpp"
-#include "gsearch/detail/cuda/check.cuh"
+#include "cuda/check.cuh"
 #include "selection_peers.hpp"
 
 namespace gsearch::bench::selection_peers {

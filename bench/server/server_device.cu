@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "gsearch/detail/cuda/check.cuh"
+#include "cuda/check.cuh"
 #include "gsearch/gsearch.hpp"
 #include "server_device.hpp"
 

@@ -25,7 +25,7 @@
 #include <utility>
 #include <variant>
 
-#include "gsearch/detail/fork.hpp"
+#include "fork.hpp"
 #include "gsearch/server.hpp"
 #include "gsearch/server_socket.hpp"
 // (keep this order: binding.hpp's enum_table names gsearch::to_string)

@@ -3,7 +3,7 @@
 // process. Before it, every parallel call started and joined its own std::threads: some 20-50 us
 // a call on a 2-core machine, more than a 10^4-query search takes.
 
-#include "gsearch/detail/cpu/parallel.hpp"
+#include "cpu/parallel.hpp"
 
 #include <sched.h>
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "gsearch/detail/cuda/check.cuh"
-#include "gsearch/detail/cuda/search_kernel.cuh"
-#include "gsearch/detail/cuda/stream_buffer.cuh"
+#include "cuda/check.cuh"
+#include "cuda/launch.cuh"
+#include "cuda/stream_buffer.cuh"
 #include "gsearch/device.hpp"
 
 namespace gsearch {

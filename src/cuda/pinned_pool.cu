@@ -1,12 +1,12 @@
-// The pool of mapped page-locked blocks (detail/cuda/pinned_pool.hpp).
+// The pool of mapped page-locked blocks (src/cuda/pinned_pool.hpp).
 
 #include <cuda_runtime.h>
 
 #include <map>
 #include <mutex>
 
-#include "gsearch/detail/cuda/check.cuh"
-#include "gsearch/detail/cuda/pinned_pool.hpp"
+#include "cuda/check.cuh"
+#include "cuda/pinned_pool.hpp"
 
 namespace gsearch::cuda_backend {
 namespace {

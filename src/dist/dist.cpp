@@ -5,7 +5,7 @@
 
 #include "gsearch/dist.hpp"
 
-#include "../backend.hpp"
+#include "on_backend.hpp"
 #include "agreed.hpp"
 #include "operations.hpp"
 

@@ -2,7 +2,7 @@
 // The per-element steps of the distributed operations on each backend (private to src/dist/):
 // operations.hpp is written once over a `Local`, which owns temporary arrays in its memory and
 // does the few things the public API has no call for (route, pack, unpack, shift). The CPU's are
-// loops here; the CUDA backend's are kernels (detail/cuda/dist.hpp).
+// loops here; the CUDA backend's are kernels (src/dist/cuda.hpp).
 
 #include <cstdint>
 #include <cstring>
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "gsearch/core/span.hpp"
-#include "gsearch/detail/cpu/parallel.hpp"
-#include "gsearch/detail/cuda/dist.hpp"
+#include "cpu/parallel.hpp"
+#include "dist/cuda.hpp"
 #include "gsearch/execution.hpp"
 
 namespace gsearch::dist::detail {

@@ -2,7 +2,7 @@
 // servers: on the CPU a thread of its own, which stands in for the GPU's persistent kernel (the
 // same ring, the same batching rules, the same one-writer-per-word protocol) and runs each
 // batch's searches with gsearch::search; on the GPU the persistent kernel of
-// src/cuda/server.cu, which serves the ring in mapped pinned memory. docs/design.md, "The search
+// src/server/cuda/server.cu, which serves the ring in mapped pinned memory. docs/design.md, "The search
 // server".
 
 #include "gsearch/server.hpp"
@@ -25,14 +25,14 @@
 #include "gsearch/core/error.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/server_ring.hpp"
-#include "gsearch/detail/cuda/server.hpp"
-#include "gsearch/detail/fork.hpp"
+#include "server/cuda.hpp"
+#include "fork.hpp"
 #include "gsearch/search.hpp"
-#include "../backend.hpp"
+#include "on_backend.hpp"
 
 namespace gsearch {
 
-// ---- detail/fork.hpp ----------------------------------------------------------------------------
+// ---- src/fork.hpp ----------------------------------------------------------------------------
 
 namespace {
 
@@ -107,7 +107,7 @@ void check_keys(span<const T> keys, const char* what) {
 
 template <class T>
 struct server<T>::state {
-  detail::made_in_process made;  // a fork child's copy refuses every call (detail/fork.hpp)
+  detail::made_in_process made;  // a fork child's copy refuses every call (src/fork.hpp)
   server_options options;
   cpu_t exec;
   std::vector<server_slot> cpu_slots;                       // CPU: the ring

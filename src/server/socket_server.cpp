@@ -27,7 +27,7 @@
 #include <utility>
 #include <vector>
 
-#include "gsearch/detail/fork.hpp"
+#include "fork.hpp"
 #include "gsearch/server_socket.hpp"
 #include "socket_common.hpp"
 #include "socket_listen.hpp"

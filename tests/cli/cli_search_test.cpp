@@ -116,7 +116,7 @@ TEST_F(Cli, JsonSummary) {
   EXPECT_EQ(v["out_dtype"], "int32");
 }
 
-// auto picks the static index for many keys and as many queries (CPU rule, src/cpu/search.cpp),
+// auto picks the static index for many keys and as many queries (CPU rule, src/search/cpu.cpp),
 // and says so; --algo index runs it on any size.
 TEST_F(Cli, AutoPicksTheIndex) {
   ok("gen --keys 70000 --queries 70000 --dtype int32 --keys-out k.npy --queries-out q.npy");

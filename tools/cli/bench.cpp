@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "common.hpp"
-#include "gsearch/detail/cpu/parallel.hpp"
+#include "cpu/parallel.hpp"
 #include "gsearch/gsearch.hpp"
 #include "npy.hpp"
 #include "output.hpp"

@@ -26,8 +26,8 @@
 #include "gsearch/core/algorithm.hpp"
 #include "gsearch/core/dtype.hpp"
 #include "gsearch/core/key_traits.hpp"
-#include "gsearch/core/query_gen.hpp"
-#include "gsearch/detail/cpu/parallel.hpp"
+#include "tools/query_gen.hpp"
+#include "cpu/parallel.hpp"
 #include "gsearch/device.hpp"
 
 namespace CLI {

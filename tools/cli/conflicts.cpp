@@ -1,4 +1,4 @@
-// `gsearch conflicts`: the shared-memory bank model (core/bank_model.hpp) run on generated keys
+// `gsearch conflicts`: the shared-memory bank model (src/tools/bank_model.hpp) run on generated keys
 // and queries: how many passes each step of a warp's search takes, and how many are conflicts.
 
 #include <CLI/CLI.hpp>
@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common.hpp"
-#include "gsearch/core/bank_model.hpp"
+#include "tools/bank_model.hpp"
 #include "output.hpp"
 #include "progress.hpp"
 #include "subcommand.hpp"

@@ -21,8 +21,8 @@
 namespace gsearch::core {
 
 /// A backend's partitioning, runtime values so that tests and sweeps can vary them without
-/// recompiling (the library's: detail/cuda/tuning_partitioned.hpp's partitioned_config,
-/// detail/cpu/tuning.hpp's cpu_partitioned_config).
+/// recompiling (the library's: src/search/tuning_partitioned.hpp's partitioned_config,
+/// src/cpu/tuning.hpp's cpu_partitioned_config).
 struct partition_config {
   int64_t chunk_bytes;  ///< bytes of keys per bucket (staged in shared memory, or cached, per bucket)
   int64_t max_buckets;  ///< past chunk x max_buckets keys the chunks grow instead (GPU: leave shared memory)

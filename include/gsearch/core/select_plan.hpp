@@ -5,7 +5,7 @@
 /// indices) and the buckets to copy out, resolve_level reads a pass's bucket counts and places the
 /// ranks (answered by a splitter, or among the copied candidates, whose level comes next). The
 /// CUDA select runs a whole chain of levels from it without returning to the host in between
-/// (src/cuda/select.cu, "planned levels"); anything the state cannot hold (more splitters than
+/// (src/selection/cuda/select.cu, "planned levels"); anything the state cannot hold (more splitters than
 /// the bucket pass keeps in registers, ranks the sample missed, brackets too dense) sets
 /// `status = plan_status::host`, and the caller falls back to the host-driven levels, which
 /// follow the same rules with vectors.

@@ -1,0 +1,135 @@
+#pragma once
+/// \file
+/// The CPU backend's thresholds, block sizes and `auto` rule, as data, the way
+/// detail/cuda/tuning*.hpp keeps the GPU's: each with what chose it, and the measurement where
+/// there is one (docs/perf-notes.md, the CPU sections; committed runs under bench/results/cpu/).
+/// Measured on this project's 2-core machine unless said otherwise; change them only with a
+/// measurement. Plain C++, no backend code.
+///
+/// The constants that only one source file reads sit in a namespace per family (search_tuning,
+/// index_tuning, partitioned_tuning, find_tuning, merge_tuning, selection_tuning), which that file opens with a
+/// using-directive, so short names such as `tile` cannot collide; what other files or the docs
+/// name (cpu_index_rules, cpu_partitioned_config, lockstep) is at cpu_backend scope.
+
+#include <algorithm>
+#include <cstdint>
+
+#include "gsearch/core/partition.hpp"
+
+namespace gsearch::cpu_backend {
+
+/// Queries (or elements) one thread searches in lockstep: the branch-free binary search
+/// (src/search/cpu.cpp), the static index's walk, the partitioned search's buckets and isin's
+/// search of the sorted tests. Their chains of dependent key reads overlap (memory-level
+/// parallelism once the keys outgrow L1), where one query at a time waits for each read before
+/// the next: int32, side left, K = 2^20, Q = 2^22: 68.8 ms against 741 for numpy (10.8x numpy,
+/// 1.75x with one query at a time); K = 2^10, Q = 2^22: 18x numpy (was 6.5x)
+/// (bench/search/cpu_bench.py; docs/perf-notes.md, "CPU fast path against numpy.searchsorted",
+/// section 2). The index's walk and the buckets take 8 for the same reason.
+inline constexpr int lockstep = 8;
+
+// --- search (src/search/cpu.cpp) -------------------------------------------------------------
+
+namespace search_tuning {
+/// Queries per thread below which spawning threads costs more than it saves.
+inline constexpr int64_t min_queries_per_thread = int64_t{1} << 14;
+}  // namespace search_tuning
+
+/// auto_ on the CPU (resolve, src/search/cpu.cpp): the static index (algorithm::index, built for
+/// the call) once its build, about a copy of the keys, is paid back by the queries it speeds up;
+/// else the binary search. Measured on this project's 2-core machine, int32, upper_bound, binary /
+/// index time per call (docs/perf-notes.md, "Static index", CPU): K = 2^14: 0.83 at Q = K, 0.48 at
+/// K/16; 2^16: 1.61 at Q = K, 1.11 at K/4, 0.68 at K/16; 2^20: 2.23 at K, 1.65 at K/4, 0.56 at
+/// K/16; 2^24: 4.02 at K, 2.73 at K/16, 1.52 at K/64. So: from 2^16 keys with Q >= K/4, from 2^22
+/// keys with Q >= K/64. The first rule whose min_keys k reaches decides.
+struct cpu_index_rule {
+  int64_t min_keys;
+  int64_t keys_per_query;  // the index when q >= k / keys_per_query
+};
+inline constexpr cpu_index_rule cpu_index_rules[] = {{int64_t{1} << 22, 64}, {int64_t{1} << 16, 4}};
+
+// --- static index (src/static_index/cpu.cpp) -------------------------------------------------
+
+namespace index_tuning {
+/// Slots (build) and queries (search) per thread below which a thread costs more than it saves.
+inline constexpr int64_t min_slots_per_thread = int64_t{1} << 16;
+inline constexpr int64_t min_queries_per_thread = int64_t{1} << 12;
+}  // namespace index_tuning
+
+// --- partitioned search (src/search/cpu_partitioned.cpp) --------------------------------------------
+
+/// The CPU's partitioning: 256 KB of keys per bucket, a quarter of a core's 1-2 MB L2 with room
+/// for the queries streamed past them; at most 2^16 buckets (each thread counts them all); 2^22
+/// queries grouped at a time (the grouped copy, 12-20 bytes a query, reused window to window).
+/// PROVISIONAL: chosen, not yet swept.
+inline constexpr core::partition_config cpu_partitioned_config = {256 * 1024, int64_t{1} << 16, int64_t{1} << 22, 0};
+
+namespace partitioned_tuning {
+/// Queries of a window per thread (part) below which another part costs more than it saves.
+inline constexpr int64_t min_queries_per_part = int64_t{1} << 14;
+}  // namespace partitioned_tuning
+
+// --- unsorted search (src/find/cpu.cpp) ------------------------------------------------------
+
+namespace find_tuning {
+/// Elements per block: the unit of early exit (first / any) and of the counts find_random and
+/// find_all keep. 16 KB of int32: small enough that a thread past the best hit stops soon, large
+/// enough that the atomic per block costs nothing.
+inline constexpr int64_t block_elements = 4096;
+/// Elements per thread below which more threads cost more than they save (isin's loops take a
+/// quarter of it).
+inline constexpr int64_t min_elements_per_thread = int64_t{1} << 16;
+/// A study strategy's k when the caller passes 0: seeds/001's best.
+inline constexpr int64_t default_per_thread = 12;
+/// Elements tested together before looking for the matches among them: a vectorized count of 16,
+/// and the scalar loop only for a group that has one.
+inline constexpr int64_t group = 16;
+}  // namespace find_tuning
+
+// --- merge-like operations (src/merge/cpu.cpp) -----------------------------------------------
+
+namespace merge_tuning {
+/// Diagonals per tile: a thread's work is a whole number of tiles (the last one partial).
+inline constexpr int64_t tile = int64_t{1} << 16;
+/// Elements per thread below which merge sort sorts on one thread.
+inline constexpr int64_t min_sort_per_thread = int64_t{1} << 15;
+/// Rows per thread below which the join's scans and writes run on one thread.
+inline constexpr int64_t min_rows_per_thread = int64_t{1} << 16;
+}  // namespace merge_tuning
+
+// --- selection (src/selection/cpu.cpp) -------------------------------------------------------
+
+namespace selection_tuning {
+/// Inputs up to this size are selected by std::nth_element on a copy, on one thread: below it the
+/// sample, the counting pass and the threads cost more than introselect. Measured (this machine,
+/// shared, one rank of uniform float32, best of 50): 10^4 elements 0.097 ms with 2^15 (all
+/// nth_element), 0.019 with 2^12, 0.021 with 2^10; 10^5: 0.45, 0.15, 0.16 ms.
+inline constexpr int64_t small_select = int64_t{1} << 12;
+/// Ranks at or above one per `dense_ranks` elements: nth_element / sort instead of buckets (the
+/// buckets would be tiny and many).
+inline constexpr int64_t dense_ranks = 16;
+/// Splitters up to this many are counted by vectorized sums of comparisons (2 per splitter and
+/// element); more by select_bucket's binary search and a histogram. PROVISIONAL.
+inline constexpr int few_splitters = 8;
+/// Wanted buckets up to this many are copied out by one compaction each per block of `block`
+/// elements; more by a scatter with a branch per element. (2^24 float32, 3 buckets: 65 ms by the
+/// scatter.) PROVISIONAL.
+inline constexpr int few_wanted = 8;
+/// Recursion levels before nth_element finishes whatever is left (a sample that keeps missing,
+/// adversarial data): the worst case stays O(n log n).
+inline constexpr int max_depth = 6;
+/// Elements whose buckets are computed together (a stack array), and summed in 32 bits.
+inline constexpr int64_t block = 1024;
+inline constexpr int64_t count_chunk = int64_t{1} << 15;
+/// Elements per thread below which another thread costs more than it saves.
+inline constexpr int64_t min_elements_per_thread = int64_t{1} << 16;
+/// The sample of n elements: about sqrt(n) (sorting it costs s log s; each rank's bracket holds
+/// about 4 / sqrt(s) of the data, copied and selected again), within [256, 2^14]. PROVISIONAL.
+inline int64_t sample_size(int64_t n) {
+  int64_t s = 256;
+  while (s < (int64_t{1} << 14) && s * s < n) s *= 2;
+  return std::min(s, n);
+}
+}  // namespace selection_tuning
+
+}  // namespace gsearch::cpu_backend

@@ -1,0 +1,41 @@
+#pragma once
+/// \file
+/// How the scans over unsorted data split it (find's scan, selection's bucket and scatter passes,
+/// top-k's gather): 16-byte loads from the first aligned element, tiles of Threads x Loads vectors,
+/// the unaligned head in tile 0.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace gsearch::cuda_backend {
+
+using u64 = unsigned long long;  // the type of CUDA's 64-bit atomics
+
+/// How the tuned scan splits the data. The body [head, n) starts at the first 16-byte aligned
+/// element and is cut into tiles of Threads x Loads 16-byte vectors; the head (fewer than one
+/// vector of elements before it) belongs to tile 0. Tile t covers [tile_begin(t), tile_end(t)).
+template <class T, int Threads, int Loads>
+struct scan_layout {
+  static constexpr int per_vector = 16 / int(sizeof(T));
+  static constexpr int64_t tile = int64_t(Threads) * Loads * per_vector;
+  int64_t n, head;
+
+  __host__ __device__ int64_t tiles() const { return n > head ? (n - head + tile - 1) / tile : (n > 0 ? 1 : 0); }
+  __host__ __device__ int64_t tile_begin(int64_t t) const { return t == 0 ? 0 : head + t * tile; }
+  __host__ __device__ int64_t tile_end(int64_t t) const {
+    const int64_t e = head + (t + 1) * tile;
+    return e < n ? e : n;
+  }
+};
+
+/// Elements before the first 16-byte boundary of `data` (0 when it is aligned; at most
+/// 16 / sizeof(T) - 1), capped at n.
+template <class T>
+__host__ int64_t unaligned_head(const T* data, int64_t n) {
+  const auto misalign = int64_t(reinterpret_cast<uintptr_t>(data) % 16);
+  const int64_t head = misalign == 0 ? 0 : (16 - misalign) / int64_t(sizeof(T));
+  return head < n ? head : n;
+}
+
+}  // namespace gsearch::cuda_backend

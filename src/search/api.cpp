@@ -1,0 +1,213 @@
+// The public batched-search API: argument checks shared by both backends, each function written
+// once for either execution tag, then the backend call (src/on_backend.hpp).
+
+#include "gsearch/search.hpp"
+
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "on_backend.hpp"
+#include "merge/backend.hpp"  // sorted_search: the search of sorted queries
+
+namespace gsearch {
+namespace {
+
+template <class T, class Out>
+void check_arguments(span<const T> keys, span<const T> queries, span<Out> out) {
+  if (keys.size() < 0 || queries.size() < 0 || out.size() < 0)
+    throw invalid_argument("gsearch::search: negative size");
+  if (out.size() != queries.size())
+    throw invalid_argument("gsearch::search: " + std::to_string(queries.size()) + " queries but " +
+                           std::to_string(out.size()) + " output elements");
+  if ((keys.size() > 0 && !keys.data()) || (queries.size() > 0 && !queries.data()) ||
+      (out.size() > 0 && !out.data()))
+    throw invalid_argument("gsearch::search: null data pointer with a non-zero size");
+  if constexpr (sizeof(Out) < sizeof(int64_t)) {
+    if (keys.size() > int64_t(std::numeric_limits<Out>::max()))
+      throw invalid_argument("gsearch::search: " + std::to_string(keys.size()) +
+                             " keys do not fit an int32 output; use int64");
+  }
+}
+
+void check_options(const search_options& options) {
+  if (options.max_temp_bytes < 0)
+    throw invalid_argument("gsearch::search: search_options::max_temp_bytes must be >= 0, not " +
+                           std::to_string(options.max_temp_bytes));
+}
+
+[[noreturn]] void throw_unsorted(const char* what = "gsearch::search: keys are not sorted") {
+  throw invalid_argument(std::string(what) + " (NaN last, -0.0 == 0.0)");
+}
+
+// The row-batched search's shapes: rows x k keys, rows x m queries and outputs. Returns {k, m}.
+template <class T, class Out>
+std::pair<int64_t, int64_t> check_rows_arguments(int64_t rows, span<const T> keys,
+                                                 span<const T> queries, span<Out> out) {
+  if (rows < 0) throw invalid_argument("gsearch::search_rows: negative row count");
+  if (keys.size() < 0 || queries.size() < 0 || out.size() < 0)
+    throw invalid_argument("gsearch::search_rows: negative size");
+  const auto sizes = [&] {
+    return std::to_string(keys.size()) + " keys and " + std::to_string(queries.size()) +
+           " queries";
+  };
+  if (rows == 0 && (keys.size() > 0 || queries.size() > 0))
+    throw invalid_argument("gsearch::search_rows: 0 rows but " + sizes());
+  if (rows > 0 && (keys.size() % rows != 0 || queries.size() % rows != 0))
+    throw invalid_argument("gsearch::search_rows: " + sizes() + " do not split into " +
+                           std::to_string(rows) + " equal rows");
+  const int64_t k = rows > 0 ? keys.size() / rows : 0, m = rows > 0 ? queries.size() / rows : 0;
+  check_arguments(span<const T>(keys.data(), k), queries, out);  // sizes, pointers, int32 range
+  return {k, m};
+}
+
+// How a search of one key list runs (search_options::queries_sorted):
+//   plain   the search of `algo`;
+//   sorted  the search of sorted queries (Merge Path), queries_order::sorted: on the GPU only where
+//           its tile splits fit max_temp_bytes (else plain, with auto_: `algo` was ignored); with
+//           check_sorted the queries are checked either way;
+//   detect  queries_order::detect where the backend says the sorted search pays (the GPU,
+//           tuning_search.hpp's rule) and its temporary memory fits: the GPU checks the order and
+//           runs one of the two searches, deciding on the device (search_detecting_order).
+enum class route { plain, sorted, detect };
+
+template <class Exec, class T>
+route search_route(const Exec& exec, span<const T> keys, span<const T> queries, const search_options& options) {
+  const queries_order order = options.queries_sorted;
+  if (order == queries_order::any) return route::plain;
+  const int key_bytes = int(sizeof(T));
+  const auto [pays, fits] = on_backend(exec, [&](auto h) {
+    if constexpr (on_cpu<decltype(h)>) {
+      return std::pair{false, true};  // the CPU's sorted search allocates nothing
+    } else {
+      const int64_t need = backend::sorted_temp_bytes(key_bytes, keys.size(), queries.size()) +
+                           (order == queries_order::detect ? backend::detect_word_bytes : 0);
+      return std::pair{backend::sorted_search_pays(key_bytes, keys.size(), queries.size()),
+                       need <= options.max_temp_bytes};
+    }
+  });
+  if (order == queries_order::detect) return pays && fits ? route::detect : route::plain;
+  if (options.check_sorted && !sorted_on(exec, queries))
+    throw_unsorted("gsearch::search: queries_sorted, but the queries are not sorted");
+  return fits ? route::sorted : route::plain;
+}
+
+template <class Exec, class T, class Out>
+void search_impl(const Exec& exec, side s, span<const T> keys, span<const T> queries, span<Out> out,
+                 const search_options& options) {
+  check_arguments(keys, queries, out);
+  check_options(options);
+  if (options.check_sorted && !sorted_on(exec, keys)) throw_unsorted();
+  const route r = search_route(exec, keys, queries, options);
+  // Sorted queries that the cap keeps off the sorted search run auto_ (`algo` was ignored).
+  const algorithm algo = options.queries_sorted == queries_order::sorted ? algorithm::auto_ : options.algo;
+  on_backend(exec, [&](auto h) {
+    if (r == route::sorted) return backend::sorted_search(h, s, keys.data(), keys.size(), queries.data(), queries.size(), out.data());
+    if constexpr (!on_cpu<decltype(h)>) {
+      if (r == route::detect)
+        return backend::search_detecting_order(h, s, algo, keys.data(), keys.size(), queries.data(), queries.size(),
+                                               out.data(), options.max_temp_bytes);
+    }
+    backend::search(h, s, algo, keys.data(), keys.size(), queries.data(), queries.size(), out.data(), options.max_temp_bytes);
+  });
+}
+
+// equal_range: the two searches, after the checks of both outputs (nothing is written when
+// either is wrong).
+template <class Exec, class T, class Out>
+void equal_range_impl(const Exec& exec, span<const T> keys, span<const T> queries, span<Out> lower,
+                      span<Out> upper, const search_options& options) {
+  check_arguments(keys, queries, lower);
+  check_arguments(keys, queries, upper);
+  if (lower.size() > 0 && lower.data() == upper.data())
+    throw invalid_argument("gsearch::equal_range: lower and upper are the same array");
+  // (queries_order::detect: each search checks the order on the device; nothing waits.)
+  const search_options& first = options;
+  search_impl(exec, side::left, keys, queries, lower, first);
+  search_options again = first;
+  again.check_sorted = false;  // checked by the first search
+  search_impl(exec, side::right, keys, queries, upper, again);
+}
+
+template <class Exec, class T, class Out>
+void search_rows_impl(const Exec& exec, side s, int64_t rows, span<const T> keys, span<const T> queries,
+                      span<Out> out, const search_options& options) {
+  const auto [k, m] = check_rows_arguments(rows, keys, queries, out);
+  check_options(options);
+  on_backend(exec, [&](auto h) {
+    if constexpr (on_cpu<decltype(h)>) {
+      if (options.check_sorted && !backend::is_sorted_rows(keys.data(), rows, k))
+        throw_unsorted("gsearch::search_rows: a row of keys is not sorted");
+      backend::search_rows(h, s, options.algo, rows, keys.data(), k, queries.data(), m, out.data(),
+                           options.max_temp_bytes);
+    } else {
+      if (options.check_sorted && !backend::is_sorted_rows(h, keys.data(), rows, k))
+        throw_unsorted("gsearch::search_rows: a row of keys is not sorted");
+      // (Nothing here allocates: max_temp_bytes does not matter.)
+      backend::search_rows(h, s, options.algo, rows, keys.data(), k, queries.data(), m, out.data());
+    }
+  });
+}
+
+template <class Exec, class T>
+bool is_sorted_rows_impl(const Exec& exec, int64_t rows, span<const T> keys) {
+  if (rows <= 0) return true;
+  return on_backend(exec, [&](auto h) {
+    if constexpr (on_cpu<decltype(h)>) {
+      return backend::is_sorted_rows(keys.data(), rows, keys.size() / rows);
+    } else {
+      return backend::is_sorted_rows(h, keys.data(), rows, keys.size() / rows);
+    }
+  });
+}
+
+}  // namespace
+
+// The CPU backend is always there; the CUDA one through on_backend (its error without CUDA).
+algorithm resolve_algorithm(const cpu_t&, algorithm requested, int key_bytes, int64_t k, int64_t queries,
+                            int64_t max_temp_bytes) {
+  return cpu_backend::resolve(requested, key_bytes, k, queries < 0 ? k : queries, max_temp_bytes);
+}
+algorithm resolve_algorithm(const cuda_t& exec, algorithm requested, int key_bytes, int64_t k, int64_t queries,
+                            int64_t max_temp_bytes) {
+  return on_backend(exec, [&](auto) {
+    return cuda_backend::resolve(requested, key_bytes, k, queries < 0 ? k : queries, max_temp_bytes);
+  });
+}
+
+int64_t search_temp_bytes(const cpu_t& exec, algorithm algo, int key_bytes, int64_t k, int64_t queries) {
+  return cpu_backend::temp_bytes(exec.threads, algo, key_bytes, k, queries < 0 ? k : queries);
+}
+int64_t search_temp_bytes(const cuda_t& exec, algorithm algo, int key_bytes, int64_t k, int64_t queries) {
+  return on_backend(exec, [&](auto) {
+    return cuda_backend::temp_bytes(algo, key_bytes, k, queries < 0 ? k : queries);
+  });
+}
+
+// The exported overloads: one line each, per key type, output type and execution tag.
+#define GSEARCH_DEFINE(EXEC, T, OUT)                                                               \
+  void search(const EXEC& exec, side s, span<const T> keys, span<const T> queries, span<OUT> out, \
+              const search_options& options) {                                                     \
+    search_impl(exec, s, keys, queries, out, options);                                             \
+  }                                                                                                \
+  void equal_range(const EXEC& exec, span<const T> keys, span<const T> queries, span<OUT> lower,  \
+                   span<OUT> upper, const search_options& options) {                               \
+    equal_range_impl(exec, keys, queries, lower, upper, options);                                  \
+  }                                                                                                \
+  void search_rows(const EXEC& exec, side s, int64_t rows, span<const T> keys,                     \
+                   span<const T> queries, span<OUT> out, const search_options& options) {          \
+    search_rows_impl(exec, s, rows, keys, queries, out, options);                                  \
+  }
+#define GSEARCH_DEFINE_T(EXEC, T)                                                                  \
+  GSEARCH_DEFINE(EXEC, T, int64_t)                                                                 \
+  GSEARCH_DEFINE(EXEC, T, int32_t)                                                                 \
+  bool is_sorted(const EXEC& exec, span<const T> keys) { return sorted_on(exec, keys); }              \
+  bool is_sorted_rows(const EXEC& exec, int64_t rows, span<const T> keys) {                        \
+    return is_sorted_rows_impl(exec, rows, keys);                                                  \
+  }
+GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DEFINE_T, cpu_t)
+GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DEFINE_T, cuda_t)
+#undef GSEARCH_DEFINE
+#undef GSEARCH_DEFINE_T
+
+}  // namespace gsearch

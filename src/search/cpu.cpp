@@ -1,0 +1,246 @@
+// The CPU backend: loops over the per-lane algorithms of core/pbs.hpp on all cores.
+
+#include "search/cpu.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "gsearch/core/error.hpp"
+#include "gsearch/core/padding.hpp"
+#include "gsearch/core/pary.hpp"
+#include "gsearch/core/pbs.hpp"
+#include "cpu/parallel.hpp"
+#include "static_index/cpu.hpp"
+#include "cpu/tuning.hpp"
+
+namespace gsearch::cpu_backend {
+using namespace search_tuning;  // min_queries_per_thread; lockstep, cpu_index_rules: tuning.hpp
+namespace {
+
+// The padded accessor reaches at most ceil(log2 k) + 1 keys past either end (PBS), so the 32
+// sentinels cover k < 2^31; larger key lists use the bounded accessor, which needs no copy.
+constexpr int64_t max_padded_keys = int64_t{1} << 30;
+
+template <algorithm A, bool Strict, class T, class Out, class Accessor>
+void run(int threads, const Accessor& acc, int64_t k, const T* queries, int64_t n, Out* out,
+         int64_t offset) {
+  // The rank of a NaN query: the keys before NaN in the library's order (all but the NaN keys for
+  // side left, all of them for right).
+  [[maybe_unused]] int64_t nan_rank = k;
+  if constexpr (std::is_floating_point_v<T>)
+    if (Strict) nan_rank = core::search_rank<A>(acc, k, before<Strict, T>{std::numeric_limits<T>::quiet_NaN()}, 0);
+  parallel_for(n, thread_count(threads, n, min_queries_per_thread), warp_width,
+               [&](int64_t begin, int64_t end) {
+                 int64_t j = begin;
+                 if constexpr (A == algorithm::binary) {
+                   using pred = std::conditional_t<std::is_floating_point_v<T>, ieee_before<Strict, T>,
+                                                   before<Strict, T>>;
+                   for (; j + lockstep <= end; j += lockstep) {
+                     pred preds[lockstep];
+                     int64_t rank[lockstep];
+                     for (int i = 0; i < lockstep; ++i) preds[i].q = queries[j + i];
+                     core::search_ranks<A, lockstep>(acc, k, preds, 0, rank);
+                     for (int i = 0; i < lockstep; ++i) {
+                       if constexpr (std::is_floating_point_v<T>)
+                         if (preds[i].q != preds[i].q) rank[i] = nan_rank;
+                       out[j + i] = Out(rank[i] + offset);
+                     }
+                   }
+                 }
+                 for (; j < end; ++j) {
+                   const int lane = int(j % warp_width);
+                   const int64_t r = core::search_rank<A>(acc, k, before<Strict, T>{queries[j]}, lane);
+                   out[j] = Out(r + offset);
+                 }
+               });
+}
+
+// The padded copy pbs / pbs_cf / pbs_cl search (0: none, the keys read in place).
+int64_t padded_bytes(int key_bytes, int64_t k) {
+  return k <= max_padded_keys ? (k + 2 * warp_width) * int64_t(key_bytes) : 0;
+}
+
+template <algorithm A, bool Strict, class T, class Out>
+void run_algorithm(int threads, const T* keys, int64_t k, const T* queries, int64_t n, Out* out,
+                   int64_t offset, bool may_copy) {
+  if constexpr (A == algorithm::binary) {
+    // Reads only [0, k): no padding needed.
+    run<A, Strict>(threads, core::padded_accessor<T>{keys}, k, queries, n, out, offset);
+  } else if (k <= max_padded_keys && may_copy) {
+    const std::vector<T> padded = core::pad_keys(keys, k);  // as the GPU stages them
+    run<A, Strict>(threads, core::padded_accessor<T>{padded.data() + warp_width}, k, queries, n,
+                   out, offset);
+  } else {
+    run<A, Strict>(threads, core::bounded_accessor<T, key_traits<T>>{keys, k}, k, queries, n, out,
+                   offset);
+  }
+}
+
+// P-ary search on the CPU: core::pary_rank with a warp's 32 simulated lanes, the GPU's
+// arithmetic (a lane's probe and the narrowing from the vote), one query per step of the loop.
+// For the API's symmetry and as the GPU's reference: it reads 32 keys a step where the binary
+// search reads one, so it is never the CPU's fast path.
+template <bool Strict, class T, class Out>
+void pary_run(int threads, const T* keys, int64_t k, const T* queries, int64_t n, Out* out, int64_t offset) {
+  const core::padded_accessor<T> acc{keys};  // pary_rank reads [0, k) only
+  parallel_for(n, thread_count(threads, n, min_queries_per_thread / 32), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t j = begin; j < end; ++j)
+      out[j] = Out(core::pary_rank(acc, k, before<Strict, T>{queries[j]}, warp_width) + offset);
+  });
+}
+
+template <bool Strict, class T, class Out>
+void dispatch(int threads, algorithm algo, const T* keys, int64_t k, const T* queries, int64_t n,
+              Out* out, int64_t offset, bool may_copy) {
+  visit_algorithm(algo, [&]<algorithm A>() {
+    run_algorithm<A, Strict>(threads, keys, k, queries, n, out, offset, may_copy);
+  });
+}
+
+// Queries [begin, end) of the row-batched search, row by row: the binary search reads the row in
+// place; the GPU's algorithms read a padded copy of it, made once per row a chunk touches.
+// (may_copy false: the row read in place through the bounded accessor, which supplies the
+// padding's sentinels.)
+template <algorithm A, bool Strict, class T, class Out>
+void search_rows_chunk(const T* keys, int64_t k, const T* queries, int64_t m, Out* out,
+                       int64_t offset, int64_t begin, int64_t end, bool may_copy) {
+  std::vector<T> padded;
+  for (int64_t j = begin; j < end;) {
+    const int64_t row = j / m, row_end = std::min(end, (row + 1) * m);
+    const T* row_keys = keys + row * k;
+    const auto search_row = [&](const auto& acc) {
+      for (; j < row_end; ++j) {
+        const int lane = int(j % warp_width);
+        out[j] = Out(core::search_rank<A>(acc, k, before<Strict, T>{queries[j]}, lane) + offset);
+      }
+    };
+    if constexpr (A != algorithm::binary) {
+      if (!may_copy) {
+        search_row(core::bounded_accessor<T, key_traits<T>>{row_keys, k});
+        continue;
+      }
+      padded = core::pad_keys(row_keys, k);
+      row_keys = padded.data() + warp_width;
+    }
+    search_row(core::padded_accessor<T>{row_keys});
+  }
+}
+
+template <bool Strict, class T, class Out>
+void search_rows_dispatch(int threads, algorithm algo, int64_t rows, const T* keys, int64_t k,
+                          const T* queries, int64_t m, Out* out, int64_t offset, int64_t max_temp_bytes) {
+  const int64_t n = rows * m;
+  const int workers = thread_count(threads, n, min_queries_per_thread);
+  // pbs / pbs_cf / pbs_cl: a padded copy of a row per worker, unless that is over the cap.
+  const bool may_copy = padded_bytes(int(sizeof(T)), k) <= max_temp_bytes / workers;
+  parallel_for(n, workers, warp_width,
+               [&](int64_t begin, int64_t end) {
+                 visit_algorithm(algo, [&]<algorithm A>() {
+                   search_rows_chunk<A, Strict>(keys, k, queries, m, out, offset, begin, end, may_copy);
+                 });
+               });
+}
+
+// The index's layout: core::static_index_shape's slots, allocated as cpu/static_index.hpp's
+// allocate_layout does (rounded to 64 bytes, or to 2 MB from 4 MB on).
+template <class T>
+int64_t index_layout_bytes(int64_t k) {
+  const int64_t bytes = core::static_index_shape<core::cpu_node_keys<T>>(k).size() * int64_t(sizeof(T));
+  const int64_t align = bytes >= (int64_t{4} << 20) ? (int64_t{2} << 20) : 64;
+  return (bytes + align - 1) / align * align;
+}
+
+int64_t index_temp_bytes(int key_bytes, int64_t k) {
+  return key_bytes <= 4 ? index_layout_bytes<uint32_t>(k) : index_layout_bytes<uint64_t>(k);
+}
+
+}  // namespace
+
+// auto_ on the CPU: tuning.hpp's cpu_index_rules.
+algorithm resolve(algorithm requested, int key_bytes, int64_t k, int64_t q, int64_t max_temp_bytes) {
+  if (requested != algorithm::auto_) return requested;
+  for (const cpu_index_rule& r : cpu_index_rules)
+    if (k >= r.min_keys)
+      return q >= k / r.keys_per_query && index_temp_bytes(key_bytes, k) <= max_temp_bytes ? algorithm::index
+                                                                                          : algorithm::binary;
+  return algorithm::binary;
+}
+
+int64_t temp_bytes(int threads, algorithm algo, int key_bytes, int64_t k, int64_t q) {
+  if (q <= 0) return 0;
+  switch (resolve(algo, key_bytes, k, q, std::numeric_limits<int64_t>::max())) {
+    case algorithm::index: return index_temp_bytes(key_bytes, k);
+    case algorithm::partitioned: return partitioned_temp_bytes(threads, key_bytes, k, q);
+    case algorithm::pbs:
+    case algorithm::pbs_cf:
+    case algorithm::pbs_cl: return padded_bytes(key_bytes, k);
+    default: return 0;
+  }
+}
+
+template <class T, class Out>
+void search(int threads, side s, algorithm algo, const T* keys, int64_t k, const T* queries,
+            int64_t n, Out* out, int64_t max_temp_bytes) {
+  if (n <= 0) return;
+  const algorithm requested = algo;
+  algo = resolve(algo, int(sizeof(T)), k, n, max_temp_bytes);
+  if (requested != algorithm::auto_ && (algo == algorithm::index || algo == algorithm::partitioned)) {
+    const int64_t need = temp_bytes(threads, algo, int(sizeof(T)), k, n);
+    if (need > max_temp_bytes)
+      throw invalid_argument("gsearch::search: algorithm::" + std::string(to_string(algo)) + " needs " +
+                             std::to_string(need) + " bytes of temporary memory for " + std::to_string(k) +
+                             " keys and " + std::to_string(n) +
+                             " queries, more than search_options::max_temp_bytes = " +
+                             std::to_string(max_temp_bytes));
+  }
+  if (algo == algorithm::index) return index_search_keys(threads, s, keys, k, queries, n, out);
+  if (algo == algorithm::partitioned) return partitioned_search(threads, s, keys, k, queries, n, out);
+  const bool may_copy = padded_bytes(int(sizeof(T)), k) <= max_temp_bytes;
+  visit_side(s, [&]<bool Strict>(int offset) {
+    if (algo == algorithm::pary) return pary_run<Strict>(threads, keys, k, queries, n, out, offset);
+    dispatch<Strict>(threads, algo, keys, k, queries, n, out, offset, may_copy);
+  });
+}
+
+template <class T, class Out>
+void search_rows(int threads, side s, algorithm algo, int64_t rows, const T* keys, int64_t k,
+                 const T* queries, int64_t m, Out* out, int64_t max_temp_bytes) {
+  if (rows == 0 || m == 0) return;
+  algo = resolve(algo, int(sizeof(T)), k, m, max_temp_bytes);
+  // An index or a partition per row would not pay, nor P-ary's 32 reads a step: the binary search.
+  if (algo == algorithm::index || algo == algorithm::partitioned || algo == algorithm::pary) algo = algorithm::binary;
+  visit_side(s, [&]<bool Strict>(int offset) {
+    search_rows_dispatch<Strict>(threads, algo, rows, keys, k, queries, m, out, offset, max_temp_bytes);
+  });
+}
+
+template <class T>
+bool is_sorted_rows(const T* keys, int64_t rows, int64_t k) {
+  for (int64_t r = 0; r < rows; ++r)
+    if (!is_sorted(keys + r * k, k)) return false;
+  return true;
+}
+
+template <class T>
+bool is_sorted(const T* keys, int64_t k) {
+  return std::is_sorted(keys, keys + k, [](T a, T b) { return key_less(a, b); });
+}
+
+#define GSEARCH_INSTANTIATE(T)                                                                 \
+  template void search<T, int64_t>(int, side, algorithm, const T*, int64_t, const T*, int64_t, \
+                                   int64_t*, int64_t);                                         \
+  template void search<T, int32_t>(int, side, algorithm, const T*, int64_t, const T*, int64_t, \
+                                   int32_t*, int64_t);                                         \
+  template bool is_sorted<T>(const T*, int64_t);                                              \
+  template bool is_sorted_rows<T>(const T*, int64_t, int64_t);                                \
+  template void search_rows<T, int64_t>(int, side, algorithm, int64_t, const T*, int64_t,      \
+                                        const T*, int64_t, int64_t*, int64_t);                 \
+  template void search_rows<T, int32_t>(int, side, algorithm, int64_t, const T*, int64_t,      \
+                                        const T*, int64_t, int32_t*, int64_t);
+GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE)
+#undef GSEARCH_INSTANTIATE
+
+}  // namespace gsearch::cpu_backend

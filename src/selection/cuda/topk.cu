@@ -1,0 +1,233 @@
+// The CUDA backend of topk and kthvalue (torch.topk / torch.kthvalue over the last axis):
+//  - rows that fit in shared memory (and, by topk_rows_in_global, long rows when there are enough
+//    of them): the row kernel, one block per row (topk_kernel.cuh);
+//  - other rows, one at a time: the threshold by a planned select (planned_select.cuh: in device
+//    memory, no wait before the gather), then one gather pass (topk_flat_kernel.cuh);
+// then, for a sorted topk, the sort of each row's k outputs (a block sort up to
+// topk_block_sort_max_k, cub's device sorts beyond).
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_segmented_sort.cuh>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+
+#include "cuda/check.cuh"
+#include "selection/cuda/planned_select.cuh"
+#include "cuda/launch.cuh"
+#include "selection/backend.hpp"
+#include "cuda/stream_buffer.cuh"
+#include "selection/cuda/topk_flat_kernel.cuh"
+#include "selection/cuda/topk_kernel.cuh"
+#include "selection/tuning_topk.hpp"
+
+namespace gsearch::cuda_backend {
+namespace {
+
+constexpr int row_threads = topk_rows_threads;
+
+// Slices of one stream_buffer, each 256-byte aligned.
+struct carve {
+  char* p;
+  template <class U>
+  U* take(int64_t count) {
+    U* r = reinterpret_cast<U*>(p);
+    p += (size_t(count) * sizeof(U) + 255) / 256 * 256;
+    return r;
+  }
+};
+constexpr size_t carve_bytes(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// The row kernel over every row when it takes them (see tuning_topk.hpp): staged in shared memory
+// when the row fits, else reading global memory (when topk_rows_in_global says so). False when
+// the rows are for the 1-D path.
+template <class T>
+bool launch_rows(cudaStream_t stream, const T* data, int64_t rows, int64_t cols, int64_t rank, bool largest,
+                 bool first_tie_only, T* values, int64_t* indices, const device_limits& dev) {
+  if (cols > topk_rows_max_cols) return false;
+  const auto flip = selection_flip<T>(largest);
+  const int64_t staged_bytes = (cols + 16 / int64_t(sizeof(T)) - 1) * int64_t(sizeof(T));
+  auto staged = topk_rows_kernel<T, row_threads, true>;
+  // The rule of tuning_topk.hpp (what the tests size their rows by), and the kernel's real static
+  // shared memory, which the rule's reserve is meant to cover.
+  if (cols <= topk_staged_max_cols(int(sizeof(T)), dev.max_shared_per_block) &&
+      staged_bytes + static_shared_bytes(reinterpret_cast<const void*>(staged), dev) <= dev.max_shared_per_block) {
+    allow_dynamic_shared(reinterpret_cast<const void*>(staged), staged_bytes, dev);
+    const int grid = grid_size(staged, row_threads, staged_bytes, rows, dev);
+    staged<<<grid, row_threads, size_t(staged_bytes), stream>>>(data, rows, int(cols), int(rank), flip,
+                                                                first_tie_only, values, indices);
+    GSEARCH_CUDA_CHECK_LAUNCH();
+    return true;
+  }
+  if (!topk_rows_in_global(rows, cols, int(sizeof(T)), dev.sms)) return false;
+  auto global = topk_rows_kernel<T, row_threads, false>;
+  const int grid = grid_size(global, row_threads, 0, rows, dev);
+  global<<<grid, row_threads, 0, stream>>>(data, rows, int(cols), int(rank), flip, first_tie_only, values, indices);
+  GSEARCH_CUDA_CHECK_LAUNCH();
+  return true;
+}
+
+// The 1-D topk of data[0, n) into values / indices [0, k), unsorted: the threshold (rank n - k
+// for the largest, k - 1 for the smallest) by select, then one gather pass and the ties. The
+// threshold of a planned select (planned_select.cuh) stays in device memory and the gather is
+// enqueued behind it: one wait for the whole. When the select's first level copied out every
+// element beyond its bracket's splitter (k up to about n / 32: the bracket is open on the top-k
+// side) and the threshold fell among them, the gather reads those candidates (some 3% of the
+// data, with their positions) instead of the data: two launches, one per source, of which the
+// plan's flag lets exactly one work. If the plan gave up (neither did anything), the host-driven
+// select and the gather of the data.
+template <class T>
+void topk_flat(cudaStream_t stream, const T* data, int64_t n, int64_t k, bool largest, T* values,
+               int64_t* indices, const device_limits& dev) {
+  constexpr int threads = topk_gather_config.threads, loads = topk_gather_config.items;
+  const int64_t rank = largest ? n - k : k - 1;
+  std::optional<planned_select<T>> planned = planned_select<T>::enqueue(stream, data, n, {rank}, true);
+  const stream_buffer memory(stream, carve_bytes(2 * sizeof(u64)) + carve_bytes(sizeof(T)) +
+                                         carve_bytes(size_t(k) * sizeof(int64_t)));
+  carve c{static_cast<char*>(memory.get())};
+  u64* counters = c.take<u64>(2);
+  T* threshold = c.take<T>(1);
+  int64_t* tie_indices = c.take<int64_t>(k);
+  auto gather = gather_beyond_kernel<T, threads, loads>;
+  const auto gather_from = [&](const T* from, scan_layout<T, threads, loads> layout, const T* at,
+                               const gather_source& source) {
+    gather<<<grid_size(gather, threads, 0, layout.tiles(), dev), threads, 0, stream>>>(
+        from, layout, at, selection_flip<T>(largest), k, values, indices, tie_indices, counters, source);
+    GSEARCH_CUDA_CHECK_LAUNCH();
+  };
+  const scan_layout<T, threads, loads> whole{n, unaligned_head(data, n)};
+  const auto fill_ties = [&](const int32_t* plan_status) {
+    fill_ties_kernel<T><<<plain_grid(k, 256, dev), 256, 0, stream>>>(data, k, counters, tie_indices, values, indices,
+                                                                      plan_status);
+    GSEARCH_CUDA_CHECK_LAUNCH();
+  };
+  if (planned) {
+    GSEARCH_CUDA_CHECK(cudaMemsetAsync(counters, 0, 2 * sizeof(u64), stream));
+    gather_source from_data{nullptr, nullptr, planned->status(), nullptr, false};
+    if (largest ? planned->first_holds_top() : planned->first_holds_bottom()) {
+      const gather_source from_first{planned->first_indices(), planned->first_count(), planned->status(),
+                                     planned->first_even(), true};
+      // Launched for the largest count the candidates can have; the kernel reads the true one.
+      gather_from(planned->first_values(), {planned->first_capacity(), 0}, planned->values(), from_first);
+      from_data.first_even = planned->first_even();  // the data only when the candidates cannot serve
+    }
+    gather_from(data, whole, planned->values(), from_data);
+    fill_ties(planned->status());
+    if (planned->finish()) return;
+  }
+  select<T>(stream, data, n, &rank, 1, threshold);
+  GSEARCH_CUDA_CHECK(cudaMemsetAsync(counters, 0, 2 * sizeof(u64), stream));
+  gather_from(data, whole, threshold, gather_source{});
+  fill_ties(nullptr);
+}
+
+// The 1-D kthvalue of data[0, n): *value by select, *index the lowest index of an element equal
+// to it (indices start at all ones, the scan's "no hit yet").
+template <class T>
+void kthvalue_flat(cudaStream_t stream, const T* data, int64_t n, int64_t rank, T* value, int64_t* index,
+                   const device_limits& dev) {
+  constexpr int threads = topk_first_equal_config.threads, items = topk_first_equal_config.items;
+  select<T>(stream, data, n, &rank, 1, value);
+  GSEARCH_CUDA_CHECK(cudaMemsetAsync(index, 0xFF, sizeof(int64_t), stream));
+  auto kernel = first_equal_kernel<T, threads, items>;
+  const int64_t tiles = (n + int64_t(threads) * items - 1) / (int64_t(threads) * items);
+  kernel<<<grid_size(kernel, threads, 0, tiles, dev), threads, 0, stream>>>(data, n, value,
+                                                                           reinterpret_cast<u64*>(index));
+  GSEARCH_CUDA_CHECK_LAUNCH();
+}
+
+template <class T, int Tier>
+void launch_block_sort(cudaStream_t stream, T* values, int64_t* indices, int64_t rows, int64_t k, bool largest,
+                       const device_limits& dev) {
+  constexpr int threads = topk_sort_tiers[Tier].threads, items = topk_sort_tiers[Tier].items;
+  auto kernel = sort_rows_kernel<T, threads, items>;
+  kernel<<<grid_size(kernel, threads, 0, rows, dev), threads, 0, stream>>>(values, indices, rows, int(k),
+                                                                          selection_flip<T>(largest));
+  GSEARCH_CUDA_CHECK_LAUNCH();
+}
+
+// offsets[r] = r * k for r <= rows: the segments of cub::DeviceSegmentedSort.
+__global__ void segment_offsets_kernel(int64_t rows, int64_t k, int64_t* __restrict__ offsets) {
+  for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r <= rows; r += int64_t(gridDim.x) * blockDim.x)
+    offsets[r] = r * k;
+}
+
+// Sorts each row's k outputs: largest first when `largest`, else smallest first; ties in output
+// order (the block sorts and cub's sorts here are stable).
+template <class T>
+void sort_outputs(cudaStream_t stream, const T* data, int64_t rows, int64_t cols, int64_t k, bool largest,
+                  T* values, int64_t* indices, const device_limits& dev) {
+  static_assert(std::size(topk_sort_tiers) == 4);
+  if (k <= 1) return;
+  const auto fits = [&](int tier) { return k <= topk_sort_tiers[tier].tile(); };
+  if (fits(0)) return launch_block_sort<T, 0>(stream, values, indices, rows, k, largest, dev);
+  if (fits(1)) return launch_block_sort<T, 1>(stream, values, indices, rows, k, largest, dev);
+  if (fits(2)) return launch_block_sort<T, 2>(stream, values, indices, rows, k, largest, dev);
+  if (fits(3)) return launch_block_sort<T, 3>(stream, values, indices, rows, k, largest, dev);
+  // Beyond the block sorts: the radix keys and a copy of the indices, cub's stable device sort of
+  // the pairs into `indices`, and the values read back through the sorted indices.
+  using K = core::radix_bits_t<T>;
+  const int64_t n = rows * k;
+  K* no_keys = nullptr;
+  int64_t* no_indices = nullptr;
+  int64_t* no_offsets = nullptr;
+  size_t sort_bytes = 0;
+  if (rows == 1) {
+    GSEARCH_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, no_keys, no_keys, no_indices,
+                                                       no_indices, n, 0, int(8 * sizeof(K)), stream));
+  } else {
+    GSEARCH_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(nullptr, sort_bytes, no_keys, no_keys, no_indices,
+                                                                 no_indices, n, rows, no_offsets, no_offsets + 1,
+                                                                 stream));
+  }
+  const stream_buffer memory(stream, 2 * carve_bytes(size_t(n) * sizeof(K)) + carve_bytes(size_t(n) * sizeof(int64_t)) +
+                                         carve_bytes(size_t(rows + 1) * sizeof(int64_t)) + carve_bytes(sort_bytes));
+  carve c{static_cast<char*>(memory.get())};
+  K* keys_in = c.take<K>(n);
+  K* keys_out = c.take<K>(n);
+  int64_t* indices_in = c.take<int64_t>(n);
+  int64_t* offsets = c.take<int64_t>(rows + 1);
+  void* sort_temp = c.take<char>(int64_t(sort_bytes));
+  radix_keys_kernel<T><<<plain_grid(n, 256, dev), 256, 0, stream>>>(values, indices, n, selection_flip<T>(largest),
+                                                                   keys_in, indices_in);
+  GSEARCH_CUDA_CHECK_LAUNCH();
+  if (rows == 1) {
+    GSEARCH_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp, sort_bytes, keys_in, keys_out, indices_in, indices,
+                                                       n, 0, int(8 * sizeof(K)), stream));
+  } else {
+    segment_offsets_kernel<<<plain_grid(rows + 1, 256, dev), 256, 0, stream>>>(rows, k, offsets);
+    GSEARCH_CUDA_CHECK_LAUNCH();
+    GSEARCH_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(sort_temp, sort_bytes, keys_in, keys_out, indices_in,
+                                                                 indices, n, rows, offsets, offsets + 1, stream));
+  }
+  gather_values_kernel<T><<<plain_grid(n, 256, dev), 256, 0, stream>>>(data, cols, k, n, indices, values);
+  GSEARCH_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+template <class T>
+void topk(CUstream_st* stream, const T* data, int64_t rows, int64_t cols, int64_t k, bool largest,
+          bool sorted, T* values, int64_t* indices) {
+  if (rows <= 0 || k <= 0) return;
+  const device_limits dev = current_device_limits();
+  if (!launch_rows(stream, data, rows, cols, k - 1, largest, false, values, indices, dev))
+    for (int64_t r = 0; r < rows; ++r)
+      topk_flat(stream, data + r * cols, cols, k, largest, values + r * k, indices + r * k, dev);
+  if (sorted) sort_outputs(stream, data, rows, cols, k, largest, values, indices, dev);
+}
+
+template <class T>
+void kthvalue(CUstream_st* stream, const T* data, int64_t rows, int64_t cols, int64_t rank, T* values,
+              int64_t* indices) {
+  if (rows <= 0) return;
+  const device_limits dev = current_device_limits();
+  if (!launch_rows(stream, data, rows, cols, rank, false, true, values, indices, dev))
+    for (int64_t r = 0; r < rows; ++r) kthvalue_flat(stream, data + r * cols, cols, rank, values + r, indices + r, dev);
+}
+
+GSEARCH_INSTANTIATE_BACKEND_OPS(GSEARCH_ROWS_OPS)
+
+}  // namespace gsearch::cuda_backend

@@ -1,0 +1,283 @@
+#pragma once
+/// \file
+/// Row-batched top-k and kthvalue (torch.topk / torch.kthvalue over the last axis of a rows x cols
+/// array): one block per row, the row staged in shared memory when it fits.
+///
+/// Each element is turned into an unsigned radix key whose unsigned order is the library's key
+/// order (key_traits.hpp: NaN last, -0.0 equal to 0.0), complemented for `largest`, so that every
+/// request is "the smallest": topk(k) wants the elements of key rank < k, kthvalue(r) the element
+/// of rank r. The block finds the key of rank r (r = k - 1 for topk) by a radix select, most
+/// significant digit first: a shared-memory histogram of the digit over the candidates (the
+/// elements that share the digits chosen so far; warp-aggregated atomics, so a skewed digit, as
+/// the exponent byte of uniform floats, costs one atomic per distinct digit and warp), a block
+/// scan of the bins, and the bin that holds the rank becomes the next digit. It stops early when
+/// one candidate is left. Then two passes write the outputs in index order: each warp counts the
+/// elements before the threshold and equal to it in its own contiguous slice, and writes them at
+/// its offsets: every element strictly before the threshold, then the first (by index) of those
+/// equal to it, as many as k needs. The order of the k outputs is settled afterwards
+/// (topk_flat_kernel.cuh's sort), so the row kernel never sorts.
+/// Instantiated in src/cuda/topk.cu.
+
+#include <cub/block/block_scan.cuh>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "gsearch/core/config.hpp"
+#include "gsearch/core/radix_bits.hpp"
+#include "gsearch/core/key_traits.hpp"
+#include "selection/tuning_topk.hpp"
+
+namespace gsearch::cuda_backend {
+
+/// The mask a request's keys are XORed with: all ones for `largest` (the largest elements get the
+/// smallest keys), else none.
+template <class T>
+GSEARCH_HD constexpr core::radix_bits_t<T> selection_flip(bool largest) {
+  return largest ? ~core::radix_bits_t<T>(0) : core::radix_bits_t<T>(0);
+}
+
+/// Where the block's radix select stands: the digits chosen (prefix, under mask) and the rank
+/// still wanted among the candidates (the elements whose key has that prefix).
+template <class K>
+struct radix_state {
+  K prefix = 0, mask = 0;
+  int rank = 0;
+};
+
+/// Copies row[0, cols) into shared memory as radix keys (XOR flip) and returns where key 0 is:
+/// `base` plus the slack that puts the row's 16-byte aligned elements on 16-byte aligned keys, so
+/// each 16-byte load from global memory is one 16-byte store. Loads issued `Loads` per thread at
+/// a time. Caller synchronizes before and after.
+template <int Threads, int Loads, class T>
+__device__ core::radix_bits_t<T>* stage_row_keys(core::radix_bits_t<T>* base, const T* __restrict__ row, int cols,
+                                          core::radix_bits_t<T> flip) {
+  using K = core::radix_bits_t<T>;
+  static_assert(sizeof(K) == sizeof(T));
+  constexpr int per_vector = 16 / int(sizeof(T));
+  const int misalign = int(reinterpret_cast<uintptr_t>(row) % 16) / int(sizeof(T));
+  const int head_raw = misalign == 0 ? 0 : per_vector - misalign;
+  const int head = head_raw < cols ? head_raw : cols;
+  K* keys = base + (per_vector - head) % per_vector;  // keys + head is 16-byte aligned
+  if (int(threadIdx.x) < head) keys[threadIdx.x] = core::radix_bits(row[threadIdx.x]) ^ flip;
+  const int vectors = (cols - head) / per_vector;
+  const uint4* body = reinterpret_cast<const uint4*>(row + head);
+  uint4* staged = reinterpret_cast<uint4*>(keys + head);
+  for (int v0 = 0; v0 < vectors; v0 += Threads * Loads) {
+    uint4 raw[Loads];
+    GSEARCH_UNROLL
+    for (int u = 0; u < Loads; ++u) {
+      const int v = v0 + u * Threads + int(threadIdx.x);
+      if (v < vectors) raw[u] = __ldg(body + v);
+    }
+    GSEARCH_UNROLL
+    for (int u = 0; u < Loads; ++u) {
+      const int v = v0 + u * Threads + int(threadIdx.x);
+      if (v >= vectors) continue;
+      T x[per_vector];
+      K k[per_vector];
+      memcpy(x, &raw[u], 16);
+      GSEARCH_UNROLL
+      for (int j = 0; j < per_vector; ++j) k[j] = core::radix_bits(x[j]) ^ flip;
+      memcpy(&raw[u], k, 16);
+      staged[v] = raw[u];
+    }
+  }
+  for (int i = head + vectors * per_vector + int(threadIdx.x); i < cols; i += Threads)
+    keys[i] = core::radix_bits(row[i]) ^ flip;
+  return keys;
+}
+
+/// The row's keys, from shared memory (staged) or recomputed from global memory on every read.
+template <class T, bool Staged>
+struct row_keys {
+  using K = core::radix_bits_t<T>;
+  const K* staged;
+  const T* __restrict__ row;
+  K flip;
+  __device__ GSEARCH_FORCEINLINE K operator()(int i) const {
+    if constexpr (Staged) {
+      return staged[i];
+    } else {
+      return core::radix_bits(row[i]) ^ flip;
+    }
+  }
+};
+
+/// One digit of the radix select: the histogram of the digit at `shift` over the candidates, the
+/// bin holding state.rank, and the state narrowed to it. Returns the candidates left (the bin's
+/// count). `histogram` is zero on entry and left zero. The warps read whole strides of 32
+/// consecutive keys (the loop bound is uniform per warp, so the warp-wide match and ballot see
+/// every lane); equal digits of a warp are counted by their lowest lane with one atomic.
+template <int Threads, class Keys, class K>
+__device__ int select_digit(const Keys& key, int cols, int shift, radix_state<K>& state,
+                            unsigned* histogram, unsigned* choice,
+                            typename cub::BlockScan<unsigned, Threads>::TempStorage& scan_temp) {
+  constexpr int bins = topk_radix_bins;
+  static_assert(Threads >= bins && Threads % 32 == 0);
+  const int lane = int(threadIdx.x) % 32;
+  for (int i0 = int(threadIdx.x) - lane; i0 < cols; i0 += Threads) {
+    const int i = i0 + lane;
+    bool candidate = false;
+    unsigned digit = bins;  // not a bin: lanes that count nothing match only each other
+    if (i < cols) {
+      const K x = key(i);
+      candidate = (x & state.mask) == state.prefix;
+      if (candidate) digit = unsigned(x >> shift) & unsigned(bins - 1);
+    }
+    if (!__any_sync(0xffffffffu, candidate)) continue;
+    const unsigned peers = __match_any_sync(0xffffffffu, digit);
+    if (candidate && lane == __ffs(int(peers)) - 1) atomicAdd(&histogram[digit], unsigned(__popc(int(peers))));
+  }
+  __syncthreads();  // the histogram is complete
+  unsigned count = 0;
+  if (threadIdx.x < bins) {
+    count = histogram[threadIdx.x];
+    histogram[threadIdx.x] = 0;  // only this thread reads this bin: zeroed for the next digit
+  }
+  unsigned below;
+  cub::BlockScan<unsigned, Threads>(scan_temp).ExclusiveSum(count, below);
+  // The bins' ranges [below, below + count) tile [0, candidates) and rank < candidates: exactly
+  // one thread writes the choice.
+  const unsigned rank = unsigned(state.rank);
+  if (threadIdx.x < bins && below <= rank && rank < below + count) {
+    choice[0] = threadIdx.x;
+    choice[1] = below;
+    choice[2] = count;
+  }
+  __syncthreads();  // the choice is written; read by all before the next digit's barrier
+  const unsigned bin = choice[0];
+  state.prefix |= K(bin) << shift;
+  state.mask |= K(bins - 1) << shift;
+  state.rank -= int(choice[1]);
+  return int(choice[2]);
+}
+
+/// The key of rank `rank` among key(0 .. cols) (its radix select), and in state.rank its rank
+/// among the keys equal to it (so rank - state.rank keys are smaller).
+template <int Threads, class Keys, class K>
+__device__ K select_rank(const Keys& key, int cols, int rank, radix_state<K>& state,
+                         unsigned* histogram, unsigned* choice, K* unique_key,
+                         typename cub::BlockScan<unsigned, Threads>::TempStorage& scan_temp) {
+  constexpr int key_bits = 8 * int(sizeof(K));
+  static_assert(key_bits % topk_radix_bits == 0);
+  state = radix_state<K>{};
+  state.rank = rank;
+  for (int shift = key_bits - topk_radix_bits; shift >= 0; shift -= topk_radix_bits) {
+    const int left = select_digit<Threads>(key, cols, shift, state, histogram, choice, scan_temp);
+    if (left == 1 && shift > 0) {
+      // One candidate: it is the answer (and no other key equals it). Its only holder writes it.
+      for (int i = int(threadIdx.x); i < cols; i += Threads) {
+        const K x = key(i);
+        if ((x & state.mask) == state.prefix) *unique_key = x;
+      }
+      __syncthreads();
+      state.prefix = *unique_key;
+      state.mask = ~K(0);
+      break;  // uniform: every thread read the same count
+    }
+  }
+  return state.prefix;
+}
+
+/// Writes the row's outputs in index order, each warp over its own contiguous slice of the row
+/// (a whole number of 32-key strides): topk (first_tie_only false): the keys before `threshold`
+/// at slots [0, less) and the first `ties` keys equal to it at [less, less + ties); kthvalue
+/// (first_tie_only): the first key equal to it at slot 0. Values are read from the row in global
+/// memory (their own bits: -0.0 and NaN payloads kept). warp_less / warp_equal: Threads / 32
+/// shared counters.
+template <int Threads, class Keys, class K, class T>
+__device__ void write_row_outputs(const Keys& key, const T* __restrict__ row, int cols, K threshold,
+                                  int less, int ties, bool first_tie_only, T* __restrict__ values,
+                                  int64_t* __restrict__ indices, int* warp_less, int* warp_equal) {
+  constexpr int warps = Threads / 32;
+  const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32;
+  const int slice = int(((int64_t(cols) + warps - 1) / warps + 31) / 32 * 32);
+  const int begin = int(int64_t(warp) * slice < cols ? int64_t(warp) * slice : cols);
+  const int end = int(int64_t(begin) + slice < cols ? int64_t(begin) + slice : cols);
+  const unsigned lanes_below = (1u << lane) - 1u;
+  // 1. Each warp's counts.
+  int my_less = 0, my_equal = 0;
+  for (int i0 = begin; i0 < end; i0 += 32) {
+    const int i = i0 + lane;
+    const K x = i < end ? key(i) : K(0);
+    my_less += __popc(int(__ballot_sync(0xffffffffu, i < end && x < threshold)));
+    my_equal += __popc(int(__ballot_sync(0xffffffffu, i < end && x == threshold)));
+  }
+  if (lane == 0) {
+    warp_less[warp] = my_less;
+    warp_equal[warp] = my_equal;
+  }
+  __syncthreads();
+  int less_before = 0, equal_before = 0;
+  for (int w = 0; w < warp; ++w) {
+    less_before += warp_less[w];
+    equal_before += warp_equal[w];
+  }
+  // 2. The writes: a warp with nothing left to write stops.
+  for (int i0 = begin; i0 < end; i0 += 32) {
+    if (equal_before >= ties && (first_tie_only || less_before == less)) break;  // uniform
+    const int i = i0 + lane;
+    const K x = i < end ? key(i) : K(0);
+    const bool is_less = i < end && x < threshold, is_equal = i < end && x == threshold;
+    const unsigned less_lanes = __ballot_sync(0xffffffffu, is_less);
+    const unsigned equal_lanes = __ballot_sync(0xffffffffu, is_equal);
+    int slot = -1;
+    if (is_less && !first_tie_only) slot = less_before + __popc(int(less_lanes & lanes_below));
+    if (is_equal) {
+      const int tie = equal_before + __popc(int(equal_lanes & lanes_below));
+      if (tie < ties) slot = (first_tie_only ? 0 : less) + tie;
+    }
+    if (slot >= 0) {
+      values[slot] = row[i];
+      indices[slot] = i;
+    }
+    less_before += __popc(int(less_lanes));
+    equal_before += __popc(int(equal_lanes));
+  }
+}
+
+/// One block per row (grid-stride over rows): the element of rank `rank` of each row in the
+/// order of core::radix_bits ^ flip, and then
+///  - topk (first_tie_only false; rank = k - 1): the row's k outputs, unsorted (index order:
+///    the elements before the threshold, then the first ties), at values / indices + row * k;
+///  - kthvalue (first_tie_only true): the element and the index of the first element equal to
+///    it, at values / indices + row.
+/// Staged: the row's keys in dynamic shared memory (topk_staged_max_cols; dynamic size (cols +
+/// 16 / sizeof(T)) * sizeof(T)); else read from global memory on every pass. cols <=
+/// topk_rows_max_cols; indices within the row.
+template <class T, int Threads, bool Staged>
+__global__ void __launch_bounds__(Threads)
+    topk_rows_kernel(const T* __restrict__ data, int64_t rows, int cols, int rank, core::radix_bits_t<T> flip,
+                     bool first_tie_only, T* __restrict__ values, int64_t* __restrict__ indices) {
+  using K = core::radix_bits_t<T>;
+  extern __shared__ __align__(16) unsigned char topk_shared[];
+  __shared__ unsigned histogram[topk_radix_bins];
+  __shared__ unsigned choice[3];
+  __shared__ K unique_key;
+  __shared__ int warp_less[Threads / 32], warp_equal[Threads / 32];
+  __shared__ typename cub::BlockScan<unsigned, Threads>::TempStorage scan_temp;
+  for (int i = int(threadIdx.x); i < topk_radix_bins; i += Threads) histogram[i] = 0;
+  // Ordered before the first histogram by the barrier after staging (or, unstaged, the one below).
+  if constexpr (!Staged) __syncthreads();
+  const int64_t out_stride = first_tie_only ? 1 : int64_t(rank) + 1;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* row = data + r * int64_t(cols);
+    row_keys<T, Staged> key{nullptr, row, flip};
+    if constexpr (Staged) {
+      __syncthreads();  // the previous row is done with the staged keys
+      key.staged = stage_row_keys<Threads, topk_stage_loads>(reinterpret_cast<K*>(topk_shared), row, cols, flip);
+      __syncthreads();
+    }
+    radix_state<K> state;
+    const K threshold = select_rank<Threads>(key, cols, rank, state, histogram, choice, &unique_key, scan_temp);
+    const int less = rank - state.rank;  // keys before the threshold
+    const int ties = first_tie_only ? 1 : state.rank + 1;  // equal keys to write
+    write_row_outputs<Threads>(key, row, cols, threshold, less, ties, first_tie_only,
+                               values + r * out_stride, indices + r * out_stride, warp_less, warp_equal);
+  }
+}
+
+}  // namespace gsearch::cuda_backend

@@ -1,0 +1,70 @@
+#pragma once
+/// \file
+/// The CUDA backend's tuning data for selection (select, partition, quantile, median;
+/// selection_kernel.cuh, select_scatter_kernel.cuh, src/selection/cuda/select.cu).
+///
+/// None of these numbers is measured yet: they are first choices, each with the reason for it and
+/// what will decide it on the H100 (bench/selection/, to be written; docs/perf-notes.md). Change
+/// them only with a measurement.
+///
+/// Host-compilable: plain C++ with no CUDA headers, so g++ code (the tests' sizes, bench drivers)
+/// reads the same constants the kernels are compiled with.
+
+#include <cstdint>
+
+#include "cuda/tuning_common.hpp"
+
+namespace gsearch::cuda_backend {
+
+/// The one-block sort of the sample (and of the whole input once it is that small): 1024 threads,
+/// cub::BlockRadixSort of the keys' order-preserving bits, 16 keys a thread for 4-byte keys, 8
+/// for 8-byte ones (64 KB of keys either way, in dynamic shared memory). A larger sample narrows
+/// each bracket (its width is ~ margin / sqrt(S) of the data: 3.1% at S = 16,384, 4.4% at 8,192)
+/// and so shrinks the candidates the next level reads, at a longer sort. To measure: the sort
+/// alone, and one select of 2^26 float32 at 8 / 16 items a thread.
+inline constexpr int select_sort_threads = 1024;
+constexpr int select_sort_items(int key_bytes) { return key_bytes <= 4 ? 16 : 8; }
+/// Sample size (and the largest input sorted in one block): threads x items.
+constexpr int64_t select_sample_size(int key_bytes) {
+  return int64_t(select_sort_threads) * select_sort_items(key_bytes);
+}
+
+/// The bucket pass (the one full read of the data): find's tile shape, 256 threads x 4 16-byte
+/// loads, at which find's count pass ran at 99.9% of the read roofline (find-sweep-3.json); the
+/// per-element work here is larger (a binary search of the splitters in shared memory and a
+/// histogram), so 512 x 4 and 256 x 8 are to be swept on 2^28 float32, one rank and 100 ranks.
+inline constexpr launch_config select_pass_config = {256, 4};
+
+/// Up to this many splitters (two per rank's bracket: one rank, or the two neighbouring ranks of
+/// a median, after deduplication) the pass counts buckets in per-thread registers (2m + 1
+/// counters, no atomics); above it, in a shared-memory histogram with warp-aggregated atomics
+/// (__match_any_sync), so skewed data (most elements in one bucket) does not serialise 32 lanes on
+/// one address. To measure: one rank on constant, uniform and sorted data in both modes.
+inline constexpr int select_register_splitters = 4;
+
+/// The candidate buffer: capacity_factor x the expected count (the sample intervals the brackets
+/// cover, times n / S) plus slack. The count between two sample elements d apart varies by about
+/// 1 / sqrt(d) (4.4% at the 514 of one bracket at S = 16,384), so 1.25 is ~5 standard deviations;
+/// an overflow is counted and costs one more pass with the exact capacity, never a wrong answer.
+inline constexpr double select_capacity_factor = 1.25;
+inline constexpr int64_t select_capacity_slack = 4096;
+/// When the brackets would copy out more than this fraction of the data (ranks so dense that
+/// their brackets cover most of the sample), the select sorts instead (cub::DeviceRadixSort of
+/// the keys' bits) and gathers the ranks: a level that does not shrink the data is no progress.
+inline constexpr double select_dense_fraction = 0.5;
+/// Levels of recursion before the select gives up on sampling and sorts (each level normally
+/// divides the data by ~30: 2^26 -> 2^21 -> 2^16 -> 2^11, then one block; only bad luck, or
+/// adversarial data against the fixed sample positions, goes deeper).
+inline constexpr int select_max_depth = 12;
+
+/// partition / argpartition's scatter (select_scatter_kernel.cuh): tiles of 256 threads x 4
+/// 16-byte loads; each tile ranks its elements within their buckets by warp-aggregated shared
+/// atomics and reserves its ranges with one global atomic per non-empty bucket. To sweep with
+/// 8 loads (half the global atomics) on 2^26 float32, one kth and 100.
+inline constexpr launch_config partition_scatter_config = {256, 4};
+/// Distinct kth values (buckets 2m + 1) up to which partition scatters by buckets; above it
+/// (kth dense in the array) it sorts: a full sort is a valid partition, and the per-tile bucket
+/// work would cost more than the sort.
+inline constexpr int partition_max_splitters = 511;
+
+}  // namespace gsearch::cuda_backend

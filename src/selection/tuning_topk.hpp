@@ -1,0 +1,93 @@
+#pragma once
+/// \file
+/// The CUDA backend's tuning data for top-k and kthvalue (topk_kernel.cuh, topk_flat_kernel.cuh,
+/// src/selection/cuda/topk.cu): the row kernel's block, digits and staging, the 1-D gather pass, the sorts
+/// of the k outputs, and the rule between the two paths for rows too long for shared memory.
+///
+/// NOT YET MEASURED: every number below is a first choice made from the H100's limits (227 KB
+/// of shared memory per block, 64K registers and 2,048 threads per SM), written before any
+/// run; the topk sweep of bench/selection/ (4096 x 16384 float32 and its neighbours, k = 1 ...
+/// 4096; 1-D 2^26 with k = 1 ... 2^20) is to choose them and cite its JSON here.
+///
+/// Host-compilable: plain C++ with no CUDA headers (tests read the staged-row limit from here).
+
+#include <cstdint>
+
+#include "cuda/tuning_common.hpp"
+
+namespace gsearch::cuda_backend {
+
+/// Threads of the row kernel (one block per row). 256: a 16,384-float row staged in 64 KB lets
+/// three blocks share an SM (3 x 66 KB of shared memory), and 3 x 256 threads leave each thread
+/// up to 85 registers; 512 would cap them at 42. Must be at least topk_radix_bins (one bin per
+/// thread in the digit choice).
+inline constexpr int topk_rows_threads = 256;
+/// Bits per digit of the row kernel's radix select: 4 passes for 32-bit keys, 8 for 64-bit (fewer
+/// when a digit leaves one candidate). 8 keeps the histogram at 1 KB and the digit choice at one
+/// bin per thread; 11 (AIR top-k's) would save a pass of 32-bit keys for an 8 KB histogram.
+inline constexpr int topk_radix_bits = 8;
+inline constexpr int topk_radix_bins = 1 << topk_radix_bits;
+/// 16-byte loads each thread of the row kernel has in flight while staging a row (256 x 8 x 16 B:
+/// half of a 64 KB row per batch).
+inline constexpr int topk_stage_loads = 8;
+/// Bytes of shared memory the row kernel's static part may take (2,304 with nvcc 13.0 for every
+/// key type: the 1 KB histogram, the block scan, per-warp counts): the staged-row rule below
+/// leaves them room, and src/selection/cuda/topk.cu checks the kernel's real figure too.
+inline constexpr int64_t topk_rows_reserved_shared = 3072;
+/// The longest row the row kernels take (int32 positions inside a row, with a block of slack);
+/// longer rows go through the 1-D path one at a time.
+inline constexpr int64_t topk_rows_max_cols = int64_t(1) << 30;
+
+/// The most elements of key_bytes bytes a row may have to be staged in shared memory under a
+/// per-block limit of shared_limit bytes (the device's, or the testing override): the keys, the
+/// slack that lets the 16-byte loads land 16-byte aligned (16 / key_bytes - 1 keys), and the
+/// kernel's static part.
+constexpr int64_t topk_staged_max_cols(int key_bytes, int64_t shared_limit) {
+  const int64_t room = shared_limit - topk_rows_reserved_shared;
+  const int64_t cols = room / key_bytes - (16 / key_bytes - 1);
+  return cols > 0 ? cols : 0;
+}
+
+/// The 1-D gather pass (topk_flat_kernel.cuh): 256 threads x 4 16-byte loads per tile, the shape
+/// of find's tiles (find_tiles_config, 99.9% of the read roofline on count).
+inline constexpr launch_config topk_gather_config = {256, 4};
+/// The 1-D kthvalue's search for an element equal to the selected value: find's scan shape,
+/// scalar loads (elements per thread in flight), early exit per tile.
+inline constexpr launch_config topk_first_equal_config = {256, 16};
+
+/// The block sorts of the k outputs of each row, smallest first (threads x items >= k); k above
+/// the last goes to cub::DeviceSegmentedSort / DeviceRadixSort. Small k gets a small block: the
+/// typical k = 64 of 4096 rows is 4096 blocks of 128 threads.
+inline constexpr launch_config topk_sort_tiers[] = {{128, 1}, {128, 4}, {256, 8}, {512, 8}};
+inline constexpr int64_t topk_block_sort_max_k = 512 * 8;
+
+/// Rows too long for shared memory (and no longer than topk_rows_max_cols): the row kernel reading
+/// global memory on every pass (one block per row; some (key_bytes + 2) reads of each row at the
+/// bandwidth one block gets), or each row through the 1-D path (select, one gather pass: about
+/// three reads at the chip's bandwidth, plus launches and a synchronisation per row). A model of
+/// the two times with guessed constants, to be replaced by the sweep's measurement.
+struct topk_path_model {
+  double block_gb_per_s = 100;   ///< one block reading a row alone (guess)
+  double chip_gb_per_s = 2500;   ///< the chip's read bandwidth
+  double per_row_1d_us = 50;     ///< launches and the synchronisation of one 1-D row (guess)
+  int blocks_per_sm = 4;         ///< resident row kernels per SM without staging
+};
+inline constexpr topk_path_model topk_path = {};
+
+/// True when rows x cols (too long for shared memory) should run in the global-memory row kernel
+/// rather than row by row through the 1-D path.
+constexpr bool topk_rows_in_global(int64_t rows, int64_t cols, int key_bytes, int sms,
+                                   const topk_path_model& m = topk_path) {
+  if (cols > topk_rows_max_cols) return false;
+  const double row_bytes = double(cols) * key_bytes;
+  const double passes = key_bytes + 2;  // digits of 8 bits, then the count and write passes
+  const double slots = double(sms) * m.blocks_per_sm;
+  const double waves = double((rows + int64_t(slots) - 1) / int64_t(slots));
+  const double per_block_us = passes * row_bytes / (m.block_gb_per_s * 1e3);
+  const double chip_us = double(rows) * passes * row_bytes / (m.chip_gb_per_s * 1e3);
+  const double global_us = waves * per_block_us > chip_us ? waves * per_block_us : chip_us;
+  const double flat_us = double(rows) * (m.per_row_1d_us + 3 * row_bytes / (m.chip_gb_per_s * 1e3));
+  return global_us <= flat_us;
+}
+
+}  // namespace gsearch::cuda_backend

@@ -1,0 +1,319 @@
+// The CUDA backend of the search server (src/server/cuda.hpp): what the
+// persistent kernel of server_kernel.cuh reads, and its launch. docs/design.md, "The search
+// server".
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "gsearch/core/key_traits.hpp"
+#include "gsearch/core/static_index.hpp"
+#include "cuda/check.cuh"
+#include "cuda/pinned_pool.hpp"
+#include "search/cuda.hpp"
+#include "server/cuda.hpp"
+#include "server/cuda/server_kernel.cuh"
+#include "static_index/cuda.hpp"
+#include "cuda/stream_buffer.cuh"
+#include "search/tuning.hpp"
+
+namespace gsearch::cuda_backend {
+namespace {
+
+// The grid's blocks search as the static index's kernel does (index_search_tile), 4 queries a
+// thread in lockstep (index_config.items), in blocks of 512 threads rather than the one-shot
+// kernel's 1,024: a persistent block of 1,024 threads at 64 registers holds a whole SM's
+// registers, and then no other kernel (not even the index build of a replace_keys) could run
+// on the SMs the server holds. Block 0's own path serves up to 512 queries.
+constexpr int server_threads = 512;
+constexpr int server_items = index_config.items;
+// The index levels each block stages: 32 KB, where the one-shot search takes 96-160 KB. A
+// persistent block keeps its shared memory for good; with 32 KB (and 512 threads, 32K
+// registers) an SM the server holds still has room for most other kernels' blocks. The search
+// of a large batch reads one level more from L2.
+constexpr int64_t server_shared_bytes = 32 * 1024;
+
+template <class T>
+class cuda_server final : public device_server<T> {
+ public:
+  static constexpr int B = core::cuda_node_keys<T>;
+
+  cuda_server(CUstream_st* order, const T* keys, int64_t n, const device_server_config& config) : config_(config) {
+    try {
+      start(order, keys, n);
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~cuda_server() override { release(); }
+
+  core::server_slot* slots() override { return slots_; }
+  uint64_t slot_device_address(int64_t slot) override { return slots_device_ + uint64_t(slot) * sizeof(core::server_slot); }
+
+  server_memory where(const void* p, const void** device_address) override {
+    cudaPointerAttributes a{};
+    if (p == nullptr || cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+      (void)cudaGetLastError();  // an unknown pointer is ordinary host memory
+      return server_memory::pageable;
+    }
+    if (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged) {
+      *device_address = a.devicePointer ? a.devicePointer : p;
+      return server_memory::device;
+    }
+    if (a.type == cudaMemoryTypeHost && a.devicePointer) {
+      *device_address = a.devicePointer;
+      return server_memory::pinned;
+    }
+    return server_memory::pageable;
+  }
+
+  int64_t staging_queries() const override { return config_.staging_queries; }
+  T* staged_queries(int64_t slot) override { return staging_queries_ + slot * config_.staging_queries; }
+  int64_t* staged_out(int64_t slot) override { return staging_out_ + slot * config_.staging_queries; }
+  uint64_t staged_queries_device(int64_t slot) override { return device_address(staged_queries(slot)); }
+  uint64_t staged_out_device(int64_t slot) override { return device_address(staged_out(slot)); }
+
+  uint64_t prepare_keys(const T* keys, int64_t n) override {
+    next_ = build(keys, n, "gsearch::server::replace_keys");
+    *payload_ = next_.keys;
+    return device_address(payload_);
+  }
+
+  void keys_replaced() override {
+    free_layout(current_);
+    current_ = next_;
+    next_ = {};
+  }
+
+  bool running() override {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (ended_) return false;
+    const cudaError_t e = cudaStreamQuery(stream_);
+    if (e == cudaErrorNotReady) return true;
+    ended_ = true;
+    if (e != cudaSuccess) error_ = std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
+    return false;
+  }
+
+  std::string error() override {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return error_;
+  }
+
+  void join() override {
+    const cudaError_t e = cudaStreamSynchronize(stream_);
+    const std::lock_guard<std::mutex> lock(mutex_);
+    ended_ = true;
+    if (e != cudaSuccess && error_.empty()) error_ = std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
+  }
+
+  int64_t size() const override { return current_.keys.ref.shape.n; }
+
+  bool batch_counts(int64_t& batches, int64_t* batch_requests) override {
+    // A copy on the side stream, which never waits for the kernel (valid after it ended too,
+    // until release()); false when the copy fails (a poisoned context).
+    constexpr size_t first = offsetof(server_control<T>, batches);
+    static_assert(offsetof(server_control<T>, batch_requests) == first + sizeof(int64_t), "the counts in a row");
+    int64_t counts[17] = {};
+    if (!control_ ||
+        cudaMemcpyAsync(counts, reinterpret_cast<const char*>(control_) + first, sizeof counts, cudaMemcpyDeviceToHost,
+                        side_) != cudaSuccess ||
+        cudaStreamSynchronize(side_) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    batches = counts[0];
+    std::memcpy(batch_requests, counts + 1, 16 * sizeof(int64_t));
+    return true;
+  }
+  int blocks() const override { return blocks_; }
+
+ private:
+  struct index {  // a layout (from the temporary pool) and what the kernel is told of it
+    T* layout = nullptr;
+    server_keys<T> keys{};
+  };
+
+  static constexpr auto kernel = server_kernel<T, server_threads, server_items>;
+
+  uint64_t device_address(void* host) {
+    void* d = nullptr;
+    GSEARCH_CUDA_CHECK(cudaHostGetDevicePointer(&d, host, 0));
+    return reinterpret_cast<uint64_t>(d);
+  }
+
+  // Throws invalid_argument unless the n keys (device or host memory) are sorted.
+  void check_sorted(const T* keys, int64_t n, const char* what) {
+    const void* device = nullptr;
+    bool sorted = true;
+    if (where(keys, &device) == server_memory::device) {
+      sorted = is_sorted(side_, keys, n);
+    } else {
+      for (int64_t i = 1; i < n && sorted; ++i) sorted = !key_less(keys[i], keys[i - 1]);
+    }
+    if (!sorted) throw invalid_argument(std::string(what) + ": the keys are not sorted (in gsearch's order)");
+  }
+
+  // The index of the n sorted keys, built on the side stream (which it waits for).
+  index build(const T* keys, int64_t n, const char* what) {
+    if (n < 0 || (n > 0 && keys == nullptr)) throw invalid_argument(std::string(what) + ": null keys with a non-zero size");
+    check_sorted(keys, n, what);
+    const core::static_index_shape<B> shape(n);
+    index ix;
+    GSEARCH_CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&ix.layout), size_t(shape.size()) * sizeof(T),
+                                               temporary_pool(), side_));
+    try {
+      const void* device = nullptr;
+      if (n > 0 && where(keys, &device) == server_memory::device) {
+        index_build(side_, keys, n, ix.layout);
+      } else if (n > 0) {  // host keys: through a device copy
+        const stream_buffer copy(side_, size_t(n) * sizeof(T));
+        GSEARCH_CUDA_CHECK(cudaMemcpyAsync(copy.get(), keys, size_t(n) * sizeof(T), cudaMemcpyHostToDevice, side_));
+        index_build(side_, static_cast<const T*>(copy.get()), n, ix.layout);
+      } else {
+        index_build(side_, keys, 0, ix.layout);
+      }
+      GSEARCH_CUDA_CHECK(cudaStreamSynchronize(side_));
+    } catch (...) {
+      free_layout(ix);
+      throw;
+    }
+    ix.keys.ref = static_index_device_ref<T>{ix.layout, shape};
+    ix.keys.shared_level = index_shared_level<B, T>(shape, shared_bytes_);
+    return ix;
+  }
+
+  void free_layout(index& ix) noexcept {
+    if (ix.layout) cudaFreeAsync(ix.layout, side_);  // stream-ordered: no wait for the device
+    ix = {};
+  }
+
+  void start(CUstream_st* order, const T* keys, int64_t n) {
+    const device_limits dev = current_device_limits();
+    GSEARCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    GSEARCH_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
+    {  // the build after the caller's work on `order`
+      cudaEvent_t e;
+      GSEARCH_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      const cudaError_t r1 = cudaEventRecord(e, order);
+      const cudaError_t r2 = r1 == cudaSuccess ? cudaStreamWaitEvent(side_, e, 0) : r1;
+      cudaEventDestroy(e);
+      GSEARCH_CUDA_CHECK(r2);
+    }
+    // Shared memory: the staged levels, as much as the static index's search takes (or what the
+    // device leaves beside the kernel's own), fixed for the server's life: a later key set
+    // stages the levels that fit it.
+    const int64_t room = dev.max_shared_per_block - static_shared_bytes(reinterpret_cast<const void*>(kernel), dev);
+    shared_bytes_ = server_shared_bytes < room ? server_shared_bytes : room;
+    allow_dynamic_shared(reinterpret_cast<const void*>(kernel), shared_bytes_, dev);
+    int per_sm = 0;
+    GSEARCH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, server_threads, size_t(shared_bytes_)));
+    blocks_ = config_.blocks > 0 ? config_.blocks : (dev.sms + 1) / 2;
+    if (blocks_ > per_sm * dev.sms)
+      throw invalid_argument("gsearch::server: blocks = " + std::to_string(blocks_) + " cannot all be resident (at most " +
+                             std::to_string(per_sm * dev.sms) + " on this device)");
+
+    current_ = build(keys, n, "gsearch::server");
+    // What a replace_keys launches beside the running kernel, launched once now: under CUDA's
+    // lazy module loading, the first launch of a kernel waits for every running kernel to end
+    // (docs/design.md, "The search server"), and this one never ends by itself.
+    (void)is_sorted(side_, current_.layout, core::static_index_shape<B>(n).size());
+    const int64_t slots = config_.ring_slots;
+    ring_block_ = pinned_acquire(size_t(slots) * sizeof(core::server_slot));
+    slots_ = static_cast<core::server_slot*>(ring_block_.p);
+    std::memset(static_cast<void*>(slots_), 0, size_t(slots) * sizeof(core::server_slot));
+    for (int64_t i = 0; i < slots; ++i) slots_[i].done = uint64_t(i);  // ticket i may start
+    const size_t staged = size_t(slots) * size_t(config_.staging_queries);
+    staging_block_ = pinned_acquire(staged * (sizeof(T) + sizeof(int64_t)) + sizeof(server_keys<T>));
+    staging_out_ = static_cast<int64_t*>(staging_block_.p);  // 8-byte aligned first, then the queries
+    staging_queries_ = reinterpret_cast<T*>(staging_out_ + staged);
+    payload_ = reinterpret_cast<server_keys<T>*>(staging_queries_ + staged);
+    // Device memory from the stream-ordered pool, freed with cudaFreeAsync: cudaFree would wait
+    // for every kernel of the device, another server's included.
+    GSEARCH_CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&control_), sizeof(server_control<T>),
+                                               temporary_pool(), side_));
+    GSEARCH_CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&requests_),
+                                               size_t(config_.max_batch_requests) * sizeof(server_request<T>),
+                                               temporary_pool(), side_));
+    server_control<T> c{};
+    c.keys = current_.keys;
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(control_, &c, sizeof c, cudaMemcpyHostToDevice, side_));
+    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(side_));
+
+    server_params<T> p{};
+    slots_device_ = device_address(slots_);
+    p.slots = reinterpret_cast<core::server_slot*>(slots_device_);
+    p.ring_slots = slots;
+    p.control = control_;
+    p.requests = requests_;
+    p.max_batch_requests = config_.max_batch_requests;
+    p.max_batch_queries = config_.max_batch_queries;
+    p.preferred_batch_queries = config_.preferred_batch_queries;
+    p.max_delay_ns = config_.max_delay_ns;
+    p.idle_sleep_ns = config_.idle_sleep_ns;
+    void* args[] = {&p};
+    GSEARCH_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(unsigned(blocks_)),
+                                                   dim3(server_threads), args, size_t(shared_bytes_), stream_));
+    launched_ = true;
+  }
+
+  // Frees everything once the kernel has ended (or was never launched). With a kernel still
+  // running (its owner could not stop it) the memory it reads is left alone.
+  void release() noexcept {
+    if (launched_ && running()) return;
+    free_layout(current_);
+    free_layout(next_);
+    if (control_) cudaFreeAsync(control_, side_);
+    if (requests_) cudaFreeAsync(requests_, side_);
+    if (side_) cudaStreamSynchronize(side_);
+    pinned_release(ring_block_);
+    pinned_release(staging_block_);
+    if (stream_) cudaStreamDestroy(stream_);
+    if (side_) cudaStreamDestroy(side_);
+    control_ = nullptr;
+    requests_ = nullptr;
+    slots_ = nullptr;
+    staging_queries_ = nullptr;
+    staging_out_ = nullptr;
+    payload_ = nullptr;
+    stream_ = side_ = nullptr;
+  }
+
+  device_server_config config_;
+  cudaStream_t stream_ = nullptr;  // the kernel's
+  cudaStream_t side_ = nullptr;    // builds and frees
+  int blocks_ = 0;
+  int64_t shared_bytes_ = 0;
+  bool launched_ = false;
+  pinned_block ring_block_, staging_block_;  // the ring; the staging and the payload
+  core::server_slot* slots_ = nullptr;
+  uint64_t slots_device_ = 0;  // the ring's device address
+  T* staging_queries_ = nullptr;
+  int64_t* staging_out_ = nullptr;
+  server_keys<T>* payload_ = nullptr;
+  server_control<T>* control_ = nullptr;
+  server_request<T>* requests_ = nullptr;
+  index current_, next_;
+  std::mutex mutex_;
+  bool ended_ = false;
+  std::string error_;
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<device_server<T>> start_device_server(CUstream_st* order, const T* keys, int64_t n,
+                                                      const device_server_config& config) {
+  return std::make_unique<cuda_server<T>>(order, keys, n, config);
+}
+
+#define GSEARCH_CUDA_SERVER_INSTANTIATE(T) \
+  template std::unique_ptr<device_server<T>> start_device_server<T>(CUstream_st*, const T*, int64_t, const device_server_config&);
+GSEARCH_KEY_TYPES(GSEARCH_CUDA_SERVER_INSTANTIATE)
+#undef GSEARCH_CUDA_SERVER_INSTANTIATE
+
+}  // namespace gsearch::cuda_backend

@@ -1,0 +1,73 @@
+// The CPU backend of the static index: the build on all cores, and the lockstep walk of
+// core::static_index_ranks with its node compares compiled for AVX-512, AVX2 and plain x86-64, the
+// CPU's best picked once at load time (GCC's target_clones: an ifunc resolver).
+
+#include "static_index/cpu.hpp"
+
+#include "cpu/parallel.hpp"
+#include "cpu/tuning.hpp"
+
+namespace gsearch::cpu_backend {
+using namespace index_tuning;  // min_slots_per_thread, min_queries_per_thread; lockstep: tuning.hpp
+namespace {
+
+// The node compares are SIMD (16 4-byte keys in one AVX-512 compare, two AVX2 ones); the
+// library is compiled for baseline x86-64, so the search loop is cloned per instruction set,
+// and `flatten` inlines the whole walk into each clone (nothing it calls is compiled twice).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define GSEARCH_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), flatten))
+#else
+#define GSEARCH_SIMD_CLONES
+#endif
+
+template <bool Strict, class T, class Out>
+GSEARCH_SIMD_CLONES void search_range(const static_index_host_ref<T>& ref, const T* queries, int64_t begin,
+                                      int64_t end, Out* out, int64_t offset) {
+  int64_t j = begin;
+  for (; j + lockstep <= end; j += lockstep) {
+    T q[lockstep];
+    int64_t rank[lockstep];
+    for (int i = 0; i < lockstep; ++i) q[i] = queries[j + i];
+    core::static_index_ranks<Strict>(ref, ref.shape, q, rank);
+    for (int i = 0; i < lockstep; ++i) out[j + i] = Out(rank[i] + offset);
+  }
+  for (; j < end; ++j) out[j] = Out(core::static_index_rank<Strict>(ref, ref.shape, queries[j]) + offset);
+}
+
+}  // namespace
+
+template <class T>
+void index_build(int threads, const T* keys, int64_t n, T* layout) {
+  const core::static_index_shape<core::cpu_node_keys<T>> shape(n);
+  const auto sorted = [keys](int64_t i) { return keys[i]; };
+  parallel_for(shape.size(), thread_count(threads, shape.size(), min_slots_per_thread), 64,
+               [&](int64_t begin, int64_t end) { core::static_index_build(sorted, shape, layout, begin, end); });
+}
+
+template <class T, class Out>
+void index_search(int threads, side s, const static_index_host_ref<T>& ref, const T* queries, int64_t q, Out* out) {
+  visit_side(s, [&]<bool Strict>(int offset) {
+    parallel_for(q, thread_count(threads, q, min_queries_per_thread), lockstep, [&](int64_t begin, int64_t end) {
+      search_range<Strict>(ref, queries, begin, end, out, offset);
+    });
+  });
+}
+
+template <class T, class Out>
+void index_search_keys(int threads, side s, const T* keys, int64_t k, const T* queries, int64_t q, Out* out) {
+  const core::static_index_shape<core::cpu_node_keys<T>> shape(k);
+  const auto layout = allocate_layout<T>(shape.size());
+  index_build(threads, keys, k, layout.get());
+  index_search(threads, s, static_index_host_ref<T>{layout.get(), shape}, queries, q, out);
+}
+
+#define GSEARCH_INSTANTIATE(T)                                                                        \
+  template void index_build<T>(int, const T*, int64_t, T*);                                          \
+  template void index_search<T, int64_t>(int, side, const static_index_host_ref<T>&, const T*, int64_t, int64_t*); \
+  template void index_search<T, int32_t>(int, side, const static_index_host_ref<T>&, const T*, int64_t, int32_t*); \
+  template void index_search_keys<T, int64_t>(int, side, const T*, int64_t, const T*, int64_t, int64_t*); \
+  template void index_search_keys<T, int32_t>(int, side, const T*, int64_t, const T*, int64_t, int32_t*);
+GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE)
+#undef GSEARCH_INSTANTIATE
+
+}  // namespace gsearch::cpu_backend
