@@ -28,15 +28,11 @@ namespace {
 
 using namespace nb::literals;
 
-template <class First, class... Rest>
-using variant_of_rest = std::variant<Rest...>;
-#define GSEARCH_PY_FA_OF(T) , gsearch::functional_arrays<T>
-
 using handle = std::tuple<int64_t, uint64_t, uint64_t>;  // (slot, generation, machine)
 
 class py_functional_arrays {
  public:
-  using any_machine = variant_of_rest<void GSEARCH_KEY_TYPES(GSEARCH_PY_FA_OF)>;
+  using any_machine = key_variant<gsearch::functional_arrays>;
 
  private:
   // Calls call(machine) under the lock (defined first: the members below deduce from it).

@@ -17,12 +17,6 @@ namespace {
 
 using namespace nb::literals;
 
-/// std::variant of the types after the first: the list of GSEARCH_KEY_TYPES (key_traits.hpp)
-/// spelled with a leading comma per type.
-template <class First, class... Rest>
-using variant_of_rest = std::variant<Rest...>;
-#define GSEARCH_PY_INDEX_OF(T) , gsearch::static_index<T>
-
 /// gsearch.Index's core (_core.Index): a gsearch::static_index of one of the six key types,
 /// built from a contiguous 1-D array on the CPU (host memory, gsearch::cpu) or on a CUDA device
 /// (device memory, gsearch::cuda on that device, on `stream`), and the device it lives on. CUDA
@@ -30,7 +24,7 @@ using variant_of_rest = std::variant<Rest...>;
 /// keys can be freed and the index searched on any stream as soon as the constructor returns.
 class py_index {
  public:
-  using any_index = variant_of_rest<void GSEARCH_KEY_TYPES(GSEARCH_PY_INDEX_OF)>;
+  using any_index = key_variant<gsearch::static_index>;
 
   py_index(const in_array& keys, bool check_sorted, uintptr_t stream)
       : dtype_(keys.dtype()), dev_type_(keys.device_type()), dev_id_(keys.device_id()) {
@@ -141,8 +135,6 @@ class py_index {
   nb::dlpack::dtype dtype_;
   int dev_type_ = 0, dev_id_ = 0;
 };
-
-#undef GSEARCH_PY_INDEX_OF
 
 }  // namespace
 

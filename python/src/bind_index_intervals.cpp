@@ -34,10 +34,6 @@ namespace {
 
 using namespace nb::literals;
 
-template <class First, class... Rest>
-using variant_of_rest = std::variant<Rest...>;
-#define GSEARCH_PY_INTERVALS_OF(T) , gsearch::index_intervals<T>
-
 using py_interval = std::tuple<int64_t, int64_t, bool>;  // (lo, hi, settled)
 
 py_interval as_tuple(const gsearch::index_interval& p) { return {p.lo, p.hi, p.settled}; }
@@ -51,7 +47,7 @@ enum class framework { numpy = 0, pytorch = 1, cupy = 2 };
 /// current, restored afterwards).
 class py_intervals {
  public:
-  using any_intervals = variant_of_rest<void GSEARCH_KEY_TYPES(GSEARCH_PY_INTERVALS_OF)>;
+  using any_intervals = key_variant<gsearch::index_intervals>;
 
   py_intervals(const in_array& data, uintptr_t stream)
       : dtype_(data.dtype()), dev_type_(data.device_type()), dev_id_(data.device_id()), stream_(stream) {
@@ -230,8 +226,6 @@ class py_intervals {
   uintptr_t stream_ = 0;
   mutable std::mutex mutex_;
 };
-
-#undef GSEARCH_PY_INTERVALS_OF
 
 }  // namespace
 

@@ -36,9 +36,8 @@ namespace {
 
 using namespace nb::literals;
 
-template <class First, class... Rest>
-using variant_of_rest = std::variant<Rest...>;
-#define GSEARCH_PY_SERVER_OF(T) , std::unique_ptr<gsearch::server<T>>
+template <class T>
+using server_ptr = std::unique_ptr<gsearch::server<T>>;  // the holder of a server of T
 
 // A 1-D, contiguous array in host memory, or (when cuda_device >= 0) in that CUDA device's
 // memory; ValueError naming fn and what otherwise.
@@ -78,7 +77,7 @@ int server_device(const std::string& fn, const std::string& device, const in_arr
 
 class py_server {
  public:
-  using any_server = variant_of_rest<void GSEARCH_KEY_TYPES(GSEARCH_PY_SERVER_OF)>;
+  using any_server = key_variant<server_ptr>;
 
   py_server(const in_array& keys, const std::string& device, int64_t ring_slots, int64_t max_batch_requests,
             int64_t max_batch_queries, int64_t preferred_batch_queries, int64_t max_delay_us, int threads, int blocks,

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "gsearch/core/dtype.hpp"
@@ -29,6 +30,16 @@ namespace nb = nanobind;
 
 using in_array = nb::ndarray<nb::ro>;  // any dtype, shape and device; read-only
 using out_array = nb::ndarray<>;
+
+/// std::variant<Holder<int32_t>, ..., Holder<double>>: the holder of a typed object whose key type
+/// is chosen at run time (an index, a server, a machine), over the one key-type list
+/// (GSEARCH_KEY_TYPES, key_traits.hpp), each spelled with a leading comma after a first `void`.
+template <class First, class... Rest>
+using variant_of_rest = std::variant<Rest...>;
+#define GSEARCH_PY_HOLDER_OF(T) , Holder<T>
+template <template <class> class Holder>
+using key_variant = variant_of_rest<void GSEARCH_KEY_TYPES(GSEARCH_PY_HOLDER_OF)>;
+#undef GSEARCH_PY_HOLDER_OF
 
 // --- the families' bindings (bind_<family>.cpp), called by module.cpp ----------------------------
 
