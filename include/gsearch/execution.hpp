@@ -16,11 +16,15 @@ namespace gsearch {
 /// The CPU backend.
 struct cpu_t {
   /// Worker threads; 0 = the CPUs this process may use (its affinity and cgroup CPU quota; the
-  /// pool of cpu/parallel.hpp). More than that splits the work as asked on the pool's threads.
+  /// pool of src/cpu/parallel.hpp: cpu_threads()). More than that splits the work as asked on the pool's threads.
   int threads = 0;
   constexpr cpu_t with_threads(int n) const { return cpu_t{n}; }
 };
 inline constexpr cpu_t cpu{};
+
+/// The threads gsearch::cpu runs on when it is given none: the CPUs this process may use (its
+/// affinity and cgroup CPU quota), counted once.
+int cpu_threads();
 
 /// The CUDA backend on a stream (nullptr = the legacy default stream).
 struct cuda_t {

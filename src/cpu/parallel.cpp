@@ -4,6 +4,7 @@
 // a call on a 2-core machine, more than a 10^4-query search takes.
 
 #include "cpu/parallel.hpp"
+#include "gsearch/execution.hpp"  // cpu_threads
 
 #include <sched.h>
 
@@ -204,3 +205,7 @@ void run_tasks(int tasks, void (*task)(void* ctx, int t) noexcept, void* ctx) {
 }
 
 }  // namespace gsearch::cpu_backend
+
+namespace gsearch {
+int cpu_threads() { return cpu_backend::hardware_threads(); }
+}  // namespace gsearch

@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "common.hpp"
-#include "cpu/parallel.hpp"
 #include "gsearch/gsearch.hpp"
 #include "npy.hpp"
 #include "output.hpp"
@@ -194,7 +193,7 @@ void bench_cpu_inputs(const bench_args& a, int64_t k, const std::string& kind, j
     print_row(r);
     report["results"].push_back(r);
   };
-  const int threads = cpu_backend::hardware_threads();  // what gsearch::cpu runs on
+  const int threads = gsearch::cpu_threads();  // what gsearch::cpu runs on
   for (const std::string& name : a.algos) {
     const algorithm algo = parse_algorithm(name);
     const std::string resolved(to_string(resolve_algorithm(cpu, algo, int(sizeof(T)), k)));
@@ -244,7 +243,7 @@ exit_code run_bench(bench_args a) {
                         {"shared_per_block_optin", dev.shared_per_block_optin},
                         {"driver_version", dev.driver_version}, {"runtime_version", dev.runtime_version}};
   } else {
-    report["device"] = {{"backend", "cpu"}, {"threads", cpu_backend::hardware_threads()}};
+    report["device"] = {{"backend", "cpu"}, {"threads", gsearch::cpu_threads()}};
   }
   report["versions"] = {{"gsearch", GSEARCH_VERSION}};
   std::vector<int64_t> all_ks;

@@ -27,7 +27,6 @@
 #include "gsearch/core/dtype.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "tools/query_gen.hpp"
-#include "cpu/parallel.hpp"
 #include "gsearch/device.hpp"
 
 namespace CLI {
@@ -68,7 +67,7 @@ inline std::string cpu_name() {
   for (std::string line; model.empty() && std::getline(cpuinfo, line);)
     if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
       model = line.substr(line.find(':') + 2) + ", ";
-  return model + std::to_string(gsearch::cpu_backend::hardware_threads()) + " threads";  // gsearch::cpu's
+  return model + std::to_string(gsearch::cpu_threads()) + " threads";  // gsearch::cpu's
 }
 
 /// --device: cuda when asked (a failure(exit_device_or_io) if there is none), auto = cuda when
