@@ -1,6 +1,6 @@
 // gsearch's shared-memory search kernels at launch configurations other than the tuned one, for
 // the tuning sweep (search_bench --sweep, search_peers.hpp). The winners go into the CUDA tuning
-// header (include/gsearch/detail/cuda/).
+// header (src/search/tuning.hpp).
 
 #include <cuda_runtime.h>
 

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The CPU backend's thresholds, block sizes and `auto` rule, as data, the way
-/// detail/cuda/tuning*.hpp keeps the GPU's: each with what chose it, and the measurement where
+/// src/<family>/tuning*.hpp keep the GPU's: each with what chose it, and the measurement where
 /// there is one (docs/perf-notes.md, the CPU sections; committed runs under bench/results/cpu/).
 /// Measured on this project's 2-core machine unless said otherwise; change them only with a
 /// measurement. Plain C++, no backend code.
