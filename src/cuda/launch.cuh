@@ -1,16 +1,15 @@
 #pragma once
 /// \file
-/// How every family's CUDA backend launches a kernel: the device's limits (launch.hpp), the
-/// resident blocks of a kernel (the occupancy, asked once per kernel, configuration and device),
-/// its dynamic shared memory allowed, a grid that fills the device, and `launch`, which does the
-/// three and checks the launch: a family's launch_* is its sizes and one call, in moderngpu's
-/// manner. Defined in src/cuda/launch.cu (host_wait_word in src/cuda/device.cu).
+/// What every family's CUDA backend asks before it launches a kernel: the device's limits
+/// (launch.hpp), the resident blocks of a kernel (the occupancy, asked once per kernel,
+/// configuration and device), its dynamic shared memory allowed, a grid that fills the device.
+/// Defined in src/cuda/launch.cu (host_wait_word in src/cuda/device.cu).
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <utility>
+#include <utility>  // for the files that include this one (as before)
 
 #include "cuda/check.cuh"
 #include "cuda/launch.hpp"
@@ -66,27 +65,6 @@ int grid_size(Kernel kernel, int threads, int64_t smem, int64_t tiles, const dev
 inline int plain_grid(int64_t n, int threads, const device_limits& dev) {
   const int64_t blocks = (n + threads - 1) / threads, most = int64_t(dev.sms) * 8;
   return int(std::max<int64_t>(1, std::min(blocks, most)));
-}
-
-/// kernel<<<grid, threads, smem, stream>>>(args...), its dynamic shared memory allowed first
-/// where it needs any (the check against the device's limit included), the launch checked.
-template <class... Params, class... Args>
-void launch(void (*kernel)(Params...), int grid, int threads, int64_t smem, cudaStream_t stream,
-            const device_limits& dev, Args&&... args) {
-  if (smem > 0) allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
-  kernel<<<grid, threads, size_t(smem), stream>>>(std::forward<Args>(args)...);
-  GSEARCH_CUDA_CHECK_LAUNCH();
-}
-
-/// launch over a grid that fills the device (grid_size): `tiles` of work, at most the resident
-/// blocks of every SM, each block taking tiles grid-stride.
-template <class... Params, class... Args>
-void launch_filling(void (*kernel)(Params...), int threads, int64_t smem, int64_t tiles, cudaStream_t stream,
-                    const device_limits& dev, Args&&... args) {
-  if (tiles <= 0) return;
-  if (smem > 0) allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
-  kernel<<<grid_size(kernel, threads, smem, tiles, dev), threads, size_t(smem), stream>>>(std::forward<Args>(args)...);
-  GSEARCH_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace gsearch::cuda_backend

@@ -45,6 +45,16 @@ struct transfer {
   size_t bytes = 0;
 };
 
+// Moves past `bytes` transferred of two buffers, one after the other: iov[first] is the one the
+// next transfer starts in (2: both done).
+void consume(iovec (&iov)[2], int& first, size_t bytes) {
+  while (first < 2 && bytes >= iov[first].iov_len) bytes -= iov[first++].iov_len;
+  if (first < 2) {
+    iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + bytes;
+    iov[first].iov_len -= bytes;
+  }
+}
+
 // Reads into two buffers, one after the other, by the deadline, until they are full or
 // `enough(bytes read)` says so; for `spin` first without sleeping (recvmsg again and again: the
 // answer is usually this close, and a poll() before each read would be one system call more).
@@ -61,12 +71,7 @@ transfer recv_into(int fd, iovec (&iov)[2], time_point deadline, std::chrono::mi
     const ssize_t r = recvmsg(fd, &msg, MSG_DONTWAIT);
     if (r > 0) {
       t.bytes += size_t(r);
-      size_t left = size_t(r);
-      while (first < 2 && left >= iov[first].iov_len) left -= iov[first++].iov_len;
-      if (first < 2) {
-        iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
-        iov[first].iov_len -= left;
-      }
+      consume(iov, first, size_t(r));
       continue;
     }
     if (r == 0) return t;
@@ -118,12 +123,7 @@ transfer send_request(int fd, const uint8_t* head, size_t head_bytes, const void
       continue;
     }
     t.bytes += size_t(r);
-    size_t left = size_t(r);
-    while (first < 2 && left >= iov[first].iov_len) left -= iov[first++].iov_len;
-    if (first < 2) {
-      iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
-      iov[first].iov_len -= left;
-    }
+    consume(iov, first, size_t(r));
   }
   t.done = true;
   return t;
