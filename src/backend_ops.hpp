@@ -22,6 +22,12 @@
 // Where the backends' signatures differ, each backend has a list of its own (declared with
 // GSEARCH_DECLARE_CPU_OPS / GSEARCH_DECLARE_CUDA_OPS), and the public layer's call tests
 // on_cpu<decltype(h)>.
+//
+// An operation with a result type besides the key type (the searches: int64 or int32 positions)
+// is a line of a list taking (X, T, Out), X(T, Out, R, name, params), declared with
+// GSEARCH_DECLARE_BACKEND_RESULT_OPS (`template <class T, class Out>`) and instantiated for every
+// key type and both result types with GSEARCH_INSTANTIATE_BACKEND_RESULT_OPS. What is not a
+// template (the `auto` choice, temporary-memory sizes) is written once in GSEARCH_IN_BOTH_BACKENDS.
 
 #include <cstdint>
 
@@ -63,3 +69,39 @@ using handle = CUstream_st*;  // the stream the call is enqueued on
 /// Instantiates LIST's operations for every key type (inside the backend's namespace, after the
 /// definitions).
 #define GSEARCH_INSTANTIATE_BACKEND_OPS(LIST) GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_INSTANTIATE_BACKEND_LIST, LIST)
+
+#define GSEARCH_DECLARE_BACKEND_RESULT_OP(T, Out, R, name, params) \
+  template <class T, class Out> R name(handle h, GSEARCH_UNPAREN params);
+#define GSEARCH_INSTANTIATE_BACKEND_RESULT_OP(T, Out, R, name, params) \
+  template R name<T, Out>(handle, GSEARCH_UNPAREN params);
+#define GSEARCH_INSTANTIATE_BACKEND_RESULT_LIST(LIST, T)    \
+  LIST(GSEARCH_INSTANTIATE_BACKEND_RESULT_OP, T, int64_t) \
+  LIST(GSEARCH_INSTANTIATE_BACKEND_RESULT_OP, T, int32_t)
+
+/// Declares LIST's operations, each with a result type Out, in both backends (at global scope).
+#define GSEARCH_DECLARE_BACKEND_RESULT_OPS(LIST)                            \
+  namespace gsearch::cpu_backend {                                          \
+  LIST(GSEARCH_DECLARE_BACKEND_RESULT_OP, T, Out)                           \
+  }                                                                         \
+  namespace gsearch::cuda_backend {                                         \
+  LIST(GSEARCH_DECLARE_BACKEND_RESULT_OP, T, Out)                           \
+  }
+/// The same in the CUDA backend only.
+#define GSEARCH_DECLARE_CUDA_RESULT_OPS(LIST)                               \
+  namespace gsearch::cuda_backend {                                         \
+  LIST(GSEARCH_DECLARE_BACKEND_RESULT_OP, T, Out)                           \
+  }
+
+/// Instantiates LIST's operations for every key type and both result types (int64_t, int32_t),
+/// inside the backend's namespace.
+#define GSEARCH_INSTANTIATE_BACKEND_RESULT_OPS(LIST) \
+  GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_INSTANTIATE_BACKEND_RESULT_LIST, LIST)
+
+/// Declarations written once for both backends (at global scope; `handle` is each one's).
+#define GSEARCH_IN_BOTH_BACKENDS(...)    \
+  namespace gsearch::cpu_backend {       \
+  __VA_ARGS__                            \
+  }                                      \
+  namespace gsearch::cuda_backend {      \
+  __VA_ARGS__                            \
+  }

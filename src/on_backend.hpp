@@ -20,8 +20,7 @@
 
 #include "gsearch/core/error.hpp"
 #include "gsearch/core/span.hpp"
-#include "search/cpu.hpp"   // is_sorted, for sorted_on
-#include "search/cuda.hpp"
+#include "search/backend.hpp"  // is_sorted, for sorted_on
 #include "gsearch/execution.hpp"
 
 namespace gsearch {
@@ -63,13 +62,7 @@ auto on_backend(const cuda_t& exec, F&& call) -> decltype(call(exec.stream)) {
 /// one kernel whose answer it waits for).
 template <class Exec, class T>
 bool sorted_on(const Exec& exec, span<const T> x) {
-  return on_backend(exec, [&](auto h) {
-    if constexpr (on_cpu<decltype(h)>) {
-      return backend::is_sorted(x.data(), x.size());
-    } else {
-      return backend::is_sorted(h, x.data(), x.size());
-    }
-  });
+  return on_backend(exec, [&](auto h) { return backend::is_sorted(h, x.data(), x.size()); });
 }
 
 }  // namespace gsearch

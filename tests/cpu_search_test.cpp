@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "search/cpu.hpp"
+#include "search/cpu_partitioned.hpp"
 #include "gsearch/gsearch.hpp"
 #include "rows_cases.hpp"
 #include "search_cases.hpp"

@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "search/cuda.hpp"
+#include "cuda/launch.hpp"
 #include "gsearch/gsearch.hpp"
 #include "find_cases.hpp"
 #include "test_util.hpp"

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "search/cpu.hpp"
+#include "search/cpu_partitioned.hpp"
 #include "search/cuda/partition_kernel.cuh"
-#include "search/cuda.hpp"
+#include "cuda/launch.hpp"
 #include "cuda/stream_buffer.cuh"
 #include "gsearch/gsearch.hpp"
 #include "search_cases.hpp"

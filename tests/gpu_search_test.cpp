@@ -14,7 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "search/cuda.hpp"
+#include "cuda/launch.hpp"
+#include "search/backend.hpp"
 #include "gsearch/gsearch.hpp"
 #include "rows_cases.hpp"
 #include "search_cases.hpp"

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "search/cuda.hpp"
+#include "cuda/launch.hpp"
 #include "gsearch/gsearch.hpp"
 #include "static_index_cases.hpp"
 #include "test_util.hpp"

@@ -26,7 +26,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "search/cuda.hpp"
+#include "cuda/launch.hpp"
 #include "selection/backend.hpp"
 #include "selection/tuning_topk.hpp"
 #include "gsearch/device.hpp"

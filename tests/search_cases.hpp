@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "tools/query_gen.hpp"
-#include "search/cuda.hpp"
+#include "cuda/launch.hpp"
 #include "gsearch/device.hpp"
 #include "gsearch/search.hpp"
 #include "test_util.hpp"

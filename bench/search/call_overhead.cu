@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "search/cuda.hpp"
+#include "search/backend.hpp"
 #include "search/cuda/search_kernel.cuh"
 #include "gsearch/gsearch.hpp"
 #include "report.hpp"

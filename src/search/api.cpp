@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "on_backend.hpp"
+#include "search/backend.hpp"
 #include "merge/backend.hpp"  // sorted_search: the search of sorted queries
 
 namespace gsearch {
@@ -135,54 +136,35 @@ void search_rows_impl(const Exec& exec, side s, int64_t rows, span<const T> keys
   const auto [k, m] = check_rows_arguments(rows, keys, queries, out);
   check_options(options);
   on_backend(exec, [&](auto h) {
-    if constexpr (on_cpu<decltype(h)>) {
-      if (options.check_sorted && !backend::is_sorted_rows(keys.data(), rows, k))
-        throw_unsorted("gsearch::search_rows: a row of keys is not sorted");
-      backend::search_rows(h, s, options.algo, rows, keys.data(), k, queries.data(), m, out.data(),
-                           options.max_temp_bytes);
-    } else {
-      if (options.check_sorted && !backend::is_sorted_rows(h, keys.data(), rows, k))
-        throw_unsorted("gsearch::search_rows: a row of keys is not sorted");
-      // (Nothing here allocates: max_temp_bytes does not matter.)
-      backend::search_rows(h, s, options.algo, rows, keys.data(), k, queries.data(), m, out.data());
-    }
+    if (options.check_sorted && !backend::is_sorted_rows(h, keys.data(), rows, k))
+      throw_unsorted("gsearch::search_rows: a row of keys is not sorted");
+    backend::search_rows(h, s, options.algo, rows, keys.data(), k, queries.data(), m, out.data(),
+                         options.max_temp_bytes);
   });
 }
 
 template <class Exec, class T>
 bool is_sorted_rows_impl(const Exec& exec, int64_t rows, span<const T> keys) {
   if (rows <= 0) return true;
-  return on_backend(exec, [&](auto h) {
-    if constexpr (on_cpu<decltype(h)>) {
-      return backend::is_sorted_rows(keys.data(), rows, keys.size() / rows);
-    } else {
-      return backend::is_sorted_rows(h, keys.data(), rows, keys.size() / rows);
-    }
-  });
+  return on_backend(exec, [&](auto h) { return backend::is_sorted_rows(h, keys.data(), rows, keys.size() / rows); });
 }
 
 }  // namespace
 
-// The CPU backend is always there; the CUDA one through on_backend (its error without CUDA).
-algorithm resolve_algorithm(const cpu_t&, algorithm requested, int key_bytes, int64_t k, int64_t queries,
-                            int64_t max_temp_bytes) {
-  return cpu_backend::resolve(requested, key_bytes, k, queries < 0 ? k : queries, max_temp_bytes);
-}
-algorithm resolve_algorithm(const cuda_t& exec, algorithm requested, int key_bytes, int64_t k, int64_t queries,
-                            int64_t max_temp_bytes) {
-  return on_backend(exec, [&](auto) {
-    return cuda_backend::resolve(requested, key_bytes, k, queries < 0 ? k : queries, max_temp_bytes);
-  });
-}
-
-int64_t search_temp_bytes(const cpu_t& exec, algorithm algo, int key_bytes, int64_t k, int64_t queries) {
-  return cpu_backend::temp_bytes(exec.threads, algo, key_bytes, k, queries < 0 ? k : queries);
-}
-int64_t search_temp_bytes(const cuda_t& exec, algorithm algo, int key_bytes, int64_t k, int64_t queries) {
-  return on_backend(exec, [&](auto) {
-    return cuda_backend::temp_bytes(algo, key_bytes, k, queries < 0 ? k : queries);
-  });
-}
+// (queries < 0: as many as the keys.)
+#define GSEARCH_DEFINE_QUESTIONS(EXEC)                                                                        \
+  algorithm resolve_algorithm(const EXEC& exec, algorithm requested, int key_bytes, int64_t k, int64_t queries, \
+                              int64_t max_temp_bytes) {                                                       \
+    return on_backend(exec, [&](auto h) {                                                                     \
+      return backend::resolve(h, requested, key_bytes, k, queries < 0 ? k : queries, max_temp_bytes);         \
+    });                                                                                                       \
+  }                                                                                                           \
+  int64_t search_temp_bytes(const EXEC& exec, algorithm algo, int key_bytes, int64_t k, int64_t queries) {    \
+    return on_backend(exec, [&](auto h) { return backend::temp_bytes(h, algo, key_bytes, k, queries < 0 ? k : queries); }); \
+  }
+GSEARCH_DEFINE_QUESTIONS(cpu_t)
+GSEARCH_DEFINE_QUESTIONS(cuda_t)
+#undef GSEARCH_DEFINE_QUESTIONS
 
 // The exported overloads: one line each, per key type, output type and execution tag.
 #define GSEARCH_DEFINE(EXEC, T, OUT)                                                               \

@@ -1,6 +1,6 @@
 // The CPU backend: loops over the per-lane algorithms of core/pbs.hpp on all cores.
 
-#include "search/cpu.hpp"
+#include "search/backend.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -13,6 +13,7 @@
 #include "gsearch/core/pary.hpp"
 #include "gsearch/core/pbs.hpp"
 #include "cpu/parallel.hpp"
+#include "search/cpu_partitioned.hpp"
 #include "static_index/cpu.hpp"
 #include "cpu/tuning.hpp"
 
@@ -160,7 +161,7 @@ int64_t index_temp_bytes(int key_bytes, int64_t k) {
 }  // namespace
 
 // auto_ on the CPU: tuning.hpp's cpu_index_rules.
-algorithm resolve(algorithm requested, int key_bytes, int64_t k, int64_t q, int64_t max_temp_bytes) {
+algorithm resolve(int, algorithm requested, int key_bytes, int64_t k, int64_t q, int64_t max_temp_bytes) {
   if (requested != algorithm::auto_) return requested;
   for (const cpu_index_rule& r : cpu_index_rules)
     if (k >= r.min_keys)
@@ -171,7 +172,7 @@ algorithm resolve(algorithm requested, int key_bytes, int64_t k, int64_t q, int6
 
 int64_t temp_bytes(int threads, algorithm algo, int key_bytes, int64_t k, int64_t q) {
   if (q <= 0) return 0;
-  switch (resolve(algo, key_bytes, k, q, std::numeric_limits<int64_t>::max())) {
+  switch (resolve(threads, algo, key_bytes, k, q, std::numeric_limits<int64_t>::max())) {
     case algorithm::index: return index_temp_bytes(key_bytes, k);
     case algorithm::partitioned: return partitioned_temp_bytes(threads, key_bytes, k, q);
     case algorithm::pbs:
@@ -186,7 +187,7 @@ void search(int threads, side s, algorithm algo, const T* keys, int64_t k, const
             int64_t n, Out* out, int64_t max_temp_bytes) {
   if (n <= 0) return;
   const algorithm requested = algo;
-  algo = resolve(algo, int(sizeof(T)), k, n, max_temp_bytes);
+  algo = resolve(threads, algo, int(sizeof(T)), k, n, max_temp_bytes);
   if (requested != algorithm::auto_ && (algo == algorithm::index || algo == algorithm::partitioned)) {
     const int64_t need = temp_bytes(threads, algo, int(sizeof(T)), k, n);
     if (need > max_temp_bytes)
@@ -209,7 +210,7 @@ template <class T, class Out>
 void search_rows(int threads, side s, algorithm algo, int64_t rows, const T* keys, int64_t k,
                  const T* queries, int64_t m, Out* out, int64_t max_temp_bytes) {
   if (rows == 0 || m == 0) return;
-  algo = resolve(algo, int(sizeof(T)), k, m, max_temp_bytes);
+  algo = resolve(threads, algo, int(sizeof(T)), k, m, max_temp_bytes);
   // An index or a partition per row would not pay, nor P-ary's 32 reads a step: the binary search.
   if (algo == algorithm::index || algo == algorithm::partitioned || algo == algorithm::pary) algo = algorithm::binary;
   visit_side(s, [&]<bool Strict>(int offset) {
@@ -217,30 +218,21 @@ void search_rows(int threads, side s, algorithm algo, int64_t rows, const T* key
   });
 }
 
+// (Serial: one read, stopped at the first pair out of order; the public layer's checks are a
+// small part of a search.)
 template <class T>
-bool is_sorted_rows(const T* keys, int64_t rows, int64_t k) {
-  for (int64_t r = 0; r < rows; ++r)
-    if (!is_sorted(keys + r * k, k)) return false;
-  return true;
-}
-
-template <class T>
-bool is_sorted(const T* keys, int64_t k) {
+bool is_sorted(int, const T* keys, int64_t k) {
   return std::is_sorted(keys, keys + k, [](T a, T b) { return key_less(a, b); });
 }
 
-#define GSEARCH_INSTANTIATE(T)                                                                 \
-  template void search<T, int64_t>(int, side, algorithm, const T*, int64_t, const T*, int64_t, \
-                                   int64_t*, int64_t);                                         \
-  template void search<T, int32_t>(int, side, algorithm, const T*, int64_t, const T*, int64_t, \
-                                   int32_t*, int64_t);                                         \
-  template bool is_sorted<T>(const T*, int64_t);                                              \
-  template bool is_sorted_rows<T>(const T*, int64_t, int64_t);                                \
-  template void search_rows<T, int64_t>(int, side, algorithm, int64_t, const T*, int64_t,      \
-                                        const T*, int64_t, int64_t*, int64_t);                 \
-  template void search_rows<T, int32_t>(int, side, algorithm, int64_t, const T*, int64_t,      \
-                                        const T*, int64_t, int32_t*, int64_t);
-GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE)
-#undef GSEARCH_INSTANTIATE
+template <class T>
+bool is_sorted_rows(int threads, const T* keys, int64_t rows, int64_t k) {
+  for (int64_t r = 0; r < rows; ++r)
+    if (!is_sorted(threads, keys + r * k, k)) return false;
+  return true;
+}
+
+GSEARCH_INSTANTIATE_BACKEND_RESULT_OPS(GSEARCH_SEARCH_OPS)
+GSEARCH_INSTANTIATE_BACKEND_OPS(GSEARCH_ORDER_OPS)
 
 }  // namespace gsearch::cpu_backend

@@ -12,7 +12,7 @@
 #include "gsearch/core/partition.hpp"
 #include "gsearch/core/pbs.hpp"
 #include "cpu/parallel.hpp"
-#include "search/cpu.hpp"
+#include "search/cpu_partitioned.hpp"
 #include "cpu/tuning.hpp"
 
 namespace gsearch::cpu_backend {

@@ -2,7 +2,7 @@
 // the configuration of tuning.hpp, sized for the current device's shared memory.
 
 #include "search/cuda/partition_kernel.cuh"
-#include "search/cuda.hpp"
+#include "search/cuda/gated.hpp"
 #include "search/tuning_partitioned.hpp"
 
 namespace gsearch::cuda_backend {

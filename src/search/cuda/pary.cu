@@ -3,7 +3,7 @@
 
 #include "cuda/check.cuh"
 #include "search/cuda/pary_kernel.cuh"
-#include "search/cuda.hpp"
+#include "search/cuda/gated.hpp"
 #include "search/tuning.hpp"
 
 namespace gsearch::cuda_backend {

@@ -14,7 +14,8 @@
 #include <vector>
 
 #include "merge/backend.hpp"  // sorted_search, for search_detecting_order
-#include "search/cuda.hpp"
+#include "search/backend.hpp"
+#include "search/cuda/gated.hpp"
 #include "static_index/cuda.hpp"
 #include "cuda/stream_buffer.cuh"
 #include "search/cuda/search_kernel.cuh"
@@ -142,16 +143,16 @@ algorithm pick(algorithm requested, bool strict, int64_t k, int64_t n, int64_t c
 
 }  // namespace
 
-algorithm resolve(algorithm requested, int key_bytes, int64_t k, int64_t q, int64_t max_temp_bytes) {
+algorithm resolve(CUstream_st*, algorithm requested, int key_bytes, int64_t k, int64_t q, int64_t max_temp_bytes) {
   if (requested != algorithm::auto_) return requested;
   const device_limits dev = current_device_limits();
   return key_bytes <= 4 ? pick<uint32_t>(requested, false, k, q, max_temp_bytes, dev)
                         : pick<uint64_t>(requested, false, k, q, max_temp_bytes, dev);
 }
 
-int64_t temp_bytes(algorithm algo, int key_bytes, int64_t k, int64_t q) {
+int64_t temp_bytes(CUstream_st* stream, algorithm algo, int key_bytes, int64_t k, int64_t q) {
   const device_limits dev = current_device_limits();
-  if (algo == algorithm::auto_) algo = resolve(algo, key_bytes, k, q, no_cap);
+  if (algo == algorithm::auto_) algo = resolve(stream, algo, key_bytes, k, q, no_cap);
   return key_bytes <= 4 ? algorithm_temp_bytes<uint32_t>(algo, false, k, q, dev)
                         : algorithm_temp_bytes<uint64_t>(algo, false, k, q, dev);
 }
@@ -208,7 +209,7 @@ void search_detecting_order(CUstream_st* stream, side s, algorithm algo, const T
 
 template <class T, class Out>
 void search_rows(CUstream_st* stream, side s, algorithm algo, int64_t rows, const T* keys,
-                 int64_t k, const T* queries, int64_t m, Out* out) {
+                 int64_t k, const T* queries, int64_t m, Out* out, int64_t /*max_temp_bytes*/) {
   const device_limits dev = current_device_limits();
   // (Nothing here allocates: max_temp_bytes does not matter.)
   if (algo == algorithm::auto_) algo = auto_choice(int(sizeof(T)), k, m, dev.max_shared_per_block);
@@ -232,6 +233,8 @@ bool is_sorted_rows(CUstream_st* stream, const T* keys, int64_t rows, int64_t k)
   return sorted_rows(stream, keys, rows * k, k);
 }
 
-GSEARCH_KEY_TYPES(GSEARCH_CUDA_BACKEND_INSTANTIATE)
+GSEARCH_INSTANTIATE_BACKEND_RESULT_OPS(GSEARCH_SEARCH_OPS)
+GSEARCH_INSTANTIATE_BACKEND_RESULT_OPS(GSEARCH_SEARCH_CUDA_OPS)
+GSEARCH_INSTANTIATE_BACKEND_OPS(GSEARCH_ORDER_OPS)
 
 }  // namespace gsearch::cuda_backend

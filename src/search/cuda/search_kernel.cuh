@@ -14,7 +14,7 @@
 #include "cuda/check.cuh"
 #include "cuda/launch.cuh"
 #include "cuda/launch_gate.hpp"
-#include "search/cuda.hpp"
+#include "search/cuda/gated.hpp"
 #include "search/tuning.hpp"
 
 namespace gsearch::cuda_backend {

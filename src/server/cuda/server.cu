@@ -13,7 +13,7 @@
 #include "gsearch/core/static_index.hpp"
 #include "cuda/check.cuh"
 #include "cuda/pinned_pool.hpp"
-#include "search/cuda.hpp"
+#include "search/backend.hpp"
 #include "server/cuda.hpp"
 #include "server/cuda/server_kernel.cuh"
 #include "static_index/cuda.hpp"

@@ -1,0 +1,43 @@
+#pragma once
+/// \file
+/// The CUDA backend's searches that its search() runs gated (launch_gate.hpp: enqueued, done only
+/// when the gate's word opens them, as queries_order::detect needs): host-compilable
+/// declarations, defined in partitioned.cu and pary.cu. The operations the public layer calls
+/// are in search/backend.hpp.
+
+#include <cstdint>
+
+#include "gsearch/core/algorithm.hpp"
+#include "gsearch/core/key_traits.hpp"
+#include "cuda/launch_gate.hpp"
+
+struct CUstream_st;
+
+namespace gsearch::cuda_backend {
+
+/// The partitioned search (algorithm::partitioned, partition_kernel.cuh), enqueued on `stream`,
+/// done when `gate` is open.
+template <class T, class Out>
+void partitioned_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries, int64_t n,
+                        Out* out, launch_gate gate = {});
+
+/// P-ary search (algorithm::pary): one warp per query (cuda/pary_kernel.cuh), enqueued on
+/// `stream`, done when `gate` is open.
+template <class T, class Out>
+void pary_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries, int64_t n, Out* out,
+                 launch_gate gate = {});
+
+/// Instantiates partitioned_search for key type T (src/search/cuda/partitioned.cu).
+#define GSEARCH_CUDA_PARTITIONED_INSTANTIATE(T)                                                           \
+  template void partitioned_search<T, int64_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t,  \
+                                               int64_t*, launch_gate);                                    \
+  template void partitioned_search<T, int32_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t,  \
+                                               int32_t*, launch_gate);
+/// Instantiates pary_search for key type T (src/search/cuda/pary.cu).
+#define GSEARCH_CUDA_PARY_INSTANTIATE(T)                                                                     \
+  template void pary_search<T, int64_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t, int64_t*, \
+                                        launch_gate);                                                       \
+  template void pary_search<T, int32_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t, int32_t*, \
+                                        launch_gate);
+
+}  // namespace gsearch::cuda_backend
