@@ -446,9 +446,9 @@ std::vector<T> stage(const std::vector<T>& a, int64_t a0, int64_t a1, const std:
 }
 
 // merge_tiles_kernel (merge_partition_kernel's splits, two_lists' tiles).
-template <class T>
+template <class P, class T>
 void replay_merge(const std::vector<T>& a, const std::vector<T>& b, const std::string& what) {
-  constexpr auto c = gsearch::cuda_backend::merge_config<sizeof(T)>;
+  constexpr auto c = P::template merge_config<sizeof(T)>;
   constexpr int tile = c.threads * c.items;
   const int64_t na = int64_t(a.size()), nb = int64_t(b.size());
   const int64_t tiles = (na + nb + tile - 1) / tile;
@@ -485,10 +485,10 @@ void replay_merge(const std::vector<T>& a, const std::vector<T>& b, const std::s
 
 // sorted_search_kernel (sorted_search_partition_kernel's splits), lower_bound (Strict) or
 // upper_bound.
-template <bool Strict, class T>
+template <class P, bool Strict, class T>
 void replay_sorted_search(const std::vector<T>& keys, const std::vector<T>& queries,
                           const std::string& what) {
-  constexpr auto c = gsearch::cuda_backend::sorted_search_config<sizeof(T)>;
+  constexpr auto c = P::template sorted_search_config<sizeof(T)>;
   constexpr int tile = c.threads * c.items;
   const int64_t k = int64_t(keys.size()), q = int64_t(queries.size());
   const int64_t tiles = (k + q + tile - 1) / tile;
@@ -541,9 +541,9 @@ void replay_sorted_search(const std::vector<T>& keys, const std::vector<T>& quer
 }
 
 // set_op_kernel (set_partition_kernel's splits).
-template <gsearch::set_op Op, class T>
+template <class P, gsearch::set_op Op, class T>
 void replay_set_op(const std::vector<T>& a, const std::vector<T>& b, const std::string& what) {
-  constexpr auto c = gsearch::cuda_backend::set_op_config<sizeof(T)>;
+  constexpr auto c = P::template set_op_config<sizeof(T)>;
   constexpr int tile = c.threads * c.items;  // diagonals per tile
   constexpr int staged_slots = tile + 2;     // the kernel's staged[tile + 1] of tile + 1 elements
   constexpr int steps = c.items + 1;
@@ -595,15 +595,25 @@ void replay_set_op(const std::vector<T>& a, const std::vector<T>& b, const std::
   EXPECT_EQ(elements, na + nb) << what;
 }
 
+// The kernels' tiles of the merge family's policy P (merge/tuning.hpp).
+template <class P, class T>
+void replay_policy(const std::vector<T>& a, const std::vector<T>& b, const std::string& what) {
+  ASSERT_NO_FATAL_FAILURE((replay_merge<P>(a, b, "merge " + what)));
+  ASSERT_NO_FATAL_FAILURE((replay_sorted_search<P, true>(a, b, "lower_bound " + what)));
+  ASSERT_NO_FATAL_FAILURE((replay_sorted_search<P, false>(a, b, "upper_bound " + what)));
+  ASSERT_NO_FATAL_FAILURE((replay_set_op<P, set_op::intersection>(a, b, "intersection " + what)));
+  ASSERT_NO_FATAL_FAILURE((replay_set_op<P, set_op::union_>(a, b, "union " + what)));
+  ASSERT_NO_FATAL_FAILURE((replay_set_op<P, set_op::difference>(a, b, "difference " + what)));
+  ASSERT_NO_FATAL_FAILURE(
+      (replay_set_op<P, set_op::symmetric_difference>(a, b, "symmetric difference " + what)));
+}
+
+// Every policy's tiles (merge_policies: one per architecture measured).
 template <class T>
 void replay_all(const std::vector<T>& a, const std::vector<T>& b, const std::string& what) {
-  ASSERT_NO_FATAL_FAILURE(replay_merge(a, b, "merge " + what));
-  ASSERT_NO_FATAL_FAILURE(replay_sorted_search<true>(a, b, "lower_bound " + what));
-  ASSERT_NO_FATAL_FAILURE(replay_sorted_search<false>(a, b, "upper_bound " + what));
-  ASSERT_NO_FATAL_FAILURE((replay_set_op<set_op::intersection>(a, b, "intersection " + what)));
-  ASSERT_NO_FATAL_FAILURE((replay_set_op<set_op::union_>(a, b, "union " + what)));
-  ASSERT_NO_FATAL_FAILURE((replay_set_op<set_op::difference>(a, b, "difference " + what)));
-  ASSERT_NO_FATAL_FAILURE((replay_set_op<set_op::symmetric_difference>(a, b, "symmetric difference " + what)));
+  gsearch::cuda_backend::for_each_policy(gsearch::cuda_backend::merge_policies{}, [&]<class P>() {
+    ASSERT_NO_FATAL_FAILURE((replay_policy<P>(a, b, what + " (sm_" + std::to_string(P::arch) + ")")));
+  });
 }
 
 template <class T>

@@ -2,8 +2,8 @@
 // too), the search of sorted queries, the four multiset set operations and the six joins, for
 // every key type, against std::merge / std::stable_sort / std::set_* / std::lower_bound and a
 // group-by-group join, and equal to the CPU backend. Sizes around each kernel's tile, read from
-// the tuning the library is compiled with (src/merge/tuning.hpp: threads x items of
-// merge_config, sorted_search_config, set_op_config; one tile, one tile +- 1, several tiles +- 1)
+// the tuning the library runs on this device (src/merge/tuning.hpp: threads x items of its
+// policy's merge_config, sorted_search_config, set_op_config; one tile, one tile +- 1, several tiles +- 1)
 // and up to many tiles; heavy duplicates, all-equal, disjoint, interleaved, one side empty,
 // NaN / -0.0 / inf; runs of equal keys straddling a set-operation tile boundary (the star split).
 // And unsorted inputs with the check off
@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "cuda/launch.hpp"
 #include "merge/tuning.hpp"
 #include "gsearch/gsearch.hpp"
 #include "merge_cases.hpp"
@@ -98,13 +99,37 @@ std::vector<T> sorted_input(int64_t n, shape s, int side, std::mt19937_64& rng) 
 constexpr shape kShapes[] = {shape::random, shape::duplicates, shape::all_equal,
                              shape::disjoint, shape::interleaved, shape::specials};
 
-// The kernels' tiles (threads x items outputs) for keys of T, as the library is compiled.
+// The kernels' tiles (threads x items outputs) for keys of T, as the library runs them on this
+// device: f's answer for the merge family's policy of its compute capability (with_policy).
+template <class F>
+auto of_device_policy(F f) {
+  return cuda_backend::with_policy(cuda_backend::merge_policies{}, cuda_backend::current_device_limits().arch, f);
+}
 template <class T>
-constexpr int64_t kMergeTile = cuda_backend::merge_config<sizeof(T)>.tile();  // merge
+int64_t merge_tile() {
+  return of_device_policy([]<class P>() { return P::template merge_config<sizeof(T)>.tile(); });
+}
 template <class T>
-constexpr int64_t kSortedSearchTile = cuda_backend::sorted_search_config<sizeof(T)>.tile();
+int64_t sorted_search_tile() {
+  return of_device_policy([]<class P>() { return P::template sorted_search_config<sizeof(T)>.tile(); });
+}
 template <class T>
-constexpr int64_t kSetOpTile = cuda_backend::set_op_config<sizeof(T)>.tile();
+int64_t set_op_tile() {
+  return of_device_policy([]<class P>() { return P::template set_op_config<sizeof(T)>.tile(); });
+}
+// The merge sort's: its passes' merge tile, keys alone (Values false) or with values, and its
+// block sort's runs of keys alone.
+template <class T, bool Values>
+int64_t merge_sort_tile() {
+  return of_device_policy([]<class P>() { return P::template merge_sort_config<sizeof(T), Values>.tile(); });
+}
+template <class T>
+int64_t merge_sort_run() {
+  return of_device_policy([]<class P>() {
+    return int64_t(P::template merge_sort_block_threads<sizeof(T), false>) *
+           P::template merge_sort_config<sizeof(T), false>.items;
+  });
+}
 
 // Sizes around a kernel's tile (merge_cases.hpp), then many tiles.
 std::vector<std::pair<int64_t, int64_t>> size_pairs(int64_t tile) {
@@ -119,7 +144,7 @@ std::vector<std::pair<int64_t, int64_t>> size_pairs(int64_t tile) {
 TYPED_TEST(GpuMerge, MergeEqualsStdMergeAndTheCpu) {
   using T = TypeParam;
   std::mt19937_64 rng(test_seed());
-  for (auto [na, nb] : size_pairs(kMergeTile<T>)) {
+  for (auto [na, nb] : size_pairs(merge_tile<T>())) {
     for (shape s : kShapes) {
       const std::string what = std::string(name(s)) + " na=" + std::to_string(na) + " nb=" + std::to_string(nb);
       const auto a = sorted_input<T>(na, s, 0, rng), b = sorted_input<T>(nb, s, 1, rng);
@@ -157,10 +182,7 @@ TYPED_TEST(GpuMerge, SortsEqualStdStableSort) {
   std::mt19937_64 rng(test_seed());
   // The merge tile of the passes and the block sort's runs, with and without values.
   std::vector<int64_t> sizes = {0, 1, 2, 100003};
-  for (int64_t tile : {cuda_backend::merge_sort_config<sizeof(T), false>.tile(),
-                       int64_t(cuda_backend::merge_sort_block_threads<sizeof(T), false>) *
-                           cuda_backend::merge_sort_config<sizeof(T), false>.items,
-                       cuda_backend::merge_sort_config<sizeof(T), true>.tile()})
+  for (int64_t tile : {merge_sort_tile<T, false>(), merge_sort_run<T>(), merge_sort_tile<T, true>()})
     sizes.insert(sizes.end(), {tile - 1, tile, tile + 1, 2 * tile + 1, 5 * tile + 3});
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
@@ -219,8 +241,7 @@ TYPED_TEST(GpuMerge, SortsEqualStdStableSort) {
 TYPED_TEST(GpuMerge, OneSmallMergeSort) {
   using T = TypeParam;
   std::mt19937_64 rng(test_seed());
-  const int64_t n = 2 * int64_t(cuda_backend::merge_sort_block_threads<sizeof(T), false>) *
-                        cuda_backend::merge_sort_config<sizeof(T), false>.items + 3;
+  const int64_t n = 2 * merge_sort_run<T>() + 3;
   auto keys = sorted_input<T>(n, shape::duplicates, 0, rng);
   std::shuffle(keys.begin(), keys.end(), rng);
   std::vector<int64_t> values(static_cast<size_t>(n));
@@ -240,7 +261,7 @@ TYPED_TEST(GpuMerge, OneSmallMergeSort) {
 TYPED_TEST(GpuMerge, SortedQueriesEqualStdBounds) {
   using T = TypeParam;
   std::mt19937_64 rng(test_seed());
-  for (auto [k, q] : size_pairs(kSortedSearchTile<T>)) {
+  for (auto [k, q] : size_pairs(sorted_search_tile<T>())) {
     for (shape s : kShapes) {
       const auto keys = sorted_input<T>(k, s, 0, rng), queries = sorted_input<T>(q, s, 1, rng);
       auto dk = dev(keys), dq = dev(queries);
@@ -293,7 +314,7 @@ void check_set_ops(const std::vector<T>& a, const std::vector<T>& b, const std::
 TYPED_TEST(GpuMerge, SetOperationsEqualStdSetAlgorithms) {
   using T = TypeParam;
   std::mt19937_64 rng(test_seed());
-  for (auto [na, nb] : size_pairs(kSetOpTile<T>)) {
+  for (auto [na, nb] : size_pairs(set_op_tile<T>())) {
     for (shape s : kShapes) {
       const auto a = sorted_input<T>(na, s, 0, rng), b = sorted_input<T>(nb, s, 1, rng);
       ASSERT_NO_FATAL_FAILURE(check_set_ops(a, b, std::string(name(s)) + " na=" + std::to_string(na) +
@@ -308,7 +329,7 @@ TYPED_TEST(GpuMerge, SetOperationsEqualStdSetAlgorithms) {
 // boundaries fall inside runs) over one tile - 1, one tile + 1 and several tiles +- 1.
 TYPED_TEST(GpuMerge, SetOperationsAroundTheTile) {
   using T = TypeParam;
-  const int64_t tile = kSetOpTile<T>;
+  const int64_t tile = set_op_tile<T>();
   for (int64_t boundary : {tile, 3 * tile}) {
     for (int64_t shift : {-2, -1, 0, 1, 2}) {
       const auto [a, b] = straddling_runs<T>(boundary, tile, shift);

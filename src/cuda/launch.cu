@@ -63,6 +63,10 @@ device_limits current_device_limits() {
     GSEARCH_CUDA_CHECK(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev));
     GSEARCH_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     d.max_shared_per_block = optin;
+    int major = 0, minor = 0;
+    GSEARCH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    GSEARCH_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    d.arch = major * 10 + minor;
     if (dev >= 0 && dev < max_devices) {
       cache[dev] = d;
       known[dev].store(true, std::memory_order_release);

@@ -10,7 +10,8 @@
 
 namespace gsearch::cuda_backend {
 
-/// The current device's SM count and opt-in shared memory per block, queried once per device,
+/// The current device's SM count, opt-in shared memory per block and compute capability (which
+/// chooses the tuning policies: tuning_common.hpp's with_policy), queried once per device,
 /// the shared memory lowered to the testing override where one is set (below): the one place the
 /// library's kernels learn the limit from.
 device_limits current_device_limits();

@@ -14,6 +14,16 @@
 ///
 /// All are host-compilable (no CUDA headers). The numbers come from the H100 runs under
 /// bench/results/h100/ (see docs/perf-notes.md); change them only with a measurement.
+///
+/// Per architecture, in CUB's manner (ChainedPolicy): a family whose numbers depend on the GPU
+/// states them as a policy struct per architecture measured (`static constexpr int arch`, e.g.
+/// 90, and its tables as static members), listed oldest first in a policy_list
+/// (tuning_common.hpp). A launch site calls with_policy(list, current_device_limits().arch,
+/// [&]<class P>() { ... P::template merge_config<sizeof(T)> ... }), which runs the newest policy
+/// at or below the device's compute capability (the oldest for an older device: nothing older was
+/// measured); each policy instantiates its own kernels. The merge family is the first
+/// (merge_policies: merge_policy_sm90, from the H100; the H200 is sm_90 as well); the other
+/// families' tables are still plain constants, of the H100.
 
 #include "cuda/tuning_common.hpp"
 #include "find/tuning.hpp"

@@ -2,6 +2,7 @@
 
 #include <cub/device/device_scan.cuh>
 
+#include "cuda/launch.hpp"
 #include "merge/cuda/join_kernel.cuh"
 #include "merge/backend.hpp"
 #include "cuda/stream_buffer.cuh"
@@ -91,19 +92,21 @@ int64_t join(CUstream_st* stream, join_kind kind, const T* left, int64_t nl, con
   const join_output o = allocate(rows);
   if (rows == 0) return 0;
 
-  constexpr launch_config c = merge_config<8>;
-  constexpr int64_t tile = int64_t(c.threads) * c.items;
-  const int64_t tiles = (nl + plan.left_rows + tile - 1) / tile;
   if (plan.left_rows > 0) {
-    stream_buffer splits(stream, size_t(tiles) * sizeof(int64_t));
-    auto* row_splits = static_cast<int64_t*>(splits.get());
-    join_partition_kernel<<<blocks_for(tiles), simple_threads, 0, stream>>>(
-        plan.left_scan, nl, plan.left_rows, tile, tiles, row_splits);
-    GSEARCH_CUDA_CHECK_LAUNCH();
-    join_expand_kernel<c.threads, c.items><<<unsigned(tiles), c.threads, 0, stream>>>(
-        plan.lo, plan.hi, plan.left_scan, nl, nr, plan.right_scan, plan.left_rows, row_splits,
-        tiles, o.left, o.right);
-    GSEARCH_CUDA_CHECK_LAUNCH();
+    with_policy(merge_policies{}, current_device_limits().arch, [&]<class P>() {
+      constexpr launch_config c = P::template merge_config<8>;
+      constexpr int64_t tile = int64_t(c.threads) * c.items;
+      const int64_t tiles = (nl + plan.left_rows + tile - 1) / tile;
+      stream_buffer splits(stream, size_t(tiles) * sizeof(int64_t));
+      auto* row_splits = static_cast<int64_t*>(splits.get());
+      join_partition_kernel<<<blocks_for(tiles), simple_threads, 0, stream>>>(
+          plan.left_scan, nl, plan.left_rows, tile, tiles, row_splits);
+      GSEARCH_CUDA_CHECK_LAUNCH();
+      join_expand_kernel<c.threads, c.items><<<unsigned(tiles), c.threads, 0, stream>>>(
+          plan.lo, plan.hi, plan.left_scan, nl, nr, plan.right_scan, plan.left_rows, row_splits,
+          tiles, o.left, o.right);
+      GSEARCH_CUDA_CHECK_LAUNCH();
+    });
   }
   if (plan.right_rows > 0) {
     join_right_rows_kernel<<<blocks_for(nr), simple_threads, 0, stream>>>(

@@ -1,6 +1,8 @@
 // merge_sort() on the GPU: merge_kernel.cuh's launch_merge_sort (a block sort of each tile, then
-// Merge Path passes over runs of doubling width) with tuning_merge.hpp's merge_sort_config.
+// Merge Path passes over runs of doubling width) with merge/tuning.hpp's merge_sort_config, of the
+// device's policy.
 
+#include "cuda/launch.hpp"
 #include "merge/backend.hpp"
 #include "merge/cuda/merge_kernel.cuh"
 #include "merge/tuning.hpp"
@@ -11,9 +13,12 @@ namespace {
 
 template <bool Values, class T>
 void sort_with(CUstream_st* stream, const T* keys, int64_t n, const int64_t* values, T* out, int64_t* out_values) {
-  constexpr launch_config c = merge_sort_config<sizeof(T), Values>;
-  constexpr int sort_threads = merge_sort_block_threads<sizeof(T), Values>;
-  launch_merge_sort<sort_threads, c.threads, c.items, c.min_blocks, Values>(stream, keys, n, values, out, out_values);
+  with_policy(merge_policies{}, current_device_limits().arch, [&]<class P>() {
+    constexpr launch_config c = P::template merge_sort_config<sizeof(T), Values>;
+    constexpr int sort_threads = P::template merge_sort_block_threads<sizeof(T), Values>;
+    launch_merge_sort<sort_threads, c.threads, c.items, c.min_blocks, Values>(stream, keys, n, values, out,
+                                                                              out_values);
+  });
 }
 
 }  // namespace

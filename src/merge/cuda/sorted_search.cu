@@ -1,5 +1,6 @@
 // search() of sorted queries on the GPU (search_options::queries_sorted): sorted_search_kernel.cuh.
 
+#include "cuda/launch.hpp"
 #include "merge/backend.hpp"
 #include "merge/cuda/sorted_search_kernel.cuh"
 #include "merge/tuning.hpp"
@@ -10,15 +11,17 @@ template <class T, class Out>
 void sorted_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries,
                    int64_t n, Out* out, launch_gate gate) {
   if (n <= 0) return;
-  constexpr launch_config c = sorted_search_config<sizeof(T)>;
-  switch (s) {
-    case side::left:
-      return launch_sorted_search<c.threads, c.items, true, false>(stream, keys, k, queries, n, out, gate);
-    case side::right:
-      return launch_sorted_search<c.threads, c.items, false, false>(stream, keys, k, queries, n, out, gate);
-    case side::pred:
-      return launch_sorted_search<c.threads, c.items, false, true>(stream, keys, k, queries, n, out, gate);
-  }
+  with_policy(merge_policies{}, current_device_limits().arch, [&]<class P>() {
+    constexpr launch_config c = P::template sorted_search_config<sizeof(T)>;
+    switch (s) {
+      case side::left:
+        return launch_sorted_search<c.threads, c.items, true, false>(stream, keys, k, queries, n, out, gate);
+      case side::right:
+        return launch_sorted_search<c.threads, c.items, false, false>(stream, keys, k, queries, n, out, gate);
+      case side::pred:
+        return launch_sorted_search<c.threads, c.items, false, true>(stream, keys, k, queries, n, out, gate);
+    }
+  });
 }
 
 #define GSEARCH_CUDA_SORTED_SEARCH_INSTANTIATE(T)                                          \

@@ -164,9 +164,12 @@ bool sorted_search_pays(int key_bytes, int64_t k, int64_t q) {
 }
 
 int64_t sorted_temp_bytes(int key_bytes, int64_t k, int64_t q) {
-  // sorted_search_kernel.cuh's launch_sorted_search: one int64_t per tile of the merge.
+  // sorted_search_kernel.cuh's launch_sorted_search: one int64_t per tile of the merge (the
+  // tile of the device's merge policy, as sorted_search.cu launches it).
   if (q <= 0) return 0;
-  const launch_config c = key_bytes <= 4 ? sorted_search_config<4> : sorted_search_config<8>;
+  const launch_config c = with_policy(merge_policies{}, current_device_limits().arch, [&]<class P>() {
+    return key_bytes <= 4 ? P::template sorted_search_config<4> : P::template sorted_search_config<8>;
+  });
   const int64_t tile = int64_t(c.threads) * c.items;
   return (k + q + tile - 1) / tile * int64_t(sizeof(int64_t));
 }
