@@ -77,7 +77,8 @@ constexpr bool policy_archs_ascending(std::span<const int> archs) {
   return true;
 }
 
-namespace detail {
+// with_policy's step: f for the i-th of the policies. (Not in a namespace `detail`: inside
+// cuda_backend one would hide gsearch::detail from every file that includes this one.)
 template <class F, class First, class... Rest>
 decltype(auto) call_policy(int i, F& f) {
   if constexpr (sizeof...(Rest) == 0) {
@@ -87,7 +88,6 @@ decltype(auto) call_policy(int i, F& f) {
     return call_policy<F, Rest...>(i - 1, f);
   }
 }
-}  // namespace detail
 
 /// f.template operator()<P>() for P the policy of `list` that a device of compute capability
 /// `arch` uses (policy_index), and what it returns: f is a lambda `[&]<class P>() { ... }` that
@@ -96,7 +96,7 @@ decltype(auto) call_policy(int i, F& f) {
 template <class... Policies, class F>
 decltype(auto) with_policy(policy_list<Policies...>, int arch, F&& f) {
   static_assert(policy_archs_ascending(policy_list<Policies...>::archs), "a policy_list is oldest first");
-  return detail::call_policy<F, Policies...>(policy_index(policy_list<Policies...>::archs, arch), f);
+  return call_policy<F, Policies...>(policy_index(policy_list<Policies...>::archs, arch), f);
 }
 
 /// f.template operator()<P>() for every policy P of `list`, oldest first (tests, sweeps).
