@@ -49,6 +49,20 @@
 /// Errors: invalid_argument (sizes that differ, null data, unsorted keys when checked, an
 /// int32 output too small, an algorithm the backend lacks, an algorithm that needs more
 /// temporary memory than max_temp_bytes, a negative max_temp_bytes), cuda_error, out_of_memory.
+///
+/// Sorter (numpy.searchsorted's and torch.searchsorted's sorter=): search() and equal_range()
+/// with `sorter` after the keys search the keys in sorter's order, keys[sorter[0]],
+/// keys[sorter[1]], ..., which must be sorted (check_sorted checks them in that order): the
+/// results are positions in that order, as numpy's. sorter holds K int64 indices (an argsort of
+/// the keys, say), each in [0, K); it need not be a permutation. The call gathers the K keys
+/// into temporary memory (K key-sized elements, counted against max_temp_bytes: the search
+/// itself gets what is left of the cap; a cap below the copy is invalid_argument) checking
+/// every index, then runs the search above on the copy. Errors, besides search()'s:
+/// invalid_argument "sorter.size must equal a.size" (numpy's words) when sorter.size() != K,
+/// and "Sorter index out of range" (numpy's), naming the first such position, when an index is
+/// negative or >= K (nothing written). With no queries nothing is gathered or checked but the
+/// size (numpy's answer). On CUDA the call waits for the range check, before the search is
+/// enqueued. O(K) more work, K random reads.
 
 #include <cstdint>
 #include <limits>
@@ -128,7 +142,14 @@ struct search_options {
   /** lower[j], upper[j] = lower_bound and upper_bound of queries[j]: keys[lower[j], upper[j])   \
       are the keys equal to it, upper[j] - lower[j] their count. Two searches. */               \
   void equal_range(const EXEC& exec, span<const T> keys, span<const T> queries,                 \
-                   span<OUT> lower, span<OUT> upper, const search_options& options = {});
+                   span<OUT> lower, span<OUT> upper, const search_options& options = {});        \
+  /** numpy's sorter=: search() of keys[sorter[0]], keys[sorter[1]], ... (see "Sorter"). */     \
+  void search(const EXEC& exec, side s, span<const T> keys, span<const int64_t> sorter,          \
+              span<const T> queries, span<OUT> out, const search_options& options = {});        \
+  /** equal_range() of the keys in sorter's order: one gather for both searches. */             \
+  void equal_range(const EXEC& exec, span<const T> keys, span<const int64_t> sorter,             \
+                   span<const T> queries, span<OUT> lower, span<OUT> upper,                      \
+                   const search_options& options = {});
 
 #define GSEARCH_DECLARE_SEARCH_ALL_OUT(EXEC, T) \
   GSEARCH_DECLARE_SEARCH(EXEC, T, int64_t)      \

@@ -3,6 +3,7 @@
 
 #include "gsearch/search.hpp"
 
+#include <functional>
 #include <limits>
 #include <string>
 #include <utility>
@@ -130,6 +131,63 @@ void equal_range_impl(const Exec& exec, span<const T> keys, span<const T> querie
   search_impl(exec, side::right, keys, queries, upper, again);
 }
 
+// sorter= (numpy's): the sorter's size (numpy's words), then the keys in sorter's order gathered
+// by the backend (gather_keys: a copy in temporary memory, every index checked against [0, k))
+// and search(gathered keys, options) run on them, with what the copy leaves of max_temp_bytes.
+// No queries: nothing gathered or checked but the size (numpy's answer), and search() runs on the
+// keys as they are, unchecked (it reads none of them).
+template <class Exec, class T, class F>
+void with_sorted_keys(const Exec& exec, span<const T> keys, span<const int64_t> sorter, int64_t queries,
+                      search_options options, F&& search) {
+  const int64_t k = keys.size();
+  if (sorter.size() != k)
+    throw invalid_argument("gsearch::search: sorter.size must equal a.size (" + std::to_string(sorter.size()) +
+                           " sorter indices for " + std::to_string(k) + " keys)");
+  if (k > 0 && !sorter.data()) throw invalid_argument("gsearch::search: null data pointer with a non-zero size");
+  if (queries == 0) {
+    options.check_sorted = false;
+    return search(keys, options);
+  }
+  const int64_t copy = k * int64_t(sizeof(T));
+  if (copy > options.max_temp_bytes)
+    throw invalid_argument("gsearch::search: a sorter gathers the keys into " + std::to_string(copy) +
+                           " bytes of temporary memory, more than search_options::max_temp_bytes = " +
+                           std::to_string(options.max_temp_bytes));
+  options.max_temp_bytes -= copy;
+  const std::function<void(const T*)> then = [&](const T* gathered) { search(span<const T>(gathered, k), options); };
+  const int64_t bad = on_backend(exec, [&](auto h) { return backend::gather_keys(h, keys.data(), k, sorter.data(), then); });
+  if (bad >= 0)
+    throw invalid_argument("gsearch::search: Sorter index out of range: sorter[" + std::to_string(bad) +
+                           "] is not in [0, " + std::to_string(k) + ")");
+}
+
+template <class Exec, class T, class Out>
+void search_sorter_impl(const Exec& exec, side s, span<const T> keys, span<const int64_t> sorter,
+                        span<const T> queries, span<Out> out, const search_options& options) {
+  check_arguments(keys, queries, out);
+  check_options(options);
+  with_sorted_keys(exec, keys, sorter, queries.size(), options, [&](span<const T> sorted, const search_options& o) {
+    if (o.check_sorted && !sorted_on(exec, sorted)) throw_unsorted("gsearch::search: keys[sorter] are not sorted");
+    search_options rest = o;
+    rest.check_sorted = false;  // (checked above, with the message that names the sorter)
+    search_impl(exec, s, sorted, queries, out, rest);
+  });
+}
+
+template <class Exec, class T, class Out>
+void equal_range_sorter_impl(const Exec& exec, span<const T> keys, span<const int64_t> sorter,
+                             span<const T> queries, span<Out> lower, span<Out> upper, const search_options& options) {
+  check_arguments(keys, queries, lower);
+  check_arguments(keys, queries, upper);
+  check_options(options);
+  with_sorted_keys(exec, keys, sorter, queries.size(), options, [&](span<const T> sorted, const search_options& o) {
+    if (o.check_sorted && !sorted_on(exec, sorted)) throw_unsorted("gsearch::search: keys[sorter] are not sorted");
+    search_options rest = o;
+    rest.check_sorted = false;
+    equal_range_impl(exec, sorted, queries, lower, upper, rest);
+  });
+}
+
 template <class Exec, class T, class Out>
 void search_rows_impl(const Exec& exec, side s, int64_t rows, span<const T> keys, span<const T> queries,
                       span<Out> out, const search_options& options) {
@@ -175,6 +233,15 @@ GSEARCH_DEFINE_QUESTIONS(cuda_t)
   void equal_range(const EXEC& exec, span<const T> keys, span<const T> queries, span<OUT> lower,  \
                    span<OUT> upper, const search_options& options) {                               \
     equal_range_impl(exec, keys, queries, lower, upper, options);                                  \
+  }                                                                                                \
+  void search(const EXEC& exec, side s, span<const T> keys, span<const int64_t> sorter,            \
+              span<const T> queries, span<OUT> out, const search_options& options) {               \
+    search_sorter_impl(exec, s, keys, sorter, queries, out, options);                              \
+  }                                                                                                \
+  void equal_range(const EXEC& exec, span<const T> keys, span<const int64_t> sorter,               \
+                   span<const T> queries, span<OUT> lower, span<OUT> upper,                        \
+                   const search_options& options) {                                                \
+    equal_range_sorter_impl(exec, keys, sorter, queries, lower, upper, options);                   \
   }                                                                                                \
   void search_rows(const EXEC& exec, side s, int64_t rows, span<const T> keys,                     \
                    span<const T> queries, span<OUT> out, const search_options& options) {          \

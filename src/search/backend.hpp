@@ -2,8 +2,8 @@
 /// \file
 /// The batched search's backends: each operation once for the CPU (the handle: its thread count)
 /// and CUDA (the stream), in lists that both backends instantiate (src/backend_ops.hpp says how):
-/// the CPU's in cpu.cpp, CUDA's in cuda/search.cu. Arguments are validated by the public layer
-/// (api.cpp) before they get here. On CUDA the arrays are in device memory and calls are
+/// the CPU's in cpu.cpp, CUDA's in cuda/search.cu (the gather's in cuda/gather.cu). Arguments are
+/// validated by the public layer (api.cpp) before they get here. On CUDA the arrays are in device memory and calls are
 /// enqueued on the stream; the ones that return an answer (is_sorted) wait for it.
 ///
 ///   search          out[j] = the search of queries[j] in keys[0, k) on side s. `algo` may be
@@ -26,6 +26,14 @@
 ///   temp_bytes      the temporary memory the search with `algo` allocates, with no cap (auto_
 ///                   resolved first): the index's layout (about a copy of the keys), the
 ///                   partitioned search's window, the CPU's padded copy of the keys for pbs forms
+///   gather_keys     sorter= (gsearch::search's overload with a sorter): copies keys[sorter[i]]
+///                   for i in [0, k) into temporary memory of k keys (host memory; CUDA: the
+///                   stream-ordered pool), checking every index against [0, k), then calls
+///                   then(copy) while the copy lives (CUDA: then enqueues on the stream; the copy
+///                   is freed in stream order after it). Returns -1 when every index was in
+///                   range, else the least position i whose sorter[i] is not (then not called).
+///                   k == 0: then(keys), nothing allocated. The CPU's body in cpu.cpp, CUDA's in
+///                   cuda/gather.cu, which waits for the range check's answer (a host_wait_word).
 ///
 /// CUDA's own (the CPU has no sorted-query detection to gate: its sorted search allocates nothing
 /// and the public layer asks no question of it):
@@ -42,6 +50,7 @@
 ///                   (search/tuning.hpp's sorted_detect_* rule)
 
 #include <cstdint>
+#include <functional>
 
 #include "backend_ops.hpp"
 #include "gsearch/core/algorithm.hpp"
@@ -64,9 +73,14 @@
   X(T, bool, is_sorted, (const T* keys, int64_t k))                                                    \
   X(T, bool, is_sorted_rows, (const T* keys, int64_t rows, int64_t k))
 
+#define GSEARCH_GATHER_OPS(X, T)                                                                       \
+  X(T, int64_t, gather_keys,                                                                           \
+    (const T* keys, int64_t k, const int64_t* sorter, const std::function<void(const T*)>& then))
+
 GSEARCH_DECLARE_BACKEND_RESULT_OPS(GSEARCH_SEARCH_OPS)
 GSEARCH_DECLARE_CUDA_RESULT_OPS(GSEARCH_SEARCH_CUDA_OPS)
 GSEARCH_DECLARE_BACKEND_OPS(GSEARCH_ORDER_OPS)
+GSEARCH_DECLARE_BACKEND_OPS(GSEARCH_GATHER_OPS)
 
 GSEARCH_IN_BOTH_BACKENDS(
     algorithm resolve(handle h, algorithm requested, int key_bytes, int64_t k, int64_t q, int64_t max_temp_bytes);

@@ -3,6 +3,8 @@
 #include "search/backend.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -232,7 +234,35 @@ bool is_sorted_rows(int threads, const T* keys, int64_t rows, int64_t k) {
   return true;
 }
 
+// sorter=: the keys in sorter's order, gathered on all cores into a vector that lives while `then`
+// runs; each chunk keeps the least position out of range it met (so the least of all is named).
+template <class T>
+int64_t gather_keys(int threads, const T* keys, int64_t k, const int64_t* sorter,
+                    const std::function<void(const T*)>& then) {
+  if (k == 0) {
+    then(keys);
+    return -1;
+  }
+  std::vector<T> gathered(static_cast<size_t>(k));
+  std::atomic<int64_t> bad{k};
+  parallel_for(k, thread_count(threads, k, min_queries_per_thread), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t j = sorter[i];
+      if (j < 0 || j >= k) {
+        for (int64_t seen = bad.load(); i < seen && !bad.compare_exchange_weak(seen, i);) {
+        }
+        return;
+      }
+      gathered[size_t(i)] = keys[j];
+    }
+  });
+  if (bad.load() < k) return bad.load();
+  then(gathered.data());
+  return -1;
+}
+
 GSEARCH_INSTANTIATE_BACKEND_RESULT_OPS(GSEARCH_SEARCH_OPS)
 GSEARCH_INSTANTIATE_BACKEND_OPS(GSEARCH_ORDER_OPS)
+GSEARCH_INSTANTIATE_BACKEND_OPS(GSEARCH_GATHER_OPS)
 
 }  // namespace gsearch::cpu_backend

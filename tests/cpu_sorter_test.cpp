@@ -1,0 +1,111 @@
+// search() and equal_range() with a sorter (numpy's sorter=) on the CPU backend: the cases of
+// sorter_cases.hpp against std::lower_bound / std::upper_bound over the keys gathered by hand,
+// every algorithm; the errors leave the output as it was.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "gsearch/gsearch.hpp"
+#include "sorter_cases.hpp"
+#include "test_util.hpp"
+
+namespace gsearch::test {
+namespace {
+
+template <class T, class Out>
+std::vector<int64_t> run_cpu_out(const cpu_t& exec, const std::vector<T>& keys, const std::vector<int64_t>& sorter,
+                                 const std::vector<T>& queries, side s, bool equal, const search_options& options) {
+  const span<const T> k(keys), q(queries);
+  const span<const int64_t> order(sorter);
+  std::vector<Out> out(queries.size(), Out(-7)), upper(queries.size(), Out(-7));
+  if (equal)
+    equal_range(exec, k, order, q, span<Out>(out), span<Out>(upper), options);
+  else
+    search(exec, s, k, order, q, span<Out>(out), options);
+  std::vector<int64_t> r(out.begin(), out.end());
+  if (equal) r.insert(r.end(), upper.begin(), upper.end());
+  return r;
+}
+
+template <class T>
+std::vector<int64_t> run_cpu(const std::vector<T>& keys, const std::vector<int64_t>& sorter,
+                             const std::vector<T>& queries, side s, bool out32, bool equal,
+                             const search_options& options) {
+  return out32 ? run_cpu_out<T, int32_t>(cpu, keys, sorter, queries, s, equal, options)
+               : run_cpu_out<T, int64_t>(cpu, keys, sorter, queries, s, equal, options);
+}
+
+template <class T>
+class CpuSorter : public subset_typed_test<T> {};
+TYPED_TEST_SUITE(CpuSorter, KeyTypes);
+
+TYPED_TEST(CpuSorter, MatchesStdOnGatheredKeys) {
+  using T = TypeParam;
+  run_sorter_matrix<T>(run_cpu<T>, 200,
+                       {algorithm::auto_, algorithm::binary, algorithm::index, algorithm::partitioned, algorithm::pary,
+                        algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl},
+                       test_seed());
+}
+
+TYPED_TEST(CpuSorter, ErrorsAndEdges) { run_sorter_errors<TypeParam>(run_cpu<TypeParam>); }
+
+// One thread and many: the gather's chunks name the least position out of range.
+TYPED_TEST(CpuSorter, ThreadsAndLeastBadPosition) {
+  using T = TypeParam;
+  const int64_t k = 100000;
+  std::vector<T> keys = gen::sorted_keys<T>(k, 3);
+  std::vector<int64_t> sorter(static_cast<size_t>(k));
+  for (int64_t i = 0; i < k; ++i) sorter[size_t(i)] = k - 1 - i;  // keys reversed, then sorted back
+  std::reverse(keys.begin(), keys.end());
+  const std::vector<T> queries = gen::random_queries_from_keys(keys.data(), k, 5000, 7);
+  const std::vector<T> sorted = gathered(keys, sorter);
+  for (const int threads : {1, 2, 7}) {
+    const cpu_t exec = cpu.with_threads(threads);
+    EXPECT_EQ((run_cpu_out<T, int64_t>(exec, keys, sorter, queries, side::left, false, {})),
+              reference_all(sorted, queries, side::left));
+    std::vector<int64_t> bad = sorter;
+    bad[size_t(k - 1)] = k;
+    bad[size_t(k / 3)] = -1;
+    bad[size_t(k / 2)] = k + 5;
+    try {
+      run_cpu_out<T, int64_t>(exec, keys, bad, queries, side::left, false, {});
+      ADD_FAILURE() << "no error";
+    } catch (const invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("sorter[" + std::to_string(k / 3) + "]"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Nothing is written on an error: out keeps its values.
+TEST(CpuSorter, ErrorsWriteNothing) {
+  const std::vector<double> keys{3.0, 1.0, 2.0};
+  const std::vector<double> queries{0.0, 2.5};
+  std::vector<int64_t> out{-7, -7}, upper{-7, -7};
+  const auto search_with = [&](const std::vector<int64_t>& sorter, const search_options& o) {
+    search(cpu, side::left, span<const double>(keys), span<const int64_t>(sorter), span<const double>(queries),
+           span<int64_t>(out), o);
+  };
+  EXPECT_THROW(search_with({1, 2, 3}, {}), invalid_argument);
+  EXPECT_THROW(search_with({1, 2}, {}), invalid_argument);
+  EXPECT_THROW(search_with({0, 1, 2}, {algorithm::auto_, true}), invalid_argument);
+  EXPECT_THROW(search_with({1, 2, 0}, {algorithm::auto_, false, queries_order::any, 23}), invalid_argument);
+  EXPECT_THROW(equal_range(cpu, span<const double>(keys), span<const int64_t>(std::vector<int64_t>{1, -2, 0}),
+                           span<const double>(queries), span<int64_t>(out), span<int64_t>(upper)),
+               invalid_argument);
+  EXPECT_EQ(out, (std::vector<int64_t>{-7, -7}));
+  EXPECT_EQ(upper, (std::vector<int64_t>{-7, -7}));
+  // Null data with a size, and outputs of the wrong size, as without a sorter.
+  EXPECT_THROW(search(cpu, side::left, span<const double>(keys), span<const int64_t>(nullptr, 3),
+                      span<const double>(queries), span<int64_t>(out)),
+               invalid_argument);
+  EXPECT_THROW(search(cpu, side::left, span<const double>(keys), span<const int64_t>(std::vector<int64_t>{1, 2, 0}),
+                      span<const double>(queries), span<int64_t>(out.data(), 1)),
+               invalid_argument);
+  search_with({1, 2, 0}, {algorithm::auto_, true, queries_order::any, 24});
+  EXPECT_EQ(out, (std::vector<int64_t>{0, 2}));
+}
+
+}  // namespace
+}  // namespace gsearch::test
