@@ -59,8 +59,10 @@ def _algo_code(algo: Any) -> int:
     return code
 
 
-def _apply_sorter(a: _Arr, sorter: Any) -> _Arr:
-    """a[sorter] along the last axis (numpy's and torch's sorter), validated."""
+def _checked_sorter(a: _Arr, sorter: Any) -> _Arr:
+    """sorter (numpy's and torch's) classified and checked against the keys a: integers, on a's
+    device, of a's shape (numpy's words for 1-D a). Its indices' range is checked where they are
+    used (the library for 1-D keys, _apply_sorter for N-D)."""
     s = _classify(sorter, "sorter")
     if isinstance(s, _Scalar):
         s = _Arr(_np.asarray(s.value), "numpy", None, _np.asarray(s.value).dtype)
@@ -76,6 +78,13 @@ def _apply_sorter(a: _Arr, sorter: Any) -> _Arr:
             raise ValueError("sorter.size must equal a.size")
     elif sshape != ashape:
         raise ValueError(f"gsearch: sorter of shape {sshape} for keys of shape {ashape}: they must match")
+    return s
+
+
+def _apply_sorter(a: _Arr, s: _Arr) -> _Arr:
+    """take_along_axis(a, s, -1) for N-D keys (torch's row-batched sorter; 1-D keys go to the
+    library with their sorter, which gathers and checks it), the indices checked first."""
+    ashape = _shape(a)
     k = ashape[-1]
     x = s.x
     if s.fw == "numpy":
@@ -162,8 +171,13 @@ def _search(
     target = _check_out(out, fw, dev, vshape, od) if out is not None else None
 
     with _StreamScope(fw, dev, stream) as scope:
+        order = None  # 1-D keys: the sorter as the library takes it, int64 and C-contiguous
         if sorter is not None:
-            A = _apply_sorter(A, sorter)
+            S = _checked_sorter(A, sorter)
+            if len(ashape) == 1:
+                order = _convert(S, _INT64)
+            else:
+                A = _apply_sorter(A, S)
         const = None
         if isinstance(V, _Scalar) and V.dtype is None:  # a Python int / float / bool
             _check_supported(A.dtype, "key")
@@ -195,9 +209,11 @@ def _search(
                 "check_sorted=False skips this check"
             )
         if upper is None:
-            _core.search(keys, queries, res, side, algo_code, bool(check_sorted), rows, scope.handle, qs, max_temp_bytes)
+            _core.search(keys, queries, res, side, algo_code, bool(check_sorted), rows, scope.handle, qs, max_temp_bytes,
+                         order)
         else:
-            _core.equal_range(keys, queries, res, upper, algo_code, bool(check_sorted), rows, scope.handle, qs, max_temp_bytes)
+            _core.equal_range(keys, queries, res, upper, algo_code, bool(check_sorted), rows, scope.handle, qs,
+                              max_temp_bytes, order)
         if const is not None:
             k = ashape[-1]
             res[...] = _core.rank_outside(side, k, const == _ABOVE)
@@ -272,9 +288,18 @@ def searchsorted(
         'left' (the default): the first suitable index; 'right': the last one.
     sorter : array_like of ints, optional
         Indices that sort `a` along its last axis (e.g. from argsort): `a[sorter]` (1-D) or
-        ``take_along_axis(a, sorter, -1)`` (N-D) is searched. It must have `a`'s shape and hold
-        indices in [0, K) (ValueError otherwise: checked in full, which synchronizes on a GPU).
-        gsearch gathers the sorted keys once (an O(K) copy).
+        ``take_along_axis(a, sorter, -1)`` (N-D) is searched, and the indices returned are
+        positions in that order (numpy's and torch's sorter). Any integer dtype (int64 is taken
+        as it is, with no copy, on the CPU and the GPU alike; others are converted once), on `a`'s
+        device, of `a`'s shape ("sorter.size must equal a.size"), every index in [0, K)
+        ("Sorter index out of range", naming the first such position): ValueError otherwise.
+        It need not be a permutation (numpy does not check that either). 1-D `a`: the library
+        gathers the keys in sorter's order once into temporary memory (K elements, counted
+        against `max_temp_bytes`), checking every index, and searches the copy; on a GPU the
+        call waits for the check before it enqueues the search. With no queries nothing is
+        read but the size (numpy's answer). N-D `a`: gathered by the array's framework
+        (``take_along_axis``), the indices checked first. `check_sorted` checks the keys in
+        sorter's order.
     out : array, optional
         Where to write the result: an array of the result's kind (numpy, torch, cupy) on its
         device, of `v`'s shape, int64 (int32 with `out_int32`), C-contiguous. It is returned
@@ -377,8 +402,8 @@ def searchsorted(
     alike: DLPack, no copy). Non-contiguous inputs are copied once, and inputs of another dtype
     are converted once, with their own framework (on the GPU, on the call's stream). CUDA arrays
     are searched on their own device (made current for the call and restored after) and the
-    call returns once the search is enqueued, except with `check_sorted`, `sorter` or the
-    check of ``sorted_queries=True``, which wait (``sorted_queries=None`` decides on the device). Keys and queries of two frameworks on one device are accepted; the result is of the
+    call returns once the search is enqueued, except with `check_sorted`, `sorter` (its range
+    check) or the check of ``sorted_queries=True``, which wait (``sorted_queries=None`` decides on the device). Keys and queries of two frameworks on one device are accepted; the result is of the
     queries' framework. CPU torch tensors are accepted and give CPU torch tensors.
 
     Examples
@@ -393,6 +418,8 @@ def searchsorted(
     >>> gsearch.searchsorted(np.array([[1, 3, 5], [2, 4, 6]]), np.array([[3], [3]]))
     array([[1],
            [1]])
+    >>> gsearch.searchsorted(np.array([30, 10, 20]), [15, 25], sorter=[1, 2, 0])
+    array([1, 2])
     """
     # Fast paths: numpy keys, 1-D, of a supported dtype, default options; queries a numpy array
     # of the same dtype, or a Python int / float that the keys' dtype holds exactly.
@@ -598,6 +625,7 @@ def equal_range(
     a: ArrayLike,
     v: ArrayLike,
     *,
+    sorter: Optional[ArrayLike] = None,
     check_sorted: Optional[bool] = None,
     sorted_queries: Optional[bool] = None,
     out_int32: bool = False,
@@ -612,9 +640,10 @@ def equal_range(
 
     Parameters
     ----------
-    a, v, check_sorted, sorted_queries, out_int32, algo, stream
+    a, v, sorter, check_sorted, sorted_queries, out_int32, algo, stream
         As in :func:`searchsorted` (1-D or N-D `a`); the checks run once (by default: of
-        `v`, with ``sorted_queries=True``).
+        `v`, with ``sorted_queries=True``), and so does the gather of a `sorter` (the bounds are
+        positions in sorter's order).
 
     Returns
     -------
@@ -632,6 +661,6 @@ def equal_range(
     (array([1, 4, 4]), array([4, 4, 5]))
     """
     return _search(
-        a, v, _LEFT_I, None, None, algo, check_sorted, out_int32, stream, sorted_queries=sorted_queries, equal=True
+        a, v, _LEFT_I, sorter, None, algo, check_sorted, out_int32, stream, sorted_queries=sorted_queries, equal=True
     )
 

@@ -70,6 +70,20 @@ search_call check_search(const std::string& fn, int algo, std::initializer_list<
   return {at, options, od == nb::dtype<int64_t>()};
 }
 
+/// The sorter of a search (numpy's sorter=), checked: on the keys' device, int64, C-contiguous,
+/// 1-D keys (rows < 0); its size and its indices' range are the library's checks (numpy's words).
+/// None: no sorter.
+std::optional<gsearch::span<const int64_t>> sorter_span(const std::string& fn, const std::optional<in_array>& sorter,
+                                                        const in_array& keys, int64_t rows) {
+  if (!sorter) return std::nullopt;
+  place(fn, {locate("keys", keys), locate("sorter", *sorter)});
+  if (rows >= 0) value_error(fn + ": a sorter applies to one key list (rows < 0)");
+  if (sorter->dtype() != nb::dtype<int64_t>())
+    type_error(fn + ": sorter must be int64, not " + dtype_name(sorter->dtype()));
+  if (!is_c_contiguous(*sorter)) value_error(fn + ": sorter must be C-contiguous");
+  return in_span<int64_t>(*sorter);
+}
+
 /// Calls f.template operator()<T, Out>() with T the (checked) key type of `keys` and Out the
 /// output type.
 template <class F>
@@ -84,17 +98,21 @@ void visit_search_types(const std::string& fn, const in_array& keys, bool out64,
 
 void search(const in_array& keys, const in_array& queries, out_array& out, int side_code, int algo,
             bool check_sorted, int64_t rows, uintptr_t stream, int queries_sorted,
-            std::optional<int64_t> max_temp_bytes) {
+            std::optional<int64_t> max_temp_bytes, const std::optional<in_array>& sorter) {
   const std::string fn = "gsearch._core.search";
   const gsearch::side s = side_of(fn, side_code);
   const search_call c =
       check_search(fn, algo, {locate("keys", keys), locate("queries", queries), locate("out", out)}, keys,
                    queries, {&out}, check_sorted, rows, queries_sorted, max_temp_bytes);
+  const auto order = sorter_span(fn, sorter, keys, rows);
   const bool large = int64_t(queries.size()) >= small_search_queries || check_sorted ||
-                     queries_sorted == gsearch::queries_order::sorted;
+                     queries_sorted == gsearch::queries_order::sorted ||
+                     (order && int64_t(keys.size()) >= small_scan_elements);  // (the gather: O(keys))
   visit_search_types(fn, keys, c.out64, [&]<class T, class Out>() {
     on_backend(c.at, stream, large, [&](const auto& exec) {
-      if (rows < 0)
+      if (order)
+        gsearch::search(exec, s, in_span<T>(keys), *order, in_span<T>(queries), out_span<Out>(out), c.options);
+      else if (rows < 0)
         gsearch::search(exec, s, in_span<T>(keys), in_span<T>(queries), out_span<Out>(out), c.options);
       else
         gsearch::search_rows(exec, s, rows, in_span<T>(keys), in_span<T>(queries), out_span<Out>(out),
@@ -107,20 +125,26 @@ void search(const in_array& keys, const in_array& queries, out_array& out, int s
 /// of each row for rows >= 0), the checks (and the sortedness checks) once.
 void py_equal_range(const in_array& keys, const in_array& queries, out_array& lower, out_array& upper,
                     int algo, bool check_sorted, int64_t rows, uintptr_t stream, int queries_sorted,
-                    std::optional<int64_t> max_temp_bytes) {
+                    std::optional<int64_t> max_temp_bytes, const std::optional<in_array>& sorter) {
   const std::string fn = "gsearch._core.equal_range";
   const search_call c = check_search(
       fn, algo,
       {locate("keys", keys), locate("queries", queries), locate("lower", lower), locate("upper", upper)},
       keys, queries, {&lower, &upper}, check_sorted, rows, queries_sorted, max_temp_bytes);
+  const auto order = sorter_span(fn, sorter, keys, rows);
   if (lower.size() > 0 && lower.data() == upper.data())
     value_error(fn + ": lower and upper are the same array");
   const bool large = int64_t(queries.size()) >= small_search_queries || check_sorted ||
-                     queries_sorted == gsearch::queries_order::sorted;
+                     queries_sorted == gsearch::queries_order::sorted ||
+                     (order && int64_t(keys.size()) >= small_scan_elements);  // (the gather: O(keys))
   visit_search_types(fn, keys, c.out64, [&]<class T, class Out>() {
     on_backend(c.at, stream, large, [&](const auto& exec) {
       const auto k = in_span<T>(keys), q = in_span<T>(queries);
       const auto lo = out_span<Out>(lower), up = out_span<Out>(upper);
+      if (order) {
+        gsearch::equal_range(exec, k, *order, q, lo, up, c.options);
+        return;
+      }
       if (rows < 0) {
         gsearch::equal_range(exec, k, q, lo, up, c.options);
         return;
@@ -213,6 +237,7 @@ bool py_keys_beyond_shared(bool on_cuda, int key_bytes, int64_t k) {  // (the te
 void bind_search(nb::module_& m) {
   m.def("search", &search, "keys"_a, "queries"_a, "out"_a, "side"_a, "algo"_a = 0, "check_sorted"_a = false,
         "rows"_a = -1, "stream"_a = 0, "queries_sorted"_a = 0, "max_temp_bytes"_a = nb::none(),
+        "sorter"_a = nb::none(),
         "Batched search: out[j] = the search of queries[j] in keys (side: a value of SIDES, 0 =\n"
         "left, 1 = right, 2 = predecessor). keys and queries: C-contiguous arrays of one dtype\n"
         "(a value of KEY_DTYPES); out: C-contiguous int64 or int32 with queries.size\n"
@@ -224,9 +249,12 @@ void bind_search(nb::module_& m) {
         "QUERIES_ORDERS; rows < 0 only): 'sorted': the queries are sorted too, searched by Merge\n"
         "Path in O(keys + queries), check_sorted then checking them as well; 'detect': the library\n"
         "checks them where that pays (search_options::queries_sorted). max_temp_bytes: None (no cap) or the most temporary memory\n"
-        "the search may take (search_options::max_temp_bytes). Raises ValueError (bad arguments,\n"
-        "unsorted keys with check_sorted), TypeError (dtypes), MemoryError, RuntimeError (CUDA\n"
-        "errors, named).");
+        "the search may take (search_options::max_temp_bytes). sorter: None, or C-contiguous int64\n"
+        "indices on the keys' device (rows < 0): the keys are searched in sorter's order\n"
+        "(numpy's sorter=; gsearch::search's overload: a gathered copy, every index checked,\n"
+        "which waits on CUDA). Raises ValueError (bad arguments, unsorted keys with check_sorted,\n"
+        "a sorter of the wrong size or out of range), TypeError (dtypes), MemoryError,\n"
+        "RuntimeError (CUDA errors, named).");
   m.def("search_pointers", &search_pointers, "keys"_a, "k"_a, "queries"_a, "n"_a, "out"_a, "out64"_a, "key_type"_a,
         "device"_a, "side"_a, "algo"_a, "stream"_a, "queries_sorted"_a,
         "search() of one sorted key list (rows < 0) given as data pointers and element counts, for\n"
@@ -235,11 +263,12 @@ void bind_search(nb::module_& m) {
         "ordinal or -1 for the CPU. Skips the DLPack import of the arrays.");
   m.def("equal_range", &py_equal_range, "keys"_a, "queries"_a, "lower"_a, "upper"_a, "algo"_a = 0,
         "check_sorted"_a = false, "rows"_a = -1, "stream"_a = 0, "queries_sorted"_a = 0,
-        "max_temp_bytes"_a = nb::none(),
+        "max_temp_bytes"_a = nb::none(), "sorter"_a = nb::none(),
         "lower[j], upper[j] = the searches of queries[j] on the left and on the right\n"
         "(gsearch::equal_range: keys[lower[j]:upper[j]] are the keys equal to it), in one call;\n"
         "rows >= 0: of each row (two gsearch::search_rows). Arguments as in search(), lower and\n"
-        "upper two distinct arrays of one dtype; the checks of check_sorted run once.");
+        "upper two distinct arrays of one dtype, sorter as in search() (one gather for both); the\n"
+        "checks of check_sorted run once.");
   m.def("rank_outside",
         [](int side_code, int64_t k, bool above) {
           return gsearch::rank_outside(side_of("gsearch._core.rank_outside", side_code), k, above);

@@ -172,6 +172,55 @@ class TestTorch:
         with pytest.raises(ValueError, match="sorted"):
             gsearch.searchsorted(raw, q, check_sorted=True)
 
+    @pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64", "float16", "uint8"])
+    @pytest.mark.parametrize("k", [0, 1, 33, 5000, 300_000])
+    def test_sorter_against_torch(self, dtype, k):
+        # 1-D keys: the library's gather on the device (the sorter's range checked there).
+        raw = rand_values(k, dtype, gen_seed=7)
+        sorter = torch.argsort(raw.float(), stable=True)
+        v = rand_values((3, 500), dtype, gen_seed=8)
+        for right in (False, True):
+            for out_int32 in (False, True):
+                got = gsearch.searchsorted(raw, v, right=right, sorter=sorter, out_int32=out_int32, check_sorted=True)
+                assert got.is_cuda and got.dtype == (torch.int32 if out_int32 else torch.int64)
+                assert torch.equal(got, torch.searchsorted(raw, v, right=right, sorter=sorter, out_int32=out_int32))
+            # numpy's answer, float16 computed in float32 (exact, the same order).
+            wide = raw.float() if dtype == "float16" else raw
+            vw = v.float() if dtype == "float16" else v
+            want = np.searchsorted(wide.cpu().numpy(), vw.cpu().numpy(), side="right" if right else "left",
+                                   sorter=sorter.cpu().numpy())
+            np.testing.assert_array_equal(gsearch.searchsorted(raw, v, right=right, sorter=sorter.int()).cpu().numpy(), want)
+        lo, up = gsearch.equal_range(raw, v, sorter=sorter)
+        assert torch.equal(lo, torch.searchsorted(raw, v, sorter=sorter))
+        assert torch.equal(up, torch.searchsorted(raw, v, right=True, sorter=sorter))
+
+    def test_sorter_no_copy_and_errors(self, monkeypatch):
+        raw = rand_values(4096, "float32", gen_seed=9)
+        sorter = torch.argsort(raw)
+        v = rand_values(1000, "float32", gen_seed=10)
+        seen = {}
+        real_search = _core.search
+
+        def spy_search(keys, queries, out, *args):
+            seen.update(k=_core._data_pointer(keys), s=_core._data_pointer(args[-1]))
+            return real_search(keys, queries, out, *args)
+
+        monkeypatch.setattr(_core, "search", spy_search)
+        assert torch.equal(gsearch.searchsorted(raw, v, sorter=sorter), torch.searchsorted(raw, v, sorter=sorter))
+        assert seen == {"k": raw.data_ptr(), "s": sorter.data_ptr()}  # keys and sorter as they are
+        monkeypatch.undo()
+        bad = sorter.clone()
+        bad[4000] = 4096
+        bad[4001] = -1
+        with pytest.raises(ValueError, match=r"Sorter index out of range: sorter\[4000\]"):
+            gsearch.searchsorted(raw, v, sorter=bad)
+        with pytest.raises(ValueError, match="sorter.size must equal a.size"):
+            gsearch.searchsorted(raw, v, sorter=sorter[:-1])
+        with pytest.raises(ValueError):  # the sorter on another device than the keys
+            gsearch.searchsorted(raw, v, sorter=sorter.cpu())
+        with pytest.raises(ValueError, match=r"keys\[sorter\] are not sorted"):
+            gsearch.searchsorted(raw, v, sorter=torch.arange(4096, device="cuda"), check_sorted=True)
+
     def test_bucketize_and_predecessor(self):
         b = rand_sorted(300, "float32")
         x = rand_values((7, 9), "float32")
@@ -269,6 +318,23 @@ class TestCupy:
         x = cupy.asarray(v_np)
         np.testing.assert_array_equal(cupy.asnumpy(gsearch.bucketize(x, b, right=True)), np.searchsorted(a_np[0], v_np, side="right"))
         np.testing.assert_array_equal(cupy.asnumpy(gsearch.predecessor(b, x)), np.searchsorted(a_np[0], v_np, side="right") - 1)
+
+    @pytest.mark.parametrize("dtype", ["int32", "float32", "float64"])
+    def test_sorter_against_cupy(self, dtype):
+        g = np.random.default_rng(13)
+        a_np = g.integers(0, 1000, 20_000).astype(dtype)
+        v_np = g.integers(-5, 1005, 777).astype(dtype)
+        a, v = cupy.asarray(a_np), cupy.asarray(v_np)
+        sorter = cupy.argsort(a)
+        for side in ("left", "right"):
+            got = gsearch.searchsorted(a, v, side=side, sorter=sorter)
+            assert isinstance(got, cupy.ndarray) and got.dtype == cupy.int64
+            np.testing.assert_array_equal(cupy.asnumpy(got), cupy.asnumpy(cupy.searchsorted(a, v, side=side, sorter=sorter)))
+            np.testing.assert_array_equal(
+                cupy.asnumpy(got), np.searchsorted(a_np, v_np, side=side, sorter=cupy.asnumpy(sorter))
+            )
+        with pytest.raises(ValueError, match="Sorter index out of range"):
+            gsearch.searchsorted(a, v, sorter=sorter + 1)
 
     def test_mixed_devices(self):
         with pytest.raises(ValueError):

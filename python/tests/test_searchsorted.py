@@ -7,7 +7,7 @@ import pytest
 
 import gsearch
 from conftest import ALGOS, ALL_DTYPES, NATIVE_DTYPES, random_values, sorted_keys
-from references import ref_argsort
+from references import ref_argsort, widen
 
 
 def check(a, v, side="left", sorter=None, **kw):
@@ -142,19 +142,88 @@ def test_sorter(rng, dtype, side):
 
 def test_sorter_errors():
     a = np.array([3, 1, 2])
-    with pytest.raises(ValueError):
-        gsearch.searchsorted(a, 2, sorter=[0, 1])  # numpy: sorter.size must equal a.size
+    with pytest.raises(ValueError, match="sorter.size must equal a.size"):
+        gsearch.searchsorted(a, 2, sorter=[0, 1])  # numpy's words
     with pytest.raises(TypeError):
         gsearch.searchsorted(a, 2, sorter=[1.0, 2.0, 0.0])  # numpy: integers only
     with pytest.raises(TypeError):
         gsearch.searchsorted(a, 2, sorter=[[1, 2, 0]])  # numpy: could not parse
-    # Out of range: numpy checks only the indices its search touches; gsearch checks all.
-    with pytest.raises(ValueError, match="out of range"):
+    # Out of range: numpy checks only the indices its search touches; gsearch checks all (the
+    # library, naming the first position), unless there are no queries (nothing read: numpy's).
+    with pytest.raises(ValueError, match=r"Sorter index out of range: sorter\[2\]"):
         gsearch.searchsorted(a, 2, sorter=[1, 2, 3])
-    with pytest.raises(ValueError, match="out of range"):
-        gsearch.searchsorted(a, 2, sorter=[1, 2, -1])
-    with pytest.raises(ValueError, match="out of range"):
+    with pytest.raises(ValueError, match=r"Sorter index out of range: sorter\[1\]"):
+        gsearch.searchsorted(a, [2, 3], sorter=[1, -1, 5])
+    with pytest.raises(ValueError, match="Sorter index out of range"):
+        gsearch.equal_range(a, [2], sorter=[1, 2, 3])
+    with pytest.raises(ValueError, match="Sorter index out of range"):
         np.searchsorted(a, [0, 1, 2, 3, 4], sorter=[1, 2, 3])
+    with pytest.raises(ValueError, match="Sorter index out of range"):  # 2**63 wraps negative
+        gsearch.searchsorted(a, 2, sorter=np.array([1, 2, 2**63], dtype=np.uint64))
+    empty = np.array([], dtype=a.dtype)
+    check(a, empty, sorter=[1, 2, 3])
+    check(a, empty, sorter=[1, -2, 0])
+    with pytest.raises(ValueError, match="sorter.size must equal a.size"):
+        gsearch.searchsorted(a, empty, sorter=[1, 2])
+    # check_sorted checks the keys in sorter's order.
+    assert gsearch.searchsorted(a, 2, sorter=[1, 2, 0], check_sorted=True) == 1
+    with pytest.raises(ValueError, match=r"keys\[sorter\] are not sorted"):
+        gsearch.searchsorted(a, 2, sorter=[0, 1, 2], check_sorted=True)
+    # max_temp_bytes: the gathered copy (3 int64 keys) counts.
+    with pytest.raises(ValueError, match="max_temp_bytes = 23"):
+        gsearch.searchsorted(a, 2, sorter=[1, 2, 0], max_temp_bytes=23)
+    assert gsearch.searchsorted(a, 2, sorter=[1, 2, 0], max_temp_bytes=24) == 1
+
+
+def ref_sorter(a, v, side, sorter):
+    """numpy.searchsorted with sorter=, 16-bit floats widened to float32 (exact, the same order:
+    the project's rule for float16 references, references.py)."""
+    return np.searchsorted(widen(a), widen(v), side=side, sorter=sorter)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("k", [0, 1, 33, 3000])
+def test_sorter_in_the_library(rng, dtype, k):
+    # Shuffled keys (duplicates, NaN for floats) searched through the library's gather, for every
+    # integer dtype of the sorter, non-contiguous sorters and every side, int32 output, equal_range.
+    a = random_values(rng, dtype, k)
+    sorter = ref_argsort(a)
+    v = np.concatenate([random_values(rng, dtype, 200), a[: min(k, 50)]])
+    for side in ("left", "right"):
+        want = ref_sorter(a, v, side, sorter)
+        for s in (sorter, sorter.astype(np.int32), sorter.astype(np.uint32), sorter.astype(np.int16)):
+            got = gsearch.searchsorted(a, v, side=side, sorter=s, check_sorted=True)
+            assert got.dtype == np.int64
+            np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(gsearch.searchsorted(a, v, side=side, sorter=sorter, out_int32=True), want)
+    strided = np.empty(2 * k, dtype=np.int64)
+    strided[::2] = sorter
+    np.testing.assert_array_equal(gsearch.searchsorted(a, v, sorter=strided[::2]), ref_sorter(a, v, "left", sorter))
+    lo, up = gsearch.equal_range(a, v, sorter=sorter)
+    np.testing.assert_array_equal(lo, ref_sorter(a, v, "left", sorter))
+    np.testing.assert_array_equal(up, ref_sorter(a, v, "right", sorter))
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+def test_sorter_every_algorithm(rng, algo):
+    a = random_values(rng, "float64", 5000)
+    sorter = ref_argsort(a)
+    v = random_values(rng, "float64", 3000)
+    for side in ("left", "right"):
+        np.testing.assert_array_equal(
+            gsearch.searchsorted(a, v, side=side, sorter=sorter, algo=algo), np.searchsorted(a, v, side=side, sorter=sorter)
+        )
+
+
+def test_sorter_not_a_permutation_and_scalars():
+    # numpy does not check that sorter sorts a, nor that it is a permutation: neither does gsearch.
+    a = np.array([7, 1, 4, 4, 9])
+    for sorter in ([1, 1, 2, 3, 4], [1, 2, 2, 2, 4], [4, 3, 2, 1, 0]):
+        for v in ([0, 1, 4, 5, 9, 10], 4, np.int64(4)):
+            for side in ("left", "right"):
+                check(a, v, side, sorter=sorter)
+    check(np.array([np.nan, 1.0, -0.0, 0.0]), [0.0, np.nan, -1.0], "right", sorter=[2, 3, 1, 0])
+    check(np.array([np.nan, 1.0, -0.0, 0.0]), 0.0, "left", sorter=np.array([3, 2, 1, 0], dtype=np.uint8))
 
 
 # --- dtypes: exact promotions answer like numpy, lossy ones raise ---------------------------------

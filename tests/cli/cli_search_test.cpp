@@ -1,10 +1,11 @@
 // `gsearch search` end to end: every side, algorithm and type against the tests' reference,
 // float order, int32 output, stdout and --json, 1-D and 2-D keys and queries (issue 6), outputs
-// that name inputs (issue 10), --sorted-queries (issue 8), and the CUDA runs (skipped without a
-// GPU).
+// that name inputs (issue 10), --sorted-queries (issue 8), --sorter (issue 40), and the CUDA runs
+// (skipped without a GPU).
 
 #include "cli_fixture.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -443,6 +444,90 @@ TEST_F(Cli, SearchSortedQueries) {
   save("k2.npy", std::vector<int32_t>{1, 2, 3, 4}, {2, 2});
   fails("search --keys k2.npy --queries q2.npy --sorted-queries", 1,
         "--sorted-queries applies to 1-D keys");
+}
+
+// ---- the gsearch binary: --sorter (numpy's sorter=, issue 40) --------------------------------
+
+// The indices that sort v in gsearch's order (stable): numpy.argsort(v, kind='stable').
+template <class T>
+std::vector<int64_t> argsort(const std::vector<T>& v) {
+  std::vector<int64_t> idx(v.size());
+  for (size_t i = 0; i < v.size(); ++i) idx[i] = int64_t(i);
+  std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return gsearch::key_less(v[size_t(a)], v[size_t(b)]); });
+  return idx;
+}
+
+TEST_F(Cli, SearchSorter) {
+  // Unsorted keys and the indices that sort them (int64, int32 and uint32 files): the results
+  // are positions in the sorted order, as numpy.searchsorted(k, q, sorter=s) gives.
+  const std::vector<double> keys{30.0, NAN, 10.0, -0.0, 20.0, 0.0, 10.0};
+  const std::vector<int64_t> order = argsort(keys);
+  const std::vector<double> queries{10.0, NAN, 0.0, -1.0, 25.0, 99.0};
+  std::vector<double> sorted;
+  for (int64_t i : order) sorted.push_back(keys[size_t(i)]);
+  save("k.npy", keys);
+  save("q.npy", queries);
+  save("s.npy", order);
+  save("s32.npy", std::vector<int32_t>(order.begin(), order.end()));
+  save("su.npy", std::vector<uint32_t>(order.begin(), order.end()));
+  for (const char* s : {"s.npy", "s32.npy", "su.npy"})
+    for (side sd : {side::left, side::right, side::pred}) {
+      const std::string name = gsearch::test::side_name(sd);
+      const run_result r = ok("search --keys k.npy --queries q.npy --out o.npy --verify --sorter " + std::string(s) +
+                              " --side " + name);
+      EXPECT_NE(r.out.find("check: all 6 results match"), std::string::npos) << r.out;
+      expect_results(sorted, queries, sd, npy::load<int64_t>(work("o.npy").string()), name + " " + s);
+    }
+  const auto j = nlohmann::json::parse(
+      ok("search --keys k.npy --queries q.npy --out o.npy --json --int32 --sorter s.npy --max-temp-bytes 56").out);
+  EXPECT_EQ(j["sorter"], "s.npy");
+  EXPECT_EQ(npy::load<int32_t>(work("o.npy").string()), (std::vector<int32_t>{2, 6, 0, 0, 5, 6}));
+  // To stdout.
+  EXPECT_EQ(ok("search --keys k.npy --queries q.npy --sorter s.npy --side right").out, "4\n7\n2\n0\n5\n6\n");
+  EXPECT_NE(ok("search --help").out.find("--sorter"), std::string::npos);
+}
+
+TEST_F(Cli, SearchSorterErrors) {
+  save("k.npy", std::vector<int32_t>{30, 10, 20});
+  save("q.npy", std::vector<int32_t>{15, 25});
+  save("short.npy", std::vector<int64_t>{1, 2});
+  save("neg.npy", std::vector<int64_t>{1, -1, 0});
+  save("big.npy", std::vector<int64_t>{1, 2, 3});
+  save("huge.npy", std::vector<uint64_t>{1, 2, uint64_t{1} << 63});
+  save("unsorting.npy", std::vector<int64_t>{0, 1, 2});
+  save("float.npy", std::vector<double>{1, 2, 0});
+  save("s2d.npy", std::vector<int64_t>{1, 2, 0, 1, 2, 0}, {2, 3});
+  save("k2d.npy", std::vector<int32_t>{1, 2, 3, 4}, {2, 2});
+  save("q2d.npy", std::vector<int32_t>{1, 2}, {2, 1});
+  // fails(): exit 1, the message, no output file created or clobbered.
+  fails("search --keys k.npy --queries q.npy --sorter short.npy", 1, "sorter.size must equal a.size");
+  fails("search --keys k.npy --queries q.npy --sorter neg.npy", 1, "Sorter index out of range: sorter[1]");
+  fails("search --keys k.npy --queries q.npy --sorter big.npy --device cpu", 1, "Sorter index out of range: sorter[2]");
+  fails("search --keys k.npy --queries q.npy --sorter huge.npy", 1, "Sorter index out of range: sorter[2]");
+  fails("search --keys k.npy --queries q.npy --sorter unsorting.npy", 1, "keys[sorter] are not sorted");
+  fails("search --keys k.npy --queries q.npy --sorter float.npy", 1, "must hold integer indices");
+  fails("search --keys k.npy --queries q.npy --sorter s2d.npy", 1, "it must be 1-D");
+  fails("search --keys k2d.npy --queries q2d.npy --sorter short.npy", 1, "--sorter applies to 1-D keys");
+  fails("search --keys k.npy --queries q.npy --sorter missing.npy", 1, "missing.npy");
+  fails("search --keys k.npy --queries q.npy --sorter big.npy --max-temp-bytes 11", 1, "max_temp_bytes = 11");
+  // --assume-sorted skips the sorted check (unspecified but in-range results), not the range.
+  ok("search --keys k.npy --queries q.npy --out o.npy --sorter unsorting.npy --assume-sorted");
+}
+
+TEST_F(Cli, CudaSearchSorter) {
+  GSEARCH_GPU_OR_SKIP();
+  std::vector<float> keys(100000);
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = float((i * 7919) % 100003);
+  const std::vector<int64_t> order = argsort(keys);
+  save("k.npy", keys);
+  save("s.npy", order);
+  save("bad.npy", std::vector<int64_t>(keys.size(), int64_t(keys.size())));
+  ok("gen --keys 1000 --queries 50000 --dtype float32 --keys-out unused.npy --queries-out q.npy");
+  const auto j = nlohmann::json::parse(
+      ok("search --keys k.npy --queries q.npy --out o.npy --device cuda --verify --json --sorter s.npy").out);
+  EXPECT_EQ(j["device"], "cuda");
+  EXPECT_EQ(j["verified"], true);
+  fails("search --keys k.npy --queries q.npy --device cuda --sorter bad.npy", 1, "Sorter index out of range: sorter[0]");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <type_traits>
@@ -27,6 +28,7 @@ namespace {
 
 struct search_args {
   std::string keys, queries, out;
+  std::string sorter;  // --sorter: empty for none
   std::string side = "left", algo = "auto", device = "auto";
   bool assume_sorted = false, sorted_queries = false, int32 = false, verify = false, json = false;
   std::string repeat = "1";
@@ -112,23 +114,48 @@ void check_queries_sorted(const std::vector<T>& queries, const std::string& path
                 what + "; sort them, drop --sorted-queries, or pass --assume-sorted");
 }
 
-// One search of all the queries (1-D keys) or one per row (2-D keys), on either backend.
+// --sorter: the indices (.npy, 1-D, any integer dtype), as int64 (a uint64 index beyond int64
+// turns negative, and the library reports it out of range). Their size and range are the
+// library's checks (numpy's words).
+std::vector<int64_t> read_sorter(const std::string& path) {
+  npy::input f(path);
+  if (f.ndim() != 1)
+    throw failure(exit_bad_input, "--sorter " + path + " has shape " + npy::shape_text(f.shape()) +
+                                      ": it must be 1-D, like the keys");
+  return visit_key_type(f.type(), [&]<class I>() -> std::vector<int64_t> {
+    if constexpr (std::is_integral_v<I>) {
+      const std::vector<I> raw = f.read<I>();
+      return std::vector<int64_t>(raw.begin(), raw.end());
+    } else {
+      throw failure(exit_bad_input, "--sorter " + path + " is " + std::string(name(f.type())) +
+                                        ": it must hold integer indices (int32, int64, uint32 or uint64)");
+    }
+  });
+}
+
+// One search of all the queries (1-D keys; through the sorter when one is given, a span of the
+// backend's memory) or one per row (2-D keys), on either backend.
 template <class Exec, class T, class Out>
 void run_search_call(const Exec& exec, side sd, const layout& l, span<const T> keys,
-                     span<const T> queries, span<Out> out, const search_options& opts) {
+                     const std::optional<span<const int64_t>>& sorter, span<const T> queries, span<Out> out,
+                     const search_options& opts) {
   if (l.by_rows)
     gsearch::search_rows(exec, sd, l.rows, keys, queries, out, opts);
+  else if (sorter)
+    gsearch::search(exec, sd, keys, *sorter, queries, out, opts);
   else
     gsearch::search(exec, sd, keys, queries, out, opts);
 }
 
 template <class T, class Out>
-timing run_on_cpu(side sd, const layout& l, const std::vector<T>& keys,
+timing run_on_cpu(side sd, const layout& l, const std::vector<T>& keys, const std::vector<int64_t>* sorter,
                   const std::vector<T>& queries, std::vector<Out>& out, const search_options& opts,
                   int repeat) {
+  std::optional<span<const int64_t>> order;
+  if (sorter) order = span<const int64_t>(*sorter);
   return time_runs(1, repeat, [&] {
     const auto start = std::chrono::steady_clock::now();
-    run_search_call(gsearch::cpu, sd, l, span<const T>(keys), span<const T>(queries),
+    run_search_call(gsearch::cpu, sd, l, span<const T>(keys), order, span<const T>(queries),
                     span<Out>(out), opts);
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
         .count();
@@ -136,14 +163,18 @@ timing run_on_cpu(side sd, const layout& l, const std::vector<T>& keys,
 }
 
 template <class T, class Out>
-timing run_on_cuda(side sd, const layout& l, const std::vector<T>& keys,
+timing run_on_cuda(side sd, const layout& l, const std::vector<T>& keys, const std::vector<int64_t>* sorter,
                    const std::vector<T>& queries, std::vector<Out>& out, const search_options& opts,
                    int repeat) {
   const device_vector<T> d_keys{span<const T>(keys)}, d_queries{span<const T>(queries)};
+  const device_vector<int64_t> d_sorter = sorter ? device_vector<int64_t>{span<const int64_t>(*sorter)}
+                                                 : device_vector<int64_t>{};
+  std::optional<span<const int64_t>> order;
+  if (sorter) order = span<const int64_t>(d_sorter);
   const device_vector<Out> d_out(int64_t(out.size()));
   const timing t = time_runs(1, repeat, [&] {
     return elapsed_ms(gsearch::cuda, [&] {
-      run_search_call(gsearch::cuda, sd, l, span<const T>(d_keys), span<const T>(d_queries),
+      run_search_call(gsearch::cuda, sd, l, span<const T>(d_keys), order, span<const T>(d_queries),
                       span<Out>(d_out), opts);
     });
   });
@@ -244,6 +275,7 @@ exit_code report(const search_args& a, int repeat, const search_report& r) {
                                 {"queries", l.queries},
                                 {"out_shape", l.out_shape},
                                 {"out", a.out},
+                                {"sorter", a.sorter.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(a.sorter)},
                                 {"repeat", repeat},
                                 {"search_ms", r.time.median_ms},
                                 {"search_ms_runs", r.time.runs_ms},
@@ -298,8 +330,10 @@ exit_code search_typed(const search_args& a, int repeat, const target& dev, cons
                        npy::input& keys_file, npy::input& queries_file) {
   const std::vector<T> keys = keys_file.read<T>();
   const std::vector<T> queries = queries_file.read<T>();
+  const std::optional<std::vector<int64_t>> sorter =
+      a.sorter.empty() ? std::nullopt : std::optional(read_sorter(a.sorter));
   progress::phase("checking that the keys are sorted");
-  if (!a.assume_sorted) check_sorted(keys, l, keys_file.path());
+  if (!a.assume_sorted && !sorter) check_sorted(keys, l, keys_file.path());  // (with a sorter: the library's)
   if (!a.assume_sorted && a.sorted_queries) check_queries_sorted(queries, queries_file.path());
 
   const side sd = side_from_string(a.side);
@@ -307,6 +341,7 @@ exit_code search_typed(const search_args& a, int repeat, const target& dev, cons
   opts.algo = parse_algorithm(a.algo);
   opts.queries_sorted = a.sorted_queries;  // then Merge Path, whatever algo says
   opts.max_temp_bytes = temp_cap(a);
+  opts.check_sorted = sorter && !a.assume_sorted;  // the keys in the sorter's order
   if (opts.algo == algorithm::auto_)  // resolved here, so that the summary names what ran
     opts.algo = dev.cuda ? resolve_algorithm(cuda, opts.algo, int(sizeof(T)), l.keys, l.queries, opts.max_temp_bytes)
                          : resolve_algorithm(cpu, opts.algo, int(sizeof(T)), l.keys, l.queries, opts.max_temp_bytes);
@@ -315,10 +350,18 @@ exit_code search_typed(const search_args& a, int repeat, const target& dev, cons
 
   std::vector<Out> out(queries.size());
   progress::phase("searching");
-  const timing t = dev.cuda ? run_on_cuda(sd, l, keys, queries, out, opts, repeat)
-                            : run_on_cpu(sd, l, keys, queries, out, opts, repeat);
+  const std::vector<int64_t>* order = sorter ? &*sorter : nullptr;
+  const timing t = dev.cuda ? run_on_cuda(sd, l, keys, order, queries, out, opts, repeat)
+                            : run_on_cpu(sd, l, keys, order, queries, out, opts, repeat);
   if (a.verify) progress::phase("verifying");
-  const verification v = a.verify ? verify(sd, l, keys, queries, out) : verification{};
+  verification v;
+  if (a.verify && sorter) {  // against the keys gathered here (the library checked the indices)
+    std::vector<T> sorted(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) sorted[i] = keys[size_t((*sorter)[i])];
+    v = verify(sd, l, sorted, queries, out);
+  } else if (a.verify) {
+    v = verify(sd, l, keys, queries, out);
+  }
   if (v.mismatches == 0) {
     if (!a.out.empty()) {
       npy::save(a.out, span<const Out>(out), l.out_shape);
@@ -342,7 +385,8 @@ distributed::search_request distributed_request(const search_args& a) {
                {"--sorted-queries", a.sorted_queries},
                {"--verify", a.verify},
                {"--repeat", a.repeat != "1"},
-               {"--max-temp-bytes", !a.max_temp_bytes.empty()}};
+               {"--max-temp-bytes", !a.max_temp_bytes.empty()},
+               {"--sorter", !a.sorter.empty()}};
   r.keys = a.keys;
   r.queries = a.queries;
   r.out = a.out;
@@ -354,7 +398,9 @@ distributed::search_request distributed_request(const search_args& a) {
 
 exit_code run_search(const search_args& a) {
   if (a.dist.on) return distributed::search([&] { return distributed_request(a); });
-  check_paths({{"--keys", a.keys}, {"--queries", a.queries}}, {{"--out", a.out}});
+  std::vector<named_path> inputs{{"--keys", a.keys}, {"--queries", a.queries}};
+  if (!a.sorter.empty()) inputs.push_back({"--sorter", a.sorter});
+  check_paths(inputs, {{"--out", a.out}});
   const int repeat = int(parse_count(a.repeat, "--repeat", 1, max_repeat));
   (void)temp_cap(a);  // a bad --max-temp-bytes fails before any input is read
   if (a.json && a.out.empty())
@@ -370,6 +416,9 @@ exit_code run_search(const search_args& a) {
                                       " but queries are " + std::string(name(queries.type())) +
                                       ": gsearch never casts");
   const layout l = plan(keys, queries);
+  if (!a.sorter.empty() && l.by_rows)
+    throw failure(exit_bad_input, "--sorter applies to 1-D keys, not to keys of shape " +
+                                      npy::shape_text(keys.shape()) + " (sort each row instead)");
   if (a.sorted_queries && l.by_rows)
     throw failure(exit_bad_input,
                   "--sorted-queries applies to 1-D keys (one search of all the queries), not to "
@@ -400,7 +449,7 @@ std::string search_footer() {
          "--out OUT.npy): the keys (1-D, sorted across the ranks: checked unless --assume-sorted) "
          "and the queries are split into N contiguous slices, one per rank; --out is required and "
          "equals the single-process output. --algo, --sorted-queries, --verify, --repeat and "
-         "--max-temp-bytes do not apply. The summary (--json: one object from rank 0) gives the "
+         "--max-temp-bytes and --sorter do not apply. The summary (--json: one object from rank 0) gives the "
          "ranks and the slowest rank's read, search and write times.";
 }
 
@@ -420,6 +469,14 @@ void add_search_options(CLI::App& sub, search_args& a) {
                  "line, separated by spaces), and the summary to stderr. It must not be the "
                  "keys or queries file")
       ->type_name("OUT.npy");
+  sub.add_option("--sorter", a.sorter,
+                 "Indices that sort the keys (.npy, 1-D, int32 / int64 / uint32 / uint64, as "
+                 "numpy.argsort gives): search keys[sorter] instead of the keys, like "
+                 "numpy.searchsorted(..., sorter=); the indices are positions in that order. 1-D "
+                 "keys only; as many indices as keys, each in [0, K) (an error otherwise, exit 1). "
+                 "The sorted check (unless --assume-sorted) and --verify apply to keys[sorter]; the "
+                 "gathered copy of the keys counts against --max-temp-bytes")
+      ->type_name("S.npy");
   sub.add_option("--side", a.side,
                  "left: the first i with keys[i] >= q (numpy side='left'); right: the first i "
                  "with keys[i] > q (side='right'); pred: the largest i with keys[i] <= q, or -1")
