@@ -4,7 +4,7 @@ this machine: per-call time for small and large calls.
 
     python3 -m bench.search.cpu_bench --json OUT.json [--quick] [--min-time 0.2] [--repeat 5]
                                       [--ks 1024,1048576] [--qs 10,100,...] [--dtypes int32,float64]
-                                      [--sides left,right] [--fail-if-slower]
+                                      [--sides left,right] [--fail-if-slower] [--sorter]
 
 Grid (default): side left and right; K in {2^10, 2^20} sorted random keys; Q in {10, 100, 1000,
 10^4, 10^5, 2^22} random queries; int32 and float64. Keys are uniform over [-10^9, 10^9)
@@ -25,6 +25,11 @@ every branch of a branchy search (numpy's), which a caller with new queries each
 "fresh" (for Q <= 10^4, --modes) cycles through ceil(2^16 / Q) distinct query arrays (2^16
 distinct queries in all), each call taking the next, for both functions alike: the
 predictor-neutral comparison. The cycling costs both functions the same few tens of ns.
+
+--sorter (numpy's sorter=): the keys are shuffled and both functions take sorter=argsort(keys)
+(numpy's stable argsort, computed once, outside the timing): numpy searches through the
+indices, gsearch gathers the keys in sorter's order (a copy, every index checked) and searches
+the copy. Rows then say "sorter": true.
 
 If the gsearch package does not import, it says so and exits with status 2. Exit status: 0 done,
 1 bad usage, 2 gsearch does not import, 3 results differ from numpy's (the row says "equal":
@@ -130,9 +135,15 @@ def cycling(fn, keys, query_sets):
     return lambda *_, **kwargs: fn(keys, next(it), **kwargs)
 
 
-def make_row(dtype, side, k, q, g_s, n_s, n_g, n_n, repeat, equal, out_dtype, inputs="repeated"):
+def with_sorter(keys, seed):
+    """(the keys shuffled, the indices that sort them: numpy's stable argsort)."""
+    shuffled = np.random.default_rng(seed).permutation(keys)
+    return shuffled, np.argsort(shuffled, kind="stable")
+
+
+def make_row(dtype, side, k, q, g_s, n_s, n_g, n_n, repeat, equal, out_dtype, inputs="repeated", sorter=False):
     speedup = n_s / g_s if g_s and n_s else None
-    return {"dtype": dtype, "side": side, "k": k, "q": q, "inputs": inputs,
+    return {"dtype": dtype, "side": side, "k": k, "q": q, "inputs": inputs, "sorter": sorter,
             "gsearch_us": None if g_s is None else g_s * 1e6,
             "numpy_us": None if n_s is None else n_s * 1e6,
             "speedup": speedup, "gsearch_slower": None if speedup is None else speedup < 1.0,
@@ -168,23 +179,27 @@ def int_list(text):
 # ---------------------------------------------------------------------------------------------
 
 
-def run(gs, dtypes, sides, ks, qs, min_time, repeat, seed, modes=("repeated", "fresh")):
+def run(gs, dtypes, sides, ks, qs, min_time, repeat, seed, modes=("repeated", "fresh"), sorter=False):
     rows = []
     status = 0
     for dtype in dtypes:
         for ki, k in enumerate(ks):
             for qi, q in enumerate(qs):
                 keys, queries = make_inputs(dtype, k, q, seed + 1000 * ki + qi)
+                extra = {}
+                if sorter:
+                    keys, extra["sorter"] = with_sorter(keys, seed + 1000 * ki + qi)
                 for side in sides:
-                    g_out = gs.searchsorted(keys, queries, side=side)
-                    n_out = np.searchsorted(keys, queries, side=side)
+                    kw = {"side": side, **extra}
+                    g_out = gs.searchsorted(keys, queries, **kw)
+                    n_out = np.searchsorted(keys, queries, **kw)
                     equal = bool(np.array_equal(np.asarray(g_out), n_out))
                     out_dtype = str(np.asarray(g_out).dtype)
                     if not equal:
                         log(f"{dtype} side={side} K={k} Q={q}: gsearch's results DIFFER from "
                             "numpy's: not timed")
                         rows.append(make_row(dtype, side, k, q, None, None, None, None, repeat,
-                                             False, out_dtype))
+                                             False, out_dtype, sorter=sorter))
                         status = 3
                         continue
                     for mode in modes:
@@ -193,15 +208,15 @@ def run(gs, dtypes, sides, ks, qs, min_time, repeat, seed, modes=("repeated", "f
                                 continue
                             sets = [make_inputs(dtype, k, q, seed + 7919 * (i + 1))[1]
                                     for i in range(-(-FRESH_QUERIES // q))]
-                            fns = [(cycling(gs.searchsorted, keys, sets), (), {"side": side}),
-                                   (cycling(np.searchsorted, keys, sets), (), {"side": side})]
+                            fns = [(cycling(gs.searchsorted, keys, sets), (), kw),
+                                   (cycling(np.searchsorted, keys, sets), (), kw)]
                         else:
-                            fns = [(gs.searchsorted, (keys, queries), {"side": side}),
-                                   (np.searchsorted, (keys, queries), {"side": side})]
+                            fns = [(gs.searchsorted, (keys, queries), kw),
+                                   (np.searchsorted, (keys, queries), kw)]
                         n = [calls_per_repeat(*f, min_time) for f in fns]
                         g_s, n_s = interleaved_min(fns, n, repeat)
                         row = make_row(dtype, side, k, q, g_s, n_s, n[0], n[1], repeat, True,
-                                       out_dtype, mode)
+                                       out_dtype, mode, sorter)
                         rows.append(row)
                         log(f"{dtype:7} {side:5} K={k:<8} Q={q:<8} {mode:8} gsearch "
                             f"{row['gsearch_us']:10.2f} us  numpy {row['numpy_us']:10.2f} us  "
@@ -224,6 +239,8 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--modes", default="repeated,fresh",
                    help="inputs: repeated (one query array) and/or fresh (cycled arrays, Q <= 10^4)")
+    p.add_argument("--sorter", action="store_true",
+                   help="shuffled keys, both functions with sorter=argsort(keys) (numpy's sorter=)")
     p.add_argument("--fail-if-slower", action="store_true",
                    help="exit status 4 if gsearch is slower than numpy anywhere")
     a = p.parse_args(argv)
@@ -253,7 +270,7 @@ def main(argv=None):
     modes = [m.strip() for m in a.modes.split(",") if m.strip()]
     if not modes or set(modes) - {"repeated", "fresh"}:
         p.error("--modes from repeated, fresh")
-    rows, status = run(gs, dtypes, sides, ks, qs, min_time, repeat, a.seed, modes)
+    rows, status = run(gs, dtypes, sides, ks, qs, min_time, repeat, a.seed, modes, a.sorter)
     slower = [{k: r[k] for k in ("dtype", "side", "k", "q", "inputs", "speedup")} for r in rows
               if r["gsearch_slower"]]
     doc = {"schema": SCHEMA, "command": command, "source": source(sys.modules.get("gsearch")),
@@ -263,7 +280,8 @@ def main(argv=None):
                         "python": platform.python_version()},
            "config": {"dtypes": dtypes, "sides": sides, "ks": ks, "qs": qs, "min_time": min_time,
                       "repeat": repeat, "seed": a.seed, "key_ranges": RANGES, "wider": WIDER,
-                      "modes": modes, "fresh_queries": FRESH_QUERIES, "fresh_max_q": FRESH_MAX_Q},
+                      "modes": modes, "fresh_queries": FRESH_QUERIES, "fresh_max_q": FRESH_MAX_Q,
+                      "sorter": a.sorter},
            "seconds": time.perf_counter() - t0, "results": rows, "slower": slower}
     write_json(a.json, doc)
     print(table(rows))

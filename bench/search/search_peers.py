@@ -6,6 +6,7 @@ timed, and appends their rows to its JSON file.
     python3 -m bench.search.search_peers --json RESULTS.json
                                          [--peers torch,cupy,gsearch-py,jax]
                                          [--repeat R] [--warmup W] [--jax-method scan]
+                                         [--sorter]
 
 For every configuration (key type, K, query kind, Q) with a "gsearch" row in the file (or, with
 none, every one of the "config" block), the keys and queries are regenerated with inputs.py
@@ -43,6 +44,15 @@ The peers (default: torch,cupy; gsearch-py and jax on request):
 jax is imported with XLA_PYTHON_CLIENT_PREALLOCATE=false (unless set) so that it does not take
 75% of the GPU's memory from the other peers; running it in its own invocation
 (--peers jax) also works, since a run replaces only the rows of the peers it runs.
+
+--sorter (numpy's and torch's sorter=): the keys are shuffled by a fixed permutation (from the
+config's seed) and every peer searches them through sorter = the inverse permutation, on the
+device (int64): torch.searchsorted(..., sorter=), cupy.searchsorted(..., sorter=),
+gsearch.searchsorted(..., sorter=) (the library's gather of the keys, its range check read on
+the host, then the search of the copy); jax has no sorter and is skipped. The rows are the
+peer's name + "+sorter" ("torch+sorter", ...) with "sorter": true, beside the plain rows, which a
+run without --sorter keeps writing; "bytes" counts the sorter's 8 bytes a key. The results are
+checked against numpy.searchsorted on the sorted keys, as the plain rows are.
 
 Exit status: 0 done (peers may have been skipped), 1 bad usage or unreadable file, 3 a
 configuration was refused (checksum) or a peer's result failed the spot check.
@@ -101,6 +111,7 @@ class Peer:
     version = None
     algo = None  # the row's "algo": peers that choose an algorithm say which
     timer = "cuda-event"  # how the runs are timed: "cuda-event" or "wall" (host clock)
+    sorter = False  # --sorter: the keys searched through sorter= (state["sorter"], put())
 
     def configure(self, doc):
         """Called once with the bench file before any configuration runs."""
@@ -151,6 +162,11 @@ class Peer:
 
     def release(self, state):
         pass
+
+    def put(self, host):
+        """host (a numpy int64 array) on the peer's device, for sorter=; Unsupported if the peer
+        has no sorter."""
+        raise Unsupported(f"{self.name} has no sorter=")
 
 
 class TorchPeer(Peer):
@@ -204,8 +220,11 @@ class TorchPeer(Peer):
     def search(self, state, b):
         out = state["out"]
         self.torch.searchsorted(state["keys"], state["queries"][b], right=True, out_int32=True,
-                                out=out)
+                                out=out, sorter=state.get("sorter"))
         return out
+
+    def put(self, host):
+        return self.torch.from_numpy(host).to(self.dev)
 
     def event(self):
         return self.torch.cuda.Event(enable_timing=True)
@@ -278,7 +297,10 @@ class CupyPeer(Peer):
         return {"keys": keys_d, "queries": qbuf}
 
     def search(self, state, b):
-        return self.cp.searchsorted(state["keys"], state["queries"][b], side="right")
+        return self.cp.searchsorted(state["keys"], state["queries"][b], side="right", sorter=state.get("sorter"))
+
+    def put(self, host):
+        return self.cp.asarray(host)
 
     def event(self):
         return self.cp.cuda.Event()
@@ -356,7 +378,7 @@ class GsearchPyPeer(TorchPeer):
     def search(self, state, b):
         out = state["out"]
         self.gs.searchsorted(state["keys"], state["queries"][b], side="right", out=out,
-                             out_int32=self.out_type == "int32", algo=self.algo)
+                             out_int32=self.out_type == "int32", algo=self.algo, sorter=state.get("sorter"))
         return out
 
 
@@ -474,15 +496,18 @@ def sample_positions(q, seed=12345):
     return np.unique(np.concatenate([idx, [0, q - 1]]))
 
 
-def time_peer(peer, keys, queries, warmup, repeat, l2_bytes=DEFAULT_L2_BYTES, spin_us=0):
+def time_peer(peer, keys, queries, warmup, repeat, l2_bytes=DEFAULT_L2_BYTES, spin_us=0, sorter=None):
     """(times in ms, sample positions, results there, copies): W warm-up runs, then R runs each
     between two events, rotating among the copies of the queries. With spin_us, a spin kernel
     of that length runs before each start event, so that Python has enqueued the event, the
     search and the stop event before the GPU reaches them: the interval is then the GPU's time
-    for the search alone, not Python's dispatch."""
+    for the search alone, not Python's dispatch. sorter (host int64): put on the device once,
+    every search through it."""
     nbuf = buffers(len(queries), queries.dtype.itemsize, l2_bytes)
     state = peer.prepare(keys, queries, nbuf)
     try:
+        if sorter is not None:
+            state["sorter"] = peer.put(sorter)
         result = None
         for i in range(warmup):
             result = peer.search(state, i % nbuf)
@@ -540,30 +565,38 @@ def find_input(doc, key_type, k, kind, q, seed):
     return None
 
 
+def shuffled(keys, seed):
+    """(the keys in a fixed shuffled order, the int64 sorter that sorts them back: the inverse
+    permutation), for --sorter."""
+    perm = np.random.default_rng(seed ^ 0x5027E2).permutation(len(keys))
+    return keys[perm], np.argsort(perm).astype(np.int64)
+
+
 def make_row(peer, key_type, k, kind, q, times, verified, copies):
     ms = statistics.median(times)
     key_bytes = inputs.DTYPES[key_type].itemsize
-    nbytes = q * key_bytes + q * OUT_BYTES[peer.out_type] + k * key_bytes
+    nbytes = q * key_bytes + q * OUT_BYTES[peer.out_type] + k * key_bytes + (8 * k if peer.sorter else 0)
     return {
         "impl": peer.name, "algo": peer.algo, "key_type": key_type, "k": k, "query_kind": kind, "q": q,
         "out_type": peer.out_type, "ms": ms, "ms_min": min(times), "ms_max": max(times),
         "runs": len(times), "gqps": q / (ms * 1e6) if ms > 0 else None,
         "gbps": nbytes / (ms * 1e6) if ms > 0 else None, "bytes": nbytes, "verified": verified,
         "peer_version": peer.version, "threads": None, "items": None, "copies": copies,
-        "timer": peer.timer,
+        "timer": peer.timer, "sorter": peer.sorter,
     }
 
 
-def run(doc, peer_names, repeat, warmup, command, spin_us=0, jax_method=None):
+def run(doc, peer_names, repeat, warmup, command, spin_us=0, jax_method=None, sorter=False):
     """Adds the peers' rows, versions and skips to doc; returns the exit status."""
     cfg = doc["config"]
     seed = int(cfg["seed"]) & 0xFFFFFFFFFFFFFFFF
     results = doc.setdefault("results", [])
     skipped = doc.setdefault("skipped", [])
     versions = doc.setdefault("versions", {})
-    # A rerun replaces what an earlier run of these peers wrote.
-    results[:] = [r for r in results if r.get("impl") not in peer_names]
-    skipped[:] = [s for s in skipped if s.get("impl") not in peer_names]
+    # A rerun replaces what an earlier run of these peers wrote (--sorter: their +sorter rows).
+    impl_names = [f"{n}+sorter" for n in peer_names] if sorter else list(peer_names)
+    results[:] = [r for r in results if r.get("impl") not in impl_names]
+    skipped[:] = [s for s in skipped if s.get("impl") not in impl_names]
     versions["numpy"] = np.__version__
     versions["python"] = platform.python_version()
     # The C++ run stamped "source"; the Python peers' rows name the code they ran beside it.
@@ -572,13 +605,17 @@ def run(doc, peer_names, repeat, warmup, command, spin_us=0, jax_method=None):
     if jax_method:
         JaxPeer.method = jax_method
     peers = []
-    for name in peer_names:
+    for name, impl in zip(peer_names, impl_names):
         try:
             peer = PEERS[name]()
             peer.configure(doc)
+            if sorter:
+                if type(peer).put is Peer.put:
+                    raise Unavailable(f"{name} has no sorter=")
+                peer.name, peer.sorter = impl, True
         except Unavailable as e:
-            log(f"skipping {name}: {e}")
-            skipped.append({"impl": name, "key_type": None, "reason": str(e)})
+            log(f"skipping {impl}: {e}")
+            skipped.append({"impl": impl, "key_type": None, "reason": str(e)})
             continue
         versions.update(peer.versions())
         dev = peer.device_name()
@@ -588,8 +625,8 @@ def run(doc, peer_names, repeat, warmup, command, spin_us=0, jax_method=None):
         peers.append(peer)
     # Devices and timers of peers run by an earlier invocation (e.g. jax on its own) are kept.
     old = doc.get("peers") if isinstance(doc.get("peers"), dict) else {}
-    devices = {k: v for k, v in (old.get("devices") or {}).items() if k not in peer_names}
-    timers = {k: v for k, v in (old.get("timers") or {}).items() if k not in peer_names}
+    devices = {k: v for k, v in (old.get("devices") or {}).items() if k not in impl_names}
+    timers = {k: v for k, v in (old.get("timers") or {}).items() if k not in impl_names}
     devices.update({p.name: p.device_name() for p in peers})
     timers.update({p.name: p.timer for p in peers})
     doc["peers"] = {
@@ -640,8 +677,14 @@ def run(doc, peer_names, repeat, warmup, command, spin_us=0, jax_method=None):
                     continue
             try:
                 l2 = (doc.get("device") or {}).get("l2_bytes") or peer.l2_bytes() or DEFAULT_L2_BYTES
-                times, idx, got, nbuf = time_peer(peer, keys, queries, warmup, repeat, int(l2),
-                                                  spin_us)
+                if sorter:
+                    unsorted, order = shuffled(keys, seed)
+                    times, idx, got, nbuf = time_peer(peer, unsorted, queries, warmup, repeat, int(l2),
+                                                      spin_us, order)
+                    del unsorted, order
+                else:
+                    times, idx, got, nbuf = time_peer(peer, keys, queries, warmup, repeat, int(l2),
+                                                      spin_us)
             except Exception as e:  # noqa: BLE001 - e.g. out of memory: skip, go on
                 log(f"{peer.name} {where} failed: {first_line(e)}")
                 skipped.append({"impl": peer.name, "key_type": key_type, "k": k,
@@ -680,6 +723,8 @@ def main(argv=None):
                    help="before each timed run, keep the GPU busy this long (microseconds) so "
                         "that Python's dispatch falls outside the timed interval (default 0: "
                         "off, like the C++ bench)")
+    p.add_argument("--sorter", action="store_true",
+                   help="shuffled keys, searched through sorter= (rows '<peer>+sorter'; jax has none)")
     a = p.parse_args(argv)
     names = [n.strip() for n in a.peers.split(",") if n.strip()]
     bad = [n for n in names if n not in PEERS]
@@ -708,7 +753,7 @@ def main(argv=None):
         p.error("--repeat must be >= 1 and --warmup >= 0")
     command = " ".join(["python3", *invoked_argv()]) if argv is None else " ".join(
         ["search_peers.py", *argv])
-    status = run(doc, names, repeat, warmup, command, a.spin_us, a.jax_method)
+    status = run(doc, names, repeat, warmup, command, a.spin_us, a.jax_method, a.sorter)
     try:
         write_atomic(a.json, doc)
     except OSError as e:

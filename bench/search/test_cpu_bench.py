@@ -29,8 +29,8 @@ def fake_gsearch(slow=0, wrong=False):
     def searchsorted(a, v, side="left", sorter=None, *, out=None, algo="auto",
                      check_sorted=False, right=None, out_int32=False, stream=None):
         for _ in range(slow):
-            np.searchsorted(a, v, side=side)
-        r = np.searchsorted(a, v, side=side)
+            np.searchsorted(a, v, side=side, sorter=sorter)
+        r = np.searchsorted(a, v, side=side, sorter=sorter)
         if wrong:
             r = r + 1
         return r
@@ -128,6 +128,28 @@ def test_run_with_fake_gsearch(tmp_path, monkeypatch, capsys):
     assert "**slower**" in out and "gsearch slower than numpy in" in out
     assert cpu_bench.main(["--json", str(p), "--ks", "1024", "--qs", "10", "--min-time",
                            "0.001", "--repeat", "1", "--fail-if-slower"]) == 4
+
+
+def test_sorter_shuffles_the_keys_and_passes_argsort(tmp_path, monkeypatch):
+    seen = []
+    fake = fake_gsearch()
+    real = fake.searchsorted
+
+    def spy(a, v, side="left", sorter=None, **kw):
+        seen.append((a, sorter))
+        return real(a, v, side=side, sorter=sorter, **kw)
+
+    fake.searchsorted = spy
+    monkeypatch.setitem(sys.modules, "gsearch", fake)
+    p = tmp_path / "cpu.json"
+    assert cpu_bench.main(["--json", str(p), "--ks", "1024", "--qs", "100", "--min-time", "0.001",
+                           "--repeat", "1", "--sorter", "--modes", "repeated"]) == 0
+    doc = json.loads(p.read_text())
+    assert doc["config"]["sorter"] is True
+    assert all(r["sorter"] is True and r["equal"] is True for r in doc["results"])
+    a, sorter = seen[0]
+    assert sorter is not None and not np.all(a[:-1] <= a[1:])  # shuffled keys
+    assert np.all(np.diff(a[sorter]) >= 0)
 
 
 def test_fresh_inputs_cycle_through_distinct_query_arrays():

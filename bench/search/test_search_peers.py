@@ -24,7 +24,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 ROW_FIELDS = {"impl", "algo", "key_type", "k", "query_kind", "q", "out_type", "ms", "ms_min",
               "ms_max", "runs", "gqps", "gbps", "bytes", "verified", "peer_version", "threads",
-              "items", "copies", "timer"}
+              "items", "copies", "timer", "sorter"}
 
 
 class _Event:
@@ -51,8 +51,11 @@ class NumpyPeer(search_peers.Peer):
         return {"keys": keys, "queries": np.tile(queries, (nbuf, 1))}
 
     def search(self, state, b):
-        r = np.searchsorted(state["keys"], state["queries"][b], side="right")
+        r = np.searchsorted(state["keys"], state["queries"][b], side="right", sorter=state.get("sorter"))
         return r + 1 if self.wrong and len(r) > 10 else r
+
+    def put(self, host):
+        return host
 
     def event(self):
         return _Event()
@@ -375,9 +378,10 @@ def fake_torch():
     t.from_numpy = FakeTensor
     t.empty = lambda shape, dtype, device: FakeTensor(np.empty(shape, dtype))
 
-    def searchsorted(keys, q, right=False, out_int32=False, out=None):
+    def searchsorted(keys, q, right=False, out_int32=False, out=None, sorter=None):
         assert out is not None and out_int32 and out.dtype == np.int32
-        out.a[...] = np.searchsorted(keys.a, q.a, side="right" if right else "left")
+        out.a[...] = np.searchsorted(keys.a, q.a, side="right" if right else "left",
+                                     sorter=None if sorter is None else sorter.a)
         return out
 
     t.searchsorted = searchsorted
@@ -400,7 +404,7 @@ def fake_gsearch(cuda=True):
         g.calls.append(dict(side=side, out=out, algo=algo, out_int32=out_int32, right=right,
                             sorter=sorter, stream=stream))
         assert out is not None and out.dtype == (np.int32 if out_int32 else np.int64)
-        out.a[...] = np.searchsorted(a.a, v.a, side=side)
+        out.a[...] = np.searchsorted(a.a, v.a, side=side, sorter=None if sorter is None else sorter.a)
         return out
 
     g.searchsorted = searchsorted
@@ -476,6 +480,32 @@ def with_fakes(monkeypatch):
     monkeypatch.delenv("XLA_PYTHON_CLIENT_PREALLOCATE", raising=False)
     monkeypatch.setattr(search_peers.JaxPeer, "method", "scan")
     return types.SimpleNamespace(torch=torch, gsearch=gs, jax=jax)
+
+
+def test_sorter_rows(tmp_path, with_fakes):
+    # --sorter: shuffled keys searched through the inverse permutation, rows "<peer>+sorter"
+    # beside the plain ones (kept), jax skipped (no sorter=).
+    p = write(tmp_path, make_doc(key_types=("int32", "float64"), ks=(31, 1000), kinds=("random",)))
+    assert search_peers.main(["--json", str(p), "--peers", "fake"]) == 0
+    assert search_peers.main(["--json", str(p), "--peers", "fake,torch,gsearch-py,jax", "--sorter"]) == 0
+    doc = json.loads(p.read_text())
+    assert len(peer_rows(doc, "fake")) == 4 and all(r["sorter"] is False for r in peer_rows(doc, "fake"))
+    for name in ("fake+sorter", "torch+sorter", "gsearch-py+sorter"):
+        rows = peer_rows(doc, name)
+        assert len(rows) == 4
+        for r in rows:
+            assert set(r) == ROW_FIELDS and r["verified"] is True and r["sorter"] is True
+            kb = 4 if r["key_type"] == "int32" else 8
+            assert r["bytes"] == 1000 * kb + 1000 * search_peers.OUT_BYTES[r["out_type"]] + r["k"] * (kb + 8)
+    assert [s["impl"] for s in doc["skipped"]] == ["jax+sorter"]
+    calls = [c for c in with_fakes.gsearch.calls if c["sorter"] is not None]
+    assert len(calls) == 4 * (1 + 3)  # warm-up and timed runs; the probes have no sorter
+    keys, order = search_peers.shuffled(np.arange(1000, dtype=np.int32), 5)
+    assert not np.all(np.diff(keys) >= 0) and np.array_equal(keys[order], np.arange(1000))
+    # A rerun with --sorter replaces only the +sorter rows.
+    assert search_peers.main(["--json", str(p), "--peers", "fake", "--sorter"]) == 0
+    doc = json.loads(p.read_text())
+    assert len(peer_rows(doc, "fake+sorter")) == 4 and len(peer_rows(doc, "fake")) == 4
 
 
 def test_gsearch_py_and_jax_rows(tmp_path, with_fakes):
