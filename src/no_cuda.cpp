@@ -4,6 +4,7 @@
 // (its allocations and copies throw the same error), and the CUDA backend's testing hooks.
 
 #include "on_backend.hpp"
+#include "gsearch/detail_placed_memory.hpp"
 #include "gsearch/device.hpp"
 
 namespace gsearch::cuda_backend {
@@ -32,3 +33,8 @@ void copy_to_host(void*, const void*, size_t) { throw_no_cuda(); }
 void synchronize(const cuda_t&) { throw_no_cuda(); }
 double elapsed_ms(const cuda_t&, const std::function<void()>&) { throw_no_cuda(); }
 }  // namespace gsearch
+
+namespace gsearch::detail {
+void* placed_memory::ordered_malloc(size_t, CUstream_st*) { throw_no_cuda(); }
+void placed_memory::ordered_free(void*, CUstream_st*) noexcept {}
+}  // namespace gsearch::detail

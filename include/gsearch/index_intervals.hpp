@@ -55,6 +55,7 @@
 #include "gsearch/core/index_intervals.hpp"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/span.hpp"
+#include "gsearch/detail_placed_memory.hpp"
 #include "gsearch/execution.hpp"
 
 namespace gsearch {
@@ -84,11 +85,11 @@ class index_intervals {
   index_intervals& operator=(const index_intervals&) = delete;
   ~index_intervals();
 
-  int64_t size() const { return n_; }
+  int64_t size() const { return data_.count<T>(); }
   /// True when the copy is in device memory (built with gsearch::cuda).
-  bool on_device() const { return on_device_; }
+  bool on_device() const { return data_.on_device(); }
   /// The CUDA device the copy is on (-1 in host memory).
-  int device() const { return on_device_ ? device_ : -1; }
+  int device() const { return data_.device(); }
 
   /// One improve step on the piece holding `position` (0 <= position < size()); nothing when that
   /// piece is settled. Returns the piece that holds `position` afterwards.
@@ -114,7 +115,7 @@ class index_intervals {
   /// Improve steps taken so far (range's splits by a value included; sort() adds none).
   int64_t improves() const { return improves_; }
   /// The permuted copy (host or device memory, as built): after sort(), sorted.
-  span<const T> data() const { return {data_, n_}; }
+  span<const T> data() const { return {data_.data<T>(), size()}; }
 
   /// The invariants (core::check_intervals: the pieces cover [0, n) in order, each one's members
   /// after every member of the pieces before it, settled pieces sorted, the facts true), checked
@@ -126,12 +127,8 @@ class index_intervals {
   decltype(auto) on_own_backend(F&& call) const;
   void improve_piece(const index_interval& piece, const T* splitter);
   int64_t lower_position(T v);
-  void release() noexcept;
 
-  T* data_ = nullptr;  // host (new[]) or device memory
-  int64_t n_ = 0;
-  bool on_device_ = false;
-  int device_ = 0;
+  detail::placed_memory data_;      // the copy: host or device memory
   int threads_ = 0;                 // the CPU's
   CUstream_st* stream_ = nullptr;   // CUDA's
   core::interval_set<T> set_;

@@ -37,6 +37,7 @@
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/span.hpp"
 #include "gsearch/core/static_index.hpp"
+#include "gsearch/detail_placed_memory.hpp"
 #include "gsearch/execution.hpp"
 
 namespace gsearch {
@@ -70,16 +71,16 @@ class static_index {
   /// The keys indexed.
   int64_t size() const { return n_; }
   /// True when the layout is in device memory (built with gsearch::cuda).
-  bool on_device() const { return on_device_; }
+  bool on_device() const { return layout_.on_device(); }
   /// The CUDA device the layout is on (-1 for a host index).
-  int device() const { return on_device_ ? device_ : -1; }
+  int device() const { return layout_.device(); }
   /// Keys per node (B): cpu_node_keys<T> or cuda_node_keys<T>.
   int node_keys() const;
   /// Levels of the tree, the leaves included.
   int levels() const;
   /// Bytes of the layout: keys, padding and separators (the index's whole memory, but for this
   /// object).
-  int64_t memory_bytes() const { return slots_ * int64_t(sizeof(T)); }
+  int64_t memory_bytes() const { return int64_t(layout_.bytes()); }
 
   /// Batched search, out[j] = the result of queries[j] on side s (queries and out in the memory
   /// the index lives in).
@@ -113,13 +114,8 @@ class static_index {
   static_index_device_ref<T> device_ref() const;
 
  private:
-  void release() noexcept;
-
-  T* layout_ = nullptr;  // host (64-byte aligned) or device memory
-  int64_t slots_ = 0;    // layout size
-  int64_t n_ = 0;        // keys
-  bool on_device_ = false;
-  int device_ = 0;       // the CUDA device, when on_device_
+  detail::placed_memory layout_;  // the layout's slots: host (64-byte aligned) or device memory
+  int64_t n_ = 0;                 // keys
 };
 
 #define GSEARCH_EXTERN_STATIC_INDEX(T) extern template class static_index<T>;

@@ -12,6 +12,7 @@
 #include "cuda/check.cuh"
 #include "cuda/launch.cuh"
 #include "cuda/stream_buffer.cuh"
+#include "gsearch/detail_placed_memory.hpp"
 #include "gsearch/device.hpp"
 
 namespace gsearch {
@@ -183,3 +184,19 @@ cudaMemPool_t temporary_pool() {
 }
 
 }  // namespace gsearch::cuda_backend
+
+namespace gsearch::detail {
+
+// placed_memory's stream-ordered kind (gsearch/detail_placed_memory.hpp): the pool of
+// stream_buffer.cuh, on the caller's stream.
+void* placed_memory::ordered_malloc(size_t bytes, CUstream_st* stream) {
+  void* p = nullptr;
+  GSEARCH_CUDA_CHECK(cudaMallocFromPoolAsync(&p, bytes, cuda_backend::temporary_pool(), stream));
+  return p;
+}
+
+void placed_memory::ordered_free(void* p, CUstream_st* stream) noexcept {
+  cudaFreeAsync(p, stream);  // a failure here has no one to report to
+}
+
+}  // namespace gsearch::detail

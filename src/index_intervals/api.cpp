@@ -9,7 +9,6 @@
 
 #include "on_backend.hpp"
 #include "index_intervals/backend.hpp"
-#include "gsearch/device.hpp"
 
 namespace gsearch {
 namespace {
@@ -32,41 +31,26 @@ void check_position(const char* what, int64_t p, int64_t n) {
 template <class T>
 index_intervals<T>::index_intervals(const cpu_t& exec, span<const T> data) : threads_(exec.threads) {
   check_data(data);
-  if (data.size() > 0) {
-    data_ = new T[size_t(data.size())];
-    on_backend(exec, [&](auto h) { backend::intervals_copy(h, data_, data.data(), data.size()); });
-  }
-  n_ = data.size();
-  set_ = core::interval_set<T>(n_);
+  data_ = detail::placed_memory::host(size_t(data.size()) * sizeof(T));
+  if (data.size() > 0)
+    on_backend(exec, [&](auto h) { backend::intervals_copy(h, data_.data<T>(), data.data(), data.size()); });
+  set_ = core::interval_set<T>(data.size());
 }
 
 template <class T>
 index_intervals<T>::index_intervals(const cuda_t& exec, span<const T> data) : stream_(exec.stream) {
   check_data(data);
   on_backend(exec, [&](auto h) {
-    if (data.size() > 0) {
-      T* copy = static_cast<T*>(device_malloc(size_t(data.size()) * sizeof(T)));
-      try {
-        backend::intervals_copy(h, copy, data.data(), data.size());
-      } catch (...) {
-        device_free(copy);
-        throw;
-      }
-      data_ = copy;
-    }
+    auto copy = detail::placed_memory::device(size_t(data.size()) * sizeof(T));
+    if (data.size() > 0) backend::intervals_copy(h, copy.data<T>(), data.data(), data.size());
+    data_ = std::move(copy);
   });
-  n_ = data.size();
-  on_device_ = true;
-  device_ = cuda_current_device();
-  set_ = core::interval_set<T>(n_);
+  set_ = core::interval_set<T>(data.size());
 }
 
 template <class T>
 index_intervals<T>::index_intervals(index_intervals&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)),
-      n_(std::exchange(other.n_, 0)),
-      on_device_(std::exchange(other.on_device_, false)),
-      device_(other.device_),
+    : data_(std::move(other.data_)),
       threads_(other.threads_),
       stream_(other.stream_),
       set_(std::exchange(other.set_, core::interval_set<T>())),
@@ -74,10 +58,7 @@ index_intervals<T>::index_intervals(index_intervals&& other) noexcept
 
 template <class T>
 index_intervals<T>& index_intervals<T>::operator=(index_intervals&& other) noexcept {
-  std::swap(data_, other.data_);
-  std::swap(n_, other.n_);
-  std::swap(on_device_, other.on_device_);
-  std::swap(device_, other.device_);
+  data_ = std::move(other.data_);  // swaps
   std::swap(threads_, other.threads_);
   std::swap(stream_, other.stream_);
   std::swap(set_, other.set_);
@@ -86,30 +67,15 @@ index_intervals<T>& index_intervals<T>::operator=(index_intervals&& other) noexc
 }
 
 template <class T>
-index_intervals<T>::~index_intervals() {
-  release();
-}
-
-template <class T>
-void index_intervals<T>::release() noexcept {
-  if (!data_) return;
-  if (on_device_) {
-    device_free(data_);
-  } else {
-    delete[] data_;
-  }
-  data_ = nullptr;
-}
+index_intervals<T>::~index_intervals() = default;
 
 // call(h) on the backend the object was built with: its thread count, or its stream on the
 // device it was built on.
 template <class T>
 template <class F>
 decltype(auto) index_intervals<T>::on_own_backend(F&& call) const {
-  if (on_device_) {
-    if (cuda_current_device() != device_)
-      throw invalid_argument("gsearch::index_intervals: the data is on CUDA device " + std::to_string(device_) +
-                             " but device " + std::to_string(cuda_current_device()) + " is current");
+  if (data_.on_device()) {
+    data_.check_device_current("gsearch::index_intervals", "the data");
     return on_backend(cuda_t{stream_}, call);
   }
   return on_backend(cpu_t{threads_}, call);
@@ -118,20 +84,20 @@ decltype(auto) index_intervals<T>::on_own_backend(F&& call) const {
 template <class T>
 void index_intervals<T>::improve_piece(const index_interval& piece, const T* splitter) {
   const core::split_counts<T> c = on_own_backend(
-      [&](auto h) { return backend::intervals_improve(h, data_ + piece.lo, piece.size(), splitter); });
+      [&](auto h) { return backend::intervals_improve(h, data_.data<T>() + piece.lo, piece.size(), splitter); });
   set_.split(piece.lo, c.splitter, c.less, c.equal);
   ++improves_;
 }
 
 template <class T>
 index_interval index_intervals<T>::interval(int64_t position) const {
-  check_position("interval", position, n_);
+  check_position("interval", position, size());
   return set_.at(position);
 }
 
 template <class T>
 index_interval index_intervals<T>::improve(int64_t position) {
-  check_position("improve", position, n_);
+  check_position("improve", position, size());
   const index_interval piece = set_.at(position);
   if (!piece.settled) improve_piece(piece, nullptr);
   return set_.at(position);
@@ -139,18 +105,19 @@ index_interval index_intervals<T>::improve(int64_t position) {
 
 template <class T>
 T index_intervals<T>::select(int64_t k) {
-  if (n_ == 0) throw invalid_argument("gsearch::index_intervals::select: no elements");
-  check_position("select", k, n_);
+  if (size() == 0) throw invalid_argument("gsearch::index_intervals::select: no elements");
+  check_position("select", k, size());
   // Each improve settles at least the splitter's equal part, so the piece holding k shrinks.
   for (index_interval piece = set_.at(k); !piece.settled; piece = set_.at(k)) improve_piece(piece, nullptr);
-  return on_own_backend([&](auto h) { return backend::intervals_read(h, static_cast<const T*>(data_), k); });
+  return on_own_backend([&](auto h) { return backend::intervals_read(h, data_.data<const T>(), k); });
 }
 
 template <class T>
 void index_intervals<T>::sort() {
   if (set_.unplaced() == 0) return;
   const std::vector<index_interval> pieces = set_.list();
-  on_own_backend([&](auto h) { backend::intervals_sort(h, data_, n_, pieces.data(), int64_t(pieces.size())); });
+  on_own_backend(
+      [&](auto h) { backend::intervals_sort(h, data_.data<T>(), size(), pieces.data(), int64_t(pieces.size())); });
   set_.settle_all();
 }
 
@@ -164,7 +131,7 @@ int64_t index_intervals<T>::lower_position(T v) {
     if (b.exact >= 0) return b.exact;
     if (b.piece.settled)
       return on_own_backend([&](auto h) {
-        return backend::intervals_lower_bound(h, static_cast<const T*>(data_), b.piece.lo, b.piece.hi, v);
+        return backend::intervals_lower_bound(h, data_.data<const T>(), b.piece.lo, b.piece.hi, v);
       });
     improve_piece(b.piece, &v);
   }
@@ -179,9 +146,10 @@ position_range index_intervals<T>::range(T lo, T hi) {
 
 template <class T>
 std::string index_intervals<T>::check() const {
-  std::vector<T> host(static_cast<size_t>(n_));
-  if (n_ > 0) on_own_backend([&](auto h) { backend::intervals_to_host(h, host.data(), static_cast<const T*>(data_), n_); });
-  return core::check_intervals(set_, host.data(), n_);
+  std::vector<T> host(static_cast<size_t>(size()));
+  if (size() > 0)
+    on_own_backend([&](auto h) { backend::intervals_to_host(h, host.data(), data_.data<const T>(), size()); });
+  return core::check_intervals(set_, host.data(), size());
 }
 
 #define GSEARCH_INSTANTIATE(T) template class index_intervals<T>;

@@ -10,7 +10,6 @@
 #include "on_backend.hpp"
 #include "static_index/cpu.hpp"
 #include "static_index/cuda.hpp"
-#include "gsearch/device.hpp"
 
 namespace gsearch {
 namespace {
@@ -27,11 +26,8 @@ void check_keys(span<const T> keys) {
 }
 
 template <class T, class Out>
-void check_search(int64_t n, bool on_device, bool want_device, span<const T> queries, span<Out> out) {
-  if (on_device != want_device)
-    throw invalid_argument(std::string("gsearch::static_index: the index is in ") +
-                           (on_device ? "device memory (built with gsearch::cuda)" : "host memory (built with gsearch::cpu)") +
-                           ", searched with gsearch::" + (want_device ? "cuda" : "cpu"));
+void check_search(int64_t n, const detail::placed_memory& layout, bool cuda, span<const T> queries, span<Out> out) {
+  layout.check_backend(cuda, "gsearch::static_index", "the index");
   if (queries.size() < 0 || out.size() < 0) throw invalid_argument("gsearch::static_index: negative size");
   if (out.size() != queries.size())
     throw invalid_argument("gsearch::static_index: " + std::to_string(queries.size()) + " queries but " +
@@ -51,10 +47,8 @@ template <class T>
 static_index<T>::static_index() {
   // One leaf of padding, in host memory: every search answers 0.
   const core::static_index_shape<core::cpu_node_keys<T>> shape(0);
-  auto layout = cpu_backend::allocate_layout<T>(shape.size());
-  cpu_backend::index_build<T>(1, nullptr, 0, layout.get());
-  layout_ = layout.release();
-  slots_ = shape.size();
+  layout_ = detail::placed_memory::host(size_t(shape.size()) * sizeof(T));
+  cpu_backend::index_build<T>(1, nullptr, 0, layout_.data<T>());
 }
 
 template <class T>
@@ -62,10 +56,8 @@ static_index<T>::static_index(const cpu_t& exec, span<const T> keys, const index
   check_keys(keys);
   if (options.check_sorted && !sorted_on(exec, keys)) throw_unsorted();
   const core::static_index_shape<core::cpu_node_keys<T>> shape(keys.size());
-  auto layout = cpu_backend::allocate_layout<T>(shape.size());
-  cpu_backend::index_build(exec.threads, keys.data(), keys.size(), layout.get());
-  layout_ = layout.release();
-  slots_ = shape.size();
+  layout_ = detail::placed_memory::host(size_t(shape.size()) * sizeof(T));
+  cpu_backend::index_build(exec.threads, keys.data(), keys.size(), layout_.data<T>());
   n_ = keys.size();
 }
 
@@ -74,93 +66,64 @@ static_index<T>::static_index(const cuda_t& exec, span<const T> keys, const inde
   check_keys(keys);
   if (options.check_sorted && !sorted_on(exec, keys)) throw_unsorted();
   const core::static_index_shape<core::cuda_node_keys<T>> shape(keys.size());
-  T* layout = static_cast<T*>(device_malloc(size_t(shape.size()) * sizeof(T)));
-  try {
-    on_backend(exec, [&](auto h) { backend::index_build(h, keys.data(), keys.size(), layout); });
-  } catch (...) {
-    device_free(layout);
-    throw;
-  }
-  layout_ = layout;
-  slots_ = shape.size();
+  auto layout = detail::placed_memory::device(size_t(shape.size()) * sizeof(T));
+  T* slots = layout.data<T>();
+  on_backend(exec, [&](auto h) { backend::index_build(h, keys.data(), keys.size(), slots); });
+  layout_ = std::move(layout);
   n_ = keys.size();
-  on_device_ = true;
-  device_ = cuda_current_device();
 }
 
 template <class T>
 static_index<T>::static_index(static_index&& other) noexcept
-    : layout_(std::exchange(other.layout_, nullptr)),
-      slots_(std::exchange(other.slots_, 0)),
-      n_(std::exchange(other.n_, 0)),
-      on_device_(std::exchange(other.on_device_, false)),
-      device_(other.device_) {}
+    : layout_(std::move(other.layout_)), n_(std::exchange(other.n_, 0)) {}
 
 template <class T>
 static_index<T>& static_index<T>::operator=(static_index&& other) noexcept {
-  std::swap(layout_, other.layout_);
-  std::swap(slots_, other.slots_);
+  layout_ = std::move(other.layout_);  // swaps
   std::swap(n_, other.n_);
-  std::swap(on_device_, other.on_device_);
-  std::swap(device_, other.device_);
   return *this;
 }
 
 template <class T>
-static_index<T>::~static_index() {
-  release();
-}
-
-template <class T>
-void static_index<T>::release() noexcept {
-  if (!layout_) return;
-  if (on_device_) {
-    device_free(layout_);
-  } else {
-    cpu_backend::aligned_free{}(layout_);
-  }
-  layout_ = nullptr;
-}
+static_index<T>::~static_index() = default;
 
 template <class T>
 int static_index<T>::node_keys() const {
-  return on_device_ ? core::cuda_node_keys<T> : core::cpu_node_keys<T>;
+  return on_device() ? core::cuda_node_keys<T> : core::cpu_node_keys<T>;
 }
 
 template <class T>
 int static_index<T>::levels() const {
-  return on_device_ ? core::static_index_shape<core::cuda_node_keys<T>>(n_).levels
-                    : core::static_index_shape<core::cpu_node_keys<T>>(n_).levels;
+  return on_device() ? core::static_index_shape<core::cuda_node_keys<T>>(n_).levels
+                     : core::static_index_shape<core::cpu_node_keys<T>>(n_).levels;
 }
 
 template <class T>
 static_index_host_ref<T> static_index<T>::host_ref() const {
   if (!layout_) throw invalid_argument("gsearch::static_index::host_ref: the index was moved from");
-  if (on_device_) throw invalid_argument("gsearch::static_index::host_ref: the index is in device memory; use device_ref");
-  return {layout_, core::static_index_shape<core::cpu_node_keys<T>>(n_)};
+  if (on_device()) throw invalid_argument("gsearch::static_index::host_ref: the index is in device memory; use device_ref");
+  return {layout_.data<T>(), core::static_index_shape<core::cpu_node_keys<T>>(n_)};
 }
 
 template <class T>
 static_index_device_ref<T> static_index<T>::device_ref() const {
   if (!layout_) throw invalid_argument("gsearch::static_index::device_ref: the index was moved from");
-  if (!on_device_) throw invalid_argument("gsearch::static_index::device_ref: the index is in host memory; use host_ref");
-  return {layout_, core::static_index_shape<core::cuda_node_keys<T>>(n_)};
+  if (!on_device()) throw invalid_argument("gsearch::static_index::device_ref: the index is in host memory; use host_ref");
+  return {layout_.data<T>(), core::static_index_shape<core::cuda_node_keys<T>>(n_)};
 }
 
 #define GSEARCH_DEFINE_INDEX_SEARCH(OUT)                                                                 \
   template <class T>                                                                                     \
   void static_index<T>::search(const cpu_t& exec, side s, span<const T> queries, span<OUT> out) const {  \
-    check_search(n_, on_device_, false, queries, out);                                                   \
+    check_search(n_, layout_, false, queries, out);                                                      \
     on_backend(exec, [&](int threads) {                                                                  \
       cpu_backend::index_search(threads, s, host_ref(), queries.data(), queries.size(), out.data());     \
     });                                                                                                  \
   }                                                                                                      \
   template <class T>                                                                                     \
   void static_index<T>::search(const cuda_t& exec, side s, span<const T> queries, span<OUT> out) const { \
-    check_search(n_, on_device_, true, queries, out);                                                    \
-    if (cuda_current_device() != device_)                                                                \
-      throw invalid_argument("gsearch::static_index: the index is on CUDA device " + std::to_string(device_) + \
-                             " but device " + std::to_string(cuda_current_device()) + " is current");     \
+    check_search(n_, layout_, true, queries, out);                                                       \
+    layout_.check_device_current("gsearch::static_index", "the index");                                  \
     on_backend(exec, [&](auto stream) {                                                                  \
       cuda_backend::index_search(stream, s, device_ref(), queries.data(), queries.size(), out.data());   \
     });                                                                                                  \

@@ -6,6 +6,7 @@
 
 #include "cpu/parallel.hpp"
 #include "cpu/tuning.hpp"
+#include "gsearch/detail_placed_memory.hpp"
 
 namespace gsearch::cpu_backend {
 using namespace index_tuning;  // min_slots_per_thread, min_queries_per_thread; lockstep: tuning.hpp
@@ -56,9 +57,9 @@ void index_search(int threads, side s, const static_index_host_ref<T>& ref, cons
 template <class T, class Out>
 void index_search_keys(int threads, side s, const T* keys, int64_t k, const T* queries, int64_t q, Out* out) {
   const core::static_index_shape<core::cpu_node_keys<T>> shape(k);
-  const auto layout = allocate_layout<T>(shape.size());
-  index_build(threads, keys, k, layout.get());
-  index_search(threads, s, static_index_host_ref<T>{layout.get(), shape}, queries, q, out);
+  const auto layout = detail::placed_memory::host(size_t(shape.size()) * sizeof(T));
+  index_build(threads, keys, k, layout.data<T>());
+  index_search(threads, s, static_index_host_ref<T>{layout.data<T>(), shape}, queries, q, out);
 }
 
 #define GSEARCH_INSTANTIATE(T)                                                                        \

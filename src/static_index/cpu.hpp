@@ -5,37 +5,14 @@
 /// validated by the public layer (src/static_index/api.cpp) before they get here.
 
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
-#include <new>
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/static_index.hpp"
 
-namespace gsearch::cpu_backend {
+// A layout's host memory is a detail::placed_memory::host (gsearch/detail_placed_memory.hpp):
+// 64-byte aligned, every node one cache line; from 4 MB on 2 MB-aligned, in huge pages.
 
-/// Host memory for a layout: aligned to 64 bytes, so that every node is one cache line; from
-/// 4 MB on, to 2 MB and advised into transparent huge pages (Linux), which spares the search a
-/// TLB miss per level and the build most of its page faults (docs/perf-notes.md, "Static index").
-struct aligned_free {
-  void operator()(void* p) const noexcept { std::free(p); }
-};
-template <class T>
-std::unique_ptr<T[], aligned_free> allocate_layout(int64_t slots) {
-  constexpr size_t huge = size_t{2} << 20;
-  const size_t bytes = size_t(slots) * sizeof(T);
-  const size_t align = bytes >= 2 * huge ? huge : 64;
-  void* p = std::aligned_alloc(align, (bytes + align - 1) / align * align);
-  if (!p) throw std::bad_alloc();
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if (align == huge) madvise(p, (bytes + align - 1) / align * align, MADV_HUGEPAGE);  // a hint: failure is harmless
-#endif
-  return std::unique_ptr<T[], aligned_free>(static_cast<T*>(p));
-}
+namespace gsearch::cpu_backend {
 
 /// Fills the layout of the n sorted keys (core::static_index_shape<cpu_node_keys<T>>(n).size() slots)
 /// on all cores: the leaves are a copy, the separators one read each.

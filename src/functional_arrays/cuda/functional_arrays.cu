@@ -22,7 +22,7 @@
 #include "functional_arrays/cuda/copy.hpp"
 #include "functional_arrays/cuda/batch.hpp"
 #include "functional_arrays/cuda/functional_arrays_kernel.cuh"  // fa_order_key, fa_warp_fold
-#include "cuda/stream_buffer.cuh"
+#include "gsearch/detail_placed_memory.hpp"
 #include "gsearch/device.hpp"
 #include "functional_arrays/host.hpp"
 #include "functional_arrays/machine.hpp"
@@ -31,6 +31,7 @@ namespace gsearch::cuda_backend {
 namespace {
 
 using core::fa_span;
+using gsearch::detail::placed_memory;
 
 constexpr int fa_threads = 256;
 
@@ -193,9 +194,10 @@ class cuda_machine final : public fa_gpu_machine<V> {
   // every kernel of the device, a persistent machine's too, which never ends by itself.
   template <class T>
   struct array {
-    array(cudaStream_t s, int64_t n) : buffer(s, size_t(std::max<int64_t>(n, 1)) * sizeof(T)) {}
-    T* data() const { return static_cast<T*>(buffer.get()); }
-    stream_buffer buffer;
+    array(cudaStream_t s, int64_t n)
+        : memory(placed_memory::device_ordered(size_t(std::max<int64_t>(n, 1)) * sizeof(T), s)) {}
+    T* data() const { return memory.data<T>(); }
+    placed_memory memory;
   };
 
   cudaStream_t stream_;

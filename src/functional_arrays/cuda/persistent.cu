@@ -35,14 +35,15 @@
 #include "functional_arrays/cuda/functional_arrays_kernel.cuh"
 #include "cuda/pinned_pool.hpp"
 #include "cuda/launch.cuh"
-#include "cuda/stream_buffer.cuh"
 #include "functional_arrays/host.hpp"
 #include "functional_arrays/machine.hpp"
+#include "gsearch/detail_placed_memory.hpp"
 
 namespace gsearch::cuda_backend {
 namespace {
 
 using core::fa_span;
+using gsearch::detail::placed_memory;
 
 constexpr int fa_threads = 1024;
 /// Cells a block takes when the machine chooses its blocks: one a thread, so that a pass is one
@@ -172,10 +173,11 @@ class persistent_machine final : public fa_gpu_machine<V> {
   fa_reply* replies() const { return reinterpret_cast<fa_reply*>(ring() + fa_ring_slots); }
   fa_progress* progress() const { return reinterpret_cast<fa_progress*>(replies() + fa_ring_slots); }
 
+  // n T of device memory, owned by device_memory_, freed in release().
   template <class T>
   void allocate(T*& p, int64_t n) {
-    GSEARCH_CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&p), size_t(std::max<int64_t>(n, 1)) * sizeof(T),
-                                               temporary_pool(), side_));
+    device_memory_.push_back(placed_memory::device_ordered(size_t(std::max<int64_t>(n, 1)) * sizeof(T), side_));
+    p = device_memory_.back().data<T>();
   }
 
   void start(CUstream_st* order, const fa_shared_plan& plan) {
@@ -244,13 +246,11 @@ class persistent_machine final : public fa_gpu_machine<V> {
     // it for ever (the H100's first runs of the batch lookups).
     {
       const int64_t probe = 0;
-      int64_t* d_probe = nullptr;
-      allocate(d_probe, 1);
-      GSEARCH_CUDA_CHECK(cudaMemcpyAsync(d_probe, &probe, sizeof probe, cudaMemcpyHostToDevice, side_));
+      const auto d_probe = placed_memory::device_ordered(sizeof probe, side_);  // freed at the block's end
+      GSEARCH_CUDA_CHECK(cudaMemcpyAsync(d_probe.get(), &probe, sizeof probe, cudaMemcpyHostToDevice, side_));
       V value{};
       uint8_t found = 0;
-      fa_batch_lookup(side_, index_, spans_, values_, cells_, open_, d_probe, 1, &value, &found);
-      GSEARCH_CUDA_CHECK(cudaFreeAsync(d_probe, side_));
+      fa_batch_lookup(side_, index_, spans_, values_, cells_, open_, d_probe.data<const int64_t>(), 1, &value, &found);
     }
     void* args[] = {&p};
     trace("launching the kernel");
@@ -266,9 +266,7 @@ class persistent_machine final : public fa_gpu_machine<V> {
 
   void release() noexcept {
     if (side_) {
-      for (void* q : {static_cast<void*>(index_), static_cast<void*>(spans_), static_cast<void*>(values_),
-                      static_cast<void*>(open_), static_cast<void*>(queue_), static_cast<void*>(control_)})
-        if (q) cudaFreeAsync(q, side_);
+      device_memory_.clear();  // freed in stream order, on side_
       cudaStreamSynchronize(side_);
       cudaStreamDestroy(side_);
       side_ = nullptr;
@@ -422,6 +420,7 @@ class persistent_machine final : public fa_gpu_machine<V> {
   int64_t cells_, slots_;
   int blocks_, device_;
   cudaStream_t kernel_stream_ = nullptr, side_ = nullptr;
+  std::vector<placed_memory> device_memory_;  // the arrays below (allocate)
   int64_t* index_ = nullptr;
   fa_span* spans_ = nullptr;
   V* values_ = nullptr;

@@ -13,6 +13,7 @@
 #include "gsearch/core/static_index.hpp"
 #include "cuda/check.cuh"
 #include "cuda/pinned_pool.hpp"
+#include "gsearch/detail_placed_memory.hpp"
 #include "search/backend.hpp"
 #include "server/cuda.hpp"
 #include "server/cuda/server_kernel.cuh"
@@ -22,6 +23,8 @@
 
 namespace gsearch::cuda_backend {
 namespace {
+
+using gsearch::detail::placed_memory;  // the owner of the server's device memory
 
 // The grid's blocks search as the static index's kernel does (index_search_tile), 4 queries a
 // thread in lockstep (index_config.items), in blocks of 512 threads rather than the one-shot
@@ -84,9 +87,8 @@ class cuda_server final : public device_server<T> {
   }
 
   void keys_replaced() override {
-    free_layout(current_);
-    current_ = next_;
-    next_ = {};
+    current_ = std::move(next_);
+    next_ = {};  // the old layout (a move assignment swaps), freed in stream order
   }
 
   bool running() override {
@@ -120,7 +122,7 @@ class cuda_server final : public device_server<T> {
     static_assert(offsetof(server_control<T>, batch_requests) == first + sizeof(int64_t), "the counts in a row");
     int64_t counts[17] = {};
     if (!control_ ||
-        cudaMemcpyAsync(counts, reinterpret_cast<const char*>(control_) + first, sizeof counts, cudaMemcpyDeviceToHost,
+        cudaMemcpyAsync(counts, control_.data<const char>() + first, sizeof counts, cudaMemcpyDeviceToHost,
                         side_) != cudaSuccess ||
         cudaStreamSynchronize(side_) != cudaSuccess) {
       (void)cudaGetLastError();
@@ -133,8 +135,8 @@ class cuda_server final : public device_server<T> {
   int blocks() const override { return blocks_; }
 
  private:
-  struct index {  // a layout (from the temporary pool) and what the kernel is told of it
-    T* layout = nullptr;
+  struct index {  // a layout (the stream-ordered pool's, on side_) and what the kernel is told of it
+    placed_memory layout;
     server_keys<T> keys{};
   };
 
@@ -164,32 +166,22 @@ class cuda_server final : public device_server<T> {
     check_sorted(keys, n, what);
     const core::static_index_shape<B> shape(n);
     index ix;
-    GSEARCH_CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&ix.layout), size_t(shape.size()) * sizeof(T),
-                                               temporary_pool(), side_));
-    try {
-      const void* device = nullptr;
-      if (n > 0 && where(keys, &device) == server_memory::device) {
-        index_build(side_, keys, n, ix.layout);
-      } else if (n > 0) {  // host keys: through a device copy
-        const stream_buffer copy(side_, size_t(n) * sizeof(T));
-        GSEARCH_CUDA_CHECK(cudaMemcpyAsync(copy.get(), keys, size_t(n) * sizeof(T), cudaMemcpyHostToDevice, side_));
-        index_build(side_, static_cast<const T*>(copy.get()), n, ix.layout);
-      } else {
-        index_build(side_, keys, 0, ix.layout);
-      }
-      GSEARCH_CUDA_CHECK(cudaStreamSynchronize(side_));
-    } catch (...) {
-      free_layout(ix);
-      throw;
+    ix.layout = placed_memory::device_ordered(size_t(shape.size()) * sizeof(T), side_);
+    T* layout = ix.layout.template data<T>();
+    const void* device = nullptr;
+    if (n > 0 && where(keys, &device) == server_memory::device) {
+      index_build(side_, keys, n, layout);
+    } else if (n > 0) {  // host keys: through a device copy
+      const stream_buffer copy(side_, size_t(n) * sizeof(T));
+      GSEARCH_CUDA_CHECK(cudaMemcpyAsync(copy.get(), keys, size_t(n) * sizeof(T), cudaMemcpyHostToDevice, side_));
+      index_build(side_, static_cast<const T*>(copy.get()), n, layout);
+    } else {
+      index_build(side_, keys, 0, layout);
     }
-    ix.keys.ref = static_index_device_ref<T>{ix.layout, shape};
+    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(side_));
+    ix.keys.ref = static_index_device_ref<T>{layout, shape};
     ix.keys.shared_level = index_shared_level<B, T>(shape, shared_bytes_);
     return ix;
-  }
-
-  void free_layout(index& ix) noexcept {
-    if (ix.layout) cudaFreeAsync(ix.layout, side_);  // stream-ordered: no wait for the device
-    ix = {};
   }
 
   void start(CUstream_st* order, const T* keys, int64_t n) {
@@ -221,7 +213,7 @@ class cuda_server final : public device_server<T> {
     // What a replace_keys launches beside the running kernel, launched once now: under CUDA's
     // lazy module loading, the first launch of a kernel waits for every running kernel to end
     // (docs/design.md, "The search server"), and this one never ends by itself.
-    (void)is_sorted(side_, current_.layout, core::static_index_shape<B>(n).size());
+    (void)is_sorted(side_, current_.layout.template data<const T>(), core::static_index_shape<B>(n).size());
     const int64_t slots = config_.ring_slots;
     ring_block_ = pinned_acquire(size_t(slots) * sizeof(core::server_slot));
     slots_ = static_cast<core::server_slot*>(ring_block_.p);
@@ -234,22 +226,20 @@ class cuda_server final : public device_server<T> {
     payload_ = reinterpret_cast<server_keys<T>*>(staging_queries_ + staged);
     // Device memory from the stream-ordered pool, freed with cudaFreeAsync: cudaFree would wait
     // for every kernel of the device, another server's included.
-    GSEARCH_CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&control_), sizeof(server_control<T>),
-                                               temporary_pool(), side_));
-    GSEARCH_CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&requests_),
-                                               size_t(config_.max_batch_requests) * sizeof(server_request<T>),
-                                               temporary_pool(), side_));
+    control_ = placed_memory::device_ordered(sizeof(server_control<T>), side_);
+    requests_ =
+        placed_memory::device_ordered(size_t(config_.max_batch_requests) * sizeof(server_request<T>), side_);
     server_control<T> c{};
     c.keys = current_.keys;
-    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(control_, &c, sizeof c, cudaMemcpyHostToDevice, side_));
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(control_.get(), &c, sizeof c, cudaMemcpyHostToDevice, side_));
     GSEARCH_CUDA_CHECK(cudaStreamSynchronize(side_));
 
     server_params<T> p{};
     slots_device_ = device_address(slots_);
     p.slots = reinterpret_cast<core::server_slot*>(slots_device_);
     p.ring_slots = slots;
-    p.control = control_;
-    p.requests = requests_;
+    p.control = control_.data<server_control<T>>();
+    p.requests = requests_.data<server_request<T>>();
     p.max_batch_requests = config_.max_batch_requests;
     p.max_batch_queries = config_.max_batch_queries;
     p.preferred_batch_queries = config_.preferred_batch_queries;
@@ -264,18 +254,18 @@ class cuda_server final : public device_server<T> {
   // Frees everything once the kernel has ended (or was never launched). With a kernel still
   // running (its owner could not stop it) the memory it reads is left alone.
   void release() noexcept {
-    if (launched_ && running()) return;
-    free_layout(current_);
-    free_layout(next_);
-    if (control_) cudaFreeAsync(control_, side_);
-    if (requests_) cudaFreeAsync(requests_, side_);
+    placed_memory* device_memory[] = {&current_.layout, &next_.layout, &control_, &requests_};
+    if (launched_ && running()) {
+      for (placed_memory* m : device_memory) m->abandon();
+      return;
+    }
+    for (placed_memory* m : device_memory) m->reset();  // in stream order, on side_
+    current_.keys = next_.keys = {};
     if (side_) cudaStreamSynchronize(side_);
     pinned_release(ring_block_);
     pinned_release(staging_block_);
     if (stream_) cudaStreamDestroy(stream_);
     if (side_) cudaStreamDestroy(side_);
-    control_ = nullptr;
-    requests_ = nullptr;
     slots_ = nullptr;
     staging_queries_ = nullptr;
     staging_out_ = nullptr;
@@ -295,8 +285,8 @@ class cuda_server final : public device_server<T> {
   T* staging_queries_ = nullptr;
   int64_t* staging_out_ = nullptr;
   server_keys<T>* payload_ = nullptr;
-  server_control<T>* control_ = nullptr;
-  server_request<T>* requests_ = nullptr;
+  placed_memory control_;   // server_control<T>, from the stream-ordered pool on side_
+  placed_memory requests_;  // max_batch_requests server_request<T>, the same
   index current_, next_;
   std::mutex mutex_;
   bool ended_ = false;
