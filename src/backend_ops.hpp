@@ -86,7 +86,11 @@ using handle = CUstream_st*;  // the stream the call is enqueued on
   namespace gsearch::cuda_backend {                                         \
   LIST(GSEARCH_DECLARE_BACKEND_RESULT_OP, T, Out)                           \
   }
-/// The same in the CUDA backend only.
+/// The same in one backend only.
+#define GSEARCH_DECLARE_CPU_RESULT_OPS(LIST)                                \
+  namespace gsearch::cpu_backend {                                          \
+  LIST(GSEARCH_DECLARE_BACKEND_RESULT_OP, T, Out)                           \
+  }
 #define GSEARCH_DECLARE_CUDA_RESULT_OPS(LIST)                               \
   namespace gsearch::cuda_backend {                                         \
   LIST(GSEARCH_DECLARE_BACKEND_RESULT_OP, T, Out)                           \

@@ -16,7 +16,7 @@
 #include "gsearch/core/pbs.hpp"
 #include "cpu/parallel.hpp"
 #include "search/cpu_partitioned.hpp"
-#include "static_index/cpu.hpp"
+#include "static_index/backend.hpp"
 #include "cpu/tuning.hpp"
 
 namespace gsearch::cpu_backend {
@@ -147,8 +147,8 @@ void search_rows_dispatch(int threads, algorithm algo, int64_t rows, const T* ke
                });
 }
 
-// The index's layout: core::static_index_shape's slots, allocated as cpu/static_index.hpp's
-// allocate_layout does (rounded to 64 bytes, or to 2 MB from 4 MB on).
+// The index's layout: core::static_index_shape's slots, allocated as detail::placed_memory::host
+// allocates (rounded to 64 bytes, or to 2 MB from 4 MB on).
 template <class T>
 int64_t index_layout_bytes(int64_t k) {
   const int64_t bytes = core::static_index_shape<core::cpu_node_keys<T>>(k).size() * int64_t(sizeof(T));

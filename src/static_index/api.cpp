@@ -5,11 +5,11 @@
 
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "on_backend.hpp"
-#include "static_index/cpu.hpp"
-#include "static_index/cuda.hpp"
+#include "static_index/backend.hpp"
 
 namespace gsearch {
 namespace {
@@ -41,6 +41,35 @@ void check_search(int64_t n, const detail::placed_memory& layout, bool cuda, spa
   }
 }
 
+// The layout of `keys` built on exec's backend, in its memory (host, or the current device's).
+template <class T, class Exec>
+detail::placed_memory build_layout(const Exec& exec, span<const T> keys) {
+  return on_backend(exec, [&](auto h) {
+    constexpr bool cpu = on_cpu<decltype(h)>;
+    constexpr int node_keys = cpu ? core::cpu_node_keys<T> : core::cuda_node_keys<T>;  // the backend's nodes
+    const size_t bytes = size_t(core::static_index_shape<node_keys>(keys.size()).size()) * sizeof(T);
+    auto layout = cpu ? detail::placed_memory::host(bytes) : detail::placed_memory::device(bytes);
+    backend::index_build(h, keys.data(), keys.size(), layout.template data<T>());
+    return layout;
+  });
+}
+
+// A search of `index` (its layout and key count) on exec's backend, after the checks.
+template <class T, class Exec, class Out>
+void search_index(const Exec& exec, const static_index<T>& index, const detail::placed_memory& layout, int64_t n,
+                  side s, span<const T> queries, span<Out> out) {
+  constexpr bool cuda = std::is_same_v<Exec, cuda_t>;
+  check_search(n, layout, cuda, queries, out);
+  if constexpr (cuda) layout.check_device_current("gsearch::static_index", "the index");
+  on_backend(exec, [&](auto h) {
+    if constexpr (on_cpu<decltype(h)>) {
+      backend::index_search(h, s, index.host_ref(), queries.data(), queries.size(), out.data());
+    } else {
+      backend::index_search(h, s, index.device_ref(), queries.data(), queries.size(), out.data());
+    }
+  });
+}
+
 }  // namespace
 
 template <class T>
@@ -48,30 +77,20 @@ static_index<T>::static_index() {
   // One leaf of padding, in host memory: every search answers 0.
   const core::static_index_shape<core::cpu_node_keys<T>> shape(0);
   layout_ = detail::placed_memory::host(size_t(shape.size()) * sizeof(T));
-  cpu_backend::index_build<T>(1, nullptr, 0, layout_.data<T>());
+  cpu_backend::index_build<T>(1, nullptr, 0, layout_.data<T>());  // (the host, whatever is built)
 }
 
-template <class T>
-static_index<T>::static_index(const cpu_t& exec, span<const T> keys, const index_options& options) {
-  check_keys(keys);
-  if (options.check_sorted && !sorted_on(exec, keys)) throw_unsorted();
-  const core::static_index_shape<core::cpu_node_keys<T>> shape(keys.size());
-  layout_ = detail::placed_memory::host(size_t(shape.size()) * sizeof(T));
-  cpu_backend::index_build(exec.threads, keys.data(), keys.size(), layout_.data<T>());
-  n_ = keys.size();
-}
-
-template <class T>
-static_index<T>::static_index(const cuda_t& exec, span<const T> keys, const index_options& options) {
-  check_keys(keys);
-  if (options.check_sorted && !sorted_on(exec, keys)) throw_unsorted();
-  const core::static_index_shape<core::cuda_node_keys<T>> shape(keys.size());
-  auto layout = detail::placed_memory::device(size_t(shape.size()) * sizeof(T));
-  T* slots = layout.data<T>();
-  on_backend(exec, [&](auto h) { backend::index_build(h, keys.data(), keys.size(), slots); });
-  layout_ = std::move(layout);
-  n_ = keys.size();
-}
+#define GSEARCH_DEFINE_INDEX_BUILD(EXEC)                                                                 \
+  template <class T>                                                                                     \
+  static_index<T>::static_index(const EXEC& exec, span<const T> keys, const index_options& options) {    \
+    check_keys(keys);                                                                                    \
+    if (options.check_sorted && !sorted_on(exec, keys)) throw_unsorted();                                \
+    layout_ = build_layout(exec, keys);                                                                  \
+    n_ = keys.size();                                                                                    \
+  }
+GSEARCH_DEFINE_INDEX_BUILD(cpu_t)
+GSEARCH_DEFINE_INDEX_BUILD(cuda_t)
+#undef GSEARCH_DEFINE_INDEX_BUILD
 
 template <class T>
 static_index<T>::static_index(static_index&& other) noexcept
@@ -112,24 +131,15 @@ static_index_device_ref<T> static_index<T>::device_ref() const {
   return {layout_.data<T>(), core::static_index_shape<core::cuda_node_keys<T>>(n_)};
 }
 
-#define GSEARCH_DEFINE_INDEX_SEARCH(OUT)                                                                 \
-  template <class T>                                                                                     \
-  void static_index<T>::search(const cpu_t& exec, side s, span<const T> queries, span<OUT> out) const {  \
-    check_search(n_, layout_, false, queries, out);                                                      \
-    on_backend(exec, [&](int threads) {                                                                  \
-      cpu_backend::index_search(threads, s, host_ref(), queries.data(), queries.size(), out.data());     \
-    });                                                                                                  \
-  }                                                                                                      \
-  template <class T>                                                                                     \
-  void static_index<T>::search(const cuda_t& exec, side s, span<const T> queries, span<OUT> out) const { \
-    check_search(n_, layout_, true, queries, out);                                                       \
-    layout_.check_device_current("gsearch::static_index", "the index");                                  \
-    on_backend(exec, [&](auto stream) {                                                                  \
-      cuda_backend::index_search(stream, s, device_ref(), queries.data(), queries.size(), out.data());   \
-    });                                                                                                  \
+#define GSEARCH_DEFINE_INDEX_SEARCH(EXEC, OUT)                                                          \
+  template <class T>                                                                                    \
+  void static_index<T>::search(const EXEC& exec, side s, span<const T> queries, span<OUT> out) const {  \
+    search_index(exec, *this, layout_, n_, s, queries, out);                                            \
   }
-GSEARCH_DEFINE_INDEX_SEARCH(int64_t)
-GSEARCH_DEFINE_INDEX_SEARCH(int32_t)
+GSEARCH_DEFINE_INDEX_SEARCH(cpu_t, int64_t)
+GSEARCH_DEFINE_INDEX_SEARCH(cpu_t, int32_t)
+GSEARCH_DEFINE_INDEX_SEARCH(cuda_t, int64_t)
+GSEARCH_DEFINE_INDEX_SEARCH(cuda_t, int32_t)
 #undef GSEARCH_DEFINE_INDEX_SEARCH
 
 #define GSEARCH_INSTANTIATE(T) template class static_index<T>;

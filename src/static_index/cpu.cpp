@@ -2,7 +2,7 @@
 // core::static_index_ranks with its node compares compiled for AVX-512, AVX2 and plain x86-64, the
 // CPU's best picked once at load time (GCC's target_clones: an ifunc resolver).
 
-#include "static_index/cpu.hpp"
+#include "static_index/backend.hpp"
 
 #include "cpu/parallel.hpp"
 #include "cpu/tuning.hpp"
@@ -39,14 +39,14 @@ GSEARCH_SIMD_CLONES void search_range(const static_index_host_ref<T>& ref, const
 
 template <class T>
 void index_build(int threads, const T* keys, int64_t n, T* layout) {
-  const core::static_index_shape<core::cpu_node_keys<T>> shape(n);
+  const core::static_index_shape<node_keys<T>> shape(n);
   const auto sorted = [keys](int64_t i) { return keys[i]; };
   parallel_for(shape.size(), thread_count(threads, shape.size(), min_slots_per_thread), 64,
                [&](int64_t begin, int64_t end) { core::static_index_build(sorted, shape, layout, begin, end); });
 }
 
 template <class T, class Out>
-void index_search(int threads, side s, const static_index_host_ref<T>& ref, const T* queries, int64_t q, Out* out) {
+void index_search(int threads, side s, const index_ref<T>& ref, const T* queries, int64_t q, Out* out) {
   visit_side(s, [&]<bool Strict>(int offset) {
     parallel_for(q, thread_count(threads, q, min_queries_per_thread), lockstep, [&](int64_t begin, int64_t end) {
       search_range<Strict>(ref, queries, begin, end, out, offset);
@@ -56,19 +56,14 @@ void index_search(int threads, side s, const static_index_host_ref<T>& ref, cons
 
 template <class T, class Out>
 void index_search_keys(int threads, side s, const T* keys, int64_t k, const T* queries, int64_t q, Out* out) {
-  const core::static_index_shape<core::cpu_node_keys<T>> shape(k);
+  const core::static_index_shape<node_keys<T>> shape(k);
   const auto layout = detail::placed_memory::host(size_t(shape.size()) * sizeof(T));
   index_build(threads, keys, k, layout.data<T>());
-  index_search(threads, s, static_index_host_ref<T>{layout.data<T>(), shape}, queries, q, out);
+  index_search(threads, s, index_ref<T>{layout.data<T>(), shape}, queries, q, out);
 }
 
-#define GSEARCH_INSTANTIATE(T)                                                                        \
-  template void index_build<T>(int, const T*, int64_t, T*);                                          \
-  template void index_search<T, int64_t>(int, side, const static_index_host_ref<T>&, const T*, int64_t, int64_t*); \
-  template void index_search<T, int32_t>(int, side, const static_index_host_ref<T>&, const T*, int64_t, int32_t*); \
-  template void index_search_keys<T, int64_t>(int, side, const T*, int64_t, const T*, int64_t, int64_t*); \
-  template void index_search_keys<T, int32_t>(int, side, const T*, int64_t, const T*, int64_t, int32_t*);
-GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE)
-#undef GSEARCH_INSTANTIATE
+GSEARCH_INSTANTIATE_BACKEND_OPS(GSEARCH_INDEX_BUILD_OPS)
+GSEARCH_INSTANTIATE_BACKEND_RESULT_OPS(GSEARCH_INDEX_SEARCH_OPS)
+GSEARCH_INSTANTIATE_BACKEND_RESULT_OPS(GSEARCH_INDEX_KEYS_CPU_OPS)
 
 }  // namespace gsearch::cpu_backend

@@ -16,7 +16,7 @@
 #include "merge/backend.hpp"  // sorted_search, for search_detecting_order
 #include "search/backend.hpp"
 #include "search/cuda/gated.hpp"
-#include "static_index/cuda.hpp"
+#include "static_index/backend.hpp"
 #include "cuda/stream_buffer.cuh"
 #include "search/cuda/search_kernel.cuh"
 #include "search/cuda/search_rows_kernel.cuh"

@@ -17,7 +17,7 @@
 #include "search/backend.hpp"
 #include "server/cuda.hpp"
 #include "server/cuda/server_kernel.cuh"
-#include "static_index/cuda.hpp"
+#include "static_index/backend.hpp"
 #include "cuda/stream_buffer.cuh"
 #include "search/tuning.hpp"
 
