@@ -1,15 +1,18 @@
 #pragma once
 /// \file
-/// What every family's CUDA backend asks before it launches a kernel: the device's limits
-/// (launch.hpp), the resident blocks of a kernel (the occupancy, asked once per kernel,
-/// configuration and device), its dynamic shared memory allowed, a grid that fills the device.
-/// Defined in src/cuda/launch.cu (host_wait_word in src/cuda/device.cu).
+/// How every family's CUDA backend launches a kernel: the device's limits (launch.hpp), the
+/// resident blocks of a kernel (the occupancy, asked once per kernel, configuration and device),
+/// its dynamic shared memory allowed, a grid that fills the device, and the launch helpers
+/// (`launch`, `launch_filling`, `launch_plain`), in moderngpu's manner: a family's launch_* says
+/// its sizes and makes one call, and `launch` is the one place a kernel of the library is
+/// launched and checked. Defined in src/cuda/launch.cu (host_wait_word in src/cuda/device.cu).
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <utility>  // for the files that include this one (as before)
+#include <source_location>
+#include <utility>
 
 #include "cuda/check.cuh"
 #include "cuda/launch.hpp"
@@ -65,6 +68,52 @@ int grid_size(Kernel kernel, int threads, int64_t smem, int64_t tiles, const dev
 inline int plain_grid(int64_t n, int threads, const device_limits& dev) {
   const int64_t blocks = (n + threads - 1) / threads, most = int64_t(dev.sms) * 8;
   return int(std::max<int64_t>(1, std::min(blocks, most)));
+}
+
+/// The stream a kernel is launched on, and the place in the source that launched it. A
+/// cudaStream_t converts to it at the call of a helper below, where the default argument names the
+/// caller's line: a failed launch is reported where the family launched it (as
+/// GSEARCH_CUDA_CHECK_LAUNCH() written there did), not in this header.
+struct launch_stream {
+  launch_stream(cudaStream_t s, std::source_location site = std::source_location::current())  // NOLINT: converts
+      : stream(s), at(site) {}
+  cudaStream_t stream;
+  std::source_location at;
+};
+
+/// kernel<<<blocks, threads, smem, stream>>>(args...), then the launch checked (a bad
+/// configuration, or an earlier asynchronous failure: GSEARCH_CUDA_CHECK_LAUNCH()): the one place
+/// a kernel of the library is launched. The arguments are forwarded, so they convert to the
+/// kernel's parameters exactly as they would at a <<<>>> launch (implicitly: an int64_t to an int
+/// parameter as before, and nothing that needs a cast). The caller has allowed smem above 48 KB
+/// (allow_dynamic_shared), or uses launch_filling, which does. Not for the persistent kernels (the
+/// search server's, the functional arrays'): cudaLaunchCooperativeKernel, which guarantees that
+/// every block is resident at once, launches those.
+template <class... Params, class... Args>
+void launch(void (*kernel)(Params...), int64_t blocks, int threads, int64_t smem, launch_stream stream,
+            Args&&... args) {
+  kernel<<<unsigned(blocks), unsigned(threads), size_t(smem), stream.stream>>>(std::forward<Args>(args)...);
+  if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
+    throw_cuda_error(e, "cudaGetLastError()", stream.at.file_name(), int(stream.at.line()));
+}
+
+/// launch on a grid that fills the device for `tiles` tiles of work (grid_size: the resident
+/// blocks of every SM, no more than tiles; the kernel takes the tiles grid-stride), its dynamic
+/// shared memory allowed first (allow_dynamic_shared, which checks it against the device's limit)
+/// when there is any: the launch of the tuned tile kernels. tiles > 0 (the callers return before).
+template <class... Params, class... Args>
+void launch_filling(void (*kernel)(Params...), int threads, int64_t smem, int64_t tiles, launch_stream stream,
+                    const device_limits& dev, Args&&... args) {
+  if (smem > 0) allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
+  launch(kernel, grid_size(kernel, threads, smem, tiles, dev), threads, smem, stream, std::forward<Args>(args)...);
+}
+
+/// launch of one thread per element for a light pass over n elements (plain_grid: at most 8
+/// blocks per SM, grid-stride beyond), no dynamic shared memory.
+template <class... Params, class... Args>
+void launch_plain(void (*kernel)(Params...), int64_t n, int threads, launch_stream stream, const device_limits& dev,
+                  Args&&... args) {
+  launch(kernel, plain_grid(n, threads, dev), threads, 0, stream, std::forward<Args>(args)...);
 }
 
 }  // namespace gsearch::cuda_backend

@@ -11,6 +11,7 @@
 
 #include "gsearch/core/error.hpp"
 #include "cuda/check.cuh"
+#include "cuda/launch.cuh"
 #include "dist/cuda.hpp"
 #include "cuda/stream_buffer.cuh"
 
@@ -66,14 +67,8 @@ __global__ void run_starts_kernel(const int32_t* sorted, int64_t n, int64_t* sta
 template <class U>
 void launch_move(cudaStream_t stream, bool gather, const void* src, const int64_t* idx, int64_t n,
                  void* dst) {
-  if (gather) {
-    gather_kernel<<<blocks_for(n), threads, 0, stream>>>(static_cast<const U*>(src), idx, n,
-                                                         static_cast<U*>(dst));
-  } else {
-    scatter_kernel<<<blocks_for(n), threads, 0, stream>>>(static_cast<const U*>(src), idx, n,
-                                                          static_cast<U*>(dst));
-  }
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(gather ? gather_kernel<U> : scatter_kernel<U>, blocks_for(n), threads, 0, stream, static_cast<const U*>(src),
+         idx, n, static_cast<U*>(dst));
 }
 
 void move(cudaStream_t stream, bool gather, const void* src, const int64_t* idx, int64_t n, void* dst,
@@ -107,20 +102,17 @@ void dist_copy(CUstream_st* stream, void* dst, const void* src, int64_t bytes, b
 
 void dist_iota(CUstream_st* stream, int64_t* x, int64_t n, int64_t start) {
   if (n <= 0) return;
-  iota_kernel<<<blocks_for(n), threads, 0, stream>>>(x, n, start);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(iota_kernel, blocks_for(n), threads, 0, stream, x, n, start);
 }
 
 void dist_shift(CUstream_st* stream, int64_t* x, int64_t n, int64_t delta) {
   if (n <= 0 || delta == 0) return;
-  shift_kernel<<<blocks_for(n), threads, 0, stream>>>(x, n, delta);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(shift_kernel, blocks_for(n), threads, 0, stream, x, n, delta);
 }
 
 void dist_map_rows(CUstream_st* stream, int64_t* rows, int64_t n, const int64_t* ids) {
   if (n <= 0) return;
-  map_rows_kernel<<<blocks_for(n), threads, 0, stream>>>(rows, n, ids);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(map_rows_kernel, blocks_for(n), threads, 0, stream, rows, n, ids);
 }
 
 void dist_gather(CUstream_st* stream, const void* src, const int64_t* idx, int64_t n, void* dst,
@@ -155,8 +147,7 @@ std::vector<int64_t> dist_partition(CUstream_st* stream, const int32_t* owner, i
   GSEARCH_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp, sort_bytes, owner, sorted_owner, index,
                                                      perm, n, 0, end_bit, stream));
   GSEARCH_CUDA_CHECK(cudaMemsetAsync(starts, 0xff, size_t(ranks) * 8, stream));  // -1: no run
-  run_starts_kernel<<<blocks_for(n), threads, 0, stream>>>(sorted_owner, n, starts);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(run_starts_kernel, blocks_for(n), threads, 0, stream, sorted_owner, n, starts);
   std::vector<int64_t> start(static_cast<size_t>(ranks));
   dist_copy(stream, start.data(), starts, int64_t(ranks) * 8, true);
   int64_t end = n;  // an owner's run ends where the next present owner's starts

@@ -22,21 +22,14 @@ void launch_scan(cudaStream_t stream, const T* data, int64_t n, const core::matc
                  const device_limits& dev) {
   constexpr int threads = find_scan_config.threads, loads = find_scan_config.items;
   const scan_layout<T, threads, loads> layout{n, unaligned_head(data, n)};
-  auto kernel = scan_kernel<Mode, T, threads, loads>;
-  kernel<<<grid_size(kernel, threads, 0, layout.tiles(), dev), threads, 0, stream>>>(data, layout, m, result);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch_filling(scan_kernel<Mode, T, threads, loads>, threads, 0, layout.tiles(), stream, dev, data, layout, m,
+                 result);
 }
 
 // find_random and find_all: tiles of find_tiles_config.
 constexpr int tile_threads = find_tiles_config.threads, tile_loads = find_tiles_config.items;
 template <class T>
 using layout_t = scan_layout<T, tile_threads, tile_loads>;
-
-// A grid of the tile kernels: every resident block of the chip, no more than there are tiles.
-template <class Kernel>
-int tile_grid(Kernel kernel, int64_t tiles, const device_limits& dev) {
-  return grid_size(kernel, tile_threads, 0, tiles, dev);
-}
 
 template <class T>
 void launch_study(cudaStream_t stream, find_strategy s, bool count, const T* data, int64_t n,
@@ -47,15 +40,10 @@ void launch_study(cudaStream_t stream, find_strategy s, bool count, const T* dat
   if (blocks > int64_t(INT32_MAX))
     throw invalid_argument("gsearch::find: strategy '" + std::string(to_string(s)) + "' would launch " +
                            std::to_string(blocks) + " blocks; raise per_thread");
-  const auto launch = [&](auto kernel) {
-    kernel<<<unsigned(blocks), study_threads, 0, stream>>>(data, n, k, threads, m, count, result);
-  };
-  switch (s) {
-    case find_strategy::strided: launch(study_kernel<find_strategy::strided, T>); break;
-    case find_strategy::unrolled: launch(study_kernel<find_strategy::unrolled, T>); break;
-    default: launch(study_kernel<find_strategy::coalesced, T>); break;  // coalesced, one_per_thread
-  }
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  auto kernel = s == find_strategy::strided    ? study_kernel<find_strategy::strided, T>
+                : s == find_strategy::unrolled ? study_kernel<find_strategy::unrolled, T>
+                                               : study_kernel<find_strategy::coalesced, T>;  // and one_per_thread
+  launch(kernel, blocks, study_threads, 0, stream, data, n, k, threads, m, count, result);
 }
 
 // The matches per tile and their inclusive prefix sum (each tile's end in the list of matches;
@@ -82,9 +70,8 @@ struct tile_offsets {
     if (keep) kept = ends + tiles;
     void* scan_temp = counts + words;
     GSEARCH_CUDA_CHECK(cudaMemsetAsync(counts, 0, size_t(tiles) * sizeof(u64), stream));
-    auto kernel = tile_counts_kernel<T, tile_threads, tile_loads>;
-    kernel<<<tile_grid(kernel, tiles, dev), tile_threads, 0, stream>>>(data, layout, m, counts, kept);
-    GSEARCH_CUDA_CHECK_LAUNCH();
+    launch_filling(tile_counts_kernel<T, tile_threads, tile_loads>, tile_threads, 0, tiles, stream, dev, data, layout,
+                   m, counts, kept);
     GSEARCH_CUDA_CHECK(cub::DeviceScan::InclusiveSum(scan_temp, scan_bytes, counts, ends, tiles, stream));
   }
 };
@@ -119,9 +106,8 @@ void find(CUstream_st* stream, find_mode mode, const T* data, int64_t n, const p
     case find_mode::count: return launch_scan<find_mode::count>(stream, data, n, m, res, dev);
     case find_mode::random: {
       const tile_offsets<T> tiles(stream, data, n, m, dev, false);
-      pick_random_kernel<T, tile_threads, tile_loads><<<1, tile_threads, 0, stream>>>(
-          data, tiles.layout, m, tiles.counts, tiles.ends, seed, result);
-      GSEARCH_CUDA_CHECK_LAUNCH();
+      launch(pick_random_kernel<T, tile_threads, tile_loads>, 1, tile_threads, 0, stream, data, tiles.layout, m,
+             tiles.counts, tiles.ends, seed, result);
       return;
     }
   }
@@ -151,11 +137,9 @@ int64_t find_all(CUstream_st* stream, const T* data, int64_t n, const predicate<
   const device_limits dev = current_device_limits();
   const tile_offsets<T> tiles(stream, data, n, m, dev, true);
   const auto write = [&](int64_t* out) {
-    auto kernel = write_matches_kernel<T, tile_threads, tile_loads>;
     const int64_t chunks = (tiles.layout.tiles() + tiles_per_chunk - 1) / tiles_per_chunk;
-    kernel<<<tile_grid(kernel, chunks, dev), tile_threads, 0, stream>>>(
-        data, tiles.layout, m, tiles.counts, tiles.ends, tiles.kept, out);
-    GSEARCH_CUDA_CHECK_LAUNCH();
+    launch_filling(write_matches_kernel<T, tile_threads, tile_loads>, tile_threads, 0, chunks, stream, dev, data,
+                   tiles.layout, m, tiles.counts, tiles.ends, tiles.kept, out);
   };
   if (room) write(room);  // any count fits: no need to wait for it first
   int64_t total = 0;

@@ -8,6 +8,7 @@
 
 #include "gsearch/core/find.hpp"
 #include "find/backend.hpp"
+#include "cuda/launch.cuh"
 #include "find/cuda/isin_kernel.cuh"
 #include "cuda/stream_buffer.cuh"
 #include "find/tuning.hpp"
@@ -32,17 +33,15 @@ void isin_sorted(cudaStream_t stream, const T* elements, int64_t n, const T* tes
   T* sorted = reinterpret_cast<T*>(static_cast<char*>(memory.get()) + key_bytes);
   void* sort_temp = static_cast<char*>(memory.get()) + 2 * key_bytes;
   const int copy_grid = int(std::min<int64_t>((m + 255) / 256, 4LL * dev.sms));
-  canonical_copy_kernel<<<copy_grid, 256, 0, stream>>>(tests, m, canon);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(canonical_copy_kernel<T>, copy_grid, 256, 0, stream, tests, m, canon);
   GSEARCH_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(sort_temp, sort_bytes, canon, sorted, m, 0,
                                                     int(sizeof(T) * 8), stream));
   // NaNs, now last, stay: they equal nothing.
   constexpr launch_config cfg = shared_config<algorithm::pbs_cl, int(sizeof(T))>;
   const auto launch_shared = [&](auto kernel, int copies) {
-    const int64_t smem = staged_bytes<T>(m, copies);
-    allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
-    const int grid = grid_size(kernel, cfg.threads, smem, (n + cfg.threads * cfg.items - 1) / (cfg.threads * cfg.items), dev);
-    kernel<<<grid, cfg.threads, size_t(smem), stream>>>(sorted, int(m), elements, n, out, invert);
+    const int64_t tiles = (n + cfg.threads * cfg.items - 1) / (cfg.threads * cfg.items);
+    launch_filling(kernel, cfg.threads, staged_bytes<T>(m, copies), tiles, stream, dev, sorted, int(m), elements, n, out,
+                   invert);
   };
   if (fits_shared<T>(m, dev, 2)) {
     launch_shared(isin_shared_kernel<algorithm::pbs_cl, T, cfg.threads, cfg.items, 2>, 2);
@@ -51,10 +50,9 @@ void isin_sorted(cudaStream_t stream, const T* elements, int64_t n, const T* tes
   } else {
     constexpr launch_config g = rows_global_config;  // 4 independent global searches per thread
     auto kernel = isin_global_kernel<T, g.threads, g.items>;
-    const int grid = grid_size(kernel, g.threads, 0, (n + g.threads * g.items - 1) / (g.threads * g.items), dev);
-    kernel<<<grid, g.threads, 0, stream>>>(sorted, m, elements, n, out, invert);
+    launch_filling(kernel, g.threads, 0, (n + g.threads * g.items - 1) / (g.threads * g.items), stream, dev, sorted, m,
+                   elements, n, out, invert);
   }
-  GSEARCH_CUDA_CHECK_LAUNCH();
 }
 
 template <class T>
@@ -69,13 +67,11 @@ void isin_hash(cudaStream_t stream, const T* elements, int64_t n, const T* tests
   GSEARCH_CUDA_CHECK(cudaMemsetAsync(holds_empty_key, 0, sizeof(int), stream));
   const core::hash_set_view<T> set{slots, uint64_t(capacity) - 1, false};
   const int build_grid = int(std::min<int64_t>((m + 255) / 256, 8LL * dev.sms));
-  hash_build_kernel<<<build_grid, 256, 0, stream>>>(tests, m, set, holds_empty_key);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(hash_build_kernel<T>, build_grid, 256, 0, stream, tests, m, set, holds_empty_key);
   constexpr launch_config cfg = isin_hash_config;
   auto kernel = isin_hash_kernel<T, cfg.threads, cfg.items>;
-  const int grid = grid_size(kernel, cfg.threads, 0, (n + cfg.threads * cfg.items - 1) / (cfg.threads * cfg.items), dev);
-  kernel<<<grid, cfg.threads, 0, stream>>>(elements, n, set, holds_empty_key, out, invert);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch_filling(kernel, cfg.threads, 0, (n + cfg.threads * cfg.items - 1) / (cfg.threads * cfg.items), stream, dev,
+                 elements, n, set, holds_empty_key, out, invert);
 }
 
 }  // namespace

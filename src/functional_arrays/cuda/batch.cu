@@ -8,6 +8,7 @@
 
 #include "gsearch/core/key_traits.hpp"
 #include "cuda/check.cuh"
+#include "cuda/launch.cuh"
 #include "functional_arrays/cuda/batch.hpp"
 #include "cuda/stream_buffer.cuh"
 
@@ -80,11 +81,8 @@ void fa_batch_lookup(cudaStream_t stream, const int64_t* index, const core::fa_s
       sorted_keys(stream, size_t(cells) * sizeof(int64_t)), sorted_ids(stream, size_t(cells) * sizeof(int64_t)),
       max_cell(stream, sizeof(int64_t));
   GSEARCH_CUDA_CHECK(cudaMemsetAsync(max_cell.get(), 0xff, sizeof(int64_t), stream));  // no_cell
-  fa_batch_keys<<<grid_for(cells), batch_threads, 0, stream>>>(index, spans, cells, open,
-                                                               static_cast<int64_t*>(keys.get()),
-                                                               static_cast<int64_t*>(ids.get()),
-                                                               static_cast<int64_t*>(max_cell.get()));
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(fa_batch_keys, grid_for(cells), batch_threads, 0, stream, index, spans, cells, open,
+         static_cast<int64_t*>(keys.get()), static_cast<int64_t*>(ids.get()), static_cast<int64_t*>(max_cell.get()));
   size_t sort_bytes = 0;
   GSEARCH_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, static_cast<const int64_t*>(nullptr),
                                                      static_cast<int64_t*>(nullptr), static_cast<const int64_t*>(nullptr),
@@ -108,10 +106,9 @@ void fa_batch_lookup(cudaStream_t stream, const int64_t* index, const core::fa_s
     d_values = static_cast<V*>(values_copy.get());
     d_found = static_cast<uint8_t*>(found_copy.get());
   }
-  fa_batch_search<V><<<grid_for(n), batch_threads, 0, stream>>>(
-      static_cast<const int64_t*>(sorted_keys.get()), static_cast<const int64_t*>(sorted_ids.get()), cells,
-      static_cast<const int64_t*>(max_cell.get()), cell_values, d_idx, n, d_values, d_found);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(fa_batch_search<V>, grid_for(n), batch_threads, 0, stream, static_cast<const int64_t*>(sorted_keys.get()),
+         static_cast<const int64_t*>(sorted_ids.get()), cells, static_cast<const int64_t*>(max_cell.get()), cell_values,
+         d_idx, n, d_values, d_found);
   if (!device) {
     GSEARCH_CUDA_CHECK(cudaMemcpyAsync(values, d_values, size_t(n) * sizeof(V), cudaMemcpyDefault, stream));
     GSEARCH_CUDA_CHECK(cudaMemcpyAsync(found, d_found, size_t(n), cudaMemcpyDefault, stream));

@@ -19,6 +19,7 @@
 
 #include "gsearch/core/key_traits.hpp"
 #include "cuda/check.cuh"
+#include "cuda/launch.cuh"
 #include "functional_arrays/cuda/copy.hpp"
 #include "functional_arrays/cuda/batch.hpp"
 #include "functional_arrays/cuda/functional_arrays_kernel.cuh"  // fa_order_key, fa_warp_fold
@@ -132,17 +133,15 @@ class cuda_machine final : public fa_gpu_machine<V> {
   int64_t version_slots() const override { return slots_; }
 
   void root(int64_t slot) override {
-    fa_set_open_kernel<<<1, 1, 0, stream_>>>(open_.data(), slot, core::fa_root_open(this->end_));
-    GSEARCH_CUDA_CHECK_LAUNCH();
+    launch(fa_set_open_kernel, 1, 1, 0, stream_, open_.data(), slot, core::fa_root_open(this->end_));
     this->end_ += 2;
   }
 
   int insert(int64_t parent, int64_t child, core::fa_change change, int64_t i, V v, int64_t remainder,
              int64_t fresh) override {
-    fa_insert_kernel<V><<<blocks(std::max(cells_, slots_)), fa_threads, 0, stream_>>>(
-        index_.data(), value_.data(), spans_.data(), cells_, open_.data(), slots_, parent, child, int32_t(change), i,
-        v, remainder, change == core::fa_change::update ? fresh : -1);
-    GSEARCH_CUDA_CHECK_LAUNCH();
+    launch(fa_insert_kernel<V>, blocks(std::max(cells_, slots_)), fa_threads, 0, stream_, index_.data(), value_.data(),
+           spans_.data(), cells_, open_.data(), slots_, parent, child, int32_t(change), i, v, remainder,
+           change == core::fa_change::update ? fresh : -1);
     this->end_ += 2;
     return change == core::fa_change::update ? 3 : 1;  // counted as used; the sweep returns the unused
   }
@@ -172,9 +171,8 @@ class cuda_machine final : public fa_gpu_machine<V> {
     fa_answer<V> init{};
     init.least = ~0ull;
     GSEARCH_CUDA_CHECK(cudaMemcpyAsync(answer_.data(), &init, sizeof init, cudaMemcpyHostToDevice, stream_));
-    fa_query_kernel<V><<<blocks(cells_), fa_threads, 0, stream_>>>(index_.data(), value_.data(), spans_.data(), cells_,
-                                                                   open_.data(), slot, i, answer_.data());
-    GSEARCH_CUDA_CHECK_LAUNCH();
+    launch(fa_query_kernel<V>, blocks(cells_), fa_threads, 0, stream_, index_.data(), value_.data(), spans_.data(),
+           cells_, open_.data(), slot, i, answer_.data());
     fa_answer<V> a{};
     GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&a, answer_.data(), sizeof a, cudaMemcpyDeviceToHost, stream_));
     GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream_));

@@ -54,9 +54,8 @@ void launch_block_improve(cudaStream_t stream, T* data, int64_t n, const T* spli
   auto kernel = improve_block_kernel<T, block_threads, block_items, Timed>;
   const int64_t smem = int64_t(2 * n) * int64_t(sizeof(T));
   allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
-  kernel<<<1, block_threads, size_t(smem), stream>>>(data, int(n), splitter != nullptr, splitter ? *splitter : T{}, words,
-                                                     clock);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(kernel, 1, block_threads, smem, stream, data, int(n), splitter != nullptr, splitter ? *splitter : T{}, words,
+         clock);
 }
 
 // The multi-block improve of data[0, n): splitter, tile counts, their scan, the scatter into
@@ -75,14 +74,12 @@ void launch_tiled_improve(cudaStream_t stream, T* data, int64_t n, const T* spli
   auto* inclusive = reinterpret_cast<class_totals*>(base + parts_bytes + counts_bytes);
   void* scan_temp = base + parts_bytes + 2 * counts_bytes;
 
-  choose_splitter_kernel<T><<<1, 1, 0, stream>>>(data, n, splitter != nullptr, splitter ? *splitter : T{}, words);
-  GSEARCH_CUDA_CHECK_LAUNCH();
-  count_tiles_kernel<T, tile_threads<T>, tile_items<T>><<<unsigned(tiles), tile_threads<T>, 0, stream>>>(data, n, words, counts);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(choose_splitter_kernel<T>, 1, 1, 0, stream, data, n, splitter != nullptr, splitter ? *splitter : T{}, words);
+  launch(count_tiles_kernel<T, tile_threads<T>, tile_items<T>>, tiles, tile_threads<T>, 0, stream, data, n, words,
+         counts);
   GSEARCH_CUDA_CHECK(cub::DeviceScan::InclusiveSum(scan_temp, scan_bytes, counts, inclusive, tiles, stream));
-  scatter_tiles_kernel<T, tile_threads<T>, tile_items<T>>
-      <<<unsigned(tiles), tile_threads<T>, 0, stream>>>(data, n, words, inclusive, tiles, parts);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(scatter_tiles_kernel<T, tile_threads<T>, tile_items<T>>, tiles, tile_threads<T>, 0, stream, data, n, words,
+         inclusive, tiles, parts);
   GSEARCH_CUDA_CHECK(cudaMemcpyAsync(data, parts, size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice, stream));
 }
 
@@ -149,13 +146,11 @@ void intervals_sort(CUstream_st* stream, T* data, int64_t n, const index_interva
   // From pageable memory: staged before the call returns, so `offsets` may go with this function.
   GSEARCH_CUDA_CHECK(cudaMemcpyAsync(d_offsets, offsets.data(), offsets.size() * sizeof(int64_t), cudaMemcpyHostToDevice, stream));
   const unsigned grid = unsigned(std::min<int64_t>((n + 255) / 256, 8192));
-  to_ordered_bits_kernel<T><<<grid, 256, 0, stream>>>(data, n, bits);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(to_ordered_bits_kernel<T>, grid, 256, 0, stream, data, n, bits);
   GSEARCH_CUDA_CHECK(cudaMemcpyAsync(sorted, bits, size_t(n) * sizeof(U), cudaMemcpyDeviceToDevice, stream));
   GSEARCH_CUDA_CHECK(cub::DeviceSegmentedSort::SortKeys(base + sorted_bytes + offsets_bytes, sort_bytes, bits, sorted, n,
                                                         segments, d_offsets, d_offsets + segments, stream));
-  from_ordered_bits_kernel<T><<<grid, 256, 0, stream>>>(sorted, n, data);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(from_ordered_bits_kernel<T>, grid, 256, 0, stream, sorted, n, data);
 }
 
 template <class T>
@@ -169,8 +164,7 @@ T intervals_read(CUstream_st* stream, const T* data, int64_t position) {
 template <class T>
 int64_t intervals_lower_bound(CUstream_st* stream, const T* data, int64_t lo, int64_t hi, T v) {
   const host_wait_word word(stream);
-  lower_bound_kernel<T><<<1, 1, 0, stream>>>(data, lo, hi, v, word.get());
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(lower_bound_kernel<T>, 1, 1, 0, stream, data, lo, hi, v, word.get());
   int64_t out = 0;
   GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&out, word.get(), sizeof out, cudaMemcpyDeviceToHost, stream));
   wait(stream);

@@ -2,7 +2,7 @@
 
 #include <cub/device/device_scan.cuh>
 
-#include "cuda/launch.hpp"
+#include "cuda/launch.cuh"
 #include "merge/cuda/join_kernel.cuh"
 #include "merge/backend.hpp"
 #include "cuda/stream_buffer.cuh"
@@ -48,9 +48,7 @@ struct join_plan {
     }
     sorted_search(stream, side::left, right, nr, left, nl, lo);
     sorted_search(stream, side::right, right, nr, left, nl, hi);
-    join_weights_kernel<true><<<blocks_for(nl + 1), simple_threads, 0, stream>>>(kind, lo, hi, nl,
-                                                                                 nr, left_scan);
-    GSEARCH_CUDA_CHECK_LAUNCH();
+    launch(join_weights_kernel<true>, blocks_for(nl + 1), simple_threads, 0, stream, kind, lo, hi, nl, nr, left_scan);
     GSEARCH_CUDA_CHECK(
         cub::DeviceScan::ExclusiveSum(temp, scan_bytes, left_scan, left_scan, nl + 1, stream));
     GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&left_rows, left_scan + nl, sizeof(int64_t),
@@ -58,9 +56,8 @@ struct join_plan {
     if (right_side) {
       sorted_search(stream, side::left, left, nl, right, nr, rl);
       sorted_search(stream, side::right, left, nl, right, nr, rh);
-      join_weights_kernel<false><<<blocks_for(nr + 1), simple_threads, 0, stream>>>(
-          kind, rl, rh, nr, nl, right_scan);
-      GSEARCH_CUDA_CHECK_LAUNCH();
+      launch(join_weights_kernel<false>, blocks_for(nr + 1), simple_threads, 0, stream, kind, rl, rh, nr, nl,
+             right_scan);
       GSEARCH_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, right_scan_bytes, right_scan,
                                                        right_scan, nr + 1, stream));
       GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&right_rows, right_scan + nr, sizeof(int64_t),
@@ -99,19 +96,15 @@ int64_t join(CUstream_st* stream, join_kind kind, const T* left, int64_t nl, con
       const int64_t tiles = (nl + plan.left_rows + tile - 1) / tile;
       stream_buffer splits(stream, size_t(tiles) * sizeof(int64_t));
       auto* row_splits = static_cast<int64_t*>(splits.get());
-      join_partition_kernel<<<blocks_for(tiles), simple_threads, 0, stream>>>(
-          plan.left_scan, nl, plan.left_rows, tile, tiles, row_splits);
-      GSEARCH_CUDA_CHECK_LAUNCH();
-      join_expand_kernel<c.threads, c.items><<<unsigned(tiles), c.threads, 0, stream>>>(
-          plan.lo, plan.hi, plan.left_scan, nl, nr, plan.right_scan, plan.left_rows, row_splits,
-          tiles, o.left, o.right);
-      GSEARCH_CUDA_CHECK_LAUNCH();
+      launch(join_partition_kernel, blocks_for(tiles), simple_threads, 0, stream, plan.left_scan, nl, plan.left_rows,
+             tile, tiles, row_splits);
+      launch(join_expand_kernel<c.threads, c.items>, tiles, c.threads, 0, stream, plan.lo, plan.hi, plan.left_scan, nl,
+             nr, plan.right_scan, plan.left_rows, row_splits, tiles, o.left, o.right);
     });
   }
   if (plan.right_rows > 0) {
-    join_right_rows_kernel<<<blocks_for(nr), simple_threads, 0, stream>>>(
-        plan.rl, plan.right_scan, nr, plan.left_scan, nl, o.left, o.right);
-    GSEARCH_CUDA_CHECK_LAUNCH();
+    launch(join_right_rows_kernel, blocks_for(nr), simple_threads, 0, stream, plan.rl, plan.right_scan, nr,
+           plan.left_scan, nl, o.left, o.right);
   }
   return rows;
 }

@@ -17,6 +17,7 @@
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/merge_path.hpp"
 #include "cuda/check.cuh"
+#include "cuda/launch.cuh"
 #include "cuda/stream_buffer.cuh"
 
 namespace gsearch::cuda_backend {
@@ -280,12 +281,10 @@ void launch_merge(cudaStream_t stream, const Layout& layout, int64_t tiles, T* o
   stream_buffer partitions(stream, size_t(tiles) * sizeof(int64_t));
   auto* parts = static_cast<int64_t*>(partitions.get());
   constexpr int partition_threads = 256;
-  merge_partition_kernel<<<unsigned((tiles + partition_threads - 1) / partition_threads),
-                           partition_threads, 0, stream>>>(layout, tile, tiles, parts);
-  GSEARCH_CUDA_CHECK_LAUNCH();
-  merge_tiles_kernel<Threads, Items, Values, MinBlocks><<<unsigned(tiles), Threads, 0, stream>>>(
-      layout, parts, out, out_values);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(merge_partition_kernel<Layout>, (tiles + partition_threads - 1) / partition_threads, partition_threads, 0,
+         stream, layout, tile, tiles, parts);
+  launch(merge_tiles_kernel<Threads, Items, Values, MinBlocks, Layout, T>, tiles, Threads, 0, stream, layout, parts,
+         out, out_values);
 }
 
 /// Enqueues a whole merge sort of n keys (and values) on `stream`: block_sort_kernel sorts runs
@@ -314,9 +313,8 @@ void launch_merge_sort(cudaStream_t stream, const T* keys, int64_t n, const int6
   T* spare = passes % 2 ? out : other;
   int64_t* spare_values = passes % 2 ? out_values : other_values;
 
-  block_sort_kernel<SortThreads, Items, Values><<<unsigned(runs), SortThreads, 0, stream>>>(keys, values, n, dst,
-                                                                                           dst_values);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(block_sort_kernel<SortThreads, Items, Values, T>, runs, SortThreads, 0, stream, keys, values, n, dst,
+         dst_values);
   for (int64_t width = run; width < n; width *= 2) {
     const run_pairs<T> runs{dst, Values ? dst_values : nullptr, n, width};
     launch_merge<Threads, Items, Values, MinBlocks>(stream, runs, tiles, spare, spare_values);

@@ -23,6 +23,7 @@
 #include "gsearch/core/merge_path.hpp"
 #include "gsearch/core/set_ops.hpp"
 #include "cuda/check.cuh"
+#include "cuda/launch.cuh"
 #include "merge/cuda/merge_kernel.cuh"
 #include "cuda/stream_buffer.cuh"
 
@@ -172,20 +173,13 @@ int64_t run_set_op(cudaStream_t stream, set_op op, const T* a, int64_t na, const
   if (write) GSEARCH_CUDA_CHECK(state.Init(int(tiles), base + 256 + 2 * split_bytes, state_bytes));
   if (!write) GSEARCH_CUDA_CHECK(cudaMemsetAsync(total, 0, sizeof(int64_t), stream));
 
-  set_partition_kernel<<<unsigned((tiles + partition_threads - 1) / partition_threads),
-                         partition_threads, 0, stream>>>(a, na, b, nb, tile, tiles, a_splits,
-                                                         b_splits, state, write);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(set_partition_kernel<T>, (tiles + partition_threads - 1) / partition_threads, partition_threads, 0, stream,
+         a, na, b, nb, tile, tiles, a_splits, b_splits, state, write);
   core::visit_set_op(op, [&]<set_op Op>() {
-    if (write) {
-      set_op_kernel<Threads, Items, Op, true, MinBlocks><<<unsigned(tiles), Threads, 0, stream>>>(
-          a, na, b, nb, a_splits, b_splits, tiles, state, out, total);
-    } else {
-      set_op_kernel<Threads, Items, Op, false, MinBlocks><<<unsigned(tiles), Threads, 0, stream>>>(
-          a, na, b, nb, a_splits, b_splits, tiles, state, out, total);
-    }
+    auto kernel = write ? set_op_kernel<Threads, Items, Op, true, MinBlocks, T>
+                        : set_op_kernel<Threads, Items, Op, false, MinBlocks, T>;
+    launch(kernel, tiles, Threads, 0, stream, a, na, b, nb, a_splits, b_splits, tiles, state, out, total);
   });
-  GSEARCH_CUDA_CHECK_LAUNCH();
   int64_t size = 0;
   GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&size, total, sizeof(size), cudaMemcpyDeviceToHost, stream));
   GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -17,6 +17,7 @@
 #include "gsearch/core/merge_path.hpp"
 #include "gsearch/core/sorted_search.hpp"
 #include "cuda/check.cuh"
+#include "cuda/launch.cuh"
 #include "cuda/launch_gate.hpp"
 #include "merge/cuda/merge_kernel.cuh"
 #include "cuda/stream_buffer.cuh"
@@ -143,13 +144,10 @@ void launch_sorted_search(cudaStream_t stream, const T* keys, int64_t k, const T
   stream_buffer splits(stream, size_t(tiles) * sizeof(int64_t));
   auto* key_splits = static_cast<int64_t*>(splits.get());
   constexpr int partition_threads = 256;
-  sorted_search_partition_kernel<Strict>
-      <<<unsigned((tiles + partition_threads - 1) / partition_threads), partition_threads, 0,
-         stream>>>(keys, k, queries, q, tile, tiles, key_splits, gate);
-  GSEARCH_CUDA_CHECK_LAUNCH();
-  sorted_search_kernel<Threads, Items, Strict, Pred>
-      <<<unsigned(tiles), Threads, 0, stream>>>(keys, k, queries, q, key_splits, tiles, out, gate);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(sorted_search_partition_kernel<Strict, T>, (tiles + partition_threads - 1) / partition_threads,
+         partition_threads, 0, stream, keys, k, queries, q, tile, tiles, key_splits, gate);
+  launch(sorted_search_kernel<Threads, Items, Strict, Pred, T, Out>, tiles, Threads, 0, stream, keys, k, queries, q,
+         key_splits, tiles, out, gate);
 }
 
 }  // namespace gsearch::cuda_backend

@@ -430,30 +430,28 @@ void run_partitioned(const partition_plan& p, cudaStream_t stream, int offset, c
   uint16_t* bucket_of = reinterpret_cast<uint16_t*>(take(3));
   grouped_query<T>* grouped = reinterpret_cast<grouped_query<T>*>(take(4));
 
-  gather_splitters_kernel<<<(m + 255) / 256, 256, 0, stream>>>(keys, shape, splitters, gate);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(gather_splitters_kernel<T>, (m + 255) / 256, 256, 0, stream, keys, shape, splitters, gate);
   for (int64_t w0 = 0; w0 < n; w0 += window) {
     const int64_t wn = n - w0 < window ? n - w0 : window;
-    count<<<grid, TT, size_t(p.count_smem), stream>>>(splitters, m, queries + w0, wn, bucket_of, first, gate);
-    GSEARCH_CUDA_CHECK_LAUNCH();
+    launch(count, grid, TT, p.count_smem, stream, splitters, m, queries + w0, wn, bucket_of, first, gate);
     size_t bytes = p.scan_bytes;
     GSEARCH_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_temp, bytes, first, first, p.cells, stream));
     GSEARCH_CUDA_CHECK_LAUNCH();  // (CUB returns what its launches report; this keeps its errors its own)
-    scatter<<<grid, TT, size_t(p.scatter_smem), stream>>>(buckets, queries + w0, bucket_of, wn, first, grouped, gate);
-    if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
+    try {
+      launch(scatter, grid, TT, p.scatter_smem, stream, buckets, queries + w0, bucket_of, wn, first, grouped, gate);
+    } catch (const cuda_error& e) {  // the shape, and what the runtime allows this kernel (see above)
       cudaFuncAttributes a{};
       cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(scatter));
-      throw cuda_error(std::string("partition_scatter_kernel launch: ") + cudaGetErrorName(e) + ": grid " +
-                           std::to_string(grid) + " x " + std::to_string(TT) + " threads, " +
+      throw cuda_error(std::string("partition_scatter_kernel launch: ") + cudaGetErrorName(cudaError_t(e.code())) +
+                           ": grid " + std::to_string(grid) + " x " + std::to_string(TT) + " threads, " +
                            std::to_string(p.scatter_smem) + " bytes of dynamic shared memory (allowed " +
                            std::to_string(a.maxDynamicSharedSizeBytes) + ", static " +
                            std::to_string(a.sharedSizeBytes) + ", " + std::to_string(a.numRegs) + " registers)",
-                       int(e));
+                       e.code());
     }
     const int64_t pieces = (wn + piece - 1) / piece;
-    search<<<unsigned(pieces), ST, size_t(search_smem), stream>>>(keys, shape, first, grid, grouped, int(wn), piece,
-                                                                 out + w0, offset, gate);
-    GSEARCH_CUDA_CHECK_LAUNCH();
+    launch(search, pieces, ST, search_smem, stream, keys, shape, first, grid, grouped, int(wn), piece, out + w0, offset,
+           gate);
   }
 }
 

@@ -1,7 +1,7 @@
 // The CUDA backend of the P-ary search (algorithm::pary): pary_kernel.cuh's warp search, one warp
 // per query, for the response time of one or few queries.
 
-#include "cuda/check.cuh"
+#include "cuda/launch.cuh"
 #include "search/cuda/pary_kernel.cuh"
 #include "search/cuda/gated.hpp"
 #include "search/tuning.hpp"
@@ -30,9 +30,9 @@ void pary_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T*
   const int64_t blocks = (n + threads / warp_width - 1) / (threads / warp_width);
   const unsigned grid = unsigned(blocks < (int64_t{1} << 20) ? blocks : (int64_t{1} << 20));
   visit_side(s, [&]<bool Strict>(int offset) {
-    pary_search_kernel<Strict, T, Out, threads><<<grid, threads, 0, stream>>>(keys, k, queries, n, out, offset, gate);
+    launch(pary_search_kernel<Strict, T, Out, threads>, grid, threads, 0, stream, keys, k, queries, n, out, offset,
+           gate);
   });
-  GSEARCH_CUDA_CHECK_LAUNCH();
 }
 
 GSEARCH_KEY_TYPES(GSEARCH_CUDA_PARY_INSTANTIATE)

@@ -79,9 +79,8 @@ void launch_order_check(CUstream_st* stream, const T* keys, int64_t n, int64_t r
   constexpr int64_t tile = int64_t(order_check_threads) * order_check_items;
   const int64_t tiles = (n + tile - 1) / tile;
   const int64_t most = 4LL * current_device_limits().sms;
-  order_check_kernel<T><<<int(tiles < most ? tiles : most), order_check_threads, 0, stream>>>(keys, n, row_length,
-                                                                                                unsorted);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(order_check_kernel<T>, int(tiles < most ? tiles : most), order_check_threads, 0, stream, keys, n, row_length,
+         unsorted);
 }
 
 // Runs order_check_kernel and waits for its answer.

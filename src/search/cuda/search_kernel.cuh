@@ -160,21 +160,17 @@ void launch_search_with(cudaStream_t stream, bool strict, int offset, const T* k
   if (fits_shared<T>(k, dev, Copies)) {
     auto kernel = strict ? search_shared_kernel<A, true, T, Out, Threads, Items, Copies>
                          : search_shared_kernel<A, false, T, Out, Threads, Items, Copies>;
-    const int64_t smem = staged_bytes<T>(k, Copies);
-    allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
-    const int grid = grid_size(kernel, Threads, smem, (n + Threads * Items - 1) / (Threads * Items), dev);
-    kernel<<<grid, Threads, size_t(smem), stream>>>(keys, int(k), queries, n, out, offset, gate);
+    launch_filling(kernel, Threads, staged_bytes<T>(k, Copies), (n + Threads * Items - 1) / (Threads * Items), stream,
+                   dev, keys, int(k), queries, n, out, offset, gate);
   } else if constexpr (Copies > 1) {  // the replicas do not fit: one copy
     launch_search_with<A, Threads, Items, 1>(stream, strict, offset, keys, k, queries, n, out, dev, gate);
-    return;
   } else {
     constexpr int threads = global_config.threads, items = global_config.items;
     auto kernel = strict ? search_global_kernel<A, true, T, Out, threads, items>
                          : search_global_kernel<A, false, T, Out, threads, items>;
-    const int grid = grid_size(kernel, threads, 0, (n + threads * items - 1) / (threads * items), dev);
-    kernel<<<grid, threads, 0, stream>>>(keys, k, queries, n, out, offset, gate);
+    launch_filling(kernel, threads, 0, (n + threads * items - 1) / (threads * items), stream, dev, keys, k, queries, n,
+                   out, offset, gate);
   }
-  GSEARCH_CUDA_CHECK_LAUNCH();
 }
 
 /// Enqueues the search with algorithm A and the tuned configuration of tuning.hpp.

@@ -175,20 +175,17 @@ void launch_search_rows_with(cudaStream_t stream, bool strict, int offset, int64
     auto kernel = strict ? search_rows_shared_kernel<A, true, T, Out, Threads, Items>
                          : search_rows_shared_kernel<A, false, T, Out, Threads, Items>;
     const int64_t smem = tile_rows * (k + 2 * warp_width) * int64_t(sizeof(T));
-    allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
-    const int grid = grid_size(kernel, Threads, smem, (rows + tile_rows - 1) / tile_rows, dev);
     const core::fast_divider by_k{uint32_t(k > 0 ? k : 1)}, by_m{uint32_t(m)};  // the kernel divides by these
-    kernel<<<grid, Threads, size_t(smem), stream>>>(keys, int(k), queries, rows, int(m), out, offset,
-                                                    int(tile_rows), by_k, by_m);
+    launch_filling(kernel, Threads, smem, (rows + tile_rows - 1) / tile_rows, stream, dev, keys, int(k), queries, rows,
+                   int(m), out, offset, int(tile_rows), by_k, by_m);
   } else {
     constexpr int threads = rows_global_config.threads, items = rows_global_config.items;
     auto kernel = strict ? search_rows_global_kernel<A, true, T, Out, threads, items>
                          : search_rows_global_kernel<A, false, T, Out, threads, items>;
     const int64_t n = rows * m;
-    const int grid = grid_size(kernel, threads, 0, (n + threads * items - 1) / (threads * items), dev);
-    kernel<<<grid, threads, 0, stream>>>(keys, k, queries, n, m, out, offset);
+    launch_filling(kernel, threads, 0, (n + threads * items - 1) / (threads * items), stream, dev, keys, k, queries, n,
+                   m, out, offset);
   }
-  GSEARCH_CUDA_CHECK_LAUNCH();
 }
 
 /// Enqueues the row-batched search with algorithm A and the tuned configuration of tuning.hpp.

@@ -69,16 +69,15 @@ void launch_sort_sample(cudaStream_t stream, const T* data, int64_t n, int64_t s
                         int64_t m, T* splitters, T* sorted, const device_limits& dev) {
   if (!sorted && m <= sample_select_max_targets) {
     if (m == 0) return;
-    sample_select_kernel<T, sort_threads, sort_items<T>><<<1, sort_threads, 0, stream>>>(data, n, int(s), index, int(m),
-                                                                                        splitters);
-    GSEARCH_CUDA_CHECK_LAUNCH();
+    launch(sample_select_kernel<T, sort_threads, sort_items<T>>, 1, sort_threads, 0, stream, data, n, int(s), index,
+           int(m), splitters);
     return;
   }
   using sorter = sample_sort<T, sort_threads, sort_items<T>>;
   auto kernel = sort_sample_kernel<T, sort_threads, sort_items<T>>;
   allow_dynamic_shared(reinterpret_cast<const void*>(kernel), int64_t(sorter::shared_bytes), dev);
-  kernel<<<1, sort_threads, sorter::shared_bytes, stream>>>(data, n, int(s), index, int(m), splitters, sorted);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(kernel, 1, sort_threads, int64_t(sorter::shared_bytes), stream, data, n, int(s), index, int(m), splitters,
+         sorted);
 }
 
 // The bucket pass over data[0, n) with the m splitters in device memory (copy: one byte per
@@ -91,22 +90,17 @@ void launch_bucket_pass(cudaStream_t stream, const T* data, int64_t n, const T* 
   if (n == 0) return;
   const pass_layout<T> layout{n, unaligned_head(data, n)};
   const bucket_pass_shared<T> shape{int(m)};
-  const auto launch = [&](auto kernel) {
-    const int64_t smem = int64_t(shape.bytes());
-    allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
-    // No block may count more than 2^31 elements in its 32-bit histogram.
-    const int64_t tiles = layout.tiles(), most_tiles = (int64_t(1) << 31) / layout.tile;
-    const int64_t grid = std::max<int64_t>(grid_size(kernel, pass_threads, smem, tiles, dev),
-                                           (tiles + most_tiles - 1) / most_tiles);
-    kernel<<<unsigned(grid), pass_threads, size_t(smem), stream>>>(data, layout, splitters, int(m), copy, copying,
-                                                                hist, candidates, candidate_indices, capacity,
-                                                                candidate_count);
-    GSEARCH_CUDA_CHECK_LAUNCH();
-  };
-  if (m <= select_register_splitters)
-    launch(bucket_pass_kernel<T, pass_threads, pass_loads, bucket_counting::registers>);
-  else
-    launch(bucket_pass_kernel<T, pass_threads, pass_loads, bucket_counting::shared>);
+  auto kernel = m <= select_register_splitters
+                    ? bucket_pass_kernel<T, pass_threads, pass_loads, bucket_counting::registers>
+                    : bucket_pass_kernel<T, pass_threads, pass_loads, bucket_counting::shared>;
+  const int64_t smem = int64_t(shape.bytes());
+  allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
+  // Not launch_filling: no block may count more than 2^31 elements in its 32-bit histogram.
+  const int64_t tiles = layout.tiles(), most_tiles = (int64_t(1) << 31) / layout.tile;
+  const int64_t grid = std::max<int64_t>(grid_size(kernel, pass_threads, smem, tiles, dev),
+                                         (tiles + most_tiles - 1) / most_tiles);
+  launch(kernel, grid, pass_threads, smem, stream, data, layout, splitters, int(m), copy, copying, hist, candidates,
+         candidate_indices, capacity, candidate_count);
 }
 
 // One device allocation for a bucket pass and what it returns to the host: the splitters' sample
@@ -177,12 +171,10 @@ std::vector<T> select_by_sort(cudaStream_t stream, const T* data, int64_t n, con
   T* values = reinterpret_cast<T*>(base + 2 * keys_bytes + ranks_bytes);
   void* temp = base + 2 * keys_bytes + ranks_bytes + align16(size_t(m) * sizeof(T));
   const unsigned grid = unsigned(std::min<int64_t>((n + 255) / 256, 4096));
-  radix_bits_kernel<T><<<grid, 256, 0, stream>>>(data, n, bits);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(radix_bits_kernel<T>, grid, 256, 0, stream, data, n, bits);
   GSEARCH_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp, sort_bytes, bits, sorted, n, 0, int(sizeof(U) * 8), stream));
   to_device(stream, d_ranks, ranks.data(), size_t(m));
-  gather_ranks_kernel<T><<<unsigned(std::min<int64_t>((m + 255) / 256, 4096)), 256, 0, stream>>>(sorted, d_ranks, m, values);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(gather_ranks_kernel<T>, std::min<int64_t>((m + 255) / 256, 4096), 256, 0, stream, sorted, d_ranks, m, values);
   std::vector<T> out(static_cast<size_t>(m));
   to_host(stream, out.data(), values, size_t(m));
   wait(stream);
@@ -290,24 +282,19 @@ std::optional<planned_select<T>> planned_select<T>::enqueue(cudaStream_t stream,
   allow_dynamic_shared(reinterpret_cast<const void*>(pass), pass_smem, dev);
   const int pass_grid = grid_size(pass, pass_threads, pass_smem, pass_layout<T>{capacity, 0}.tiles(), dev);
   const auto resolve = [&] {
-    resolve_level_kernel<T><<<1, 32, 0, stream>>>(d_plan, hist, splitters, capacity, s, select_dense_fraction);
-    GSEARCH_CUDA_CHECK_LAUNCH();
+    launch(resolve_level_kernel<T>, 1, 32, 0, stream, d_plan, hist, splitters, capacity, s, select_dense_fraction);
   };
   // The first level: the data (its first 16-byte boundary anywhere), the host's plan.
-  select_splitters<<<1, sort_threads, 0, stream>>>(data, d_plan, splitters);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(select_splitters, 1, sort_threads, 0, stream, data, d_plan, splitters);
   const auto* copy = base + offsetof(core::select_level<T>, copy);  // the plan's copy flags, on the device
   launch_bucket_pass(stream, data, n, splitters, plan.m, copy, true, hist, buffer_of(1), capacity,
                      hist + planned_count_slot, dev, first_indices);
   resolve();
   for (int level = 2; level <= levels + 1; ++level) {
     const T* in = buffer_of(level - 1);
-    select_splitters<<<1, sort_threads, 0, stream>>>(in, d_plan, splitters);
-    GSEARCH_CUDA_CHECK_LAUNCH();
-    pass<<<unsigned(pass_grid), pass_threads, size_t(pass_smem), stream>>>(in, d_plan, splitters, hist,
-                                                                           buffer_of(level), capacity,
-                                                                           hist + planned_count_slot);
-    GSEARCH_CUDA_CHECK_LAUNCH();
+    launch(select_splitters, 1, sort_threads, 0, stream, in, d_plan, splitters);
+    launch(pass, pass_grid, pass_threads, pass_smem, stream, in, d_plan, splitters, hist, buffer_of(level), capacity,
+           hist + planned_count_slot);
     resolve();
   }
   planned_select result(stream, std::move(memory), d_plan, int(ranks.size()));
@@ -469,14 +456,11 @@ void partition_by_sort(cudaStream_t stream, const T* data, int64_t n, T* out, in
   int64_t* order = reinterpret_cast<int64_t*>(base + 2 * keys_bytes + index_bytes);
   void* temp = base + 2 * keys_bytes + 2 * index_bytes;
   const unsigned grid = unsigned(std::min<int64_t>((n + 255) / 256, 4096));
-  radix_bits_kernel<T><<<grid, 256, 0, stream>>>(data, n, bits);
-  GSEARCH_CUDA_CHECK_LAUNCH();
-  iota_kernel<<<grid, 256, 0, stream>>>(iota, n);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(radix_bits_kernel<T>, grid, 256, 0, stream, data, n, bits);
+  launch(iota_kernel, grid, 256, 0, stream, iota, n);
   GSEARCH_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, sort_bytes, bits, sorted, iota, order, n, 0,
                                                      int(sizeof(U) * 8), stream));
-  partition_from_sorted_kernel<T><<<grid, 256, 0, stream>>>(sorted, order, n, out, out_indices);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(partition_from_sorted_kernel<T>, grid, 256, 0, stream, sorted, order, n, out, out_indices);
 }
 
 // The result of quantile / median into device memory, and the wait the contract promises.
@@ -535,8 +519,7 @@ void partition(CUstream_st* stream, const T* data, int64_t n, const int64_t* kth
   if (m == 0) {  // no kth: numpy's copy (argpartition: the identity), in the data's order
     if (out) GSEARCH_CUDA_CHECK(cudaMemcpyAsync(out, data, size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice, stream));
     if (out_indices) {
-      iota_kernel<<<unsigned(std::min<int64_t>((n + 255) / 256, 4096)), 256, 0, stream>>>(out_indices, n);
-      GSEARCH_CUDA_CHECK_LAUNCH();
+      launch(iota_kernel, std::min<int64_t>((n + 255) / 256, 4096), 256, 0, stream, out_indices, n);
     }
     wait(stream);
     return;
@@ -568,13 +551,8 @@ void partition(CUstream_st* stream, const T* data, int64_t n, const int64_t* kth
   // The scatter.
   const scan_layout<T, scatter_threads, scatter_loads> layout{n, unaligned_head(data, n)};
   const scatter_shared<T> shape{int(ms)};
-  auto kernel = partition_scatter_kernel<T, scatter_threads, scatter_loads>;
-  const int64_t smem = int64_t(shape.bytes());
-  allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
-  const int grid = grid_size(kernel, scatter_threads, smem, layout.tiles(), dev);
-  kernel<<<unsigned(grid), scatter_threads, size_t(smem), stream>>>(data, layout, mem.splitters, int(ms), cursors,
-                                                                     out, out_indices);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch_filling(partition_scatter_kernel<T, scatter_threads, scatter_loads>, scatter_threads, int64_t(shape.bytes()),
+                 layout.tiles(), stream, dev, data, layout, mem.splitters, int(ms), cursors, out, out_indices);
   wait(stream);
 }
 

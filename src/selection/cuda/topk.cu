@@ -54,18 +54,13 @@ bool launch_rows(cudaStream_t stream, const T* data, int64_t rows, int64_t cols,
   // shared memory, which the rule's reserve is meant to cover.
   if (cols <= topk_staged_max_cols(int(sizeof(T)), dev.max_shared_per_block) &&
       staged_bytes + static_shared_bytes(reinterpret_cast<const void*>(staged), dev) <= dev.max_shared_per_block) {
-    allow_dynamic_shared(reinterpret_cast<const void*>(staged), staged_bytes, dev);
-    const int grid = grid_size(staged, row_threads, staged_bytes, rows, dev);
-    staged<<<grid, row_threads, size_t(staged_bytes), stream>>>(data, rows, int(cols), int(rank), flip,
-                                                                first_tie_only, values, indices);
-    GSEARCH_CUDA_CHECK_LAUNCH();
+    launch_filling(staged, row_threads, staged_bytes, rows, stream, dev, data, rows, int(cols), int(rank), flip,
+                   first_tie_only, values, indices);
     return true;
   }
   if (!topk_rows_in_global(rows, cols, int(sizeof(T)), dev.sms)) return false;
-  auto global = topk_rows_kernel<T, row_threads, false>;
-  const int grid = grid_size(global, row_threads, 0, rows, dev);
-  global<<<grid, row_threads, 0, stream>>>(data, rows, int(cols), int(rank), flip, first_tie_only, values, indices);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch_filling(topk_rows_kernel<T, row_threads, false>, row_threads, 0, rows, stream, dev, data, rows, int(cols),
+                 int(rank), flip, first_tie_only, values, indices);
   return true;
 }
 
@@ -90,18 +85,15 @@ void topk_flat(cudaStream_t stream, const T* data, int64_t n, int64_t k, bool la
   u64* counters = c.take<u64>(2);
   T* threshold = c.take<T>(1);
   int64_t* tie_indices = c.take<int64_t>(k);
-  auto gather = gather_beyond_kernel<T, threads, loads>;
   const auto gather_from = [&](const T* from, scan_layout<T, threads, loads> layout, const T* at,
                                const gather_source& source) {
-    gather<<<grid_size(gather, threads, 0, layout.tiles(), dev), threads, 0, stream>>>(
-        from, layout, at, selection_flip<T>(largest), k, values, indices, tie_indices, counters, source);
-    GSEARCH_CUDA_CHECK_LAUNCH();
+    launch_filling(gather_beyond_kernel<T, threads, loads>, threads, 0, layout.tiles(), stream, dev, from, layout, at,
+                   selection_flip<T>(largest), k, values, indices, tie_indices, counters, source);
   };
   const scan_layout<T, threads, loads> whole{n, unaligned_head(data, n)};
   const auto fill_ties = [&](const int32_t* plan_status) {
-    fill_ties_kernel<T><<<plain_grid(k, 256, dev), 256, 0, stream>>>(data, k, counters, tie_indices, values, indices,
-                                                                      plan_status);
-    GSEARCH_CUDA_CHECK_LAUNCH();
+    launch_plain(fill_ties_kernel<T>, k, 256, stream, dev, data, k, counters, tie_indices, values, indices,
+                 plan_status);
   };
   if (planned) {
     GSEARCH_CUDA_CHECK(cudaMemsetAsync(counters, 0, 2 * sizeof(u64), stream));
@@ -131,21 +123,17 @@ void kthvalue_flat(cudaStream_t stream, const T* data, int64_t n, int64_t rank, 
   constexpr int threads = topk_first_equal_config.threads, items = topk_first_equal_config.items;
   select<T>(stream, data, n, &rank, 1, value);
   GSEARCH_CUDA_CHECK(cudaMemsetAsync(index, 0xFF, sizeof(int64_t), stream));
-  auto kernel = first_equal_kernel<T, threads, items>;
   const int64_t tiles = (n + int64_t(threads) * items - 1) / (int64_t(threads) * items);
-  kernel<<<grid_size(kernel, threads, 0, tiles, dev), threads, 0, stream>>>(data, n, value,
-                                                                           reinterpret_cast<u64*>(index));
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch_filling(first_equal_kernel<T, threads, items>, threads, 0, tiles, stream, dev, data, n, value,
+                 reinterpret_cast<u64*>(index));
 }
 
 template <class T, int Tier>
 void launch_block_sort(cudaStream_t stream, T* values, int64_t* indices, int64_t rows, int64_t k, bool largest,
                        const device_limits& dev) {
   constexpr int threads = topk_sort_tiers[Tier].threads, items = topk_sort_tiers[Tier].items;
-  auto kernel = sort_rows_kernel<T, threads, items>;
-  kernel<<<grid_size(kernel, threads, 0, rows, dev), threads, 0, stream>>>(values, indices, rows, int(k),
-                                                                          selection_flip<T>(largest));
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch_filling(sort_rows_kernel<T, threads, items>, threads, 0, rows, stream, dev, values, indices, rows, int(k),
+                 selection_flip<T>(largest));
 }
 
 // offsets[r] = r * k for r <= rows: the segments of cub::DeviceSegmentedSort.
@@ -190,20 +178,17 @@ void sort_outputs(cudaStream_t stream, const T* data, int64_t rows, int64_t cols
   int64_t* indices_in = c.take<int64_t>(n);
   int64_t* offsets = c.take<int64_t>(rows + 1);
   void* sort_temp = c.take<char>(int64_t(sort_bytes));
-  radix_keys_kernel<T><<<plain_grid(n, 256, dev), 256, 0, stream>>>(values, indices, n, selection_flip<T>(largest),
-                                                                   keys_in, indices_in);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch_plain(radix_keys_kernel<T>, n, 256, stream, dev, values, indices, n, selection_flip<T>(largest), keys_in,
+               indices_in);
   if (rows == 1) {
     GSEARCH_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp, sort_bytes, keys_in, keys_out, indices_in, indices,
                                                        n, 0, int(8 * sizeof(K)), stream));
   } else {
-    segment_offsets_kernel<<<plain_grid(rows + 1, 256, dev), 256, 0, stream>>>(rows, k, offsets);
-    GSEARCH_CUDA_CHECK_LAUNCH();
+    launch_plain(segment_offsets_kernel, rows + 1, 256, stream, dev, rows, k, offsets);
     GSEARCH_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(sort_temp, sort_bytes, keys_in, keys_out, indices_in,
                                                                  indices, n, rows, offsets, offsets + 1, stream));
   }
-  gather_values_kernel<T><<<plain_grid(n, 256, dev), 256, 0, stream>>>(data, cols, k, n, indices, values);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch_plain(gather_values_kernel<T>, n, 256, stream, dev, data, cols, k, n, indices, values);
 }
 
 }  // namespace

@@ -172,8 +172,7 @@ void launch_index_build(CUstream_st* stream, const T* keys, const core::static_i
   constexpr int threads = 256;
   const int64_t blocks = (shape.size() + threads - 1) / threads;
   const int grid = int(blocks < 16LL * dev.sms ? blocks : 16LL * dev.sms);
-  index_build_kernel<<<grid, threads, 0, stream>>>(keys, shape, layout, gate);
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  launch(index_build_kernel<T, B>, grid, threads, 0, stream, keys, shape, layout, gate);
 }
 
 /// Enqueues the search of n queries on side s: the kernel for Threads x Items, the levels that
@@ -189,10 +188,8 @@ void launch_index_search(CUstream_st* stream, side s, const T* layout, const cor
     const int64_t room = dev.max_shared_per_block - static_shared_bytes(reinterpret_cast<const void*>(kernel), dev);
     const int shared_level = index_shared_level<B, T>(shape, shared_budget < room ? shared_budget : room);
     const int64_t smem = (shape.size() - shape.offset[shared_level]) * int64_t(sizeof(T));
-    allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
-    const int grid = grid_size(kernel, Threads, smem, (n + Threads * Items - 1) / (Threads * Items), dev);
-    kernel<<<grid, Threads, size_t(smem), stream>>>(layout, shape, shared_level, queries, n, out, offset, gate);
-    GSEARCH_CUDA_CHECK_LAUNCH();
+    launch_filling(kernel, Threads, smem, (n + Threads * Items - 1) / (Threads * Items), stream, dev, layout, shape,
+                   shared_level, queries, n, out, offset, gate);
   };
   visit_side(s, [&]<bool Strict>(int offset) { run(index_search_kernel<Strict, T, Out, B, Threads, Items>, offset); });
 }
