@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gsearch/core/dist.hpp"
@@ -169,7 +170,9 @@ void search(const Local& local, communicator& comm, side s, span<const T> keys, 
   check_shard_order(heads, "search", "keys");
   const auto plan = core::dist::make_owner_plan(counts, firsts);
   step("plan");
-  const side route = s == side::left ? side::left : side::right;  // pred: upper_bound - 1
+  // The side the owners and the local answers are searched on (pred: right, then upper_bound - 1).
+  const auto [route, pred_offset] =
+      visit_side(s, []<bool Strict>(int offset) { return std::pair{Strict ? side::left : side::right, offset}; });
 
   // Route: the owner of every query, then the queries packed by owner.
   const int64_t n = queries.size();
@@ -198,7 +201,7 @@ void search(const Local& local, communicator& comm, side s, span<const T> keys, 
   // Answer this rank's share, as global indices, and send the answers back.
   array<int64_t> answers = local.template make<int64_t>(mine_queries.size());
   gsearch::search(local.exec, route, keys, mine_queries.cview(), answers.view());
-  local.shift(answers.data(), answers.size(), plan.offsets[size_t(me)] - (s == side::pred ? 1 : 0));
+  local.shift(answers.data(), answers.size(), plan.offsets[size_t(me)] + pred_offset);
   step("local search");
   array<int64_t> back = exchange(local, comm, answers.data(), recv_counts, send_counts);
   step("exchange answers");

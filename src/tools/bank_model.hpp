@@ -158,10 +158,11 @@ template <class T>
 warp_trace trace_warp(algorithm a, side sd, const std::vector<T>& padded, int64_t k,
                       const T* queries, int lanes, const bank_config& cfg,
                       int64_t* ranks_out = nullptr, int copies = 1) {
-  const bool strict = sd == side::left;
   auto run = [&]<algorithm A, int Copies = 1>() {
-    return strict ? trace_warp<A, true, Copies>(padded, k, queries, lanes, cfg, ranks_out)
-                  : trace_warp<A, false, Copies>(padded, k, queries, lanes, cfg, ranks_out);
+    // The predecessor's -1 changes no access: ranks_out holds the counts, as for side::right.
+    return visit_side(sd, [&]<bool Strict>(int /*offset*/) {
+      return trace_warp<A, Strict, Copies>(padded, k, queries, lanes, cfg, ranks_out);
+    });
   };
   if (copies != 1 && (a != algorithm::pbs_cl || (copies != 2 && copies != 4)))
     throw gsearch::invalid_argument("bank model: replicated keys are for pbs-cl, with 2 or 4 copies");

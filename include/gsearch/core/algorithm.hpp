@@ -31,6 +31,18 @@ constexpr decltype(auto) visit_side(side s, F&& f) {
   return f.template operator()<false>(s == side::pred ? -1 : 0);
 }
 
+/// Calls f.template operator()<Strict, Pred>(): visit_side for code that takes the predecessor's
+/// -1 at compile time too (the search of sorted queries, whose kernels subtract it as they write).
+/// Strict as in visit_side; Pred is true for side::pred alone, whose answer is the count of keys
+/// <= q less 1. Three forms where visit_side has two: use it only where Pred is a template
+/// parameter already.
+template <class F>
+constexpr decltype(auto) visit_side_exact(side s, F&& f) {
+  if (s == side::left) return f.template operator()<true, false>();
+  if (s == side::right) return f.template operator()<false, false>();
+  return f.template operator()<false, true>();
+}
+
 /// Which search runs. `auto_` lets the backend choose from its tuning table.
 enum class algorithm : int {
   auto_,   ///< the backend picks (by key count, key size and device)

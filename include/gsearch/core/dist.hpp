@@ -40,9 +40,11 @@ struct owner_plan {
   /// The rank of query q for the side (pred goes as right: predecessor = upper_bound - 1).
   int owner(side s, T q) const {
     const auto less = [](T a, T b) { return key_less(a, b); };
-    auto it = s == side::left ? std::lower_bound(boundaries.begin(), boundaries.end(), q, less)
-                              : std::upper_bound(boundaries.begin(), boundaries.end(), q, less);
-    return int(it - boundaries.begin());
+    return visit_side(s, [&]<bool Strict>(int /*offset*/) {
+      const auto it = Strict ? std::lower_bound(boundaries.begin(), boundaries.end(), q, less)
+                             : std::upper_bound(boundaries.begin(), boundaries.end(), q, less);
+      return int(it - boundaries.begin());
+    });
   }
 };
 

@@ -13,14 +13,9 @@ void sorted_search(CUstream_st* stream, side s, const T* keys, int64_t k, const 
   if (n <= 0) return;
   with_policy(merge_policies{}, current_device_limits().arch, [&]<class P>() {
     constexpr launch_config c = P::template sorted_search_config<sizeof(T)>;
-    switch (s) {
-      case side::left:
-        return launch_sorted_search<c.threads, c.items, true, false>(stream, keys, k, queries, n, out, gate);
-      case side::right:
-        return launch_sorted_search<c.threads, c.items, false, false>(stream, keys, k, queries, n, out, gate);
-      case side::pred:
-        return launch_sorted_search<c.threads, c.items, false, true>(stream, keys, k, queries, n, out, gate);
-    }
+    visit_side_exact(s, [&]<bool Strict, bool Pred>() {
+      launch_sorted_search<c.threads, c.items, Strict, Pred>(stream, keys, k, queries, n, out, gate);
+    });
   });
 }
 
