@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Issue 40's last GPU checks on one H200, after the backend lists of the search and the static
+# index, the launch helpers at every launch site, the owner type of the stateful classes, the
+# per-architecture merge policy and searchsorted's sorter=: every GPU test of gpu_tests.txt (the
+# list the build writes) and the CLI's GPU tests in call 1, then the large tests and
+# compute-sanitizer memcheck over every suite and racecheck over the shared-memory ones in call 2
+# (the same machine, warm: the build is reused). Suites run three (tests) or four (sanitizers) at
+# a time on the one GPU: the whole GPU suite one after another takes longer than a call.
+# Here, before call 1: bash scripts/device/pack_deps.sh
+#   call 1: run(carry [".deps"], "bash bench/results/h200/issue40/final_checks.sh tests")
+#   call 2: run(carry [".deps"], "bash bench/results/h200/issue40/final_checks.sh rest")
+# Each writes $OUT/<what>.tar.gz (its logs) and prints a line per suite. No GPU test may skip
+# (GSEARCH_REQUIRE_GPU=1; a SKIPPED line fails the run).
+set -uo pipefail
+what=${1:?tests or rest}
+export OUT=${OUT:-out} NCCL_NVLS_ENABLE=0 GSEARCH_REQUIRE_GPU=1
+L=$OUT/logs-$what; mkdir -p "$L"; B=carry/bin
+trap 'tar -czf "$OUT/$what.tar.gz" -C "$OUT" "logs-$what"; rm -rf "$L"' EXIT
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; cat .deps/source_commit.txt; } | tee "$L/device.txt"
+if [ ! -s "$B/gpu_tests.txt" ]; then
+  { time bash scripts/device/build.sh; } > "$L/build.log" 2>&1 || { tail -60 "$L/build.log"; exit 1; }
+  echo "built in ${SECONDS} s"
+fi
+small=() large=()
+while read -r t labels; do
+  [ -n "$t" ] || continue
+  case " $labels " in *" large "*) large+=("$t") ;; *) small+=("$t") ;; esac
+done < "$B/gpu_tests.txt"
+
+# one TOOL TEST: the suite (TOOL "-") or compute-sanitizer TOOL over it (GSEARCH_TEST_SUBSET=1,
+# a limit of LIMIT seconds), its line of results.
+one() {
+  local tool=$1 t=$2 log="$L/$1-$2.log" rc filter=${GTEST_FILTER:-*}
+  if [ "$tool" = - ]; then
+    "$B/$t" > "$log" 2>&1; rc=$?
+  else
+    # (gpu_checks.sh's narrower racecheck cases: the partitioned matrix and two ranks take hours)
+    [ "$tool/$t" = racecheck/test_gpu_partitioned ] && filter='*OneSmallPipeline*:*GlobalBuckets*'
+    [ "$tool/$t" = racecheck/test_gpu_dist ] && filter='Ranks/GpuDistThreads.AllCases/0'
+    GTEST_FILTER=$filter GSEARCH_TEST_SUBSET=1 timeout -k 5 "${LIMIT:-200}" \
+      compute-sanitizer --tool "$tool" --error-exitcode 9 "$B/$t" > "$log" 2>&1; rc=$?
+  fi
+  echo "$tool $t: exit $rc; $(grep -E '^========= (ERROR SUMMARY|RACECHECK SUMMARY)' "$log" | tr '\n' ' ')$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$log" | tr '\n' ' ')(${SECONDS} s)"
+}
+export -f one; export L B
+
+case $what in
+  tests)
+    # The server's suite alone at the end (its tests wait on a persistent kernel's answers).
+    printf '%s\n' "${small[@]}" | grep -vx test_gpu_server | xargs -P 3 -I{} bash -c 'one - {}'
+    one - test_gpu_server
+    cli=$(cat "$B/cli_path.txt") && mkdir -p "$(dirname "$cli")" && cp "$B/gsearch" "$cli"
+    "$B/test_cli" --gtest_filter='Distributed.*:Cli*Cuda*:Cli*Gpu*:*Sorter*' > "$L/test_cli.log" 2>&1
+    echo "test_cli (GPU): exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$L/test_cli.log" | tr '\n' ' ')(${SECONDS} s)"
+    ;;
+  rest)
+    for t in "${large[@]}"; do one - "$t"; done
+    { for t in "${small[@]}"; do echo "memcheck $t"; done
+      for t in test_gpu_topk test_gpu_merge test_gpu_selection test_gpu_index_intervals test_gpu_search test_gpu_find; do
+        echo "racecheck $t"; done; } | xargs -P 4 -L 1 bash -c 'one "$0" "$1"'
+    ;;
+esac
+if grep -l '^\[  SKIPPED \]' "$L"/*.log; then echo "final_checks: the logs above hold skipped GPU tests"; exit 1; fi
