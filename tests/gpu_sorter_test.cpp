@@ -23,8 +23,11 @@ std::vector<int64_t> run_gpu_out(const cuda_t& exec, const std::vector<T>& keys,
   const device_vector<int64_t> d_sorter{span<const int64_t>(sorter)};
   const device_vector<Out> d_out(int64_t(queries.size())), d_upper(int64_t(queries.size()));
   // Poisoned (0x5A bytes: no result has that value), so that a call that wrote nothing fails.
-  for (const auto* d : {&d_out, &d_upper})
-    if (d->size() > 0) EXPECT_EQ(cudaMemset(d->data(), 0x5A, size_t(d->size()) * sizeof(Out)), cudaSuccess);
+  for (const auto* d : {&d_out, &d_upper}) {
+    if (d->size() > 0) {
+      EXPECT_EQ(cudaMemset(d->data(), 0x5A, size_t(d->size()) * sizeof(Out)), cudaSuccess);
+    }
+  }
   const span<const T> k(d_keys), q(d_queries);
   if (equal)
     equal_range(exec, k, span<const int64_t>(d_sorter), q, span<Out>(d_out), span<Out>(d_upper), options);
