@@ -2,7 +2,7 @@
 // (every method), median / nanmedian, and topk / kthvalue, for every key type, through the CUDA
 // backend; each result checked against the references of selection_cases.hpp (std::sort of a
 // copy, numpy's formulas) and equal to the CPU backend's. Sizes around the kernels' shapes, read
-// from tuning_selection.hpp: the one-block sort's sample (+-1: a block sort or a sampled level),
+// from src/selection/tuning.hpp: the one-block sort's sample (+-1: a block sort or a sampled level),
 // the bucket pass's tile, sizes deep enough for two and three levels of candidates; data
 // pointers off the 16-byte alignment of the vector loads; every input shape (the adversarial
 // sample-aligned spikes, against the fixed sample positions, included); ranks dense enough for

@@ -35,7 +35,7 @@
 /// (set_operation, join and their *_size) wait for it, and the allocate forms call allocate on
 /// the calling thread once the size is known. Temporary device memory is allocated
 /// stream-ordered from gsearch's own pool (cuda/stream_buffer.cuh): merge and sorted search 8
-/// bytes per tile of 4,864 or 3,840 outputs (1,792 for 8-byte keys); merge sort that and one copy of its
+/// bytes per tile of 4,864 outputs (3,840 for 8-byte keys); merge sort that and one copy of its
 /// keys and values; the radix sort (sort of integer keys) one copy of its keys and values and
 /// CUB's histograms; set operations 32 bytes per tile; joins 24 bytes per row of each side (left
 /// only for inner, left, semi and anti joins).

@@ -37,7 +37,7 @@
 ///                  matrix (4 bytes per bucket and block) and CUB's scan scratch: about 42 MB or
 ///                  76 MB from 2^22 queries; CPU 12 + key-size bytes a query, plus 8 bytes per
 ///                  bucket (256 KB of keys) and thread: about 67 MB or 84 MB from 2^22 queries
-///   queries_sorted GPU 8 bytes per tile of 4,864 (4-byte keys) or 1,792 (8-byte) merged keys
+///   queries_sorted GPU 8 bytes per tile of 4,864 (4-byte keys) or 3,840 (8-byte) merged keys
 ///                  and queries; CPU none
 ///   check_sorted   none per call (the GPU reads its answer through a device word that calls
 ///                  reuse)
@@ -85,7 +85,7 @@ struct queries_order {
     any,     ///< any order: the search of `algo`
     sorted,  ///< ascending (NaN last): the sorted search (Merge Path), whatever `algo` says
     detect,  ///< the library looks, where the sorted search would pay: on a GPU, keys beyond shared
-             ///< memory and at least 2^20 queries, a quarter as many as keys (tuning_search.hpp's
+             ///< memory and at least 2^20 queries, a quarter as many as keys (src/search/tuning.hpp's
              ///< sorted_detect_*), a check of the queries' order on the device picks the sorted
              ///< search when they are sorted, `algo` otherwise, without waiting: both searches
              ///< are enqueued behind the check and gated on its answer (unsorted queries are read

@@ -1,9 +1,9 @@
 #pragma once
 /// \file
 /// The CUDA backend's tuning data, common part: what the dispatchers know of the device and the
-/// shape of a kernel's launch. The families' parameters and `auto` rules are in tuning_search.hpp
+/// shape of a kernel's launch. The families' parameters and `auto` rules are in src/search/tuning.hpp
 /// (shared-memory search, rows, the static index, P-ary, the `auto` choice),
-/// tuning_partitioned.hpp, tuning_find.hpp and tuning_merge.hpp; tuning.hpp includes them all.
+/// tuning_partitioned.hpp, src/find/tuning.hpp and src/merge/tuning.hpp; tuning.hpp includes them all.
 /// The numbers come from the H100 runs under bench/results/h100/ (see docs/perf-notes.md); change
 /// them only with a measurement.
 ///

@@ -2,7 +2,7 @@
 /// \file
 /// The CUDA backend's tuning data for the partitioned search (partition_kernel.cuh): the bucket
 /// configuration, the kernels' tiles, their shared memory, and how the shape is fitted to the
-/// device's shared memory (fit_partition). When `auto` takes it: tuning_search.hpp.
+/// device's shared memory (fit_partition). When `auto` takes it: src/search/tuning.hpp.
 /// The numbers come from the H100 runs under bench/results/h100/ (see docs/perf-notes.md); change
 /// them only with a measurement.
 ///

@@ -19,7 +19,7 @@
 namespace gsearch::core {
 
 /// The most ranks a planned select carries, and the most splitters a level may use (the
-/// register-counting bucket pass's limit: tuning_selection.hpp's select_register_splitters).
+/// register-counting bucket pass's limit: src/selection/tuning.hpp's select_register_splitters).
 inline constexpr int plan_max_ranks = 4;
 inline constexpr int plan_max_splitters = 4;
 

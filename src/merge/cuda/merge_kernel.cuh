@@ -292,7 +292,7 @@ void launch_merge(cudaStream_t stream, const Layout& layout, int64_t tiles, T* o
 /// Items) merge runs of doubling width, ping-ponging between the output and one temporary copy;
 /// the block sort writes to whichever of the two makes the last pass land in the output. A block
 /// sort of more threads than the merge's makes longer runs, and may save a pass. MinBlocks caps
-/// the passes' registers as in launch_merge. src/merge/cuda/merge_sort.cu runs tuning_merge.hpp's
+/// the passes' registers as in launch_merge. src/merge/cuda/merge_sort.cu runs src/merge/tuning.hpp's
 /// merge_sort_config; the sweep (bench/merge/merge_sweep.cu) others.
 template <int SortThreads, int Threads, int Items, int MinBlocks, bool Values, class T>
 void launch_merge_sort(cudaStream_t stream, const T* keys, int64_t n, const int64_t* values, T* out,
