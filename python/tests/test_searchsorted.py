@@ -148,18 +148,21 @@ def test_sorter_errors():
         gsearch.searchsorted(a, 2, sorter=[1.0, 2.0, 0.0])  # numpy: integers only
     with pytest.raises(TypeError):
         gsearch.searchsorted(a, 2, sorter=[[1, 2, 0]])  # numpy: could not parse
-    # Out of range: numpy checks only the indices its search touches; gsearch checks all (the
-    # library, naming the first position), unless there are no queries (nothing read: numpy's).
+    # Out of range: numpy checks only the indices its search touches; gsearch checks all when it
+    # gathers the keys (the library, naming the first position; here 4 queries in 3 keys, more
+    # than cpu_sorter_in_place searches through the sorter), those its search reads when it
+    # searches through the sorter (below), and none when there are no queries (numpy's answer).
+    many = [2, 3, 2, 3]
     with pytest.raises(ValueError, match=r"Sorter index out of range: sorter\[2\]"):
-        gsearch.searchsorted(a, 2, sorter=[1, 2, 3])
+        gsearch.searchsorted(a, many, sorter=[1, 2, 3])
     with pytest.raises(ValueError, match=r"Sorter index out of range: sorter\[1\]"):
-        gsearch.searchsorted(a, [2, 3], sorter=[1, -1, 5])
+        gsearch.searchsorted(a, many, sorter=[1, -1, 5])
     with pytest.raises(ValueError, match="Sorter index out of range"):
-        gsearch.equal_range(a, [2], sorter=[1, 2, 3])
+        gsearch.equal_range(a, many, sorter=[1, 2, 3])
     with pytest.raises(ValueError, match="Sorter index out of range"):
         np.searchsorted(a, [0, 1, 2, 3, 4], sorter=[1, 2, 3])
     with pytest.raises(ValueError, match="Sorter index out of range"):  # 2**63 wraps negative
-        gsearch.searchsorted(a, 2, sorter=np.array([1, 2, 2**63], dtype=np.uint64))
+        gsearch.searchsorted(a, many, sorter=np.array([1, 2, 2**63], dtype=np.uint64))
     empty = np.array([], dtype=a.dtype)
     check(a, empty, sorter=[1, 2, 3])
     check(a, empty, sorter=[1, -2, 0])
@@ -169,10 +172,35 @@ def test_sorter_errors():
     assert gsearch.searchsorted(a, 2, sorter=[1, 2, 0], check_sorted=True) == 1
     with pytest.raises(ValueError, match=r"keys\[sorter\] are not sorted"):
         gsearch.searchsorted(a, 2, sorter=[0, 1, 2], check_sorted=True)
-    # max_temp_bytes: the gathered copy (3 int64 keys) counts.
+    # max_temp_bytes: the results' copy of the search through the sorter (one int64) and the
+    # gathered keys (3 int64) count.
+    with pytest.raises(ValueError, match="max_temp_bytes = 7"):
+        gsearch.searchsorted(a, 2, sorter=[1, 2, 0], max_temp_bytes=7)
+    assert gsearch.searchsorted(a, 2, sorter=[1, 2, 0], max_temp_bytes=8) == 1
+    assert gsearch.searchsorted(a, many, sorter=[1, 2, 0], max_temp_bytes=24).tolist() == [1, 2, 1, 2]
     with pytest.raises(ValueError, match="max_temp_bytes = 23"):
-        gsearch.searchsorted(a, 2, sorter=[1, 2, 0], max_temp_bytes=23)
-    assert gsearch.searchsorted(a, 2, sorter=[1, 2, 0], max_temp_bytes=24) == 1
+        gsearch.searchsorted(a, many, sorter=[1, 2, 0], max_temp_bytes=23)
+
+
+def test_sorter_few_queries_read_in_place(rng):
+    # Few queries in many keys: searched through the sorter in place, numpy's way (cpu_sorter_in_place):
+    # numpy's answers; an index out of range that no search reads (the last, for queries in the
+    # lower half) is not looked at, by either; one every search reads is an error, as numpy's.
+    a = rng.integers(0, 1 << 30, size=1 << 16).astype(np.int64)
+    sorter = np.argsort(a, kind="stable")
+    v = rng.integers(0, 1 << 30, size=50)
+    for side in ("left", "right"):
+        np.testing.assert_array_equal(gsearch.searchsorted(a, v, side=side, sorter=sorter),
+                                      np.searchsorted(a, v, side=side, sorter=sorter))
+    low = np.minimum(v, np.sort(a)[len(a) // 4])
+    unread = sorter.copy()
+    unread[-1] = len(a)
+    np.testing.assert_array_equal(gsearch.searchsorted(a, low, sorter=unread), np.searchsorted(a, low, sorter=unread))
+    bad = np.full_like(sorter, -1)
+    with pytest.raises(ValueError, match="Sorter index out of range"):
+        np.searchsorted(a, v, sorter=bad)
+    with pytest.raises(ValueError, match="Sorter index out of range"):
+        gsearch.searchsorted(a, v, sorter=bad)
 
 
 def ref_sorter(a, v, side, sorter):

@@ -3,13 +3,17 @@
 
 #include "gsearch/search.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "on_backend.hpp"
 #include "search/backend.hpp"
+#include "cpu/tuning.hpp"  // cpu_sorter_in_place
 #include "merge/backend.hpp"  // sorted_search: the search of sorted queries
 
 namespace gsearch {
@@ -69,7 +73,7 @@ std::pair<int64_t, int64_t> check_rows_arguments(int64_t rows, span<const T> key
 //           its tile splits fit max_temp_bytes (else plain, with auto_: `algo` was ignored); with
 //           check_sorted the queries are checked either way;
 //   detect  queries_order::detect where the backend says the sorted search pays (the GPU,
-//           tuning_search.hpp's rule) and its temporary memory fits: the GPU checks the order and
+//           src/search/tuning.hpp's rule) and its temporary memory fits: the GPU checks the order and
 //           runs one of the two searches, deciding on the device (search_detecting_order).
 enum class route { plain, sorted, detect };
 
@@ -114,15 +118,20 @@ void search_impl(const Exec& exec, side s, span<const T> keys, span<const T> que
   });
 }
 
+template <class T, class Out>
+void check_equal_range_arguments(span<const T> keys, span<const T> queries, span<Out> lower, span<Out> upper) {
+  check_arguments(keys, queries, lower);
+  check_arguments(keys, queries, upper);
+  if (lower.size() > 0 && lower.data() == upper.data())
+    throw invalid_argument("gsearch::equal_range: lower and upper are the same array");
+}
+
 // equal_range: the two searches, after the checks of both outputs (nothing is written when
 // either is wrong).
 template <class Exec, class T, class Out>
 void equal_range_impl(const Exec& exec, span<const T> keys, span<const T> queries, span<Out> lower,
                       span<Out> upper, const search_options& options) {
-  check_arguments(keys, queries, lower);
-  check_arguments(keys, queries, upper);
-  if (lower.size() > 0 && lower.data() == upper.data())
-    throw invalid_argument("gsearch::equal_range: lower and upper are the same array");
+  check_equal_range_arguments(keys, queries, lower, upper);
   // (queries_order::detect: each search checks the order on the device; nothing waits.)
   const search_options& first = options;
   search_impl(exec, side::left, keys, queries, lower, first);
@@ -131,19 +140,27 @@ void equal_range_impl(const Exec& exec, span<const T> keys, span<const T> querie
   search_impl(exec, side::right, keys, queries, upper, again);
 }
 
-// sorter= (numpy's): the sorter's size (numpy's words), then the keys in sorter's order gathered
-// by the backend (gather_keys: a copy in temporary memory, every index checked against [0, k))
-// and search(gathered keys, options) run on them, with what the copy leaves of max_temp_bytes.
-// No queries: nothing gathered or checked but the size (numpy's answer), and search() runs on the
-// keys as they are, unchecked (it reads none of them).
-template <class Exec, class T, class F>
-void with_sorted_keys(const Exec& exec, span<const T> keys, span<const int64_t> sorter, int64_t queries,
-                      search_options options, F&& search) {
-  const int64_t k = keys.size();
+[[noreturn]] void throw_sorter_out_of_range(int64_t position, int64_t k) {
+  throw invalid_argument("gsearch::search: Sorter index out of range: sorter[" + std::to_string(position) +
+                         "] is not in [0, " + std::to_string(k) + ")");
+}
+
+// sorter= (numpy's): its size (numpy's words) and data.
+void check_sorter(int64_t k, span<const int64_t> sorter) {
   if (sorter.size() != k)
     throw invalid_argument("gsearch::search: sorter.size must equal a.size (" + std::to_string(sorter.size()) +
                            " sorter indices for " + std::to_string(k) + " keys)");
   if (k > 0 && !sorter.data()) throw invalid_argument("gsearch::search: null data pointer with a non-zero size");
+}
+
+// sorter= (checked): the keys in sorter's order gathered by the backend (gather_keys: a copy in
+// temporary memory, every index checked against [0, k)) and search(gathered keys, options) run on
+// them, with what the copy leaves of max_temp_bytes. No queries: nothing gathered or checked but
+// the size (numpy's answer), and search() runs on the keys as they are, unchecked (it reads none).
+template <class Exec, class T, class F>
+void with_sorted_keys(const Exec& exec, span<const T> keys, span<const int64_t> sorter, int64_t queries,
+                      search_options options, F&& search) {
+  const int64_t k = keys.size();
   if (queries == 0) {
     options.check_sorted = false;
     return search(keys, options);
@@ -156,9 +173,19 @@ void with_sorted_keys(const Exec& exec, span<const T> keys, span<const int64_t> 
   options.max_temp_bytes -= copy;
   const std::function<void(const T*)> then = [&](const T* gathered) { search(span<const T>(gathered, k), options); };
   const int64_t bad = on_backend(exec, [&](auto h) { return backend::gather_keys(h, keys.data(), k, sorter.data(), then); });
-  if (bad >= 0)
-    throw invalid_argument("gsearch::search: Sorter index out of range: sorter[" + std::to_string(bad) +
-                           "] is not in [0, " + std::to_string(k) + ")");
+  if (bad >= 0) throw_sorter_out_of_range(bad, k);
+}
+
+// sorter= with few queries in many keys on the CPU: searched through the sorter in place, as numpy
+// does (src/cpu/tuning.hpp's cpu_sorter_in_place), unless the keys are to be checked (that reads
+// them all) or another algorithm than the binary search is asked for. Only the sorter's positions
+// the search reads are checked then, as numpy checks them. Its temporary memory is a copy of the
+// results, written to `out` when no position was out of range. The GPU gathers: at its bandwidth
+// the copy costs less than the searches' dependent reads.
+bool sorter_in_place(int64_t k, int64_t q, int out_bytes, const search_options& o) {
+  const bool binary = o.algo == algorithm::auto_ || o.algo == algorithm::binary;
+  return q > 0 && q <= o.max_temp_bytes / out_bytes && !o.check_sorted && binary &&
+         o.queries_sorted != queries_order::sorted && cpu_backend::cpu_sorter_in_place(k, q);
 }
 
 template <class Exec, class T, class Out>
@@ -166,6 +193,15 @@ void search_sorter_impl(const Exec& exec, side s, span<const T> keys, span<const
                         span<const T> queries, span<Out> out, const search_options& options) {
   check_arguments(keys, queries, out);
   check_options(options);
+  check_sorter(keys.size(), sorter);
+  if constexpr (std::is_same_v<Exec, cpu_t>) {
+    if (sorter_in_place(keys.size(), queries.size(), int(sizeof(Out)), options)) {
+      const int64_t bad = cpu_backend::search_through_sorter(exec.threads, s, keys.data(), keys.size(), sorter.data(),
+                                                             queries.data(), queries.size(), out.data());
+      if (bad >= 0) throw_sorter_out_of_range(bad, keys.size());
+      return;
+    }
+  }
   with_sorted_keys(exec, keys, sorter, queries.size(), options, [&](span<const T> sorted, const search_options& o) {
     if (o.check_sorted && !sorted_on(exec, sorted)) throw_unsorted("gsearch::search: keys[sorter] are not sorted");
     search_options rest = o;
@@ -177,9 +213,24 @@ void search_sorter_impl(const Exec& exec, side s, span<const T> keys, span<const
 template <class Exec, class T, class Out>
 void equal_range_sorter_impl(const Exec& exec, span<const T> keys, span<const int64_t> sorter,
                              span<const T> queries, span<Out> lower, span<Out> upper, const search_options& options) {
-  check_arguments(keys, queries, lower);
-  check_arguments(keys, queries, upper);
+  check_equal_range_arguments(keys, queries, lower, upper);
   check_options(options);
+  check_sorter(keys.size(), sorter);
+  if constexpr (std::is_same_v<Exec, cpu_t>) {
+    // (Two searches through the sorter, the first one's results kept until the second has found
+    // no position out of range either: nothing is written on an error.)
+    if (sorter_in_place(keys.size(), 2 * queries.size(), int(sizeof(Out)), options)) {
+      std::vector<Out> first(static_cast<size_t>(queries.size()));
+      for (const side s : {side::left, side::right}) {
+        Out* to = s == side::left ? first.data() : upper.data();
+        const int64_t bad = cpu_backend::search_through_sorter(exec.threads, s, keys.data(), keys.size(),
+                                                               sorter.data(), queries.data(), queries.size(), to);
+        if (bad >= 0) throw_sorter_out_of_range(bad, keys.size());
+      }
+      std::copy(first.begin(), first.end(), lower.data());
+      return;
+    }
+  }
   with_sorted_keys(exec, keys, sorter, queries.size(), options, [&](span<const T> sorted, const search_options& o) {
     if (o.check_sorted && !sorted_on(exec, sorted)) throw_unsorted("gsearch::search: keys[sorter] are not sorted");
     search_options rest = o;

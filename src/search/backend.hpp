@@ -77,7 +77,15 @@
   X(T, int64_t, gather_keys,                                                                           \
     (const T* keys, int64_t k, const int64_t* sorter, const std::function<void(const T*)>& then))
 
+// The CPU's search of few queries through the sorter, in place (search_through_sorter: what numpy
+// does; the GPU gathers, at its bandwidth). Returns the least position of sorter its search read
+// out of [0, k), or -1; writes `out` only when there is none.
+#define GSEARCH_SORTER_CPU_OPS(X, T, Out)                                                              \
+  X(T, Out, int64_t, search_through_sorter,                                                             \
+    (side s, const T* keys, int64_t k, const int64_t* sorter, const T* queries, int64_t n, Out* out))
+
 GSEARCH_DECLARE_BACKEND_RESULT_OPS(GSEARCH_SEARCH_OPS)
+GSEARCH_DECLARE_CPU_RESULT_OPS(GSEARCH_SORTER_CPU_OPS)
 GSEARCH_DECLARE_CUDA_RESULT_OPS(GSEARCH_SEARCH_CUDA_OPS)
 GSEARCH_DECLARE_BACKEND_OPS(GSEARCH_ORDER_OPS)
 GSEARCH_DECLARE_BACKEND_OPS(GSEARCH_GATHER_OPS)

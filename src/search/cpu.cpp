@@ -29,12 +29,14 @@ constexpr int64_t max_padded_keys = int64_t{1} << 30;
 
 template <algorithm A, bool Strict, class T, class Out, class Accessor>
 void run(int threads, const Accessor& acc, int64_t k, const T* queries, int64_t n, Out* out,
-         int64_t offset) {
+         int64_t offset, bool may_hold_nan = true) {
   // The rank of a NaN query: the keys before NaN in the library's order (all but the NaN keys for
-  // side left, all of them for right).
+  // side left, all of them for right). (Not asked where no query is NaN: the search through a
+  // sorter reads only the positions its queries' searches read, as numpy's does.)
   [[maybe_unused]] int64_t nan_rank = k;
   if constexpr (std::is_floating_point_v<T>)
-    if (Strict) nan_rank = core::search_rank<A>(acc, k, before<Strict, T>{std::numeric_limits<T>::quiet_NaN()}, 0);
+    if (Strict && may_hold_nan)
+      nan_rank = core::search_rank<A>(acc, k, before<Strict, T>{std::numeric_limits<T>::quiet_NaN()}, 0);
   parallel_for(n, thread_count(threads, n, min_queries_per_thread), warp_width,
                [&](int64_t begin, int64_t end) {
                  int64_t j = begin;
@@ -234,6 +236,44 @@ bool is_sorted_rows(int threads, const T* keys, int64_t rows, int64_t k) {
   return true;
 }
 
+namespace {
+// Reads the keys in the order of numpy's sorter, in place: element i is keys[sorter[i]]. An index
+// out of [0, k) reads as keys[0] and is recorded (the least position read so), for the caller to
+// raise on; the binary search reads only positions in [0, k).
+template <class T>
+struct through_sorter {
+  const T* keys;
+  const int64_t* sorter;
+  int64_t k;
+  std::atomic<int64_t>* first_bad;
+  T operator()(int64_t i) const {
+    const int64_t j = sorter[i];
+    if (j >= 0 && j < k) [[likely]] return keys[j];
+    for (int64_t seen = first_bad->load(std::memory_order_relaxed); i < seen;)
+      if (first_bad->compare_exchange_weak(seen, i, std::memory_order_relaxed)) break;
+    return keys[0];
+  }
+};
+}  // namespace
+
+// sorter= with few queries (the public layer's rule, cpu_sorter_in_place): the binary search
+// through the sorter, about 2 ceil(log2(k + 1)) reads a query where the gather reads and writes all
+// k keys. The results go to a copy (n is small) and to `out` only when no index was out of range.
+template <class T, class Out>
+int64_t search_through_sorter(int threads, side s, const T* keys, int64_t k, const int64_t* sorter, const T* queries,
+                              int64_t n, Out* out) {
+  std::atomic<int64_t> first_bad{k};
+  std::vector<Out> results(static_cast<size_t>(n));
+  const bool nan = std::any_of(queries, queries + n, [](T q) { return q != q; });
+  visit_side(s, [&]<bool Strict>(int offset) {
+    run<algorithm::binary, Strict>(threads, through_sorter<T>{keys, sorter, k, &first_bad}, k, queries, n,
+                                   results.data(), offset, nan);
+  });
+  if (first_bad.load() < k) return first_bad.load();
+  std::copy(results.begin(), results.end(), out);
+  return -1;
+}
+
 // sorter=: the keys in sorter's order, gathered on all cores into a vector that lives while `then`
 // runs; each chunk keeps the least position out of range it met (so the least of all is named).
 template <class T>
@@ -264,5 +304,6 @@ int64_t gather_keys(int threads, const T* keys, int64_t k, const int64_t* sorter
 GSEARCH_INSTANTIATE_BACKEND_RESULT_OPS(GSEARCH_SEARCH_OPS)
 GSEARCH_INSTANTIATE_BACKEND_OPS(GSEARCH_ORDER_OPS)
 GSEARCH_INSTANTIATE_BACKEND_OPS(GSEARCH_GATHER_OPS)
+GSEARCH_INSTANTIATE_BACKEND_RESULT_OPS(GSEARCH_SORTER_CPU_OPS)
 
 }  // namespace gsearch::cpu_backend
