@@ -54,15 +54,21 @@
 /// with `sorter` after the keys search the keys in sorter's order, keys[sorter[0]],
 /// keys[sorter[1]], ..., which must be sorted (check_sorted checks them in that order): the
 /// results are positions in that order, as numpy's. sorter holds K int64 indices (an argsort of
-/// the keys, say), each in [0, K); it need not be a permutation. The call gathers the K keys
-/// into temporary memory (K key-sized elements, counted against max_temp_bytes: the search
-/// itself gets what is left of the cap; a cap below the copy is invalid_argument) checking
-/// every index, then runs the search above on the copy. Errors, besides search()'s:
-/// invalid_argument "sorter.size must equal a.size" (numpy's words) when sorter.size() != K,
-/// and "Sorter index out of range" (numpy's), naming the first such position, when an index is
-/// negative or >= K (nothing written). With no queries nothing is gathered or checked but the
-/// size (numpy's answer). On CUDA the call waits for the range check, before the search is
-/// enqueued. O(K) more work, K random reads.
+/// the keys, say), each in [0, K); it need not be a permutation. Two ways, by the sizes:
+///   - few queries in many keys on the CPU (Q * ceil(log2(K + 1)) <= 2K: cpu_sorter_in_place, with
+///     check_sorted off, algo auto_ or binary, queries not declared sorted): the binary search
+///     reads keys[sorter[i]] as it goes, numpy's way, about 2 log2 K reads a query; the indices it
+///     reads are checked (as numpy checks them; an index out of range that no search reads is
+///     not looked at); its temporary memory a copy of the results (Q outputs);
+///   - else the K keys are gathered into temporary memory (K key-sized elements, counted against
+///     max_temp_bytes: the search itself gets what is left of the cap; a cap below the copy is
+///     invalid_argument), every index checked, and the search above runs on the copy: O(K) more
+///     work, K random reads. On CUDA the call waits for the range check, before the search is
+///     enqueued.
+/// Errors, besides search()'s: invalid_argument "sorter.size must equal a.size" (numpy's words)
+/// when sorter.size() != K, and "Sorter index out of range" (numpy's), naming a position (the
+/// first, where all are checked), when an index checked is negative or >= K (nothing written).
+/// With no queries nothing is read or checked but the size (numpy's answer).
 
 #include <cstdint>
 #include <limits>

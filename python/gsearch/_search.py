@@ -291,16 +291,17 @@ def searchsorted(
         ``take_along_axis(a, sorter, -1)`` (N-D) is searched, and the indices returned are
         positions in that order (numpy's and torch's sorter). Any integer dtype (int64 is taken
         as it is, with no copy, on the CPU and the GPU alike; others are converted once), on `a`'s
-        device, of `a`'s shape ("sorter.size must equal a.size"), every index in [0, K)
-        ("Sorter index out of range", naming the first such position): ValueError otherwise.
-        It need not be a permutation (numpy does not check that either). 1-D `a`: the library
+        device, of `a`'s shape ("sorter.size must equal a.size"), the indices read in [0, K)
+        ("Sorter index out of range"): ValueError otherwise. It need not be a permutation
+        (numpy does not check that either). 1-D `a` on the CPU with few queries (M ceil(log2(K
+        + 1)) <= 2K, `check_sorted` off): searched through the sorter in place, numpy's way,
+        about 2 log2 K reads a query, the indices read checked (one out of range that no search
+        reads is not looked at, as in numpy). Otherwise (more queries, or a GPU) the library
         gathers the keys in sorter's order once into temporary memory (K elements, counted
-        against `max_temp_bytes`), checking every index, and searches the copy; on a GPU the
-        call waits for the check before it enqueues the search. The gather is O(K) a call, where
-        numpy reads O(M log K) keys through the sorter: for a few queries in many keys numpy's
-        is faster (bench/results/cpu/python_searchsorted_sorter.json); to search the same keys
-        again, gather them once (``a[sorter]``). With no queries nothing is read but the size
-        (numpy's answer). N-D `a`: gathered by the array's framework
+        against `max_temp_bytes`), checking every index (naming the first out of range), and
+        searches the copy; on a GPU the call waits for the check before it enqueues the search.
+        To search the same keys again, gather them once (``a[sorter]``). With no queries nothing
+        is read but the size (numpy's answer). N-D `a`: gathered by the array's framework
         (``take_along_axis``), the indices checked first. `check_sorted` checks the keys in
         sorter's order.
     out : array, optional
