@@ -541,8 +541,12 @@ TEST_F(Gpu, FindFromManyShortLivedThreadsDoesNotLeak) {
   size_t free_after = 0;
   ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
   EXPECT_LE(cuda_backend::host_wait_words() - words_before, at_once) << "words made for " << rounds * at_once << " threads";
+  // The device's free memory, too, except in the sanitizers' runs (GSEARCH_TEST_SUBSET): there
+  // compute-sanitizer's own memory per host thread counts (767 MB for 256 threads under memcheck
+  // on an H200, bench/results/h200/issue40/logs_01b2711.tar.xz), and the word count is the check.
   const int64_t lost = int64_t(free_before) - int64_t(free_after);
-  EXPECT_LT(lost, int64_t(4) << 20) << "device memory lost to " << rounds * at_once << " threads: " << lost << " bytes";
+  if (!test_subset())
+    EXPECT_LT(lost, int64_t(4) << 20) << "device memory lost to " << rounds * at_once << " threads: " << lost << " bytes";
 }
 
 TEST_F(Gpu, IsinOnAStream) {

@@ -35,10 +35,11 @@ inline constexpr int lockstep = 8;
 /// are gathered into sorter's order first beyond. A step through the sorter is two dependent
 /// random reads, 8 queries in lockstep; a gathered key a sequential read of the sorter, a random
 /// read of the keys and a write, on all cores. Measured (int32, all threads of this 2-core machine,
-/// gather / in place): at q * steps / k = 1.06 (k = 2^16, q = 4,096) 1.27x, at 1.31 (k = 2^20,
-/// q = 65,536) 1.02x, at 3.25 (k = 2^12, q = 1,024) 0.73x; below 1 in place wins by 1.3-79,000x
-/// (k = 2^23, q = 16: 0.9 us against 71 ms), above 3 the gather by up to 1.7x
-/// (bench/cpu/sorter_route_bench.cpp; bench/results/cpu/sorter_route.txt).
+/// gather / in place): at q * steps / k = 1.06 (k = 2^16, q = 4,096) 1.54x, at 1.31 (k = 2^20,
+/// q = 65,536) 1.22x, at 3.25 (k = 2^12, q = 1,024) 0.99x, at 4.25 (k = 2^16, q = 16,384) 0.78x;
+/// below 1 in place wins by 2.0-75,000x (k = 2^23, q = 16: 0.6 us against 48 ms), above 3 the
+/// gather by up to 1.7x (bench/cpu/sorter_route_bench.cpp at 45356a6:
+/// bench/results/cpu/sorter_route.txt).
 inline constexpr int64_t sorter_steps_per_key = 2;
 constexpr bool cpu_sorter_in_place(int64_t k, int64_t q) {
   int64_t steps = 0;
