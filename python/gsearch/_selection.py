@@ -81,6 +81,20 @@ def _data(fn: str, a: Any) -> _Arr:
     return A
 
 
+# The key dtypes the library takes as they are, in this machine's byte order.
+_NATIVE_KEY_DTYPES = frozenset(_np.dtype(t) for t in (_np.int32, _np.uint32, _np.int64, _np.uint64, _np.float32, _np.float64))
+
+
+def _plain(a: Any) -> Optional[_np.ndarray]:
+    """a itself when it is a 1-D C-contiguous numpy array of a native key dtype, else None: the
+    small calls' fast path. The general path's classification, conversions and framework checks
+    cost about 15 us a call (partition of 10^3 int32: 18 us in all, the library's call 2 us,
+    numpy's 1.8); these arrays need none of them."""
+    if type(a) is _np.ndarray and a.ndim == 1 and a.dtype in _NATIVE_KEY_DTYPES and a.flags.c_contiguous:
+        return a
+    return None
+
+
 def _flat(A: _Arr) -> Any:
     """A's elements, flat, C-contiguous, in the dtype the library selects in."""
     return _convert(A, _widened(A.dtype)).reshape(-1)
@@ -193,6 +207,11 @@ def select(a: ArrayLike, ranks: Any, *, stream: Any = None) -> Any:
     >>> gsearch.select(np.array([np.nan, 2.0, -0.0, np.inf]), [0, 3])
     array([-0.,  nan])
     """
+    x = _plain(a)
+    if x is not None and type(ranks) is int and stream is None and -x.size <= ranks < x.size:
+        value = _np.empty(1, x.dtype)
+        _core.select(x, _np.array([ranks], _INT64), value, 0)
+        return value[0]
     A = _data("select", a)
     r = _host_ints("select", "ranks", ranks)
     n = _size(A.x)
@@ -230,6 +249,12 @@ def _kth(kth: Any, n: int) -> _np.ndarray:
 
 
 def _partition(fn: str, a: Any, kth: Any, axis: Any, indices: bool, stream: Any) -> Any:
+    x = _plain(a)
+    if (x is not None and type(kth) is int and (axis is None or type(axis) is int and -1 <= axis <= 0)
+            and stream is None and -x.size <= kth < x.size):
+        out = _np.empty(x.size, _INT64 if indices else x.dtype)
+        (_core.argpartition if indices else _core.partition)(x, _np.array([kth], _INT64), out, 0)
+        return out
     A = _data(fn, a)
     if axis is None:
         A = A._replace(x=A.x.reshape(-1))
