@@ -158,6 +158,31 @@ void check_partitions(const std::vector<T>& data, int64_t offset, const std::vec
   ASSERT_EQ(check_argpartition(data, kth, host_of(idx)), "");
 }
 
+// Along the last axis of a rows x cols array in one call: short rows (each sorted by a block),
+// rows just past the block sorts' tiles (each by the 1-D partition), every shape; and the CPU's
+// answer checked the same way.
+TYPED_TEST(GpuSelection, PartitionOfRows) {
+  using T = TypeParam;
+  const struct { int64_t rows, cols; } shapes[] = {{4096, 7}, {300, 100}, {70, 4096}, {3, 4097}, {2, 1}};
+  uint64_t seed = test_seed();
+  for (const auto& [rows, cols] : shapes) {
+    for (const shape sh : gpu_shapes()) {
+      const std::vector<T> data = make_input<T>(sh, rows * cols, ++seed);
+      const OnDevice<T> d(data, 0);
+      for (const std::vector<int64_t>& kth :
+           std::vector<std::vector<int64_t>>{{0}, {cols / 2}, {-1, cols / 3}, {}}) {
+        SCOPED_TRACE(std::string(name(sh)) + ", " + std::to_string(rows) + " x " + std::to_string(cols) + ", " +
+                     std::to_string(kth.size()) + " kth");
+        device_vector<T> out(rows * cols);
+        device_vector<int64_t> idx(rows * cols);
+        partition(cuda, d.view(), rows, span<const int64_t>(kth), out.view());
+        argpartition(cuda, d.view(), rows, span<const int64_t>(kth), idx.view());
+        ASSERT_EQ(check_partition_rows(data, rows, kth, host_of(out), host_of(idx)), "");
+      }
+    }
+  }
+}
+
 TYPED_TEST(GpuSelection, PartitionAndArgpartition) {
   using T = TypeParam;
   const uint64_t seed = test_seed();

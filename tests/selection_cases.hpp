@@ -279,6 +279,32 @@ std::string check_argpartition(const std::vector<T>& data, const std::vector<int
   return check_argpartition_sorted(data, sorted_copy(data), kth, out);
 }
 
+// The same along the last axis of a rows x cols array: each row by itself (kth within a row). No
+// kth: numpy's copy (indices: 0 .. cols - 1 in every row).
+template <class T>
+std::vector<T> row_of(const std::vector<T>& x, int64_t cols, int64_t r) {
+  return std::vector<T>(x.begin() + r * cols, x.begin() + (r + 1) * cols);
+}
+template <class T>
+std::string check_partition_rows(const std::vector<T>& data, int64_t rows, const std::vector<int64_t>& kth,
+                                 const std::vector<T>& out, const std::vector<int64_t>& idx) {
+  const int64_t cols = rows > 0 ? int64_t(data.size()) / rows : 0;
+  if (out.size() != data.size() || idx.size() != data.size()) return "wrong output size";
+  for (int64_t r = 0; r < rows; ++r) {
+    const std::vector<T> row = row_of(data, cols, r);
+    std::string e = kth.empty() ? (std::memcmp(out.data() + r * cols, row.data(), size_t(cols) * sizeof(T)) == 0
+                                       ? ""
+                                       : std::string("not the data's copy"))
+                                : check_partition(row, kth, row_of(out, cols, r));
+    if (e.empty()) e = check_argpartition(row, kth, row_of(idx, cols, r));
+    if (e.empty() && kth.empty())
+      for (int64_t j = 0; j < cols && e.empty(); ++j)
+        if (idx[size_t(r * cols + j)] != j) e = "indices not 0 .. cols - 1";
+    if (!e.empty()) return "row " + std::to_string(r) + " of " + std::to_string(rows) + ": " + e;
+  }
+  return "";
+}
+
 // torch.topk's contract per row, by plain loops: k distinct indices into the row, each value
 // bit-equal to the element it points at, in order (largest first, or smallest first) when
 // `sorted`, and no element left out better (larger, or smaller, in the key order: NaN largest)

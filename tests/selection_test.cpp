@@ -241,6 +241,30 @@ TEST(SelectionErrors, SelectRanksOutOfRangeOrSizesWrong) {
   select(cpu, span<const float>(), span<const int64_t>(), span<float>());  // nothing asked: fine
 }
 
+// numpy.partition(data.reshape(rows, cols), kth, axis=-1) in one call: many short rows (shared out
+// among the threads), a few long ones (one after another, each on all of them), and every
+// thread count.
+TYPED_TEST(Selection, PartitionOfRowsKeepsNumpysContractPerRow) {
+  using T = TypeParam;
+  const struct { int64_t rows, cols; } shapes[] = {{1000, 7}, {257, 64}, {3, 5000}, {2, 1}, {5, 1}, {1, 300}};
+  uint64_t seed = 11;
+  for (const auto& [rows, cols] : shapes) {
+    for (const shape sh : {shape::random, shape::few_distinct, shape::specials}) {
+      const std::vector<T> data = make_input<T>(sh, rows * cols, ++seed);
+      for (const std::vector<int64_t>& kth : std::vector<std::vector<int64_t>>{
+               {0}, {cols - 1}, {cols / 2}, {-1, cols / 3, 0}, {}}) {
+        const cpu_t exec = kExecs[size_t(seed % 3)];
+        std::vector<T> out(data.size(), poison<T>());
+        std::vector<int64_t> idx(data.size(), -7);
+        partition(exec, span<const T>(data), rows, span<const int64_t>(kth), span<T>(out));
+        argpartition(exec, span<const T>(data), rows, span<const int64_t>(kth), span<int64_t>(idx));
+        ASSERT_EQ(check_partition_rows(data, rows, kth, out, idx), "")
+            << name(sh) << " " << rows << " x " << cols << ", " << kth.size() << " kth";
+      }
+    }
+  }
+}
+
 TEST(SelectionErrors, PartitionKthOutOfRangeOrOutputWrong) {
   const std::vector<int32_t> data = {3, 1, 2, 5};
   std::vector<int32_t> out(4, poison<int32_t>());
@@ -253,6 +277,11 @@ TEST(SelectionErrors, PartitionKthOutOfRangeOrOutputWrong) {
   expect_invalid([&] { argpartition(cpu, d, span<const int64_t>(ok), span<int64_t>(idx.data(), 5)); }, "idx size");
   expect_invalid([&] { partition(cpu, span<const int32_t>(), span<const int64_t>(ok), span<int32_t>()); }, "empty");
   expect_invalid([&] { partition(cpu, d, span<const int64_t>(nullptr, 1), span<int32_t>(out)); }, "null kth");
+  // Rows: rows must divide the data, kth is within a row.
+  expect_invalid([&] { partition(cpu, d, 3, span<const int64_t>(ok), span<int32_t>(out)); }, "rows 3");
+  expect_invalid([&] { partition(cpu, d, 0, span<const int64_t>(ok), span<int32_t>(out)); }, "rows 0");
+  const std::vector<int64_t> past_row = {2};
+  expect_invalid([&] { argpartition(cpu, d, 2, span<const int64_t>(past_row), span<int64_t>(idx)); }, "kth 2 of 2");
   for (int32_t v : out) EXPECT_EQ(v, poison<int32_t>());
   for (int64_t v : idx) EXPECT_EQ(v, -7);
 }

@@ -6,6 +6,8 @@
 ///   partition(exec, data, kth, out)       numpy.partition: out[kth[i]] = sort(data)[kth[i]],
 ///                                         every element before it <= it, every one after >= it
 ///   argpartition(exec, data, kth, out)    numpy.argpartition: the same order, as indices
+///   partition(exec, data, rows, kth, out) the same along the last axis of a rows x cols array
+///                                         (argpartition too), in one call
 ///   topk(exec, data, rows, k, opts, v, i) torch.topk over the last axis of a rows x cols array
 ///   kthvalue(exec, data, rows, r, v, i)   torch.kthvalue (r from 0 here; torch counts from 1)
 ///   quantile(exec, data, q, method, ...)  numpy.quantile / nanquantile of the whole array
@@ -55,6 +57,15 @@ struct topk_options {
   void partition(const EXEC& exec, span<const T> data, span<const int64_t> kth, span<T> out);    \
   /** numpy.argpartition(data, kth): out holds indices into data (int64). */                    \
   void argpartition(const EXEC& exec, span<const T> data, span<const int64_t> kth,              \
+                    span<int64_t> out);                                                          \
+  /** numpy.partition(data.reshape(rows, cols), kth, axis=-1): each row of cols = data.size() /  \
+      rows elements partitioned at kth (in [-cols, cols)), in one call (rows >= 1 divides      \
+      data.size()). Short rows are shared out among the CPU's threads, or sorted a block each   \
+      on CUDA (a sorted row is partitioned at every kth); long rows one after another. */      \
+  void partition(const EXEC& exec, span<const T> data, int64_t rows, span<const int64_t> kth,   \
+                 span<T> out);                                                                   \
+  /** numpy.argpartition(data.reshape(rows, cols), kth, axis=-1): indices within each row. */  \
+  void argpartition(const EXEC& exec, span<const T> data, int64_t rows, span<const int64_t> kth, \
                     span<int64_t> out);                                                          \
   /** torch.topk(data.view(rows, cols), k, dim=-1): values and indices are rows x k (row-major), \
       indices within the row. rows >= 1 and divides data.size(); 0 <= k <= cols. */             \

@@ -272,10 +272,11 @@ def _partition(fn: str, a: Any, kth: Any, axis: Any, indices: bool, stream: Any)
     k = _kth(kth, n)
     call = _core.argpartition if indices else _core.partition
     with _StreamScope(A.fw, A.dev, stream) as scope:
-        data = _convert(A, _widened(A.dtype)).reshape(-1, n)
-        out = _new_empty(A.fw, A.dev, (data.shape[0], n), out_dtype)
-        for row in range(data.shape[0]):
-            call(data[row], k, out[row], scope.handle)
+        data = _convert(A, _widened(A.dtype)).reshape(-1)
+        rows = data.shape[0] // n
+        out = _new_empty(A.fw, A.dev, (data.shape[0],), out_dtype)
+        if rows:
+            call(data, k, out, scope.handle, rows=rows)  # every row (1-D slice along axis) in one call
         out = out.reshape(moved)
         if not indices:
             out = _own_dtype(out, A)
@@ -283,8 +284,8 @@ def _partition(fn: str, a: Any, kth: Any, axis: Any, indices: bool, stream: Any)
 
 
 _PARTITION_NOTES = (
-    "Rows: a 2-D (or N-D) array is partitioned one row (1-D slice along `axis`) at a time, one\n"
-    "call each: fast for long rows, slow for very many short ones."
+    "Rows: a 2-D (or N-D) array is partitioned along `axis` in one call: short rows shared out\n"
+    "among the CPU's threads or sorted a block each on a GPU, long rows one after another."
 )
 
 

@@ -66,7 +66,8 @@ void py_select(const in_array& data, const in_array& ranks, out_array& values, u
   });
 }
 
-void py_partition(const in_array& data, const in_array& kth, out_array& out, bool indices, uintptr_t stream) {
+void py_partition(const in_array& data, const in_array& kth, out_array& out, bool indices, uintptr_t stream,
+                  int64_t rows) {
   const std::string fn = indices ? "gsearch._core.argpartition" : "gsearch._core.partition";
   const placement at = place_data(fn, data, locate("out", out));
   const auto k = host_param<int64_t>(fn, "kth", kth);
@@ -76,11 +77,11 @@ void py_partition(const in_array& data, const in_array& kth, out_array& out, boo
     if (indices) {
       const auto o = out_of<int64_t>(fn, "out", out, n);
       on_backend(at, stream, n >= small_scan_elements,
-                 [&](const auto& exec) { gsearch::argpartition(exec, d, k, o); });
+                 [&](const auto& exec) { gsearch::argpartition(exec, d, rows, k, o); });
     } else {
       const auto o = out_of<T>(fn, "out", out, n);
       on_backend(at, stream, n >= small_scan_elements,
-                 [&](const auto& exec) { gsearch::partition(exec, d, k, o); });
+                 [&](const auto& exec) { gsearch::partition(exec, d, rows, k, o); });
     }
   });
 }
@@ -167,21 +168,21 @@ void bind_selection(nb::module_& m) {
         "data's device, data's dtype, one per rank.");
   m.def(
       "partition",
-      [](const in_array& data, const in_array& kth, out_array& out, uintptr_t stream) {
-        py_partition(data, kth, out, false, stream);
+      [](const in_array& data, const in_array& kth, out_array& out, uintptr_t stream, int64_t rows) {
+        py_partition(data, kth, out, false, stream, rows);
       },
-      "data"_a, "kth"_a, "out"_a, "stream"_a = 0,
-      "numpy.partition(data, kth) of the flat data into out (data's dtype and size;\n"
-      "gsearch::partition). kth: host int64, any order, repeats allowed, negative from the end.\n"
-      "Devices and stream as in select().");
+      "data"_a, "kth"_a, "out"_a, "stream"_a = 0, "rows"_a = 1,
+      "numpy.partition(data.reshape(rows, -1), kth, axis=-1) of the flat data into out (data's\n"
+      "dtype and size; gsearch::partition): each row, in one call. kth: host int64, any order,\n"
+      "repeats allowed, negative from the end of a row. Devices and stream as in select().");
   m.def(
       "argpartition",
-      [](const in_array& data, const in_array& kth, out_array& out, uintptr_t stream) {
-        py_partition(data, kth, out, true, stream);
+      [](const in_array& data, const in_array& kth, out_array& out, uintptr_t stream, int64_t rows) {
+        py_partition(data, kth, out, true, stream, rows);
       },
-      "data"_a, "kth"_a, "out"_a, "stream"_a = 0,
-      "numpy.argpartition(data, kth) of the flat data into out (int64, data's size;\n"
-      "gsearch::argpartition). As partition().");
+      "data"_a, "kth"_a, "out"_a, "stream"_a = 0, "rows"_a = 1,
+      "numpy.argpartition(data.reshape(rows, -1), kth, axis=-1) of the flat data into out\n"
+      "(int64, data's size, indices within each row; gsearch::argpartition). As partition().");
   m.def("topk", &py_topk, "data"_a, "rows"_a, "k"_a, "largest"_a, "sorted"_a, "values"_a, "indices"_a,
         "stream"_a = 0,
         "torch.topk(data.view(rows, -1), k, dim=-1, largest, sorted) into values (data's dtype)\n"

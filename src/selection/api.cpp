@@ -92,18 +92,22 @@ void select_impl(const Exec& exec, span<const T> data, span<const int64_t> ranks
   });
 }
 
-// partition (out_values) or argpartition (out_indices): the same checks and backend call. An
-// empty kth reaches the backend as m = 0: numpy's copy (or iota) in the data's order.
+// partition (out_values) or argpartition (out_indices) of each of `rows` rows: the same checks
+// and backend call. An empty kth reaches the backend as m = 0: numpy's copy (or iota) in the
+// data's order.
 template <class Exec, class T>
-void partition_impl(const Exec& exec, const char* fn, span<const T> data, span<const int64_t> kth, T* out_values,
-                    int64_t* out_indices, int64_t out_size) {
+void partition_impl(const Exec& exec, const char* fn, span<const T> data, int64_t rows, span<const int64_t> kth,
+                    T* out_values, int64_t* out_indices, int64_t out_size) {
   check_span(fn, "data", data.data(), data.size());
   check_span(fn, "out", out_values ? static_cast<const void*>(out_values) : out_indices, out_size);
   check_size(fn, "out", out_size, data.size());
-  const std::vector<int64_t> k = normalized_kth(fn, kth, data.size());
+  const int64_t cols = columns(fn, data.size(), rows);
+  const std::vector<int64_t> k = normalized_kth(fn, kth, cols);
   if (data.size() == 0) return;
   on_backend(exec, [&](auto h) {
-    backend::partition(h, data.data(), data.size(), k.data(), int64_t(k.size()), out_values, out_indices);
+    if (rows == 1)
+      return backend::partition(h, data.data(), cols, k.data(), int64_t(k.size()), out_values, out_indices);
+    backend::partition_rows(h, data.data(), rows, cols, k.data(), int64_t(k.size()), out_values, out_indices);
   });
 }
 
@@ -175,10 +179,17 @@ void median_impl(const Exec& exec, span<const T> data, bool skip_nan, span<doubl
     select_impl(exec, data, ranks, values);                                                        \
   }                                                                                                \
   void partition(const EXEC& exec, span<const T> data, span<const int64_t> kth, span<T> out) {     \
-    partition_impl<EXEC, T>(exec, "gsearch::partition", data, kth, out.data(), nullptr, out.size()); \
+    partition_impl<EXEC, T>(exec, "gsearch::partition", data, 1, kth, out.data(), nullptr, out.size()); \
   }                                                                                                \
   void argpartition(const EXEC& exec, span<const T> data, span<const int64_t> kth, span<int64_t> out) { \
-    partition_impl<EXEC, T>(exec, "gsearch::argpartition", data, kth, nullptr, out.data(), out.size()); \
+    partition_impl<EXEC, T>(exec, "gsearch::argpartition", data, 1, kth, nullptr, out.data(), out.size()); \
+  }                                                                                                \
+  void partition(const EXEC& exec, span<const T> data, int64_t rows, span<const int64_t> kth, span<T> out) { \
+    partition_impl<EXEC, T>(exec, "gsearch::partition", data, rows, kth, out.data(), nullptr, out.size()); \
+  }                                                                                                \
+  void argpartition(const EXEC& exec, span<const T> data, int64_t rows, span<const int64_t> kth,   \
+                    span<int64_t> out) {                                                           \
+    partition_impl<EXEC, T>(exec, "gsearch::argpartition", data, rows, kth, nullptr, out.data(), out.size()); \
   }                                                                                                \
   void topk(const EXEC& exec, span<const T> data, int64_t rows, int64_t k, const topk_options& options, \
             span<T> values, span<int64_t> indices) {                                               \

@@ -16,6 +16,8 @@
 ///              in numpy's arithmetic of `dtypes`
 ///   median     numpy.median (skip_nan: nanmedian) of data[0, n) into *out (n >= 1)
 ///   topk       torch.topk of each row of the rows x cols array (1 <= k <= cols), rows x k outputs
+///   partition_rows  partition of each row of the rows x cols array (rows >= 2) at kth[0, m) (in
+///              [0, cols), sorted, distinct), into out and / or out_indices (indices within the row)
 ///   kthvalue   per row: the element of rank `rank` (0 <= rank < cols) and the index of one equal
 
 #include <cstdint>
@@ -37,7 +39,9 @@
   X(T, void, topk,                                                                                      \
     (const T* data, int64_t rows, int64_t cols, int64_t k, bool largest, bool sorted, T* values,        \
      int64_t* indices))                                                                                 \
-  X(T, void, kthvalue, (const T* data, int64_t rows, int64_t cols, int64_t rank, T* values, int64_t* indices))
+  X(T, void, kthvalue, (const T* data, int64_t rows, int64_t cols, int64_t rank, T* values, int64_t* indices))  \
+  X(T, void, partition_rows,                                                                            \
+    (const T* data, int64_t rows, int64_t cols, const int64_t* kth, int64_t m, T* out, int64_t* out_indices))
 
 GSEARCH_DECLARE_BACKEND_OPS(GSEARCH_SELECT_OPS)
 GSEARCH_DECLARE_BACKEND_OPS(GSEARCH_QUANTILE_OPS)

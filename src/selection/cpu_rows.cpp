@@ -95,6 +95,23 @@ void kthvalue(int threads, const T* data, int64_t rows, int64_t cols, int64_t ra
   });
 }
 
+// numpy.partition along the last axis: the rows shared out among the threads, each by the 1-D
+// partition on one thread (cpu_select.cpp), or, with fewer rows than threads, one row after
+// another on all of them.
+template <class T>
+void partition_rows(int threads, const T* data, int64_t rows, int64_t cols, const int64_t* kth, int64_t m, T* out,
+                    int64_t* out_indices) {
+  const auto row = [&](int row_threads, int64_t r) {
+    partition(row_threads, data + r * cols, cols, kth, m, out ? out + r * cols : nullptr,
+              out_indices ? out_indices + r * cols : nullptr);
+  };
+  if (rows < thread_count(threads, rows * cols, 1)) {
+    for (int64_t r = 0; r < rows; ++r) row(threads, r);
+    return;
+  }
+  for_rows(threads, rows, cols, row);
+}
+
 GSEARCH_INSTANTIATE_BACKEND_OPS(GSEARCH_ROWS_OPS)
 
 }  // namespace gsearch::cpu_backend

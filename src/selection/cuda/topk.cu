@@ -191,6 +191,12 @@ void sort_outputs(cudaStream_t stream, const T* data, int64_t rows, int64_t cols
   launch_plain(gather_values_kernel<T>, n, 256, stream, dev, data, cols, k, n, indices, values);
 }
 
+// indices[i] = i % cols: each row's positions, the partition's sort's second key.
+__global__ void row_iota_kernel(int64_t* __restrict__ indices, int64_t cols, int64_t n) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    indices[i] = i % cols;
+}
+
 }  // namespace
 
 template <class T>
@@ -211,6 +217,32 @@ void kthvalue(CUstream_st* stream, const T* data, int64_t rows, int64_t cols, in
   const device_limits dev = current_device_limits();
   if (!launch_rows(stream, data, rows, cols, rank, false, true, values, indices, dev))
     for (int64_t r = 0; r < rows; ++r) kthvalue_flat(stream, data + r * cols, cols, rank, values + r, indices + r, dev);
+}
+
+// numpy.partition along the last axis. Rows up to topk_block_sort_max_k long: every row sorted,
+// which partitions it at every kth, by the top-k's output sort (a block per row, one launch for
+// all rows; cub's segmented sort beyond the block sorts' tiles is not taken: long rows select).
+// Longer rows: each row by the 1-D partition, which fills the device on its own. m = 0: numpy's
+// copy in the data's order.
+template <class T>
+void partition_rows(CUstream_st* stream, const T* data, int64_t rows, int64_t cols, const int64_t* kth, int64_t m,
+                    T* out, int64_t* out_indices) {
+  if (rows <= 0 || cols <= 0) return;
+  const device_limits dev = current_device_limits();
+  const int64_t n = rows * cols;
+  if (m > 0 && cols > topk_block_sort_max_k) {
+    for (int64_t r = 0; r < rows; ++r)
+      partition(stream, data + r * cols, cols, kth, m, out ? out + r * cols : nullptr,
+                out_indices ? out_indices + r * cols : nullptr);
+    return;
+  }
+  // The sort moves values and indices together: the one the caller does not want goes to a buffer.
+  const stream_buffer spare(stream, out && out_indices ? 0 : size_t(n) * (out ? sizeof(int64_t) : sizeof(T)));
+  T* values = out ? out : static_cast<T*>(spare.get());
+  int64_t* indices = out_indices ? out_indices : static_cast<int64_t*>(spare.get());
+  GSEARCH_CUDA_CHECK(cudaMemcpyAsync(values, data, size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice, stream));
+  launch_plain(row_iota_kernel, n, 256, stream, dev, indices, cols, n);
+  if (m > 0) sort_outputs(stream, data, rows, cols, cols, /*largest=*/false, values, indices, dev);
 }
 
 GSEARCH_INSTANTIATE_BACKEND_OPS(GSEARCH_ROWS_OPS)
