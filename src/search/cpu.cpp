@@ -237,6 +237,12 @@ bool is_sorted_rows(int threads, const T* keys, int64_t rows, int64_t k) {
 }
 
 namespace {
+// least = min(least, i), from any thread: the least position of a sorter found out of range.
+void lower_to(std::atomic<int64_t>& least, int64_t i) {
+  for (int64_t seen = least.load(std::memory_order_relaxed); i < seen;)
+    if (least.compare_exchange_weak(seen, i, std::memory_order_relaxed)) break;
+}
+
 // Reads the keys in the order of numpy's sorter, in place: element i is keys[sorter[i]]. An index
 // out of [0, k) reads as keys[0] and is recorded (the least position read so), for the caller to
 // raise on; the binary search reads only positions in [0, k).
@@ -249,8 +255,7 @@ struct through_sorter {
   T operator()(int64_t i) const {
     const int64_t j = sorter[i];
     if (j >= 0 && j < k) [[likely]] return keys[j];
-    for (int64_t seen = first_bad->load(std::memory_order_relaxed); i < seen;)
-      if (first_bad->compare_exchange_weak(seen, i, std::memory_order_relaxed)) break;
+    lower_to(*first_bad, i);
     return keys[0];
   }
 };
@@ -289,8 +294,7 @@ int64_t gather_keys(int threads, const T* keys, int64_t k, const int64_t* sorter
     for (int64_t i = begin; i < end; ++i) {
       const int64_t j = sorter[i];
       if (j < 0 || j >= k) {
-        for (int64_t seen = bad.load(); i < seen && !bad.compare_exchange_weak(seen, i);) {
-        }
+        lower_to(bad, i);
         return;
       }
       gathered[size_t(i)] = keys[j];
