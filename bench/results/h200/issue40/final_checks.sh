@@ -10,6 +10,9 @@
 #                          shared-memory ones, four at a time (LIMIT seconds each: 01b2711's run)
 #   large                  the large tests
 #   sanitize TOOL SUITE..  compute-sanitizer TOOL over the suites one at a time, LIMIT each
+#   parallel TOOL/SUITE..  the same, all at once (one GPU, a core each), LIMIT each
+# NARROW=1 keeps the typed tests' int32 and int64 instances (/0, /2: the 4- and 8-byte tiles of
+# every kernel; the other key types instantiate the same templates at the same sizes).
 # Here, before the first call: bash scripts/device/pack_deps.sh; then
 #   run(carry [".deps"], "bash bench/results/h200/issue40/final_checks.sh tests")
 # Each writes $OUT/<what>.tar.gz (its logs) and prints a line per suite. No GPU test may skip
@@ -48,6 +51,7 @@ one() {
     # and handles the error: 8 such reports in 01b2711's memcheck, all inside libnccl's
     # ncclCommInitAll, no memory error. Not reported, so that an error is ours.
     [ "$tool/$t" = memcheck/test_gpu_dist ] && api=(--report-api-errors no)
+    [ "${NARROW:-0}" = 1 ] && filter="$filter-*/1.*:*/3.*:*/4.*:*/5.*"
     GTEST_FILTER=$filter GSEARCH_TEST_SUBSET=1 timeout -k 5 "${LIMIT:-200}" \
       compute-sanitizer --tool "$tool" "${api[@]}" --error-exitcode 9 "$B/$t" > "$log" 2>&1; rc=$?
   fi
@@ -70,6 +74,9 @@ case $what in
   sanitize)
     tool=${2:?memcheck or racecheck}; shift 2
     for t in "$@"; do one "$tool" "$t"; done
+    ;;
+  parallel)
+    shift; printf '%s\n' "$@" | tr / ' ' | xargs -P "$#" -L 1 bash -c 'one "$0" "$1"'
     ;;
   rest)
     for t in "${large[@]}"; do one - "$t"; done
