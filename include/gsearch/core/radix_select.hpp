@@ -1,0 +1,129 @@
+#pragma once
+/// \file
+/// The radix select with a sampled window (issue 41): the per-rank steps that the CUDA select
+/// (src/selection/cuda/radix_select.cu) runs on the device and a host driver runs in the tests.
+///
+/// A rank's answer lies in a range [lo, hi] of the keys' radix bits (radix_bits.hpp: equal keys
+/// equal bits, the key order the bits' order). A pass over a source that holds every element of
+/// the range counts the range's elements in radix_bins bins of equal width 2^shift (radix_bin),
+/// and the source's elements below the range (only the first pass, over the whole data, needs
+/// them); radix_pick then narrows the range to the bin that holds the rank. A range of one value
+/// answers its rank.
+///
+/// The first range is the rank's bracket in a sorted sample (selection.hpp's bracket_of), not the
+/// top bits: its bins are fine where the rank is, whatever the distribution (uniform floats put
+/// an eighth of the data in one bin of their top 11 bits; an input whose top 16 bits are all
+/// equal, in one bin of its top 16). The elements in any rank's range are copied out during a
+/// pass, and the next pass reads that copy (a few per cent of the data after the first pass), so
+/// the data is read once. Where the sample misses (the rank is below or above its bracket) the
+/// range becomes everything below (above) the bracket and the next pass reads the data again: a
+/// slower answer, never a wrong one.
+
+#include <cstdint>
+
+#include "gsearch/core/config.hpp"
+#include "gsearch/core/selection.hpp"
+
+namespace gsearch::core {
+
+/// Bins of a range in one pass (2^11: 8 KB of 32-bit counters a rank in shared memory; the
+/// range narrows 2048-fold a pass, so 32-bit keys take at most 3 passes, 64-bit ones 6).
+inline constexpr int radix_bin_bits = 11;
+inline constexpr int radix_bins = 1 << radix_bin_bits;
+
+/// The keys' radix bits in [lo, hi], binned by (u - lo) >> shift into at most radix_bins bins.
+template <class U>
+struct radix_range {
+  U lo = 0, hi = 0;
+  int32_t shift = 0;
+};
+
+/// The range [lo, hi] (lo <= hi) with the least shift that fits its width in radix_bins bins.
+template <class U>
+GSEARCH_HD radix_range<U> radix_range_of(U lo, U hi) {
+  const U width = U(hi - lo);
+  int bits = 0;  // bits of width
+  while (bits < int(8 * sizeof(U)) && U(width >> bits) != 0) ++bits;
+  return {lo, hi, bits > radix_bin_bits ? bits - radix_bin_bits : 0};
+}
+
+/// The bin of bits u in r, or -1 when u is outside it.
+template <class U>
+GSEARCH_HD GSEARCH_FORCEINLINE int radix_bin(const radix_range<U>& r, U u) {
+  const U d = U(u - r.lo);
+  return d <= U(r.hi - r.lo) ? int(d >> r.shift) : -1;
+}
+
+/// One rank between passes: its range and its rank among the data's elements in the range.
+template <class U>
+struct radix_slot {
+  radix_range<U> range;
+  int64_t rank = 0;
+  int32_t done = 0;  ///< the range is one value: range.lo is the answer
+};
+
+/// The first range of rank r of n: its bracket in the sorted sample sorted[0, s) of radix bits
+/// (the whole bit range on an open side).
+template <class U>
+GSEARCH_HD radix_slot<U> radix_first_slot(const U* sorted, int64_t s, int64_t r, int64_t n) {
+  const sample_bracket b = bracket_of(r, n, s);
+  radix_slot<U> slot;
+  slot.range = radix_range_of(b.lo < 0 ? U(0) : sorted[b.lo], b.hi >= s ? U(~U(0)) : sorted[b.hi]);
+  slot.rank = r;
+  slot.done = 0;
+  return slot;
+}
+
+/// The rank is in bin b, after `before` of the range's elements (those of the bins before b and,
+/// in the first pass, those below the range): the range becomes the bin.
+template <class U>
+GSEARCH_HD void radix_narrow(radix_slot<U>& s, int b, int64_t before) {
+  const U lo = U(s.range.lo + (U(b) << s.range.shift));
+  const U last = U((U(1) << s.range.shift) - 1);  // the bin's width less one
+  const U hi = U(s.range.hi - lo) < last ? s.range.hi : U(lo + last);
+  s.range = radix_range_of(lo, hi);
+  s.rank -= before;
+  s.done = lo == hi;
+}
+
+/// The sample missed: the rank is among the `below` elements under the range, or past the
+/// range's `inside` elements (then after `below + inside` of them). The range becomes everything
+/// on that side; the next pass must read the whole data.
+template <class U>
+GSEARCH_HD void radix_miss(radix_slot<U>& s, int64_t below, int64_t inside) {
+  if (s.rank < below) {
+    s.range = radix_range_of(U(0), U(s.range.lo - 1));  // below > 0, so lo > 0
+  } else {
+    s.range = radix_range_of(U(s.range.hi + 1), U(~U(0)));  // elements above, so hi < max
+    s.rank -= below + inside;
+  }
+  s.done = s.range.lo == s.range.hi;
+}
+
+/// A pass's counts for one slot, resolved on one thread: bins[0, radix_bins), `below` the
+/// source's elements under the range. True when the rank was inside the range (the next range is
+/// inside this one), false when the sample missed.
+template <class U, class Count>
+GSEARCH_HD bool radix_pick(radix_slot<U>& s, const Count* bins, int64_t below) {
+  if (s.done) return true;
+  int64_t before = below;
+  if (s.rank >= below) {
+    for (int b = 0; b < radix_bins; ++b) {
+      if (s.rank < before + int64_t(bins[b])) {
+        radix_narrow(s, b, before);
+        return true;
+      }
+      before += int64_t(bins[b]);
+    }
+  }
+  radix_miss(s, below, before - below);
+  return false;
+}
+
+/// The passes that answer any rank of keys of U: one per 11 bits, and one for a miss.
+template <class U>
+constexpr int radix_max_passes() {
+  return (int(8 * sizeof(U)) + radix_bin_bits - 1) / radix_bin_bits + 1;
+}
+
+}  // namespace gsearch::core
