@@ -14,11 +14,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "selection/tuning.hpp"
+#include "gsearch/core/radix_bits.hpp"
+#include "gsearch/core/selection.hpp"
 #include "gsearch/gsearch.hpp"
 #include "selection_cases.hpp"
 #include "test_util.hpp"
@@ -118,6 +121,34 @@ TYPED_TEST(GpuSelection, SelectSurvivesSampleAlignedInputs) {
       device_vector<T> values(int64_t(ranks.size()));
       select(cuda, d.view(), span<const int64_t>(ranks), values.view());
       ASSERT_EQ(check_select(data, ranks, host_of(values)), "") << "period " << period;
+    }
+  }
+}
+
+// The radix select (up to radix_select_max_ranks ranks of radix_select_min_n elements or more):
+// a window sample that lies (the largest value at every one of its positions, small values
+// elsewhere: every inner rank misses below its bracket and the next pass reads the data again),
+// and an input whose radix bits share their top 16 (one pass over the data, the rest in the copy),
+// each with one, two neighbouring and four spread ranks, the data off the 16-byte alignment.
+TYPED_TEST(GpuSelection, RadixSelectSurvivesAMisleadingSampleAndEqualTopBits) {
+  using T = TypeParam;
+  using U = core::radix_bits_t<T>;
+  const int64_t n = cuda_backend::radix_select_min_n * 3 + 5;
+  const int64_t s = int64_t(cuda_backend::radix_window_threads) * cuda_backend::radix_window_items;
+  std::mt19937_64 rng(21);
+  std::vector<T> lying(static_cast<size_t>(n)), top(static_cast<size_t>(n));
+  for (auto& x : lying) x = T(rng() % 50);
+  for (int64_t i = 0; i < s; ++i) lying[size_t(core::sample_position(i, s, n))] = std::numeric_limits<T>::max();
+  const U prefix = U(U(0xA5C3) << (8 * sizeof(U) - 16));
+  for (auto& x : top) x = core::from_radix_bits<T>(U(prefix | U(rng() & 0xffff)));
+  for (const std::vector<T>* data : {&lying, &top}) {
+    const OnDevice<T> d(*data, 1);
+    for (const std::vector<int64_t>& ranks :
+         {std::vector<int64_t>{n / 2}, {n / 2 - 1, n / 2}, {0, n / 3, n - s - 1, n - 1}, {n - 1024}}) {
+      device_vector<T> values(int64_t(ranks.size()));
+      select(cuda, d.view(), span<const int64_t>(ranks), values.view());
+      ASSERT_EQ(check_select(*data, ranks, host_of(values)), "")
+          << (data == &lying ? "misleading sample" : "equal top bits") << ", rank " << ranks[0];
     }
   }
 }

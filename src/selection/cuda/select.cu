@@ -24,6 +24,7 @@
 #include "gsearch/core/selection.hpp"
 #include "cuda/check.cuh"
 #include "selection/cuda/planned_select.cuh"
+#include "selection/cuda/radix_select.cuh"
 #include "cuda/launch.cuh"
 #include "selection/cuda/select_scatter_kernel.cuh"
 #include "selection/backend.hpp"
@@ -324,6 +325,9 @@ template <class T>
 std::vector<T> select_sorted_ranks(cudaStream_t stream, const T* data, int64_t n,
                                    const std::vector<int64_t>& ranks, const device_limits& dev, int depth) {
   if (n <= sample_size<T>) return select_in_block(stream, data, n, ranks, dev);
+  if (depth == 0)
+    if (std::optional<radix_select<T>> radix = radix_select<T>::enqueue(stream, data, n, ranks))
+      if (std::optional<std::vector<T>> values = radix->finish()) return *std::move(values);
   if (depth == 0)
     if (std::optional<planned_select<T>> planned = planned_select<T>::enqueue(stream, data, n, ranks))
       if (std::optional<std::vector<T>> values = planned->finish()) return *std::move(values);

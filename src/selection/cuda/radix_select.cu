@@ -1,0 +1,96 @@
+// The radix select's host side (radix_select.cuh): the copy buffers' size from the sample's
+// brackets, the window kernel and the chain of passes, and the one wait.
+
+#include "selection/cuda/radix_select.cuh"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "gsearch/core/radix_bits.hpp"
+#include "gsearch/core/radix_select.hpp"
+#include "gsearch/core/selection.hpp"
+#include "cuda/check.cuh"
+#include "cuda/launch.cuh"
+#include "selection/backend.hpp"
+#include "selection/cuda/radix_select_kernel.cuh"
+#include "selection/tuning.hpp"
+
+namespace gsearch::cuda_backend {
+
+template <class T>
+std::optional<radix_select<T>> radix_select<T>::enqueue(cudaStream_t stream, const T* data, int64_t n,
+                                                        const std::vector<int64_t>& ranks) {
+  using U = core::radix_bits_t<T>;
+  using state_t = radix_select_state<U>;
+  constexpr int threads = radix_pass_config.threads, loads = radix_pass_config.items;
+  constexpr int64_t sample = int64_t(radix_window_threads) * radix_window_items;
+  if (ranks.empty() || int64_t(ranks.size()) > radix_select_max_ranks || n < radix_select_min_n) return std::nullopt;
+  const device_limits dev = current_device_limits();
+  radix_ranks params{};
+  params.r = int32_t(ranks.size());
+  std::copy(ranks.begin(), ranks.end(), params.rank);
+
+  // The copy holds the first ranges' elements: the brackets' share of the sample (bracket_of, as
+  // the window kernel takes them), with select_capacity_factor's margin for the count's spread;
+  // at most half the data (a wider copy costs more to write and read than a second read).
+  double share = 0;
+  for (const int64_t r : ranks) {
+    const core::sample_bracket b = core::bracket_of(r, n, sample);
+    share += double(b.hi - b.lo) / double(sample);
+  }
+  int64_t capacity = std::min<int64_t>(n / 2, int64_t(std::ceil(select_capacity_factor * share * double(n))) +
+                                                  select_capacity_slack);
+  capacity = (capacity + 63) / 64 * 64;  // each buffer 256-byte aligned
+  const size_t state_bytes = (sizeof(state_t) + 255) / 256 * 256;
+  stream_buffer memory(stream, state_bytes + 2 * size_t(capacity) * sizeof(T));
+  auto* st = static_cast<state_t*>(memory.get());
+  T* buffers = reinterpret_cast<T*>(static_cast<unsigned char*>(memory.get()) + state_bytes);
+
+  launch(radix_window_kernel<T, radix_window_threads, radix_window_items>, 1, radix_window_threads, 0, stream, data, n,
+         params, st);
+  // Every pass on the same grid: radix_pass_blocks_per_sm blocks a multiprocessor, and enough
+  // that no block counts 2^31 elements in its 32-bit shared counts.
+  const scan_layout<T, threads, loads> layout{n, unaligned_head(data, n)};
+  const int64_t most_tiles = (int64_t(1) << 31) / layout.tile;
+  const int64_t grid = std::max<int64_t>(std::min<int64_t>(layout.tiles(), int64_t(radix_pass_blocks_per_sm) * dev.sms),
+                                         (layout.tiles() + most_tiles - 1) / most_tiles);
+  const int64_t smem = int64_t(ranks.size()) * core::radix_bins * 4;
+  auto first = radix_pass_kernel<T, threads, loads, true>;
+  auto next = radix_pass_kernel<T, threads, loads, false>;
+  allow_dynamic_shared(reinterpret_cast<const void*>(first), smem, dev);
+  allow_dynamic_shared(reinterpret_cast<const void*>(next), smem, dev);
+  launch(first, grid, threads, smem, stream, data, n, layout.head, st, buffers, capacity);
+  for (int pass = 1; pass < core::radix_max_passes<U>(); ++pass)
+    launch(next, grid, threads, smem, stream, data, n, layout.head, st, buffers, capacity);
+  return radix_select(stream, std::move(memory), st, int(ranks.size()));
+}
+
+template <class T>
+std::optional<std::vector<T>> radix_select<T>::finish() {
+  using U = core::radix_bits_t<T>;
+  using state_t = radix_select_state<U>;
+  // The slots and the status (the state's head; the counts stay on the device).
+  core::radix_slot<U> slots[radix_select_max_ranks];
+  int32_t status = 0;
+  const auto* base = static_cast<const unsigned char*>(state_);
+  GSEARCH_CUDA_CHECK(cudaMemcpyAsync(slots, base + offsetof(state_t, slot), sizeof(slots), cudaMemcpyDeviceToHost, stream_));
+  GSEARCH_CUDA_CHECK(
+      cudaMemcpyAsync(&status, base + offsetof(state_t, status), sizeof(status), cudaMemcpyDeviceToHost, stream_));
+  GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (status != int32_t(core::plan_status::done)) return std::nullopt;
+  std::vector<T> values;
+  for (int k = 0; k < r_; ++k) values.push_back(core::from_radix_bits<T>(slots[k].range.lo));
+  return values;
+}
+
+#define GSEARCH_INSTANTIATE_RADIX_SELECT(T) template class radix_select<T>;
+GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE_RADIX_SELECT)
+#undef GSEARCH_INSTANTIATE_RADIX_SELECT
+
+}  // namespace gsearch::cuda_backend

@@ -1,0 +1,41 @@
+#pragma once
+/// \file
+/// A select of up to radix_select_max_ranks ranks enqueued without waiting: the radix select of
+/// core/radix_select.hpp (src/selection/cuda/radix_select.cu defines it; its kernels are in
+/// radix_select_kernel.cuh). One block sorts a sample and places each rank's first range, then
+/// a fixed chain of passes (one per 11 bits of the key, one more for a sample that missed) narrows
+/// the ranges on the device; finish() waits once. The passes after the answer return at once.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "cuda/stream_buffer.cuh"
+
+namespace gsearch::cuda_backend {
+
+template <class T>
+class radix_select {
+ public:
+  /// Enqueues the select of ranks (ascending, distinct, in [0, n)) of data[0, n) on `stream`;
+  /// nullopt, with nothing enqueued, for more than radix_select_max_ranks ranks or fewer than
+  /// radix_select_min_n elements.
+  static std::optional<radix_select> enqueue(cudaStream_t stream, const T* data, int64_t n,
+                                             const std::vector<int64_t>& ranks);
+
+  /// Waits for the stream; the answers by rank, or nullopt when the chain did not finish (it
+  /// always does unless the chain is shortened: the caller then selects another way).
+  std::optional<std::vector<T>> finish();
+
+ private:
+  radix_select(cudaStream_t stream, stream_buffer memory, void* state, int r)
+      : stream_(stream), memory_(std::move(memory)), state_(state), r_(r) {}
+  cudaStream_t stream_;
+  stream_buffer memory_;
+  void* state_;  // radix_select_state<radix_bits_t<T>> in device memory
+  int r_;
+};
+
+}  // namespace gsearch::cuda_backend

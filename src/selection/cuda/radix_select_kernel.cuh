@@ -1,0 +1,286 @@
+#pragma once
+/// \file
+/// The radix select's kernels (core/radix_select.hpp describes the algorithm; radix_select.cu
+/// enqueues them): the window kernel (one block: a sorted sample, each rank's first range), and
+/// the pass kernel (a full grid over the data or the last pass's copy: each open rank's bins, the
+/// elements in any range copied out, and, in the block that finishes last, the pick that narrows
+/// every range and chooses the next pass's source). The state lives in device memory, so the
+/// passes follow one another without the host; a pass that finds the select done returns at once.
+
+#include <cub/block/block_scan.cuh>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "gsearch/core/radix_bits.hpp"
+#include "gsearch/core/radix_select.hpp"
+#include "gsearch/core/select_plan.hpp"  // plan_status
+#include "gsearch/core/selection.hpp"
+#include "cuda/scan.cuh"
+#include "selection/cuda/selection_kernel.cuh"  // tile_items
+#include "selection/tuning.hpp"
+
+namespace gsearch::cuda_backend {
+
+/// The select's state between kernels. `status` is core::plan_status's: running, done (every
+/// slot answered), or running still after the last pass enqueued (the caller selects otherwise).
+template <class U>
+struct radix_select_state {
+  core::radix_slot<U> slot[radix_select_max_ranks];
+  int32_t r = 0;
+  int32_t status = 0;
+  int32_t source = 0;    ///< what the next pass reads: 0 the data, b > 0 copy buffer b - 1
+  int32_t out = 1;       ///< the copy buffer (1 or 2, never the source) it writes
+  int64_t source_n = 0;  ///< the elements of a buffer source
+  u64 written = 0;       ///< elements the running pass found in a range (the first `capacity` copied)
+  uint32_t blocks_done = 0;
+  u64 below[radix_select_max_ranks];  ///< first pass: the data's elements under each range
+  u64 hist[radix_select_max_ranks][core::radix_bins];
+};
+
+/// The ranks of one select (ascending, distinct), a kernel parameter.
+struct radix_ranks {
+  int64_t rank[radix_select_max_ranks];
+  int32_t r;
+};
+
+/// One block: the sample of Threads x Items elements at core::sample_position, sorted (a bitonic
+/// sort in shared memory: 78 steps for 4,096 keys), each rank's first slot, the state zeroed.
+template <class T, int Threads, int Items>
+__global__ void __launch_bounds__(Threads, 1)
+    radix_window_kernel(const T* __restrict__ data, int64_t n, radix_ranks ranks,
+                        radix_select_state<core::radix_bits_t<T>>* __restrict__ st) {
+  using U = core::radix_bits_t<T>;
+  constexpr int S = Threads * Items;
+  static_assert((S & (S - 1)) == 0, "the bitonic sort takes a power of two");
+  __shared__ U sample[S];
+  for (int i = threadIdx.x; i < S; i += Threads) sample[i] = core::radix_bits(data[core::sample_position(i, S, n)]);
+  __syncthreads();
+  for (int k = 2; k <= S; k *= 2)
+    for (int j = k / 2; j > 0; j /= 2) {
+      for (int i = threadIdx.x; i < S; i += Threads) {
+        const int p = i ^ j;
+        if (p > i) {
+          const U a = sample[i], b = sample[p];
+          if ((a > b) == ((i & k) == 0)) {
+            sample[i] = b;
+            sample[p] = a;
+          }
+        }
+      }
+      __syncthreads();
+    }
+  if (int(threadIdx.x) < ranks.r) st->slot[threadIdx.x] = core::radix_first_slot(sample, S, ranks.rank[threadIdx.x], n);
+  for (int i = threadIdx.x; i < ranks.r * core::radix_bins; i += Threads) (&st->hist[0][0])[i] = 0;
+  if (threadIdx.x < radix_select_max_ranks) st->below[threadIdx.x] = 0;
+  if (threadIdx.x == 0) {
+    st->r = ranks.r;
+    st->status = int32_t(core::plan_status::running);
+    st->source = 0;
+    st->out = 1;
+    st->source_n = 0;
+    st->written = 0;
+    st->blocks_done = 0;
+  }
+}
+
+/// Adds one element of bin b (-1: none) to a shared histogram; every lane of the warp calls it.
+/// A warp whose lanes share the bin (constant or sorted data) adds them with one atomic; others
+/// add their own (the bins of a range are many, so lanes seldom collide).
+__device__ GSEARCH_FORCEINLINE void add_to_bin(uint32_t* bins, int b) {
+  const int first = __shfl_sync(0xffffffffu, b, 0);
+  if (__all_sync(0xffffffffu, b == first)) {
+    if (threadIdx.x % 32 == 0 && first >= 0) atomicAdd(bins + first, 32u);
+  } else if (b >= 0) {
+    atomicAdd(bins + b, 1u);
+  }
+}
+
+/// The pick, in the block that finished a pass last: each open slot's bin from the counts (a
+/// block scan over the bins), narrowed (or, first pass only, missed), the counts zeroed for the
+/// next pass, and the next source: this pass's copy when every rank stayed inside its range and
+/// the copy held all of the ranges' elements, else the data.
+template <class U, int Threads>
+__device__ void radix_pick_block(radix_select_state<U>* st, int64_t capacity, bool first) {
+  constexpr int per = core::radix_bins / Threads;
+  static_assert(per * Threads == core::radix_bins, "each thread scans as many bins");
+  using scan_t = cub::BlockScan<u64, Threads>;
+  __shared__ typename scan_t::TempStorage scan_temp;
+  __shared__ int inside;
+  if (threadIdx.x == 0) inside = 1;
+  const int r = st->r;
+  for (int k = 0; k < r; ++k) {
+    core::radix_slot<U> slot = st->slot[k];
+    if (slot.done) continue;  // uniform
+    const int64_t below = first ? int64_t(__ldcg(&st->below[k])) : 0;
+    u64 c[per], sum = 0;
+    GSEARCH_UNROLL
+    for (int i = 0; i < per; ++i) sum += c[i] = __ldcg(&st->hist[k][threadIdx.x * per + i]);
+    u64 before = 0, total = 0;
+    scan_t(scan_temp).ExclusiveSum(sum, before, total);
+    const int64_t want = slot.rank - below;
+    if (slot.rank >= below && want < int64_t(total)) {
+      if (int64_t(before) <= want && want < int64_t(before + sum)) {  // one thread: the rank's bins
+        int b = int(threadIdx.x) * per + per - 1;
+        u64 at = before;
+        for (int i = 0; i < per - 1; ++i) {
+          if (int64_t(at + c[i]) > want) {
+            b = int(threadIdx.x) * per + i;
+            break;
+          }
+          at += c[i];
+        }
+        core::radix_narrow(slot, b, below + int64_t(at));
+        st->slot[k] = slot;
+      }
+    } else if (threadIdx.x == 0) {
+      core::radix_miss(slot, below, int64_t(total));
+      st->slot[k] = slot;
+      inside = 0;
+    }
+    __syncthreads();  // the counts are read (and scan_temp free) before they are zeroed
+    GSEARCH_UNROLL
+    for (int i = 0; i < per; ++i) st->hist[k][threadIdx.x * per + i] = 0;
+    if (threadIdx.x == 0) st->below[k] = 0;
+  }
+  __syncthreads();  // every slot written (global writes of this block are seen after the barrier)
+  if (threadIdx.x == 0) {
+    bool done = true;
+    for (int k = 0; k < r; ++k) done = done && st->slot[k].done;
+    const u64 written = st->written;
+    if (inside && int64_t(written) <= capacity) {
+      st->source = st->out;
+      st->source_n = int64_t(written);
+    } else {
+      st->source = 0;  // a miss, or a copy that overflowed: the data holds every range's elements
+    }
+    st->out = st->source == 1 ? 2 : 1;
+    st->written = 0;
+    st->blocks_done = 0;
+    st->status = int32_t(done ? core::plan_status::done : core::plan_status::running);
+  }
+}
+
+/// One pass: the source (the data, or the copy `buffers + (source - 1) * capacity`, source_n
+/// elements) read in tiles; per element its radix bits, each open slot's bin (shared counts, added
+/// to st->hist at the end), in the first pass the elements under each range, and the elements in
+/// any range copied to buffer `out` (one global atomic a tile for the tile's place). The block
+/// that finishes last picks (radix_pick_block). `head`: the data's unaligned head (scan_layout).
+template <class T, int Threads, int Loads, bool First>
+__global__ void __launch_bounds__(Threads)
+    radix_pass_kernel(const T* __restrict__ data, int64_t n, int64_t head,
+                      radix_select_state<core::radix_bits_t<T>>* __restrict__ st, T* __restrict__ buffers,
+                      int64_t capacity) {
+  using U = core::radix_bits_t<T>;
+  using view_t = tile_items<T, Threads, Loads>;
+  constexpr int R = radix_select_max_ranks, warps = Threads / 32;
+  if (st->status != int32_t(core::plan_status::running)) return;  // uniform: the select is done
+  extern __shared__ __align__(16) uint32_t radix_bins_shared[];
+  __shared__ int warp_copies[2][warps];
+  __shared__ u64 tile_base[2];
+  __shared__ int last;
+  const int r = st->r, source = st->source, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const T* src = source == 0 ? data : buffers + int64_t(source - 1) * capacity;
+  T* out = buffers + int64_t(st->out - 1) * capacity;
+  const scan_layout<T, Threads, Loads> layout{source == 0 ? n : st->source_n, source == 0 ? head : 0};
+  core::radix_range<U> range[R];
+  bool open[R];
+  GSEARCH_UNROLL
+  for (int k = 0; k < R; ++k) {
+    open[k] = k < r && !st->slot[k].done;
+    range[k] = open[k] ? st->slot[k].range : core::radix_range<U>{};
+  }
+  for (int i = threadIdx.x; i < r * core::radix_bins; i += Threads) radix_bins_shared[i] = 0;
+  __syncthreads();
+  uint32_t below[R] = {};
+
+  // Tile 0's head (fewer than one vector of the data), by one thread: plain atomics.
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    for (int64_t i = 0; i < layout.head; ++i) {
+      const U u = core::radix_bits(src[i]);
+      bool in = false;
+      for (int k = 0; k < r; ++k) {
+        const int b = open[k] ? core::radix_bin(range[k], u) : -1;
+        if (b >= 0) atomicAdd(radix_bins_shared + k * core::radix_bins + b, 1u);
+        if (First && open[k] && u < range[k].lo) ++below[k];
+        in = in || b >= 0;
+      }
+      if (in) {
+        const u64 at = atomicAdd(&st->written, 1ull);
+        if (int64_t(at) < capacity) out[at] = src[i];
+      }
+    }
+  }
+  const int64_t tiles = layout.tiles();
+  int parity = 0;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x, parity ^= 1) {
+    view_t view;
+    view.load(src, layout, t);
+    uint32_t copied = 0;  // bit j: item j is in some range
+    GSEARCH_UNROLL
+    for (int j = 0; j < view_t::items; ++j) {
+      const bool here = view.valid >> j & 1;
+      const U u = core::radix_bits(view.x[j]);
+      bool in = false;
+      GSEARCH_UNROLL
+      for (int k = 0; k < R; ++k) {
+        if (k >= r) break;  // uniform
+        const int b = here && open[k] ? core::radix_bin(range[k], u) : -1;
+        add_to_bin(radix_bins_shared + k * core::radix_bins, b);
+        if (First) below[k] += uint32_t(here && open[k] && u < range[k].lo);
+        in = in || b >= 0;
+      }
+      copied |= uint32_t(in) << j;
+    }
+    // The tile's copies: an exclusive scan over the block, one global atomic for its place.
+    const int mine = __popc(copied);
+    int inclusive = mine;
+    GSEARCH_UNROLL
+    for (int o = 1; o < 32; o *= 2) {
+      const int y = __shfl_up_sync(0xffffffffu, inclusive, o);
+      if (lane >= o) inclusive += y;
+    }
+    if (lane == 31) warp_copies[parity][warp] = inclusive;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      int total = 0;
+      for (int w = 0; w < warps; ++w) total += warp_copies[parity][w];
+      tile_base[parity] = total > 0 ? atomicAdd(&st->written, u64(total)) : 0;
+    }
+    __syncthreads();
+    if (copied) {
+      int64_t at = int64_t(tile_base[parity]) + inclusive - mine;
+      for (int w = 0; w < warp; ++w) at += warp_copies[parity][w];
+      GSEARCH_UNROLL
+      for (int j = 0; j < view_t::items; ++j)
+        if (copied >> j & 1) {
+          if (at < capacity) out[at] = view.x[j];
+          ++at;
+        }
+    }
+  }
+  // The block's counts into the pass's (the launch gives no block 2^31 elements: 32-bit counts).
+  __syncthreads();
+  for (int i = threadIdx.x; i < r * core::radix_bins; i += Threads)
+    if (radix_bins_shared[i]) atomicAdd(&st->hist[0][0] + i, u64(radix_bins_shared[i]));
+  if (First) {
+    GSEARCH_UNROLL
+    for (int k = 0; k < R; ++k) {
+      if (k >= r) break;
+      uint32_t c = below[k];
+      GSEARCH_UNROLL
+      for (int o = 16; o > 0; o /= 2) c += __shfl_xor_sync(0xffffffffu, c, o);
+      if (lane == 0 && c) atomicAdd(&st->below[k], u64(c));
+    }
+  }
+  // The last block to finish picks: every block's counts are in st (fence, then the count).
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(&st->blocks_done, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  radix_pick_block<U, Threads>(st, capacity, First);
+}
+
+}  // namespace gsearch::cuda_backend
