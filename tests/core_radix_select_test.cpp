@@ -58,6 +58,7 @@ radix_run<T> radix_select_host(const std::vector<T>& data, const std::vector<int
     run.data_reads += from_data;
     std::vector<std::vector<int64_t>> bins(slots.size(), std::vector<int64_t>(core::radix_bins, 0));
     std::vector<int64_t> below(slots.size(), 0);
+    std::vector<U> least(slots.size(), U(~U(0))), most(slots.size(), U(0));
     std::vector<U> copy;
     int64_t copied = 0;
     for (const U u : source) {
@@ -67,6 +68,8 @@ radix_run<T> radix_select_host(const std::vector<T>& data, const std::vector<int
         const int b = core::radix_bin(slots[k].range, u);
         if (b >= 0) {
           ++bins[k][size_t(b)];
+          least[k] = std::min(least[k], u);
+          most[k] = std::max(most[k], u);
           in = true;
         } else if (u < slots[k].range.lo) {
           ++below[k];
@@ -76,7 +79,7 @@ radix_run<T> radix_select_host(const std::vector<T>& data, const std::vector<int
     }
     bool inside = true;
     for (size_t k = 0; k < slots.size(); ++k)
-      inside &= core::radix_pick(slots[k], bins[k].data(), pass == 0 ? below[k] : 0);
+      inside &= core::radix_pick(slots[k], bins[k].data(), pass == 0 ? below[k] : 0, least[k], most[k]);
     if (inside && copied <= capacity) {
       source = std::move(copy);
       from_data = false;
@@ -126,6 +129,10 @@ TYPED_TEST(CoreRadixSelect, EveryShapeReadsTheDataOnceAndEqualsASort) {
       // top, where the spikes are).
       if (sh != shape::sample_aligned) {
         EXPECT_EQ(run.data_reads, 1) << name(sh) << " rank " << ranks[0];
+      }
+      // One value: the first pass's extent of the range closes it.
+      if (sh == shape::all_equal) {
+        EXPECT_EQ(run.passes, 1);
       }
     }
   }

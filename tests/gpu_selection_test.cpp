@@ -134,7 +134,7 @@ TYPED_TEST(GpuSelection, RadixSelectSurvivesAMisleadingSampleAndEqualTopBits) {
   using T = TypeParam;
   using U = core::radix_bits_t<T>;
   const int64_t n = cuda_backend::radix_select_min_n * 3 + 5;
-  const int64_t s = int64_t(cuda_backend::radix_window_threads) * cuda_backend::radix_window_items;
+  const int64_t s = 2 * int64_t(cuda_backend::radix_window_threads);
   std::mt19937_64 rng(21);
   std::vector<T> lying(static_cast<size_t>(n)), top(static_cast<size_t>(n));
   for (auto& x : lying) x = T(rng() % 50);

@@ -58,18 +58,18 @@ inline constexpr double select_dense_fraction = 0.5;
 inline constexpr int select_max_depth = 12;
 
 /// The radix select (radix_select.cu, core/radix_select.hpp), which answers up to
-/// radix_select_max_ranks ranks of more than radix_select_min_n elements before the sampled
-/// brackets above are tried. Its window kernel sorts a sample of radix_window_threads x
-/// radix_window_items elements in one block: a rank's first range is its bracket there, about
-/// 6.3% of the data at 4,096 (bracket_of's margin 4: +-129 sample positions), which the first pass
-/// copies out and the second reads. The passes: radix_pass_config tiles, radix_pass_blocks_per_sm
-/// blocks a multiprocessor (each block adds its nonzero counts of 2,048 bins a rank to the
-/// pass's at its end: fewer, longer blocks add fewer). First choices, to be swept on an H200:
-/// the sample (2,048 / 4,096 / 8,192), 256 / 512 threads, 1 / 2 / 4 blocks a multiprocessor.
+/// radix_select_max_ranks ranks of radix_select_min_n elements or more before the sampled
+/// brackets above are tried. Its window kernel sorts a sample of 2 x radix_window_threads
+/// elements in one block: a rank's first range is its bracket there, about 9% of the data at
+/// 2,048 (bracket_of's margin 4: +-91 sample positions), which the first pass copies out and the
+/// second reads (4,096 keys took the one block 54 us to sort, more than the 4.5% of the data it
+/// saves in the copy: docs/perf-notes.md). The passes: radix_pass_config tiles,
+/// radix_pass_blocks_per_sm blocks a multiprocessor (each block adds its nonzero counts of 2,048
+/// bins a rank to the pass's at its end: fewer, longer blocks add fewer). First choices, to be
+/// swept on an H200: 256 / 512 threads, 1 / 2 / 4 blocks a multiprocessor.
 inline constexpr int radix_select_max_ranks = 4;
 inline constexpr int64_t radix_select_min_n = int64_t{1} << 16;
 inline constexpr int radix_window_threads = 1024;
-inline constexpr int radix_window_items = 4;
 inline constexpr launch_config radix_pass_config = {512, 4};
 inline constexpr int radix_pass_blocks_per_sm = 2;
 

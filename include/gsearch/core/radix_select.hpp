@@ -75,12 +75,17 @@ GSEARCH_HD radix_slot<U> radix_first_slot(const U* sorted, int64_t s, int64_t r,
 }
 
 /// The rank is in bin b, after `before` of the range's elements (those of the bins before b and,
-/// in the first pass, those below the range): the range becomes the bin.
+/// in the first pass, those below the range): the range becomes the bin, less what lies outside
+/// [least, most], the least and the largest bits the pass saw in the range (the first and the last
+/// bin end at the data: a constant input is answered in one pass, and a bracket open to the
+/// largest bits closes at the data's largest).
 template <class U>
-GSEARCH_HD void radix_narrow(radix_slot<U>& s, int b, int64_t before) {
-  const U lo = U(s.range.lo + (U(b) << s.range.shift));
+GSEARCH_HD void radix_narrow(radix_slot<U>& s, int b, int64_t before, U least = U(0), U most = U(~U(0))) {
+  U lo = U(s.range.lo + (U(b) << s.range.shift));
   const U last = U((U(1) << s.range.shift) - 1);  // the bin's width less one
-  const U hi = U(s.range.hi - lo) < last ? s.range.hi : U(lo + last);
+  U hi = U(s.range.hi - lo) < last ? s.range.hi : U(lo + last);
+  lo = lo < least ? least : lo;  // the bin holds the rank, so an element: least <= hi, most >= lo
+  hi = hi > most ? most : hi;
   s.range = radix_range_of(lo, hi);
   s.rank -= before;
   s.done = lo == hi;
@@ -101,16 +106,17 @@ GSEARCH_HD void radix_miss(radix_slot<U>& s, int64_t below, int64_t inside) {
 }
 
 /// A pass's counts for one slot, resolved on one thread: bins[0, radix_bins), `below` the
-/// source's elements under the range. True when the rank was inside the range (the next range is
-/// inside this one), false when the sample missed.
+/// source's elements under the range, [least, most] the extent of its elements in the range. True
+/// when the rank was inside the range (the next range is inside this one), false when the sample
+/// missed.
 template <class U, class Count>
-GSEARCH_HD bool radix_pick(radix_slot<U>& s, const Count* bins, int64_t below) {
+GSEARCH_HD bool radix_pick(radix_slot<U>& s, const Count* bins, int64_t below, U least = U(0), U most = U(~U(0))) {
   if (s.done) return true;
   int64_t before = below;
   if (s.rank >= below) {
     for (int b = 0; b < radix_bins; ++b) {
       if (s.rank < before + int64_t(bins[b])) {
-        radix_narrow(s, b, before);
+        radix_narrow(s, b, before, least, most);
         return true;
       }
       before += int64_t(bins[b]);

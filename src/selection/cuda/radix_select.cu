@@ -29,7 +29,7 @@ std::optional<radix_select<T>> radix_select<T>::enqueue(cudaStream_t stream, con
   using U = core::radix_bits_t<T>;
   using state_t = radix_select_state<U>;
   constexpr int threads = radix_pass_config.threads, loads = radix_pass_config.items;
-  constexpr int64_t sample = int64_t(radix_window_threads) * radix_window_items;
+  constexpr int64_t sample = 2 * int64_t(radix_window_threads);
   if (ranks.empty() || int64_t(ranks.size()) > radix_select_max_ranks || n < radix_select_min_n) return std::nullopt;
   const device_limits dev = current_device_limits();
   radix_ranks params{};
@@ -52,7 +52,7 @@ std::optional<radix_select<T>> radix_select<T>::enqueue(cudaStream_t stream, con
   auto* st = static_cast<state_t*>(memory.get());
   T* buffers = reinterpret_cast<T*>(static_cast<unsigned char*>(memory.get()) + state_bytes);
 
-  launch(radix_window_kernel<T, radix_window_threads, radix_window_items>, 1, radix_window_threads, 0, stream, data, n,
+  launch(radix_window_kernel<T, radix_window_threads>, 1, radix_window_threads, 0, stream, data, n,
          params, st);
   // Every pass on the same grid: radix_pass_blocks_per_sm blocks a multiprocessor, and enough
   // that no block counts 2^31 elements in its 32-bit shared counts.

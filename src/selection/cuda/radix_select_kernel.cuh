@@ -35,6 +35,8 @@ struct radix_select_state {
   u64 written = 0;       ///< elements the running pass found in a range (the first `capacity` copied)
   uint32_t blocks_done = 0;
   u64 below[radix_select_max_ranks];  ///< first pass: the data's elements under each range
+  u64 least[radix_select_max_ranks];  ///< the least and the largest bits of the pass's elements
+  u64 most[radix_select_max_ranks];   ///< in each range (core::radix_narrow closes the bin to them)
   u64 hist[radix_select_max_ranks][core::radix_bins];
 };
 
@@ -44,35 +46,41 @@ struct radix_ranks {
   int32_t r;
 };
 
-/// One block: the sample of Threads x Items elements at core::sample_position, sorted (a bitonic
-/// sort in shared memory: 78 steps for 4,096 keys), each rank's first slot, the state zeroed.
-template <class T, int Threads, int Items>
+/// One block: the sample of 2 x Threads elements at core::sample_position, sorted (a bitonic sort
+/// in shared memory, one compare-exchange a thread a step: 66 steps for 2,048 keys; the first
+/// version sorted 4,096 with half the threads idle a step and took 54 us of one SM on the H200),
+/// each rank's first slot, the state zeroed.
+template <class T, int Threads>
 __global__ void __launch_bounds__(Threads, 1)
     radix_window_kernel(const T* __restrict__ data, int64_t n, radix_ranks ranks,
                         radix_select_state<core::radix_bits_t<T>>* __restrict__ st) {
   using U = core::radix_bits_t<T>;
-  constexpr int S = Threads * Items;
+  constexpr int S = 2 * Threads;
   static_assert((S & (S - 1)) == 0, "the bitonic sort takes a power of two");
   __shared__ U sample[S];
-  for (int i = threadIdx.x; i < S; i += Threads) sample[i] = core::radix_bits(data[core::sample_position(i, S, n)]);
+  const int t = threadIdx.x;
+  const U first = core::radix_bits(data[core::sample_position(t, S, n)]);
+  const U second = core::radix_bits(data[core::sample_position(t + Threads, S, n)]);
+  sample[t] = first;
+  sample[t + Threads] = second;
   __syncthreads();
   for (int k = 2; k <= S; k *= 2)
     for (int j = k / 2; j > 0; j /= 2) {
-      for (int i = threadIdx.x; i < S; i += Threads) {
-        const int p = i ^ j;
-        if (p > i) {
-          const U a = sample[i], b = sample[p];
-          if ((a > b) == ((i & k) == 0)) {
-            sample[i] = b;
-            sample[p] = a;
-          }
-        }
+      const int i = 2 * t - (t & (j - 1)), p = i + j;  // the t-th pair (i, i + j), bit j of i clear
+      const U a = sample[i], b = sample[p];
+      if ((a > b) == ((i & k) == 0)) {
+        sample[i] = b;
+        sample[p] = a;
       }
       __syncthreads();
     }
   if (int(threadIdx.x) < ranks.r) st->slot[threadIdx.x] = core::radix_first_slot(sample, S, ranks.rank[threadIdx.x], n);
   for (int i = threadIdx.x; i < ranks.r * core::radix_bins; i += Threads) (&st->hist[0][0])[i] = 0;
-  if (threadIdx.x < radix_select_max_ranks) st->below[threadIdx.x] = 0;
+  if (threadIdx.x < radix_select_max_ranks) {
+    st->below[threadIdx.x] = 0;
+    st->least[threadIdx.x] = ~u64(0);
+    st->most[threadIdx.x] = 0;
+  }
   if (threadIdx.x == 0) {
     st->r = ranks.r;
     st->status = int32_t(core::plan_status::running);
@@ -121,16 +129,15 @@ __device__ void radix_pick_block(radix_select_state<U>* st, int64_t capacity, bo
     const int64_t want = slot.rank - below;
     if (slot.rank >= below && want < int64_t(total)) {
       if (int64_t(before) <= want && want < int64_t(before + sum)) {  // one thread: the rank's bins
-        int b = int(threadIdx.x) * per + per - 1;
+        int b = -1;
         u64 at = before;
-        for (int i = 0; i < per - 1; ++i) {
-          if (int64_t(at + c[i]) > want) {
-            b = int(threadIdx.x) * per + i;
-            break;
-          }
-          at += c[i];
+        GSEARCH_UNROLL
+        for (int i = 0; i < per; ++i) {
+          const bool here = b < 0 && int64_t(at + c[i]) > want;
+          b = here ? int(threadIdx.x) * per + i : b;
+          at += b < 0 ? c[i] : 0;
         }
-        core::radix_narrow(slot, b, below + int64_t(at));
+        core::radix_narrow(slot, b, below + int64_t(at), U(__ldcg(&st->least[k])), U(__ldcg(&st->most[k])));
         st->slot[k] = slot;
       }
     } else if (threadIdx.x == 0) {
@@ -141,7 +148,11 @@ __device__ void radix_pick_block(radix_select_state<U>* st, int64_t capacity, bo
     __syncthreads();  // the counts are read (and scan_temp free) before they are zeroed
     GSEARCH_UNROLL
     for (int i = 0; i < per; ++i) st->hist[k][threadIdx.x * per + i] = 0;
-    if (threadIdx.x == 0) st->below[k] = 0;
+    if (threadIdx.x == 0) {
+      st->below[k] = 0;
+      st->least[k] = ~u64(0);
+      st->most[k] = 0;
+    }
   }
   __syncthreads();  // every slot written (global writes of this block are seen after the barrier)
   if (threadIdx.x == 0) {
@@ -167,7 +178,7 @@ __device__ void radix_pick_block(radix_select_state<U>* st, int64_t capacity, bo
 /// any range copied to buffer `out` (one global atomic a tile for the tile's place). The block
 /// that finishes last picks (radix_pick_block). `head`: the data's unaligned head (scan_layout).
 template <class T, int Threads, int Loads, bool First>
-__global__ void __launch_bounds__(Threads)
+__global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte keys took 85 registers
     radix_pass_kernel(const T* __restrict__ data, int64_t n, int64_t head,
                       radix_select_state<core::radix_bits_t<T>>* __restrict__ st, T* __restrict__ buffers,
                       int64_t capacity) {
@@ -192,17 +203,30 @@ __global__ void __launch_bounds__(Threads)
   }
   for (int i = threadIdx.x; i < r * core::radix_bins; i += Threads) radix_bins_shared[i] = 0;
   __syncthreads();
+  // Per slot in registers (every index below a compile-time one: an array indexed at run time
+  // goes to local memory, which made the first version's pass 589 us for a 62 us read).
   uint32_t below[R] = {};
+  U least[R], most[R];
+  GSEARCH_UNROLL
+  for (int k = 0; k < R; ++k) {
+    least[k] = U(~U(0));
+    most[k] = U(0);
+  }
 
   // Tile 0's head (fewer than one vector of the data), by one thread: plain atomics.
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     for (int64_t i = 0; i < layout.head; ++i) {
       const U u = core::radix_bits(src[i]);
       bool in = false;
-      for (int k = 0; k < r; ++k) {
-        const int b = open[k] ? core::radix_bin(range[k], u) : -1;
-        if (b >= 0) atomicAdd(radix_bins_shared + k * core::radix_bins + b, 1u);
-        if (First && open[k] && u < range[k].lo) ++below[k];
+      GSEARCH_UNROLL
+      for (int k = 0; k < R; ++k) {
+        const int b = k < r && open[k] ? core::radix_bin(range[k], u) : -1;
+        if (b >= 0) {
+          atomicAdd(radix_bins_shared + k * core::radix_bins + b, 1u);
+          least[k] = u < least[k] ? u : least[k];
+          most[k] = u > most[k] ? u : most[k];
+        }
+        if (First && k < r && open[k] && u < range[k].lo) ++below[k];
         in = in || b >= 0;
       }
       if (in) {
@@ -227,6 +251,8 @@ __global__ void __launch_bounds__(Threads)
         if (k >= r) break;  // uniform
         const int b = here && open[k] ? core::radix_bin(range[k], u) : -1;
         add_to_bin(radix_bins_shared + k * core::radix_bins, b);
+        least[k] = b >= 0 && u < least[k] ? u : least[k];
+        most[k] = b >= 0 && u > most[k] ? u : most[k];
         if (First) below[k] += uint32_t(here && open[k] && u < range[k].lo);
         in = in || b >= 0;
       }
@@ -263,14 +289,24 @@ __global__ void __launch_bounds__(Threads)
   __syncthreads();
   for (int i = threadIdx.x; i < r * core::radix_bins; i += Threads)
     if (radix_bins_shared[i]) atomicAdd(&st->hist[0][0] + i, u64(radix_bins_shared[i]));
-  if (First) {
+  GSEARCH_UNROLL
+  for (int k = 0; k < R; ++k) {
+    if (k >= r) break;  // uniform
+    uint32_t c = below[k];
+    U lo = least[k], hi = most[k];
     GSEARCH_UNROLL
-    for (int k = 0; k < R; ++k) {
-      if (k >= r) break;
-      uint32_t c = below[k];
-      GSEARCH_UNROLL
-      for (int o = 16; o > 0; o /= 2) c += __shfl_xor_sync(0xffffffffu, c, o);
-      if (lane == 0 && c) atomicAdd(&st->below[k], u64(c));
+    for (int o = 16; o > 0; o /= 2) {
+      if (First) c += __shfl_xor_sync(0xffffffffu, c, o);
+      const U other_lo = __shfl_xor_sync(0xffffffffu, lo, o), other_hi = __shfl_xor_sync(0xffffffffu, hi, o);
+      lo = other_lo < lo ? other_lo : lo;
+      hi = other_hi > hi ? other_hi : hi;
+    }
+    if (lane == 0) {
+      if (First && c) atomicAdd(&st->below[k], u64(c));
+      if (lo <= hi) {  // the warp saw an element of the range
+        atomicMin(&st->least[k], u64(lo));
+        atomicMax(&st->most[k], u64(hi));
+      }
     }
   }
   // The last block to finish picks: every block's counts are in st (fence, then the count).

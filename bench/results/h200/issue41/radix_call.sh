@@ -2,8 +2,8 @@
 # Issue 41 on one H200: the radix select's GPU checks and measurements, one call from a snapshot
 # (carry .deps, after scripts/device/pack_deps.sh and `git archive`, as issue40/final_checks.sh):
 #   build     test_gpu_selection, test_gpu_topk and selection_bench (scripts/device/build.sh)
-#   tests     test_gpu_selection (every select, quantile, median and partition goes through the
-#             radix select where it answers), then test_gpu_topk
+#   tests     TESTS (default test_gpu_selection: every select, quantile, median and partition goes
+#             through the radix select where it answers; then test_gpu_topk)
 #   bench     selection_bench --parts PARTS (default select,quantile) at 2^26 and 2^28 float32
 #             (int32 at 2^26), every input kind, the CUB peers and the read roofline beside
 #   ncu       the radix kernels' durations in one select of 2^26 uniform float32
@@ -21,7 +21,7 @@ fi
 for step in ${STEPS:-tests bench ncu}; do
   case $step in
     tests)
-      for t in test_gpu_selection test_gpu_topk; do
+      for t in ${TESTS:-test_gpu_selection test_gpu_topk}; do
         "$B/$t" > "$L/$t.log" 2>&1
         echo "$t: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$L/$t.log" | tr '\n' ' ')(${SECONDS} s)"
         grep -E '^\[  FAILED|Failure' -A4 "$L/$t.log" | head -24
