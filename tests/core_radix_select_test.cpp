@@ -198,22 +198,37 @@ TYPED_TEST(CoreRadixSelect, RangesNarrowByTheBinsAndKeepTheirEnds) {
   const U max = U(~U(0));
   // The whole bit range: the widest shift; the last bin ends at the range's end.
   const core::radix_range<U> all = core::radix_range_of(U(0), max);
-  EXPECT_EQ(all.shift, int(8 * sizeof(U)) - core::radix_bin_bits);
-  EXPECT_EQ(core::radix_bin(all, max), core::radix_bins - 1);
+  EXPECT_EQ(core::radix_bin(all, U(0)), 1);
+  EXPECT_LE(core::radix_bin(all, max), core::radix_bins - 2);
   core::radix_slot<U> slot{all, 5, 0};
-  core::radix_narrow(slot, core::radix_bins - 1, 0);
+  core::radix_narrow(slot, core::radix_bin(all, max), 0);
   EXPECT_EQ(slot.range.hi, max);
-  EXPECT_EQ(slot.range.lo, U(max - ((U(1) << all.shift) - 1)));
   // A range narrower than the bins: one value a bin, answered at once.
   const core::radix_range<U> small = core::radix_range_of(U(100), U(1000));
   EXPECT_EQ(small.shift, 0);
   EXPECT_EQ(core::radix_bin(small, U(99)), -1);
   EXPECT_EQ(core::radix_bin(small, U(1001)), -1);
   core::radix_slot<U> one{small, 3, 0};
-  core::radix_narrow(one, 17, 2);
+  core::radix_narrow(one, core::radix_bin(small, U(117)), 2);
   EXPECT_TRUE(one.done);
   EXPECT_EQ(one.range.lo, U(117));
   EXPECT_EQ(one.rank, 1);
+  // Binned over a part (a bracket open above, binned up to the sample's largest): the last bin
+  // takes everything past the middle bins, up to the range's end, and closes at the data's largest.
+  const core::radix_range<U> open = core::radix_range_of(U(100), max, U(100), U(5000));
+  EXPECT_EQ(core::radix_bin(open, U(100)), 1);
+  EXPECT_EQ(core::radix_bin(open, max), core::radix_bins - 1);
+  core::radix_slot<U> top{open, 0, 0};
+  core::radix_narrow(top, core::radix_bins - 1, 0, U(0), U(max - 7));
+  EXPECT_EQ(top.range.hi, U(max - 7));
+  EXPECT_GT(top.range.lo, U(5000 - 8));
+  // Bin 0 of a range binned from above its start: [lo, base).
+  const core::radix_range<U> low = core::radix_range_of(U(0), U(5000), U(4000), U(5000));
+  EXPECT_EQ(core::radix_bin(low, U(3999)), 0);
+  core::radix_slot<U> bottom{low, 0, 0};
+  core::radix_narrow(bottom, 0, 0, U(10), max);
+  EXPECT_EQ(bottom.range.lo, U(10));
+  EXPECT_EQ(bottom.range.hi, U(3999));
   // A miss above the range: everything above it, the rank past the range's elements.
   core::radix_slot<U> above{small, 50, 0};
   core::radix_miss(above, 10, 30);

@@ -71,6 +71,8 @@ inline constexpr int radix_select_max_ranks = 4;
 inline constexpr int64_t radix_select_min_n = int64_t{1} << 16;
 inline constexpr int radix_window_threads = 1024;
 inline constexpr launch_config radix_pass_config = {512, 4};
+/// Elements a warp stages before it moves them to the copy (one global atomic a stage).
+inline constexpr int radix_stage = 256;
 inline constexpr int radix_pass_blocks_per_sm = 2;
 
 /// partition / argpartition's scatter (select_scatter_kernel.cuh): tiles of 256 threads x 4

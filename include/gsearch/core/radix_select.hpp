@@ -27,31 +27,44 @@
 namespace gsearch::core {
 
 /// Bins of a range in one pass (2^11: 8 KB of 32-bit counters a rank in shared memory; the
-/// range narrows 2048-fold a pass, so 32-bit keys take at most 3 passes, 64-bit ones 6).
+/// range narrows 2046-fold a pass, so 32-bit keys take at most 3 passes, 64-bit ones 6).
 inline constexpr int radix_bin_bits = 11;
 inline constexpr int radix_bins = 1 << radix_bin_bits;
 
-/// The keys' radix bits in [lo, hi], binned by (u - lo) >> shift into at most radix_bins bins.
+/// The keys' radix bits in [lo, hi], binned from `base`: bins 1 .. radix_bins - 2 are 2^shift wide
+/// from base on, bin 0 holds [lo, base) and the last bin whatever lies past the others, up to hi.
+/// A range binned over all of itself (base = lo, its width in the middle bins) leaves the two edge
+/// bins empty; a first range open on a side (a rank near an end, whose bracket reaches the
+/// smallest or the largest bits) is binned over the sample's extent instead, so that its bins
+/// are as fine as the data and not spread over bits no element has.
 template <class U>
 struct radix_range {
-  U lo = 0, hi = 0;
+  U lo = 0, hi = 0, base = 0;
   int32_t shift = 0;
 };
 
-/// The range [lo, hi] (lo <= hi) with the least shift that fits its width in radix_bins bins.
+/// [lo, hi] binned over [from, to] (lo <= from <= to <= hi): the least shift that fits to - from
+/// in the middle bins.
+template <class U>
+GSEARCH_HD radix_range<U> radix_range_of(U lo, U hi, U from, U to) {
+  const U width = U(to - from);
+  int shift = 0;
+  while (U(width >> shift) > U(radix_bins - 3)) ++shift;
+  return {lo, hi, from, shift};
+}
+/// [lo, hi] binned over all of itself.
 template <class U>
 GSEARCH_HD radix_range<U> radix_range_of(U lo, U hi) {
-  const U width = U(hi - lo);
-  int bits = 0;  // bits of width
-  while (bits < int(8 * sizeof(U)) && U(width >> bits) != 0) ++bits;
-  return {lo, hi, bits > radix_bin_bits ? bits - radix_bin_bits : 0};
+  return radix_range_of(lo, hi, lo, hi);
 }
 
 /// The bin of bits u in r, or -1 when u is outside it.
 template <class U>
 GSEARCH_HD GSEARCH_FORCEINLINE int radix_bin(const radix_range<U>& r, U u) {
-  const U d = U(u - r.lo);
-  return d <= U(r.hi - r.lo) ? int(d >> r.shift) : -1;
+  if (U(u - r.lo) > U(r.hi - r.lo)) return -1;
+  if (u < r.base) return 0;
+  const U q = U(U(u - r.base) >> r.shift);
+  return q < U(radix_bins - 2) ? int(q) + 1 : radix_bins - 1;
 }
 
 /// One rank between passes: its range and its rank among the data's elements in the range.
@@ -62,13 +75,14 @@ struct radix_slot {
   int32_t done = 0;  ///< the range is one value: range.lo is the answer
 };
 
-/// The first range of rank r of n: its bracket in the sorted sample sorted[0, s) of radix bits
-/// (the whole bit range on an open side).
+/// The first range of rank r of n: its bracket in the sorted sample sorted[0, s) of radix bits,
+/// reaching the smallest (largest) bits on an open side, binned over the sample's part of it.
 template <class U>
 GSEARCH_HD radix_slot<U> radix_first_slot(const U* sorted, int64_t s, int64_t r, int64_t n) {
   const sample_bracket b = bracket_of(r, n, s);
+  const U from = sorted[b.lo < 0 ? 0 : b.lo], to = sorted[b.hi >= s ? s - 1 : b.hi];
   radix_slot<U> slot;
-  slot.range = radix_range_of(b.lo < 0 ? U(0) : sorted[b.lo], b.hi >= s ? U(~U(0)) : sorted[b.hi]);
+  slot.range = radix_range_of(b.lo < 0 ? U(0) : from, b.hi >= s ? U(~U(0)) : to, from, to);
   slot.rank = r;
   slot.done = 0;
   return slot;
@@ -77,13 +91,19 @@ GSEARCH_HD radix_slot<U> radix_first_slot(const U* sorted, int64_t s, int64_t r,
 /// The rank is in bin b, after `before` of the range's elements (those of the bins before b and,
 /// in the first pass, those below the range): the range becomes the bin, less what lies outside
 /// [least, most], the least and the largest bits the pass saw in the range (the first and the last
-/// bin end at the data: a constant input is answered in one pass, and a bracket open to the
-/// largest bits closes at the data's largest).
+/// bin end at the data: a constant input is answered in one pass).
 template <class U>
 GSEARCH_HD void radix_narrow(radix_slot<U>& s, int b, int64_t before, U least = U(0), U most = U(~U(0))) {
-  U lo = U(s.range.lo + (U(b) << s.range.shift));
-  const U last = U((U(1) << s.range.shift) - 1);  // the bin's width less one
-  U hi = U(s.range.hi - lo) < last ? s.range.hi : U(lo + last);
+  const radix_range<U>& r = s.range;
+  U lo, hi;
+  if (b == 0) {
+    lo = r.lo;
+    hi = U(r.base - 1);  // bin 0 has an element, so base > lo
+  } else {
+    lo = U(r.base + (U(b - 1) << r.shift));  // at most an element of the bin: no overflow
+    const U last = U((U(1) << r.shift) - 1);  // a middle bin's width less one
+    hi = b == radix_bins - 1 || U(r.hi - lo) < last ? r.hi : U(lo + last);
+  }
   lo = lo < least ? least : lo;  // the bin holds the rank, so an element: least <= hi, most >= lo
   hi = hi > most ? most : hi;
   s.range = radix_range_of(lo, hi);

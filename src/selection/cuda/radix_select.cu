@@ -60,7 +60,7 @@ std::optional<radix_select<T>> radix_select<T>::enqueue(cudaStream_t stream, con
   const int64_t most_tiles = (int64_t(1) << 31) / layout.tile;
   const int64_t grid = std::max<int64_t>(std::min<int64_t>(layout.tiles(), int64_t(radix_pass_blocks_per_sm) * dev.sms),
                                          (layout.tiles() + most_tiles - 1) / most_tiles);
-  const int64_t smem = int64_t(ranks.size()) * core::radix_bins * 4;
+  const int64_t smem = int64_t(ranks.size()) * core::radix_bins * 4 + (threads / 32) * radix_stage * int64_t(sizeof(T));
   auto first = radix_pass_kernel<T, threads, loads, true>;
   auto next = radix_pass_kernel<T, threads, loads, false>;
   allow_dynamic_shared(reinterpret_cast<const void*>(first), smem, dev);

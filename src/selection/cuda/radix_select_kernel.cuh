@@ -184,11 +184,9 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
                       int64_t capacity) {
   using U = core::radix_bits_t<T>;
   using view_t = tile_items<T, Threads, Loads>;
-  constexpr int R = radix_select_max_ranks, warps = Threads / 32;
+  constexpr int R = radix_select_max_ranks;
   if (st->status != int32_t(core::plan_status::running)) return;  // uniform: the select is done
-  extern __shared__ __align__(16) uint32_t radix_bins_shared[];
-  __shared__ int warp_copies[2][warps];
-  __shared__ u64 tile_base[2];
+  extern __shared__ __align__(16) uint32_t radix_bins_shared[];  // r x radix_bins counts, then each warp's stage
   __shared__ int last;
   const int r = st->r, source = st->source, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const T* src = source == 0 ? data : buffers + int64_t(source - 1) * capacity;
@@ -235,12 +233,26 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
       }
     }
   }
+  // The copy, warp by warp: a warp stages its elements in shared memory (a ballot places them)
+  // and moves a full stage out at a place it takes with one global atomic. The first version
+  // placed each tile's copies by a block scan and one atomic a tile: two barriers and a global
+  // round trip a tile, and the pass (264 blocks) ran at 18% of the read (docs/perf-notes.md).
+  T* const stage = reinterpret_cast<T*>(radix_bins_shared + r * core::radix_bins) + warp * radix_stage;
+  int staged = 0;
+  const auto flush = [&] {
+    __syncwarp();
+    u64 at = 0;
+    if (lane == 0) at = atomicAdd(&st->written, u64(staged));
+    at = __shfl_sync(0xffffffffu, at, 0);
+    for (int i = lane; i < staged; i += 32)
+      if (int64_t(at) + i < capacity) out[int64_t(at) + i] = stage[i];
+    __syncwarp();
+    staged = 0;
+  };
   const int64_t tiles = layout.tiles();
-  int parity = 0;
-  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x, parity ^= 1) {
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     view_t view;
     view.load(src, layout, t);
-    uint32_t copied = 0;  // bit j: item j is in some range
     GSEARCH_UNROLL
     for (int j = 0; j < view_t::items; ++j) {
       const bool here = view.valid >> j & 1;
@@ -250,41 +262,23 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
       for (int k = 0; k < R; ++k) {
         if (k >= r) break;  // uniform
         const int b = here && open[k] ? core::radix_bin(range[k], u) : -1;
-        add_to_bin(radix_bins_shared + k * core::radix_bins, b);
-        least[k] = b >= 0 && u < least[k] ? u : least[k];
-        most[k] = b >= 0 && u > most[k] ? u : most[k];
         if (First) below[k] += uint32_t(here && open[k] && u < range[k].lo);
-        in = in || b >= 0;
-      }
-      copied |= uint32_t(in) << j;
-    }
-    // The tile's copies: an exclusive scan over the block, one global atomic for its place.
-    const int mine = __popc(copied);
-    int inclusive = mine;
-    GSEARCH_UNROLL
-    for (int o = 1; o < 32; o *= 2) {
-      const int y = __shfl_up_sync(0xffffffffu, inclusive, o);
-      if (lane >= o) inclusive += y;
-    }
-    if (lane == 31) warp_copies[parity][warp] = inclusive;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      int total = 0;
-      for (int w = 0; w < warps; ++w) total += warp_copies[parity][w];
-      tile_base[parity] = total > 0 ? atomicAdd(&st->written, u64(total)) : 0;
-    }
-    __syncthreads();
-    if (copied) {
-      int64_t at = int64_t(tile_base[parity]) + inclusive - mine;
-      for (int w = 0; w < warp; ++w) at += warp_copies[parity][w];
-      GSEARCH_UNROLL
-      for (int j = 0; j < view_t::items; ++j)
-        if (copied >> j & 1) {
-          if (at < capacity) out[at] = view.x[j];
-          ++at;
+        if (__any_sync(0xffffffffu, b >= 0)) {  // most of the data is in no range: one vote
+          add_to_bin(radix_bins_shared + k * core::radix_bins, b);
+          least[k] = b >= 0 && u < least[k] ? u : least[k];
+          most[k] = b >= 0 && u > most[k] ? u : most[k];
+          in = in || b >= 0;
         }
+      }
+      const unsigned take = __ballot_sync(0xffffffffu, in);
+      if (take) {
+        if (staged + __popc(take) > radix_stage) flush();
+        if (in) stage[staged + __popc(take & ((1u << lane) - 1))] = view.x[j];
+        staged += __popc(take);
+      }
     }
   }
+  if (staged) flush();
   // The block's counts into the pass's (the launch gives no block 2^31 elements: 32-bit counts).
   __syncthreads();
   for (int i = threadIdx.x; i < r * core::radix_bins; i += Threads)

@@ -31,9 +31,10 @@ for step in ${STEPS:-tests bench ncu}; do
         --json "$L/selection.json" > "$L/selection.txt" 2>&1
       echo "selection_bench: exit $? (${SECONDS} s)"; cat "$L/selection.txt" ;;
     ncu)
-      ncu --kernel-name regex:radix --metrics gpu__time_duration.sum "$B/selection_bench" --parts select \
-        --sizes 67108864 --dtypes float32 --dists uniform --no-peers --repeat 1 --warmup 0 > "$L/ncu.txt" 2>&1
+      ncu --kernel-name regex:radix --launch-count 10 --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size \
+        "$B/selection_bench" --parts select --sizes 67108864 --dtypes float32 --dists uniform --no-peers --repeat 10 \
+        --warmup 1 > "$L/ncu.txt" 2>&1
       echo "ncu: exit $? (${SECONDS} s)"
-      grep -E '^  [a-z_]+.*radix|gpu__time_duration' "$L/ncu.txt" | head -60 ;;
+      grep -E '^  [a-zA-Z_ ]+radix|^    [a-z_]+' "$L/ncu.txt" | sed -E 's/\(const T1.*//' | head -60 ;;
   esac
 done
