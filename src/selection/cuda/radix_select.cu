@@ -61,13 +61,22 @@ std::optional<radix_select<T>> radix_select<T>::enqueue(cudaStream_t stream, con
   const int64_t grid = std::max<int64_t>(std::min<int64_t>(layout.tiles(), int64_t(radix_pass_blocks_per_sm) * dev.sms),
                                          (layout.tiles() + most_tiles - 1) / most_tiles);
   const int64_t smem = int64_t(ranks.size()) * core::radix_bins * 4 + (threads / 32) * radix_stage * int64_t(sizeof(T));
-  auto first = radix_pass_kernel<T, threads, loads, true>;
-  auto next = radix_pass_kernel<T, threads, loads, false>;
-  allow_dynamic_shared(reinterpret_cast<const void*>(first), smem, dev);
-  allow_dynamic_shared(reinterpret_cast<const void*>(next), smem, dev);
-  launch(first, grid, threads, smem, stream, data, n, layout.head, st, buffers, capacity);
-  for (int pass = 1; pass < core::radix_max_passes<U>(); ++pass)
-    launch(next, grid, threads, smem, stream, data, n, layout.head, st, buffers, capacity);
+  // The pass kernel for as few slots as hold the ranks (its registers: 64 at 2 blocks a
+  // multiprocessor, and 4 slots' ranges, counts and extents take about 40).
+  const auto enqueue_passes = [&](auto first, auto next) {
+    allow_dynamic_shared(reinterpret_cast<const void*>(first), smem, dev);
+    allow_dynamic_shared(reinterpret_cast<const void*>(next), smem, dev);
+    launch(first, grid, threads, smem, stream, data, n, layout.head, st, buffers, capacity);
+    for (int pass = 1; pass < core::radix_max_passes<U>(); ++pass)
+      launch(next, grid, threads, smem, stream, data, n, layout.head, st, buffers, capacity);
+  };
+  if (ranks.size() == 1)
+    enqueue_passes(radix_pass_kernel<T, threads, loads, true, 1>, radix_pass_kernel<T, threads, loads, false, 1>);
+  else if (ranks.size() == 2)
+    enqueue_passes(radix_pass_kernel<T, threads, loads, true, 2>, radix_pass_kernel<T, threads, loads, false, 2>);
+  else
+    enqueue_passes(radix_pass_kernel<T, threads, loads, true, radix_select_max_ranks>,
+                   radix_pass_kernel<T, threads, loads, false, radix_select_max_ranks>);
   return radix_select(stream, std::move(memory), st, int(ranks.size()));
 }
 

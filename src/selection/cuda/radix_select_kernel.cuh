@@ -92,18 +92,6 @@ __global__ void __launch_bounds__(Threads, 1)
   }
 }
 
-/// Adds one element of bin b (-1: none) to a shared histogram; every lane of the warp calls it.
-/// A warp whose lanes share the bin (constant or sorted data) adds them with one atomic; others
-/// add their own (the bins of a range are many, so lanes seldom collide).
-__device__ GSEARCH_FORCEINLINE void add_to_bin(uint32_t* bins, int b) {
-  const int first = __shfl_sync(0xffffffffu, b, 0);
-  if (__all_sync(0xffffffffu, b == first)) {
-    if (threadIdx.x % 32 == 0 && first >= 0) atomicAdd(bins + first, 32u);
-  } else if (b >= 0) {
-    atomicAdd(bins + b, 1u);
-  }
-}
-
 /// The pick, in the block that finished a pass last: each open slot's bin from the counts (a
 /// block scan over the bins), narrowed (or, first pass only, missed), the counts zeroed for the
 /// next pass, and the next source: this pass's copy when every rank stayed inside its range and
@@ -172,19 +160,19 @@ __device__ void radix_pick_block(radix_select_state<U>* st, int64_t capacity, bo
   }
 }
 
-/// One pass: the source (the data, or the copy `buffers + (source - 1) * capacity`, source_n
+/// One pass, for up to R slots: the source (the data, or the copy `buffers + (source - 1) * capacity`, source_n
 /// elements) read in tiles; per element its radix bits, each open slot's bin (shared counts, added
 /// to st->hist at the end), in the first pass the elements under each range, and the elements in
 /// any range copied to buffer `out` (one global atomic a tile for the tile's place). The block
 /// that finishes last picks (radix_pick_block). `head`: the data's unaligned head (scan_layout).
-template <class T, int Threads, int Loads, bool First>
+template <class T, int Threads, int Loads, bool First, int R>
 __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte keys took 85 registers
     radix_pass_kernel(const T* __restrict__ data, int64_t n, int64_t head,
                       radix_select_state<core::radix_bits_t<T>>* __restrict__ st, T* __restrict__ buffers,
                       int64_t capacity) {
   using U = core::radix_bits_t<T>;
   using view_t = tile_items<T, Threads, Loads>;
-  constexpr int R = radix_select_max_ranks;
+  static_assert(R <= radix_select_max_ranks, "R: the most slots the launch has (1, 2 or 4: registers)");
   if (st->status != int32_t(core::plan_status::running)) return;  // uniform: the select is done
   extern __shared__ __align__(16) uint32_t radix_bins_shared[];  // r x radix_bins counts, then each warp's stage
   __shared__ int last;
@@ -233,12 +221,17 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
       }
     }
   }
-  // The copy, warp by warp: a warp stages its elements in shared memory (a ballot places them)
-  // and moves a full stage out at a place it takes with one global atomic. The first version
-  // placed each tile's copies by a block scan and one atomic a tile: two barriers and a global
-  // round trip a tile, and the pass (264 blocks) ran at 18% of the read (docs/perf-notes.md).
+  // Per tile, two steps. First every item's membership, the one thing most elements need (its
+  // radix bits and a compare a range): a mask of the thread's items in some range, and in the
+  // first pass the count under each range. Then only the members (a few per cent of the data
+  // after the sample's bracket): their bins, a thread's equal bins in a row added by one atomic
+  // (constant and sorted data put a thread's 16 items in one bin), their extent, and the copy:
+  // a warp stages its members in shared memory at places a warp scan gives and moves a full
+  // stage out at a place it takes with one global atomic. ncu of the version before (a vote, a
+  // warp-wide bin check and a ballot for every element) counted 78 instructions a warp of
+  // elements where the read leaves time for about 20: the pass took 345 us for a 62 us read.
   T* const stage = reinterpret_cast<T*>(radix_bins_shared + r * core::radix_bins) + warp * radix_stage;
-  int staged = 0;
+  int staged = 0;  // uniform in the warp
   const auto flush = [&] {
     __syncwarp();
     u64 at = 0;
@@ -253,30 +246,75 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     view_t view;
     view.load(src, layout, t);
+    uint32_t members = 0;  // bit j: item j is in some open range
     GSEARCH_UNROLL
     for (int j = 0; j < view_t::items; ++j) {
-      const bool here = view.valid >> j & 1;
       const U u = core::radix_bits(view.x[j]);
       bool in = false;
       GSEARCH_UNROLL
       for (int k = 0; k < R; ++k) {
         if (k >= r) break;  // uniform
-        const int b = here && open[k] ? core::radix_bin(range[k], u) : -1;
-        if (First) below[k] += uint32_t(here && open[k] && u < range[k].lo);
-        if (__any_sync(0xffffffffu, b >= 0)) {  // most of the data is in no range: one vote
-          add_to_bin(radix_bins_shared + k * core::radix_bins, b);
-          least[k] = b >= 0 && u < least[k] ? u : least[k];
-          most[k] = b >= 0 && u > most[k] ? u : most[k];
-          in = in || b >= 0;
+        in = in || (open[k] && U(u - range[k].lo) <= U(range[k].hi - range[k].lo));
+        if (First) below[k] += uint32_t(open[k] && u < range[k].lo && (view.valid >> j & 1));
+      }
+      members |= uint32_t(in) << j;
+    }
+    members &= view.valid;
+    if (members) {  // the members' bins and extent, equal bins in a row counted once
+      int run_bin[R], run[R];
+      GSEARCH_UNROLL
+      for (int k = 0; k < R; ++k) run_bin[k] = -1, run[k] = 0;
+      GSEARCH_UNROLL
+      for (int j = 0; j < view_t::items; ++j) {
+        if (!(members >> j & 1)) continue;
+        const U u = core::radix_bits(view.x[j]);
+        GSEARCH_UNROLL
+        for (int k = 0; k < R; ++k) {
+          if (k >= r) break;
+          const int b = open[k] ? core::radix_bin(range[k], u) : -1;
+          if (b < 0) continue;
+          least[k] = u < least[k] ? u : least[k];
+          most[k] = u > most[k] ? u : most[k];
+          if (b != run_bin[k]) {
+            if (run[k]) atomicAdd(radix_bins_shared + k * core::radix_bins + run_bin[k], uint32_t(run[k]));
+            run_bin[k] = b;
+            run[k] = 0;
+          }
+          ++run[k];
         }
       }
-      const unsigned take = __ballot_sync(0xffffffffu, in);
-      if (take) {
-        if (staged + __popc(take) > radix_stage) flush();
-        if (in) stage[staged + __popc(take & ((1u << lane) - 1))] = view.x[j];
-        staged += __popc(take);
-      }
+      GSEARCH_UNROLL
+      for (int k = 0; k < R; ++k)
+        if (k < r && run[k]) atomicAdd(radix_bins_shared + k * core::radix_bins + run_bin[k], uint32_t(run[k]));
     }
+    // The copy: the warp's members of the tile at their places in the stage.
+    const int mine = __popc(members);
+    int inclusive = mine;
+    GSEARCH_UNROLL
+    for (int o = 1; o < 32; o *= 2) {
+      const int y = __shfl_up_sync(0xffffffffu, inclusive, o);
+      if (lane >= o) inclusive += y;
+    }
+    const int total = __shfl_sync(0xffffffffu, inclusive, 31);
+    if (total == 0) continue;  // uniform
+    if (staged + total > radix_stage) flush();
+    if (total > radix_stage) {  // more than a stage (dense data): straight to the copy
+      u64 at = 0;
+      if (lane == 0) at = atomicAdd(&st->written, u64(total));
+      at = __shfl_sync(0xffffffffu, at, 0) + u64(inclusive - mine);
+      GSEARCH_UNROLL
+      for (int j = 0; j < view_t::items; ++j)
+        if (members >> j & 1) {
+          if (int64_t(at) < capacity) out[at] = view.x[j];
+          ++at;
+        }
+      continue;
+    }
+    int at = staged + inclusive - mine;
+    GSEARCH_UNROLL
+    for (int j = 0; j < view_t::items; ++j)
+      if (members >> j & 1) stage[at++] = view.x[j];
+    staged += total;
   }
   if (staged) flush();
   // The block's counts into the pass's (the launch gives no block 2^31 elements: 32-bit counts).
