@@ -68,6 +68,14 @@ inline constexpr int select_max_depth = 12;
 /// bins a rank to the pass's at its end: fewer, longer blocks add fewer). First choices, to be
 /// swept on an H200: 256 / 512 threads, 1 / 2 / 4 blocks a multiprocessor.
 inline constexpr int radix_select_max_ranks = 4;
+/// The ranks select() routes to the radix select (the rest to the sampled brackets): one. Measured
+/// on one H200 at 0aa6cda (bench/results/h200/issue41/radix-0aa6cda.json, selection_bench, 2^26
+/// float32): one rank 0.255 ms (k = 1,024) and 0.291 ms (k = n/2) on uniform data, where the
+/// sampled brackets took 0.325 / 0.394 ms; but the pass's work grows with the slots, and
+/// quantile / median (three ranks with the NaN check) of 2^28 took 2.27-2.30 ms, about twice the
+/// sampled brackets' (4.65-4.72 ms at 2^30 on the same kind of device, 859c82c). The passes for
+/// 2 and 4 slots passed the GPU tests at 0aa6cda with every select of up to 4 ranks routed here.
+inline constexpr int radix_select_routed_ranks = 1;
 inline constexpr int64_t radix_select_min_n = int64_t{1} << 16;
 inline constexpr int radix_window_threads = 1024;
 inline constexpr launch_config radix_pass_config = {512, 4};

@@ -325,7 +325,7 @@ template <class T>
 std::vector<T> select_sorted_ranks(cudaStream_t stream, const T* data, int64_t n,
                                    const std::vector<int64_t>& ranks, const device_limits& dev, int depth) {
   if (n <= sample_size<T>) return select_in_block(stream, data, n, ranks, dev);
-  if (depth == 0)
+  if (depth == 0 && int64_t(ranks.size()) <= radix_select_routed_ranks)
     if (std::optional<radix_select<T>> radix = radix_select<T>::enqueue(stream, data, n, ranks))
       if (std::optional<std::vector<T>> values = radix->finish()) return *std::move(values);
   if (depth == 0)
