@@ -214,6 +214,29 @@ TYPED_TEST(GpuSelection, PartitionOfRows) {
   }
 }
 
+// numpy's axis=-1 of quantile / median: each row through the 1-D device call, scattered into
+// numpy's layout (q first); each row against its own reference.
+TYPED_TEST(GpuSelection, QuantileAndMedianOfRows) {
+  using T = TypeParam;
+  const struct { int64_t rows, cols; } shapes[] = {{300, 100}, {3, 4097}, {2, 1}};
+  uint64_t seed = test_seed();
+  for (const auto& [rows, cols] : shapes) {
+    for (const shape sh : {shape::random, shape::specials}) {
+      const std::vector<T> data = make_input<T>(sh, rows * cols, ++seed);
+      const OnDevice<T> d(data, 0);
+      const std::vector<double> q = quantile_qs(cols, seed);
+      for (bool skip_nan : {false, true}) {
+        SCOPED_TRACE(std::string(name(sh)) + ", " + std::to_string(rows) + " x " + std::to_string(cols));
+        device_vector<double> out(int64_t(q.size()) * rows), med(rows);
+        quantile(cuda, d.view(), rows, span<const double>(q), quantile_method::linear, scalar_q_dtypes<T>(), skip_nan,
+                 out.view());
+        median(cuda, d.view(), rows, skip_nan, med.view());
+        ASSERT_EQ(check_quantile_rows(data, rows, q, quantile_method::linear, skip_nan, host_of(out), host_of(med)), "");
+      }
+    }
+  }
+}
+
 TYPED_TEST(GpuSelection, PartitionAndArgpartition) {
   using T = TypeParam;
   const uint64_t seed = test_seed();

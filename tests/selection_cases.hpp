@@ -470,6 +470,29 @@ double reference_median(const std::vector<T>& data, bool skip_nan) {
 // Equal as numpy's results compare in a test: the same double, or both NaN.
 inline bool same_result(double a, double b) { return a == b || (a != a && b != b); }
 
+// numpy.quantile(data.reshape(rows, cols), q, axis=-1) (skip_nan: nanquantile) in numpy's layout,
+// out[i * rows + r] (q first), and numpy.median(..., axis=-1) into med[r]: each row against the
+// references of that row alone.
+template <class T>
+std::string check_quantile_rows(const std::vector<T>& data, int64_t rows, const std::vector<double>& qs,
+                                quantile_method method, bool skip_nan, const std::vector<double>& out,
+                                const std::vector<double>& med) {
+  const int64_t cols = int64_t(data.size()) / rows, m = int64_t(qs.size());
+  if (int64_t(out.size()) != m * rows || int64_t(med.size()) != rows) return "wrong output size";
+  for (int64_t r = 0; r < rows; ++r) {
+    const std::vector<T> row(data.begin() + r * cols, data.begin() + (r + 1) * cols);
+    const std::vector<double> want = reference_quantiles(row, qs, method, skip_nan);
+    for (int64_t i = 0; i < m; ++i)
+      if (!same_result(out[size_t(i * rows + r)], want[size_t(i)]))
+        return "row " + std::to_string(r) + ", q " + std::to_string(qs[size_t(i)]) + ": " +
+               show(out[size_t(i * rows + r)]) + ", want " + show(want[size_t(i)]);
+    const double want_median = reference_median(row, skip_nan);
+    if (!same_result(med[size_t(r)], want_median))
+      return "row " + std::to_string(r) + ": median " + show(med[size_t(r)]) + ", want " + show(want_median);
+  }
+  return "";
+}
+
 constexpr quantile_method kMethods[] = {
     quantile_method::inverted_cdf, quantile_method::averaged_inverted_cdf,
     quantile_method::closest_observation, quantile_method::interpolated_inverted_cdf,

@@ -246,7 +246,11 @@ TEST(SelectionErrors, SelectRanksOutOfRangeOrSizesWrong) {
 // thread count.
 TYPED_TEST(Selection, PartitionOfRowsKeepsNumpysContractPerRow) {
   using T = TypeParam;
-  const struct { int64_t rows, cols; } shapes[] = {{1000, 7}, {257, 64}, {3, 5000}, {2, 1}, {5, 1}, {1, 300}};
+  // Rows of 2 .. short_row_cols in batches of 16 go through the sorting network (a partial last
+  // batch, padding to the next power of two, the largest network), fewer rows or longer ones
+  // through each row's 1-D partition.
+  const struct { int64_t rows, cols; } shapes[] = {{1000, 7}, {257, 64}, {3, 5000}, {2, 1},  {5, 1},  {1, 300},
+                                                   {16, 2},   {15, 16},  {40, 33},  {17, 256}, {16, 257}};
   uint64_t seed = 11;
   for (const auto& [rows, cols] : shapes) {
     for (const shape sh : {shape::random, shape::few_distinct, shape::specials}) {
@@ -263,6 +267,38 @@ TYPED_TEST(Selection, PartitionOfRowsKeepsNumpysContractPerRow) {
       }
     }
   }
+}
+
+// numpy's axis=-1 of quantile / median: short rows shared out among the threads, long rows one
+// after another, one row (the 1-D call); each row against its own reference.
+TYPED_TEST(Selection, QuantileAndMedianOfRowsAreEachRows) {
+  using T = TypeParam;
+  const struct { int64_t rows, cols; } shapes[] = {{1000, 7}, {257, 64}, {3, 5000}, {2, 1}, {5, 2}, {1, 300}};
+  uint64_t seed = 23;
+  for (const auto& [rows, cols] : shapes) {
+    for (const shape sh : {shape::random, shape::few_distinct, shape::specials}) {
+      const std::vector<T> data = make_input<T>(sh, rows * cols, ++seed);
+      const std::vector<double> q = quantile_qs(cols, seed);
+      for (quantile_method m : {quantile_method::linear, quantile_method::nearest, quantile_method::hazen}) {
+        for (bool skip_nan : {false, true}) {
+          const cpu_t exec = kExecs[size_t(seed % 3)];
+          const quantile_dtypes dtypes = scalar_q_dtypes<T>();
+          std::vector<double> out(q.size() * size_t(rows), -1.5), med(size_t(rows), -1.5);
+          quantile(exec, span<const T>(data), rows, span<const double>(q), m, dtypes, skip_nan, span<double>(out));
+          median(exec, span<const T>(data), rows, skip_nan, span<double>(med));
+          ASSERT_EQ(check_quantile_rows(data, rows, q, m, skip_nan, out, med), "")
+              << name(sh) << " " << rows << " x " << cols << " " << to_string(m) << " skip_nan=" << skip_nan;
+        }
+      }
+    }
+  }
+  std::vector<double> out(2), q = {0.5};  // rows must divide the data; out is q.size() * rows
+  const std::vector<T> d4 = make_input<T>(shape::random, 4, 1);
+  EXPECT_THROW(quantile(cpu, span<const T>(d4), 3, span<const double>(q), quantile_method::linear,
+                        scalar_q_dtypes<T>(), false, span<double>(out)), invalid_argument);
+  EXPECT_THROW(quantile(cpu, span<const T>(d4), 2, span<const double>(q), quantile_method::linear,
+                        scalar_q_dtypes<T>(), false, span<double>(out.data(), 1)), invalid_argument);
+  EXPECT_THROW(median(cpu, span<const T>(d4), 0, false, span<double>(out)), invalid_argument);
 }
 
 TEST(SelectionErrors, PartitionKthOutOfRangeOrOutputWrong) {

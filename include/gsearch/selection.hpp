@@ -13,6 +13,8 @@
 ///   quantile(exec, data, q, method, ...)  numpy.quantile / nanquantile of the whole array
 ///   median(exec, data, skip_nan, out)     numpy.median / nanmedian (the mean of the two middle
 ///                                         values when the count is even)
+///   quantile(exec, data, rows, q, ...),   the same along the last axis of a rows x cols array
+///   median(exec, data, rows, ...)         (numpy's axis=-1), in one call
 ///
 /// The order is np.sort's (key_traits.hpp): -inf < finite < +inf < NaN, -0.0 equal to 0.0.
 /// The algorithm (core/selection.hpp): a sorted sample brackets each requested rank, one pass
@@ -89,7 +91,17 @@ struct topk_options {
                 quantile_method method, const quantile_dtypes& dtypes, bool skip_nan,           \
                 span<double> out);                                                               \
   /** numpy.median(data) (skip_nan: numpy.nanmedian) into out[0] (out.size() == 1). */          \
-  void median(const EXEC& exec, span<const T> data, bool skip_nan, span<double> out);
+  void median(const EXEC& exec, span<const T> data, bool skip_nan, span<double> out);            \
+  /** numpy.quantile(data.reshape(rows, cols), q, axis=-1, method=method) in the arithmetic of  \
+      `dtypes` (skip_nan: nanquantile): out[i * rows + r] is q[i]'s quantile of row r (numpy's   \
+      layout, q first; out.size() == q.size() * rows). rows >= 1 divides data.size(), cols =   \
+      data.size() / rows >= 1. Short rows are shared out among the CPU's threads, long rows one \
+      after another; on CUDA the rows one after another. */                                    \
+  void quantile(const EXEC& exec, span<const T> data, int64_t rows, span<const double> q,       \
+                quantile_method method, const quantile_dtypes& dtypes, bool skip_nan,           \
+                span<double> out);                                                               \
+  /** numpy.median(data.reshape(rows, cols), axis=-1) (skip_nan: nanmedian) into out[0, rows). */ \
+  void median(const EXEC& exec, span<const T> data, int64_t rows, bool skip_nan, span<double> out);
 
 GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_SELECTION, cpu_t)
 GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_SELECTION, cuda_t)

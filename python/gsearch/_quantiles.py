@@ -1,10 +1,11 @@
-"""numpy's median, quantile and percentile (and their nan* forms) of all the elements of an
-array, on the selection of _selection.py: every quantile from one pass over the data."""
+"""numpy's median, quantile and percentile (and their nan* forms), numpy 2's axis, keepdims and
+out included, on the selection of _selection.py: every quantile of a slice from one pass over
+it, every slice along the axes in one library call (gsearch::quantile's rows)."""
 
 from __future__ import annotations
 
 from functools import lru_cache as _lru_cache
-from typing import Any, Literal, Optional
+from typing import Any, Literal, NamedTuple, Optional
 
 import numpy as _np
 
@@ -14,9 +15,12 @@ from ._arrays import (
     ArrayLike,
     _cast,
     _choice,
+    _classify,
     _FLOAT64,
     _INT64,
     _new_empty,
+    _Scalar,
+    _shape,
     _size,
     _StreamScope,
     _torch,
@@ -25,7 +29,7 @@ from ._arrays import (
     _xp,
 )
 from ._docs import public as _public
-from ._selection import _DOCS, _data, _flat, _result
+from ._selection import _DOCS, _axes, _data, _flat, _result
 
 QuantileMethod = Literal[
     "inverted_cdf",
@@ -108,14 +112,19 @@ def _all_nan(fw: str, x: Any, every: bool = True) -> bool:
     return bool(nan.all() if every else nan.any())
 
 
-def _nan_of_data_dtype(A: _Arr, qa: _np.ndarray, skip_nan: bool) -> bool:
-    """Whether numpy answers NaN *of the data's dtype* (float data whose result dtype is
-    another, all of whose results are NaN): nanquantile of all-NaN data (np.full(q.shape, nan,
-    data's dtype)), and quantile of data with a NaN at a 0-d q (numpy returns the NaN element
-    itself, arr[-1]). One more pass over the data, only when every result is NaN."""
+def _nan_of_data_dtype(A: _Arr, R: "_Rows", res: Any, qa: _np.ndarray, skip_nan: bool) -> bool:
+    """Whether numpy answers in the data's own dtype (float data whose result dtype is another):
+    nanquantile whose first row (the whole data for axis=None) is all NaN (numpy's
+    apply_along_axis takes its dtype from the first row's answer, np.full(q.shape, nan, data's
+    dtype), and casts the other rows' to it), and quantile with a NaN in the data and a 0-d
+    result (numpy returns the NaN element itself, arr[-1]). A pass over the data only when the
+    first row's results are all NaN."""
+    first = res.reshape(-1, R.rows)[:, 0]  # q first: the first row's results
+    if not _all_nan(A.fw, first):
+        return False
     if skip_nan:
-        return _all_nan(A.fw, A.x)
-    return qa.ndim == 0 and _all_nan(A.fw, A.x, every=False)
+        return _all_nan(A.fw, _flat(R.A)[: R.cols])
+    return qa.ndim == 0 and R.kept == () and _all_nan(A.fw, R.A.x, every=False)
 
 
 def _host_q(fn: str, q: Any, percent: bool) -> tuple:
@@ -139,15 +148,107 @@ def _host_q(fn: str, q: Any, percent: bool) -> tuple:
     return qa, key
 
 
-def _quantile(fn: str, a: Any, q: Any, method: str, skip_nan: bool, percent: bool, stream: Any) -> Any:
+# numpy's methods whose result is an element (np.take, with out cast 'unsafe'); the others
+# interpolate (a ufunc, with out cast 'same_kind').
+_ELEMENT_METHODS = frozenset(("inverted_cdf", "closest_observation", "lower", "higher", "nearest"))
+
+
+class _Rows(NamedTuple):
+    """The data as numpy's axis takes it: rows x cols (the reduced axes last, merged), the
+    shape of the kept axes (the result's, after q's), and keepdims' shape of them."""
+
+    A: _Arr
+    rows: int
+    cols: int
+    kept: tuple
+    keep_shape: tuple
+
+
+def _by_rows(fn: str, A: _Arr, axis: Any) -> _Rows:
+    """numpy's _ureduce: the axes of `axis` (None: all) moved last (the kept ones first, in
+    their order) and merged, so that each row is one quantile's data."""
+    shape = _shape(A)
+    axes = _axes(fn, axis, len(shape))
+    if axes is None:
+        axes = tuple(range(len(shape)))
+        x = A.x.reshape(-1) if len(shape) != 1 else A.x
+    else:
+        keep = [i for i in range(len(shape)) if i not in axes]
+        x = _xp(A.fw).moveaxis(A.x, keep, list(range(len(keep)))) if keep != list(range(len(keep))) else A.x
+    kept = tuple(shape[i] for i in range(len(shape)) if i not in axes)
+    cols = 1
+    for i in axes:
+        cols *= shape[i]
+    rows = 1
+    for d in kept:
+        rows *= d
+    keep_shape = tuple(1 if i in axes else shape[i] for i in range(len(shape)))
+    return _Rows(A._replace(x=x), rows, cols, kept, keep_shape)
+
+
+def _store(fn: str, A: _Arr, out: Any, res: Any, casting: str) -> Any:
+    """numpy's `out`: res (an array of A's framework) written into out, cast by numpy's rule for
+    the call ('same_kind' for a ufunc's result, 'unsafe' for take and assignment); out itself
+    returned."""
+    O = None if isinstance(out, (list, tuple)) or _np.isscalar(out) else _classify(out, "out")
+    if O is None or isinstance(O, _Scalar) or O.fw != A.fw or (A.fw == "numpy" and not isinstance(out, _np.ndarray)):
+        raise TypeError(f"gsearch.{fn}: out must be an array of the data's kind ({A.fw}), not {type(out).__name__}")
+    have = res.dtype if A.fw != "torch" else _np.dtype(str(res.dtype).rsplit(".", 1)[-1])
+    if not _np.can_cast(have, O.dtype, casting=casting):
+        raise TypeError(
+            f"gsearch.{fn}: cannot cast the result from dtype('{have}') to out's dtype('{O.dtype}') "
+            f"with casting rule '{casting}' (as numpy)"
+        )
+    if A.fw == "numpy":
+        _np.copyto(out, res, casting="unsafe")
+    elif A.fw == "torch":
+        out.copy_(res.reshape(tuple(out.shape)) if res.numel() == out.numel() else res)
+    else:
+        _xp("cupy").copyto(out, res, casting="unsafe")
+    return out
+
+
+def _finish(fn: str, A: _Arr, R: _Rows, res: Any, qshape: tuple, keepdims: bool, out: Any, casting: str) -> Any:
+    """res (q first, then the rows, flat) in numpy's shape; into `out` when given."""
+    res = res.reshape(qshape + (R.keep_shape if keepdims else R.kept))
+    if out is not None:
+        return _store(fn, A, out, res, casting)
+    return _result(res, A, tuple(res.shape))
+
+
+def _check_extras(fn: str, overwrite_input: Any, weights: Any) -> None:
+    """numpy's parameters gsearch takes but does nothing with (overwrite_input: the input is
+    never written, which numpy allows), or refuses (weights)."""
+    del overwrite_input
+    if weights is not None:
+        raise NotImplementedError(f"gsearch.{fn}: weights are not supported (numpy's weighted quantiles); pass weights=None")
+
+
+def _empty_answer(fn: str, A: _Arr, numpy_fn: Any, axis: Any, keepdims: bool, out: Any, casting: str, **kw: Any) -> Any:
+    """numpy's own answer for data with no elements to reduce (an IndexError, or NaN with its
+    RuntimeWarning, or an empty array), in A's framework."""
+    ref = _np.asarray(numpy_fn(_np.empty(_shape(A), A.dtype), axis=axis, keepdims=keepdims, **kw))
+    res = _like_array(A, ref)
+    if out is not None:
+        return _store(fn, A, out, res, casting)
+    return res[()] if A.fw == "numpy" and ref.ndim == 0 else res
+
+
+def _quantile(
+    fn: str, a: Any, q: Any, axis: Any, out: Any, method: str, keepdims: bool, skip_nan: bool, percent: bool, stream: Any
+) -> Any:
     code = _choice(fn, "method", method, _QUANTILE_METHODS)
     A = _data(fn, a)
     qa, key = _host_q(fn, q, percent)
     od = _numpy_result_dtype("quantile", A.dtype.newbyteorder("="), key, method)
-    n = _size(A.x)
-    if n == 0:  # numpy's own answer (an IndexError, or NaN for nanquantile), in A's framework
-        ref = (_np.nanquantile if skip_nan else _np.quantile)(_np.empty(0, A.dtype), qa, method=method)
-        return _like(A, _np.asarray(ref, dtype=od))
+    R = _by_rows(fn, A, axis)
+    own = A.dtype.newbyteorder("=")
+    float_nan_form = skip_nan and own.kind == "f"  # numpy's nanquantile proper (else quantile's code)
+    casting = "unsafe" if float_nan_form or method in _ELEMENT_METHODS or qa.dtype.kind in "biu" else "same_kind"
+    if R.rows * R.cols == 0:
+        ref_fn = _np.nanquantile if skip_nan else _np.quantile
+        return _empty_answer(fn, A, ref_fn, axis, keepdims, out, casting, q=qa, method=method)
+    n, rows = R.cols, R.rows
     if qa.dtype == _np.float16 and n >= 65520:  # numpy: NaN or IndexError (n * q is inf)
         raise ValueError(
             f"gsearch.{fn}: float16 q cannot index {n} elements (numpy's float16 index arithmetic "
@@ -155,26 +256,49 @@ def _quantile(fn: str, a: Any, q: Any, method: str, skip_nan: bool, percent: boo
         )
     kd = _widened(A.dtype)
     q64 = _np.ascontiguousarray(qa, dtype=_FLOAT64).reshape(-1)  # q's values, exactly
+    m = q64.size
     with _StreamScope(A.fw, A.dev, stream) as scope:
+        data = _flat(R.A)
         ranks = _element_ranks(method, n, qa) if od.kind in "iu" and od.itemsize == 8 else None
         if ranks is not None:  # 8-byte integers: the element itself (float64 would round it)
-            out = _new_empty(A.fw, A.dev, (q64.size,), kd)
-            if q64.size:  # a float16 / float32 q's rounding past the end (numpy raises): the last
-                _core.select(_flat(A), _np.minimum(ranks, n - 1), out, scope.handle)
+            ranks = _np.minimum(ranks, n - 1)  # a float16 / float32 q's rounding past the end (numpy raises): the last
+            res = _new_empty(A.fw, A.dev, (m * rows,), kd)
+            if m and rows == 1:
+                _core.select(data, ranks, res, scope.handle)
+            elif m:  # every row partitioned at the ranks in one call, then those columns
+                kth = _np.unique(ranks)
+                part = _new_empty(A.fw, A.dev, (rows * n,), kd)
+                _core.partition(data, kth, part, scope.handle, rows=rows)
+                res = _columns(A, part.reshape(rows, n), ranks).reshape(-1)
         else:
-            out = _new_empty(A.fw, A.dev, (q64.size,), _FLOAT64)
-            if q64.size:
-                _core.quantile(_flat(A), q64, code, bool(skip_nan), out, scope.handle, **_arithmetic(A, qa, od))
-        own = A.dtype.newbyteorder("=")
-        if od != own and own.kind == "f" and q64.size and _all_nan(A.fw, out) and _nan_of_data_dtype(A, qa, skip_nan):
-            return _like(A, _np.full(qa.shape, _np.nan, dtype=own))
-        return _result(_cast(out, A.fw, od), A, qa.shape)
+            res = _new_empty(A.fw, A.dev, (m * rows,), _FLOAT64)
+            if m:
+                _core.quantile(data, q64, code, bool(skip_nan), res, scope.handle, rows=rows, **_arithmetic(A, qa, od))
+        rd = od
+        if out is None and od != own and own.kind == "f" and m and _nan_of_data_dtype(A, R, res, qa, skip_nan):
+            rd = own  # numpy's NaN of the data's dtype
+        return _finish(fn, A, R, _cast(res, A.fw, rd), qa.shape, keepdims, out, casting)
+
+
+def _columns(A: _Arr, x: Any, cols: _np.ndarray) -> Any:
+    """x[:, cols].T (rows x n in, len(cols) x rows out, C-contiguous) in A's framework."""
+    if A.fw == "torch":
+        idx = _torch().as_tensor(cols, device=x.device)
+        return x.index_select(1, idx).T.contiguous()
+    return _xp(A.fw).ascontiguousarray(x[:, cols].T)
 
 
 def _like(A: _Arr, x: _np.ndarray) -> Any:
-    """A numpy result as A's kind of array on its device."""
+    """A numpy result as A's kind of array on its device (0-d numpy: a numpy scalar)."""
     if A.fw == "numpy":
         return x[()] if x.ndim == 0 else x
+    return _like_array(A, x)
+
+
+def _like_array(A: _Arr, x: _np.ndarray) -> Any:
+    """A numpy result as an array of A's kind on its device."""
+    if A.fw == "numpy":
+        return x
     if A.fw == "torch":
         torch = _torch()
         device = torch.device("cuda", A.dev) if A.dev is not None else torch.device("cpu")
@@ -184,24 +308,43 @@ def _like(A: _Arr, x: _np.ndarray) -> Any:
 
 _QUANTILE_DOC = """{title}
 
-    numpy.{name}(a, q, method=method) of all the elements of `a` (axis=None){what}.
+    numpy.{name}(a, q, axis, out, overwrite_input, method, keepdims){what}, numpy 2's
+    signature and semantics.
 
     Parameters
     ----------
     {data}
-        All of its elements are taken (any shape).
+        Any shape.
     q : float or array_like of floats
         {q_text} A scalar gives a scalar, an array an array of its shape (at most 2-D).
+    axis : None, int or tuple of ints, optional
+        The axes to reduce (negative from the end): None (the default) all of them. Every
+        1-D slice along them (a row of a 2-D array) is reduced in one library call.
+    out : array, optional
+        Where to put the result (an array of `a`'s kind, of the result's shape or one it
+        broadcasts to), cast as numpy casts: 'same_kind' for the methods that interpolate,
+        'unsafe' for those that pick an element (and for an integer q) and for nan{name_plain}
+        of float data. It is returned.
+    overwrite_input : bool, optional
+        numpy's permission to modify `a`; gsearch never does (accepted, no effect).
     method : str, optional
         numpy's: 'inverted_cdf', 'averaged_inverted_cdf', 'closest_observation',
         'interpolated_inverted_cdf', 'hazen', 'weibull', 'linear' (the default),
         'median_unbiased', 'normal_unbiased', 'lower', 'higher', 'midpoint', 'nearest'.
+        (numpy's sixth parameter: pass it by name.)
+    keepdims : bool, optional
+        Keep the reduced axes, of length 1 (after q's axes), as numpy.
+    weights : None
+        numpy's weighted quantiles are not supported: anything but None raises
+        NotImplementedError.
     {stream}, as in :func:`searchsorted`. The call waits for
         the result.
 
     Returns
     -------
     {name} : scalar or array
+        numpy's shape: q's, then the axes not reduced (keepdims: all of `a`'s, the reduced
+        of length 1); a scalar for a scalar q reduced to nothing. `out` when given.
         numpy's dtype (numpy 2's promotion of the data's dtype with q's): the data's for the
         methods that pick an element; for the methods that interpolate, the data's own for a
         Python float q with float data, else the promotion (float32 data with an array or a
@@ -211,13 +354,20 @@ _QUANTILE_DOC = """{title}
     ------
     ValueError
         {range_error}; a bad `method`; q of more than two dimensions; float16 q with 65520
-        elements or more (numpy's float16 index arithmetic overflows: give q as float32 or
-        float64).
+        elements or more along the axes (numpy's float16 index arithmetic overflows: give q
+        as float32 or float64); a repeated axis; an `out` of a shape the result does not
+        broadcast to.
+    numpy.exceptions.AxisError
+        An axis out of range.
     IndexError
         {empty_error}
     TypeError
         A dtype gsearch cannot select in (complex, strings, ...); q that are not numbers;
-        boolean data with a method that interpolates (as numpy).
+        boolean data with a method that interpolates (as numpy); an axis that is not an int
+        (a string there: the method given in gsearch's old third place); an `out` of another
+        kind, or of a dtype the result cannot be cast to by numpy's rule.
+    NotImplementedError
+        weights.
     {gpu_errors}
 
     Notes
@@ -234,7 +384,13 @@ _QUANTILE_DOC = """{title}
     index arithmetic wraps in it; gsearch's is exact), a float16 or float32 q whose rounding
     takes a rank past the last element (numpy raises IndexError or ValueError; gsearch takes
     the last element), and float16 q with 65520 elements or more (numpy's index overflows to
-    inf; gsearch raises ValueError).
+    inf; gsearch raises ValueError). With an `out` of a narrower float dtype, numpy
+    interpolates part of the way in out's dtype; gsearch rounds numpy's result into it (a
+    last-bit difference at most). nanquantile with q of two dimensions and a tuple of several
+    axes: numpy 2.4 scrambles its result's axes; gsearch's shape is q's, then the kept axes, as
+    quantile's. NaN of the data's dtype where numpy gives it: nanquantile whose first slice is
+    all NaN (numpy takes the whole result's dtype from the first slice's answer), quantile of a
+    0-d result with a NaN.
 
     Examples
     --------
@@ -251,6 +407,7 @@ def _quantile_doc(name: str, percent: bool, skip_nan: bool, examples: str) -> st
             + f": numpy.{name}."
         ),
         name=name,
+        name_plain=name[3:] if skip_nan else name,
         what=" (the values that are not NaN)" if skip_nan else "",
         q_text=(
             "The percentiles, each in [0, 100] (50: the median)."
@@ -297,8 +454,20 @@ def _quantile_doc(name: str, percent: bool, skip_nan: bool, examples: str) -> st
     ),
     **_DOCS,
 )
-def quantile(a: ArrayLike, q: Any, method: QuantileMethod = "linear", *, stream: Any = None) -> Any:
-    return _quantile("quantile", a, q, method, False, False, stream)
+def quantile(
+    a: ArrayLike,
+    q: Any,
+    axis: Any = None,
+    out: Any = None,
+    overwrite_input: bool = False,
+    method: QuantileMethod = "linear",
+    keepdims: bool = False,
+    *,
+    weights: Any = None,
+    stream: Any = None,
+) -> Any:
+    _check_extras("quantile", overwrite_input, weights)
+    return _quantile("quantile", a, q, axis, out, method, bool(keepdims), False, False, stream)
 
 
 @_public(
@@ -310,8 +479,20 @@ def quantile(a: ArrayLike, q: Any, method: QuantileMethod = "linear", *, stream:
     ),
     **_DOCS,
 )
-def nanquantile(a: ArrayLike, q: Any, method: QuantileMethod = "linear", *, stream: Any = None) -> Any:
-    return _quantile("nanquantile", a, q, method, True, False, stream)
+def nanquantile(
+    a: ArrayLike,
+    q: Any,
+    axis: Any = None,
+    out: Any = None,
+    overwrite_input: bool = False,
+    method: QuantileMethod = "linear",
+    keepdims: bool = False,
+    *,
+    weights: Any = None,
+    stream: Any = None,
+) -> Any:
+    _check_extras("nanquantile", overwrite_input, weights)
+    return _quantile("nanquantile", a, q, axis, out, method, bool(keepdims), True, False, stream)
 
 
 @_public(
@@ -323,8 +504,20 @@ def nanquantile(a: ArrayLike, q: Any, method: QuantileMethod = "linear", *, stre
     ),
     **_DOCS,
 )
-def percentile(a: ArrayLike, q: Any, method: QuantileMethod = "linear", *, stream: Any = None) -> Any:
-    return _quantile("percentile", a, q, method, False, True, stream)
+def percentile(
+    a: ArrayLike,
+    q: Any,
+    axis: Any = None,
+    out: Any = None,
+    overwrite_input: bool = False,
+    method: QuantileMethod = "linear",
+    keepdims: bool = False,
+    *,
+    weights: Any = None,
+    stream: Any = None,
+) -> Any:
+    _check_extras("percentile", overwrite_input, weights)
+    return _quantile("percentile", a, q, axis, out, method, bool(keepdims), False, True, stream)
 
 
 @_public(
@@ -336,22 +529,35 @@ def percentile(a: ArrayLike, q: Any, method: QuantileMethod = "linear", *, strea
     ),
     **_DOCS,
 )
-def nanpercentile(a: ArrayLike, q: Any, method: QuantileMethod = "linear", *, stream: Any = None) -> Any:
-    return _quantile("nanpercentile", a, q, method, True, True, stream)
+def nanpercentile(
+    a: ArrayLike,
+    q: Any,
+    axis: Any = None,
+    out: Any = None,
+    overwrite_input: bool = False,
+    method: QuantileMethod = "linear",
+    keepdims: bool = False,
+    *,
+    weights: Any = None,
+    stream: Any = None,
+) -> Any:
+    _check_extras("nanpercentile", overwrite_input, weights)
+    return _quantile("nanpercentile", a, q, axis, out, method, bool(keepdims), True, True, stream)
 
 
-def _median(fn: str, a: Any, skip_nan: bool, stream: Any) -> Any:
+def _median(fn: str, a: Any, axis: Any, out: Any, keepdims: bool, skip_nan: bool, stream: Any) -> Any:
     A = _data(fn, a)
     od = _numpy_result_dtype("median", A.dtype.newbyteorder("="), None, "")
-    if _size(A.x) == 0:  # numpy's NaN (and RuntimeWarning)
-        return _like(A, _np.asarray((_np.nanmedian if skip_nan else _np.median)(_np.empty(0, A.dtype)), dtype=od))
+    R = _by_rows(fn, A, axis)
+    if R.rows * R.cols == 0:  # numpy's NaN (and RuntimeWarning), or its empty array
+        return _empty_answer(fn, A, _np.nanmedian if skip_nan else _np.median, axis, keepdims, out, "unsafe")
     with _StreamScope(A.fw, A.dev, stream) as scope:
-        out = _new_empty(A.fw, A.dev, (1,), _FLOAT64)
-        _core.median(_flat(A), bool(skip_nan), out, scope.handle)
-        return _result(_cast(out, A.fw, od), A, ())
+        res = _new_empty(A.fw, A.dev, (R.rows,), _FLOAT64)
+        _core.median(_flat(R.A), bool(skip_nan), res, scope.handle, rows=R.rows)
+        return _finish(fn, A, R, _cast(res, A.fw, od), (), keepdims, out, "unsafe")
 
 
-_MEDIAN_DOC = """The median of all the elements of an array{ignoring}: numpy.{name}.
+_MEDIAN_DOC = """The median of an array{ignoring}: numpy.{name}(a, axis, out, overwrite_input, keepdims).
 
     The middle value of the sorted data, or the mean of the two middle values when the count
     is even (for every array kind, torch's too).
@@ -359,20 +565,37 @@ _MEDIAN_DOC = """The median of all the elements of an array{ignoring}: numpy.{na
     Parameters
     ----------
     {{data}}
-        All of its elements are taken (any shape).
+        Any shape.
+    axis : None, int or tuple of ints, optional
+        The axes to reduce (None, the default: all); every slice along them in one library
+        call.
+    out : array, optional
+        Where to put the result (an array of `a`'s kind; cast 'unsafe', as numpy's mean); it
+        is returned.
+    overwrite_input : bool, optional
+        numpy's permission to modify `a`; gsearch never does (accepted, no effect).
+    keepdims : bool, optional
+        Keep the reduced axes, of length 1.
     {{stream}}, as in :func:`searchsorted`. The call waits for
         the result.
 
     Returns
     -------
-    median : scalar
+    median : scalar or array
+        The axes not reduced (keepdims: every axis, the reduced of length 1); `out` when given.
         numpy's dtype: the data's for float data, float64 for integers and bool. A numpy scalar
-        for numpy input, a 0-d array of the input's framework on its device otherwise.
+        for numpy input reduced to nothing, a 0-d array of the input's framework on its device
+        otherwise.
 
     Raises
     ------
     TypeError
-        A dtype gsearch cannot select in (complex, strings, ...).
+        A dtype gsearch cannot select in (complex, strings, ...); an axis that is not an int;
+        an `out` of another kind.
+    numpy.exceptions.AxisError
+        An axis out of range.
+    ValueError
+        A repeated axis; an `out` of a shape the result does not broadcast to.
     {{gpu_errors}}
 
     Notes
@@ -397,8 +620,11 @@ _MEDIAN_DOC = """The median of all the elements of an array{ignoring}: numpy.{na
     ),
     **_DOCS,
 )
-def median(a: ArrayLike, *, stream: Any = None) -> Any:
-    return _median("median", a, False, stream)
+def median(
+    a: ArrayLike, axis: Any = None, out: Any = None, overwrite_input: bool = False, keepdims: bool = False, *, stream: Any = None
+) -> Any:
+    _check_extras("median", overwrite_input, None)
+    return _median("median", a, axis, out, bool(keepdims), False, stream)
 
 
 @_public(
@@ -410,5 +636,8 @@ def median(a: ArrayLike, *, stream: Any = None) -> Any:
     ),
     **_DOCS,
 )
-def nanmedian(a: ArrayLike, *, stream: Any = None) -> Any:
-    return _median("nanmedian", a, True, stream)
+def nanmedian(
+    a: ArrayLike, axis: Any = None, out: Any = None, overwrite_input: bool = False, keepdims: bool = False, *, stream: Any = None
+) -> Any:
+    _check_extras("nanmedian", overwrite_input, None)
+    return _median("nanmedian", a, axis, out, bool(keepdims), True, stream)

@@ -131,6 +131,33 @@ def _int(fn: str, what: str, k: Any) -> int:
         raise TypeError(f"gsearch.{fn}: {what} must be an int, not {type(k).__name__}") from None
 
 
+# numpy's AxisError: numpy.exceptions.AxisError from numpy 1.25, numpy.AxisError before (the same
+# class where both exist).
+_AxisError = getattr(getattr(_np, "exceptions", _np), "AxisError")
+
+
+def _axes(fn: str, axis: Any, ndim: int) -> Optional[tuple]:
+    """numpy's normalize_axis_tuple: None, or the axes (an int or a sequence of ints, negative
+    from the end) as sorted non-negative ints; AxisError out of range, ValueError repeated."""
+    if axis is None:
+        return None
+    if isinstance(axis, str):
+        raise TypeError(
+            f"gsearch.{fn}: axis must be None, an int or a tuple of ints, not {axis!r} (the method "
+            "is numpy's sixth argument: pass method=...)"
+        )
+    items = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    out = []
+    for a in items:
+        ax = _int(fn, "axis", a)
+        if not -ndim <= ax < ndim:
+            raise _AxisError(ax, ndim)
+        out.append(ax % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError("repeated axis")
+    return tuple(sorted(out))
+
+
 def _result(x: Any, A: _Arr, shape: tuple) -> Any:
     """x reshaped to `shape`; a 0-d numpy result as a numpy scalar (as numpy returns it)."""
     x = x.reshape(shape)
@@ -145,7 +172,7 @@ def _last_axis(fn: str, A: _Arr, axis: Any, name: str = "axis") -> tuple:
     ndim = len(_shape(A))
     ax = _int(fn, name, axis)
     if not -ndim <= ax < ndim:
-        raise _np.exceptions.AxisError(ax, ndim)
+        raise _AxisError(ax, ndim)
     ax %= ndim
     if ax != ndim - 1:
         A = A._replace(x=_xp(A.fw).moveaxis(A.x, ax, -1))
@@ -261,7 +288,7 @@ def _partition(fn: str, a: Any, kth: Any, axis: Any, indices: bool, stream: Any)
         axis = -1
     shape = _shape(A)
     if not shape:
-        raise _np.exceptions.AxisError(_int(fn, "axis", axis), 0)
+        raise _AxisError(_int(fn, "axis", axis), 0)
     A, ax = _last_axis(fn, A, axis)
     moved = _shape(A)
     n = moved[-1]

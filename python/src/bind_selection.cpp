@@ -126,13 +126,13 @@ gsearch::float_format format_of_bits(const std::string& fn, const char* what, in
 }
 
 void py_quantile(const in_array& data, const in_array& q, int method, bool skip_nan, out_array& out,
-                 uintptr_t stream, int q_bits, int lerp_bits, bool half_data, bool integer_q) {
+                 uintptr_t stream, int q_bits, int lerp_bits, bool half_data, bool integer_q, int64_t rows) {
   const std::string fn = "gsearch._core.quantile";
   if (method < 0 || method > int(gsearch::quantile_method::nearest))
     value_error(fn + ": method " + std::to_string(method) + " out of range (a value of QUANTILE_METHODS)");
   const placement at = place_data(fn, data, locate("out", out));
   const auto qs = host_param<double>(fn, "q", q);
-  const auto o = out_of<double>(fn, "out", out, qs.size());
+  const auto o = out_of<double>(fn, "out", out, qs.size() * rows);
   visit_key_type(fn, data.dtype(), [&]<class T>() {
     gsearch::quantile_dtypes dtypes = gsearch::scalar_q_dtypes<T>();
     dtypes.index = format_of_bits(fn, "q_bits", q_bits);
@@ -140,18 +140,18 @@ void py_quantile(const in_array& data, const in_array& q, int method, bool skip_
     dtypes.half_data = half_data;
     dtypes.integer_q = integer_q;
     on_backend(at, stream, int64_t(data.size()) >= small_scan_elements, [&](const auto& exec) {
-      gsearch::quantile(exec, in_span<T>(data), qs, gsearch::quantile_method(method), dtypes, skip_nan, o);
+      gsearch::quantile(exec, in_span<T>(data), rows, qs, gsearch::quantile_method(method), dtypes, skip_nan, o);
     });
   });
 }
 
-void py_median(const in_array& data, bool skip_nan, out_array& out, uintptr_t stream) {
+void py_median(const in_array& data, bool skip_nan, out_array& out, uintptr_t stream, int64_t rows) {
   const std::string fn = "gsearch._core.median";
   const placement at = place_data(fn, data, locate("out", out));
-  const auto o = out_of<double>(fn, "out", out, 1);
+  const auto o = out_of<double>(fn, "out", out, rows);
   visit_key_type(fn, data.dtype(), [&]<class T>() {
     on_backend(at, stream, int64_t(data.size()) >= small_scan_elements,
-               [&](const auto& exec) { gsearch::median(exec, in_span<T>(data), skip_nan, o); });
+               [&](const auto& exec) { gsearch::median(exec, in_span<T>(data), rows, skip_nan, o); });
   });
 }
 
@@ -191,18 +191,19 @@ void bind_selection(nb::module_& m) {
         "torch.kthvalue(data.view(rows, -1), rank + 1, dim=-1) (rank from 0) into values and\n"
         "indices (int64), one per row (gsearch::kthvalue). As select().");
   m.def("quantile", &py_quantile, "data"_a, "q"_a, "method"_a, "skip_nan"_a, "out"_a, "stream"_a = 0,
-        "q_bits"_a = 64, "lerp_bits"_a = 0, "half_data"_a = false, "integer_q"_a = false,
-        "numpy.quantile(data, q, method) of the flat data (skip_nan: numpy.nanquantile) into out\n"
-        "(float64, one per q, on data's device), bit for bit numpy's (gsearch::quantile_dtypes):\n"
+        "q_bits"_a = 64, "lerp_bits"_a = 0, "half_data"_a = false, "integer_q"_a = false, "rows"_a = 1,
+        "numpy.quantile(data.reshape(rows, -1), q, method, axis=-1) of the flat data (skip_nan:\n"
+        "numpy.nanquantile) into out (float64, q.size * rows, q-major as numpy's result, on data's\n"
+        "device), in one call, bit for bit numpy's (gsearch::quantile_dtypes):\n"
         "q_bits: the bits of q's float dtype (64 for a Python float or an integer q), the index\n"
         "arithmetic's; lerp_bits: numpy's result dtype's, the interpolation's (0: numpy's for a\n"
         "Python float q, the data's own for float data); half_data: float32 data that is numpy\n"
         "float16 (b - a rounds to float16); integer_q: q of an integer dtype ('linear' takes the\n"
         "element). q: host float64 (values of q's dtype) in [0, 1]; method: a value of\n"
         "QUANTILE_METHODS. As select().");
-  m.def("median", &py_median, "data"_a, "skip_nan"_a, "out"_a, "stream"_a = 0,
-        "numpy.median (skip_nan: numpy.nanmedian) of the flat data into out (float64, one\n"
-        "element, on data's device). As select().");
+  m.def("median", &py_median, "data"_a, "skip_nan"_a, "out"_a, "stream"_a = 0, "rows"_a = 1,
+        "numpy.median(data.reshape(rows, -1), axis=-1) (skip_nan: numpy.nanmedian) of the flat\n"
+        "data into out (float64, one per row, on data's device), in one call. As select().");
 }
 
 }  // namespace gsearch_python

@@ -146,29 +146,40 @@ void kthvalue_impl(const Exec& exec, span<const T> data, int64_t rows, int64_t r
   });
 }
 
+// quantile of each of `rows` rows (1: the whole data), q-major into out.
 template <class Exec, class T>
-void quantile_impl(const Exec& exec, span<const T> data, span<const double> q, quantile_method method,
+void quantile_impl(const Exec& exec, span<const T> data, int64_t rows, span<const double> q, quantile_method method,
                    const quantile_dtypes& dtypes, bool skip_nan, span<double> out) {
   constexpr const char* fn = "gsearch::quantile";
   check_span(fn, "data", data.data(), data.size());
   check_span(fn, "q", q.data(), q.size());
   check_span(fn, "out", out.data(), out.size());
-  check_size(fn, "out", out.size(), q.size());
-  check_quantile_args(fn, data.size(), q, method, dtypes);
+  const int64_t cols = data.size() == 0 && rows == 1 ? 0 : columns(fn, data.size(), rows);
+  check_size(fn, "out", out.size(), q.size() * rows);
+  check_quantile_args(fn, cols, q, method, dtypes);
   if (q.size() == 0) return;
   on_backend(exec, [&](auto h) {
-    backend::quantile(h, data.data(), data.size(), q.data(), q.size(), method, dtypes, skip_nan, out.data());
+    if (rows == 1)
+      backend::quantile(h, data.data(), cols, q.data(), q.size(), method, dtypes, skip_nan, out.data());
+    else
+      backend::quantile_rows(h, data.data(), rows, cols, q.data(), q.size(), method, dtypes, skip_nan, out.data());
   });
 }
 
 template <class Exec, class T>
-void median_impl(const Exec& exec, span<const T> data, bool skip_nan, span<double> out) {
+void median_impl(const Exec& exec, span<const T> data, int64_t rows, bool skip_nan, span<double> out) {
   constexpr const char* fn = "gsearch::median";
   check_span(fn, "data", data.data(), data.size());
   check_span(fn, "out", out.data(), out.size());
-  check_size(fn, "out", out.size(), 1);
-  if (data.size() == 0) throw invalid_argument(std::string(fn) + ": the median of empty data is undefined");
-  on_backend(exec, [&](auto h) { backend::median(h, data.data(), data.size(), skip_nan, out.data()); });
+  const int64_t cols = data.size() == 0 && rows == 1 ? 0 : columns(fn, data.size(), rows);
+  check_size(fn, "out", out.size(), rows);
+  if (cols == 0) throw invalid_argument(std::string(fn) + ": the median of empty data is undefined");
+  on_backend(exec, [&](auto h) {
+    if (rows == 1)
+      backend::median(h, data.data(), cols, skip_nan, out.data());
+    else
+      backend::median_rows(h, data.data(), rows, cols, skip_nan, out.data());
+  });
 }
 
 }  // namespace
@@ -201,14 +212,21 @@ void median_impl(const Exec& exec, span<const T> data, bool skip_nan, span<doubl
   }                                                                                                \
   void quantile(const EXEC& exec, span<const T> data, span<const double> q, quantile_method method, \
                 bool skip_nan, span<double> out) {                                                 \
-    quantile_impl(exec, data, q, method, scalar_q_dtypes<T>(), skip_nan, out);                     \
+    quantile_impl(exec, data, 1, q, method, scalar_q_dtypes<T>(), skip_nan, out);                  \
   }                                                                                                \
   void quantile(const EXEC& exec, span<const T> data, span<const double> q, quantile_method method, \
                 const quantile_dtypes& dtypes, bool skip_nan, span<double> out) {                  \
-    quantile_impl(exec, data, q, method, dtypes, skip_nan, out);                                   \
+    quantile_impl(exec, data, 1, q, method, dtypes, skip_nan, out);                                \
   }                                                                                                \
   void median(const EXEC& exec, span<const T> data, bool skip_nan, span<double> out) {             \
-    median_impl(exec, data, skip_nan, out);                                                        \
+    median_impl(exec, data, 1, skip_nan, out);                                                     \
+  }                                                                                                \
+  void quantile(const EXEC& exec, span<const T> data, int64_t rows, span<const double> q,          \
+                quantile_method method, const quantile_dtypes& dtypes, bool skip_nan, span<double> out) { \
+    quantile_impl(exec, data, rows, q, method, dtypes, skip_nan, out);                             \
+  }                                                                                                \
+  void median(const EXEC& exec, span<const T> data, int64_t rows, bool skip_nan, span<double> out) { \
+    median_impl(exec, data, rows, skip_nan, out);                                                  \
   }
 GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DEFINE_SELECTION, cpu_t)
 GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DEFINE_SELECTION, cuda_t)
