@@ -140,6 +140,19 @@ inline constexpr int64_t block = 1024;
 inline constexpr int64_t count_chunk = int64_t{1} << 15;
 /// Elements per thread below which another thread costs more than it saves.
 inline constexpr int64_t min_elements_per_thread = int64_t{1} << 16;
+/// partition / argpartition of many rows (at least 16): rows up to short_row_cols are each sorted
+/// by an odd-even merge network, 16 rows at once in vector lanes (cpu_rows.cpp), where the 1-D
+/// partition of each row took 6-7x numpy's time at 10^5 x 16. Measured on this 2-core machine
+/// (AVX-512, loaded by builds: ratios within one run; docs/perf-notes.md, issue 41), against
+/// numpy 2.4: values only, 16 and 32 columns 1.1-1.4x numpy, 64-256 columns 0.5-1.0x (numpy's
+/// introselect of a row is cheaper than a sort there, but each row's 1-D partition is 0.15-0.36x);
+/// with indices (4-byte keys: the key and its column one 64-bit word), 1.0-2.6x up to 256.
+/// 8-byte keys with indices need two words a lane, and that form measured slower than each
+/// row's 1-D partition (0.21x numpy at 256 columns, against 0.30-0.59x): they keep the latter.
+inline constexpr int64_t short_row_cols = 256;  // the network's largest (its stack buffer)
+constexpr bool short_rows_sorted(int64_t cols, size_t key_bytes, bool indices) {
+  return cols >= 2 && cols <= short_row_cols && (!indices || key_bytes == 4);
+}
 /// The sample of n elements: about sqrt(n) (sorting it costs s log s; each rank's bracket holds
 /// about 4 / sqrt(s) of the data, copied and selected again), within [256, 2^14]. PROVISIONAL.
 inline int64_t sample_size(int64_t n) {
