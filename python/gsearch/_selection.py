@@ -113,13 +113,28 @@ def _host_ints(fn: str, what: str, x: Any) -> _np.ndarray:
     if hasattr(x, "__dlpack__") and not isinstance(x, _np.ndarray) and hasattr(x, "tolist"):
         x = x.tolist()  # a torch / cupy array (on any device): a few numbers
     k = _np.asarray(x)
+    if k.size == 0 and not isinstance(x, _np.ndarray):  # [] indexes nothing (numpy: np.sort(a)[[]])
+        return _np.zeros(k.shape, dtype=_INT64)
+    if k.dtype == object or (k.dtype.kind == "f" and not isinstance(x, _np.ndarray)):
+        big = _big_ints(_np.asarray(x, dtype=object))  # Python ints beyond int64: numpy's IndexError
+        if big is not None:
+            raise IndexError(f"gsearch.{fn}: {what.rstrip('s')} {big} is out of bounds")
     if k.dtype.kind == "b":
         raise ValueError(f"gsearch.{fn}: booleans unacceptable as {what}")
     if k.dtype.kind not in "iu":
         raise TypeError(f"gsearch.{fn}: {what} must be integers, not {k.dtype}")
     if k.dtype.kind == "u" and k.size and int(k.max()) > 2**63 - 1:
-        raise IndexError(f"gsearch.{fn}: {what} {int(k.max())} is out of bounds")
+        raise IndexError(f"gsearch.{fn}: {what.rstrip('s')} {int(k.max())} is out of bounds")
     return _np.array(k, dtype=_INT64, order="C")  # 0-d stays 0-d
+
+
+def _big_ints(k: _np.ndarray) -> Optional[int]:
+    """The first element beyond int64 of an array of Python ints (np.asarray makes them objects
+    past uint64, float64 beside negative ints), or None (none, or not all ints)."""
+    items = k.reshape(-1).tolist()
+    if not items or not all(type(v) is int for v in items):
+        return None
+    return next((v for v in items if not -(2**63) <= v < 2**63), None)
 
 
 def _int(fn: str, what: str, k: Any) -> int:
@@ -200,7 +215,8 @@ def select(a: ArrayLike, ranks: Any, *, stream: Any = None) -> Any:
         All of its elements are taken (any shape, as ``a.ravel()``).
     ranks : int or array_like of ints
         The ranks, from 0 (the smallest); negative ranks count from the end (-1: the largest).
-        Any shape; many ranks cost about as much as one (one pass over the data).
+        Any shape (an empty list: an empty result); many ranks cost about as much as one (one
+        pass over the data).
     {stream}, as in :func:`searchsorted`. The call waits for
         its result.
 
@@ -212,7 +228,8 @@ def select(a: ArrayLike, ranks: Any, *, stream: Any = None) -> Any:
     Raises
     ------
     IndexError
-        A rank out of [-N, N) (as numpy's indexing), also any rank of empty data.
+        A rank out of [-N, N) (as numpy's indexing), also any rank of empty data and a
+        Python int beyond int64 (``2**70``).
     TypeError
         Ranks that are not integers; a dtype gsearch cannot select in.
     ValueError
@@ -264,10 +281,16 @@ def _kth(kth: Any, n: int) -> _np.ndarray:
     k = _np.asarray(kth.tolist() if hasattr(kth, "__dlpack__") and not isinstance(kth, _np.ndarray) else kth)
     if k.dtype.kind == "b":
         raise ValueError("Booleans unacceptable as partition index")
+    if (k.dtype == object or k.dtype.kind == "f" and not isinstance(kth, _np.ndarray)) and k.ndim <= 1:
+        big = _big_ints(_np.asarray(kth, dtype=object))  # Python ints beyond int64 ([1, 2**63] is float64)
+        if big is not None:
+            raise ValueError(f"kth(={big}) out of bounds ({n})")
     if k.dtype.kind not in "iu":
         raise TypeError("Partition index must be integer")
     if k.ndim > 1:
         raise ValueError("object too deep for desired array")
+    if k.dtype.kind == "u" and k.size and int(k.max()) >= n:  # the value given, not a wrapped one
+        raise ValueError(f"kth(={int(k.max())}) out of bounds ({n})")
     k = k.reshape(-1).astype(_INT64)
     for v in k.tolist():
         if not -n <= v < n:
@@ -275,7 +298,20 @@ def _kth(kth: Any, n: int) -> _np.ndarray:
     return k
 
 
-def _partition(fn: str, a: Any, kth: Any, axis: Any, indices: bool, stream: Any) -> Any:
+def _kind_order(kind: Any, order: Any) -> None:
+    """numpy's kind and order of partition / argpartition: 'introselect' (numpy's only
+    selection), and no order (gsearch's dtypes have no fields), with numpy's errors."""
+    if not isinstance(kind, str):
+        raise TypeError(f"select kind must be str, not {type(kind).__name__}")
+    if kind != "introselect":
+        raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
+    if order is not None:
+        raise ValueError("Cannot specify order when the array has no fields.")
+
+
+def _partition(fn: str, a: Any, kth: Any, axis: Any, kind: Any, order: Any, indices: bool, stream: Any) -> Any:
+    if kind != "introselect" or order is not None:
+        _kind_order(kind, order)
     x = _plain(a)
     if (x is not None and type(kth) is int and (axis is None or type(axis) is int and -1 <= axis <= 0)
             and stream is None and -x.size <= kth < x.size):
@@ -317,7 +353,9 @@ _PARTITION_NOTES = (
 
 
 @_public(**_DOCS, rows=_PARTITION_NOTES)
-def partition(a: ArrayLike, kth: Any, axis: Optional[int] = -1, *, stream: Any = None) -> Any:
+def partition(
+    a: ArrayLike, kth: Any, axis: Optional[int] = -1, kind: str = "introselect", order: Any = None, *, stream: Any = None
+) -> Any:
     """A partitioned copy of an array: numpy.partition.
 
     The element at each position k of `kth` is the one that would be there in the sorted array;
@@ -331,6 +369,13 @@ def partition(a: ArrayLike, kth: Any, axis: Optional[int] = -1, *, stream: Any =
         The positions (from 0; negative from the end), in any order, repeats allowed.
     axis : int or None, optional
         The axis to partition along (default the last); None flattens first.
+    kind : str, optional
+        numpy's: 'introselect' (the only one numpy has; gsearch's own selection runs
+        whatever its name). Another string: ValueError, not a string: TypeError, as numpy.
+    order : None, optional
+        numpy's field order of structured arrays; gsearch's dtypes have no fields: anything
+        but None raises numpy's ValueError ("Cannot specify order when the array has no
+        fields.").
     {stream}, as in :func:`searchsorted`. The call waits for
         the result.
 
@@ -342,10 +387,12 @@ def partition(a: ArrayLike, kth: Any, axis: Optional[int] = -1, *, stream: Any =
     Raises
     ------
     ValueError
-        A kth out of bounds ("kth(=10) out of bounds (5)", as numpy), boolean kth, kth of
-        more than one dimension.
+        A kth out of bounds ("kth(=10) out of bounds (5)", as numpy; the value given, also
+        beyond int64, where numpy reports it wrapped around or raises TypeError), boolean
+        kth, kth of more than one dimension; a `kind` other than 'introselect', an `order`.
     TypeError
-        kth that are not integers; a dtype gsearch cannot select in.
+        kth that are not integers; a dtype gsearch cannot select in; a `kind` that is not a
+        string.
     numpy.exceptions.AxisError
         An axis out of range (also any axis of 0-d data).
     {gpu_errors}
@@ -369,11 +416,13 @@ def partition(a: ArrayLike, kth: Any, axis: Optional[int] = -1, *, stream: Any =
     >>> gsearch.partition(np.array([3, 1, 2]), [0, 1, 2])
     array([1, 2, 3])
     """
-    return _partition("partition", a, kth, axis, False, stream)
+    return _partition("partition", a, kth, axis, kind, order, False, stream)
 
 
 @_public(**_DOCS, rows=_PARTITION_NOTES)
-def argpartition(a: ArrayLike, kth: Any, axis: Optional[int] = -1, *, stream: Any = None) -> Any:
+def argpartition(
+    a: ArrayLike, kth: Any, axis: Optional[int] = -1, kind: str = "introselect", order: Any = None, *, stream: Any = None
+) -> Any:
     """The indices that partition an array: numpy.argpartition.
 
     ``np.take_along_axis(a, argpartition(a, kth), axis)`` is partitioned as :func:`partition`
@@ -386,6 +435,13 @@ def argpartition(a: ArrayLike, kth: Any, axis: Optional[int] = -1, *, stream: An
         The positions (from 0; negative from the end), in any order, repeats allowed.
     axis : int or None, optional
         The axis to partition along (default the last); None flattens first.
+    kind : str, optional
+        numpy's: 'introselect' (the only one numpy has; gsearch's own selection runs
+        whatever its name). Another string: ValueError, not a string: TypeError, as numpy.
+    order : None, optional
+        numpy's field order of structured arrays; gsearch's dtypes have no fields: anything
+        but None raises numpy's ValueError ("Cannot specify order when the array has no
+        fields.").
     {stream}, as in :func:`searchsorted`. The call waits for
         the result.
 
@@ -416,7 +472,7 @@ def argpartition(a: ArrayLike, kth: Any, axis: Optional[int] = -1, *, stream: An
     >>> x[gsearch.argpartition(x, [1, 2])][1:3]
     array([2, 3])
     """
-    return _partition("argpartition", a, kth, axis, True, stream)
+    return _partition("argpartition", a, kth, axis, kind, order, True, stream)
 
 
 # --- topk and kthvalue --------------------------------------------------------------------------

@@ -129,6 +129,24 @@ def test_select_errors():
         gsearch.select(np.array([1 + 1j]), 0)
 
 
+def test_select_empty_and_huge_ranks_are_numpys_indexing():
+    a = np.array([3.0, 1.0, 2.0])
+    for ranks in ([], (), [[]]):  # numpy: np.sort(a)[[]] is empty, of a's dtype
+        same_keys(gsearch.select(a, ranks), np.sort(a)[np.asarray(ranks, dtype=np.intp)])
+    with pytest.raises(IndexError):
+        np.sort(a)[np.array([], dtype=float)]
+    with pytest.raises(TypeError):
+        gsearch.select(a, np.array([], dtype=float))  # a float array stays refused
+    for ranks, shown in ((2**70, 2**70), ([0, 2**70], 2**70), (-(2**70), -(2**70)), (2**64 - 1, 2**64 - 1),
+                         (np.uint64(2**63), 2**63)):
+        with pytest.raises(IndexError, match=f"rank {shown} is out of bounds"):
+            gsearch.select(a, ranks)
+        with pytest.raises((IndexError, OverflowError)):  # numpy's (OverflowError past uint64 in a list)
+            np.sort(a)[ranks]
+    with pytest.raises(IndexError, match=f"rank {2**64 - 1} is out of bounds"):
+        gsearch.select(a, [-1, 2**64 - 1])  # numpy makes the list float64
+
+
 # --- partition / argpartition -------------------------------------------------------------------
 
 
@@ -193,6 +211,24 @@ def test_partition_errors_are_numpys():
             fn(a, 0, axis=1)
         with pytest.raises(TypeError):
             fn(np.array(["b", "a"]), 0)
+        # the kth the user gave, also past int64 (numpy reports 2**63 wrapped to -2**63 + 5)
+        for kth, shown in ((2**63, 2**63), ([1, 2**63], 2**63), (np.uint64(2**64 - 1), 2**64 - 1), (2**70, 2**70)):
+            with pytest.raises(ValueError, match=rf"kth\(={shown}\) out of bounds \(5\)"):
+                fn(a, kth)
+
+
+def test_partition_kind_and_order_are_numpys():
+    a = np.array([5, 1, 4, 2, 3])
+    for fn, ref in ((gsearch.partition, np.partition), (gsearch.argpartition, np.argpartition)):
+        np.testing.assert_array_equal(fn(a, [0, 2, 4], kind="introselect", order=None), ref(a, [0, 2, 4]))
+        np.testing.assert_array_equal(fn(a, [0, 2, 4], -1, "introselect", None), ref(a, [0, 2, 4], -1, "introselect", None))
+        for kw, exc in ((dict(kind="quicksort"), ValueError), (dict(kind=3), TypeError), (dict(order="x"), ValueError),
+                        (dict(order=["x", "y"]), ValueError)):
+            with pytest.raises(exc) as ours:
+                fn(a, 1, **kw)
+            with pytest.raises(exc) as numpys:
+                ref(a, 1, **kw)
+            assert str(ours.value) == str(numpys.value)
 
 
 # --- float16: the float32 order, on any CPU -------------------------------------------------------
