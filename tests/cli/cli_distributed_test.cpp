@@ -144,7 +144,7 @@ TEST_F(Distributed, SearchEqualsTheSingleProcessOutput) {
     expect_same_outputs(2, std::string("search --device cpu --keys k.npy --queries q.npy --side ") + side,
                         {"--out"});
   const run_result r = expect_same_outputs(3, "search --device cpu --keys k.npy --queries q.npy", {"--out"});
-  EXPECT_NE(r.out.find("search: 1001 queries, 1000 float32 keys, side=left, 3 ranks, device=cpu"),
+  EXPECT_NE(r.err.find("search: 1001 queries, 1000 float32 keys, side=left, 3 ranks, device=cpu"),
             std::string::npos)
       << r.out;
 
@@ -203,7 +203,7 @@ TEST_F(Distributed, PerRankFilesConcatenateToTheGatheredOutput) {
   ok("sort --data d.npy --out single.npy");
   const run_result r = on_ranks(3, "sort --distributed --per-rank --data d.npy --out part.npy");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("part.<rank>.npy (3 files)"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("part.<rank>.npy (3 files)"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(work("part.npy")));
   std::vector<float> joined;
   for (int rank = 0; rank < 3; ++rank) {
@@ -238,6 +238,14 @@ TEST_F(Distributed, AnErrorOnAnyRankStopsAllWithOneMessageAndNoOutput) {
   fails_on_ranks(2, "search --distributed --keys inside.npy --queries q.npy --verify",
                  "gsearch: error: --verify does not apply with --distributed");
   fails_on_ranks(2, "sort --distributed --data q.npy --argsort perm.npy", "--argsort does not apply");
+  // Issue 45: every option the README and the --help list as refused, named (run by 2 ranks).
+  save("v.npy", std::vector<int64_t>(301, 7));
+  fails_on_ranks(2, "sort --distributed --data q.npy --values v.npy --out-values ov.npy",
+                 "gsearch: error: --values does not apply with --distributed");
+  for (const std::string refused : {"--algo binary", "--sorted-queries", "--repeat 2", "--max-temp-bytes 0",
+                                    "--sorter v.npy"})
+    fails_on_ranks(2, "search --distributed --keys inside.npy --queries q.npy " + refused,
+                   "does not apply with --distributed");
 }
 
 TEST_F(Distributed, EveryRankStopsWhereverOneFails) {
@@ -250,6 +258,26 @@ TEST_F(Distributed, EveryRankStopsWhereverOneFails) {
   EXPECT_GT(fail_at_every_step(2, 1, "search --distributed --keys k.npy --queries q.npy --out o.npy", {"o.npy"}), 5);
   if (std::getenv("GSEARCH_TEST_SUBSET") != nullptr) return;
   EXPECT_GT(fail_at_every_step(2, 0, "sort --distributed --data q.npy --out o.npy --per-rank", {"o.0.npy", "o.1.npy"}), 5);
+}
+
+// Issue 45: --distributed runs search, find, sort and join, and every other command refuses it
+// with one message naming those four (exit 1, before any work), with or without MPI.
+TEST_F(Cli, DistributedIsRefusedByTheCommandsThatDoNotRunIt) {
+  save("a.npy", std::vector<int32_t>{1, 2, 3});
+  const std::string named =
+      " does not run --distributed; the commands that do are search, find, sort and join";
+  for (const std::string cmd :
+       {"merge --a a.npy --b a.npy", "set --op union --a a.npy --b a.npy", "select --data a.npy --k 0",
+        "quantile --data a.npy --q 0.5", "partition --data a.npy --kth 0",
+        "topk --data a.npy --k 1 --out-values o.npy --out-indices i.npy"}) {
+    fails(cmd + " --distributed", 1, "gsearch " + cmd.substr(0, cmd.find(' ')) + named);
+    const run_result r = gsearch(cmd + " --distributed --json --out o2.npy");
+    EXPECT_EQ(r.code, 1);
+    EXPECT_EQ(nlohmann::json::parse(r.out)["exit_code"], 1) << r.out;
+  }
+  // The four declare it (their help says what applies).
+  for (const char* cmd : {"search", "find", "sort", "join"})
+    EXPECT_NE(ok(std::string(cmd) + " --help").out.find("--distributed"), std::string::npos) << cmd;
 }
 
 TEST_F(Cli, PerRankNeedsDistributed) {

@@ -4,6 +4,7 @@
 
 #include "cli_fixture.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -53,6 +54,31 @@ TEST_F(Cli, EsfaBadStreamsFailWithNothingWritten) {
   fails("esfa run --ops notarray.npy", 1, "row 2: argument row 1 makes no array");
   ok("esfa gen --out s.npy --ops 2000 --cells 64 --seed 2");
   fails("esfa run --ops s.npy --cells 4", 1, "the machine is full");
+}
+
+// Issue 45: the command is named for what it holds, functional-arrays; esfa, its older name, is
+// an alias (the same command, the same files); the help says what they are in a user's words.
+TEST_F(Cli, FunctionalArraysIsTheNameAndEsfaItsAlias) {
+  ok("functional-arrays gen --out a.npy --ops 500 --cells 32 --seed 3");
+  ok("esfa gen --out b.npy --ops 500 --cells 32 --seed 3");
+  EXPECT_EQ(read_bytes(work("a.npy")), read_bytes(work("b.npy")));
+  const run_result r = ok("functional-arrays run --ops a.npy --cells 32 --verify --out r.npy");
+  EXPECT_NE(r.err.find("functional-arrays run: 500 operations"), std::string::npos) << r.err;
+  ok("esfa run --ops b.npy --cells 32 --verify --out r2.npy");
+  EXPECT_EQ(read_bytes(work("r.npy")), read_bytes(work("r2.npy")));
+  const std::string top = ok("--help").out;
+  EXPECT_NE(top.find("functional-arrays, esfa"), std::string::npos) << top;
+  EXPECT_NE(top.find("persistent, versioned sparse arrays"), std::string::npos) << top;
+  for (const char* cmd : {"functional-arrays --help", "esfa --help"}) {
+    std::string help = ok(cmd).out;
+    std::replace(help.begin(), help.end(), '\n', ' ');  // (the footer is wrapped)
+    EXPECT_EQ(help.find("seed 004"), std::string::npos) << cmd;
+    EXPECT_EQ(help.find("ESF"), std::string::npos) << cmd;
+    EXPECT_NE(help.find("never changed in place"), std::string::npos) << cmd << "\n" << help;
+    EXPECT_NE(help.find("gsearch esfa ... is the same command"), std::string::npos) << cmd;
+  }
+  // A mistyped name still gets the nearest.
+  fails("functional-array gen --out c.npy", 109, "did you mean 'functional-arrays'?", false);
 }
 
 TEST_F(Cli, EsfaCudaWithoutDevice) {

@@ -278,8 +278,8 @@ TEST_F(Cli, FindAllWritesTheIndices) {
         const std::string args =
             std::string("find --data d.npy --value 30 --mode all --out idx.npy --op ") + op;
         const run_result r = ok(args);
-        EXPECT_NE(r.out.find("find: all x "), std::string::npos) << r.out;
-        EXPECT_NE(r.out.find(": " + std::to_string(expected.size()) + " matches -> idx.npy (int64)"),
+        EXPECT_NE(r.err.find("find: all x "), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find(": " + std::to_string(expected.size()) + " matches -> idx.npy (int64)"),
                   std::string::npos)
             << r.out;
         npy::input in(work("idx.npy").string());
@@ -327,8 +327,8 @@ TEST_F(Cli, FindIsinWritesABoolMask) {
         // The default mode with --values is isin.
         const std::string args = std::string("find --data d.npy --values t.npy --out m.npy") + method;
         const run_result r = ok(args);
-        EXPECT_NE(r.out.find("find: isin of 6000 "), std::string::npos) << r.out;
-        EXPECT_NE(r.out.find(": " + std::to_string(members) + " true -> m.npy (bool)"),
+        EXPECT_NE(r.err.find("find: isin of 6000 "), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find(": " + std::to_string(members) + " true -> m.npy (bool)"),
                   std::string::npos)
             << r.out;
         EXPECT_EQ(read_bool_npy(work("m.npy"), 6000), expected) << args;

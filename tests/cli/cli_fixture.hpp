@@ -92,7 +92,7 @@ class Cli : public TempDir {
   // Runs it and expects success.
   run_result ok(const std::string& args) const;
   // Runs it (adding --out out.npy if with_out) while out.npy exists, and expects exit `code`
-  // (any non-zero one if code < 0), stderr starting with "gsearch: error: " and containing
+  // (any non-zero one if code < 0), a stderr line starting with "gsearch: error: ", stderr containing
   // `message`, and the work directory exactly as it was: nothing created, nothing clobbered.
   void fails(const std::string& args, int code, const std::string& message, bool with_out = true);
   template <class T>

@@ -18,11 +18,36 @@ TEST_F(Cli, HelpAndVersion) {
   EXPECT_EQ(r.out.rfind("gsearch ", 0), 0u) << r.out;
   r = ok("search --help");
   EXPECT_NE(r.out.find("--assume-sorted"), std::string::npos);
-  EXPECT_NE(r.out.find("Exit codes:"), std::string::npos);
-  EXPECT_NE(r.out.find("same file as an input or as another output"),
-            std::string::npos)
-      << r.out;
   EXPECT_NE(r.out.find("2-D keys (R, K)"), std::string::npos);
+}
+
+// Issue 45: the exit codes' table once, in gsearch --help and gsearch help exit-codes; every
+// command's --help ends with one line pointing there, not the table again.
+TEST_F(Cli, TheExitCodesTableIsPrintedOnce) {
+  const std::string table_entry = "same file as an input or as another output";
+  const std::string pointer =
+      "Exit codes: 0 ok, 1 bad input, 2 device or I/O, 3 --verify mismatch (gsearch help exit-codes)";
+  run_result r = ok("--help");
+  EXPECT_NE(r.out.find(table_entry), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("128+N"), std::string::npos);
+  EXPECT_NE(r.out.find("help "), std::string::npos) << "the help command is listed";
+  r = ok("help exit-codes");
+  EXPECT_EQ(r.out.rfind("Exit codes:\n", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find(table_entry), std::string::npos);
+  EXPECT_NE(r.out.find("100+"), std::string::npos);
+  EXPECT_EQ(r.out.find("Subcommands:"), std::string::npos) << "the table alone";
+  for (const std::string cmd :
+       {"search", "find", "merge", "sort", "set", "join", "select", "topk", "quantile", "partition", "gen",
+        "conflicts", "serve", "client", "functional-arrays", "functional-arrays run", "esfa gen", "bench",
+        "bench search", "help"}) {
+    r = ok(cmd + " --help");
+    EXPECT_EQ(r.out.find(table_entry), std::string::npos) << cmd << ": the table again";
+    EXPECT_EQ(r.out.find("128+N"), std::string::npos) << cmd;
+    EXPECT_NE(r.out.find(pointer), std::string::npos) << cmd << "\n" << r.out;
+    // gsearch help COMMAND is the command's --help.
+    EXPECT_EQ(ok("help " + cmd).out, r.out) << cmd;
+  }
+  fails("help exit-code", 1, "gsearch help: unknown topic 'exit-code'", false);
 }
 
 // ---- the gsearch binary: errors ------------------------------------------------------------

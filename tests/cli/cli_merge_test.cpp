@@ -109,11 +109,11 @@ TEST_F(Cli, MergeMatchesStdMergeForEveryType) {
           values.push_back(v);
         }
         const run_result r = ok("merge --a a.npy --b b.npy --out m.npy --device cpu");
-        EXPECT_NE(r.out.find("merge: " + std::to_string(na) + " + " + std::to_string(nb) + " " +
+        EXPECT_NE(r.err.find("merge: " + std::to_string(na) + " + " + std::to_string(nb) + " " +
                              dt + " keys, device=cpu ("),
                   std::string::npos)
-            << r.out;
-        EXPECT_NE(r.out.find(std::to_string(na + nb) + " keys -> m.npy"), std::string::npos) << r.out;
+            << r.err;
+        EXPECT_NE(r.err.find(std::to_string(na + nb) + " keys -> m.npy"), std::string::npos) << r.err;
         EXPECT_EQ(bytes_of(npy::load<T>(work("m.npy").string())), bytes_of(keys)) << dt;  // bit for bit
         const auto j = nlohmann::json::parse(
             ok("merge --a a.npy --b b.npy --out m2.npy --a-values av.npy --b-values bv.npy "
@@ -154,9 +154,9 @@ TEST_F(Cli, SortIsStableForEveryType) {
           carried.push_back(values[size_t(i)]);
         }
         const run_result r = ok("sort --data d.npy --out s.npy");
-        EXPECT_NE(r.out.find("sort: " + std::to_string(n) + " " + dt + " keys (stable)"),
+        EXPECT_NE(r.err.find("sort: " + std::to_string(n) + " " + dt + " keys (stable)"),
                   std::string::npos)
-            << r.out;
+            << r.err;
         EXPECT_EQ(bytes_of(npy::load<T>(work("s.npy").string())), bytes_of(sorted)) << dt;
         fs::remove(work("i.npy"));
         auto files = snapshot();
@@ -197,11 +197,11 @@ TEST_F(Cli, SetOperationsMatchStdSetForEveryType) {
         for (const std::string op : {"intersection", "union", "difference", "symmetric-difference"}) {
           const std::vector<T> expected = reference_set(op, a, b);
           const run_result r = ok("set --op " + op + " --a a.npy --b b.npy --out s.npy");
-          EXPECT_NE(r.out.find("set: " + op + " of " + std::to_string(na) + " and " +
+          EXPECT_NE(r.err.find("set: " + op + " of " + std::to_string(na) + " and " +
                                std::to_string(nb) + " " + dt + " keys, device="),
                     std::string::npos)
-              << r.out;
-          EXPECT_NE(r.out.find(": " + std::to_string(expected.size()) + " keys -> s.npy"),
+              << r.err;
+          EXPECT_NE(r.err.find(": " + std::to_string(expected.size()) + " keys -> s.npy"),
                     std::string::npos)
               << r.out;
           EXPECT_EQ(bytes_of(npy::load<T>(work("s.npy").string())), bytes_of(expected))
@@ -241,11 +241,11 @@ TEST_F(Cli, JoinMatchesANestedLoopJoinForEveryKindAndType) {
                                    (left_only ? "" : " --out-right j.npy");
           fs::remove(work("j.npy"));
           const run_result res = ok(args);
-          EXPECT_NE(res.out.find("join: " + how + " join of " + std::to_string(nl) + " and " +
+          EXPECT_NE(res.err.find("join: " + how + " join of " + std::to_string(nl) + " and " +
                                  std::to_string(nr) + " " + dt + " keys"),
                     std::string::npos)
-              << res.out;
-          EXPECT_NE(res.out.find(": " + std::to_string(li.size()) + " rows -> i.npy"),
+              << res.err;
+          EXPECT_NE(res.err.find(": " + std::to_string(li.size()) + " rows -> i.npy"),
                     std::string::npos)
               << res.out;
           EXPECT_EQ(npy::load<int64_t>(work("i.npy").string()), li) << dt << " " << how;
@@ -306,7 +306,7 @@ TEST_F(Cli, MergeFamilyErrorsExit1AndWriteNothing) {
   // Unsorted inputs, named with the index where they go down.
   fails("merge --a a.npy --b u.npy", 1,
         "--b is not sorted at index 3 of u.npy: b[2] = 5 > b[3] = 3; sort it (gsearch sort), or "
-        "pass --no-check");
+        "pass --assume-sorted");
   fails("merge --a u.npy --b a.npy", 1, "--a is not sorted at index 3 of u.npy");
   fails("set --op union --a a.npy --b u.npy", 1, "--b is not sorted at index 3");
   fails("set --op union --a f.npy --b g.npy", 1,
@@ -379,6 +379,35 @@ TEST_F(Cli, MergeFamilyErrorsExit1AndWriteNothing) {
   for (int64_t x : npy::load<int64_t>(work("i.npy").string())) EXPECT_TRUE(x >= -1 && x < 5);
 }
 
+// Issue 45: one name for skipping the sorted check, --assume-sorted, on search, merge, set and
+// join alike; --no-check, merge / set / join's older name, is the same flag everywhere (search
+// too), so existing scripts keep working. sort has neither (its input need not be sorted).
+TEST_F(Cli, AssumeSortedIsOneFlagEverywhereWithNoCheckAsItsAlias) {
+  save("a.npy", std::vector<int32_t>{1, 2, 2, 4});
+  save("u.npy", std::vector<int32_t>{1, 2, 5, 3, 4});
+  const std::vector<std::string> commands = {
+      "search --keys u.npy --queries a.npy --out o.npy",
+      "merge --a u.npy --b a.npy --out o.npy",
+      "set --op union --a u.npy --b a.npy --out o.npy",
+      "join --how inner --left u.npy --right a.npy --out-left o.npy --out-right o2.npy",
+  };
+  for (const std::string& cmd : commands) {
+    // Checked by default, and the message names the one flag.
+    fails(cmd, 1, "or pass --assume-sorted", false);
+    // Either name skips the check, with the same outputs.
+    ok(cmd + " --assume-sorted");
+    const std::string with_new = read_bytes(work("o.npy"));
+    fs::remove(work("o.npy"));
+    ok(cmd + " --no-check");
+    EXPECT_EQ(read_bytes(work("o.npy")), with_new) << cmd;
+    const run_result help = ok(cmd.substr(0, cmd.find(' ')) + " --help");
+    EXPECT_NE(help.out.find("--assume-sorted,--no-check"), std::string::npos) << cmd << "\n" << help.out;
+  }
+  const auto j = nlohmann::json::parse(ok("merge --a u.npy --b a.npy --out m.npy --assume-sorted --json").out);
+  EXPECT_EQ(j["checked"], false);
+  fails("sort --data a.npy --assume-sorted", -1, "--assume-sorted");
+}
+
 TEST_F(Cli, MergeFamilyHelp) {
   const run_result top = ok("--help");
   for (const char* s : {"merge ", "sort ", "set ", "join "}) EXPECT_NE(top.out.find(s), std::string::npos) << s;
@@ -405,7 +434,7 @@ TEST_F(Cli, MergeFamilyCudaWithoutDevice) {
   fails("set --op union --a a.npy --b a.npy --device cuda", 2, "--device cuda: ");
   fails("join --how semi --left a.npy --right a.npy --out-left out.npy --device cuda", 2,
         "--device cuda: ", false);
-  EXPECT_NE(ok("merge --a a.npy --b a.npy --out m.npy --device auto").out.find("device=cpu"),
+  EXPECT_NE(ok("merge --a a.npy --b a.npy --out m.npy --device auto").err.find("device=cpu"),
             std::string::npos);
 }
 

@@ -32,13 +32,13 @@ TEST_F(Cli, SearchVerifiesEverySideAlgorithmAndType) {
         const run_result r =
             ok("search --keys k.npy --queries q.npy --out o.npy --device cpu --verify --side " +
                side_name + " --algo " + algo);
-        EXPECT_NE(r.out.find("search: 2001 queries, 3000 " + dt + " keys, side=" + side_name),
+        EXPECT_NE(r.err.find("search: 2001 queries, 3000 " + dt + " keys, side=" + side_name),
                   std::string::npos)
-            << r.out;
-        EXPECT_NE(r.out.find("check: all 2001 results match " + reference_name(s)),
+            << r.err;
+        EXPECT_NE(r.err.find("check: all 2001 results match " + reference_name(s)),
                   std::string::npos)
-            << r.out;
-        EXPECT_EQ(r.err, "");
+            << r.err;
+        EXPECT_EQ(r.out, "") << "with --out, stdout holds nothing";
         expect_results(keys, queries, s, npy::load<int64_t>(work("o.npy").string()),
                        dt + " " + side_name + " " + algo);
       }
@@ -226,11 +226,11 @@ TEST_F(Cli, Search2DMatchesAPerRowReference) {
         const std::string side_name = gsearch::test::side_name(s);
         const run_result r = ok("search --keys k.npy --queries q.npy --out o.npy --device cpu "
                                 "--verify --side " + side_name + " --algo " + algo);
-        EXPECT_NE(r.out.find("search: 37 rows x 23 queries, 50 " + dt + " keys per row, side=" +
+        EXPECT_NE(r.err.find("search: 37 rows x 23 queries, 50 " + dt + " keys per row, side=" +
                              side_name),
                   std::string::npos)
-            << r.out;
-        EXPECT_NE(r.out.find("check: all 851 results match "), std::string::npos) << r.out;
+            << r.err;
+        EXPECT_NE(r.err.find("check: all 851 results match "), std::string::npos) << r.err;
         npy::input o(work("o.npy").string());
         EXPECT_EQ(o.shape(), (std::vector<int64_t>{R, M}));
         EXPECT_EQ(o.read<int64_t>(), reference_rows(in, R, s)) << dt << " " << side_name;
@@ -267,8 +267,8 @@ TEST_F(Cli, Search1DKeys2DQueriesKeepsTheQueriesShape) {
   save("k.npy", keys);
   save("q.npy", queries, {2, 3});
   const run_result r = ok("search --keys k.npy --queries q.npy --out o.npy --side left --verify");
-  EXPECT_NE(r.out.find("search: 6 queries of shape (2, 3), 6 float64 keys"), std::string::npos)
-      << r.out;
+  EXPECT_NE(r.err.find("search: 6 queries of shape (2, 3), 6 float64 keys"), std::string::npos)
+      << r.err;
   npy::input o(work("o.npy").string());
   EXPECT_EQ(o.shape(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(o.read<int64_t>(), gsearch::test::reference_all(keys, queries, side::left));
@@ -407,8 +407,8 @@ TEST_F(Cli, SearchSortedQueries) {
         const std::string side_name = gsearch::test::side_name(s);
         const run_result r = ok("search --keys k.npy --queries qs.npy --out o.npy --sorted-queries "
                                 "--verify --device cpu --side " + side_name);
-        EXPECT_NE(r.out.find("side=" + side_name + ", algo=merge-path, device=cpu"), std::string::npos)
-            << r.out;
+        EXPECT_NE(r.err.find("side=" + side_name + ", algo=merge-path, device=cpu"), std::string::npos)
+            << r.err;
         expect_results(keys, queries, s, npy::load<int64_t>(work("o.npy").string()), dt + " " + side_name);
         ok("search --keys k.npy --queries qs.npy --out o32.npy --sorted-queries --int32 --side " + side_name);
         const auto o32 = npy::load<int32_t>(work("o32.npy").string());
@@ -475,7 +475,7 @@ TEST_F(Cli, SearchSorter) {
       const std::string name = gsearch::test::side_name(sd);
       const run_result r = ok("search --keys k.npy --queries q.npy --out o.npy --verify --sorter " + std::string(s) +
                               " --side " + name);
-      EXPECT_NE(r.out.find("check: all 6 results match"), std::string::npos) << r.out;
+      EXPECT_NE(r.err.find("check: all 6 results match"), std::string::npos) << r.err;
       expect_results(sorted, queries, sd, npy::load<int64_t>(work("o.npy").string()), name + " " + s);
     }
   const auto j = nlohmann::json::parse(

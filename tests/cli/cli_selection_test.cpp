@@ -97,6 +97,42 @@ TEST_F(Cli, SelectTakesAnyShapeWhole) {
             UINT64_MAX - 1);
 }
 
+// Issue 45: "any shape" means any: 0-d, 3-D and Fortran-order data are taken whole, as
+// np.sort(d.ravel()) and np.quantile(d, q) (and Python's gsearch.select / quantile) take them;
+// partition stays 1-D (its output has the data's positions) and other commands 1-D / 2-D.
+TEST_F(Cli, SelectAndQuantileTakeEveryShape) {
+  // 0-d: one element (np.quantile(np.float64(7.5), 0.3) == 7.5).
+  write_bytes(work("s.npy"), raw_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (), }",
+                                     bytes_of(std::vector<double>{7.5})));
+  EXPECT_EQ(ok("select --data s.npy --k 0").out, "7.5\n");
+  EXPECT_EQ(ok("select --data s.npy --k -1").out, "7.5\n");
+  EXPECT_EQ(ok("quantile --data s.npy --q 0.3").out, "7.5\n");
+  EXPECT_EQ(json::parse(ok("select --data s.npy --k 0 --json").out)["shape"], json::array());
+  // 3-D, (2, 3, 4): all 24 elements.
+  std::vector<int32_t> cube(24);
+  for (size_t i = 0; i < cube.size(); ++i) cube[i] = int32_t((i * 7) % 24) - 5;  // -5 .. 18
+  save("c.npy", cube, {2, 3, 4});
+  EXPECT_EQ(ok("select --data c.npy --k 0").out, "-5\n");
+  EXPECT_EQ(ok("select --data c.npy --k 10").out, "5\n");
+  EXPECT_EQ(ok("select --data c.npy --k -1").out, "18\n");
+  EXPECT_EQ(ok("quantile --data c.npy --q 0,0.5,1").out, "-5\n6.5\n18\n");  // numpy: -5, 6.5, 18
+  EXPECT_EQ(json::parse(ok("quantile --data c.npy --q 0.5 --json").out)["shape"], json::array({2, 3, 4}));
+  save("ks.npy", std::vector<int64_t>{23, 0});
+  ok("select --data c.npy --ks ks.npy --out v.npy");
+  EXPECT_EQ(npy::load<int32_t>(work("v.npy").string()), (std::vector<int32_t>{18, -5}));
+  // 4-D with a 1 in it, and Fortran order (the same multiset: its order does not matter).
+  save("h.npy", cube, {2, 1, 3, 4});
+  EXPECT_EQ(ok("select --data h.npy --k 10").out, "5\n");
+  write_bytes(work("f.npy"), raw_npy("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }",
+                                     bytes_of(std::vector<double>{6, 1, 5, 2, 4, 3})));
+  EXPECT_EQ(ok("select --data f.npy --k 1").out, "2\n");
+  EXPECT_EQ(ok("quantile --data f.npy --q 0.5").out, "3.5\n");
+  // 3-D data for a command that keeps positions, or a 1-D / 2-D one: still refused, named.
+  fails("partition --data c.npy --kth 0", 1, "has shape (2, 3, 4), but gsearch reads 1-D and 2-D arrays only");
+  fails("topk --data c.npy --k 1 --out-values o.npy --out-indices i.npy", 1, "has shape (2, 3, 4)", false);
+  fails("sort --data c.npy", 1, "has shape (2, 3, 4)");
+}
+
 TEST_F(Cli, SelectErrorsExit1AndWriteNothing) {
   save("d.npy", std::vector<int32_t>{5, 3, 7});
   save("e.npy", std::vector<int32_t>{});
@@ -165,7 +201,7 @@ TEST_F(Cli, TopkMatchesASortForEveryType) {
             const int64_t cols = two_d ? 700 : 2100;
             if (k > cols) continue;
             const run_result r = ok(args);
-            EXPECT_NE(r.out.find("topk: the " + std::to_string(k)), std::string::npos) << r.out;
+            EXPECT_NE(r.err.find("topk: the " + std::to_string(k)), std::string::npos) << r.err;
             npy::input v(work("v.npy").string()), i(work("i.npy").string());
             const std::vector<int64_t> shape =
                 two_d ? std::vector<int64_t>{3, k} : std::vector<int64_t>{k};
@@ -265,7 +301,7 @@ TEST_F(Cli, QuantileFloatsNanAndOutput) {
   EXPECT_EQ(ok("quantile --data a.npy --q 0.5 --skip-nan").out, "nan\n") << "all NaN";
   // --out: float64, one per q.
   const run_result r = ok("quantile --data f.npy --q 0.4,1 --out q.npy");
-  EXPECT_NE(r.out.find("-> q.npy (float64)"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("-> q.npy (float64)"), std::string::npos) << r.err;
   npy::input q(work("q.npy").string());
   EXPECT_EQ(q.type(), dtype::float64);
   EXPECT_EQ(q.read<double>(), (std::vector<double>{double(1.8f), 3.0}));

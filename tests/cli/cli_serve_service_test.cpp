@@ -239,7 +239,7 @@ TEST_F(CliServer, TildeInSocketPaths) {
   save("q.npy", std::vector<double>{1.5});
   env_ = home;
   const run_result r = ok("client --socket '~/t.sock' --queries q.npy --out o.npy");
-  EXPECT_NE(r.out.find("answered by " + (work() / "t.sock").string()), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("answered by " + (work() / "t.sock").string()), std::string::npos) << r.err;
   expect_results(keys, std::vector<double>{1.5}, side::left, results<double>(), "~/");
   EXPECT_EQ(s.stop(SIGTERM), 0) << s.err();
   EXPECT_FALSE(fs::exists(work("t.sock")));

@@ -21,7 +21,7 @@ TEST_F(CliServer, EveryDtypeRoundTripsAndSigtermEndsIt) {
     for (side sd : {side::left, side::right, side::pred}) {
       const run_result r = ok(std::string("client --socket s.sock --queries q.npy --side ") +
                               std::string(gsearch::to_string(sd)) + " --out o.npy");
-      EXPECT_NE(r.out.find("answered by s.sock"), std::string::npos) << r.out;
+      EXPECT_NE(r.err.find("answered by s.sock"), std::string::npos) << r.err;
       expect_results(keys, q, sd, results<T>(), std::string(gsearch::key_traits<T>::name));
     }
     // 2-D queries: results of their shape.

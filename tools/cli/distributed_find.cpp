@@ -117,9 +117,9 @@ exit_code find_typed(const session& s, const find_request& r, npy::input& data_f
     what += predicate_text(pred) + " in " + std::to_string(n) + " " + dtype + " values";
   what += ", " + where_text(s) + ": ";
   if (all)
-    print(what + std::to_string(result) + " matches -> " + shown_path(s, r.out) + " (int64), " + slow.text() + "\n");
+    note(what + std::to_string(result) + " matches -> " + shown_path(s, r.out) + " (int64), " + slow.text());
   else if (isin)
-    print(what + std::to_string(result) + " true -> " + shown_path(s, r.out) + " (bool), " + slow.text() + "\n");
+    note(what + std::to_string(result) + " true -> " + shown_path(s, r.out) + " (bool), " + slow.text());
   else {
     print(std::to_string(result) + "\n");  // stdout carries the result, as without --distributed
     note(what + slow.text());

@@ -46,8 +46,8 @@ exit_code sort_typed(const session& s, const sort_request& r, npy::input& data_f
     slow.to_json(j, "time_ms");
     print(j.dump() + "\n");
   } else {
-    print("sort: " + std::to_string(data_file.size()) + " " + dtype + " keys (stable), " + where_text(s) +
-          ": keys -> " + shown_path(s, r.out) + ", " + slow.text() + "\n");
+    note("sort: " + std::to_string(data_file.size()) + " " + dtype + " keys (stable), " + where_text(s) +
+          ": keys -> " + shown_path(s, r.out) + ", " + slow.text());
   }
   return exit_ok;
 }
@@ -59,7 +59,7 @@ exit_code join_typed(const session& s, const join_request& r, npy::input& left_f
   times t;
   auto [left, right] = read_two_shards<T>(s, left_file, right_file, t.read_ms);
   progress::phase("checking that the inputs are sorted");
-  const std::string remedy = "; sort it (gsearch sort), or pass --no-check";
+  const std::string remedy = "; sort it (gsearch sort), or pass --assume-sorted";
   if (!r.no_check) {
     check_sorted_shards(s, left, left_file.size(), {"--left is", "left", left_file.path(), remedy});
     check_sorted_shards(s, right, right_file.size(), {"--right is", "right", right_file.path(), remedy});
@@ -104,10 +104,10 @@ exit_code join_typed(const session& s, const join_request& r, npy::input& left_f
     slow.to_json(j, "time_ms");
     print(j.dump() + "\n");
   } else {
-    print("join: " + std::string(gsearch::to_string(r.how)) + " join of " + std::to_string(left_file.size()) +
+    note("join: " + std::string(gsearch::to_string(r.how)) + " join of " + std::to_string(left_file.size()) +
           " and " + std::to_string(right_file.size()) + " " + dtype + " keys, " + where_text(s) + ": " +
           std::to_string(w.totals[0]) + " rows -> " + shown_path(s, r.out_left) +
-          (left_only ? "" : ", " + shown_path(s, r.out_right)) + " (int64), " + slow.text() + "\n");
+          (left_only ? "" : ", " + shown_path(s, r.out_right)) + " (int64), " + slow.text());
   }
   return exit_ok;
 }

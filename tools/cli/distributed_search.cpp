@@ -70,9 +70,9 @@ exit_code search_typed(const session& s, const search_request& r, npy::input& ke
     slow.to_json(j, "search_ms");
     print(j.dump() + "\n");
   } else {
-    print("search: " + std::to_string(queries_file.size()) + " queries, " + std::to_string(keys_file.size()) +
+    note("search: " + std::to_string(queries_file.size()) + " queries, " + std::to_string(keys_file.size()) +
           " " + dtype + " keys, side=" + std::string(to_string(sd)) + ", " + where_text(s) + ": " +
-          slow.text() + " -> " + shown_path(s, r.out) + " (" + out_dtype + ")\n");
+          slow.text() + " -> " + shown_path(s, r.out) + " (" + out_dtype + ")");
   }
   return exit_ok;
 }

@@ -1,4 +1,4 @@
-// `gsearch esfa run` and `gsearch esfa gen`: functional arrays (gsearch/functional_arrays.hpp)
+// `gsearch functional-arrays run` and `gen` (alias: `gsearch esfa`): functional arrays (gsearch/functional_arrays.hpp)
 // driven by a recorded operation stream, and the random streams like the seed's (50,000 mixed
 // updates, lookups and removes): gsearch/functional_arrays_stream.hpp's format, parse, replay
 // and generate, on .npy files.
@@ -152,7 +152,7 @@ exit_code run_esfa(const run_args& a) {
     if (!a.out.empty()) j["out"] = a.out;
     print(j.dump() + "\n");
   } else {
-    note(format("esfa run: %lld operations on %lld cells (%s) in %.3f ms (%.2f us each%s)%s", (long long)n,
+    note(format("functional-arrays run: %lld operations on %lld cells (%s) in %.3f ms (%.2f us each%s)%s", (long long)n,
                 (long long)cells, where.cuda ? (pipelined ? "cuda, pipelined" : "cuda") : "cpu", total_ns / 1e6,
                 n ? total_ns / double(n) / 1000 : 0.0,
                 pipelined ? "" : format(", p99 %.2f us", pct(0.99)).c_str(),
@@ -183,15 +183,27 @@ exit_code run_esfa_gen(const gen_args& a) {
   if (a.json)
     print(json{{"command", "esfa gen"}, {"out", a.out}, {"operations", n}, {"cells", cells}, {"mix", a.mix}}.dump() + "\n");
   else
-    note(format("esfa gen: %lld operations (%s mix, for %lld cells) -> %s", (long long)n, a.mix.c_str(),
+    note(format("functional-arrays gen: %lld operations (%s mix, for %lld cells) -> %s", (long long)n, a.mix.c_str(),
                 (long long)cells, a.out.c_str()));
   return exit_ok;
 }
 
+// `gsearch functional-arrays` (`gsearch esfa`, its older name, is an alias): the parent of run
+// and gen.
 CLI::App& esfa_app(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands({}))
-    if (sub->get_name() == "esfa") return *sub;
-  CLI::App* esfa = app.add_subcommand("esfa", "Functional arrays (seed 004's ESF arrays): replay or make operation streams");
+    if (sub->get_name() == "functional-arrays") return *sub;
+  CLI::App* esfa = app.add_subcommand(
+      "functional-arrays",
+      "Functional arrays (persistent, versioned sparse arrays): replay an operation stream (run) "
+      "or make one (gen)");
+  esfa->alias("esfa");
+  esfa->footer(
+      "A functional array is a sparse array of int64 values at int64 indices that is never changed "
+      "in place: an update or a remove makes a new array, and every older one stays readable "
+      "(persistent, versioned) until released. They live in a fixed machine of cells, on the CPU "
+      "or the GPU (a persistent kernel). gsearch functional-arrays run --help and gen --help "
+      "describe the stream format. gsearch esfa ... is the same command (its older name).");
   esfa->require_subcommand(1, 1);
   return *esfa;
 }

@@ -308,7 +308,7 @@ exit_code find_typed(const find_args& a, const plan& p, const target& dev, input
     return exit_ok;
   }
 
-  // The human summary: on stderr when stdout carries the result, else on stdout.
+  // The human summary: on stderr, always (stdout carries the result, when it is not in --out).
   std::string what = "find: " + std::string(to_string(p.mode)) + " ";
   if (p.mode == mode_kind::isin)
     what += "of " + std::to_string(n) + " " + dtype + " values in " + std::to_string(tests.size()) +
@@ -323,9 +323,9 @@ exit_code find_typed(const find_args& a, const plan& p, const target& dev, input
   std::snprintf(time, sizeof time, "%.3f ms", o.ms);
   what += ", device=" + device + " (" + dev.name + "): ";
   if (p.mode == mode_kind::all)
-    print(what + std::to_string(o.result) + " matches -> " + a.out + " (int64), " + time + "\n");
+    note(what + std::to_string(o.result) + " matches -> " + a.out + " (int64), " + time);
   else if (p.mode == mode_kind::isin)
-    print(what + std::to_string(o.result) + " true -> " + a.out + " (bool), " + time + "\n");
+    note(what + std::to_string(o.result) + " true -> " + a.out + " (bool), " + time);
   else {
     print(std::to_string(o.result) + "\n");
     note(what + time);

@@ -36,7 +36,9 @@ constexpr const char* exit_codes_text = R"EXIT(Exit codes:
         keys or inputs, shapes that do not go together (and 2-D data for find, merge, sort,
         set, join), a find --value the data's dtype cannot hold, options that do not go
         together (search --json without --out, find --seed without --mode random, join
-        --out-right with semi or anti, or without it for the others); an output that is the
+        --out-right with semi or anti, or without it for the others; --distributed on a
+        command other than search, find, sort and join, or with an option it does not take,
+        such as sort --argsort); an output that is the
         same file as an input or as another output, an empty path, a directory (--out .,
         --out dir/), a FIFO, a device or a socket, or a read-only file. Outputs are checked
         before anything is read or computed. client: a request the server refused (queries
@@ -83,11 +85,16 @@ std::string wrap(const std::string& text, size_t width) {
   return out;
 }
 
-// Wraps the option descriptions of a subcommand and puts the exit codes under its own footer.
+// The one line every subcommand's help ends with: the table itself is in gsearch --help and
+// gsearch help exit-codes only.
+constexpr const char* exit_codes_line =
+    "Exit codes: 0 ok, 1 bad input, 2 device or I/O, 3 --verify mismatch (gsearch help exit-codes)";
+
+// Wraps the option descriptions of a subcommand and puts the exit codes' line under its own footer.
 void finish_help(CLI::App* app) {
   for (CLI::Option* o : app->get_options()) o->description(wrap(o->get_description(), 66));
   const std::string own = app->get_footer();
-  app->footer((own.empty() ? "" : wrap(own, 96) + "\n\n") + exit_codes_text);
+  app->footer((own.empty() ? "" : wrap(own, 96) + "\n\n") + exit_codes_line);
 }
 
 void report(const char* what) { std::fprintf(stderr, "gsearch: error: %s\n", what); }
@@ -155,6 +162,8 @@ std::optional<std::string> unknown_subcommand(const CLI::App& app, const std::st
   for (const CLI::App* sub : app.get_subcommands({})) {
     const std::string& n = sub->get_name();
     if (n == word) return std::nullopt;
+    for (const std::string& alias : sub->get_aliases())
+      if (alias == word) return std::nullopt;
     names += (names.empty() ? "" : ", ") + n;
     const size_t d = edit_distance(word, n);
     if (d < best_d) best_d = d, best = n;
@@ -178,6 +187,63 @@ void refuse_empty_paths(const CLI::App& app) {
   }
 }
 
+// --distributed given to a command that does not run distributed (merge, set, select, ...): an
+// error naming the commands that do (those that declare the flag), rather than CLI11's
+// "not expected". nullopt when --distributed is not given, or the command takes it.
+std::optional<std::string> misplaced_distributed(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || std::find(argv + 2, argv + argc, std::string("--distributed")) == argv + argc)
+    return std::nullopt;
+  std::vector<std::string> names;
+  const CLI::App* command = nullptr;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->check_name(argv[1])) command = sub;
+    if (sub->get_option_no_throw("--distributed")) names.push_back(sub->get_name());
+  }
+  std::string takers, name = argv[1];
+  for (size_t i = 0; i < names.size(); ++i)
+    takers += (i == 0 ? "" : i + 1 < names.size() ? ", " : " and ") + names[i];
+  if (!command || command->get_option_no_throw("--distributed") || !command->get_subcommands({}).empty())
+    return std::nullopt;
+  return "gsearch " + name + " does not run --distributed; the commands that do are " + takers +
+         " (gsearch <command> --help says which of their options apply)";
+}
+
+// gsearch help: no topic, the usage; "exit-codes", the table; a command (and a subcommand of
+// it), that command's help. An unknown topic is exit 1, naming the topics.
+int print_help(const CLI::App& app, const std::vector<std::string>& topic) {
+  std::string text;
+  if (topic.empty()) {
+    text = app.help();
+  } else if (topic.size() == 1 && topic[0] == "exit-codes") {
+    text = std::string(exit_codes_text) + "\n";
+  } else {
+    const CLI::App* level = &app;
+    std::string prev;  // the names above the command, as CLI11's own --help shows them
+    for (const std::string& word : topic) {
+      const CLI::App* next = nullptr;
+      for (const CLI::App* sub : level->get_subcommands({}))
+        if (sub->check_name(word)) next = sub;
+      if (!next) {
+        report(("gsearch help: unknown topic '" + word +
+                "' (exit-codes, or a command: gsearch --help lists them)")
+                   .c_str());
+        return exit_bad_input;
+      }
+      prev += (prev.empty() ? "" : " ") + level->get_name();
+      level = next;
+    }
+    text = level->help(prev);
+  }
+  try {
+    print(text);
+    flush_stdout();
+  } catch (const failure& f) {
+    report(f.what());
+    return f.code();
+  }
+  return exit_ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -192,7 +258,6 @@ int main(int argc, char** argv) {
     return "gsearch: error: " + std::string(e.what()) + "\nRun with --help for more information.\n";
   });
   app.require_subcommand(0, 1);
-  app.footer(exit_codes_text);
 
   const command commands[] = {add_search_command(app), add_find_command(app),
                               add_merge_command(app),  add_sort_command(app),
@@ -204,6 +269,21 @@ int main(int argc, char** argv) {
                               add_esfa_run_command(app), add_esfa_gen_command(app),
                               add_bench_command(app, argc, argv)};
   for (const command& c : commands) finish_help(c.app);
+  finish_help(app.get_subcommand("functional-arrays"));
+  finish_help(app.get_subcommand("bench"));
+
+  // gsearch help [exit-codes | COMMAND...]: the exit codes' table, or a command's --help.
+  std::vector<std::string> help_topic;
+  CLI::App* help = app.add_subcommand(
+      "help", "gsearch help exit-codes: what each exit code means; gsearch help COMMAND: the "
+              "command's --help (gsearch help bench search)");
+  help->add_option("topic", help_topic, "exit-codes, or a command (and its subcommand)");
+  finish_help(help);
+  // The table under gsearch --help alone: set last, since CLI11 gives a new subcommand its
+  // parent's footer.
+  app.footer(std::string(exit_codes_text) +
+             "\n(gsearch help exit-codes prints this table alone; gsearch help COMMAND, a "
+             "command's --help.)");
 
   // A mistyped command: named, with the nearest one (also for bench's own commands).
   if (argc > 1) {
@@ -219,6 +299,12 @@ int main(int argc, char** argv) {
         report_json(*what, int(CLI::ExitCodes::ExtrasError));
       return int(CLI::ExitCodes::ExtrasError);
     }
+  }
+
+  if (auto what = misplaced_distributed(app, argc, argv)) {
+    report(what->c_str());
+    if (std::find(argv, argv + argc, std::string("--json")) != argv + argc) report_json(*what, exit_bad_input);
+    return exit_bad_input;
   }
 
   // What CLI11 prints (help, parse errors), with stdout checked as the commands' is.
@@ -241,6 +327,7 @@ int main(int argc, char** argv) {
     }
     return code;
   }
+  if (help->parsed()) return print_help(app, help_topic);
   for (const command& c : commands) {
     if (!c.app->parsed()) continue;
     std::string name = c.app->get_name();  // "search", "bench search"

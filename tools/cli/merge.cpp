@@ -78,7 +78,7 @@ void check_sorted(const std::vector<T>& x, const named_input& in) {
                      "] = " + to_text(x[size_t(i - 1)]) + " > " + n + "[" + std::to_string(i) +
                      "] = " + to_text(x[size_t(i)]);
   if constexpr (std::is_floating_point_v<T>) what += " (gsearch orders NaN last and -0.0 == 0.0)";
-  bad(what + "; sort it (gsearch sort), or pass --no-check");
+  bad(what + "; sort it (gsearch sort), or pass --assume-sorted");
 }
 
 // The two sorted key inputs of merge, set and join ("--a" and "--b", "--left" and "--right"),
@@ -92,7 +92,7 @@ struct key_inputs {
     check_1d(y, command);
     check_same_dtype(x, y);
   }
-  // The CLI's sorted check of both (naming the input), unless --no-check.
+  // The CLI's sorted check of both (naming the input), unless --assume-sorted (--no-check).
   template <class T>
   void check_both_sorted(const std::vector<T>& kx, const std::vector<T>& ky, bool no_check) const {
     if (no_check) return;
@@ -120,12 +120,13 @@ void print_json(json& j, const outcome& o) {
   print(j.dump() + "\n");
 }
 
-// The human summary: one line on stdout, checked.
+// The human summary: one line on stderr (stdout holds results only: these commands write theirs
+// to files).
 template <class... Parts>
 void print_line(const Parts&... parts) {
   std::ostringstream line;
   (line << ... << parts);
-  print(line.str() + "\n");
+  note(line.str());
 }
 
 // The fields every summary starts with.
@@ -140,7 +141,7 @@ std::string device_text(const target& dev) {
   return std::string("device=") + (dev.cuda ? "cuda" : "cpu") + " (" + dev.name + ")";
 }
 
-// The library's own check is off: the CLI checked (and named the input) already, or --no-check.
+// The library's own check is off: the CLI checked (and named the input) already, or --assume-sorted (--no-check).
 merge_options unchecked() {
   merge_options o;
   o.check_sorted = false;
@@ -173,19 +174,20 @@ void add_a_and_b(CLI::App& sub, std::string& a, std::string& b) {
       ->type_name("B.npy");
 }
 
-// A subcommand's options: its own (`own`), then --no-check (every one but sort, whose input
-// need not be sorted; `checked` names the inputs it checks), --device and --json.
+// A subcommand's options: its own (`own`), then --assume-sorted (every one but sort, whose input
+// need not be sorted; `checked` names the inputs it checks; --no-check, its older name, is the
+// same flag, as on search), --device and --json.
 template <class Args>
 std::function<void(CLI::App&, Args&)> family_options(void (*own)(CLI::App&, Args&),
                                                      const char* checked = nullptr) {
   return [own, checked](CLI::App& sub, Args& a) {
     own(sub, a);
     if constexpr (requires { a.no_check; })
-      sub.add_flag("--no-check", a.no_check,
+      sub.add_flag("--assume-sorted,--no-check", a.no_check,
                    "Do not check that " + std::string(checked) +
                        " are sorted (checked by default: an unsorted input is an error naming it "
                        "and the index where it goes down). Unsorted inputs then give unspecified "
-                       "results");
+                       "results. --no-check is the same flag (its older name), as on search");
     add_device_option(sub, a.device);
     sub.add_flag("--json", a.json,
                  "Print one JSON object to stdout (command, device, dtype, sizes, outputs, "
@@ -458,7 +460,7 @@ const subcommand_spec<sort_args> sort_spec{
                   "permutation, np.argsort(data, kind='stable') (int64: data[perm] is sorted, equal "
                   "keys in their input order); --values V.npy with --out-values carries one int64 "
                   "value per key (out_values = values[perm]). Give --out, --argsort or both. The "
-                  "data need not be sorted, so there is no --no-check.\n"
+                  "data need not be sorted, so there is no --assume-sorted (--no-check).\n"
                   "--distributed (mpirun -np N gsearch sort --distributed --data D.npy --out "
                   "S.npy): each rank reads its slice of the data and the ranks sort them together "
                   "(a sample sort); --out, required, is the single-process output. --values, "
@@ -716,7 +718,7 @@ const subcommand_spec<join_args> join_spec{
                   "other kind needs it). Gather with numpy: left_table[I], with -1 meaning no row.\n"
                   "--distributed (mpirun -np N gsearch join --distributed ...): each rank reads "
                   "its slice of --left and of --right (sorted across the ranks: checked unless "
-                  "--no-check), the ranks join them together, and the outputs are the "
+                  "--assume-sorted), the ranks join them together, and the outputs are the "
                   "single-process ones (rows concatenated in rank order).\n"),
     family_options(add_join_options, "--left and --right"), run_join_command};
 

@@ -174,7 +174,7 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return s + (shape.size() == 1 ? ",)" : ")");
 }
 
-header parse_header(std::string_view dict, const std::string& path) {
+header parse_header(std::string_view dict, const std::string& path, shapes allowed) {
   auto d = dict_parser(dict, path).parse();
   auto get = [&](const char* key, decltype(literal::kind) kind) -> const literal& {
     auto it = d.find(key);
@@ -185,12 +185,13 @@ header parse_header(std::string_view dict, const std::string& path) {
   const dtype t = parse_descr(get("descr", literal::string).text, path);
   const bool fortran = get("fortran_order", literal::boolean).flag;
   const auto& shape = get("shape", literal::tuple).ints;
-  if (shape.empty() || shape.size() > 2)
+  if (allowed == shapes::up_to_2d && (shape.empty() || shape.size() > 2))
     bad_input(path + " has shape " + shape_text(shape) +
               ", but gsearch reads 1-D and 2-D arrays only" +
               (shape.empty() ? " (this is a scalar)" : ""));
-  // One dimension has one layout; two are read in C order (row-major) only.
-  if (shape.size() == 2 && fortran)
+  // One dimension has one layout; two are read in C order (row-major) only, unless the order
+  // does not matter (shapes::any: the elements as a multiset).
+  if (allowed == shapes::up_to_2d && shape.size() == 2 && fortran)
     bad_input(path + " has shape " + shape_text(shape) +
               " in Fortran order (fortran_order: True), but gsearch reads 2-D arrays in C order "
               "only (numpy: np.ascontiguousarray(a))");
@@ -227,7 +228,7 @@ std::string encode_header(std::string_view descr, const std::vector<int64_t>& sh
 
 // ---- reading -------------------------------------------------------------------------------
 
-input::input(std::string path) : path_(std::move(path)), file_(nullptr, &std::fclose) {
+input::input(std::string path, shapes allowed) : path_(std::move(path)), file_(nullptr, &std::fclose) {
   std::error_code ec;
   if (std::filesystem::is_directory(path_, ec))
     bad_input("cannot read " + path_ + ": it is a directory");
@@ -258,7 +259,7 @@ input::input(std::string path) : path_(std::move(path)), file_(nullptr, &std::fc
     bad_input(path_ + " has a .npy header of " + std::to_string(len) + " bytes: too long");
   std::string dict(static_cast<size_t>(len), '\0');
   read_exactly(dict.data(), dict.size(), "truncated header");
-  header_ = parse_header(dict, path_);
+  header_ = parse_header(dict, path_, allowed);
   data_offset_ = int64_t(magic_len + 2 + len_size) + len;
 
   // The data must all be there; a regular file says how long it is up front.

@@ -8,7 +8,8 @@
 // padded with spaces and a '\n' so that the data starts at a multiple of 64 bytes, then the
 // data. gsearch reads little-endian arrays of shape (n,) or, in C order, (rows, n) (any of them
 // may be 0) of the six dtypes of common.hpp; Fortran-order 2-D arrays and 3-D or more are
-// errors. It writes version 1.0 (2.0 if a header could ever outgrow it), as numpy does.
+// errors, except where a command takes its data whole, in any order (select and quantile:
+// shapes::any, every shape, 0-d to N-D, in either order, as numpy's a.ravel() would hold it). It writes version 1.0 (2.0 if a header could ever outgrow it), as numpy does.
 // Every error is a cli::failure naming the file: exit_bad_input when reading, exit_device_or_io
 // when writing (output.hpp: the rules every output follows).
 
@@ -36,8 +37,13 @@ struct header {
 /// A shape as numpy prints it: "(10,)", "(3, 4)".
 std::string shape_text(const std::vector<int64_t>& shape);
 
+/// The shapes a reader takes: 1-D and C-order 2-D (every command but select and quantile), or
+/// any (0-d: one element; N-D; C or Fortran order): for a command that takes all the elements
+/// as one multiset, whatever their order (np.sort(a.ravel()), np.quantile(a)).
+enum class shapes { up_to_2d, any };
+
 /// Parses the header dict (the text after the length field). `path` names the file in errors.
-header parse_header(std::string_view dict, const std::string& path);
+header parse_header(std::string_view dict, const std::string& path, shapes allowed = shapes::up_to_2d);
 
 /// Everything before the data of a .npy file holding values of type `t` of shape `shape`
 /// (C order), or `size` values in one dimension: magic, version, length and the padded dict,
@@ -52,7 +58,7 @@ std::string encode_header(std::string_view descr, const std::vector<int64_t>& sh
 /// A .npy file opened for reading, its header parsed and its length checked.
 class input {
  public:
-  explicit input(std::string path);
+  explicit input(std::string path, shapes allowed = shapes::up_to_2d);
   const std::string& path() const { return path_; }
   dtype type() const { return header_.type; }
   int64_t size() const { return header_.size; }

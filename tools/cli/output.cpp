@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -90,6 +91,32 @@ int create_temp(const std::string& target, int& fd, std::string& temp, int& slot
     slot = -1;
     if (err != EEXIST || attempt > 100) return err;
   }
+}
+
+// ---- the unnamed temporary file (O_TMPFILE) -----------------------------------------------------
+//
+// Where the file system supports it (ext4, XFS, btrfs, tmpfs, ...), an output is written to an
+// unnamed file in its directory (open(dir, O_TMPFILE)) and given its name by linkat() through
+// /proc/self/fd once complete: until then nothing named exists, so a SIGKILL or the OOM killer
+// leaves nothing behind (the kernel frees the unnamed file with the process). Elsewhere (no
+// O_TMPFILE, no /proc), and when GSEARCH_NO_O_TMPFILE is set to anything but "" or "0" (the
+// fallback's tests), the named temporary file above.
+
+bool tmpfile_wanted() {
+  const char* off = std::getenv("GSEARCH_NO_O_TMPFILE");
+  if (off && *off && std::strcmp(off, "0") != 0) return false;
+  return access("/proc/self/fd", X_OK) == 0;
+}
+
+// An unnamed file in `dir`, or -1 (then the caller falls back to a named one).
+int open_unnamed(const std::string& dir) {
+#ifdef O_TMPFILE
+  if (!tmpfile_wanted()) return -1;
+  return open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+#else
+  (void)dir;
+  return -1;
+#endif
 }
 
 // ---- paths ------------------------------------------------------------------------------------
@@ -226,7 +253,10 @@ void check_output_path(const named_path& out) {
   // Permissions first (the message names them), then a file created and removed there: the
   // only test that holds for root, read-only file systems and the like.
   int err = access(dir.c_str(), W_OK | X_OK) != 0 ? errno : 0;
-  if (!err) {
+  const int unnamed = err ? -1 : open_unnamed(dir);
+  if (unnamed >= 0) {
+    close(unnamed);  // writable, and nothing was named there
+  } else if (!err) {
     int fd = -1, slot = -1;
     std::string probe;
     err = create_temp(target, fd, probe, slot);
@@ -255,8 +285,12 @@ staged_output::staged_output(std::string path, int64_t total_bytes) : path_(std:
   refuse_non_regular({"output", path_}, target_, st, exists);
   progress::phase("writing " + path_, total_bytes);
 
-  const int err = create_temp(target_, fd_, temp_, slot_);
-  if (err) fail(err);
+  fd_ = open_unnamed(directory_of(target_));
+  unnamed_ = fd_ >= 0;
+  if (!unnamed_) {
+    const int err = create_temp(target_, fd_, temp_, slot_);
+    if (err) fail(err);
+  }
 
   // The mode: an existing file's own (and its owner, where we may set it), else what a plain
   // fopen would give (0666 less the umask); mkstemp-like 0600 until then.
@@ -297,8 +331,10 @@ void staged_output::write(const void* data, size_t bytes) {
 }
 
 void staged_output::finish() {
-  if (fd_ < 0) return;
+  if (fd_ < 0 || finished_) return;
   if (fsync(fd_) != 0 && errno != EINVAL) fail(errno);
+  finished_ = true;
+  if (unnamed_) return;  // its descriptor is all there is of it until commit() links it
   const int fd = fd_;
   fd_ = -1;
   if (close(fd) != 0) fail(errno);
@@ -306,7 +342,34 @@ void staged_output::finish() {
 
 void staged_output::commit() {
   finish();
-  if (std::rename(temp_.c_str(), target_.c_str()) != 0) fail(errno);
+  if (unnamed_) {
+    // The complete file gets the target's name: directly where there is none (linkat never
+    // replaces a file), else a named temporary one first, renamed over the target at once (the
+    // one moment a name other than the target's exists, once the data is complete).
+    const std::string self = "/proc/self/fd/" + std::to_string(fd_);
+    if (linkat(AT_FDCWD, self.c_str(), AT_FDCWD, target_.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+      if (errno != EEXIST) fail(errno);
+      int err = EEXIST;
+      const fs::path t(target_);
+      const fs::path dir = t.parent_path().empty() ? fs::path(".") : t.parent_path();
+      for (int attempt = 0; err == EEXIST && attempt < 100; ++attempt) {
+        std::string name = (dir / ("." + t.filename().string() + ".tmp-")).string();
+        std::random_device rd;
+        for (int i = 0; i < 8; ++i) name += "abcdefghijklmnopqrstuvwxyz0123456789"[rd() % 36];
+        slot_ = register_temp(name);
+        err = linkat(AT_FDCWD, self.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0 ? 0 : errno;
+        if (err == 0) temp_ = name;
+        else unregister_temp(slot_), slot_ = -1;
+      }
+      if (err) fail(err);
+      if (std::rename(temp_.c_str(), target_.c_str()) != 0) fail(errno);
+    }
+    const int fd = fd_;
+    fd_ = -1;
+    close(fd);  // the data is synced and linked: nothing left to report
+  } else if (std::rename(temp_.c_str(), target_.c_str()) != 0) {
+    fail(errno);
+  }
   temp_.clear();  // renamed: then no longer the handler's
   unregister_temp(slot_);
   slot_ = -1;

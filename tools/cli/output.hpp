@@ -4,8 +4,10 @@
 //  - Paths are checked before any work (check_paths): no output is an input or another output;
 //    an output does not name a directory ("--out .", "--out dir/"), a FIFO, a device or a socket
 //    (exit 1), nor a read-only file (exit 1); its directory exists and is writable (else exit 2).
-//  - Files are written through a hidden temporary file beside their target and renamed over it
-//    (staged_output): a symlink is written through (the temporary file goes beside the link's
+//  - Files are written through a temporary file beside their target and given its name once
+//    complete (staged_output): an unnamed one (O_TMPFILE, linked by linkat through /proc/self/fd)
+//    where the file system supports it, so that even a SIGKILL leaves nothing; else a hidden
+//    named one renamed over the target. A symlink is written through (the temporary file goes beside the link's
 //    target, which is replaced; the link stays), an existing file keeps its mode, and the
 //    temporary file is removed on an error, on SIGINT, SIGTERM, SIGHUP and SIGPIPE (by an
 //    async-signal-safe handler that then re-raises the signal, so the exit status is the
@@ -53,9 +55,15 @@ void check_paths(const std::vector<named_path>& inputs, const std::vector<named_
 /// against the link's directory), or `path` itself.
 std::string write_target(const std::string& path);
 
-/// An output file written to a hidden temporary file beside its target (`.name.tmp-XXXXXXXX`) and
-/// renamed over it by commit(). The temporary file is registered for removal on SIGINT / SIGTERM /
-/// SIGHUP / SIGPIPE while it exists, and is removed by the destructor unless committed.
+/// An output file written to a temporary file beside its target and given the target's name by
+/// commit(): an unnamed file (open(dir, O_TMPFILE)) where the file system supports it and /proc
+/// is mounted, linked with linkat(/proc/self/fd/N) (straight to the target's name when it does not
+/// exist; else to a hidden name renamed over it at once), so that nothing named exists until the
+/// data is complete and synced, and a process killed by any signal (SIGKILL, the OOM killer)
+/// leaves nothing behind. Elsewhere, or with GSEARCH_NO_O_TMPFILE=1 in the environment, a hidden
+/// named file (`.name.tmp-XXXXXXXX`) renamed over the target; it is registered for removal on
+/// SIGINT / SIGTERM / SIGHUP / SIGPIPE while it exists (SIGKILL leaves it), and is removed by the
+/// destructor unless committed.
 /// Every error is a failure(exit_device_or_io) ("cannot write <path>: <reason>"), except a
 /// target that check_output_path refuses (exit_bad_input), checked again here.
 class staged_output {
@@ -67,7 +75,9 @@ class staged_output {
   ~staged_output();
 
   void write(const void* data, size_t bytes);  ///< every byte, or a failure
-  void finish();                               ///< fsync and close: the data is on disk
+  void finish();  ///< fsync (and close a named file): the data is on disk
+  /// Whether the data goes to an unnamed file (O_TMPFILE) rather than a named temporary one.
+  bool unnamed() const { return unnamed_; }
   void commit();  ///< finish() if not yet, then rename the temporary file over the target
   const std::string& path() const { return path_; }
 
@@ -76,6 +86,7 @@ class staged_output {
   std::string path_, target_, temp_;
   int fd_ = -1;
   int slot_ = -1;  // the signal handler's registration
+  bool unnamed_ = false, finished_ = false;
 };
 
 /// Installs the handler that removes the registered temporary files on SIGINT, SIGTERM, SIGHUP

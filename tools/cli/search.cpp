@@ -248,7 +248,7 @@ struct search_report {
   verification check;
 };
 
-// The human summary (stdout with --out, else stderr) or the JSON one (stdout); then the
+// The human summary (stderr, always) or the JSON one (stdout); then the
 // --verify verdict.
 exit_code report(const search_args& a, int repeat, const search_report& r) {
   const layout& l = r.shape;
@@ -308,10 +308,7 @@ exit_code report(const search_args& a, int repeat, const search_report& r) {
       log << "check: " << r.check.mismatches << " of " << queries << " results differ (first at "
           << first_at << ": got " << r.check.got << ", expected " << r.check.expected << ")\n";
     const std::string text = log.str();
-    if (a.out.empty())
-      note(std::string_view(text).substr(0, text.size() - 1));  // note() ends the line
-    else
-      print(text);
+    note(std::string_view(text).substr(0, text.size() - 1));  // note() ends the line
   }
   if (r.check.mismatches > 0)
     throw failure(exit_mismatch, "--verify: " + std::to_string(r.check.mismatches) +
@@ -493,9 +490,10 @@ void add_search_options(CLI::App& sub, search_args& a) {
       ->check(CLI::IsMember(algorithm_names(true)))
       ->capture_default_str();
   add_device_option(sub, a.device);
-  sub.add_flag("--assume-sorted", a.assume_sorted,
+  sub.add_flag("--assume-sorted,--no-check", a.assume_sorted,
                "Do not check that the keys (each row of 2-D keys), and with --sorted-queries "
-               "the queries, are sorted (unsorted ones then give unspecified results)");
+               "the queries, are sorted (unsorted ones then give unspecified results). "
+               "--no-check is the same flag, as on merge, set and join");
   sub.add_flag("--sorted-queries", a.sorted_queries,
                "The queries are sorted too (in their flat order; 1-D keys only): search them "
                "by Merge Path, O(keys + queries) instead of a binary search per query "

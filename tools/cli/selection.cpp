@@ -213,7 +213,7 @@ exit_code select_typed(const select_args& a, const target& dev, npy::input& data
                            std::string(key_traits<T>::name) + " values, " + device_text(dev) + ", " +
                            ms_text(ms);
   if (!a.out.empty()) {
-    print(what + " -> " + a.out + "\n");
+    note(what + " -> " + a.out);
   } else {
     std::string lines;
     for (T v : values) lines += value_text(v) + "\n";
@@ -228,13 +228,15 @@ exit_code run_select(const select_args& a) {
   if (a.k_opt->count() == 0 && a.ks.empty())
     bad("give --k K (one rank, from 0) or --ks KS.npy (int64 ranks)");
   const target dev = resolve_device(a.device);
-  npy::input data(a.data);
+  npy::input data(a.data, npy::shapes::any);
   check_data(data, "select", true);
   return visit_key_type(data.type(), [&]<class T>() { return select_typed<T>(a, dev, data); });
 }
 
 void add_select_options(CLI::App& sub, select_args& a) {
-  sub.add_option("--data", a.data, "The data (.npy, any shape: all of its elements)")
+  sub.add_option("--data", a.data,
+                 "The data (.npy of any shape, 0-d to N-D, C or Fortran order: all of its "
+                 "elements, as numpy's data.ravel() and Python's gsearch.select take them)")
       ->required()
       ->type_name("D.npy");
   a.k_opt = sub.add_option("--k", a.k,
@@ -310,12 +312,12 @@ exit_code run_topk(const topk_args& a) {
       j["time_ms"] = ms;
       print(j.dump() + "\n");
     } else {
-      print("topk: the " + std::to_string(k) + (options.largest ? " largest" : " smallest") +
+      note("topk: the " + std::to_string(k) + (options.largest ? " largest" : " smallest") +
             (options.sorted ? " (sorted)" : " (in any order)") + " of " +
             (rows_given ? std::to_string(rows) + " rows of " : std::string()) +
             std::to_string(cols) + " " + std::string(key_traits<T>::name) + " values, " +
             device_text(dev) + ": values -> " + a.out_values + ", indices -> " + a.out_indices +
-            " (int64), shape " + npy::shape_text(shape) + ", " + ms_text(ms) + "\n");
+            " (int64), shape " + npy::shape_text(shape) + ", " + ms_text(ms));
     }
     return exit_ok;
   });
@@ -404,7 +406,7 @@ exit_code quantile_typed(const quantile_args& a, const std::vector<double>& q, q
                            std::string(gsearch::to_string(method)) + (a.skip_nan ? ", NaN skipped" : "") +
                            ", " + device_text(dev) + ", " + ms_text(ms);
   if (!a.out.empty()) {
-    print(what + " -> " + a.out + " (float64)\n");
+    note(what + " -> " + a.out + " (float64)");
   } else {
     std::string lines;
     for (double v : values) lines += value_text(shown(v)) + "\n";
@@ -420,13 +422,15 @@ exit_code run_quantile(const quantile_args& a) {
   const std::optional<quantile_method> method = quantile_method_from_string(a.method);
   if (!method) bad("unknown --method '" + a.method + "'");
   const target dev = resolve_device(a.device);
-  npy::input data(a.data);
+  npy::input data(a.data, npy::shapes::any);
   check_data(data, "quantile", true);
   return visit_key_type(data.type(), [&]<class T>() { return quantile_typed<T>(a, q, *method, dev, data); });
 }
 
 void add_quantile_options(CLI::App& sub, quantile_args& a) {
-  sub.add_option("--data", a.data, "The data (.npy, any shape: all of its elements)")
+  sub.add_option("--data", a.data,
+                 "The data (.npy of any shape, 0-d to N-D, C or Fortran order: all of its "
+                 "elements, as np.quantile(data, q) and Python's gsearch.quantile take them)")
       ->required()
       ->type_name("D.npy");
   sub.add_option("--q", a.q, "The quantiles, comma-separated, each in [0, 1] (0.5: the median)")
@@ -498,9 +502,9 @@ exit_code partition_typed(const partition_args& a, const target& dev, npy::input
     j["time_ms"] = ms;
     print(j.dump() + "\n");
   } else {
-    print(std::string(what) + ": " + std::to_string(n) + " " + std::string(key_traits<T>::name) +
+    note(std::string(what) + ": " + std::to_string(n) + " " + std::string(key_traits<T>::name) +
           " values at kth " + a.kth + ", " + device_text(dev) + " -> " + a.out +
-          (a.indices ? " (int64 indices)" : "") + ", " + ms_text(ms) + "\n");
+          (a.indices ? " (int64 indices)" : "") + ", " + ms_text(ms));
   }
   return exit_ok;
 }

@@ -495,7 +495,7 @@ exit_code run_client(const client_args& a) {
                 .dump() +
             "\n");
     } else {
-      print(format("client: %lld %s queries (side=%s) answered by %s in %.3f ms -> %s\n", (long long)q.size(),
+      note(format("client: %lld %s queries (side=%s) answered by %s in %.3f ms -> %s", (long long)q.size(),
                    type.c_str(), a.side.c_str(), client.address().c_str(), ms, a.out.c_str()));
     }
     return exit_ok;
