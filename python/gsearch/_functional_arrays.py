@@ -27,6 +27,12 @@ class FunctionalArray(NamedTuple):
 _CUDA_DEVICE = _re.compile(r"cuda(:[0-9]{1,4})?\Z")
 
 
+def _shown(v: int) -> str:
+    """An int for a message, its middle digits elided when long."""
+    t = str(v)
+    return t if len(t) <= 40 else f"{t[:18]}...{t[-18:]} ({len(t.lstrip('-'))} digits)"
+
+
 def _device_id(device: Any) -> int:
     """-1 for "cpu", the CUDA device's number for "cuda" (the current one) or "cuda:N"."""
     if not isinstance(device, str) and type(device).__name__ == "device" and hasattr(device, "type"):
@@ -103,13 +109,39 @@ class FunctionalArrays:
         return self._dtype
 
     def _value(self, fn: str, v: Any) -> _np.ndarray:
-        """v as a 1-element array of the dtype; TypeError when it would change."""
+        """v as a 1-element array of the dtype, converted as numpy's assignment converts it
+        (``np.float32(0.1)`` on a float32 machine: rounded); OverflowError for a value the dtype
+        cannot hold (an integer out of its range, a finite float past its largest: numpy would
+        give inf with a RuntimeWarning), TypeError for a non-integral float on an integer
+        machine or something that is not a number."""
+        dt = self._dtype
+        where = f"gsearch.FunctionalArrays.{fn}"
+        if isinstance(v, (int, _np.integer)) and not isinstance(v, (bool, _np.bool_)):
+            iv = int(v)
+            if dt.kind in "iu":
+                info = _np.iinfo(dt)
+                if not info.min <= iv <= info.max:
+                    raise OverflowError(f"{where}: {_shown(iv)} is out of range for {dt} ([{info.min}, {info.max}])")
+                return _np.array([iv], dt)
+            try:
+                v = float(iv)  # as numpy converts a Python int to a float
+            except OverflowError:
+                raise OverflowError(f"{where}: {_shown(iv)} is out of range for {dt}") from None
         a = _np.asarray(v)
         if a.ndim != 0 or a.dtype.kind not in "biuf":
-            raise TypeError(f"gsearch.FunctionalArrays.{fn}: a value is a number (got {v!r})")
-        out = _np.asarray(a, dtype=self._dtype).reshape(1)
-        if out[0] != a and not (_np.isnan(out[0]) and _np.isnan(a)):
-            raise TypeError(f"gsearch.FunctionalArrays.{fn}: {v!r} is not a {self._dtype} value")
+            raise TypeError(f"{where}: a value is a number (got {v!r})")
+        with _np.errstate(over="ignore", invalid="ignore"):  # numpy's cast warnings: the checks below say it
+            out = _np.asarray(a, dtype=dt).reshape(1)
+        if dt.kind == "f":
+            if _np.isinf(out[0]) and _np.isfinite(a):
+                raise OverflowError(
+                    f"{where}: {v!r} is out of range for {dt} (its largest finite value is {_np.finfo(dt).max})"
+                )
+            return out
+        if a.dtype.kind == "f" and not (_np.isfinite(a) and a == _np.floor(a)):
+            raise TypeError(f"{where}: {v!r} is not an integer (the machine holds {dt})")
+        if out[0] != a:
+            raise OverflowError(f"{where}: {v!r} is out of range for {dt}")
         return out
 
     def empty(self) -> FunctionalArray:
@@ -118,7 +150,13 @@ class FunctionalArrays:
 
     def update(self, a: FunctionalArray, i: Any, v: Any) -> FunctionalArray:
         """``a`` with ``a[i] = v``; with arrays of indices and values, each in turn (the last wins for
-        a repeated index; the arrays in between are not kept)."""
+        a repeated index; the arrays in between are not kept).
+
+        A single value is converted as numpy's assignment converts it: ``0.1`` on a float32
+        machine is ``np.float32(0.1)``; an integral float on an integer machine its integer.
+        OverflowError names a value the dtype cannot hold (``1e40`` on float32, ``2**64`` on
+        int64: "out of range for int64"), TypeError a non-integral float on an integer machine
+        or a value that is not a number. Arrays of values must cast safely to the dtype."""
         if _np.ndim(i) == 0:
             idx = _np.array([_index("update", i)], _np.int64)
             vals = self._value("update", v)

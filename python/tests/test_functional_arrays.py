@@ -4,6 +4,7 @@ machine (MemoryError, nothing lost), batch forms and bad input, handles tied to 
 (another machine's, another dtype's, a released one's: ValueError); on the CPU and, where there is a
 GPU, on device="cuda" (the persistent kernel, and a kernel per operation)."""
 
+import warnings
 import numpy as np
 import pytest
 
@@ -108,6 +109,7 @@ def test_batches_and_bad_input(device):
         gsearch.FunctionalArrays(cells=8, dtype=np.int16)
     with pytest.raises(ValueError, match="'cpu' or 'cuda'"):
         gsearch.FunctionalArrays(cells=8, device="tpu")
+
     if not gsearch.built_with_cuda():
         with pytest.raises(ValueError, match="without CUDA"):
             gsearch.FunctionalArrays(cells=8, device="cuda")
@@ -259,3 +261,42 @@ if given is not None:
     )
     def test_property_streams_equal_dicts_cuda(ops, cells):
         _replay(ops, cells, "cuda")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_value_converts_as_numpys_assignment(dtype):
+    """update(a, i, v) stores what numpy's ``arr[i] = v`` stores (np.float32(0.1) on float32),
+    and refuses, with no RuntimeWarning, only a value the dtype cannot hold."""
+    fa = gsearch.FunctionalArrays(cells=64, dtype=dtype)
+    a = fa.empty()
+    ref = np.zeros(1, dtype)
+    candidates = [0.1, np.float64(2.0 / 3), 7, np.int64(-3), True, np.float16(2.5), 3.0, 2**40 + 1, np.uint64(2**63),
+                  float("inf"), float("nan"), 2**64, -1, 1e40, 1.5, 2**70]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning leaks
+        for v in candidates:
+            try:
+                with np.errstate(all="raise"):
+                    ref[0] = v  # numpy's assignment, its overflow made an error
+                    fits = ref[0] == v or np.isnan(ref[0]) or np.dtype(dtype).kind == "f"
+            except (OverflowError, FloatingPointError, ValueError, TypeError):
+                fits = False
+            if fits and np.dtype(dtype).kind in "iu" and isinstance(v, (float, np.floating)) and v != int(v):
+                fits = False  # numpy truncates 1.5 on an integer array; gsearch refuses it
+            if not fits:
+                with pytest.raises((OverflowError, TypeError)) as e:
+                    fa.update(a, 0, v)
+                if isinstance(v, int) or (isinstance(v, float) and np.isfinite(v) and v == int(v)):
+                    assert e.type is OverflowError and f"out of range for {np.dtype(dtype)}" in str(e.value), e.value
+                continue
+            b = fa.update(a, 0, v)
+            got = fa.lookup(b, 0)
+            np.testing.assert_array_equal(np.asarray(got, dtype=dtype), ref[0])  # bit for bit numpy's stored value (NaN == NaN)
+            fa.release(b)
+    if np.dtype(dtype) == np.float32:
+        assert fa.lookup(fa.update(a, 0, 0.1), 0) == np.float32(0.1)
+        with pytest.raises(OverflowError, match=r"1e\+40 is out of range for float32"):
+            fa.update(a, 0, 1e40)
+    if np.dtype(dtype) == np.int64:
+        with pytest.raises(OverflowError, match="out of range for int64"):
+            fa.update(a, 0, 2**64)
