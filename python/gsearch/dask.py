@@ -1,4 +1,4 @@
-"""gsearch.dask: searchsorted, isin, find, count and sort of Dask arrays, by partitions: gsearch's
+"""gsearch.dask: searchsorted, isin, find, count, sort and join of Dask arrays, by partitions: gsearch's
 single-process functions run on the blocks (numpy blocks on the CPU, cupy blocks on a GPU), and
 the results are Dask arrays, lazy like the inputs. Dask is imported when a function runs, so
 ``import gsearch`` never needs it.
@@ -27,7 +27,7 @@ from . import _core, _find, _merge, _search
 from ._arrays import _check_supported, _classify, _convert, _StreamScope, _widened
 from ._common import _NUMPY_SIDES
 
-__all__ = ["count", "find", "isin", "searchsorted", "sort"]
+__all__ = ["count", "find", "isin", "join", "searchsorted", "sort"]
 
 # Samples per output partition that sort's splitters are chosen from: the partitions' sizes are
 # within about 1/_OVERSAMPLE of each other.
@@ -305,14 +305,19 @@ def find(a: Any, value: Any, mode: str = "first", op: str = "==", *, hi: Any = N
         `a` not 1-D, a bad `mode`. gsearch.find's errors (a value the dtype does not hold,
         ...) are raised when the result is computed.
     """
+    return _find_blocks("find", a, value, mode, op, hi)
+
+
+def _find_blocks(fn: str, a: Any, value: Any, mode: str, op: str, hi: Any) -> Any:
+    """find over the blocks, its errors named after the public function `fn`."""
     import dask
 
     da = _da()
     a = _as_dask(a)
     if a.ndim != 1:
-        raise ValueError(f"gsearch.dask.find: a must be 1-D, not of shape {a.shape}")
+        raise ValueError(f"gsearch.dask.{fn}: a must be 1-D, not of shape {a.shape}")
     if mode not in ("first", "any", "count", "all"):
-        raise ValueError(f"gsearch.dask.find: mode must be 'first', 'any', 'count' or 'all', not {mode!r}")
+        raise ValueError(f"gsearch.dask.{fn}: mode must be 'first', 'any', 'count' or 'all', not {mode!r}")
     delayed = dask.delayed
     blocks = list(a.to_delayed().ravel())
     one = lambda m: [delayed(_find.find)(b, value, m, op, hi=hi) for b in blocks]  # noqa: E731
@@ -331,7 +336,7 @@ def find(a: Any, value: Any, mode: str = "first", op: str = "==", *, hi: Any = N
 def count(a: Any, value: Any, op: str = "==", *, hi: Any = None) -> Any:
     """The number of matches over the blocks of a 1-D Dask array: ``find(a, value, 'count', op,
     hi=hi)``, a 0-d Dask array of int64."""
-    return find(a, value, "count", op, hi=hi)
+    return _find_blocks("count", a, value, "count", op, hi)
 
 
 # --- sort -----------------------------------------------------------------------------------------
@@ -431,3 +436,126 @@ def sort(x: Any) -> Any:
         delayed(_bucket)([delayed(_piece)(r, c, p) for r, c in zip(runs, cuts)]) for p in range(parts)
     ]
     return da.concatenate([da.from_delayed(b, shape=(_np.nan,), dtype=x.dtype, meta=meta) for b in buckets])
+
+
+# --- join -----------------------------------------------------------------------------------------
+
+
+def _sorted_rows(block: Any, offset: Any) -> tuple:
+    """A block's keys stably sorted, and their global row numbers (offset + position)."""
+    order = _merge.argsort(block)
+    return block[order], order + offset
+
+
+def _key_samples(run: tuple, want: int) -> Any:
+    keys = run[0]
+    n = len(keys)
+    s = min(n, want)
+    return keys[_xp(keys).asarray((_np.arange(s, dtype=_np.int64) * n) // max(s, 1))] if s else keys[:0]
+
+
+def _key_splitters(samples: list, parts: int) -> Any:
+    """Up to parts - 1 distinct keys cutting the samples (both tables') into about equal
+    ranges: a key's rows of both tables fall in one range, so each range joins alone."""
+    if not samples or parts < 2:
+        return None
+    xp = _xp(samples[0])
+    keys = _merge.sort(xp.concatenate(samples))  # the tables' promoted dtype
+    if len(keys) == 0:
+        return None
+    return xp.unique(keys[xp.asarray((_np.arange(1, parts, dtype=_np.int64) * len(keys)) // parts)])
+
+
+def _key_cuts(run: tuple, splitters: Any, parts: int) -> list:
+    """Where a sorted run is cut: range p holds the keys in (splitter p - 1, splitter p]."""
+    n = len(run[0])
+    if splitters is None:
+        return [0] + [n] * parts
+    cuts = [0] + [int(c) for c in _search.searchsorted(run[0], splitters, "right")]
+    return cuts + [n] * (parts + 1 - len(cuts))
+
+
+def _join_range(left: list, right: list, lcuts: list, rcuts: list, p: int, how: str) -> tuple:
+    """gsearch.join of range p: every block's piece of it, in block order (global rows
+    ascending), stably sorted, joined, mapped to global rows (-1 kept)."""
+
+    def gather(runs: list, cuts: list) -> tuple:
+        xp = _xp(runs[0][0])
+        keys = xp.concatenate([r[0][c[p] : c[p + 1]] for r, c in zip(runs, cuts)])
+        rows = xp.concatenate([r[1][c[p] : c[p + 1]] for r, c in zip(runs, cuts)])
+        order = _merge.argsort(keys)
+        return keys[order], rows[order]
+
+    lk, lrows = gather(left, lcuts)
+    rk, rrows = gather(right, rcuts)
+    li, ri = _merge.join(lk, rk, how, check=False)
+    xp = _xp(lrows)
+
+    def mapped(index: Any, rows: Any) -> Any:
+        if len(rows) == 0:
+            return xp.full(len(index), -1, dtype=_np.int64)
+        return xp.where(index >= 0, rows[xp.maximum(index, 0)], -1).astype(_np.int64)
+
+    return mapped(li, lrows), (None if ri is None else mapped(ri, rrows))
+
+
+def join(left: Any, right: Any, how: str = "inner") -> tuple:
+    """gsearch.join of two 1-D Dask arrays of keys in any order (a table's rows), as global row
+    numbers: the pattern of gsearch.distributed.join, by Dask's partitions.
+
+    Each table's chunks are sorted (stably), sampled keys of both cut the key range into about
+    as many ranges as the larger table has chunks (a key's rows, of both tables, in one range),
+    and each range is joined alone (gsearch.join of its sorted pieces); the ranges in order are
+    the result.
+
+    Parameters
+    ----------
+    left, right : Dask array (or array_like), 1-D
+        The keys, any order (numpy or cupy blocks; chunk sizes may be unknown).
+    how : {'inner', 'left', 'right', 'full', 'semi', 'anti'}, optional
+        As in gsearch.join.
+
+    Returns
+    -------
+    (left_index, right_index) : tuple of 1-D Dask arrays of int64
+        Of unknown chunk sizes: the rows of ``gsearch.join`` of the sorted tables, mapped to
+        the original (global) row numbers, in its order (by key, then left row, then right
+        row); -1 marks a missing side; `right_index` is None for 'semi' and 'anti'.
+
+    Raises
+    ------
+    ValueError
+        An input not 1-D, a bad `how`. gsearch.join's errors (dtypes whose promotion would
+        round, unsupported dtypes) are raised when the result is computed.
+    """
+    import dask
+
+    from ._common import _JOIN_KINDS, _LEFT_ONLY_JOINS
+
+    da = _da()
+    left, right = _as_dask(left), _as_dask(right)
+    for name, x in (("left", left), ("right", right)):
+        if x.ndim != 1:
+            raise ValueError(f"gsearch.dask.join: {name} must be 1-D, not of shape {x.shape}")
+    if not isinstance(how, str) or how not in _JOIN_KINDS:
+        raise ValueError(f"gsearch.dask.join: how must be one of {', '.join(map(repr, _JOIN_KINDS))}, not {how!r}")
+    delayed = dask.delayed
+    parts = max(left.numblocks[0], right.numblocks[0])
+
+    def runs(x: Any) -> list:
+        blocks = list(x.to_delayed().ravel())
+        offsets = delayed(_exclusive)([delayed(len)(b) for b in blocks])
+        return [delayed(_sorted_rows)(b, offsets[k]) for k, b in enumerate(blocks)]
+
+    lruns, rruns = runs(left), runs(right)
+    samples = [delayed(_key_samples)(r, _OVERSAMPLE * parts) for r in lruns + rruns]
+    splitters = delayed(_key_splitters)(samples, parts)
+    lcuts = [delayed(_key_cuts)(r, splitters, parts) for r in lruns]
+    rcuts = [delayed(_key_cuts)(r, splitters, parts) for r in rruns]
+    ranges = [delayed(_join_range, nout=2)(lruns, rruns, lcuts, rcuts, p, how) for p in range(parts)]
+    meta = _xp(left._meta).empty(0, _np.int64)
+    li = da.concatenate([da.from_delayed(r[0], shape=(_np.nan,), dtype=_np.int64, meta=meta) for r in ranges])
+    if how in _LEFT_ONLY_JOINS:
+        return li, None
+    ri = da.concatenate([da.from_delayed(r[1], shape=(_np.nan,), dtype=_np.int64, meta=meta) for r in ranges])
+    return li, ri

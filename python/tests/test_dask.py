@@ -152,6 +152,49 @@ def test_errors():
         gdask.searchsorted(np.arange(3), x, "middle")
     with pytest.raises(ValueError, match="mode must be"):
         gdask.find(x.ravel(), 1, "random")
+    with pytest.raises(ValueError, match=r"gsearch\.dask\.count: a must be 1-D"):  # its own name
+        gdask.count(x, 1)
+    with pytest.raises(ValueError, match=r"gsearch\.dask\.find: a must be 1-D"):
+        gdask.find(x, 1)
+    with pytest.raises(ValueError, match=r"gsearch\.dask\.join: right must be 1-D"):
+        gdask.join(x.ravel(), x)
+    with pytest.raises(ValueError, match="how must be one of"):
+        gdask.join(x.ravel(), x.ravel(), "outer")
+
+
+def reference_join(left, right, how):
+    """gsearch.join of the stably sorted tables, mapped to the original rows: the one-process
+    answer gsearch.dask.join must give."""
+    lo, ro = np.argsort(left, kind="stable"), np.argsort(right, kind="stable")
+    li, ri = gsearch.join(left[lo], right[ro], how)
+    back = lambda i, o: np.where(i >= 0, o[np.maximum(i, 0)] if len(o) else -1, -1)  # noqa: E731
+    return back(li, lo), (None if ri is None else back(ri, ro))
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "right", "full", "semi", "anti"])
+def test_join_equals_the_one_process_join(compute, how):
+    rng = np.random.default_rng(7)
+    for n, m, lchunks, rchunks, pool in ((400, 300, 60, 45, 50), (50, 0, 7, 5, 10), (200, 180, 200, 17, 3),
+                                          (90, 120, ((30, 0, 60),), 40, 1000)):
+        left = rng.integers(0, pool, n).astype(np.int64)
+        right = rng.integers(0, pool, m).astype(np.int32)
+        left[::7] = 5  # a key of many rows on both sides
+        if m:
+            right[::5] = 5
+        li, ri = gdask.join(da.from_array(left, chunks=lchunks), da.from_array(right, chunks=rchunks), how)
+        want_l, want_r = reference_join(left, right, how)
+        same_bits(compute(li), want_l)
+        if want_r is None:
+            assert ri is None
+        else:
+            same_bits(compute(ri), want_r)
+    floats = np.array([3.0, np.nan, -0.0, 1.0, 0.0, np.nan, 3.0])  # NaN equals NaN, -0.0 equals 0.0
+    other = np.array([np.nan, 0.0, 3.0, 7.0])
+    li, ri = gdask.join(da.from_array(floats, chunks=3), da.from_array(other, chunks=2), how)
+    want_l, want_r = reference_join(floats, other, how)
+    same_bits(compute(li), want_l)
+    if want_r is not None:
+        same_bits(compute(ri), want_r)
 
 
 def test_import_gsearch_needs_no_dask():
