@@ -132,20 +132,33 @@ int64_t merge_sort_run() {
 }
 
 // Sizes around a kernel's tile (merge_cases.hpp), then many tiles.
+// Under test_subset() (compute-sanitizer, whose cost follows the calls made: some 80 ms a call
+// under memcheck in bd04340's logs), one size a path: both sides empty (the early return), one
+// side empty, one element a side, one tile exactly, one tile + 1 (a second, one-element tile) and
+// several tiles + 1 (interior tiles and a partial last one), the last one the size every shape
+// runs at (in_subset below).
 std::vector<std::pair<int64_t, int64_t>> size_pairs(int64_t tile) {
+  if (test_subset()) return {{0, 0}, {0, 5}, {1, 1}, {tile - 1, 1}, {tile / 2, tile / 2 + 1}, {2 * tile, tile + 1}};
   std::vector<std::pair<int64_t, int64_t>> sizes = sizes_around_tile(tile);
-  if (!test_subset()) {  // many tiles, but slow under compute-sanitizer
-    sizes.push_back({100000, 37});
-    sizes.push_back({(1 << 20) + 3, (1 << 19) + 1});
-  }
+  sizes.push_back({100000, 37});
+  sizes.push_back({(1 << 20) + 3, (1 << 19) + 1});
   return sizes;
 }
+
+// Under test_subset(): not every shape at every size. The random shape runs at every size (each
+// tile boundary); the others (duplicates and all-equal: ties in the Merge Path / Balanced Path
+// searches at every split, the set operations' star; disjoint: a side exhausted in a tile;
+// interleaved: the splits alternating sides; specials: NaN, -0.0, inf through key_less) at the
+// size `last` marks, which spans several tiles + 1, so each one meets interior tile boundaries.
+bool in_subset(shape s, bool last) { return !test_subset() || s == shape::random || last; }
 
 TYPED_TEST(GpuMerge, MergeEqualsStdMergeAndTheCpu) {
   using T = TypeParam;
   std::mt19937_64 rng(test_seed());
-  for (auto [na, nb] : size_pairs(merge_tile<T>())) {
+  const auto sizes = size_pairs(merge_tile<T>());
+  for (auto [na, nb] : sizes) {
     for (shape s : kShapes) {
+      if (!in_subset(s, na == sizes.back().first && nb == sizes.back().second)) continue;
       const std::string what = std::string(name(s)) + " na=" + std::to_string(na) + " nb=" + std::to_string(nb);
       const auto a = sorted_input<T>(na, s, 0, rng), b = sorted_input<T>(nb, s, 1, rng);
       std::vector<T> want(a.size() + b.size());
@@ -187,6 +200,21 @@ TYPED_TEST(GpuMerge, SortsEqualStdStableSort) {
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   if (!test_subset()) sizes.push_back((1 << 21) + 5);
+  // Under test_subset(): empty, one key, one block-sort run exactly (the block sort alone), one
+  // run + 1 (a partial run and one pass; for 4-byte keys 2 x the pass tile + 1, for 8-byte keys
+  // one pass tile + 1), 5 runs + 3 (six runs: passes over several tiles and an odd run count on
+  // the second pass) and 100,003 (the radix sort's multi-tile passes, eleven runs). The random
+  // shape at each; full_bits (every radix digit, NaN and -0.0 from the bits) at run + 1 and
+  // 100,003; duplicates, all-equal and specials (stability among equal keys, key_less's floats)
+  // at 5 runs + 3. Both algorithms and all six call forms (apart, in place, pairs, keys / values /
+  // both in place) at each kept case.
+  const int64_t run = merge_sort_run<T>();
+  if (test_subset()) sizes = {0, 1, run, run + 1, 5 * run + 3, 100003};
+  const auto kept = [&](int64_t n, shape s) {
+    if (!test_subset() || s == shape::random) return true;
+    if (s == shape::full_bits) return n == run + 1 || n == 100003;
+    return n == 5 * run + 3;
+  };
   using keys_only = void (*)(const cuda_t&, span<const T>, span<T>);
   using pairs = void (*)(const cuda_t&, span<const T>, span<const int64_t>, span<T>, span<int64_t>);
   struct algorithm_under_test {
@@ -197,6 +225,7 @@ TYPED_TEST(GpuMerge, SortsEqualStdStableSort) {
   const algorithm_under_test algorithms[] = {{"merge_sort", gsearch::merge_sort, gsearch::merge_sort}, {"sort", gsearch::sort, gsearch::sort}};
   for (int64_t n : sizes) {
     for (shape s : {shape::random, shape::duplicates, shape::all_equal, shape::specials, shape::full_bits}) {
+      if (!kept(n, s)) continue;
       auto keys = sorted_input<T>(n, s, 0, rng);
       std::shuffle(keys.begin(), keys.end(), rng);
       if (n % 3 == 0) std::reverse(keys.begin(), keys.end());
@@ -261,8 +290,10 @@ TYPED_TEST(GpuMerge, OneSmallMergeSort) {
 TYPED_TEST(GpuMerge, SortedQueriesEqualStdBounds) {
   using T = TypeParam;
   std::mt19937_64 rng(test_seed());
-  for (auto [k, q] : size_pairs(sorted_search_tile<T>())) {
+  const auto sizes = size_pairs(sorted_search_tile<T>());
+  for (auto [k, q] : sizes) {
     for (shape s : kShapes) {
+      if (!in_subset(s, k == sizes.back().first && q == sizes.back().second)) continue;
       const auto keys = sorted_input<T>(k, s, 0, rng), queries = sorted_input<T>(q, s, 1, rng);
       auto dk = dev(keys), dq = dev(queries);
       search_options o;
@@ -314,8 +345,10 @@ void check_set_ops(const std::vector<T>& a, const std::vector<T>& b, const std::
 TYPED_TEST(GpuMerge, SetOperationsEqualStdSetAlgorithms) {
   using T = TypeParam;
   std::mt19937_64 rng(test_seed());
-  for (auto [na, nb] : size_pairs(set_op_tile<T>())) {
+  const auto sizes = size_pairs(set_op_tile<T>());
+  for (auto [na, nb] : sizes) {
     for (shape s : kShapes) {
+      if (!in_subset(s, na == sizes.back().first && nb == sizes.back().second)) continue;
       const auto a = sorted_input<T>(na, s, 0, rng), b = sorted_input<T>(nb, s, 1, rng);
       ASSERT_NO_FATAL_FAILURE(check_set_ops(a, b, std::string(name(s)) + " na=" + std::to_string(na) +
                                                       " nb=" + std::to_string(nb)));
@@ -327,17 +360,22 @@ TYPED_TEST(GpuMerge, SetOperationsEqualStdSetAlgorithms) {
 // after a tile boundary (the first, and the third: several tiles), where Balanced Path's star
 // moves one element of B into the tile; and runs of a few copies (3 in A, 2 in B, so the
 // boundaries fall inside runs) over one tile - 1, one tile + 1 and several tiles +- 1.
+// Under test_subset(): the first boundary with the run ending one before, at and one after it
+// (the star split's three cases), the third (several tiles) at it, and the 3 + 2 runs over one
+// tile + 1 and several tiles + 1.
 TYPED_TEST(GpuMerge, SetOperationsAroundTheTile) {
   using T = TypeParam;
   const int64_t tile = set_op_tile<T>();
   for (int64_t boundary : {tile, 3 * tile}) {
     for (int64_t shift : {-2, -1, 0, 1, 2}) {
+      if (test_subset() && (shift < -1 || shift > 1 || (boundary != tile && shift != 0))) continue;
       const auto [a, b] = straddling_runs<T>(boundary, tile, shift);
       ASSERT_NO_FATAL_FAILURE(check_set_ops(a, b, "straddling boundary=" + std::to_string(boundary) +
                                                       " shift=" + std::to_string(shift)));
     }
   }
   for (int64_t total : {tile - 1, tile, tile + 1, 3 * tile - 1, 3 * tile + 1}) {
+    if (test_subset() && total != tile + 1 && total != 3 * tile + 1) continue;
     std::vector<T> a, b;
     for (int64_t i = 0; int64_t(a.size() + b.size()) < total; ++i) {
       const bool to_a = i % 5 < 3;  // key i / 5: three copies in A, two in B
@@ -352,8 +390,19 @@ TYPED_TEST(GpuMerge, JoinsEqualTheGroupByGroupJoin) {
   std::mt19937_64 rng(test_seed());
   std::vector<std::pair<int64_t, int64_t>> sizes = {{0, 0}, {0, 4}, {4, 0}, {1, 1}, {100, 3000}, {3000, 100}};
   if (!test_subset()) sizes.push_back({20000, 20011});
+  // Under test_subset(): the small sizes (no rows, a side empty: the outer and anti joins' rows
+  // of one side alone, one row) with the random shape; each shape once on a larger size: all-equal
+  // (every left row expanded over tiles), random and specials on 100 x 3000, duplicates (seven
+  // keys: groups of ~430 x 14 rows), disjoint (no match: outer / anti rows only) and interleaved on 3000 x 100.
+  const auto kept = [](int64_t nl, shape s) {
+    if (!test_subset()) return true;
+    if (nl <= 4) return s == shape::random;
+    if (nl == 100) return s == shape::random || s == shape::all_equal || s == shape::specials;
+    return s == shape::duplicates || s == shape::disjoint || s == shape::interleaved;
+  };
   for (auto [nl, nr] : sizes) {
     for (shape s : kShapes) {
+      if (!kept(nl, s)) continue;
       const auto l = sorted_input<T>(nl, s, 0, rng), r = sorted_input<T>(nr, s, 1, rng);
       // All-equal or 7 distinct keys on 20,000 rows a side: 10^7 to 4 x 10^8 rows, too many here.
       if ((s == shape::all_equal || s == shape::duplicates) && nl * nr > 1000000) continue;
@@ -441,6 +490,16 @@ std::vector<std::pair<int64_t, int64_t>> unchecked_sizes() {
   return sizes;
 }
 
+// Under test_subset(): the tiny sizes (a side empty, both under a tile) with random x random
+// alone; one tile's worth (3000 x 2000) with every pair; many tiles (2^18) with the three pairs
+// whose searches land furthest out of order (random, reversed, equal then descending), where the
+// cross-tile partition searches run.
+bool unchecked_kept(int64_t na, std::pair<unsorted, unsorted> p) {
+  if (!test_subset() || na == 3000) return true;
+  if (na < 3000) return p.first == unsorted::random && p.second == unsorted::random;
+  return p.second == unsorted::random || (p.first == unsorted::reversed && p.second == unsorted::reversed);
+}
+
 constexpr int64_t kGuard = 4096;
 
 // A device buffer of n elements of `fill` and kGuard of `poison` after them: view() is the first
@@ -504,6 +563,7 @@ TYPED_TEST(GpuMergeUnchecked, UnsortedInputsStayInBounds) {
   int joins_written = 0, joins_skipped = 0;
   for (auto [na, nb] : unchecked_sizes()) {
     for (auto [ua, ub] : kUnsortedPairs) {
+      if (!unchecked_kept(na, {ua, ub})) continue;
       const std::string what = std::string(name(ua)) + " x " + name(ub) + " na=" + std::to_string(na) +
                                " nb=" + std::to_string(nb);
       const auto a = unsorted_input<T>(ua, na, rng), b = unsorted_input<T>(ub, nb, rng);
