@@ -45,6 +45,22 @@ std::vector<shape> gpu_shapes() {
   return {std::begin(selection::kShapes), std::end(selection::kShapes)};
 }
 
+// Under test_subset() (compute-sanitizer; racecheck of the walk and of select / range / sort took
+// 103 and 254 s for int32 over the 30 pairs, bd04340's logs): not every shape at every size. The
+// random shape at the sizes that reach each path: none, one, a warp + 1, 3 tiles + 5 (in one
+// block, over several of its tiles and a partial one), one block's cells exactly (the in-block
+// improve's largest) and one more (the grid's passes); all-equal (every element equal to the
+// pivot: the equal count's branch) and specials (NaN, -0.0, inf through key_less) at 3 tiles + 5
+// and block + 1, one size of each path.
+template <class T>
+bool in_subset(shape sh, int64_t n) {
+  if (!test_subset()) return true;
+  const int64_t block = cuda_backend::intervals_block_cells<T>();
+  const int64_t several = 3 * cuda_backend::intervals_tile_config(int(sizeof(T))).tile() + 5;
+  if (sh == shape::random) return n == 0 || n == 1 || n == 33 || n == block || n == block + 1 || n == several;
+  return n == block + 1 || n == several;
+}
+
 // A device copy of a host vector.
 template <class T>
 device_vector<T> on_device(const std::vector<T>& v) {
@@ -66,6 +82,7 @@ TYPED_TEST(GpuIndexIntervals, ImproveWalkKeepsTheInvariantsAndMatchesTheCpu) {
   using T = TypeParam;
   for (shape sh : gpu_shapes())
     for (int64_t n : gpu_sizes<T>()) {
+      if (!in_subset<T>(sh, n)) continue;
       const std::vector<T> input = make_input<T>(sh, n, 11 + uint64_t(n));
       const device_vector<T> d = on_device(input);
       index_intervals<T> gpu(cuda, d);
@@ -83,6 +100,7 @@ TYPED_TEST(GpuIndexIntervals, SelectRangeSortMatchTheReferencesAndTheCpu) {
   using T = TypeParam;
   for (shape sh : gpu_shapes())
     for (int64_t n : gpu_sizes<T>()) {
+      if (!in_subset<T>(sh, n)) continue;
       const std::vector<T> input = make_input<T>(sh, n, 23 + uint64_t(n));
       const device_vector<T> d = on_device(input);
       index_intervals<T> gpu(cuda, d);
