@@ -385,6 +385,28 @@ TYPED_TEST(GpuMerge, SetOperationsAroundTheTile) {
   }
 }
 
+// The set operations and the search of sorted queries small enough for racecheck (its filter in
+// final_checks.sh picks *OneSmall*): several tiles + 1 of each kernel, duplicates (runs across
+// the tile boundaries: Balanced Path's star, ties in the sorted search's splits), every set
+// operation (counting pass and one pass) and every side, against std::set_* and std::lower_bound.
+TYPED_TEST(GpuMerge, OneSmallSetOperationsAndSortedSearch) {
+  using T = TypeParam;
+  std::mt19937_64 rng(test_seed());
+  const int64_t st = set_op_tile<T>();
+  const auto a = sorted_input<T>(2 * st, shape::duplicates, 0, rng), b = sorted_input<T>(st + 1, shape::duplicates, 1, rng);
+  ASSERT_NO_FATAL_FAILURE(check_set_ops(a, b, "duplicates na=" + std::to_string(2 * st) + " nb=" + std::to_string(st + 1)));
+  const int64_t qt = sorted_search_tile<T>();
+  const auto keys = sorted_input<T>(2 * qt, shape::duplicates, 0, rng), queries = sorted_input<T>(qt + 1, shape::random, 1, rng);
+  auto dk = dev(keys), dq = dev(queries);
+  search_options o;
+  o.queries_sorted = true;
+  for (side sd : {side::left, side::right, side::pred}) {
+    device_vector<int64_t> out(qt + 1);
+    search(cuda, sd, span<const T>(dk), span<const T>(dq), out.view(), o);
+    EXPECT_EQ(reference_all(keys, queries, sd), to_host(out)) << "sorted search, side " << side_name(sd);
+  }
+}
+
 TYPED_TEST(GpuMerge, JoinsEqualTheGroupByGroupJoin) {
   using T = TypeParam;
   std::mt19937_64 rng(test_seed());
