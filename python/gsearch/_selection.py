@@ -146,9 +146,8 @@ def _int(fn: str, what: str, k: Any) -> int:
         raise TypeError(f"gsearch.{fn}: {what} must be an int, not {type(k).__name__}") from None
 
 
-# numpy's AxisError: numpy.exceptions.AxisError from numpy 1.25, numpy.AxisError before (the same
-# class where both exist).
-_AxisError = getattr(getattr(_np, "exceptions", _np), "AxisError")
+# numpy's AxisError (numpy.exceptions, numpy >= 1.25; gsearch needs numpy 2: pyproject.toml).
+_AxisError = _np.exceptions.AxisError
 
 
 def _axes(fn: str, axis: Any, ndim: int) -> Optional[tuple]:

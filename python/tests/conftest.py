@@ -29,6 +29,11 @@ def pytest_configure(config):
 
     for name, what in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {what} (skips otherwise; fails under GSEARCH_REQUIRE_GPU=1)")
+    config.addinivalue_line(
+        "markers",
+        "numpy_reference(version): the reference is numpy's own answer as of that version (its quantile "
+        "arithmetic, its isin, its errors); skipped with an older numpy (the oldest-numpy CI step)",
+    )
 
 
 def _gpu_verdict(item):
@@ -44,6 +49,9 @@ def _gpu_verdict(item):
 
 def pytest_runtest_setup(item):
     """GPU tests skip where their GPU stack is missing (gpu_support.py)..."""
+    marker = item.get_closest_marker("numpy_reference")
+    if marker is not None and np.lib.NumpyVersion(np.__version__) < marker.args[0]:
+        pytest.skip(f"the reference is numpy {marker.args[0]}'s own answer (numpy {np.__version__} here)")
     action, why = _gpu_verdict(item)
     if action == "skip":
         pytest.skip(why)

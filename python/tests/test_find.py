@@ -402,6 +402,7 @@ def isin_data(rng, dtype, n, m):
     return a, t
 
 
+@pytest.mark.numpy_reference("2.4.0")
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("method", ["auto", "sorted", "hash"])
 @pytest.mark.parametrize("invert", [False, True])

@@ -67,6 +67,7 @@ def numpy_scrambles(fn, a, q, axis):
     return nan_form and np.ndim(q) == 2 and several
 
 
+@pytest.mark.numpy_reference("2.4.0")
 @pytest.mark.parametrize("dtype", ["int32", "uint64", "int64", "float32", "float64", "int8", "bool"])
 def test_axis_and_keepdims_equal_numpy(rng, dtype):
     for shape, axes in SHAPES_AXES:
@@ -90,6 +91,7 @@ def test_axis_and_keepdims_equal_numpy(rng, dtype):
                     same_result(quiet(fn, a, axis=axis, keepdims=keepdims), quiet(ref, a, axis=axis, keepdims=keepdims))
 
 
+@pytest.mark.numpy_reference("2.4.0")
 def test_every_method_along_an_axis(rng):
     a = data(rng, "float64", (6, 33), nan=0.1)
     for method in METHODS:
@@ -113,6 +115,7 @@ def test_the_rows_are_one_library_call(monkeypatch, rng):
     assert calls == [("quantile", 1000), ("median", 20), ("partition", 300)], calls
 
 
+@pytest.mark.numpy_reference("2.4.0")
 def test_numpys_nan_dtype_rules_along_an_axis():
     a = np.array([[np.nan, np.nan], [1, 2]], np.float32)
     for rows in (a, a[::-1].copy()):

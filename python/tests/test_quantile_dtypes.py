@@ -45,6 +45,8 @@ METHODS = [
 ]
 DTYPES = ["float16", "float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool"]
 
+pytestmark = pytest.mark.numpy_reference("2.4.0")  # numpy 2.4's own quantile arithmetic, bit for bit
+
 
 # numpy's function -> its reference (references.py: numpy's own code, 16-bit floats partitioned
 # in float32).

@@ -189,6 +189,7 @@ def test_partition_rows_axes_and_shapes(rng):
     same_keys(gsearch.partition([3, 1, 2], 1), np.array([1, 2, 3]))  # a list
 
 
+@pytest.mark.numpy_reference("2.4.0")
 def test_partition_errors_are_numpys():
     a = np.array([5, 1, 4, 2, 3])
     for fn in (gsearch.partition, gsearch.argpartition):
@@ -387,6 +388,7 @@ def quiet(f, *args, **kw):
         return f(*args, **kw)
 
 
+@pytest.mark.numpy_reference("2.4.0")
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64", "float32", "float64", "int8", "uint16", "float16"])
 def test_quantile_every_method_equals_numpy(rng, method, dtype):
@@ -416,6 +418,7 @@ def test_quantile_every_method_equals_numpy(rng, method, dtype):
             same_result(got, want)
 
 
+@pytest.mark.numpy_reference("2.4.0")
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("method", METHODS)
 def test_nanquantile_and_nan_data(rng, dtype, method):
@@ -430,6 +433,7 @@ def test_nanquantile_and_nan_data(rng, dtype, method):
     same_result(quiet(gsearch.nanquantile, all_nan, 0.5, method=method), quiet(np.nanquantile, all_nan, 0.5, method=method))
 
 
+@pytest.mark.numpy_reference("2.4.0")
 def test_quantile_types_of_q_and_results():
     a32 = np.array([3, 1, 2, 10], dtype=np.int32)
     f32 = np.array([1, 2, 3], dtype=np.float32)
@@ -564,6 +568,7 @@ if given is not None:
         a = draw(hnp.arrays(dtype, st.integers(1, 200), elements=elements))
         return a, draw(st.floats(0, 1)), draw(st.sampled_from(METHODS))
 
+    @pytest.mark.numpy_reference("2.4.0")
     @given(arrays_and_q())
     def test_property_quantile_and_select(aq):
         a, q, method = aq
