@@ -269,12 +269,15 @@ TEST_F(Cli, DistributedIsRefusedByTheCommandsThatDoNotRunIt) {
   for (const std::string cmd :
        {"merge --a a.npy --b a.npy", "set --op union --a a.npy --b a.npy", "select --data a.npy --k 0",
         "quantile --data a.npy --q 0.5", "partition --data a.npy --kth 0",
-        "topk --data a.npy --k 1 --out-values o.npy --out-indices i.npy"}) {
+        "topk --data a.npy --k 1 --out-values o.npy --out-indices i.npy",
+        "gen --keys 4 --queries 4 --keys-out gk.npy --queries-out gq.npy"}) {
     fails(cmd + " --distributed", 1, "gsearch " + cmd.substr(0, cmd.find(' ')) + named);
     const run_result r = gsearch(cmd + " --distributed --json --out o2.npy");
     EXPECT_EQ(r.code, 1);
     EXPECT_EQ(nlohmann::json::parse(r.out)["exit_code"], 1) << r.out;
   }
+  fails("esfa run --ops o.npy --distributed", 1, "gsearch esfa run" + named, false);
+  fails("bench search --quick --distributed", 1, "gsearch bench search" + named, false);
   // The four declare it (their help says what applies).
   for (const char* cmd : {"search", "find", "sort", "join"})
     EXPECT_NE(ok(std::string(cmd) + " --help").out.find("--distributed"), std::string::npos) << cmd;

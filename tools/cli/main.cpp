@@ -202,8 +202,15 @@ std::optional<std::string> misplaced_distributed(const CLI::App& app, int argc, 
   std::string takers, name = argv[1];
   for (size_t i = 0; i < names.size(); ++i)
     takers += (i == 0 ? "" : i + 1 < names.size() ? ", " : " and ") + names[i];
-  if (!command || command->get_option_no_throw("--distributed") || !command->get_subcommands({}).empty())
-    return std::nullopt;
+  // A command with commands of its own (bench search, functional-arrays run): the one named.
+  if (command && !command->get_subcommands({}).empty() && argc > 2) {
+    const CLI::App* leaf = nullptr;
+    for (const CLI::App* sub : command->get_subcommands({}))
+      if (sub->check_name(argv[2])) leaf = sub;
+    if (leaf) name += " " + std::string(argv[2]);
+    command = leaf;
+  }
+  if (!command || command->get_option_no_throw("--distributed")) return std::nullopt;
   return "gsearch " + name + " does not run --distributed; the commands that do are " + takers +
          " (gsearch <command> --help says which of their options apply)";
 }

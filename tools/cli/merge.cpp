@@ -155,12 +155,12 @@ const std::string inputs_footer =
     " (gsearch never casts; values are int64). Floats are in numpy's sort order: NaN "
     "last, all NaNs equal, -0.0 == 0.0.\n";
 constexpr const char* outputs_footer =
-    "Outputs go to temporary files renamed at the end, all of them or none (through a symlink, "
+    "Outputs go to temporary files named at the end, all of them or none (unnamed until then where the file system has O_TMPFILE: even a SIGKILL leaves nothing) (through a symlink, "
     "to its target; an existing file keeps its mode). Refused before anything is read: an output "
     "that is the same file as an input or another output (also through ./, .., a symlink or a "
     "hard link), a directory, a FIFO or device, a read-only file, or one whose directory is "
     "missing or not writable. No output is left by an error, SIGINT or SIGTERM. The summary goes "
-    "to stdout (--json: one JSON object with \"result\", the output's length, and \"time_ms\", "
+    "to stderr and stdout stays empty (--json: stdout is one JSON object with \"result\", the output's length, and \"time_ms\", "
     "the library call's time: CUDA events on a GPU, wall clock on the CPU; on an error, "
     "{\"error\": ...}); a stdout that cannot be written (a full disk, closed) is exit 2.";
 

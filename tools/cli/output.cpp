@@ -353,7 +353,10 @@ void staged_output::commit() {
       const fs::path t(target_);
       const fs::path dir = t.parent_path().empty() ? fs::path(".") : t.parent_path();
       for (int attempt = 0; err == EEXIST && attempt < 100; ++attempt) {
-        std::string name = (dir / ("." + t.filename().string() + ".tmp-")).string();
+        std::string leaf = ".";  // (appended, not "." + ...: GCC 12's -Wrestrict false positive)
+        leaf += t.filename().string();
+        leaf += ".tmp-";
+        std::string name = (dir / leaf).string();
         std::random_device rd;
         for (int i = 0; i < 8; ++i) name += "abcdefghijklmnopqrstuvwxyz0123456789"[rd() % 36];
         slot_ = register_temp(name);

@@ -439,7 +439,7 @@ std::string search_footer() {
          "The output is checked before anything is read: it must not be the same file as an input "
          "(also through ./, .., a symlink or a hard link), a directory, a FIFO or device, or a "
          "read-only file, and its directory must exist and be writable. It is written through a "
-         "temporary file renamed over it at the end (through a symlink, to the link's target; an "
+         "temporary file named at the end (unnamed until then where the file system has O_TMPFILE: even a SIGKILL leaves nothing) (through a symlink, to the link's target; an "
          "existing file keeps its mode), removed on an error, SIGINT or SIGTERM. Indices printed to "
          "stdout are checked: a full disk or a closed stdout is exit 2.\n"
          "--distributed (mpirun -np N gsearch search --distributed --keys K.npy --queries Q.npy "
@@ -461,9 +461,9 @@ void add_search_options(CLI::App& sub, search_args& a) {
       ->type_name("Q.npy");
   sub.add_option("--out", a.out,
                  "Write the indices to this .npy file (int64, or int32 with --int32; the queries' "
-                 "shape), through a temporary file renamed at the end; the summary then goes to "
-                 "stdout. Without --out the indices go to stdout, one per line (2-D: one row per "
-                 "line, separated by spaces), and the summary to stderr. It must not be the "
+                 "shape), through a temporary file named at the end; stdout then stays empty. "
+                 "Without --out the indices go to stdout, one per line (2-D: one row per "
+                 "line, separated by spaces). The summary goes to stderr either way. It must not be the "
                  "keys or queries file")
       ->type_name("OUT.npy");
   sub.add_option("--sorter", a.sorter,

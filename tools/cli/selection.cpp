@@ -138,7 +138,8 @@ std::vector<V> parse_list(const std::string& text, std::string_view option, F&& 
 }
 
 const char* const outputs_footer =
-    "Outputs go to temporary files renamed at the end, all of them or none; an output that is "
+    "Outputs go to temporary files named at the end, all of them or none (unnamed until then where the file system has O_TMPFILE: even a SIGKILL leaves nothing); with "
+    "--out, stdout stays empty and the summary goes to stderr. An output that is "
     "an input or another output, a directory, a FIFO or a read-only file is refused before "
     "anything is read, and no output is left by an error, SIGINT or SIGTERM. Floats are in "
     "numpy's sort order: -inf < finite < inf < NaN, -0.0 == 0.0.";
