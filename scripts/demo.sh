@@ -24,7 +24,9 @@ backend=$(grep -E "^GSEARCH_CUDA:BOOL=" build/release/CMakeCache.txt | cut -d= -
 if [ "$backend" = ON ]; then
   echo "demo: building (CPU and CUDA backends: some 10 minutes on 2 cores the first time, 2-3 on 16)"
 else
-  echo "demo: building (CPU backend: about 1.5 minutes on 2 cores the first time)"
+  # Measured (README, Quick start): 6 min 16 s in all on a fresh 2-core clone of 94b22d3, 372 s of
+  # it building, on a machine shared with other builds (6 min 4 s of compiler CPU time).
+  echo "demo: building (CPU backend: some 3-3.5 minutes on 2 idle cores the first time; 6 min 16 s measured on a busy one)"
 fi
 start=$(date +%s)
 cmake --build build/release --target gsearch_cli

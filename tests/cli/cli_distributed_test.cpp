@@ -278,9 +278,14 @@ TEST_F(Cli, DistributedIsRefusedByTheCommandsThatDoNotRunIt) {
   }
   fails("esfa run --ops o.npy --distributed", 1, "gsearch esfa run" + named, false);
   fails("bench search --quick --distributed", 1, "gsearch bench search" + named, false);
-  // The four declare it (their help says what applies).
-  for (const char* cmd : {"search", "find", "sort", "join"})
-    EXPECT_NE(ok(std::string(cmd) + " --help").out.find("--distributed"), std::string::npos) << cmd;
+  // The four declare it (their help says what applies, and what Open MPI needs on a small
+  // machine or as root).
+  for (const char* cmd : {"search", "find", "sort", "join"}) {
+    const std::string help = ok(std::string(cmd) + " --help").out;
+    EXPECT_NE(help.find("--distributed"), std::string::npos) << cmd;
+    EXPECT_NE(help.find("--oversubscribe"), std::string::npos) << cmd;
+    EXPECT_NE(help.find("--allow-run-as-root"), std::string::npos) << cmd;
+  }
 }
 
 TEST_F(Cli, PerRankNeedsDistributed) {

@@ -54,7 +54,9 @@ inline void add_distributed_options(CLI::App& sub, distributed_flags& d) {
                "distributed operation (MPI on the CPU, NCCL with --device cuda: rank r on GPU "
                "r % GPUs of its node), and rank 0 gathers the results in rank order into the "
                "output, the same file as without --distributed. An error on any rank stops "
-               "them all, is printed once, and leaves no output. Needs a gsearch built with MPI");
+               "them all, is printed once, and leaves no output. Needs a gsearch built with MPI. "
+               "Open MPI refuses more ranks than cores (\"not enough slots\": mpirun "
+               "--oversubscribe -np N) and runs as root only with --allow-run-as-root");
   sub.add_flag("--per-rank", d.per_rank,
                "With --distributed: each rank writes its part of each output to its own file, "
                "OUT.<rank>.npy for --out OUT.npy (rank r's part; their concatenation in rank "
