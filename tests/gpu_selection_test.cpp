@@ -228,7 +228,7 @@ TYPED_TEST(GpuSelection, PartitionOfRows) {
   }
 }
 
-// numpy's axis=-1 of quantile / median: each row through the 1-D device call, scattered into
+// numpy's axis=-1 of quantile / median: every row sorted at once (quantile_rows.cu), scattered into
 // numpy's layout (q first); each row against its own reference.
 TYPED_TEST(GpuSelection, QuantileAndMedianOfRows) {
   using T = TypeParam;
