@@ -345,13 +345,26 @@ def _partition(fn: str, a: Any, kth: Any, axis: Any, kind: Any, order: Any, indi
         return _axis_back(out, A.fw, ax, len(shape))
 
 
+_PARTITION_PARAMS = (  # partition's and argpartition's parameters after the data
+    "kth : int or sequence of ints\n"
+    "    The positions (from 0; negative from the end), in any order, repeats allowed.\n"
+    "axis : int or None, optional\n"
+    "    The axis to partition along (default the last); None flattens first.\n"
+    "kind : str, optional\n"
+    "    numpy's: 'introselect' (the only one numpy has; gsearch's own selection runs\n"
+    "    whatever its name). Another string: ValueError, not a string: TypeError, as numpy.\n"
+    "order : None, optional\n"
+    "    numpy's field order of structured arrays; gsearch's dtypes have no fields: anything\n"
+    "    but None raises numpy's ValueError (\"Cannot specify order when the array has no\n"
+    "    fields.\")."
+)
 _PARTITION_NOTES = (
     "Rows: a 2-D (or N-D) array is partitioned along `axis` in one call: short rows shared out\n"
     "among the CPU's threads or sorted a block each on a GPU, long rows one after another."
 )
 
 
-@_public(**_DOCS, rows=_PARTITION_NOTES)
+@_public(**_DOCS, rows=_PARTITION_NOTES, partition_params=_PARTITION_PARAMS)
 def partition(
     a: ArrayLike, kth: Any, axis: Optional[int] = -1, kind: str = "introselect", order: Any = None, *, stream: Any = None
 ) -> Any:
@@ -364,17 +377,7 @@ def partition(
     Parameters
     ----------
     {data}
-    kth : int or sequence of ints
-        The positions (from 0; negative from the end), in any order, repeats allowed.
-    axis : int or None, optional
-        The axis to partition along (default the last); None flattens first.
-    kind : str, optional
-        numpy's: 'introselect' (the only one numpy has; gsearch's own selection runs
-        whatever its name). Another string: ValueError, not a string: TypeError, as numpy.
-    order : None, optional
-        numpy's field order of structured arrays; gsearch's dtypes have no fields: anything
-        but None raises numpy's ValueError ("Cannot specify order when the array has no
-        fields.").
+    {partition_params}
     {stream}, as in :func:`searchsorted`. The call waits for
         the result.
 
@@ -418,7 +421,7 @@ def partition(
     return _partition("partition", a, kth, axis, kind, order, False, stream)
 
 
-@_public(**_DOCS, rows=_PARTITION_NOTES)
+@_public(**_DOCS, rows=_PARTITION_NOTES, partition_params=_PARTITION_PARAMS)
 def argpartition(
     a: ArrayLike, kth: Any, axis: Optional[int] = -1, kind: str = "introselect", order: Any = None, *, stream: Any = None
 ) -> Any:
@@ -430,17 +433,7 @@ def argpartition(
     Parameters
     ----------
     {data}
-    kth : int or sequence of ints
-        The positions (from 0; negative from the end), in any order, repeats allowed.
-    axis : int or None, optional
-        The axis to partition along (default the last); None flattens first.
-    kind : str, optional
-        numpy's: 'introselect' (the only one numpy has; gsearch's own selection runs
-        whatever its name). Another string: ValueError, not a string: TypeError, as numpy.
-    order : None, optional
-        numpy's field order of structured arrays; gsearch's dtypes have no fields: anything
-        but None raises numpy's ValueError ("Cannot specify order when the array has no
-        fields.").
+    {partition_params}
     {stream}, as in :func:`searchsorted`. The call waits for
         the result.
 
