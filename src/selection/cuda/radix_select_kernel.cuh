@@ -223,24 +223,38 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
   }
   // Per tile, two steps. First every item's membership, the one thing most elements need (its
   // radix bits and a compare a range): a mask of the thread's items in some range, and in the
-  // first pass the count under each range. Then only the members (a few per cent of the data
-  // after the sample's bracket): their bins, a thread's equal bins in a row added by one atomic
-  // (constant and sorted data put a thread's 16 items in one bin), their extent, and the copy:
-  // a warp stages its members in shared memory at places a warp scan gives and moves a full
-  // stage out at a place it takes with one global atomic. ncu of the version before (a vote, a
-  // warp-wide bin check and a ballot for every element) counted 78 instructions a warp of
-  // elements where the read leaves time for about 20: the pass took 345 us for a 62 us read.
+  // first pass the count under each range. Then the members: the warp stages them in shared
+  // memory at places a warp scan gives (a full stage goes to the copy at a place one global
+  // atomic takes), and counts their bins, its lanes spread over the members just staged. ncu on
+  // the H200 (docs/perf-notes.md): a vote and a warp-wide bin check for every element cost 78
+  // instructions a warp of elements where the read leaves time for about 20 (345 us for a 62 us
+  // read); the bins counted per item by each thread, 250 us (a warp runs an item's code when any
+  // of its lanes has a member there: most of the time, at a few per cent of members). A dense
+  // tile (more members than a quarter of it: constant or few distinct values, or a later pass)
+  // is counted per item, a thread's equal bins in a row by one atomic, and goes to the copy
+  // straight.
   T* const stage = reinterpret_cast<T*>(radix_bins_shared + r * core::radix_bins) + warp * radix_stage;
-  int staged = 0;  // uniform in the warp
+  int staged = 0;        // uniform in the warp
+  bool copying = true;   // the copy has not overflowed, as far as this warp saw: stop counting
+  const auto take = [&](int count) {  // a place in the copy for `count` elements, from lane 0
+    u64 at = 0;
+    if (lane == 0) at = atomicAdd(&st->written, u64(count));
+    at = __shfl_sync(0xffffffffu, at, 0);
+    copying = int64_t(at) + count <= capacity;  // past it, the copy is of no use: the pick sees why
+    return int64_t(at);
+  };
   const auto flush = [&] {
     __syncwarp();
-    u64 at = 0;
-    if (lane == 0) at = atomicAdd(&st->written, u64(staged));
-    at = __shfl_sync(0xffffffffu, at, 0);
+    const int64_t at = take(staged);
     for (int i = lane; i < staged; i += 32)
-      if (int64_t(at) + i < capacity) out[int64_t(at) + i] = stage[i];
+      if (at + i < capacity) out[at + i] = stage[i];
     __syncwarp();
     staged = 0;
+  };
+  const auto count_bin = [&](int k, int b, U u, int c) {
+    atomicAdd(radix_bins_shared + k * core::radix_bins + b, uint32_t(c));
+    least[k] = u < least[k] ? u : least[k];
+    most[k] = u > most[k] ? u : most[k];
   };
   const int64_t tiles = layout.tiles();
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
@@ -260,34 +274,6 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
       members |= uint32_t(in) << j;
     }
     members &= view.valid;
-    if (members) {  // the members' bins and extent, equal bins in a row counted once
-      int run_bin[R], run[R];
-      GSEARCH_UNROLL
-      for (int k = 0; k < R; ++k) run_bin[k] = -1, run[k] = 0;
-      GSEARCH_UNROLL
-      for (int j = 0; j < view_t::items; ++j) {
-        if (!(members >> j & 1)) continue;
-        const U u = core::radix_bits(view.x[j]);
-        GSEARCH_UNROLL
-        for (int k = 0; k < R; ++k) {
-          if (k >= r) break;
-          const int b = open[k] ? core::radix_bin(range[k], u) : -1;
-          if (b < 0) continue;
-          least[k] = u < least[k] ? u : least[k];
-          most[k] = u > most[k] ? u : most[k];
-          if (b != run_bin[k]) {
-            if (run[k]) atomicAdd(radix_bins_shared + k * core::radix_bins + run_bin[k], uint32_t(run[k]));
-            run_bin[k] = b;
-            run[k] = 0;
-          }
-          ++run[k];
-        }
-      }
-      GSEARCH_UNROLL
-      for (int k = 0; k < R; ++k)
-        if (k < r && run[k]) atomicAdd(radix_bins_shared + k * core::radix_bins + run_bin[k], uint32_t(run[k]));
-    }
-    // The copy: the warp's members of the tile at their places in the stage.
     const int mine = __popc(members);
     int inclusive = mine;
     GSEARCH_UNROLL
@@ -297,26 +283,71 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
     }
     const int total = __shfl_sync(0xffffffffu, inclusive, 31);
     if (total == 0) continue;  // uniform
-    if (staged + total > radix_stage) flush();
-    if (total > radix_stage) {  // more than a stage (dense data): straight to the copy
-      u64 at = 0;
-      if (lane == 0) at = atomicAdd(&st->written, u64(total));
-      at = __shfl_sync(0xffffffffu, at, 0) + u64(inclusive - mine);
-      GSEARCH_UNROLL
-      for (int j = 0; j < view_t::items; ++j)
-        if (members >> j & 1) {
-          if (int64_t(at) < capacity) out[at] = view.x[j];
-          ++at;
+    if (total > 32 * view_t::items / 4) {  // dense: bins per item, the copy straight
+      if (members) {
+        int run_bin[R], run[R];
+        U run_u[R];
+        GSEARCH_UNROLL
+        for (int k = 0; k < R; ++k) run_bin[k] = -1, run[k] = 0, run_u[k] = U(0);
+        GSEARCH_UNROLL
+        for (int j = 0; j < view_t::items; ++j) {
+          if (!(members >> j & 1)) continue;
+          const U u = core::radix_bits(view.x[j]);
+          GSEARCH_UNROLL
+          for (int k = 0; k < R; ++k) {
+            if (k >= r) break;
+            const int b = open[k] ? core::radix_bin(range[k], u) : -1;
+            if (b < 0) continue;
+            if (b != run_bin[k]) {
+              if (run[k]) count_bin(k, run_bin[k], run_u[k], run[k]);
+              run_bin[k] = b;
+              run[k] = 0;
+            }
+            ++run[k];
+            least[k] = u < least[k] ? u : least[k];
+            most[k] = u > most[k] ? u : most[k];
+            run_u[k] = u;
+          }
         }
+        GSEARCH_UNROLL
+        for (int k = 0; k < R; ++k)
+          if (k < r && run[k]) count_bin(k, run_bin[k], run_u[k], run[k]);
+      }
+      if (copying) {
+        if (staged) flush();
+        int64_t at = take(total) + (inclusive - mine);
+        GSEARCH_UNROLL
+        for (int j = 0; j < view_t::items; ++j)
+          if (members >> j & 1) {
+            if (at < capacity) out[at] = view.x[j];
+            ++at;
+          }
+      }
       continue;
     }
+    // Sparse: staged, then counted from the stage, a lane a member.
+    if (staged + total > radix_stage) {
+      if (copying) flush();
+      staged = 0;
+    }
+    const int first = staged;
     int at = staged + inclusive - mine;
     GSEARCH_UNROLL
     for (int j = 0; j < view_t::items; ++j)
       if (members >> j & 1) stage[at++] = view.x[j];
     staged += total;
+    __syncwarp();
+    for (int i = first + lane; i < staged; i += 32) {
+      const U u = core::radix_bits(stage[i]);
+      GSEARCH_UNROLL
+      for (int k = 0; k < R; ++k) {
+        if (k >= r) break;
+        const int b = open[k] ? core::radix_bin(range[k], u) : -1;
+        if (b >= 0) count_bin(k, b, u, 1);
+      }
+    }
   }
-  if (staged) flush();
+  if (staged && copying) flush();
   // The block's counts into the pass's (the launch gives no block 2^31 elements: 32-bit counts).
   __syncthreads();
   for (int i = threadIdx.x; i < r * core::radix_bins; i += Threads)
