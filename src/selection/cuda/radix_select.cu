@@ -27,7 +27,7 @@ template <class T>
 std::optional<radix_select<T>> radix_select<T>::enqueue(cudaStream_t stream, const T* data, int64_t n,
                                                         const std::vector<int64_t>& ranks) {
   using U = core::radix_bits_t<T>;
-  using state_t = radix_select_state<U>;
+  using state_t = radix_select_state<T>;
   constexpr int threads = radix_pass_config.threads, loads = radix_pass_config.items;
   constexpr int64_t sample = 2 * int64_t(radix_window_threads);
   if (ranks.empty() || int64_t(ranks.size()) > radix_select_max_ranks || n < radix_select_min_n) return std::nullopt;
@@ -81,9 +81,19 @@ std::optional<radix_select<T>> radix_select<T>::enqueue(cudaStream_t stream, con
 }
 
 template <class T>
+const T* radix_select<T>::values() const {
+  return reinterpret_cast<const T*>(static_cast<const unsigned char*>(state_) + offsetof(radix_select_state<T>, value));
+}
+template <class T>
+const int32_t* radix_select<T>::status() const {
+  return reinterpret_cast<const int32_t*>(static_cast<const unsigned char*>(state_) +
+                                          offsetof(radix_select_state<T>, status));
+}
+
+template <class T>
 std::optional<std::vector<T>> radix_select<T>::finish() {
   using U = core::radix_bits_t<T>;
-  using state_t = radix_select_state<U>;
+  using state_t = radix_select_state<T>;
   // The slots and the status (the state's head; the counts stay on the device).
   core::radix_slot<U> slots[radix_select_max_ranks];
   int32_t status = 0;

@@ -25,6 +25,11 @@ class radix_select {
   static std::optional<radix_select> enqueue(cudaStream_t stream, const T* data, int64_t n,
                                              const std::vector<int64_t>& ranks);
 
+  /// Device addresses, for kernels enqueued after the select (topk's gather): the answers by
+  /// rank, valid once the status (core::plan_status) is done; check it (plan_done) first.
+  const T* values() const;
+  const int32_t* status() const;
+
   /// Waits for the stream; the answers by rank, or nullopt when the chain did not finish (it
   /// always does unless the chain is shortened: the caller then selects another way).
   std::optional<std::vector<T>> finish();
@@ -34,7 +39,7 @@ class radix_select {
       : stream_(stream), memory_(std::move(memory)), state_(state), r_(r) {}
   cudaStream_t stream_;
   stream_buffer memory_;
-  void* state_;  // radix_select_state<radix_bits_t<T>> in device memory
+  void* state_;  // radix_select_state<T> in device memory
   int r_;
 };
 

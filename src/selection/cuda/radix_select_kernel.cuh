@@ -24,9 +24,11 @@ namespace gsearch::cuda_backend {
 
 /// The select's state between kernels. `status` is core::plan_status's: running, done (every
 /// slot answered), or running still after the last pass enqueued (the caller selects otherwise).
-template <class U>
+template <class T>
 struct radix_select_state {
+  using U = core::radix_bits_t<T>;
   core::radix_slot<U> slot[radix_select_max_ranks];
+  T value[radix_select_max_ranks];  ///< the answers, once status is done (for kernels enqueued after)
   int32_t r = 0;
   int32_t status = 0;
   int32_t source = 0;    ///< what the next pass reads: 0 the data, b > 0 copy buffer b - 1
@@ -53,7 +55,7 @@ struct radix_ranks {
 template <class T, int Threads>
 __global__ void __launch_bounds__(Threads, 1)
     radix_window_kernel(const T* __restrict__ data, int64_t n, radix_ranks ranks,
-                        radix_select_state<core::radix_bits_t<T>>* __restrict__ st) {
+                        radix_select_state<T>* __restrict__ st) {
   using U = core::radix_bits_t<T>;
   constexpr int S = 2 * Threads;
   static_assert((S & (S - 1)) == 0, "the bitonic sort takes a power of two");
@@ -96,8 +98,9 @@ __global__ void __launch_bounds__(Threads, 1)
 /// block scan over the bins), narrowed (or, first pass only, missed), the counts zeroed for the
 /// next pass, and the next source: this pass's copy when every rank stayed inside its range and
 /// the copy held all of the ranges' elements, else the data.
-template <class U, int Threads>
-__device__ void radix_pick_block(radix_select_state<U>* st, int64_t capacity, bool first) {
+template <class T, int Threads>
+__device__ void radix_pick_block(radix_select_state<T>* st, int64_t capacity, bool first) {
+  using U = core::radix_bits_t<T>;
   constexpr int per = core::radix_bins / Threads;
   static_assert(per * Threads == core::radix_bins, "each thread scans as many bins");
   using scan_t = cub::BlockScan<u64, Threads>;
@@ -156,6 +159,8 @@ __device__ void radix_pick_block(radix_select_state<U>* st, int64_t capacity, bo
     st->out = st->source == 1 ? 2 : 1;
     st->written = 0;
     st->blocks_done = 0;
+    if (done)
+      for (int k = 0; k < r; ++k) st->value[k] = core::from_radix_bits<T>(st->slot[k].range.lo);
     st->status = int32_t(done ? core::plan_status::done : core::plan_status::running);
   }
 }
@@ -168,7 +173,7 @@ __device__ void radix_pick_block(radix_select_state<U>* st, int64_t capacity, bo
 template <class T, int Threads, int Loads, bool First, int R>
 __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte keys took 85 registers
     radix_pass_kernel(const T* __restrict__ data, int64_t n, int64_t head,
-                      radix_select_state<core::radix_bits_t<T>>* __restrict__ st, T* __restrict__ buffers,
+                      radix_select_state<T>* __restrict__ st, T* __restrict__ buffers,
                       int64_t capacity) {
   using U = core::radix_bits_t<T>;
   using view_t = tile_items<T, Threads, Loads>;
@@ -379,7 +384,7 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
   __syncthreads();
   if (!last) return;
   __threadfence();
-  radix_pick_block<U, Threads>(st, capacity, First);
+  radix_pick_block<T, Threads>(st, capacity, First);
 }
 
 }  // namespace gsearch::cuda_backend

@@ -16,6 +16,8 @@
 
 #include "cuda/check.cuh"
 #include "selection/cuda/planned_select.cuh"
+#include "selection/cuda/radix_select.cuh"
+#include "selection/tuning.hpp"
 #include "cuda/launch.cuh"
 #include "selection/backend.hpp"
 #include "cuda/stream_buffer.cuh"
@@ -78,7 +80,6 @@ void topk_flat(cudaStream_t stream, const T* data, int64_t n, int64_t k, bool la
                int64_t* indices, const device_limits& dev) {
   constexpr int threads = topk_gather_config.threads, loads = topk_gather_config.items;
   const int64_t rank = largest ? n - k : k - 1;
-  std::optional<planned_select<T>> planned = planned_select<T>::enqueue(stream, data, n, {rank}, true);
   const stream_buffer memory(stream, carve_bytes(2 * sizeof(u64)) + carve_bytes(sizeof(T)) +
                                          carve_bytes(size_t(k) * sizeof(int64_t)));
   carve c{static_cast<char*>(memory.get())};
@@ -95,6 +96,16 @@ void topk_flat(cudaStream_t stream, const T* data, int64_t n, int64_t k, bool la
     launch_plain(fill_ties_kernel<T>, k, 256, stream, dev, data, k, counters, tie_indices, values, indices,
                  plan_status);
   };
+  // The radix select's threshold first (src/selection/cuda/radix_select.cuh: one rank is what it
+  // is routed), the gather of the data behind it; the planned levels if it did not finish.
+  if (int64_t(1) <= radix_select_routed_ranks)
+    if (std::optional<radix_select<T>> radix = radix_select<T>::enqueue(stream, data, n, {rank})) {
+      GSEARCH_CUDA_CHECK(cudaMemsetAsync(counters, 0, 2 * sizeof(u64), stream));
+      gather_from(data, whole, radix->values(), gather_source{nullptr, nullptr, radix->status(), nullptr, false});
+      fill_ties(radix->status());
+      if (radix->finish()) return;
+    }
+  std::optional<planned_select<T>> planned = planned_select<T>::enqueue(stream, data, n, {rank}, true);
   if (planned) {
     GSEARCH_CUDA_CHECK(cudaMemsetAsync(counters, 0, 2 * sizeof(u64), stream));
     gather_source from_data{nullptr, nullptr, planned->status(), nullptr, false};
