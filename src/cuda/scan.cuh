@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "gsearch/core/config.hpp"  // GSEARCH_UNROLL, GSEARCH_FORCEINLINE
+
 namespace gsearch::cuda_backend {
 
 using u64 = unsigned long long;  // the type of CUDA's 64-bit atomics
@@ -36,6 +38,19 @@ __host__ int64_t unaligned_head(const T* data, int64_t n) {
   const auto misalign = int64_t(reinterpret_cast<uintptr_t>(data) % 16);
   const int64_t head = misalign == 0 ? 0 : (16 - misalign) / int64_t(sizeof(T));
   return head < n ? head : n;
+}
+
+/// The warp's inclusive sum of x in lane order (every lane calls it): the scans' places of each
+/// thread's items (the copy-outs of selection and find).
+template <class X>
+__device__ GSEARCH_FORCEINLINE X warp_inclusive_sum(X x) {
+  const int lane = int(threadIdx.x % 32);
+  GSEARCH_UNROLL
+  for (int o = 1; o < 32; o *= 2) {
+    const X y = __shfl_up_sync(0xffffffffu, x, o);
+    if (lane >= o) x += y;
+  }
+  return x;
 }
 
 }  // namespace gsearch::cuda_backend

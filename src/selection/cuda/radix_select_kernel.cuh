@@ -280,12 +280,7 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
     }
     members &= view.valid;
     const int mine = __popc(members);
-    int inclusive = mine;
-    GSEARCH_UNROLL
-    for (int o = 1; o < 32; o *= 2) {
-      const int y = __shfl_up_sync(0xffffffffu, inclusive, o);
-      if (lane >= o) inclusive += y;
-    }
+    const int inclusive = warp_inclusive_sum(mine);
     const int total = __shfl_sync(0xffffffffu, inclusive, 31);
     if (total == 0) continue;  // uniform
     if (total > 32 * view_t::items / 4) {  // dense: bins per item, the copy straight

@@ -121,12 +121,7 @@ __device__ void sample_select_block(const T* __restrict__ data, int64_t n, int s
       uint32_t c[digits / 32], sum = 0;
       GSEARCH_UNROLL
       for (int b = 0; b < digits / 32; ++b) sum += c[b] = hist[t][lane * (digits / 32) + b];
-      uint32_t inclusive = sum;
-      GSEARCH_UNROLL
-      for (int o = 1; o < 32; o *= 2) {
-        const uint32_t y = __shfl_up_sync(0xffffffffu, inclusive, o);
-        if (lane >= o) inclusive += y;
-      }
+      const uint32_t inclusive = warp_inclusive_sum(sum);
       __syncwarp();  // every lane has read remaining[t] before one lane rewrites it
       uint32_t before = inclusive - sum;
       if (r >= before && r < inclusive) {  // exactly one lane: r is a rank among the counted
@@ -326,12 +321,7 @@ __device__ void bucket_pass_block(const T* __restrict__ data, scan_layout<T, Thr
     if (!copying) continue;  // uniform: no barrier below is skipped by some threads only
     // The tile's copies: an exclusive scan over the block, one global atomic for its base.
     const int mine = __popc(copied);
-    int inclusive = mine;
-    GSEARCH_UNROLL
-    for (int o = 1; o < 32; o *= 2) {
-      const int y = __shfl_up_sync(0xffffffffu, inclusive, o);
-      if (lane >= o) inclusive += y;
-    }
+    const int inclusive = warp_inclusive_sum(mine);
     if (lane == 31) warp_copies[parity][warp] = inclusive;
     __syncthreads();
     if (threadIdx.x == 0) {
