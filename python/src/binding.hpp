@@ -52,6 +52,7 @@ void bind_index_intervals(nb::module_& m);
 void bind_server(nb::module_& m);
 void bind_functional_arrays(nb::module_& m);
 void bind_dist(nb::module_& m);
+void bind_asof(nb::module_& m);
 
 // --- errors and names ----------------------------------------------------------------------------
 

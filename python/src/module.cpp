@@ -2,8 +2,8 @@
 // defines the module: its error mapping, the tables shared by the families (ALGORITHMS, SIDES,
 // KEY_DTYPES), the build and device queries, and the families' bindings, one file each
 // (bind_search.cpp, bind_find.cpp, bind_merge.cpp, bind_index.cpp, bind_selection.cpp,
-// bind_index_intervals.cpp, bind_server.cpp, bind_functional_arrays.cpp, bind_dist.cpp;
-// binding.hpp holds what they share). A new family adds its bind_<family>.cpp, a line in
+// bind_index_intervals.cpp, bind_server.cpp, bind_functional_arrays.cpp, bind_dist.cpp,
+// bind_asof.cpp; binding.hpp holds what they share). A new family adds its bind_<family>.cpp, a line in
 // binding.hpp and one below.
 
 #include <nanobind/stl/string.h>
@@ -60,6 +60,7 @@ NB_MODULE(_core, m) {
   py::bind_server(m);
   py::bind_functional_arrays(m);
   py::bind_dist(m);
+  py::bind_asof(m);
 
   m.def(
       "_data_pointer", [](const py::in_array& a) { return uintptr_t(a.data()); }, "a"_a,
