@@ -376,6 +376,7 @@ command add_merge_command(CLI::App& app);
 command add_sort_command(CLI::App& app);
 command add_set_command(CLI::App& app);
 command add_join_command(CLI::App& app);
+command add_asof_command(CLI::App& app);
 command add_select_command(CLI::App& app);
 command add_topk_command(CLI::App& app);
 command add_quantile_command(CLI::App& app);

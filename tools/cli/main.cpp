@@ -32,17 +32,19 @@ constexpr const char* exit_codes_text = R"EXIT(Exit codes:
         a size beyond what this machine's memory holds, --seed from 0 to 2^64 - 1); a missing,
         unreadable, truncated or malformed .npy file, a dtype gsearch does not support (or
         big-endian data), inputs of different dtypes (keys and queries; find's --data and
-        --values; the two inputs of merge, set and join; values that are not int64), unsorted
-        keys or inputs, shapes that do not go together (and 2-D data for find, merge, sort,
-        set, join), a find --value the data's dtype cannot hold, options that do not go
-        together (search --json without --out, find --seed without --mode random, join
-        --out-right with semi or anti, or without it for the others; --distributed on a
-        command other than search, find, sort and join, or with an option it does not take,
-        such as sort --argsort); an output that is the
-        same file as an input or as another output, an empty path, a directory (--out .,
-        --out dir/), a FIFO, a device or a socket, or a read-only file. Outputs are checked
-        before anything is read or computed. client: a request the server refused (queries
-        not of the keys' dtype, more than its --max-queries); serve: a socket path in use
+        --values; the two inputs of merge, set, join and asof; values that are not int64, asof
+        group values that are not integers), unsorted keys or inputs (or keys holding NaN for
+        asof), shapes that do not go together (and 2-D data for find, merge, sort, set, join,
+        asof), a find --value or asof --tolerance the keys' dtype cannot hold (or a negative
+        tolerance), options that do not go together (search --json without --out, find --seed
+        without --mode random, join --out-right with semi or anti, or without it for the
+        others, asof --left-by without --right-by; --distributed on a command other than
+        search, find, sort and join, or with an option it does not take, such as sort
+        --argsort); an output that is the same file as an input or as another output, an
+        empty path, a directory (--out ., --out dir/), a FIFO, a device or a socket, or a
+        read-only file. Outputs are checked before anything is read or computed. client: a
+        request the server refused (queries not of the keys' dtype, more than its
+        --max-queries); serve: a socket path in use
   2     device or I/O failure: --device cuda without a usable CUDA device, a CUDA error, out of
         memory; --distributed in a gsearch built without MPI (with --device cuda: NCCL); an
         output whose directory is missing or not writable (checked before any work), or that
@@ -197,7 +199,9 @@ std::optional<std::string> misplaced_distributed(const CLI::App& app, int argc, 
   const CLI::App* command = nullptr;
   for (const CLI::App* sub : app.get_subcommands({})) {
     if (sub->check_name(argv[1])) command = sub;
-    if (sub->get_option_no_throw("--distributed")) names.push_back(sub->get_name());
+    // A hidden --distributed (asof's) is the command's own refusal ("not yet distributed").
+    const CLI::Option* d = sub->get_option_no_throw("--distributed");
+    if (d && !d->get_group().empty()) names.push_back(sub->get_name());
   }
   std::string takers, name = argv[1];
   for (size_t i = 0; i < names.size(); ++i)
@@ -257,7 +261,7 @@ int main(int argc, char** argv) {
   protect_standard_streams();
   install_signal_cleanup();
   CLI::App app("gsearch: batched search of sorted keys, search of unsorted data, merge, "
-               "sort, multiset set operations and joins of sorted arrays, and selection (order "
+               "sort, multiset set operations, joins and as-of joins of sorted arrays, and selection (order "
                "statistics, top-k, quantiles, partition), on GPUs (CUDA) and CPUs, on .npy files.",
                "gsearch");
   app.set_version_flag("--version", version_text(), "Print the version and exit");
@@ -269,6 +273,7 @@ int main(int argc, char** argv) {
   const command commands[] = {add_search_command(app), add_find_command(app),
                               add_merge_command(app),  add_sort_command(app),
                               add_set_command(app),    add_join_command(app),
+                              add_asof_command(app),
                               add_select_command(app), add_topk_command(app),
                               add_quantile_command(app), add_partition_command(app),
                               add_gen_command(app),    add_conflicts_command(app),
