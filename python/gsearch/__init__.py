@@ -5,7 +5,8 @@
 once into an S+ tree, searched many times), ``find``, ``count`` and ``isin`` (numpy's) for unsorted
 data, the merge family (``merge``, stable ``sort`` and ``argsort``, the multiset
 ``set_intersection`` / ``set_union`` / ``set_difference`` / ``set_symmetric_difference``,
-numpy's ``intersect1d`` / ``union1d`` / ``setdiff1d`` / ``setxor1d``, and ``join``), the
+numpy's ``intersect1d`` / ``union1d`` / ``setdiff1d`` / ``setxor1d``, and ``join``), as-of
+joins (``asof_indices``, pandas' ``merge_asof``, polars' ``join_asof``), the
 selection family (``select``, numpy's ``partition`` / ``argpartition``, ``median``,
 ``quantile``, ``percentile`` and their nan* forms, torch's ``topk`` and ``kthvalue``), over
 numpy arrays (the C++ CPU backend, all cores for large calls) and over CUDA
@@ -62,6 +63,9 @@ from ._find import FindMode, FindOp, FindStrategy, IsinMethod, count, find, isin
 # The merge family: merge, sort, joins.
 from ._merge import JoinHow, argsort, join, merge, sort
 
+# As-of joins: the gather map of arrays, pandas' merge_asof, polars' join_asof.
+from ._asof import asof_indices, join_asof, merge_asof
+
 # Set operations: the multiset ones (std::set_*) and numpy's *1d functions.
 from ._sets import (
     SetOp,
@@ -98,6 +102,7 @@ __all__ = [
     "__version__",
     "argpartition",
     "argsort",
+    "asof_indices",
     "bucketize",
     "build_info",
     "built_with_cuda",
@@ -108,9 +113,11 @@ __all__ = [
     "intersect1d",
     "isin",
     "join",
+    "join_asof",
     "kthvalue",
     "median",
     "merge",
+    "merge_asof",
     "nanmedian",
     "nanpercentile",
     "nanquantile",
