@@ -321,57 +321,75 @@ def _by_columns(fn: str, by: Any, n: int, what: str, on: str) -> list:
     return out
 
 
-def _dense_codes(fw: str, x: Any) -> tuple:
-    """(codes in [0, k), k) of the 1-D array x, equal values one code: an integer column of a
-    small range by its offset from the minimum (O(n)), any other by a sort (unique's inverse;
-    NaN one value, -0.0 == 0.0)."""
-    n = x.shape[0]
-    if n == 0:
-        return x.astype(_np.int64) if fw != "torch" else x.to(_torch().int64), 0
+def _integral(fw: str, x: Any) -> bool:
     if fw == "torch":
-        torch = _torch()
-        if not x.dtype.is_floating_point and x.dtype != torch.bool:
-            lo, hi = int(x.min()), int(x.max())
-            if hi - lo < 4 * n + 1024:
-                return (x.to(torch.int64) - lo), hi - lo + 1
-        u, inv = torch.unique(x, sorted=True, return_inverse=True)
-        return inv.to(torch.int64), int(u.shape[0])
-    xp = _np if fw == "numpy" else _cupy()
-    if x.dtype.kind in "iu":
-        lo, hi = int(x.min()), int(x.max())
-        if hi - lo < 4 * n + 1024:
-            return (x - x.dtype.type(lo)).astype(_np.int64), hi - lo + 1
-    u, inv = xp.unique(x, return_inverse=True)
+        return not x.dtype.is_floating_point and not x.dtype.is_complex
+    return x.dtype.kind in "iu"
+
+
+def _unique_codes(fw: str, x: Any) -> tuple:
+    """(codes in [0, k), k) of the 1-D array x by a sort: unique's inverse (NaN one value in
+    numpy's, -0.0 == 0.0)."""
+    if fw == "torch":
+        u, inv = _torch().unique(x, sorted=True, return_inverse=True)
+        return inv.to(_torch().int64), int(u.shape[0])
+    u, inv = (_np if fw == "numpy" else _cupy()).unique(x, return_inverse=True)
     return inv.astype(_np.int64).reshape(-1), int(u.shape[0])
 
 
-def _column_codes(fw: str, x: Any) -> list:
-    """A `by` column as columns the sort-based factorization treats as pandas does: floats as
-    (the value with NaN as 0, whether it is NaN) on torch and cupy, whose unique keeps NaNs
-    apart; object columns through pandas' hash factorization (nulls one value)."""
-    if fw == "numpy" and x.dtype.kind == "O":
-        try:
-            import pandas as pd
-        except ImportError:  # without pandas: a sort (orderable objects only)
-            return [_np.unique(x, return_inverse=True)[1].reshape(-1)]
-        codes, uniques = pd.factorize(x, use_na_sentinel=True)
-        codes = codes.astype(_np.int64)
-        codes[codes < 0] = len(uniques)
-        return [codes]
-    if fw == "numpy" and x.dtype.kind in "mM":
-        return [x.view(_np.int64)]
-    if fw == "numpy" and x.dtype.kind == "b":
-        return [x.view(_np.uint8)]
-    if fw != "numpy":
-        xp = _torch() if fw == "torch" else _cupy()
-        floating = x.dtype.is_floating_point if fw == "torch" else x.dtype.kind == "f"
-        if floating:
-            nan = xp.isnan(x)
-            if bool(nan.any()):
-                return [xp.where(nan, xp.zeros_like(x), x), nan.to(xp.uint8) if fw == "torch" else nan.astype(_np.uint8)]
-        if fw == "torch" and x.dtype == xp.bool:
-            return [x.to(xp.uint8)]
-    return [x]
+def _as_int64(fw: str, x: Any) -> Any:
+    return x.to(_torch().int64) if fw == "torch" else x.astype(_np.int64, copy=False)
+
+
+def _pair_codes(fw: str, l: Any, r: Any) -> tuple:
+    """(left codes, right codes, k) of one column pair, equal values one code in [0, k): an
+    integer column of a small range by its offset from the least value, each side apart (no
+    copy when that is 0 and the column int64); any other by a sort of both sides together."""
+    n, m = l.shape[0], r.shape[0]
+    if n + m == 0:
+        return _as_int64(fw, l), _as_int64(fw, r), 1
+    if _integral(fw, l):
+        sides = [x for x in (l, r) if x.shape[0]]
+        lo, hi = min(int(x.min()) for x in sides), max(int(x.max()) for x in sides)
+        if hi - lo < 4 * (n + m) + 1024:
+            if lo == 0:
+                return _as_int64(fw, l), _as_int64(fw, r), hi + 1
+            return _as_int64(fw, l - lo), _as_int64(fw, r - lo), hi - lo + 1
+    c, k = _unique_codes(fw, _cat(fw, l, r))
+    return c[:n], c[n:], k
+
+
+def _column_parts(fw: str, l: Any, r: Any) -> list:
+    """A pair of `by` columns as pairs of arrays _pair_codes factorizes as pandas does: bool
+    and datetimes as integers; floats on torch and cupy, whose unique keeps NaNs apart, as (the
+    value with NaN as 0, whether it is NaN); object columns as codes of pandas' hash
+    factorization of both (nulls one value)."""
+    if fw == "numpy":
+        k = l.dtype.kind
+        if k == "O":
+            try:
+                import pandas as pd
+            except ImportError:  # without pandas: a sort (orderable objects only)
+                return [(l, r)]
+            codes, uniques = pd.factorize(_np.concatenate([l, r]), use_na_sentinel=True)
+            codes = codes.astype(_np.int64)
+            codes[codes < 0] = len(uniques)
+            return [(codes[: len(l)], codes[len(l) :])]
+        if k in "mM":
+            return [(l.view(_np.int64), r.view(_np.int64))]
+        if k == "b":
+            return [(l.view(_np.uint8), r.view(_np.uint8))]
+        return [(l, r)]
+    xp = _torch() if fw == "torch" else _cupy()
+    if fw == "torch" and l.dtype == xp.bool:
+        return [(l.to(xp.uint8), r.to(xp.uint8))]
+    floating = l.dtype.is_floating_point if fw == "torch" else l.dtype.kind == "f"
+    if floating:
+        ln, rn = xp.isnan(l), xp.isnan(r)
+        if bool(ln.any()) or bool(rn.any()):
+            flag = (lambda b: b.to(xp.uint8)) if fw == "torch" else (lambda b: b.astype(_np.uint8))
+            return [(xp.where(ln, xp.zeros_like(l), l), xp.where(rn, xp.zeros_like(r), r)), (flag(ln), flag(rn))]
+    return [(l, r)]
 
 
 def _cat(fw: str, a: Any, b: Any) -> Any:
@@ -382,19 +400,22 @@ def _cat(fw: str, a: Any, b: Any) -> Any:
 
 def _group_codes(fw: str, lcols: list, rcols: list, n: int) -> tuple:
     """(left codes, right codes, groups): the `by` columns factorized jointly, the same code for
-    the same tuple of values on both sides, codes in [0, groups) and groups <= n + m + 1."""
-    codes, k = None, 1
+    the same tuple of values on both sides, codes in [0, groups) and groups about the rows'
+    number at most. One small-range integer column (group ids) costs no copy."""
+    lcodes = rcodes = None
+    k = 1
     for lc, rc in zip(lcols, rcols):
-        for part in _column_codes(fw, _cat(fw, lc, rc)):
-            c, kc = _dense_codes(fw, part)
-            if codes is None:
-                codes, k = c, kc
+        for lp, rp in _column_parts(fw, lc, rc):
+            cl, cr, kc = _pair_codes(fw, lp, rp)
+            if lcodes is None:
+                lcodes, rcodes, k = cl, cr, kc
                 continue
-            codes = codes * kc + c
-            k *= kc
-            if k > 4 * codes.shape[0] + 1024:  # keep the group count about the rows'
-                codes, k = _dense_codes(fw, codes)
-    return codes[:n], codes[n:], max(k, 1)
+            lcodes, rcodes, k = lcodes * kc + cl, rcodes * kc + cr, k * kc
+            rows = lcodes.shape[0] + rcodes.shape[0]
+            if k > 4 * rows + 1024:  # keep the group count about the rows'
+                c, k = _unique_codes(fw, _cat(fw, lcodes, rcodes))
+                lcodes, rcodes = c[: lcodes.shape[0]], c[lcodes.shape[0] :]
+    return lcodes, rcodes, max(k, 1)
 
 
 # --- the join ----------------------------------------------------------------------------------
@@ -772,7 +793,15 @@ def _pandas_result(pd: Any, left: Any, right: Any, right_index: Any, index: Any,
     llabels, rlabels = _overlap_suffixes(pd, left.columns, right.columns, suffixes)
     lres = left.copy(deep=False)
     lres.index = index
-    rres = right.reset_index(drop=True).reindex(right_index)
+    rres = right.reset_index(drop=True)
+    if len(right_index) and bool((right_index < 0).any()):
+        # a missing row: reindexed to one more row (the fill's dtypes: pandas' reindex / take_nd
+        # promotion), then taken; a RangeIndex target is no lookup
+        m = len(rres)
+        _np.putmask(right_index, right_index < 0, m)  # the map is this call's own
+        rres = rres.reindex(pd.RangeIndex(m + 1)).take(right_index)
+    else:
+        rres = rres.take(right_index)
     rres.index = index
     lres.columns, rres.columns = llabels, rlabels
     result = pd.concat([lres, rres], axis=1)

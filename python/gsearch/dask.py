@@ -27,7 +27,7 @@ from . import _core, _find, _merge, _search
 from ._arrays import _check_supported, _classify, _convert, _StreamScope, _widened
 from ._common import _NUMPY_SIDES
 
-__all__ = ["count", "find", "isin", "join", "searchsorted", "sort"]
+__all__ = ["count", "find", "isin", "join", "merge_asof", "searchsorted", "sort"]
 
 # Samples per output partition that sort's splitters are chosen from: the partitions' sizes are
 # within about 1/_OVERSAMPLE of each other.
@@ -559,3 +559,213 @@ def join(left: Any, right: Any, how: str = "inner") -> tuple:
         return li, None
     ri = da.concatenate([da.from_delayed(r[1], shape=(_np.nan,), dtype=_np.int64, meta=meta) for r in ranges])
     return li, ri
+
+
+# --- merge_asof ------------------------------------------------------------------------------------
+
+
+def _asof_stats(part: Any, key: Any) -> tuple:
+    """A partition's (rows, first key, last key, its key monotonic increasing, it holds nulls)."""
+    k = part[key]
+    n = len(k)
+    if n == 0:
+        return 0, None, None, True, False
+    mono = bool(k.is_monotonic_increasing)
+    return n, k.iloc[0], k.iloc[-1], mono, (False if mono else bool(k.isna().any()))
+
+
+def _asof_tail(rows: Any, by: list, last: bool) -> Any:
+    """Each group's last (first) row of `rows`, in their order: the halo's candidates."""
+    if len(rows) == 0:
+        return rows
+    if not by:
+        return rows.iloc[-1:] if last else rows.iloc[:1]
+    return rows.drop_duplicates(subset=by, keep="last" if last else "first")
+
+
+def _asof_fold(a: Any, b: Any, by: list, last: bool) -> Any:
+    """The tail (head) of rows a followed by rows b."""
+    import pandas as pd
+
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return _asof_tail(pd.concat([a, b]), by, last)
+
+
+def _asof_piece(before: Any, p_part: Any, core: list, q_part: Any, after: Any, key: Any, lo: Any, hi: Any, by: list) -> Any:
+    """The right rows a left partition of keys [lo, hi] can match, in the right's order: each
+    group's last row before lo (the fold `before` of the partitions before p, then p's rows <
+    lo), every row in [lo, hi] (the `core` partitions'), each group's first row after hi (q's
+    rows > hi, then the fold `after` of the partitions after q). p or q None: no such
+    partition (the folds are then of all partitions)."""
+    import pandas as pd
+
+    halo_before = before
+    if p_part is not None:
+        halo_before = _asof_fold(before, _asof_tail(p_part[p_part[key] < lo], by, True), by, True)
+    halo_after = after
+    if q_part is not None:
+        halo_after = _asof_fold(_asof_tail(q_part[q_part[key] > hi], by, False), after, by, False)
+    pieces = [halo_before] if halo_before is not None else []
+    pieces += [c[(c[key] >= lo) & (c[key] <= hi)] for c in core]
+    if halo_after is not None:
+        pieces.append(halo_after)
+    return pd.concat(pieces) if len(pieces) > 1 else pieces[0]
+
+
+def _asof_part(left: Any, piece: Any, offset: int, kwargs: dict) -> Any:
+    import pandas as pd
+
+    out = _asof_merge_asof(left, piece, **kwargs)
+    out.index = pd.RangeIndex(offset, offset + len(out))
+    return out
+
+
+def _asof_merge_asof(left: Any, right: Any, **kwargs: Any) -> Any:
+    from ._asof import merge_asof as one_process
+
+    return one_process(left, right, **kwargs)
+
+
+def merge_asof(
+    left: Any,
+    right: Any,
+    on: Any = None,
+    left_on: Any = None,
+    right_on: Any = None,
+    left_index: bool = False,
+    right_index: bool = False,
+    by: Any = None,
+    left_by: Any = None,
+    right_by: Any = None,
+    suffixes: Any = ("_x", "_y"),
+    tolerance: Any = None,
+    allow_exact_matches: bool = True,
+    direction: str = "backward",
+) -> Any:
+    """pandas.merge_asof of two Dask DataFrames partitioned on the key (their partitions, in
+    order, sorted by it, as pandas requires of the whole column): a Dask DataFrame whose
+    computed value equals pandas.merge_asof (and gsearch.merge_asof) of the computed frames,
+    index included (0 .. len(left) - 1).
+
+    Each left partition is joined alone (gsearch.merge_asof) with the right rows it can match:
+    those of its key range [lo, hi], plus a halo: each right group's last row before lo
+    (backward, nearest) and first row after hi (forward, nearest). The halo is found from every
+    right partition's tail (each group's last row, ``drop_duplicates(by, keep='last')``) folded
+    left to right (and the heads, folded right to left): the fold over the partitions entirely
+    before lo, then the rows before lo of the partition that holds lo. Tolerances only shrink
+    what can match, so the same rows serve.
+
+    Planning reads each partition's key once when called (its size, first and last keys, and
+    whether it is sorted: one small task a partition, computed at once), to raise pandas'
+    errors for unsorted or null keys across partitions and to give each left partition only
+    the right partitions of its range; the rest is lazy. The right's column dtypes in the
+    result follow pandas' fill rules (an int column of a partition with an unmatched row is
+    float64), so a computed partition may differ from the meta; the concatenation equals
+    pandas'.
+
+    Parameters
+    ----------
+    left, right : dask.dataframe.DataFrame (or pandas.DataFrame)
+    on, left_on, right_on, by, left_by, right_by, suffixes, tolerance, allow_exact_matches, direction
+        As in pandas.merge_asof (keys are column labels).
+    left_index, right_index : bool
+        Not supported here: NotImplementedError (pass the index as a column).
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        Of as many partitions as `left`.
+
+    Raises
+    ------
+    pandas.errors.MergeError, ValueError, TypeError, KeyError
+        As pandas.merge_asof (bad arguments, when called; unsorted or null keys, when called:
+        the plan reads them).
+    """
+    import dask
+    import pandas as pd
+
+    try:
+        import dask.dataframe as dd
+    except ImportError as e:
+        raise ImportError("gsearch.dask.merge_asof needs dask.dataframe: pip install 'dask[dataframe]'") from e
+    if left_index or right_index:
+        raise NotImplementedError(
+            "gsearch.dask.merge_asof: left_index / right_index are not supported: pass the index as a "
+            "column (reset_index()) and on= / left_on= / right_on="
+        )
+    if isinstance(left, pd.DataFrame):
+        left = dd.from_pandas(left, npartitions=1)
+    if isinstance(right, pd.DataFrame):
+        right = dd.from_pandas(right, npartitions=1)
+    kwargs = dict(
+        on=on, left_on=left_on, right_on=right_on, by=by, left_by=left_by, right_by=right_by,
+        suffixes=suffixes, tolerance=tolerance, allow_exact_matches=allow_exact_matches, direction=direction,
+    )
+    # The arguments' checks (pandas' errors) and the result's columns, on the empty frames.
+    meta = _asof_merge_asof(left._meta, right._meta, **kwargs)
+    lkey = on if on is not None else left_on
+    rkey = on if on is not None else right_on
+    if lkey is None or rkey is None:  # the common column pandas takes
+        common = left._meta.columns.intersection(right._meta.columns)
+        lkey = rkey = common[0]
+    lkey, rkey = (k[0] if isinstance(k, (list, tuple)) else k for k in (lkey, rkey))
+    rby = by if by is not None else right_by
+    rby = [] if rby is None else (list(rby) if isinstance(rby, (list, tuple)) else [rby])
+    delayed = dask.delayed
+    lparts, rparts = left.to_delayed(), right.to_delayed()
+    lstats, rstats = dask.compute(
+        [delayed(_asof_stats)(p, lkey) for p in lparts], [delayed(_asof_stats)(p, rkey) for p in rparts]
+    )
+    for side, stats in (("left", lstats), ("right", rstats)):  # pandas' order: left, then right
+        full = [s for s in stats if s[0]]
+        mono = all(s[3] for s in full) and all(not (b[1] < a[2]) for a, b in zip(full, full[1:]))
+        if not mono:
+            if any(s[4] for s in full) or any(pd.isna(s[1]) or pd.isna(s[2]) for s in full):
+                raise ValueError(f"Merge keys contain null values on {side} side")
+            raise ValueError(f"{side} keys must be sorted")
+    # Each right partition's tail and head, folded: before[j] = the tails of partitions < j,
+    # after[j] = the heads of partitions > j.
+    tails = [delayed(_asof_tail)(p, rby, True) for p in rparts]
+    heads = [delayed(_asof_tail)(p, rby, False) for p in rparts]
+    before, acc = [], None
+    for t in tails:
+        before.append(acc)
+        acc = delayed(_asof_fold)(acc, t, rby, True)
+    after, acc = [None] * len(heads), None
+    for j in range(len(heads) - 1, -1, -1):
+        after[j] = acc
+        acc = heads[j] if acc is None else delayed(_asof_fold)(heads[j], acc, rby, False)
+    full = [j for j, s in enumerate(rstats) if s[0]]
+    all_tails = delayed(_asof_fold)(before[full[-1]], tails[full[-1]], rby, True) if full else None
+    all_heads = None
+    for j in reversed(full):
+        all_heads = heads[j] if all_heads is None else delayed(_asof_fold)(heads[j], all_heads, rby, False)
+    parts, offset = [], 0
+    for lp, (n, lo, hi, _, _) in zip(lparts, lstats):
+        if n == 0 or not full:
+            piece = right._meta
+        else:
+            # p: the first non-empty right partition ending at or after lo; q: the last one
+            # starting at or before hi; the core: those that overlap [lo, hi].
+            p = next((j for j in full if not (rstats[j][2] < lo)), None)
+            q = next((j for j in reversed(full) if not (rstats[j][1] > hi)), None)
+            core = [rparts[j] for j in full if not (rstats[j][2] < lo) and not (rstats[j][1] > hi)]
+            piece = delayed(_asof_piece)(
+                before[p] if p is not None else all_tails,
+                rparts[p] if p is not None else None,
+                core,
+                rparts[q] if q is not None else None,
+                after[q] if q is not None else all_heads,
+                rkey,
+                lo,
+                hi,
+                rby,
+            )
+        parts.append(delayed(_asof_part)(lp, piece, offset, kwargs))
+        offset += n
+    return dd.from_delayed(parts, meta=meta, verify_meta=False)
+

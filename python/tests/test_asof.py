@@ -585,3 +585,48 @@ def test_join_asof_names_lazy_and_errors():
     with pytest.raises(NotImplementedError, match="calendar"):
         d = pl.DataFrame({"t": [datetime.date(2020, 1, 1)]})
         gsearch.join_asof(d, d, on="t", tolerance="1mo")
+
+
+# --- gsearch.dask.merge_asof against pandas --------------------------------------------------------
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(frames(max_rows=30, max_by=2), st.sampled_from(DIRECTIONS), st.booleans(), st.one_of(st.none(), st.integers(0, 4)), st.integers(1, 4), st.integers(1, 4))
+def test_dask_merge_asof_equals_pandas(data, direction, exact, tol, lparts, rparts):
+    dd = pytest.importorskip("dask.dataframe")
+    import gsearch.dask as gdask
+
+    left, right, by, dtype = data
+    kw = dict(on="t", direction=direction, allow_exact_matches=exact)
+    if tol is not None:
+        kw["tolerance"] = tolerance_for(dtype, tol)
+    if by:
+        kw["by"] = by
+    ldd, rdd = dd.from_pandas(left, npartitions=lparts, sort=False), dd.from_pandas(right, npartitions=rparts, sort=False)
+    # pandas on the computed frames (Dask makes object strings pyarrow strings)
+    want = pd.merge_asof(ldd.compute(scheduler="sync"), rdd.compute(scheduler="sync"), **kw)
+    got = gdask.merge_asof(ldd, rdd, **kw).compute(scheduler="sync")
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+
+
+def test_dask_merge_asof_halo_and_errors():
+    dd = pytest.importorskip("dask.dataframe")
+    import gsearch.dask as gdask
+
+    # a group whose last right row lies partitions before the left partition that needs it
+    right = pd.DataFrame({"t": np.arange(40), "g": [0] + [1] * 38 + [2], "v": np.arange(40) * 10})
+    left = pd.DataFrame({"t": [35, 36, 39, 39], "g": [0, 1, 2, 3]})
+    for direction in DIRECTIONS:
+        want = pd.merge_asof(left, right, on="t", by="g", direction=direction)
+        got = gdask.merge_asof(dd.from_pandas(left, npartitions=2), dd.from_pandas(right, npartitions=5), on="t", by="g", direction=direction)
+        pd.testing.assert_frame_equal(got.compute(scheduler="sync"), want)
+    lf = dd.from_pandas(pd.DataFrame({"t": [1, 2, 3, 0]}), npartitions=2, sort=False)
+    rf = dd.from_pandas(pd.DataFrame({"t": [1.0, np.nan]}), npartitions=1)
+    with pytest.raises(ValueError, match="^left keys must be sorted$"):
+        gdask.merge_asof(lf, dd.from_pandas(pd.DataFrame({"t": [1, 2]}), npartitions=1), on="t")
+    with pytest.raises(ValueError, match="^Merge keys contain null values on right side$"):
+        gdask.merge_asof(dd.from_pandas(pd.DataFrame({"t": [1.0]}), npartitions=1), rf, on="t")
+    with pytest.raises(pd.errors.MergeError, match="incompatible merge keys"):
+        gdask.merge_asof(lf, rf, on="t")
+    with pytest.raises(NotImplementedError, match="reset_index"):
+        gdask.merge_asof(lf, rf, left_index=True, right_index=True)
