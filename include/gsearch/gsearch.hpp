@@ -2,6 +2,7 @@
 /// \file
 /// Everything a user of gsearch includes.
 
+#include "gsearch/asof.hpp"
 #include "gsearch/core/algorithm.hpp"
 #include "gsearch/core/error.hpp"
 #include "gsearch/core/key_traits.hpp"

@@ -1,0 +1,125 @@
+#pragma once
+/// \file
+/// The as-of match (pandas.merge_asof, polars' join_asof) of one left key, shared by both
+/// backends: within the right rows of the left row's group, sorted by key, the one row whose key
+/// is the closest in a direction.
+///
+///   backward  the last right row whose key is <= the left key (< without exact matches)
+///   forward   the first right row whose key is >= the left key (> without exact matches)
+///   nearest   the backward and the forward match, each within the tolerance; of two, the
+///             closer, and the backward one when they are as close (pandas' `bdiff <= fdiff`)
+///
+/// "Last" and "first" are in the right rows' order, which within a group is their original
+/// order (the grouping is stable): of equal right keys, backward takes the last, forward the
+/// first, as pandas does. A match farther than the tolerance is no match (the tolerance is
+/// inclusive). Keys compare in key_traits.hpp's order (-0.0 == 0.0; NaN keys are refused before
+/// they get here). Distances: integers exactly (an unsigned difference, where pandas subtracts in
+/// the key's type and wraps past its range), floats by the key type's subtraction, compared as
+/// pandas compares them (a match is refused only when `distance > tolerance`: inf - inf, a NaN,
+/// refuses nothing).
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <type_traits>
+
+#include "gsearch/core/config.hpp"
+#include "gsearch/core/key_traits.hpp"
+#include "gsearch/core/merge_path.hpp"  // lower_bound_in, upper_bound_in
+
+namespace gsearch {
+
+/// Which right row an as-of join takes for a left row (pandas' `direction`).
+enum class asof_direction : int { backward, forward, nearest };
+
+/// The direction's name, as pandas spells it.
+constexpr std::string_view to_string(asof_direction d) {
+  return d == asof_direction::backward ? "backward" : d == asof_direction::forward ? "forward" : "nearest";
+}
+
+/// The direction named `name` (pandas' names), or nothing.
+constexpr std::optional<asof_direction> parse_asof_direction(std::string_view name) {
+  for (asof_direction d : {asof_direction::backward, asof_direction::forward, asof_direction::nearest})
+    if (to_string(d) == name) return d;
+  return std::nullopt;
+}
+
+/// What an as-of match follows, for key type T: the public options less their checks.
+template <class T>
+struct asof_rule {
+  asof_direction direction = asof_direction::backward;
+  bool allow_exact_matches = true;
+  bool has_tolerance = false;
+  T tolerance{};  ///< >= 0, when has_tolerance
+};
+
+namespace core {
+
+/// Whether `later` - `earlier` (later >= earlier in key order) is within the tolerance.
+template <class T>
+GSEARCH_HD GSEARCH_FORCEINLINE bool asof_within(T later, T earlier, T tolerance) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return U(U(later) - U(earlier)) <= U(tolerance);  // exact: later >= earlier, tolerance >= 0
+  } else {
+    return !(later - earlier > tolerance);  // pandas refuses `diff > tolerance` only
+  }
+}
+
+/// Whether the backward match (left - back) is at least as close as the forward one (fore -
+/// left): pandas' `bdiff <= fdiff`.
+template <class T>
+GSEARCH_HD GSEARCH_FORCEINLINE bool asof_backward_wins(T left, T back, T fore) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return U(U(left) - U(back)) <= U(U(fore) - U(left));
+  } else {
+    return left - back <= fore - left;
+  }
+}
+
+/// The as-of match of key x among right(lo) .. right(hi - 1), sorted ascending in key order:
+/// its position in [lo, hi), or -1. `right` is an accessor, right(i) the key at i.
+template <class T, class Acc>
+GSEARCH_HD int64_t asof_match(const Acc& right, int64_t lo, int64_t hi, T x, const asof_rule<T>& rule) {
+  // Both bounds where nearest needs both; the one each direction needs otherwise.
+  const bool exact = rule.allow_exact_matches;
+  int64_t back = -1, fore = -1;
+  if (rule.direction != asof_direction::forward) {
+    const int64_t end = exact ? upper_bound_in(right, lo, hi, x) : lower_bound_in(right, lo, hi, x);
+    if (end > lo && (!rule.has_tolerance || asof_within(x, T(right(end - 1)), rule.tolerance))) back = end - 1;
+  }
+  if (rule.direction != asof_direction::backward) {
+    const int64_t start = exact ? lower_bound_in(right, lo, hi, x) : upper_bound_in(right, lo, hi, x);
+    if (start < hi && (!rule.has_tolerance || asof_within(T(right(start)), x, rule.tolerance))) fore = start;
+  }
+  if (back >= 0 && fore >= 0) return asof_backward_wins(x, T(right(back)), T(right(fore))) ? back : fore;
+  return back >= 0 ? back : fore;
+}
+
+/// The right keys in global (or host) memory, read in place.
+template <class T>
+struct asof_keys {
+  const T* data;
+  GSEARCH_HD GSEARCH_FORCEINLINE T operator()(int64_t i) const { return data[i]; }
+};
+
+/// Left row i's match, as both backends write it: the row's group g (0 without groups) is the
+/// right rows keys[group_start[g], group_start[g + 1]) (all m of them without groups), whose
+/// original positions are order[...] (the identity when order is null). The right row's original
+/// index, or -1.
+template <class T>
+GSEARCH_HD int64_t asof_row(const T* left, const int64_t* left_by, int64_t i, const T* keys, int64_t m,
+                            const int64_t* group_start, const int64_t* order, const asof_rule<T>& rule) {
+  int64_t lo = 0, hi = m;
+  if (left_by) {
+    const int64_t g = left_by[i];
+    lo = group_start[g];
+    hi = group_start[g + 1];
+  }
+  const int64_t j = asof_match(asof_keys<T>{keys}, lo, hi, left[i], rule);
+  return j < 0 || !order ? j : order[j];
+}
+
+}  // namespace core
+}  // namespace gsearch
