@@ -3,7 +3,8 @@
 # the CLI and install tests, the benchmark tools' Python tests, the Python package (installed
 # from the same build, then python/tests); then the CPU tests again under AddressSanitizer +
 # UBSan. Missing PyPI packages (numpy pytest hypothesis matplotlib nanobind scikit-build-core
-# mpi4py dask[array,distributed]) are installed with pip --user.
+# mpi4py dask[array,dataframe,distributed] pandas polars pyarrow: the last four for the as-of
+# joins' tests against pandas and polars) are installed with pip --user.
 # The CUDA backend and the GPU tests are compiled when nvcc is there (a GPU or not), the GPU
 # benchmark programs when a GPU is. Exit status: non-zero if anything fails.
 set -euo pipefail
@@ -13,8 +14,8 @@ scripts/setup.sh
 jobs=$(nproc)
 python=$(python3 -c 'import sys; print(sys.executable)')  # the interpreter pip installs for
 
-python3 -c "import numpy, pytest, hypothesis, matplotlib, nanobind, scikit_build_core, mpi4py, dask.array, distributed" 2>/dev/null ||
-  python3 -m pip install --quiet --user numpy pytest hypothesis matplotlib nanobind scikit-build-core mpi4py "dask[array,distributed]"
+python3 -c "import numpy, pytest, hypothesis, matplotlib, nanobind, scikit_build_core, mpi4py, dask.array, dask.dataframe, distributed, pandas, polars, pyarrow" 2>/dev/null ||
+  python3 -m pip install --quiet --user numpy pytest hypothesis matplotlib nanobind scikit-build-core mpi4py "dask[array,dataframe,distributed]" pandas polars pyarrow
 
 # The CUDA kernels are compiled wherever nvcc is, GPU or not (CI has none: it checks that they
 # compile; the GPU tests then skip).

@@ -383,6 +383,8 @@ def _column_parts(fw: str, l: Any, r: Any) -> list:
     xp = _torch() if fw == "torch" else _cupy()
     if fw == "torch" and l.dtype == xp.bool:
         return [(l.to(xp.uint8), r.to(xp.uint8))]
+    if fw == "cupy" and l.dtype.kind == "b":
+        return [(l.astype(_np.uint8), r.astype(_np.uint8))]
     floating = l.dtype.is_floating_point if fw == "torch" else l.dtype.kind == "f"
     if floating:
         ln, rn = xp.isnan(l), xp.isnan(r)
@@ -815,7 +817,11 @@ def _to_device(parts: list, device: str) -> list:
             import torch  # type: ignore[no-redef]
         except ImportError as e:
             raise ImportError("gsearch.merge_asof(device='cuda') needs torch with CUDA") from e
-    return [torch.from_numpy(_np.ascontiguousarray(p)).to(device) for p in parts]
+    import warnings
+
+    with warnings.catch_warnings():  # pandas' read-only views: only read (copied to the device)
+        warnings.simplefilter("ignore", UserWarning)
+        return [torch.from_numpy(_np.ascontiguousarray(p)).to(device) for p in parts]
 
 
 def _host_join(

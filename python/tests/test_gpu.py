@@ -339,3 +339,125 @@ class TestCupy:
     def test_mixed_devices(self):
         with pytest.raises(ValueError):
             gsearch.searchsorted(cupy.arange(10), np.arange(3))
+
+
+# --- as-of joins (gsearch.asof_indices, merge_asof / join_asof with device="cuda") ---------------
+
+ASOF_DIRECTIONS = ["backward", "forward", "nearest"]
+
+
+def asof_case(seed, n=3000, m=700, groups=5, span=400):
+    """Sorted int64 keys with duplicates, three by columns (int, float with NaN and -0.0, bool)."""
+    g = np.random.default_rng(seed)
+    lk, rk = np.sort(g.integers(0, span, n)), np.sort(g.integers(0, span, m))
+    by_f = np.array([np.nan, -0.0, 0.0, 1.5])
+    lby = [g.integers(0, groups, n), by_f[g.integers(0, 4, n)], g.random(n) < 0.5]
+    rby = [g.integers(0, groups + 1, m), by_f[g.integers(0, 4, m)], g.random(m) < 0.5]
+    return lk, rk, lby, rby
+
+
+@needs_torch
+class TestTorchAsof:
+    @pytest.mark.parametrize("dtype", ["int64", "int32", "float32", "float64", "float16", "bfloat16", "uint8"])
+    @pytest.mark.parametrize("direction", ASOF_DIRECTIONS)
+    def test_equals_the_cpu(self, dtype, direction):
+        lk, rk, lby, rby = asof_case(1, span=200)
+        for nby in (0, 1, 3):
+            for tol, exact in ((None, True), (3, False)):
+                kw = dict(direction=direction, tolerance=tol, allow_exact_matches=exact)
+                cpu = gsearch.asof_indices(
+                    lk.astype(np.float32 if dtype == "bfloat16" else dtype),
+                    rk.astype(np.float32 if dtype == "bfloat16" else dtype),
+                    left_by=lby[:nby] or None,
+                    right_by=rby[:nby] or None,
+                    **{**kw, "tolerance": None if tol is None else (float(tol) if dtype.startswith(("float", "bf")) else tol)},
+                )
+                tl = torch.from_numpy(lk).to(getattr(torch, dtype)).cuda()
+                tr = torch.from_numpy(rk).to(getattr(torch, dtype)).cuda()
+                got = gsearch.asof_indices(
+                    tl,
+                    tr,
+                    left_by=[torch.from_numpy(c).cuda() for c in lby[:nby]] or None,
+                    right_by=[torch.from_numpy(c).cuda() for c in rby[:nby]] or None,
+                    **{**kw, "tolerance": None if tol is None else (float(tol) if dtype.startswith(("float", "bf")) else tol)},
+                )
+                assert isinstance(got, torch.Tensor) and got.device == tl.device and got.dtype == torch.int64
+                np.testing.assert_array_equal(got.cpu().numpy(), cpu)
+
+    def test_no_copy_sort_and_limits(self, monkeypatch):
+        from gpu_support import spy_on
+
+        lk, rk, lby, rby = asof_case(2)
+        tl, tr = torch.from_numpy(lk).cuda(), torch.from_numpy(rk).cuda()
+        tlb, trb = torch.from_numpy(lby[0]).cuda(), torch.from_numpy(rby[0]).cuda()
+        seen = spy_on(monkeypatch, "asof_join")
+        got = gsearch.asof_indices(tl, tr, left_by=tlb, right_by=trb)
+        # the keys, and one small-range int64 by column, are the caller's memory
+        assert seen[0][:2] == [tl.data_ptr(), tr.data_ptr()]
+        assert seen[0][3:5] == [tlb.data_ptr(), trb.data_ptr()]
+        np.testing.assert_array_equal(got.cpu().numpy(), gsearch.asof_indices(lk, rk, left_by=lby[0], right_by=rby[0]))
+        # sort=True: any order
+        perm = np.random.default_rng(3).permutation(len(lk))
+        got = gsearch.asof_indices(torch.from_numpy(lk[perm]).cuda(), tr, sort=True, direction="nearest")
+        np.testing.assert_array_equal(got.cpu().numpy(), gsearch.asof_indices(lk[perm], rk, sort=True, direction="nearest"))
+        # int64 limits, a tolerance beyond int64 (the keys joined as uint64)
+        big = np.array([-(2**63), -1, 0, 2**62, 2**63 - 1], dtype=np.int64)
+        for tol in (None, 2**62, 2**63 + 5, 2**64):
+            want = gsearch.asof_indices(big, big[::2].copy(), direction="nearest", tolerance=tol, allow_exact_matches=False)
+            got = gsearch.asof_indices(
+                torch.from_numpy(big).cuda(), torch.from_numpy(big[::2].copy()).cuda(), direction="nearest", tolerance=tol, allow_exact_matches=False
+            )
+            np.testing.assert_array_equal(got.cpu().numpy(), want)
+
+    def test_errors(self):
+        t = torch.arange(5, device="cuda")
+        with pytest.raises(ValueError, match="^left keys must be sorted$"):
+            gsearch.asof_indices(t.flip(0), t)
+        with pytest.raises(ValueError, match="^Merge keys contain null values on right side$"):
+            gsearch.asof_indices(t.double(), torch.tensor([0.0, float("nan")], device="cuda"))
+        with pytest.raises(ValueError, match="device"):
+            gsearch.asof_indices(t, t.cpu())
+
+    @pytest.mark.parametrize("direction", ASOF_DIRECTIONS)
+    def test_merge_asof_on_the_gpu(self, direction):
+        pd = pytest.importorskip("pandas")
+        lk, rk, lby, rby = asof_case(4)
+        left = pd.DataFrame({"t": lk, "g": lby[0], "f": lby[1], "s": np.where(lby[2], "a", "b"), "x": np.arange(len(lk))})
+        right = pd.DataFrame({"t": rk, "g": rby[0], "f": rby[1], "s": np.where(rby[2], "a", "b"), "y": np.arange(len(rk))})
+        for by in (None, "g", ["g", "f", "s"]):
+            kw = dict(on="t", by=by, direction=direction, tolerance=5)
+            pd.testing.assert_frame_equal(gsearch.merge_asof(left, right, device="cuda", **kw), pd.merge_asof(left, right, **kw))
+
+    def test_join_asof_on_the_gpu(self):
+        pl = pytest.importorskip("polars")
+        lk, rk, lby, rby = asof_case(5)
+        left = pl.DataFrame({"t": lk, "g": lby[0], "x": np.arange(len(lk))})
+        right = pl.DataFrame({"t": rk, "g": rby[0], "y": np.arange(len(rk))})
+        for strategy in ASOF_DIRECTIONS:
+            want = left.join_asof(right, on="t", by="g", strategy=strategy)
+            assert gsearch.join_asof(left, right, on="t", by="g", strategy=strategy, device="cuda").equals(want)
+
+
+@needs_cupy
+class TestCupyAsof:
+    @pytest.mark.parametrize("direction", ASOF_DIRECTIONS)
+    def test_equals_the_cpu(self, direction):
+        lk, rk, lby, rby = asof_case(6)
+        for dtype in ("int64", "float32"):
+            for nby in (0, 1, 3):
+                cpu = gsearch.asof_indices(
+                    lk.astype(dtype), rk.astype(dtype), left_by=lby[:nby] or None, right_by=rby[:nby] or None, direction=direction
+                )
+                got = gsearch.asof_indices(
+                    cupy.asarray(lk.astype(dtype)),
+                    cupy.asarray(rk.astype(dtype)),
+                    left_by=[cupy.asarray(c) for c in lby[:nby]] or None,
+                    right_by=[cupy.asarray(c) for c in rby[:nby]] or None,
+                    direction=direction,
+                )
+                assert isinstance(got, cupy.ndarray) and got.dtype == cupy.int64
+                np.testing.assert_array_equal(cupy.asnumpy(got), cpu)
+
+    def test_errors(self):
+        with pytest.raises(ValueError, match="^right keys must be sorted$"):
+            gsearch.asof_indices(cupy.arange(3), cupy.arange(3)[::-1].copy())
