@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <random>
+#include <utility>
 #include <vector>
 
 #include "gsearch/core/asof.hpp"
@@ -54,6 +57,49 @@ TEST(CoreAsof, RowMapsThroughGroupsAndOrder) {
   EXPECT_EQ(asof_row(left.data(), left_by.data(), 1, keys.data(), 4, start.data(), order.data(), rule), 0);
   EXPECT_EQ(asof_row(left.data(), left_by.data(), 2, keys.data(), 4, start.data(), order.data(), rule), 2);
   EXPECT_EQ(asof_row(left.data(), nullptr, 2, keys.data(), 2, nullptr, nullptr, rule), 1);  // ungrouped: [0, m)
+}
+
+// The sweep (the CPU's) and the per-row binary search (CUDA's) give the same matches, for every
+// rule, with and without groups, over chunks that start anywhere.
+TEST(CoreAsof, SweepEqualsTheSearchPerRow) {
+  std::mt19937_64 rng(3);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int64_t n = int64_t(rng() % 60), m = int64_t(rng() % 40), groups = 1 + int64_t(rng() % 4);
+    const bool grouped = trial % 2;
+    std::vector<int32_t> left(static_cast<size_t>(n)), right(static_cast<size_t>(m));
+    for (auto& x : left) x = int32_t(rng() % 15);
+    for (auto& x : right) x = int32_t(rng() % 15);
+    std::sort(left.begin(), left.end());
+    std::sort(right.begin(), right.end());
+    std::vector<int64_t> lb(static_cast<size_t>(n)), rb(static_cast<size_t>(m));
+    for (auto& g : lb) g = int64_t(rng() % uint64_t(groups));
+    for (auto& g : rb) g = int64_t(rng() % uint64_t(groups));
+    // The right rows grouped stably, for the per-row search.
+    std::vector<int64_t> order, start(size_t(groups) + 1, 0);
+    for (int64_t g = 0; g < groups; ++g) {
+      start[size_t(g)] = int64_t(order.size());
+      for (int64_t j = 0; j < m; ++j)
+        if (!grouped || rb[size_t(j)] == g) order.push_back(j);
+      if (!grouped) break;
+    }
+    start[size_t(grouped ? groups : 1)] = int64_t(order.size());
+    std::vector<int32_t> keys;
+    for (int64_t j : order) keys.push_back(right[size_t(j)]);
+    for (int d = 0; d < 3; ++d)
+      for (bool exact : {true, false})
+        for (int tol : {-1, 0, 2}) {
+          asof_rule<int32_t> rule{asof_direction(d), exact, tol >= 0, int32_t(tol >= 0 ? tol : 0)};
+          std::vector<int64_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n), -9), latest(static_cast<size_t>(groups));
+          for (int64_t i = 0; i < n; ++i)
+            want[size_t(i)] = asof_row(left.data(), grouped ? lb.data() : nullptr, i, keys.data(), m, start.data(),
+                                       order.data(), rule);
+          const int64_t cut = n ? int64_t(rng() % uint64_t(n + 1)) : 0;  // two chunks
+          for (auto [b, e] : {std::pair{int64_t{0}, cut}, std::pair{cut, n}})
+            asof_sweep(left.data(), grouped ? lb.data() : nullptr, b, e, right.data(), grouped ? rb.data() : nullptr, m,
+                       rule, latest.data(), grouped ? groups : 1, got.data());
+          ASSERT_EQ(got, want) << "trial " << trial << " direction " << d << " exact " << exact << " tol " << tol;
+        }
+  }
 }
 
 TEST(CoreAsof, DirectionNames) {

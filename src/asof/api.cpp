@@ -98,15 +98,7 @@ void asof_impl(const Exec& exec, span<const T> left, span<const T> right, const 
   on_backend(exec, [&](auto h) {
     // The join of sorted keys (with their codes when grouped) into dst.
     const auto join = [&](const T* lk, const int64_t* lc, const T* rk, const int64_t* rc, int64_t* dst) {
-      if (!left_by) {
-        backend::asof_match(h, lk, static_cast<const int64_t*>(nullptr), n, rk, m, nullptr, nullptr, rule, dst);
-        return;
-      }
-      const std::function<void(const T*, const int64_t*, const int64_t*)> match =
-          [&](const T* keys, const int64_t* group_start, const int64_t* order) {
-            backend::asof_match(h, lk, lc, n, keys, m, group_start, order, rule, dst);
-          };
-      backend::asof_group(h, rk, rc, m, groups, match);
+      backend::asof_join(h, lk, lc, n, rk, rc, m, left_by ? groups : 1, rule, dst);
     };
     const int64_t* lb = left_by ? left_by->data() : nullptr;
     const int64_t* rb = right_by ? right_by->data() : nullptr;

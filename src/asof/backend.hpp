@@ -5,14 +5,12 @@
 /// validated by the public layer (api.cpp) before they get here. On CUDA every pointer is device
 /// memory and the calls are enqueued on the stream; those that return an answer wait for it.
 ///
-///   asof_match   out[i] = core::asof_row(...) for i in [0, n): left row i's match among the
-///                right keys `keys[0, m)`, within its group's keys[group_start[g], group_start[g +
-///                1]) when left_by is not null, mapped back through `order` when it is not null
-///   asof_group   the right rows sorted by group code, stably: calls then(keys, group_start,
-///                order) with the keys in that order (m), each group's first position (groups +
-///                1, the last = m) and each position's original row (m), memory that lives for
-///                the call (on CUDA: enqueued work on it is safe, the pool frees it in stream
-///                order); codes must be in [0, groups)
+///   asof_join    out[i] = the match of left row i (core/asof.hpp's rule) among the right rows
+///                [0, m) (of its group, left_by[i], when left_by is not null: then right_by too,
+///                codes in [0, groups)), the right row's original index or -1; keys sorted. The CPU
+///                sweeps as pandas does (core::asof_sweep, a chunk of left rows a thread); CUDA
+///                groups the right rows by a stable radix sort of their codes and runs a thread a
+///                left row (core::asof_row: a binary search within the group)
 ///   asof_sort    keys[0, n) sorted stably (the merge family's sort: -0.0 and 0.0 one key), with
 ///                their codes when not null: calls then(sorted keys, their codes (null without),
 ///                perm, scratch), perm[i] = the original position of sorted row i, scratch room
@@ -29,12 +27,9 @@
 #include "gsearch/core/asof.hpp"
 
 #define GSEARCH_ASOF_OPS(X, T)                                                                        \
-  X(T, void, asof_match,                                                                               \
-    (const T* left, const int64_t* left_by, int64_t n, const T* keys, int64_t m, const int64_t* group_start, \
-     const int64_t* order, const asof_rule<T>& rule, int64_t* out))                                     \
-  X(T, void, asof_group,                                                                               \
-    (const T* right, const int64_t* right_by, int64_t m, int64_t groups,                               \
-     const std::function<void(const T*, const int64_t*, const int64_t*)>& then))                       \
+  X(T, void, asof_join,                                                                                \
+    (const T* left, const int64_t* left_by, int64_t n, const T* right, const int64_t* right_by, int64_t m,  \
+     int64_t groups, const asof_rule<T>& rule, int64_t* out))                                           \
   X(T, void, asof_sort,                                                                                \
     (const T* keys, const int64_t* codes, int64_t n,                                                   \
      const std::function<void(const T*, const int64_t*, const int64_t*, int64_t*)>& then))             \

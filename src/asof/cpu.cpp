@@ -1,8 +1,10 @@
-// The CPU backend of the as-of join: core/asof.hpp's match per left row on all cores, the right
-// rows grouped by a stable counting sort.
+// The CPU backend of the as-of join: pandas' sweep (core::asof_sweep) over a chunk of left rows a
+// thread, every group's latest right row in an array indexed by its code. (A binary search a left
+// row within its group, CUDA's way, measured 2-5x slower here: docs/perf-notes.md.)
 
 #include "asof/backend.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <type_traits>
 #include <vector>
@@ -20,28 +22,16 @@ constexpr int64_t min_rows_per_thread = 16384;
 }  // namespace
 
 template <class T>
-void asof_match(int threads, const T* left, const int64_t* left_by, int64_t n, const T* keys, int64_t m,
-                const int64_t* group_start, const int64_t* order, const asof_rule<T>& rule, int64_t* out) {
-  parallel_for(n, thread_count(threads, n, min_rows_per_thread), 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) out[i] = core::asof_row(left, left_by, i, keys, m, group_start, order, rule);
+void asof_join(int threads, const T* left, const int64_t* left_by, int64_t n, const T* right, const int64_t* right_by,
+               int64_t m, int64_t groups, const asof_rule<T>& rule, int64_t* out) {
+  // A chunk of left rows a thread, each sweeping the right rows from their start: a chunk beyond
+  // the first costs m + groups more steps, so no more chunks than n / (m + groups) + 1 pay.
+  const int64_t extra = m + groups;
+  const int chunks = std::max(1, std::min<int>(thread_count(threads, n, min_rows_per_thread), int(n / extra + 1)));
+  parallel_for(n, chunks, 1, [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> latest(static_cast<size_t>(groups));
+    core::asof_sweep(left, left_by, begin, end, right, right_by, m, rule, latest.data(), groups, out);
   });
-}
-
-template <class T>
-void asof_group(int, const T* right, const int64_t* right_by, int64_t m, int64_t groups,
-                const std::function<void(const T*, const int64_t*, const int64_t*)>& then) {
-  // A counting sort: each group's size, their starts, then every row placed in order.
-  std::vector<int64_t> start(size_t(groups) + 1, 0);
-  for (int64_t j = 0; j < m; ++j) ++start[size_t(right_by[j]) + 1];
-  for (int64_t g = 0; g < groups; ++g) start[size_t(g) + 1] += start[size_t(g)];
-  std::vector<int64_t> next(start.begin(), start.end() - 1), order(static_cast<size_t>(m));
-  std::vector<T> keys(static_cast<size_t>(m));
-  for (int64_t j = 0; j < m; ++j) {
-    const int64_t p = next[size_t(right_by[j])]++;
-    order[size_t(p)] = j;
-    keys[size_t(p)] = right[j];
-  }
-  then(keys.data(), start.data(), order.data());
 }
 
 template <class T>

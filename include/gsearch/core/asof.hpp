@@ -78,6 +78,14 @@ GSEARCH_HD GSEARCH_FORCEINLINE bool asof_backward_wins(T left, T back, T fore) {
   }
 }
 
+/// nearest's choice between the backward match `back` (key bk) and the forward one `fore` (key
+/// fk), either -1 for none: the backward one when both are as close.
+template <class T>
+GSEARCH_HD GSEARCH_FORCEINLINE int64_t asof_pick(T x, int64_t back, int64_t fore, T bk, T fk) {
+  if (back >= 0 && fore >= 0) return asof_backward_wins(x, bk, fk) ? back : fore;
+  return back >= 0 ? back : fore;
+}
+
 /// The as-of match of key x among right(lo) .. right(hi - 1), sorted ascending in key order:
 /// its position in [lo, hi), or -1. `right` is an accessor, right(i) the key at i.
 template <class T, class Acc>
@@ -93,8 +101,7 @@ GSEARCH_HD int64_t asof_match(const Acc& right, int64_t lo, int64_t hi, T x, con
     const int64_t start = exact ? lower_bound_in(right, lo, hi, x) : upper_bound_in(right, lo, hi, x);
     if (start < hi && (!rule.has_tolerance || asof_within(T(right(start)), x, rule.tolerance))) fore = start;
   }
-  if (back >= 0 && fore >= 0) return asof_backward_wins(x, T(right(back)), T(right(fore))) ? back : fore;
-  return back >= 0 ? back : fore;
+  return asof_pick(x, back, fore, back >= 0 ? T(right(back)) : x, fore >= 0 ? T(right(fore)) : x);
 }
 
 /// The right keys in global (or host) memory, read in place.
@@ -119,6 +126,47 @@ GSEARCH_HD int64_t asof_row(const T* left, const int64_t* left_by, int64_t i, co
   }
   const int64_t j = asof_match(asof_keys<T>{keys}, lo, hi, left[i], rule);
   return j < 0 || !order ? j : order[j];
+}
+
+/// The as-of matches of left rows [begin, end) by pandas' sweep, for a host thread: the right
+/// rows (sorted, all m, in their original order) are taken in key order while they come before
+/// the left key, each recorded as its group's latest in latest[g] (`groups` entries: scratch,
+/// overwritten), and a left row's backward match is its group's latest; forward sweeps down from
+/// the end the same way. O(end - begin + m + groups): each call starts from the first (or last)
+/// right row, so a thread's chunk needs no state from the one before it. Without groups (left_by
+/// and right_by null) groups is 1. The answers are asof_match's (tested against it).
+template <class T>
+void asof_sweep(const T* left, const int64_t* left_by, int64_t begin, int64_t end, const T* right,
+                const int64_t* right_by, int64_t m, const asof_rule<T>& rule, int64_t* latest, int64_t groups,
+                int64_t* out) {
+  const bool exact = rule.allow_exact_matches;
+  const auto group = [](const int64_t* by, int64_t i) { return by ? by[i] : int64_t{0}; };
+  if (rule.direction != asof_direction::forward) {
+    for (int64_t g = 0; g < groups; ++g) latest[g] = -1;
+    int64_t j = 0;
+    for (int64_t i = begin; i < end; ++i) {
+      const T x = left[i];
+      for (; j < m && (exact ? key_less_equal(right[j], x) : key_less(right[j], x)); ++j) latest[group(right_by, j)] = j;
+      const int64_t back = latest[group(left_by, i)];
+      out[i] = back >= 0 && rule.has_tolerance && !asof_within(x, right[back], rule.tolerance) ? -1 : back;
+    }
+  }
+  if (rule.direction != asof_direction::backward) {
+    for (int64_t g = 0; g < groups; ++g) latest[g] = -1;
+    int64_t j = m - 1;
+    for (int64_t i = end - 1; i >= begin; --i) {
+      const T x = left[i];
+      for (; j >= 0 && (exact ? !key_less(right[j], x) : key_less(x, right[j])); --j) latest[group(right_by, j)] = j;
+      int64_t fore = latest[group(left_by, i)];
+      if (fore >= 0 && rule.has_tolerance && !asof_within(right[fore], x, rule.tolerance)) fore = -1;
+      if (rule.direction == asof_direction::forward) {
+        out[i] = fore;
+      } else {
+        const int64_t back = out[i];
+        out[i] = asof_pick(x, back, fore, back >= 0 ? right[back] : x, fore >= 0 ? right[fore] : x);
+      }
+    }
+  }
 }
 
 }  // namespace core

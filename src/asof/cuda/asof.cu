@@ -100,17 +100,14 @@ int64_t answer_of(cudaStream_t stream, int fill, Kernel kernel, int64_t n, Args.
 
 }  // namespace
 
-template <class T>
-void asof_match(cudaStream_t stream, const T* left, const int64_t* left_by, int64_t n, const T* keys, int64_t m,
-                const int64_t* group_start, const int64_t* order, const asof_rule<T>& rule, int64_t* out) {
-  if (n == 0) return;
-  launch_plain(asof_match_kernel<T>, n, asof_threads, stream, current_device_limits(), left, left_by, n, keys, m,
-               group_start, order, rule, out);
-}
+namespace {
 
+// The right rows sorted by group code, stably: calls then(keys in that order, each group's first
+// position (groups + 1 of them, the last = m), each position's original row), memory that lives
+// for the call (enqueued work on it is safe: the pool frees it in stream order).
 template <class T>
-void asof_group(cudaStream_t stream, const T* right, const int64_t* right_by, int64_t m, int64_t groups,
-                const std::function<void(const T*, const int64_t*, const int64_t*)>& then) {
+void group_right(cudaStream_t stream, const T* right, const int64_t* right_by, int64_t m, int64_t groups,
+                 const std::function<void(const T*, const int64_t*, const int64_t*)>& then) {
   // Codes are in [0, groups) (checked): as unsigned words their low bit_width(groups - 1) bits
   // order them, and the radix sort reads only those.
   const int end_bit = std::max(1, int(std::bit_width(uint64_t(std::max<int64_t>(groups, 1) - 1))));
@@ -141,6 +138,24 @@ void asof_group(cudaStream_t stream, const T* right, const int64_t* right_by, in
   }
   launch_plain(group_start_kernel, groups + 1, asof_threads, stream, dev, sorted, m, groups, start);
   then(keys, start, order);  // enqueued before `buffer` is freed, in stream order
+}
+
+}  // namespace
+
+template <class T>
+void asof_join(cudaStream_t stream, const T* left, const int64_t* left_by, int64_t n, const T* right,
+               const int64_t* right_by, int64_t m, int64_t groups, const asof_rule<T>& rule, int64_t* out) {
+  if (n == 0) return;
+  const device_limits& dev = current_device_limits();
+  if (!left_by) {
+    launch_plain(asof_match_kernel<T>, n, asof_threads, stream, dev, left, left_by, n, right, m,
+                 static_cast<const int64_t*>(nullptr), static_cast<const int64_t*>(nullptr), rule, out);
+    return;
+  }
+  group_right<T>(stream, right, right_by, m, groups, [&](const T* keys, const int64_t* group_start, const int64_t* order) {
+    launch_plain(asof_match_kernel<T>, n, asof_threads, stream, dev, left, left_by, n, keys, m, group_start, order,
+                 rule, out);
+  });
 }
 
 template <class T>
