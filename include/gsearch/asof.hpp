@@ -36,8 +36,11 @@
 /// int64 offsets; options.sort: both sides' sorted keys, codes and positions (n + m keys, 2(n +
 /// m) int64); on CUDA also the radix sorts' (all stream-ordered, from gsearch's pool).
 ///
-/// Complexity: one binary search within the left row's group per left row (O(n log m)); the
-/// grouped form first sorts the right rows by group, stably (O(m)).
+/// Complexity: the CPU sweeps as pandas does, the right rows taken in key order beside the left
+/// ones, each group's latest right row kept by its code: O(n + T (m + groups)) for T threads (a
+/// thread's chunk of left rows sweeps the right from its start; T is kept where that pays). CUDA
+/// runs a thread a left row, a binary search within its group's right rows (O(n log m)), after a
+/// stable radix sort of the right rows by group code (O(m)).
 ///
 /// Errors: invalid_argument (sizes that differ, null pointers with a non-zero size, groups < 0,
 /// a group code outside [0, groups), a negative or NaN tolerance, unsorted or NaN keys, an unknown
