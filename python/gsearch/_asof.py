@@ -1159,15 +1159,18 @@ def _polars_by_parts(pl: Any, fn: str, lcols: list, rcols: list) -> tuple:
     return lparts, rparts, lnull, rnull
 
 
-def _polars_nearest(pl: Any, fn: str, lx: Any, rx: Any, kd: Any, dtype: Any, lparts: list, rparts: list, tol: Any, exact: bool, device: str) -> Any:
+def _polars_nearest(
+    fn: str, lx: Any, rx: Any, kd: Any, lparts: list, rparts: list, tol: Any, exact: bool, sort: bool, device: str
+) -> Any:
     """polars' 'nearest': of the right rows at the least distance, the last one (pandas takes
     the backward match on a tie, and the first of equal forward keys). The backward and forward
     matches, the closer (forward on a tie), and a forward match moved to the last right row of
     its key in its group (the backward match of that key)."""
     if len(rx) == 0 or len(lx) == 0:
         return _np.full(len(lx), -1, dtype=_np.int64)
-    back = _host_join(fn, lx, rx, kd, dtype, lparts, rparts, _DIRECTIONS["backward"], tol, exact, True, device)
-    fore = _host_join(fn, lx, rx, kd, dtype, lparts, rparts, _DIRECTIONS["forward"], tol, exact, True, device)
+    dtype = _np.dtype(kd)
+    back = _host_join(fn, lx, rx, kd, dtype, lparts, rparts, _DIRECTIONS["backward"], tol, exact, sort, device)
+    fore = _host_join(fn, lx, rx, kd, dtype, lparts, rparts, _DIRECTIONS["forward"], tol, exact, sort, device)
     lk = _np.ascontiguousarray(lx, dtype=kd)
     rk = _np.ascontiguousarray(rx, dtype=kd)
     hb, hf = back >= 0, fore >= 0
@@ -1184,7 +1187,8 @@ def _polars_nearest(pl: Any, fn: str, lx: Any, rx: Any, kd: Any, dtype: Any, lpa
     if len(rows):
         q = rk[fore[rows]]
         qparts = [p[rows] for p in lparts]
-        last = _host_join(fn, q, rx, kd, dtype, qparts, rparts, _DIRECTIONS["backward"], None, True, True, device)
+        # ungrouped and sorted, q is sorted too (a subsequence of non-decreasing keys)
+        last = _host_join(fn, q, rx, kd, dtype, qparts, rparts, _DIRECTIONS["backward"], None, True, sort or bool(qparts), device)
         out[rows] = last
     return out
 
@@ -1333,7 +1337,7 @@ def join_asof(
         sort = True
     try:
         if d == _DIRECTIONS["nearest"]:
-            m = _polars_nearest(pl, fn, lx, rx, kd, _np.dtype(kd), lparts, rparts, tol, exact, device)
+            m = _polars_nearest(fn, lx, rx, kd, lparts, rparts, tol, exact, sort, device)
         else:
             m = _host_join(fn, lx, rx, kd, _np.dtype(kd), lparts, rparts, d, tol, exact, sort, device)
     except ValueError as e:

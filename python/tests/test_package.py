@@ -74,9 +74,25 @@ def test_numpy_style_docstrings(fn):
 
 
 def test_docstring_examples():
+    """Every example of the public docstrings runs as written; those that import pandas or
+    polars (the as-of joins) where they import (not in the oldest-numpy CI step, whose numpy is
+    older than pandas needs)."""
     import doctest
 
-    results = doctest.testmod(gsearch, optionflags=doctest.NORMALIZE_WHITESPACE)
+    def imports(name):
+        try:
+            __import__(name)
+        except ImportError:
+            return False
+        return True
+
+    missing = [name for name in ("pandas", "polars") if not imports(name)]
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    for test in doctest.DocTestFinder().find(gsearch):
+        if any(f"import {name}" in (test.docstring or "") for name in missing):
+            continue
+        runner.run(test)
+    results = runner.summarize(verbose=False)
     assert results.failed == 0 and results.attempted > 5
 
 
