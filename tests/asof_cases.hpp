@@ -202,6 +202,19 @@ std::pair<AsofCase<T>, std::vector<int64_t>> shuffled(const AsofCase<T>& c, cons
   return {s, want};
 }
 
+// The join of a case on the CPU backend (`threads`: 0 all), the output poisoned first.
+template <class T>
+inline std::vector<int64_t> cpu_asof(const AsofCase<T>& c, const asof_options<T>& o, int threads = 0) {
+  std::vector<int64_t> out(c.left.size(), -7);
+  const cpu_t exec{threads};
+  if (c.grouped)
+    asof_join(exec, span<const T>(c.left), span<const T>(c.right), span<const int64_t>(c.left_by),
+              span<const int64_t>(c.right_by), c.groups, span<int64_t>(out), o);
+  else
+    asof_join(exec, span<const T>(c.left), span<const T>(c.right), span<int64_t>(out), o);
+  return out;
+}
+
 // pandas' documented example (merge_asof's docstring): left a = [1, 5, 10], right a = [1, 2, 3,
 // 6, 7]: backward [0, 2, 4], forward [0, 3, -1], nearest [0, 3, 4], backward without exact
 // matches [-1, 2, 4].

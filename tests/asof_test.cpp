@@ -19,18 +19,6 @@ namespace gsearch::test {
 namespace {
 
 template <class T>
-std::vector<int64_t> cpu_asof(const AsofCase<T>& c, const asof_options<T>& o, int threads = 0) {
-  std::vector<int64_t> out(c.left.size(), -7);
-  const cpu_t exec{threads};
-  if (c.grouped)
-    asof_join(exec, span<const T>(c.left), span<const T>(c.right), span<const int64_t>(c.left_by),
-              span<const int64_t>(c.right_by), c.groups, span<int64_t>(out), o);
-  else
-    asof_join(exec, span<const T>(c.left), span<const T>(c.right), span<int64_t>(out), o);
-  return out;
-}
-
-template <class T>
 class Asof : public ::testing::Test {};
 TYPED_TEST_SUITE(Asof, KeyTypes);
 

@@ -50,17 +50,6 @@ std::vector<int64_t> gpu_asof(const AsofCase<T>& c, const asof_options<T>& o) {
 }
 
 template <class T>
-std::vector<int64_t> cpu_asof(const AsofCase<T>& c, const asof_options<T>& o) {
-  std::vector<int64_t> out(c.left.size(), -7);
-  if (c.grouped)
-    asof_join(cpu, span<const T>(c.left), span<const T>(c.right), span<const int64_t>(c.left_by),
-              span<const int64_t>(c.right_by), c.groups, span<int64_t>(out), o);
-  else
-    asof_join(cpu, span<const T>(c.left), span<const T>(c.right), span<int64_t>(out), o);
-  return out;
-}
-
-template <class T>
 std::vector<asof_options<T>> gpu_rules() {
   std::vector<asof_options<T>> all = asof_rules<T>();
   if (!test_subset()) return all;
