@@ -314,6 +314,54 @@ void join_cases(Mem& mem, communicator& comm, uint64_t seed) {
     }
 }
 
+/// asof_join: this rank's slice of a sorted left side against the right side sharded (a slice a
+/// rank of one sorted sequence) or replicated, with and without groups, against the
+/// single-process join on the CPU of the whole sides.
+template <class T, class Mem>
+void asof_cases(Mem& mem, communicator& comm, uint64_t seed) {
+  const int p = comm.size(), me = comm.rank();
+  for (int pattern = 0; pattern < 3; ++pattern) {
+    std::mt19937_64 rng(seed + uint64_t(pattern * 13));
+    auto left = values<T>(rng, 600, 50, false), right = values<T>(rng, 400, 60, false);
+    sort_keys(left);
+    sort_keys(right);
+    std::vector<int64_t> left_by(left.size()), right_by(right.size());
+    for (auto& g : left_by) g = int64_t(rng() % 4);
+    for (auto& g : right_by) g = int64_t(rng() % 3);  // group 3 only on the left
+    const auto lb = shard_bounds(int64_t(left.size()), p, pattern), rb = shard_bounds(int64_t(right.size()), p, (pattern + 1) % 3);
+    const auto my_left = mem.put(slice(left, lb, me)), my_lby = mem.put(slice(left_by, lb, me));
+    const auto my_right = mem.put(slice(right, rb, me)), my_rby = mem.put(slice(right_by, rb, me));
+    const auto all_right = mem.put(right), all_rby = mem.put(right_by);
+    const int64_t n = lb[size_t(me) + 1] - lb[size_t(me)];
+    for (asof_direction d : {asof_direction::backward, asof_direction::forward, asof_direction::nearest})
+      for (bool grouped : {false, true})
+        for (layout l : {layout::sharded, layout::replicated}) {
+          SCOPED_TRACE(testing::Message() << "asof_join " << to_string(d) << (grouped ? " grouped" : "") << " pattern "
+                                          << pattern << (l == layout::sharded ? " sharded" : " replicated") << " ranks " << p);
+          asof_options<T> o;
+          o.direction = d;
+          o.allow_exact_matches = pattern != 1;
+          if (pattern == 2) o.tolerance = T(3);
+          std::vector<int64_t> want(left.size());
+          if (grouped)
+            asof_join(cpu, span<const T>(left), span<const T>(right), span<const int64_t>(left_by),
+                      span<const int64_t>(right_by), 4, span<int64_t>(want), o);
+          else
+            asof_join(cpu, span<const T>(left), span<const T>(right), span<int64_t>(want), o);
+          int64_t* out = mem.template alloc<int64_t>(n);
+          const bool sharded = l == layout::sharded;
+          const span<const T> r = sharded ? span<const T>(my_right) : span<const T>(all_right);
+          const span<const int64_t> rby = sharded ? span<const int64_t>(my_rby) : span<const int64_t>(all_rby);
+          if (grouped)
+            dist::asof_join(mem.exec, comm, span<const T>(my_left), r, span<const int64_t>(my_lby), rby, 4,
+                            span<int64_t>(out, n), o, l);
+          else
+            dist::asof_join(mem.exec, comm, span<const T>(my_left), r, span<int64_t>(out, n), o, l);
+          EXPECT_EQ(mem.get(span<const int64_t>(out, n)), slice(want, lb, me));
+        }
+  }
+}
+
 /// Every case for every key type (GSEARCH_TEST_SUBSET: int32, uint64 and double, as
 /// subset_typed_test).
 template <class Mem>
@@ -326,6 +374,7 @@ void all_cases(Mem& mem, communicator& comm, uint64_t seed) {
     find_cases<T>(mem, comm, seed);
     sort_cases<T>(mem, comm, seed);
     join_cases<T>(mem, comm, seed);
+    asof_cases<T>(mem, comm, seed);
   };
   each.template operator()<int32_t>();
   each.template operator()<uint32_t>();
@@ -339,10 +388,10 @@ void all_cases(Mem& mem, communicator& comm, uint64_t seed) {
 
 /// The operations the fault injection runs, each on 64 int32 values a rank (sorted in the global
 /// order, so that every operation runs all of its steps).
-inline constexpr int fault_ops = 8;
+inline constexpr int fault_ops = 9;
 inline const char* fault_op_name(int op) {
-  static const char* names[fault_ops] = {"search",   "search replicated", "find", "find_all",
-                                         "isin",     "sort",              "merge", "join"};
+  static const char* names[fault_ops] = {"search", "search replicated", "find",  "find_all", "isin",
+                                         "sort",   "merge",             "join",  "asof_join"};
   return names[op];
 }
 
@@ -380,9 +429,11 @@ void run_fault_op(Mem& mem, communicator& comm, int op, bool fail_allocation = f
     case 4: dist::isin(mem.exec, comm, part, part, span<bool>(mask, n)); break;
     case 5: dist::sort(mem.exec, comm, part, keys); break;
     case 6: dist::merge(mem.exec, comm, part, keys); break;
-    default:
+    case 7:
       dist::join(mem.exec, comm, join_kind::inner, part, part,
                  [&](int64_t rows) { return join_output{ids(rows), ids(rows)}; });
+      break;
+    default: dist::asof_join(mem.exec, comm, part, part, span<int64_t>(out, n)); break;
   }
   (void)mem.get(span<const int64_t>(out, n));  // waits for the operation's work (CUDA)
 }

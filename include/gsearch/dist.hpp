@@ -23,6 +23,13 @@
 ///   join        a sort-merge join of two tables sharded by rank (rows in any order): both
 ///               co-partitioned by the same key splitters (equal keys on one rank), then the local
 ///               join; its gather maps are global row numbers (rank r's row i is offset_r + i)
+///   asof_join   pandas.merge_asof's matches (gsearch/asof.hpp) of this rank's left rows against
+///               the right rows of all ranks (sharded: their concatenation in rank order, sorted
+///               as one) or this rank's (replicated): global right row numbers. Sharded, every
+///               rank's right rows (and group codes) go to every rank first (an all-to-all of m
+///               rows a rank), then the local join: the same answer as the single-process call
+///               on the concatenation; routing the left rows to the owners of their key ranges
+///               with each group's nearest rows beyond a shard is the next step
 ///
 /// The order and types are the single-process ones (key_traits.hpp: NaN last, -0.0 == 0.0; int32,
 /// uint32, int64, uint64, float, double), and the results equal the single-process call on the
@@ -49,6 +56,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "gsearch/asof.hpp"
 #include "gsearch/core/algorithm.hpp"
 #include "gsearch/core/error.hpp"
 #include "gsearch/core/find.hpp"
@@ -96,7 +104,16 @@ enum class layout : int {
       numbers, into allocate(rows); returns rows (right is -1 where the join has no right row,    \
       and not written for semi and anti joins). */                                                 \
   int64_t join(const EXEC& exec, communicator& comm, join_kind kind, span<const T> left,          \
-               span<const T> right, const std::function<join_output(int64_t)>& allocate);
+               span<const T> right, const std::function<join_output(int64_t)>& allocate);          \
+  /** right_index[i] = the global right row matched to left_on[i] (asof.hpp's rule), or -1. */   \
+  void asof_join(const EXEC& exec, communicator& comm, span<const T> left_on, span<const T> right_on, \
+                 span<int64_t> right_index, const asof_options<T>& options = {},                   \
+                 layout right_layout = layout::sharded);                                           \
+  /** The same within groups: left_by / right_by are the rows' codes in [0, groups). */            \
+  void asof_join(const EXEC& exec, communicator& comm, span<const T> left_on, span<const T> right_on, \
+                 span<const int64_t> left_by, span<const int64_t> right_by, int64_t groups,         \
+                 span<int64_t> right_index, const asof_options<T>& options = {},                   \
+                 layout right_layout = layout::sharded);
 
 GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_DIST, cpu_t)
 GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DECLARE_DIST, cuda_t)

@@ -77,6 +77,19 @@ decltype(auto) agreed(const Exec& exec, communicator& comm, const char* op, F&& 
                span<const T> right, const std::function<join_output(int64_t)>& allocate) {         \
     return agreed(exec, comm, "join",                                                              \
                   [&](auto l, communicator& c) { return detail::join(l, c, kind, left, right, allocate); }); \
+  }                                                                                                \
+  void asof_join(const EXEC& exec, communicator& comm, span<const T> left_on, span<const T> right_on, \
+                 span<int64_t> right_index, const asof_options<T>& options, layout right_layout) {  \
+    agreed(exec, comm, "asof_join", [&](auto l, communicator& c) {                                 \
+      detail::asof_join(l, c, left_on, right_on, nullptr, nullptr, 0, right_index, options, right_layout); \
+    });                                                                                            \
+  }                                                                                                \
+  void asof_join(const EXEC& exec, communicator& comm, span<const T> left_on, span<const T> right_on, \
+                 span<const int64_t> left_by, span<const int64_t> right_by, int64_t groups,         \
+                 span<int64_t> right_index, const asof_options<T>& options, layout right_layout) {  \
+    agreed(exec, comm, "asof_join", [&](auto l, communicator& c) {                                 \
+      detail::asof_join(l, c, left_on, right_on, &left_by, &right_by, groups, right_index, options, right_layout); \
+    });                                                                                            \
   }
 
 GSEARCH_FOR_EACH_KEY_TYPE(GSEARCH_DEFINE_DIST, cpu_t)
