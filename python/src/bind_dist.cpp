@@ -14,6 +14,7 @@
 // arrays are cupy's) on the call's CUDA device, whose work the callback orders on the current
 // stream (the call's). The counts are Python lists of ints.
 
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
 #include <cstdint>
@@ -300,6 +301,61 @@ nb::object py_join(nb::handle comm, const std::string& fw, const in_array& left,
   return result;
 }
 
+/// right_index = the as-of matches (gsearch::dist::asof_join) of this rank's left keys in the right
+/// keys of all ranks (sharded: their concatenation in rank order) or this rank's (replicated), as
+/// global right rows; grouped where left_by / right_by (int64 codes in [0, groups), the same code
+/// for the same group on every rank) are given. tolerance: None, or a host array of one element
+/// of the keys' dtype (the Python layer made it exact).
+void py_asof_join(nb::handle comm, const std::string& fw, const in_array& left, const in_array& right,
+                  out_array& out, std::optional<in_array> left_by, std::optional<in_array> right_by, int64_t groups,
+                  int direction, bool allow_exact_matches, std::optional<in_array> tolerance, bool check_sorted,
+                  bool sort, bool replicated, uintptr_t stream) {
+  const std::string fn = "gsearch._core.dist_asof_join";
+  if (left_by.has_value() != right_by.has_value()) value_error(fn + ": pass both left_by and right_by, or neither");
+  if (direction < 0 || direction > int(gsearch::asof_direction::nearest))
+    value_error(fn + ": direction " + std::to_string(direction) + " out of range (a value of ASOF_DIRECTIONS)");
+  const bool grouped = left_by.has_value();
+  dist_call call = grouped ? dist_call(fn, comm, fw,
+                                       {locate("left", left), locate("right", right), locate("out", out),
+                                        locate("left_by", *left_by), locate("right_by", *right_by)})
+                           : dist_call(fn, comm, fw, {locate("left", left), locate("right", right), locate("out", out)});
+  check_same_dtype(fn, "left", left, "right", right);
+  check_flat(fn, "left", left);
+  check_flat(fn, "right", right);
+  check_flat(fn, "out", out);
+  if (out.dtype() != nb::dtype<int64_t>()) type_error(fn + ": out must be int64, not " + dtype_name(out.dtype()));
+  if (out.size() != left.size())
+    value_error(fn + ": " + std::to_string(left.size()) + " left keys but " + std::to_string(out.size()) +
+                " output elements");
+  for (const auto* codes : {&left_by, &right_by}) {
+    if (!codes->has_value()) continue;
+    const char* what = codes == &left_by ? "left_by" : "right_by";
+    if ((*codes)->dtype() != nb::dtype<int64_t>())
+      type_error(fn + ": " + what + " must be int64 group codes, not " + dtype_name((*codes)->dtype()));
+    check_flat(fn, what, **codes);
+  }
+  if (tolerance && (tolerance->device_type() != nb::device::cpu::value || tolerance->dtype() != left.dtype() ||
+                    tolerance->size() != 1 || !is_c_contiguous(*tolerance)))
+    value_error(fn + ": tolerance must be None or a host array of one element of the keys' dtype");
+  visit_key_type(fn, left.dtype(), [&]<class T>() {
+    gsearch::asof_options<T> options;
+    options.direction = gsearch::asof_direction(direction);
+    options.allow_exact_matches = allow_exact_matches;
+    if (tolerance) options.tolerance = *static_cast<const T*>(tolerance->data());
+    options.check_sorted = check_sorted;
+    options.sort = sort;
+    call.run(stream, [&](const auto& exec) {
+      if (grouped)
+        gsearch::dist::asof_join(exec, call.comm, in_span<T>(left), in_span<T>(right), in_span<int64_t>(*left_by),
+                                 in_span<int64_t>(*right_by), groups, out_span<int64_t>(out), options,
+                                 layout_of(replicated));
+      else
+        gsearch::dist::asof_join(exec, call.comm, in_span<T>(left), in_span<T>(right), out_span<int64_t>(out),
+                                 options, layout_of(replicated));
+    });
+  });
+}
+
 }  // namespace
 
 void bind_dist(nb::module_& m) {
@@ -356,6 +412,15 @@ void bind_dist(nb::module_& m) {
         "This rank's rows of the join `kind` (JOIN_KINDS) of the tables of all ranks (rows in any\n"
         "order; gsearch::dist::join) as global row numbers: allocate(rows) returns the pair\n"
         "(left_index, right_index) of int64 arrays (right_index None for semi and anti).");
+  m.def("dist_asof_join", &py_asof_join, "comm"_a, "framework"_a, "left"_a, "right"_a, "out"_a,
+        "left_by"_a = nb::none(), "right_by"_a = nb::none(), "groups"_a = 0, "direction"_a = 0,
+        "allow_exact_matches"_a = true, "tolerance"_a = nb::none(), "check_sorted"_a = true, "sort"_a = false,
+        "replicated"_a = false, "stream"_a = 0,
+        "out[i] = the global right row matched to this rank's left[i] by the as-of rule, or -1\n"
+        "(gsearch::dist::asof_join; asof_join's arguments): the right keys of all ranks, their\n"
+        "concatenation in rank order sorted as one (sharded), or this rank's (replicated). left_by /\n"
+        "right_by: int64 codes in [0, groups), one group one code on every rank. tolerance: None or a\n"
+        "host array of one element of the keys' dtype. comm, framework: as in dist_search.");
 }
 
 }  // namespace gsearch_python

@@ -121,6 +121,8 @@ def run(ranks, comm, to_device=lambda x: x, to_host=lambda x: x):
                 if ri is not None:
                     check(f"join {how} right {tag}", ranks.everyone(get(gr)), rows(rs, ri))
 
+            asof(ranks, comm, put, get, rng, dtype, pattern, tag)
+
     if ranks.size > 1:  # every rank refuses a dtype that is not every rank's
         try:
             gd.sort(put(np.arange(5, dtype=np.int32 if ranks.rank == 0 else np.int64)), comm=comm)
@@ -128,6 +130,47 @@ def run(ranks, comm, to_device=lambda x: x, to_host=lambda x: x):
         except TypeError as e:
             if "rank 0: int32" not in str(e):
                 failures.append(f"the dtype error does not name the ranks' dtypes: {e}")
+
+
+def asof(ranks, comm, put, get, rng, dtype, pattern, tag):
+    """gd.asof_indices against gsearch.asof_indices on the concatenations: the right keys sharded
+    (in the other pattern than the left) or replicated; by columns of group ids (numbered by
+    their offset), of wide integers and of floats with NaN (numbered by the ranks' union), a group
+    on one side only; every direction, a tolerance, no exact matches, sort."""
+    def keys(n):
+        x = values(rng, dtype, n, 40)
+        return np.sort(x[x == x], kind="stable")  # no NaN keys (pandas refuses them)
+
+    lk, rk = keys(160), keys(120)
+    n, m = len(lk), len(rk)
+    ids = rng.integers(0, 4, n), rng.integers(1, 5, m)  # 0 on the left only, 4 on the right only
+    wide = rng.integers(0, 4, n) * 2**40, rng.integers(0, 3, m) * 2**40  # 3 * 2**40 on the left only
+    floats = rng.choice([0.5, -0.0, 0.0, np.nan, 3.25], n), rng.choice([0.5, 0.0, np.nan, 7.0], m)
+    tol = 3.0 if np.dtype(dtype).kind == "f" else 3
+    cases = [
+        ({}, None, None),
+        ({"direction": "nearest", "tolerance": tol}, [ids[0]], [ids[1]]),
+        ({"direction": "forward", "allow_exact_matches": False}, [wide[0], floats[0]], [wide[1], floats[1]]),
+        ({"direction": "backward", "tolerance": tol}, [floats[0], ids[0]], [floats[1], ids[1]]),
+    ]
+    mine = lambda x: ranks.part(x, pattern)  # noqa: E731
+    theirs = lambda x: ranks.part(x, 1 - pattern)  # noqa: E731
+    for i, (kw, lb, rb) in enumerate(cases):
+        by = {} if lb is None else {"left_by": lb, "right_by": rb}
+        want = gsearch.asof_indices(lk, rk, **by, **kw)
+        dby = {} if lb is None else {"left_by": [put(mine(c)) for c in lb], "right_by": [put(theirs(c)) for c in rb]}
+        got = gd.asof_indices(put(mine(lk)), put(theirs(rk)), **dby, **kw, comm=comm)
+        check(f"asof_indices case {i} sharded {tag}", ranks.everyone(get(got)), want)
+        if i == 1:
+            rby = {"left_by": dby["left_by"], "right_by": [put(c) for c in rb]}
+            got = gd.asof_indices(put(mine(lk)), put(rk), **rby, **kw, comm=comm, sharded=False)
+            check(f"asof_indices case {i} replicated {tag}", ranks.everyone(get(got)), want)
+    # sort: keys in any order, the map in the left's order naming the right's original rows
+    lp, rp = rng.permutation(n), rng.permutation(m)
+    want = gsearch.asof_indices(lk[lp], rk[rp], left_by=ids[0][lp], right_by=ids[1][rp], sort=True)
+    got = gd.asof_indices(put(mine(lk[lp])), put(theirs(rk[rp])), left_by=put(mine(ids[0][lp])),
+                          right_by=put(theirs(ids[1][rp])), sort=True, comm=comm)
+    check(f"asof_indices sort {tag}", ranks.everyone(get(got)), want)
 
 
 def errors(ranks, comm, to_device=lambda x: x):
@@ -143,6 +186,7 @@ def errors(ranks, comm, to_device=lambda x: x):
         "a bad side": lambda: gd.searchsorted(floats, floats, side="middle" if r == 0 else "left", comm=comm),
         "a bad op": lambda: gd.find(floats, 1.0, op="~" if r == 0 else "==", comm=comm),
         "a value int8 cannot hold": lambda: gd.find(small, 300 if r == 0 else 3, comm=comm),
+        "a bad direction": lambda: gd.asof_indices(floats, floats, direction="sideways" if r == 0 else "forward", comm=comm),
     }
     for name, call in cases.items():
         try:
@@ -153,6 +197,12 @@ def errors(ranks, comm, to_device=lambda x: x):
                 failures.append(f"{name} on rank 0: rank {r}'s error does not name rank 0: {e}")
     if ranks.size == 1:
         return
+    try:  # every rank's left keys are 0..7: out of order across the ranks, the same error on every rank
+        gd.asof_indices(floats, floats, comm=comm)
+        failures.append(f"left keys out of order across the ranks: rank {r} raised nothing")
+    except ValueError as e:
+        if not str(e).startswith("left keys must be sorted (gsearch.distributed.asof_indices: rank 1's first"):
+            failures.append(f"left keys out of order across the ranks: rank {r} raised {e}")
     for step in range(100):
         os.environ["GSEARCH_DIST_FAULT"] = f"{last}:{step}"
         try:

@@ -199,6 +199,93 @@ def test_a_fault_at_any_step_of_an_operation_is_raised_on_every_rank(monkeypatch
     assert step > 2, "gd.sort has agreement points"
 
 
+def _parts(x, size, weights=None):
+    """x split into `size` contiguous parts (by `weights`: some may be empty)."""
+    w = np.asarray(weights if weights is not None else [1] * size, dtype=float)
+    b = np.rint(np.concatenate([[0], np.cumsum(w)]) * len(x) / w.sum()).astype(int)
+    return [x[b[r] : b[r + 1]] for r in range(size)]
+
+
+def test_asof_indices_match_pandas_on_the_gathered_frames():
+    """Datetime keys, string and object by columns (numbered by the ranks' union: a value on one
+    rank's right rows only, a left value with no right row, None), with a tolerance: the ranks'
+    maps concatenated are pandas.merge_asof's matches on the concatenated frames."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(7)
+    n, m, size = 90, 70, 3
+    lt = np.sort(rng.integers(0, 60, n)).astype("datetime64[s]")
+    rt = np.sort(rng.integers(0, 60, m)).astype("datetime64[s]")
+    lname = rng.choice(["a", "bb", "ccc", "zz"], n)  # "zz": no right row
+    rname = rng.choice(["a", "bb", "ccc", "d"], m)
+    lobj = rng.choice(np.array([1, "x", None], dtype=object), n)
+    robj = rng.choice(np.array([1, "x", None, 2.5], dtype=object), m)
+    left = pd.DataFrame({"t": lt, "k": lname, "o": lobj})
+    right = pd.DataFrame({"t": rt, "k": rname, "o": robj, "row": np.arange(m)})
+    tol = pd.Timedelta("5s")
+    want = pd.merge_asof(left, right, on="t", by=["k", "o"], tolerance=tol)["row"].fillna(-1).to_numpy(np.int64)
+    L = list(zip(_parts(lt, size), _parts(lname, size), _parts(lobj, size)))
+    R = list(zip(_parts(rt, size, [0, 2, 1]), _parts(rname, size, [0, 2, 1]), _parts(robj, size, [0, 2, 1])))
+
+    def body(rank, comm):
+        (t, k, o), (u, j, p) = L[rank], R[rank]
+        return gd.asof_indices(t, u, left_by=[k, o], right_by=[j, p], tolerance=tol, comm=comm)
+
+    got = np.concatenate(ThreadGroup(size).run(body))
+    assert got.tolist() == want.tolist()
+
+
+def test_asof_indices_errors_are_every_rank_s():
+    """pandas' errors on every rank: left keys that go down from one rank to the next, NaN keys on
+    one rank, a tolerance of the wrong kind on one rank (pandas' MergeError there, the same type
+    naming it elsewhere), and ranks passing different arguments."""
+    group = ThreadGroup(2)
+    keys = np.arange(8.0)
+    errors = _outcomes(group, lambda rank, comm: gd.asof_indices(keys, keys + 8 * rank, comm=comm))  # left 0..7 on both
+    assert all(isinstance(e, ValueError) and str(e).startswith("left keys must be sorted") for e in errors), errors
+    nan = keys.copy()
+    nan[3] = np.nan
+    errors = _outcomes(group, lambda rank, comm: gd.asof_indices(nan if rank else keys, keys + 8 * rank, comm=comm))
+    assert "Merge keys contain null values on left side" in str(errors[1]), errors
+    assert "rank 1 of 2 failed: Merge keys contain null values on left side" in str(errors[0]), errors
+    ints = np.arange(8)
+    errors = _outcomes(
+        group, lambda rank, comm: gd.asof_indices(ints + 8 * rank, ints + 8 * rank, tolerance=0.5 if rank == 0 else 1, comm=comm)
+    )
+    assert all(isinstance(e, ValueError) for e in errors), errors
+    assert "incompatible tolerance" in str(errors[0]) and "rank 0 of 2 failed: incompatible tolerance" in str(errors[1])
+    errors = _outcomes(
+        group, lambda rank, comm: gd.asof_indices(ints + 8 * rank, ints + 8 * rank, tolerance=rank + 1, comm=comm)
+    )
+    for e in errors:
+        assert isinstance(e, ValueError) and "the ranks pass different tolerance (rank 0: 1, rank 1: 2)" in str(e), errors
+    errors = _outcomes(
+        group,
+        lambda rank, comm: gd.asof_indices(ints + 8 * rank, ints + 8 * rank, left_by=ints, right_by=ints, comm=comm)
+        if rank
+        else gd.asof_indices(ints, ints, comm=comm),
+    )
+    for e in errors:
+        assert isinstance(e, ValueError) and "the ranks pass different numbers of by columns" in str(e), errors
+
+
+def test_asof_indices_fault_at_any_step(monkeypatch):
+    """GSEARCH_DIST_FAULT=1:s fails rank 1 at the library's s-th agreement point of a grouped,
+    sharded asof_indices: every rank raises, until s passes the last point."""
+    group = ThreadGroup(2)
+    keys, codes = np.arange(20.0), np.arange(20) % 3
+
+    def body(rank, comm):
+        return gd.asof_indices(keys + 20 * rank, keys + 20 * rank, left_by=codes, right_by=codes, comm=comm)
+
+    for step in range(100):
+        monkeypatch.setenv("GSEARCH_DIST_FAULT", f"1:{step}")
+        errors = _outcomes(group, body)
+        if errors == [None, None]:
+            break
+        assert all(e is not None and "fault injected on rank 1" in str(e) for e in errors), (step, errors)
+    assert step > 1, "asof_indices has agreement points"
+
+
 def test_comm_errors():
     comm = ThreadGroup(1).run(lambda rank, comm: comm)[0]
     with pytest.raises(TypeError, match="comm must be None .* not int"):
