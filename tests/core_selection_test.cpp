@@ -302,7 +302,9 @@ TYPED_TEST(CoreSelection, RadixBitsOrderLikeTheKeys) {
       for (T b : data) {
         ASSERT_EQ(key_less(a, b), core::radix_bits(a) < core::radix_bits(b)) << show(a) << " " << show(b);
         ASSERT_EQ(key_equal(a, b), core::radix_bits(a) == core::radix_bits(b)) << show(a) << " " << show(b);
-        if (key_less(a, b)) ASSERT_LT(core::ordered_bits(a), core::ordered_bits(b)) << show(a) << " " << show(b);
+        if (key_less(a, b)) {
+          ASSERT_LT(core::ordered_bits(a), core::ordered_bits(b)) << show(a) << " " << show(b);
+        }
       }
     for (T a : data) {
       ASSERT_TRUE(key_equal(core::from_radix_bits<T>(core::radix_bits(a)), a)) << show(a);

@@ -44,7 +44,7 @@ TYPED_TEST(CpuSearch, MatchesStdAlgorithms) {
   using T = TypeParam;
   run_search_matrix<T>(run_cpu<T>, 300,
                        {algorithm::auto_, algorithm::binary, algorithm::index, algorithm::partitioned, algorithm::pary, algorithm::pbs,
-                        algorithm::pbs_cf, algorithm::pbs_cl},
+                        algorithm::pbs_cf, algorithm::pbs_cl, algorithm::merge},
                        test_seed());
 }
 
@@ -244,7 +244,7 @@ std::vector<int64_t> search_capped(side s, const std::vector<T>& keys, const std
 }
 
 // The cap changes what auto picks, and how pbs / pbs_cf / pbs_cl read the keys, never a result;
-// 0 allocates nothing; an explicit index or partitioned over the cap throws, writing nothing.
+// 0 allocates nothing; an explicit index, partitioned or merge over the cap throws, writing nothing.
 TEST(CpuSearchApi, TempCapChangesAutoNotResults) {
   const uint64_t seed = test_seed();
   const int64_t k = int64_t(1) << 17, q = k;  // auto: the index (from 2^16 keys with Q >= K/4)
@@ -278,7 +278,7 @@ TEST(CpuSearchApi, TempCapChangesAutoNotResults) {
       }
       EXPECT_EQ((search_capped<int32_t, int32_t>(s, keys, queries, algorithm::auto_, cap)), want) << "int32 out";
     }
-    for (algorithm a : {algorithm::index, algorithm::partitioned}) {
+    for (algorithm a : {algorithm::index, algorithm::partitioned, algorithm::merge}) {
       const int64_t need = search_temp_bytes(cpu, a, 4, k, q);
       EXPECT_EQ(search_capped(s, keys, queries, a, need), want) << to_string(a) << " at its own size";
       std::vector<int64_t> out(queries.size(), -7);

@@ -50,7 +50,7 @@ TYPED_TEST(CpuSorter, MatchesStdOnGatheredKeys) {
   using T = TypeParam;
   run_sorter_matrix<T>(run_cpu<T>, 200,
                        {algorithm::auto_, algorithm::binary, algorithm::index, algorithm::partitioned, algorithm::pary,
-                        algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl},
+                        algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl, algorithm::merge},
                        test_seed());
 }
 

@@ -67,7 +67,7 @@ TYPED_TEST(GpuSearch, MatchesStdAlgorithms) {
   using T = TypeParam;
   run_search_matrix<T>(run_gpu<T>, 2048,
                        {algorithm::auto_, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl, algorithm::binary,
-                        algorithm::index, algorithm::partitioned, algorithm::pary},
+                        algorithm::index, algorithm::partitioned, algorithm::pary, algorithm::merge},
                        test_seed());
 }
 
@@ -222,7 +222,7 @@ TYPED_TEST(GpuSearch, ForcedSmallerSharedMemoryMatchesStd) {
         if (test_subset() && s == side::pred) continue;
         const auto want = reference_all(keys, queries, s);
         for (algorithm a : {algorithm::auto_, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl, algorithm::binary,
-                            algorithm::index, algorithm::partitioned, algorithm::pary}) {
+                            algorithm::index, algorithm::partitioned, algorithm::pary, algorithm::merge}) {
           ASSERT_EQ((run_gpu_out<T, int64_t>(cuda, keys, queries, s, a, false)), want)
               << to_string(a) << " k=" << k << " at " << limit / 1024 << " KB, side " << side_name(s);
         }

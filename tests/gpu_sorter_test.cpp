@@ -61,7 +61,7 @@ TYPED_TEST(GpuSorter, MatchesStdOnGatheredKeys) {
   using T = TypeParam;
   run_sorter_matrix<T>(run_gpu<T>, 300,
                        {algorithm::auto_, algorithm::pbs_cl, algorithm::binary, algorithm::index,
-                        algorithm::partitioned, algorithm::pary},
+                        algorithm::partitioned, algorithm::pary, algorithm::merge},
                        test_seed());
 }
 

@@ -235,7 +235,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--algo", a.algos, "gsearch algorithms")
       ->delimiter(',')
-      ->check(CLI::IsMember({"auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index", "partitioned", "pary"}))
+      ->check(CLI::IsMember({"auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index", "partitioned", "pary", "merge"}))
       ->capture_default_str();
   app.add_option("--peers", a.peers, "Peers to run beside gsearch")
       ->delimiter(',')

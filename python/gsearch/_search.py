@@ -41,7 +41,7 @@ from ._arrays import (
 from ._common import _LEFT, _LEFT_I, _NUMPY_SIDES, _PRED_I, _RIGHT_I, Side, _side_code
 from ._docs import public as _public
 
-Algo = Literal["auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index", "partitioned", "pary"]
+Algo = Literal["auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index", "partitioned", "pary", "merge"]
 
 _ALGOS: dict[str, int] = dict(_core.ALGORITHMS)
 _ORDER_ANY, _ORDER_SORTED, _ORDER_DETECT = (_core.QUERIES_ORDERS[o] for o in ("any", "sorted", "detect"))
@@ -308,7 +308,7 @@ def searchsorted(
         Where to write the result: an array of the result's kind (numpy, torch, cupy) on its
         device, of `v`'s shape, int64 (int32 with `out_int32`), C-contiguous. It is returned
         (also for a scalar `v`).
-    algo : {'auto', 'pbs', 'pbs-cf', 'pbs-cl', 'binary', 'index', 'partitioned', 'pary'}, optional
+    algo : {'auto', 'pbs', 'pbs-cf', 'pbs-cl', 'binary', 'index', 'partitioned', 'pary', 'merge'}, optional
         The search algorithm (all give the same indices; they differ in speed). 'auto' picks by
         backend, key count, dtype and query count. 'index' builds a static index of the keys
         for the call (an S+ tree, as :class:`Index`: O(K) to build, about a copy of the keys
@@ -327,8 +327,13 @@ def searchsorted(
         search: on a GPU a warp of 32 threads per query, each step cutting the range into 33
         parts (log33 K steps), for the response time of one or a few queries ('auto' takes it
         on a GPU for at most 32 queries in keys beyond shared memory); on the CPU it runs the
-        same arithmetic and is slower than 'binary'. N-D `a` (one key list per row) runs
-        'index', 'partitioned' and 'pary' as 'binary' where rows outgrow shared memory.
+        same arithmetic and is slower than 'binary'. 'merge' sorts the queries with their
+        positions, merges them with the keys (every key read once, whatever K) and writes the
+        answers back in query order: its cost is a sort of the queries, for many queries in the
+        largest key sets ('auto' does not take it yet: its GPU measurement is to come); it
+        takes temporary memory of about 2 copies of the queries and 32 bytes a query. N-D `a`
+        (one key list per row) runs 'index', 'partitioned', 'pary' and 'merge' as 'binary'
+        where rows outgrow shared memory.
     check_sorted : bool or None, optional
         True: check first that `a` (each row of it) is sorted, and with `sorted_queries=True`
         that `v` is; ValueError if not. O(K); on a GPU it waits for the check. None (the

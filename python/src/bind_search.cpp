@@ -30,7 +30,7 @@ search_call check_search(const std::string& fn, int algo, std::initializer_list<
                          const in_array& keys, const in_array& queries,
                          std::initializer_list<const out_array*> outs, bool check_sorted, int64_t rows,
                          int queries_order, std::optional<int64_t> max_temp_bytes) {
-  if (algo < 0 || algo > int(gsearch::algorithm::pary)) value_error(fn + ": algo out of range");
+  if (algo < 0 || algo > int(gsearch::algorithm::merge)) value_error(fn + ": algo out of range");
   const placement at = place(fn, where);
   if (keys.dtype() != queries.dtype())
     type_error(fn + ": keys are " + dtype_name(keys.dtype()) + " but queries are " +
@@ -190,7 +190,7 @@ void search_pointers(uintptr_t keys, int64_t k, uintptr_t queries, int64_t n, ui
                      int key_type, int device, int side_code, int algo, uintptr_t stream, int queries_sorted) {
   const std::string fn = "gsearch._core.search_pointers";
   const gsearch::side s = side_of(fn, side_code);
-  if (algo < 0 || algo > int(gsearch::algorithm::pary)) value_error(fn + ": algo out of range");
+  if (algo < 0 || algo > int(gsearch::algorithm::merge)) value_error(fn + ": algo out of range");
   if (key_type < 0 || key_type >= int(std::size(gsearch::all_dtypes))) value_error(fn + ": key_type out of range");
   if (queries_sorted < 0 || queries_sorted > gsearch::queries_order::detect)
     value_error(fn + ": queries_sorted out of range (a value of QUERIES_ORDERS)");

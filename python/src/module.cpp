@@ -37,7 +37,7 @@ NB_MODULE(_core, m) {
     }
   });
 
-  m.attr("ALGORITHMS") = py::enum_table(py::enum_values(gsearch::algorithm::pary));
+  m.attr("ALGORITHMS") = py::enum_table(py::enum_values(gsearch::algorithm::merge));
   m.attr("SIDES") = py::enum_table(gsearch::all_sides);
   {
     nb::dict orders;  // search_options::queries_sorted

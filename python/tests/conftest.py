@@ -69,7 +69,7 @@ def pytest_runtest_call(item):
 NATIVE_DTYPES = ["int32", "uint32", "int64", "uint64", "float32", "float64"]
 WIDENED_DTYPES = ["bool", "int8", "int16", "uint8", "uint16", "float16"]
 ALL_DTYPES = NATIVE_DTYPES + WIDENED_DTYPES
-ALGOS = ["auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index", "partitioned", "pary"]
+ALGOS = ["auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index", "partitioned", "pary", "merge"]
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@
 #include "gsearch/core/pary.hpp"
 #include "gsearch/core/pbs.hpp"
 #include "cpu/parallel.hpp"
+#include "merge/backend.hpp"  // sort, sorted_search (algorithm::merge)
 #include "search/cpu_partitioned.hpp"
 #include "static_index/backend.hpp"
 #include "cpu/tuning.hpp"
@@ -179,11 +180,29 @@ int64_t temp_bytes(int threads, algorithm algo, int key_bytes, int64_t k, int64_
   switch (resolve(threads, algo, key_bytes, k, q, std::numeric_limits<int64_t>::max())) {
     case algorithm::index: return index_temp_bytes(key_bytes, k);
     case algorithm::partitioned: return partitioned_temp_bytes(threads, key_bytes, k, q);
+    // The sorted queries, their positions before and after the sort, the answers, the sort's scratch.
+    case algorithm::merge: return q * (2 * int64_t(key_bytes) + 32);
     case algorithm::pbs:
     case algorithm::pbs_cf:
     case algorithm::pbs_cl: return padded_bytes(key_bytes, k);
     default: return 0;
   }
+}
+
+// algorithm::merge on the CPU, as on the GPU (merge_search.cu): the queries sorted with their
+// positions by the merge family's stable sort, the sorted search (Merge Path) over them, the
+// answers written back at the queries' positions.
+template <class T, class Out>
+void merge_search(int threads, side s, const T* keys, int64_t k, const T* queries, int64_t n, Out* out) {
+  std::vector<int64_t> positions(static_cast<size_t>(n)), perm(static_cast<size_t>(n));
+  std::vector<T> sorted(static_cast<size_t>(n));
+  std::vector<Out> answers(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) positions[size_t(i)] = i;
+  sort(threads, queries, n, positions.data(), sorted.data(), perm.data());
+  sorted_search(threads, s, keys, k, sorted.data(), n, answers.data());
+  parallel_for(n, thread_count(threads, n, min_queries_per_thread), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[perm[size_t(i)]] = answers[size_t(i)];
+  });
 }
 
 template <class T, class Out>
@@ -192,7 +211,8 @@ void search(int threads, side s, algorithm algo, const T* keys, int64_t k, const
   if (n <= 0) return;
   const algorithm requested = algo;
   algo = resolve(threads, algo, int(sizeof(T)), k, n, max_temp_bytes);
-  if (requested != algorithm::auto_ && (algo == algorithm::index || algo == algorithm::partitioned)) {
+  if (requested != algorithm::auto_ &&
+      (algo == algorithm::index || algo == algorithm::partitioned || algo == algorithm::merge)) {
     const int64_t need = temp_bytes(threads, algo, int(sizeof(T)), k, n);
     if (need > max_temp_bytes)
       throw invalid_argument("gsearch::search: algorithm::" + std::string(to_string(algo)) + " needs " +
@@ -203,6 +223,7 @@ void search(int threads, side s, algorithm algo, const T* keys, int64_t k, const
   }
   if (algo == algorithm::index) return index_search_keys(threads, s, keys, k, queries, n, out);
   if (algo == algorithm::partitioned) return partitioned_search(threads, s, keys, k, queries, n, out);
+  if (algo == algorithm::merge) return merge_search(threads, s, keys, k, queries, n, out);
   const bool may_copy = padded_bytes(int(sizeof(T)), k) <= max_temp_bytes;
   visit_side(s, [&]<bool Strict>(int offset) {
     if (algo == algorithm::pary) return pary_run<Strict>(threads, keys, k, queries, n, out, offset);
@@ -215,8 +236,7 @@ void search_rows(int threads, side s, algorithm algo, int64_t rows, const T* key
                  const T* queries, int64_t m, Out* out, int64_t max_temp_bytes) {
   if (rows == 0 || m == 0) return;
   algo = resolve(threads, algo, int(sizeof(T)), k, m, max_temp_bytes);
-  // An index or a partition per row would not pay, nor P-ary's 32 reads a step: the binary search.
-  if (algo == algorithm::index || algo == algorithm::partitioned || algo == algorithm::pary) algo = algorithm::binary;
+  algo = rows_algorithm(algo);
   visit_side(s, [&]<bool Strict>(int offset) {
     search_rows_dispatch<Strict>(threads, algo, rows, keys, k, queries, m, out, offset, max_temp_bytes);
   });

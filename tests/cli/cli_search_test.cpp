@@ -15,7 +15,7 @@ namespace cli_test {
 namespace {
 
 TEST_F(Cli, SearchVerifiesEverySideAlgorithmAndType) {
-  const char* algos[] = {"auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index", "partitioned", "pary"};
+  const char* algos[] = {"auto", "pbs", "pbs-cf", "pbs-cl", "binary", "index", "partitioned", "pary", "merge"};
   int i = 0;
   for (dtype t : gsearch::cli::all_dtypes) {
     const std::string dt(gsearch::cli::name(t));

@@ -320,9 +320,7 @@ inline side side_from_string(std::string_view s) {
 /// The CLI's names of the algorithms (gsearch::to_string), without or with "auto".
 inline std::vector<std::string> algorithm_names(bool with_auto) {
   std::vector<std::string> v;
-  for (algorithm a :
-       {algorithm::auto_, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl, algorithm::binary, algorithm::index,
-        algorithm::partitioned, algorithm::pary})
+  for (algorithm a : all_algorithms)
     if (with_auto || a != algorithm::auto_) v.emplace_back(gsearch::to_string(a));
   return v;
 }

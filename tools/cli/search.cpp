@@ -342,8 +342,7 @@ exit_code search_typed(const search_args& a, int repeat, const target& dev, cons
   if (opts.algo == algorithm::auto_)  // resolved here, so that the summary names what ran
     opts.algo = dev.cuda ? resolve_algorithm(cuda, opts.algo, int(sizeof(T)), l.keys, l.queries, opts.max_temp_bytes)
                          : resolve_algorithm(cpu, opts.algo, int(sizeof(T)), l.keys, l.queries, opts.max_temp_bytes);
-  if (l.by_rows && (opts.algo == algorithm::index || opts.algo == algorithm::partitioned || opts.algo == algorithm::pary))
-    opts.algo = algorithm::binary;  // as search_rows runs them
+  if (l.by_rows) opts.algo = rows_algorithm(opts.algo);  // as search_rows runs them
 
   std::vector<Out> out(queries.size());
   progress::phase("searching");
@@ -485,8 +484,10 @@ void add_search_options(CLI::App& sub, search_args& a) {
                  "binary search; index: a static index (S+ tree) built for the call, then "
                  "searched; partitioned: queries grouped by bucket of keys, each bucket's keys "
                  "read once for all its queries, for many queries in large key sets; pary: "
-                 "P-ary search, a warp per query, for the response time of one or few queries "
-                 "(2-D keys: index, partitioned and pary run binary)")
+                 "P-ary search, a warp per query, for the response time of one or few queries; "
+                 "merge: the queries sorted, merged with the keys (every key read once), the "
+                 "answers scattered back, for many queries in the largest key sets "
+                 "(2-D keys: index, partitioned, pary and merge run binary)")
       ->check(CLI::IsMember(algorithm_names(true)))
       ->capture_default_str();
   add_device_option(sub, a.device);

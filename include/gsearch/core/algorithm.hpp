@@ -56,7 +56,25 @@ enum class algorithm : int {
                 ///< read once for all its queries (shared memory on the GPU), results scattered back
   pary,  ///< P-ary search (core/pary.hpp): a warp of 32 lanes per query on the GPU, each step
          ///< cutting the range into 33 parts; for one query or few: response time, not throughput
+  merge,   ///< the queries sorted with their positions (the merge family's stable sort: a radix
+           ///< sort for integer keys on the GPU), merged with the keys by Merge Path (every key
+           ///< read once, whatever K), the answers scattered back: cost ~ a sort of the queries
 };
+
+/// Every algorithm, auto_ first and the last one added last: the one list the CLI, the binding's
+/// range check and the tests read.
+inline constexpr algorithm all_algorithms[] = {algorithm::auto_,  algorithm::pbs,   algorithm::pbs_cf,
+                                               algorithm::pbs_cl, algorithm::binary, algorithm::index,
+                                               algorithm::partitioned, algorithm::pary, algorithm::merge};
+
+/// What a row of search_rows runs for `a`: the per-lane algorithms as they are, and binary for
+/// the others (an index, a partition or a sort per row would not pay, and P-ary is for single
+/// queries), which the backends and the CLI's summary follow alike.
+constexpr algorithm rows_algorithm(algorithm a) {
+  const bool whole_call = a == algorithm::index || a == algorithm::partitioned || a == algorithm::pary ||
+                          a == algorithm::merge;
+  return whole_call ? algorithm::binary : a;
+}
 
 /// The name used by the CLI, the JSON output and the docs ("auto", "pbs", "pbs-cf", ...).
 constexpr std::string_view to_string(algorithm a) {
@@ -69,6 +87,7 @@ constexpr std::string_view to_string(algorithm a) {
     case algorithm::index: return "index";
     case algorithm::partitioned: return "partitioned";
     case algorithm::pary: return "pary";
+    case algorithm::merge: return "merge";
   }
   return "?";
 }
@@ -76,7 +95,7 @@ constexpr std::string_view to_string(algorithm a) {
 /// Calls f.template operator()<A>() with A the compile-time form of `a`: how the backends turn
 /// the runtime choice into a kernel or loop instantiated per algorithm. `auto_` must have been
 /// resolved by the caller; it is treated as `binary`, the choice that is right for any K.
-/// `index`, `partitioned` and `pary` are not per-lane algorithms: the backends run them before they get here.
+/// `index`, `partitioned`, `pary` and `merge` are not per-lane algorithms: the backends run them before they get here.
 template <class F>
 constexpr decltype(auto) visit_algorithm(algorithm a, F&& f) {
   switch (a) {
@@ -87,6 +106,7 @@ constexpr decltype(auto) visit_algorithm(algorithm a, F&& f) {
     case algorithm::index:
     case algorithm::partitioned:
     case algorithm::pary:
+    case algorithm::merge:
     case algorithm::auto_: break;
   }
   return f.template operator()<algorithm::binary>();
@@ -94,9 +114,7 @@ constexpr decltype(auto) visit_algorithm(algorithm a, F&& f) {
 
 /// Inverse of to_string; nullopt for an unknown name.
 constexpr std::optional<algorithm> algorithm_from_string(std::string_view s) {
-  for (algorithm a : {algorithm::auto_, algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl,
-                      algorithm::binary, algorithm::index, algorithm::partitioned,
-                      algorithm::pary}) {
+  for (algorithm a : all_algorithms) {
     if (to_string(a) == s) return a;
   }
   return std::nullopt;

@@ -27,6 +27,18 @@ template <class T, class Out>
 void pary_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries, int64_t n, Out* out,
                  launch_gate gate = {});
 
+/// The search by sorting the queries (algorithm::merge, merge_search.cu): the queries and their
+/// positions sorted stably, the sorted search (Merge Path) over them, the answers scattered back;
+/// the sort runs whatever the gate (CUB's kernels take none), the search and the scatter only
+/// when `gate` is open. Temporary memory: merge_temp_bytes.
+template <class T, class Out>
+void merge_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries, int64_t n, Out* out,
+                  launch_gate gate = {});
+
+/// merge_search's temporary memory for n queries of key_bytes (the sorted queries, their
+/// positions before and after the sort, the sorted answers, the sort's and the search's own).
+int64_t merge_temp_bytes(int key_bytes, int64_t k, int64_t n);
+
 /// Instantiates partitioned_search for key type T (src/search/cuda/partitioned.cu).
 #define GSEARCH_CUDA_PARTITIONED_INSTANTIATE(T)                                                           \
   template void partitioned_search<T, int64_t>(CUstream_st*, side, const T*, int64_t, const T*, int64_t,  \

@@ -112,6 +112,7 @@ template <class T>
 int64_t algorithm_temp_bytes(algorithm a, bool strict, int64_t k, int64_t n, const device_limits& dev) {
   if (a == algorithm::index) return index_temp_bytes<T>(k, n);
   if (a == algorithm::partitioned) return partitioned_temp_bytes<T>(strict, k, n, dev);
+  if (a == algorithm::merge) return merge_temp_bytes(int(sizeof(T)), k, n);
   return 0;
 }
 
@@ -185,6 +186,7 @@ void search_gated(CUstream_st* stream, side s, algorithm algo, const T* keys, in
   if (algo == algorithm::index) return index_search_keys(stream, s, keys, k, queries, n, out, gate);
   if (algo == algorithm::partitioned) return partitioned_search(stream, s, keys, k, queries, n, out, gate);
   if (algo == algorithm::pary) return pary_search(stream, s, keys, k, queries, n, out, gate);
+  if (algo == algorithm::merge) return merge_search(stream, s, keys, k, queries, n, out, gate);
   visit_side(s, [&]<bool Strict>(int offset) {
     visit_algorithm(algo, [&]<algorithm A>() { launch_search<A>(stream, Strict, offset, keys, k, queries, n, out, dev, gate); });
   });
@@ -215,9 +217,7 @@ void search_rows(CUstream_st* stream, side s, algorithm algo, int64_t rows, cons
   const device_limits dev = current_device_limits();
   // (Nothing here allocates: max_temp_bytes does not matter.)
   if (algo == algorithm::auto_) algo = auto_choice(int(sizeof(T)), k, m, dev.max_shared_per_block);
-  // An index or a partition per row would not pay, and P-ary is for single queries: rows too long
-  // for shared memory run binary.
-  if (algo == algorithm::index || algo == algorithm::partitioned || algo == algorithm::pary) algo = algorithm::binary;
+  algo = rows_algorithm(algo);  // rows too long for shared memory run binary
   visit_side(s, [&]<bool Strict>(int offset) {
     visit_algorithm(algo, [&]<algorithm A>() {
       launch_search_rows<A>(stream, Strict, offset, rows, keys, k, queries, m, out, dev);
