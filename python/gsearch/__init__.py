@@ -64,7 +64,9 @@ from ._find import FindMode, FindOp, FindStrategy, IsinMethod, count, find, isin
 from ._merge import JoinHow, argsort, join, merge, sort
 
 # As-of joins: the gather map of arrays, pandas' merge_asof, polars' join_asof.
-from ._asof import asof_indices, join_asof, merge_asof
+from ._asof import asof_indices
+from ._asof_pandas import merge_asof
+from ._asof_polars import join_asof
 
 # Set operations: the multiset ones (std::set_*) and numpy's *1d functions.
 from ._sets import (

@@ -624,7 +624,7 @@ def _asof_part(left: Any, piece: Any, offset: int, kwargs: dict) -> Any:
 
 
 def _asof_merge_asof(left: Any, right: Any, **kwargs: Any) -> Any:
-    from ._asof import merge_asof as one_process
+    from ._asof_pandas import merge_asof as one_process
 
     return one_process(left, right, **kwargs)
 
