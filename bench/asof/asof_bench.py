@@ -33,10 +33,10 @@ What runs, for each (left, right, groups, direction) (rows: impl, call, part, de
                     nearest in DuckDB) on tables in its memory, fetched as an Arrow table (its rows
                     in DuckDB's order)
     part "merge_asof parts"  (cpu and cuda, unless --no-parts) where gsearch.merge_asof spends its
-                    time: its calls into python/gsearch/_asof.py timed inside the real call
-                    (_pandas_key, _pandas_by_parts, _host_join with _to_device, _group_codes,
-                    _gather_map; _pandas_result), one row each, and "rest" (merge_asof less those
-                    at its top level)
+                    time: its calls into python/gsearch/_asof*.py timed inside real calls
+                    (_pandas_key, _pandas_by_parts, _host_join with _to_device, _group_codes and
+                    _gather_map inside it, _pandas_result with _overlap_suffixes inside it), one
+                    row each, and "rest" (merge_asof less its top-level calls: its own code)
 On --device cuda gsearch's rows run on the GPU and, with the impl "gsearch-cpu" (in the default
 list there), once more on the host's CPU backend; pandas, polars, DuckDB and numpy run on the host.
 The peers run where they import (polars, duckdb: skipped with a note otherwise).
@@ -402,23 +402,36 @@ def cases(gs, fr, direction, device, impls, have, torch):
 # ---- merge_asof's parts ------------------------------------------------------------------------
 
 PART_FUNCTIONS = ("_pandas_key", "_pandas_by_parts", "_host_join", "_to_device", "_group_codes", "_gather_map",
-                  "_pandas_result")
+                  "_pandas_result", "_overlap_suffixes")
 TOP_LEVEL = ("_pandas_key", "_pandas_by_parts", "_host_join", "_pandas_result")  # merge_asof's own calls
 
 
+def asof_modules(gs):
+    """gsearch's as-of modules loaded now (gsearch._asof, and _asof_pandas / _asof_polars where
+    the package has them): where merge_asof's helpers are defined and looked up."""
+    name = getattr(gs, "__name__", "gsearch")
+    return [mod for key, mod in list(sys.modules.items())
+            if mod is not None and (key == f"{name}._asof" or key.startswith(f"{name}._asof_"))
+            and getattr(gs, key.rsplit(".", 1)[1], None) is mod]  # submodules of this very package
+
+
 def merge_asof_parts(gs, call, repeat):
-    """{function: [seconds of each call]} of gsearch.merge_asof's calls into gsearch._asof, timed
-    inside `repeat` real calls (the module's functions wrapped for the while), and "total"; None
-    where the module does not have them."""
-    mod = getattr(gs, "_asof", None)  # the package's module (a stand-in has none)
-    if mod is None:
+    """{function: [seconds of each call]} of gsearch.merge_asof's calls into its as-of modules,
+    timed inside `repeat` real calls (each function wrapped, for the while, in every module that
+    binds it), and "total" and "rest" (total less its top-level calls); None where the package has
+    no such modules (a stand-in) or not the functions."""
+    mods = asof_modules(gs)
+    originals = {}
+    for f in PART_FUNCTIONS:
+        for mod in mods:
+            obj = getattr(mod, f, None)
+            if callable(obj) and getattr(obj, "__module__", None) == mod.__name__:
+                originals[f] = obj  # where it is defined
+    if "_host_join" not in originals or "_pandas_result" not in originals:
         return None
-    names = [f for f in PART_FUNCTIONS if callable(getattr(mod, f, None))]
-    if "_host_join" not in names or "_pandas_result" not in names:
-        return None
+    names = list(originals)
     spent = {f: [] for f in names}
     acc = {}
-    originals = {f: getattr(mod, f) for f in names}
 
     def wrap(f, orig):
         def timed(*a, **k):
@@ -429,10 +442,15 @@ def merge_asof_parts(gs, call, repeat):
                 acc[f] = acc.get(f, 0.0) + time.perf_counter() - t0
         return timed
 
+    patched = []  # (module, name, original)
     totals = []
     try:
         for f in names:
-            setattr(mod, f, wrap(f, originals[f]))
+            w = wrap(f, originals[f])
+            for mod in mods:
+                if getattr(mod, f, None) is originals[f]:
+                    patched.append((mod, f, originals[f]))
+                    setattr(mod, f, w)
         for _ in range(repeat):
             acc.clear()
             t0 = time.perf_counter()
@@ -441,8 +459,8 @@ def merge_asof_parts(gs, call, repeat):
             for f in names:
                 spent[f].append(acc.get(f, 0.0))
     finally:
-        for f in names:
-            setattr(mod, f, originals[f])
+        for mod, f, orig in patched:
+            setattr(mod, f, orig)
     spent["total"] = totals
     spent["rest"] = [t - sum(spent[f][i] for f in TOP_LEVEL if f in spent) for i, t in enumerate(totals)]
     return spent

@@ -14,7 +14,7 @@ gsearch.merge_asof is slower than pandas.merge_asof, merge_asof's parts) and wri
                         gsearch.join_asof against the left rows (1: as fast); with two sizes or more
     NAME_groups.png     at the largest size: each call's time by group count, a panel a direction
     NAME_direction.png  at the largest size: each call's time by direction, a panel a group count
-    NAME_parts.png      where gsearch.merge_asof spends its time (its calls into _asof.py), a bar
+    NAME_parts.png      where gsearch.merge_asof spends its time (its calls into _asof*.py), a bar
                         per case at the largest size and per size of the sweep, pandas.merge_asof
                         beside; when the runs have parts rows
 """
@@ -28,11 +28,16 @@ from .asof_bench import TARGET_MS as TARGETS  # (device, left, right, groups) ->
 PROG = "plot_asof.py"
 SCHEMA = "gsearch-bench-asof/1"
 DIRECTIONS = ("backward", "forward", "nearest")
+# The parts stacked (each call's time once: the nested ones apart from what holds them) and the
+# columns of the table (_host_join and _pandas_result whole, what runs inside them after each).
 PART_ORDER = ("_pandas_key", "_pandas_by_parts", "_to_device", "_group_codes", "_gather_map", "_host_join other",
-              "_pandas_result", "rest")
+              "_overlap_suffixes", "_pandas_result other", "rest")
+PART_COLUMNS = ("_pandas_key", "_pandas_by_parts", "_host_join", "_to_device", "_group_codes", "_gather_map",
+                "_pandas_result", "_overlap_suffixes", "rest")
 
 # The legend's words for the parts (matplotlib leaves out labels that begin with "_").
 PART_LABELS = {"_host_join other": "in _host_join, the rest (copies, .cpu())",
+               "_pandas_result other": "in _pandas_result, the rest (reindex, take, concat)",
                "rest": "merge_asof's own code (checks, drop, index)"}
 
 
@@ -147,6 +152,7 @@ def parts_of(rows, n, m, g, d, device):
         return None
     inner = sum(ps.get(f, 0.0) for f in ("_to_device", "_group_codes", "_gather_map"))
     ps["_host_join other"] = max(0.0, ps.get("_host_join", 0.0) - inner)
+    ps["_pandas_result other"] = max(0.0, ps.get("_pandas_result", 0.0) - ps.get("_overlap_suffixes", 0.0))
     return ps
 
 
@@ -158,10 +164,10 @@ def parts_table(rows, device):
             continue
         pandas = ms_of(timed(rows), impl="pandas", left=n, right=m, groups=g, direction=d)
         lines.append([f"{n:,} x {m:,}", f"{g:,}", d, pc.fmt_ms(ps.get("total"))]
-                     + [pc.fmt_ms(ps.get(f)) if f in ps else "-" for f in PART_ORDER] + [pc.fmt_ms(pandas)])
+                     + [pc.fmt_ms(ps.get(f)) if f in ps else "-" for f in PART_COLUMNS] + [pc.fmt_ms(pandas)])
     if not lines:
         return None
-    return pc.md_table(["left x right", "groups", "direction", "merge_asof (that call)"] + list(PART_ORDER)
+    return pc.md_table(["left x right", "groups", "direction", "merge_asof (that call)"] + list(PART_COLUMNS)
                        + ["pandas.merge_asof"], lines)
 
 
