@@ -257,16 +257,13 @@ def _pandas_result(pd: Any, left: Any, right: Any, right_index: Any, index: Any,
     llabels, rlabels = _overlap_suffixes(pd, left.columns, right.columns, suffixes)
     lres = left.copy(deep=False)
     lres.index = index
-    rres = right.reset_index(drop=True)
-    if len(right_index) and bool((right_index < 0).any()):
-        # a missing row: reindexed to one more row (the fill's dtypes: pandas' reindex / take_nd
-        # promotion), then taken; a RangeIndex target is no lookup
-        m = len(rres)
-        _np.putmask(right_index, right_index < 0, m)  # the map is this call's own
-        rres = rres.reindex(pd.RangeIndex(m + 1)).take(right_index)
-    else:
-        rres = rres.take(right_index)
-    rres.index = index
+    # Each right column taken by the map, -1 filled as pandas' take_nd fills it (int -> float64
+    # NaN, bool -> object, datetime -> NaT, an extension dtype its NA) where a row is missing: a
+    # column at a time, by position (labels may repeat), without the frame's index checks
+    # (reindex then take measured 1.4x slower at 10^7 rows, bench/results/cpu/issue44/).
+    fill = bool(len(right_index)) and bool((right_index < 0).any())
+    columns = {j: right.iloc[:, j].array.take(right_index, allow_fill=fill) for j in range(right.shape[1])}
+    rres = pd.DataFrame(columns, index=index, copy=False)
     lres.columns, rres.columns = llabels, rlabels
     result = pd.concat([lres, rres], axis=1)
     return result.__finalize__(types.SimpleNamespace(input_objs=[left, right], left=left, right=right), method="merge")
