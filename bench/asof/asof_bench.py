@@ -767,7 +767,34 @@ def main(argv=None):
             threads["duckdb"] = int(con.execute("SELECT current_setting('threads')").fetchone()[0])
     warnings.simplefilter("ignore")  # polars' "sortedness of by groups cannot be checked", pandas' views
     t_start, load_before = time.perf_counter(), loadavg()
-    rows, status = [], 0
+    rows = []
+    versions = {"gsearch_python": package_version(gs), "numpy": np.__version__, "python": platform.python_version()}
+    for name in ("pandas", "polars", "duckdb", "pyarrow"):
+        if importable(name):
+            versions[name] = package_version(sys.modules[name])
+    device = {"backend": a.device, "name": cpu_name(), "cpu": cpu_name(), "cores": os.cpu_count(), "affinity": affinity(),
+              "machine": platform.machine(), "loadavg_before": load_before}
+    if torch is not None:
+        props = torch.cuda.get_device_properties(0)
+        device.update(name=torch.cuda.get_device_name(), gpu=torch.cuda.get_device_name(),
+                      gpu_memory_bytes=int(props.total_memory), sm_count=props.multi_processor_count)
+        versions.update(torch=torch.__version__, torch_cuda=torch.version.cuda)
+
+    def document(complete):
+        """The JSON of the rows so far (written after every size and group count: a run stopped
+        part way leaves what it measured, "complete": false)."""
+        return {"schema": SCHEMA, "synthetic": False, "complete": complete,
+                "command": " ".join(["python3", *invoked_argv()]) if argv is None else " ".join(["asof_bench.py", *argv]),
+                "source": source(gs), "tree": source(), "device": dict(device, loadavg_after=loadavg()),
+                "versions": versions,
+                "config": {"sizes": [list(s) for s in sizes], "groups": groups, "directions": directions,
+                           "impls": impls, "min_time": a.min_time, "repeat": a.repeat, "seed": a.seed,
+                           "check_full": a.check_full, "check_rows": a.check_rows, "parts": a.parts,
+                           "threads": threads, "timing": "ms: the best run's per-call time", "key_dtype": "int64",
+                           "left_gap": LEFT_GAP},
+                "seconds": time.perf_counter() - t_start, "results": rows, "skipped": skipped,
+                "targets": targets(rows, a.device), "vs_pandas": slower_than_pandas(rows, a.device)}
+
     for n, m in sizes:
         for g in groups:
             t0 = time.perf_counter()
@@ -788,29 +815,10 @@ def main(argv=None):
             gc.collect()
             if torch is not None:
                 torch.cuda.empty_cache()
-    if any(r["verified"] is False for r in rows):
-        status = 3
-    slower = slower_than_pandas(rows, a.device)
-    device = {"backend": a.device, "name": cpu_name(), "cpu": cpu_name(), "cores": os.cpu_count(), "affinity": affinity(),
-              "machine": platform.machine(), "loadavg_before": load_before, "loadavg_after": loadavg()}
-    versions = {"gsearch_python": package_version(gs), "numpy": np.__version__, "python": platform.python_version()}
-    for name in ("pandas", "polars", "duckdb", "pyarrow"):
-        if importable(name):
-            versions[name] = package_version(sys.modules[name])
-    if torch is not None:
-        props = torch.cuda.get_device_properties(0)
-        device.update(name=torch.cuda.get_device_name(), gpu=torch.cuda.get_device_name(),
-                      gpu_memory_bytes=int(props.total_memory), sm_count=props.multi_processor_count)
-        versions.update(torch=torch.__version__, torch_cuda=torch.version.cuda)
-    doc = {"schema": SCHEMA, "synthetic": False,
-           "command": " ".join(["python3", *invoked_argv()]) if argv is None else " ".join(["asof_bench.py", *argv]),
-           "source": source(gs), "tree": source(), "device": device, "versions": versions,
-           "config": {"sizes": [list(s) for s in sizes], "groups": groups, "directions": directions, "impls": impls,
-                      "min_time": a.min_time, "repeat": a.repeat, "seed": a.seed, "check_full": a.check_full,
-                      "check_rows": a.check_rows, "parts": a.parts, "threads": threads, "timing": "ms: the best run's per-call time",
-                      "key_dtype": "int64", "left_gap": LEFT_GAP},
-           "seconds": time.perf_counter() - t_start, "results": rows, "skipped": skipped,
-           "targets": targets(rows, a.device), "vs_pandas": slower}
+            write_json(a.json, document(False))
+    status = 3 if any(r["verified"] is False for r in rows) else 0
+    doc = document(True)
+    slower = doc["vs_pandas"]
     write_json(a.json, doc)
     print(table(rows, a.device))
     for t in doc["targets"]:

@@ -176,7 +176,8 @@ def preamble(docs):
     dev = d0.get("device") or {}
     v = d0.get("versions") or {}
     peers = ", ".join(f"{k} {v[k]}" for k in ("pandas", "polars", "duckdb", "numpy", "torch") if v.get(k))
-    srcs = "; ".join(f"`{doc.get('command', '')}` (gsearch {doc['source']['commit'][:10]}"
+    srcs = "; ".join(f"`{doc.get('command', '')}`{' (stopped part way)' if doc.get('complete') is False else ''}"
+                     f" (gsearch {doc['source']['commit'][:10]}"
                      f"{' dirty' if doc['source'].get('dirty') else ''}, tree {(doc.get('tree') or {}).get('commit', '?')[:10]}"
                      f"{' dirty' if (doc.get('tree') or {}).get('dirty') else ''})" for doc in docs)
     syn = "**SYNTHETIC sample (made-up times), not a measurement.** " if any(d.get("synthetic") for d in docs) else ""

@@ -139,7 +139,7 @@ def test_run_with_fake_gsearch(tmp_path, monkeypatch, capsys):
     p = tmp_path / "asof.json"
     assert ab.main(["--json", str(p), "--impls", "gsearch," + PEERS, *QUICK]) == 0
     doc = json.loads(p.read_text())
-    assert doc["schema"] == SCHEMA and doc["synthetic"] is False
+    assert doc["schema"] == SCHEMA and doc["synthetic"] is False and doc["complete"] is True
     assert doc["versions"]["gsearch_python"] == "0.0-fake" and doc["versions"]["pandas"]
     assert doc["device"]["backend"] == "cpu" and doc["device"]["name"] is not None
     assert doc["source"]["commit"] and doc["command"].startswith("asof_bench.py --json")
