@@ -1,6 +1,7 @@
 // `gsearch asof`: the as-of join (gsearch/asof.hpp, pandas.merge_asof's semantics) of two key
 // columns in .npy files, optionally within groups, on the CPU or a CUDA device; the result is
-// the int64 gather map (the right row of each left row, -1 for none).
+// the int64 gather map (the right row of each left row, -1 for none). --distributed runs it over
+// the ranks of an MPI job (distributed_asof.cpp); asof_inputs.hpp holds what both forms check.
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -12,7 +13,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "asof_inputs.hpp"
 #include "common.hpp"
+#include "distributed.hpp"
 #include "gsearch/asof.hpp"
 #include "gsearch/device.hpp"
 #include "gsearch/merge.hpp"
@@ -28,31 +31,17 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-[[noreturn]] void bad(const std::string& what) { throw failure(exit_bad_input, what); }
+using asof_io::bad;
+using asof_io::named_input;
 
 const std::vector<std::string> direction_names = {"backward", "forward", "nearest"};
 
 struct asof_args {
   std::string left, right, left_by, right_by, out, direction = "backward", tolerance, device = "auto";
-  bool no_exact = false, sort = false, no_check = false, json = false, distributed = false;
+  bool no_exact = false, sort = false, no_check = false, json = false;
+  distributed_flags dist;
   CLI::Option* tolerance_opt = nullptr;
 };
-
-// An input file and the option that named it ("--left").
-struct named_input {
-  std::string option;
-  npy::input file;
-  named_input(std::string opt, const std::string& path) : option(std::move(opt)), file(path) {}
-  std::string label() const { return option + " " + file.path(); }
-};
-
-void check_1d(const named_input& in, const char* what) {
-  if (in.file.ndim() != 1)
-    bad(in.label() + " has shape " + npy::shape_text(in.file.shape()) + ", but asof takes 1-D " + what +
-        " (numpy: a.ravel())");
-}
-
-bool integer_dtype(dtype t) { return t == dtype::int32 || t == dtype::uint32 || t == dtype::int64 || t == dtype::uint64; }
 
 // ---- the groups: any integer values of both sides, factorized jointly --------------------------
 
@@ -61,16 +50,7 @@ struct group_codes {
   int64_t groups = 0;
 };
 
-// The type both sides' group values are compared in: their own when they are of one dtype, else
-// one that holds both exactly (int64; uint64 for uint32 and uint64; __int128 for uint64 beside a
-// signed type).
-template <class A, class B>
-using common_group_t =
-    std::conditional_t<std::is_same_v<A, B>, A,
-                       std::conditional_t<std::is_same_v<A, uint64_t> || std::is_same_v<B, uint64_t>,
-                                          std::conditional_t<std::is_signed_v<A> || std::is_signed_v<B>, __int128,
-                                                             uint64_t>,
-                                          int64_t>>;
+using asof_io::common_group_t;
 
 // codes[i] = the position of values[i] among the sorted unique values u.
 template <class C>
@@ -164,23 +144,18 @@ template <class T>
   const named_input& in = left ? l : r;
   const std::vector<T>& k = left ? lk : rk;
   const std::string n = left ? "left" : "right";
-  std::string where;
   if (what.find("null values") != std::string::npos) {
     if constexpr (std::is_floating_point_v<T>) {
       const auto nan = std::find_if(k.begin(), k.end(), [](T x) { return x != x; });
-      if (nan != k.end()) where = in.label() + " holds NaN at index " + std::to_string(nan - k.begin());
+      if (nan != k.end()) asof_io::refuse_nan(n, in, nan - k.begin());
     }
-    bad(what + (where.empty() ? "" : " (" + where + ")") +
-        ": an as-of join needs a number in every key (numpy: drop them with k[~np.isnan(k)], and their "
+    bad(what + ": an as-of join needs a number in every key (numpy: drop them with k[~np.isnan(k)], and their "
         "rows with it)");
   }
   const auto less = [](T p, T q) { return key_less(p, q); };
   const int64_t i = std::is_sorted_until(k.begin(), k.end(), less) - k.begin();
-  if (i < int64_t(k.size()))
-    where = in.label() + " goes down at index " + std::to_string(i) + ": " + n + "[" + std::to_string(i - 1) +
-            "] = " + to_text(k[size_t(i - 1)]) + " > " + n + "[" + std::to_string(i) + "] = " + to_text(k[size_t(i)]);
-  bad(what + (where.empty() ? "" : " (" + where + ")") +
-      "; pass --sort to join keys in any order (the output stays in the left's order and names the "
+  if (i < int64_t(k.size())) asof_io::refuse_unsorted(n, in, i, k[size_t(i - 1)], k[size_t(i)]);
+  bad(what + "; pass --sort to join keys in any order (the output stays in the left's order and names the "
       "right's original rows)");
 }
 
@@ -211,35 +186,12 @@ std::string ms_text(double ms) {
   return buf;
 }
 
-// The tolerance as the keys' type: an integer for integer keys; negative or NaN is the library's
-// error (pandas' words), also for unsigned keys, which cannot hold a negative value.
-template <class T>
-std::optional<T> parse_tolerance(const asof_args& a) {
-  if (!a.tolerance_opt || a.tolerance_opt->count() == 0) return std::nullopt;
-  if constexpr (std::is_unsigned_v<T>) {
-    const auto d = detail::scan_decimal(a.tolerance);
-    if (d && d->negative && !d->digits.empty())
-      bad("--tolerance '" + a.tolerance + "': tolerance must be positive");
-  }
-  return parse_value<T>(a.tolerance, "--tolerance");
-}
-
 template <class T>
 exit_code asof_typed(const asof_args& a, const target& dev, named_input& l, named_input& r,
                      std::optional<named_input>& lb, std::optional<named_input>& rb) {
-  asof_options<T> opts;
-  opts.direction = *parse_asof_direction(a.direction);
-  opts.allow_exact_matches = !a.no_exact;
-  opts.tolerance = parse_tolerance<T>(a);
-  opts.check_sorted = !a.no_check;
-  opts.sort = a.sort;
-  // The library's check of the options (a negative or NaN tolerance: pandas' words), before any
-  // data is read: a join of nothing.
-  try {
-    gsearch::asof_join(gsearch::cpu, span<const T>(), span<const T>(), span<int64_t>(), opts);
-  } catch (const gsearch::invalid_argument& e) {
-    bad("--tolerance '" + a.tolerance + "': " + e.what());
-  }
+  const asof_options<T> opts = asof_io::options_of<T>(a.direction, !a.no_exact, a.tolerance,
+                                                      a.tolerance_opt && a.tolerance_opt->count() > 0,
+                                                      !a.no_check, a.sort);
 
   const std::vector<T> lk = l.file.read<T>();
   const std::vector<T> rk = r.file.read<T>();
@@ -302,47 +254,36 @@ exit_code asof_typed(const asof_args& a, const target& dev, named_input& l, name
   return exit_ok;
 }
 
+// --distributed (distributed.hpp): the same options; the indices go to --out, not stdout.
+distributed::asof_request distributed_request(const asof_args& a) {
+  distributed::asof_request r;
+  r.device = a.device;
+  r.per_rank = a.dist.per_rank;
+  r.json = a.json;
+  r.left = a.left;
+  r.right = a.right;
+  r.left_by = a.left_by;
+  r.right_by = a.right_by;
+  r.out = a.out;
+  r.direction = a.direction;
+  r.tolerance = a.tolerance;
+  r.has_tolerance = a.tolerance_opt && a.tolerance_opt->count() > 0;
+  r.no_exact = a.no_exact;
+  r.sort = a.sort;
+  r.no_check = a.no_check;
+  return r;
+}
+
 exit_code run_asof(const asof_args& a) {
-  if (a.distributed)
-    bad("gsearch asof is not yet distributed (the commands that run --distributed are search, find, sort "
-        "and join); run it in one process, without mpirun and --distributed");
+  if (a.dist.on) return distributed::asof([&] { return distributed_request(a); });
   check_paths({{"--left", a.left}, {"--right", a.right}, {"--left-by", a.left_by}, {"--right-by", a.right_by}},
               {{"--out", a.out}});
-  if (a.left_by.empty() != a.right_by.empty())
-    bad(std::string(a.left_by.empty() ? "--right-by" : "--left-by") +
-        " without " + (a.left_by.empty() ? "--left-by" : "--right-by") +
-        ": groups need the group values of both sides (pandas' left_by and right_by), or neither");
-  if (a.sort && a.no_check)
-    bad("--sort and --assume-sorted do not go together: --sort takes keys in any order, --assume-sorted "
-        "vouches that they are sorted already");
+  asof_io::check_flags(a.left_by, a.right_by, a.sort, a.no_check);
   if (a.json && a.out.empty()) bad("--json needs --out (without --out the indices go to stdout)");
   const target dev = resolve_device(a.device);
-
-  named_input l("--left", a.left), r("--right", a.right);
-  check_1d(l, "keys");
-  check_1d(r, "keys");
-  if (l.file.type() != r.file.type())
-    bad(l.label() + " is " + std::string(name(l.file.type())) + " but " + r.label() + " is " +
-        std::string(name(r.file.type())) +
-        ": the keys of an as-of join are of one dtype (pandas: \"incompatible merge keys\"; gsearch never "
-        "casts: convert one with a.astype(...))");
-  std::optional<named_input> lb, rb;
-  if (!a.left_by.empty()) {
-    lb.emplace("--left-by", a.left_by);
-    rb.emplace("--right-by", a.right_by);
-    for (const auto* p : {&*lb, &*rb}) {
-      const named_input& keys = p == &*lb ? l : r;
-      check_1d(*p, "group values");
-      if (!integer_dtype(p->file.type()))
-        bad(p->label() + " is " + std::string(name(p->file.type())) +
-            ", but group values are integers (int32, uint32, int64 or uint64; numpy: codes from "
-            "pd.factorize or np.unique(..., return_inverse=True))");
-      if (p->file.size() != keys.file.size())
-        bad(p->label() + " has " + std::to_string(p->file.size()) + " values but " + keys.label() + " has " +
-            std::to_string(keys.file.size()) + " keys: one group value per key");
-    }
-  }
-  return visit_key_type(l.file.type(), [&]<class T>() { return asof_typed<T>(a, dev, l, r, lb, rb); });
+  asof_io::files f = asof_io::open_files(a.left, a.right, a.left_by, a.right_by);
+  return visit_key_type(f.left.file.type(),
+                        [&]<class T>() { return asof_typed<T>(a, dev, f.left, f.right, f.left_by, f.right_by); });
 }
 
 std::string asof_footer() {
@@ -381,7 +322,14 @@ std::string asof_footer() {
          "{\"error\": ...}).\n"
          "With --device cuda the keys and the group codes are copied to the GPU and the gather map back; "
          "time_ms is the join on the device.\n"
-         "--distributed: not yet (asof runs in one process).";
+         "--distributed (mpirun -np N gsearch asof --distributed --left L.npy --right R.npy --out IDX.npy): each "
+         "rank reads its contiguous slice of each input (of --left-by and --right-by with their keys); the "
+         "right's slices in rank order are the right keys, sent to every rank (gsearch::dist::asof_join), and "
+         "each rank joins its left rows; --out is required and equals the single-process output. The keys are "
+         "checked across the ranks as without it (the same messages, with the file's global index). Group "
+         "values are numbered by the distinct right values of all ranks, gathered to every rank (a left value "
+         "without a right row matches nothing): --json's \"right_groups\" counts them. The summary (--json: one "
+         "object from rank 0) gives the ranks and the slowest rank's read, join and write times.";
 }
 
 void add_asof_options(CLI::App& sub, asof_args& a) {
@@ -423,9 +371,7 @@ void add_asof_options(CLI::App& sub, asof_args& a) {
   sub.add_flag("--json", a.json,
                "Print one JSON object to stdout (command, device, dtype, left, right, groups, direction, "
                "tolerance, \"result\", \"matched\", \"time_ms\") instead of the human summary; needs --out");
-  // Refused with a message of its own (not yet distributed); hidden from --help, and not among
-  // the commands main.cpp names as taking --distributed.
-  sub.add_flag("--distributed", a.distributed, "Not yet: asof runs in one process")->group("");
+  add_distributed_options(sub, a.dist);
 }
 
 }  // namespace

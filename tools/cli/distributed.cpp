@@ -1,6 +1,6 @@
 // `--distributed` (distributed.hpp): the per-rank output name, and what a CLI built without MPI
 // says. The ranks' shared steps are in distributed_ranks.hpp; each family's --distributed beside
-// it (distributed_search.cpp, distributed_find.cpp, distributed_merge.cpp).
+// it (distributed_search.cpp, distributed_find.cpp, distributed_merge.cpp, distributed_asof.cpp).
 
 #include "distributed.hpp"
 
@@ -57,6 +57,7 @@ exit_code search(const std::function<search_request()>&) { without_mpi(); }
 exit_code find(const std::function<find_request()>&) { without_mpi(); }
 exit_code sort(const std::function<sort_request()>&) { without_mpi(); }
 exit_code join(const std::function<join_request()>&) { without_mpi(); }
+exit_code asof(const std::function<asof_request()>&) { without_mpi(); }
 
 #endif  // GSEARCH_CLI_MPI
 

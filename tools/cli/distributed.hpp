@@ -1,5 +1,5 @@
 #pragma once
-// `--distributed` (issue 25): search, find, sort and join over the ranks of an MPI job
+// `--distributed` (issue 25): search, find, sort, join and asof over the ranks of an MPI job
 // (`mpirun -np N gsearch search --distributed ...`), through gsearch::dist (gsearch/dist.hpp).
 // Each rank reads only its contiguous slice of each input (rank r of p: elements
 // [n * r / p, n * (r + 1) / p) in their flat order), the ranks run the distributed operation
@@ -13,7 +13,7 @@
 // it, naming the rank unless every rank saw it) and leaves no output: the files are renamed into
 // place only once every rank has succeeded.
 //
-// The subcommands (search.cpp, find.cpp, merge.cpp) declare the flags (subcommand.hpp's
+// The subcommands (search.cpp, find.cpp, merge.cpp, asof.cpp) declare the flags (subcommand.hpp's
 // add_distributed_options) and call the function of this file with a function that makes the
 // request from their arguments: it runs on every rank inside the first step, so that the errors
 // of their own checks are printed once too. A CLI built without MPI (no gsearch::mpi) has the
@@ -76,6 +76,16 @@ struct join_request : common_request {
   bool no_check = false;
 };
 exit_code join(const std::function<join_request()>& make);
+
+/// `asof --distributed`: left and right keys (and group values) sharded; the gather map as asof
+/// writes it, in global right rows.
+struct asof_request : common_request {
+  std::string left, right, left_by, right_by, out, direction = "backward";
+  std::string tolerance;       ///< as given; parsed for the keys' dtype
+  bool has_tolerance = false;  ///< --tolerance given
+  bool no_exact = false, sort = false, no_check = false;
+};
+exit_code asof(const std::function<asof_request()>& make);
 
 /// Rank `rank`'s file of the output `out` with --per-rank: "idx.npy" -> "idx.3.npy" (a name
 /// without ".npy" gets ".3.npy").

@@ -39,7 +39,7 @@ constexpr const char* exit_codes_text = R"EXIT(Exit codes:
         tolerance), options that do not go together (search --json without --out, find --seed
         without --mode random, join --out-right with semi or anti, or without it for the
         others, asof --left-by without --right-by; --distributed on a command other than
-        search, find, sort and join, or with an option it does not take, such as sort
+        search, find, sort, join and asof, or with an option it does not take, such as sort
         --argsort); an output that is the same file as an input or as another output, an
         empty path, a directory (--out ., --out dir/), a FIFO, a device or a socket, or a
         read-only file. Outputs are checked before anything is read or computed. client: a
@@ -199,7 +199,7 @@ std::optional<std::string> misplaced_distributed(const CLI::App& app, int argc, 
   const CLI::App* command = nullptr;
   for (const CLI::App* sub : app.get_subcommands({})) {
     if (sub->check_name(argv[1])) command = sub;
-    // A hidden --distributed (asof's) is the command's own refusal ("not yet distributed").
+    // A hidden --distributed would be a command's own refusal of it: not among the takers.
     const CLI::Option* d = sub->get_option_no_throw("--distributed");
     if (d && !d->get_group().empty()) names.push_back(sub->get_name());
   }

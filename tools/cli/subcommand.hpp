@@ -43,7 +43,7 @@ inline CLI::Option* add_device_option(CLI::App& sub, std::string& device) {
       ->capture_default_str();
 }
 
-/// --distributed and --per-rank (distributed.hpp), the same on search, find, sort and join.
+/// --distributed and --per-rank (distributed.hpp), the same on search, find, sort, join and asof.
 struct distributed_flags {
   bool on = false, per_rank = false;
 };
