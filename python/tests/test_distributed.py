@@ -234,6 +234,30 @@ def test_asof_indices_match_pandas_on_the_gathered_frames():
     assert got.tolist() == want.tolist()
 
 
+def test_asof_indices_by_value_tuples_renumbered_across_the_ranks():
+    """Three by columns of 30 values each (strings, floats, wide integers: numbered by the ranks'
+    union) whose combined range outgrows the rows: the right's tuples numbered again by their
+    union across the ranks; on 1, 2 and 3 ranks (one right part empty), gsearch.asof_indices'."""
+    rng = np.random.default_rng(2)
+    n, m = 300, 200
+    lk, rk = np.sort(rng.integers(0, 50, n)), np.sort(rng.integers(0, 50, m))
+    values = [np.array([f"s{i}" for i in range(30)]), np.arange(30) * 0.5 + 0.25, np.arange(30) * 2**45]
+    li, ri = rng.integers(0, 30, n), rng.integers(0, 32, m) % 30
+    lb, rb = [v[li] for v in values], [v[ri] for v in values]
+    want = gsearch.asof_indices(lk, rk, left_by=lb, right_by=rb, direction="nearest")
+    assert (want >= 0).all()
+    for size in (1, 2, 3):
+        w = [2, 0, 1][:size] if size > 1 else None
+        L, R = _parts(lk, size), _parts(rk, size, w)
+        LB, RB = [_parts(c, size) for c in lb], [_parts(c, size, w) for c in rb]
+
+        def body(rank, comm):
+            return gd.asof_indices(L[rank], R[rank], left_by=[c[rank] for c in LB], right_by=[c[rank] for c in RB],
+                                   direction="nearest", comm=comm)
+
+        assert np.concatenate(ThreadGroup(size).run(body)).tolist() == want.tolist(), size
+
+
 def test_asof_indices_errors_are_every_rank_s():
     """pandas' errors on every rank: left keys that go down from one rank to the next, NaN keys on
     one rank, a tolerance of the wrong kind on one rank (pandas' MergeError there, the same type
