@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <random>
 #include <utility>
@@ -51,15 +52,20 @@ bool plain_backward_wins(T left, T back, T fore) {
 // pandas' definition: backward = the last right row of the group with key <= the left key (<
 // without exact matches), forward = the first with key >= (>), each dropped when farther than the
 // tolerance; nearest = the closer of the two, backward on a tie.
+// A left row scans every right row of its group (listed once per call: the scan of all right rows
+// a left row made the 40,000 x 3,000 case the slowest test under the sanitizers).
 template <class T>
 std::vector<int64_t> reference_asof(const AsofCase<T>& c, const asof_options<T>& o) {
   std::vector<int64_t> out(c.left.size(), -1);
   const bool exact = o.allow_exact_matches;
+  std::map<int64_t, std::vector<size_t>> rows_of;  // group code -> its right rows, in order
+  for (size_t j = 0; j < c.right.size(); ++j) rows_of[c.grouped ? c.right_by[j] : 0].push_back(j);
+  const std::vector<size_t> none;
   for (size_t i = 0; i < c.left.size(); ++i) {
     const T x = c.left[i];
     int64_t back = -1, fore = -1;
-    for (size_t j = 0; j < c.right.size(); ++j) {
-      if (c.grouped && c.right_by[j] != c.left_by[i]) continue;
+    const auto group = rows_of.find(c.grouped ? c.left_by[i] : 0);
+    for (size_t j : group == rows_of.end() ? none : group->second) {
       const T r = c.right[j];
       if (exact ? r <= x : r < x) back = int64_t(j);
       if (fore < 0 && (exact ? r >= x : r > x)) fore = int64_t(j);

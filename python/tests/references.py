@@ -63,9 +63,19 @@ def ref_unique(ar, **kw):
 # --- the set functions and isin -------------------------------------------------------------------
 
 
+def _sort_kind_for_uint64(kw, *arrays):
+    """kw with kind="sort" where numpy would pick its table kind for uint64 data: numpy 2.0.0's
+    table kind (.ci/run's numpy floor) raises OverflowError when the smallest test element is past
+    int64's max (np.subtract(..., ar2_min, dtype=np.intp)). The kind changes no answer."""
+    if "kind" in kw or not any(np.asarray(a).dtype == np.uint64 for a in arrays):
+        return kw
+    return {**kw, "kind": "sort"}
+
+
 def ref_isin(element, test_elements, **kw):
     """np.isin(element, test_elements, **kw): equality, which the widening keeps (it gives the
     pair numpy's promoted dtype or float32, both exact for 16-bit floats)."""
+    kw = _sort_kind_for_uint64(kw, element, test_elements)
     return np.isin(widen(element), widen(test_elements), **kw)
 
 
@@ -86,7 +96,19 @@ def _set_function(fn):
 
 ref_intersect1d = _set_function(np.intersect1d)
 ref_union1d = _set_function(np.union1d)
-ref_setdiff1d = _set_function(np.setdiff1d)
+
+
+def _setdiff1d(ar1, ar2, assume_unique=False):
+    """np.setdiff1d as numpy defines it (numpy 2's own code: ar1's unique values, or ar1 as it is
+    with assume_unique, less those in isin(.., ar2)), with isin's sort kind for uint64 (above)."""
+    ar1 = np.asarray(ar1).ravel() if assume_unique else np.unique(ar1)
+    ar2 = np.asarray(ar2) if assume_unique else np.unique(ar2)
+    kw = _sort_kind_for_uint64({"assume_unique": True, "invert": True}, ar1, ar2)
+    return ar1[np.isin(ar1, ar2, **kw)]
+
+
+_setdiff1d.__name__ = "setdiff1d"
+ref_setdiff1d = _set_function(_setdiff1d)
 ref_setxor1d = _set_function(np.setxor1d)
 
 
