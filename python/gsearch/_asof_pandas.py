@@ -215,12 +215,37 @@ def _pandas_by_parts(pd: Any, lcol: Any, rcol: Any) -> tuple:
     return codes[: len(lcol)], codes[len(lcol) :]
 
 
+def _plain_labels(index: Any) -> Optional[list]:
+    """The labels of a column Index as a list where they are all str and unique (the common case,
+    which sets decide exactly as pandas' Index operations do); None otherwise. (pandas 3's
+    labels are Arrow strings: each Index operation costs some 0.1 ms, a third of a 10^3-row
+    merge_asof, bench/results/cpu/issue44/.)"""
+    labels = index.tolist()
+    if all(type(x) is str for x in labels) and len(set(labels)) == len(labels):
+        return labels
+    return None
+
+
 def _overlap_suffixes(pd: Any, left: Any, right: Any, suffixes: Any) -> tuple:
     """pandas' column labels of a merge: the overlapping ones suffixed, its checks and messages."""
     if not pd.api.types.is_list_like(suffixes, allow_sets=False) or isinstance(suffixes, dict):
         raise TypeError(
             f"Passing 'suffixes' as a {type(suffixes)}, is not supported. Provide 'suffixes' as a tuple instead."
         )
+    ll, rl = _plain_labels(left), _plain_labels(right)
+    if ll is not None and rl is not None:  # with sets; any error is the Index path's below
+        overlap = set(ll).intersection(rl)
+        if not overlap:
+            return left, right
+        lsuffix, rsuffix = suffixes
+        lnew = [f"{x}{lsuffix}" if x in overlap and lsuffix is not None else x for x in ll]
+        rnew = [f"{x}{rsuffix}" if x in overlap and rsuffix is not None else x for x in rl]
+        lset, rset = set(lnew), set(rnew)
+        if (lsuffix or rsuffix) and len(lset) == len(lnew) and len(rset) == len(rnew) and not (
+            lset & (set(rl) - overlap) or rset & (set(ll) - overlap)
+        ):
+            return (pd.Index(lnew, name=left.name, tupleize_cols=False),
+                    pd.Index(rnew, name=right.name, tupleize_cols=False))
     to_rename = left.intersection(right)
     if len(to_rename) == 0:
         return left, right
@@ -248,13 +273,15 @@ def _overlap_suffixes(pd: Any, left: Any, right: Any, suffixes: Any) -> tuple:
     return llabels, rlabels
 
 
-def _pandas_result(pd: Any, left: Any, right: Any, right_index: Any, index: Any, suffixes: Any) -> Any:
-    """pandas.merge_asof's frame from the gather map: left's columns, then right's gathered
-    (missing rows filled as pandas' reindex fills them: int -> float64 NaN, bool -> object,
-    datetime -> NaT, extension dtypes their NA), on `index`."""
+def _pandas_result(pd: Any, left: Any, right: Any, keep: Any, right_index: Any, index: Any, suffixes: Any) -> Any:
+    """pandas.merge_asof's frame from the gather map: left's columns, then right's at positions
+    `keep` (None: all) gathered (missing rows filled as pandas' reindex fills them: int ->
+    float64 NaN, bool -> object, datetime -> NaT, extension dtypes their NA), on `index`."""
     import types
 
-    llabels, rlabels = _overlap_suffixes(pd, left.columns, right.columns, suffixes)
+    keep = range(right.shape[1]) if keep is None else keep
+    rlabels = right.columns if len(keep) == right.shape[1] else right.columns[list(keep)]
+    llabels, rlabels = _overlap_suffixes(pd, left.columns, rlabels, suffixes)
     lres = left.copy(deep=False)
     lres.index = index
     # Each right column taken by the map, -1 filled as pandas' take_nd fills it (int -> float64
@@ -262,7 +289,7 @@ def _pandas_result(pd: Any, left: Any, right: Any, right_index: Any, index: Any,
     # column at a time, by position (labels may repeat), without the frame's index checks
     # (reindex then take measured 1.4x slower at 10^7 rows, bench/results/cpu/issue44/).
     fill = bool(len(right_index)) and bool((right_index < 0).any())
-    columns = {j: right.iloc[:, j].array.take(right_index, allow_fill=fill) for j in range(right.shape[1])}
+    columns = {k: right.iloc[:, j].array.take(right_index, allow_fill=fill) for k, j in enumerate(keep)}
     rres = pd.DataFrame(columns, index=index, copy=False)
     lres.columns, rres.columns = llabels, rlabels
     result = pd.concat([lres, rres], axis=1)
@@ -483,6 +510,12 @@ def merge_asof(
         index = left.index.take(_np.arange(n)) if n > 0 else right.index.take(gathered)
     else:
         index = pd.RangeIndex(n)
+    keep = None
     if right_drop:
-        right = right.drop(columns=right_drop)
-    return _pandas_result(pd, left, right, gathered, index, suffixes)
+        labels = _plain_labels(right.columns)
+        if labels is None:
+            right = right.drop(columns=right_drop)
+        else:  # the same columns by position, without the frame drop()'s Index operations
+            dropped = set(right_drop)
+            keep = [j for j, label in enumerate(labels) if label not in dropped]
+    return _pandas_result(pd, left, right, keep, gathered, index, suffixes)

@@ -316,6 +316,31 @@ def test_merge_asof_errors_equal_pandas(name, kw):
 
 
 @needs_pandas
+def test_merge_asof_column_labels_of_every_kind():
+    """Labels that are all str and unique are suffixed and dropped with sets, others by pandas'
+    Index operations: the frame or the error is pandas' either way (int, mixed and repeated
+    labels, a suffix that makes a label of the other side, one side's suffix None)."""
+    cases = [
+        (pd.DataFrame({0: [1, 5], 1: [1.0, 2.0]}), pd.DataFrame({0: [2, 4], 1: [3.0, 4.0]}), dict(on=0)),
+        (pd.DataFrame([[1, 2, 3]], columns=["t", 1, "a"]), pd.DataFrame([[1, 5, 6]], columns=["t", 1, "a"]), dict(on="t")),
+        (pd.DataFrame([[1, 2, 3]], columns=["t", "a", "a"]), pd.DataFrame([[1, 5]], columns=["t", "b"]), dict(on="t")),
+        (pd.DataFrame([[1, 2, 3]], columns=["t", "a", "a"]), pd.DataFrame([[1, 5]], columns=["t", "a"]), dict(on="t")),
+        (pd.DataFrame({"t": [1, 3], "a": [1, 2], "b_y": [0, 0]}), pd.DataFrame({"t": [1, 2], "b": [7, 8], "a": [5, 6]}),
+         dict(on="t", suffixes=("", "_y"))),
+        (pd.DataFrame({"t": [1, 3], "a": [1, 2]}), pd.DataFrame({"t": [1, 2], "a": [5, 6], "a_y": [0, 1]}), dict(on="t")),
+        (pd.DataFrame({"t": [1, 3], "a": [1, 2]}), pd.DataFrame({"t": [1, 2], "a": [5, 6]}), dict(on="t", suffixes=(None, "_r"))),
+        (pd.DataFrame({"t": [1, 3], "g": [1, 2]}), pd.DataFrame({"u": [1, 2], "g": [5, 6], "t": [0, 0]}),
+         dict(left_on="t", right_on="u", by="g")),
+    ]
+    for left, right, kw in cases:
+        want = raised(lambda: pd.merge_asof(left, right, **kw))
+        if want is not None:
+            assert raised(lambda: gsearch.merge_asof(left, right, **kw)) == want, (list(left), list(right), kw)
+        else:
+            same_frame(gsearch.merge_asof(left, right, **kw), pd.merge_asof(left, right, **kw))
+
+
+@needs_pandas
 def test_merge_asof_not_supported():
     left = pd.DataFrame({"t": [1, 2]}).set_index("t")
     right = pd.DataFrame({"t": [1, 2], "v": [3, 4]})
