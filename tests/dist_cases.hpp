@@ -316,11 +316,13 @@ void join_cases(Mem& mem, communicator& comm, uint64_t seed) {
 
 /// asof_join: this rank's slice of a sorted left side against the right side sharded (a slice a
 /// rank of one sorted sequence) or replicated, with and without groups, against the
-/// single-process join on the CPU of the whole sides.
+/// single-process join on the CPU of the whole sides. Pattern 3: the left rows dealt out to the
+/// ranks in turn (each rank's sorted, their ranges overlapping: the routed join sends a right row
+/// to every rank whose range covers it).
 template <class T, class Mem>
 void asof_cases(Mem& mem, communicator& comm, uint64_t seed) {
   const int p = comm.size(), me = comm.rank();
-  for (int pattern = 0; pattern < 3; ++pattern) {
+  for (int pattern = 0; pattern < 4; ++pattern) {
     std::mt19937_64 rng(seed + uint64_t(pattern * 13));
     auto left = values<T>(rng, 600, 50, false), right = values<T>(rng, 400, 60, false);
     sort_keys(left);
@@ -328,11 +330,19 @@ void asof_cases(Mem& mem, communicator& comm, uint64_t seed) {
     std::vector<int64_t> left_by(left.size()), right_by(right.size());
     for (auto& g : left_by) g = int64_t(rng() % 4);
     for (auto& g : right_by) g = int64_t(rng() % 3);  // group 3 only on the left
-    const auto lb = shard_bounds(int64_t(left.size()), p, pattern), rb = shard_bounds(int64_t(right.size()), p, (pattern + 1) % 3);
-    const auto my_left = mem.put(slice(left, lb, me)), my_lby = mem.put(slice(left_by, lb, me));
+    const auto lb = shard_bounds(int64_t(left.size()), p, pattern % 3), rb = shard_bounds(int64_t(right.size()), p, (pattern + 1) % 3);
+    std::vector<int64_t> mine;  // this rank's left rows
+    for (int64_t i = 0; i < int64_t(left.size()); ++i)
+      if (pattern == 3 ? i % p == me : lb[size_t(me)] <= i && i < lb[size_t(me) + 1]) mine.push_back(i);
+    const auto pick = [&](const auto& v) {
+      std::vector<std::decay_t<decltype(v[0])>> x;
+      for (int64_t i : mine) x.push_back(v[size_t(i)]);
+      return x;
+    };
+    const auto my_left = mem.put(pick(left)), my_lby = mem.put(pick(left_by));
     const auto my_right = mem.put(slice(right, rb, me)), my_rby = mem.put(slice(right_by, rb, me));
     const auto all_right = mem.put(right), all_rby = mem.put(right_by);
-    const int64_t n = lb[size_t(me) + 1] - lb[size_t(me)];
+    const int64_t n = int64_t(mine.size());
     for (asof_direction d : {asof_direction::backward, asof_direction::forward, asof_direction::nearest})
       for (bool grouped : {false, true})
         for (layout l : {layout::sharded, layout::replicated}) {
@@ -340,8 +350,9 @@ void asof_cases(Mem& mem, communicator& comm, uint64_t seed) {
                                           << pattern << (l == layout::sharded ? " sharded" : " replicated") << " ranks " << p);
           asof_options<T> o;
           o.direction = d;
-          o.allow_exact_matches = pattern != 1;
-          if (pattern == 2) o.tolerance = T(3);
+          o.allow_exact_matches = pattern % 2 == 0;
+          if (pattern >= 2) o.tolerance = T(3);
+          o.sort = pattern == 2 && grouped;  // (keys in any order: every right row to every rank)
           std::vector<int64_t> want(left.size());
           if (grouped)
             asof_join(cpu, span<const T>(left), span<const T>(right), span<const int64_t>(left_by),
@@ -357,7 +368,7 @@ void asof_cases(Mem& mem, communicator& comm, uint64_t seed) {
                             span<int64_t>(out, n), o, l);
           else
             dist::asof_join(mem.exec, comm, span<const T>(my_left), r, span<int64_t>(out, n), o, l);
-          EXPECT_EQ(mem.get(span<const int64_t>(out, n)), slice(want, lb, me));
+          EXPECT_EQ(mem.get(span<const int64_t>(out, n)), pick(want));
         }
   }
 }

@@ -25,11 +25,15 @@
 ///               join; its gather maps are global row numbers (rank r's row i is offset_r + i)
 ///   asof_join   pandas.merge_asof's matches (gsearch/asof.hpp) of this rank's left rows against
 ///               the right rows of all ranks (sharded: their concatenation in rank order, sorted
-///               as one) or this rank's (replicated): global right row numbers. Sharded, every
-///               rank's right rows (and group codes) go to every rank first (an all-to-all of m
-///               rows a rank), then the local join: the same answer as the single-process call
-///               on the concatenation; routing the left rows to the owners of their key ranges
-///               with each group's nearest rows beyond a shard is the next step
+///               as one) or this rank's (replicated): global right row numbers, the same answer
+///               as the single-process call on the concatenation. Sharded, each rank gets from
+///               every shard the right rows in its left keys' range and, per group, the shard's
+///               last row below it and first above it (the only other rows a match can be), then
+///               joins locally: the left rows never move, a right row goes to the ranks whose
+///               left range covers it (about m / ranks a rank where the sides line up), plus at
+///               most 2 x groups rows from each rank to each. Each rank's left keys sorted, any
+///               range (they may overlap). With options.sort every rank's right rows go to
+///               every rank (an all-to-all of m rows a rank)
 ///
 /// The order and types are the single-process ones (key_traits.hpp: NaN last, -0.0 == 0.0; int32,
 /// uint32, int64, uint64, float, double), and the results equal the single-process call on the

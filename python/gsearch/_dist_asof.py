@@ -342,8 +342,10 @@ def asof_indices(
 
     Notes
     -----
-    Sharded, every rank's right keys and group codes go to every rank (an all-to-all of the
-    right rows), then each rank joins its left rows: the result of gsearch::dist::asof_join.
+    Sharded, each rank receives from every rank the right rows its left keys can match: those
+    in its left keys' range and, per group, the last before it and the first after it (all of
+    the right's parts with ``sort=True``), then joins its left rows: the result of
+    gsearch::dist::asof_join.
     `by` columns are numbered consistently across the ranks: integers of a small range (group
     ids) by their offset from the least value over all ranks, any other by the union of the
     ranks' distinct right values (gathered to every rank; a left value outside it matches

@@ -7,6 +7,7 @@
 
 #include "on_backend.hpp"
 #include "agreed.hpp"
+#include "asof_join.hpp"
 #include "operations.hpp"
 
 namespace gsearch::dist {

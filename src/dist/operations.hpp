@@ -2,7 +2,8 @@
 // The distributed operations (gsearch/dist.hpp), written once over a backend's Local (local.hpp)
 // and a communicator: the plans come from core/dist.hpp, the local work from the public
 // single-process API (search, find, sort, merge, join), the exchanges from the
-// communicator. Host round trips: the counts of each exchange (and the samples of a sort).
+// communicator (asof_join has its own file, asof_join.hpp). Host round trips: the counts of each
+// exchange (and the samples of a sort).
 
 #include <algorithm>
 #include <chrono>
@@ -15,7 +16,6 @@
 #include <utility>
 #include <vector>
 
-#include "gsearch/asof.hpp"
 #include "gsearch/core/dist.hpp"
 #include "gsearch/dist.hpp"
 #include "gsearch/find.hpp"
@@ -274,45 +274,6 @@ void isin(const Local& local, communicator& comm, span<const T> elements, span<c
   local.replicate(tests.data(), tests.size() * int64_t(sizeof(T)), p, copies.data());
   array<T> all = exchange(local, comm, copies.data(), send_counts, recv_counts);
   gsearch::isin(local.exec, elements, all.cview(), out, options);
-}
-
-// ---- asof_join ---------------------------------------------------------------------------------
-
-/// Every rank's x to every rank, in rank order (their concatenation).
-template <class Local, class T>
-array<T> all_of(const Local& local, communicator& comm, span<const T> x) {
-  const int p = comm.size();
-  const std::vector<int64_t> send_counts(size_t(p), x.size());
-  const auto recv_counts = exchange_counts(local, comm, send_counts);
-  array<T> copies = local.template make<T>(x.size() * p);
-  local.replicate(x.data(), x.size() * int64_t(sizeof(T)), p, copies.data());
-  return exchange(local, comm, copies.data(), send_counts, recv_counts);
-}
-
-template <class Local, class T>
-void asof_join(const Local& local, communicator& comm, span<const T> left, span<const T> right,
-               const span<const int64_t>* left_by, const span<const int64_t>* right_by, int64_t groups,
-               span<int64_t> out, const asof_options<T>& options, layout right_layout) {
-  check_memory(local, comm, "asof_join");
-  check_span("asof_join", "left_on", left);
-  check_span("asof_join", "right_on", right);
-  if (right_by) check_span("asof_join", "right_by", *right_by);
-  // The local join checks the rest (sizes, codes, order) with the single-process messages.
-  const auto join = [&](span<const T> r, span<const int64_t> rb) {
-    if (left_by)
-      gsearch::asof_join(local.exec, left, r, *left_by, rb, groups, out, options);
-    else
-      gsearch::asof_join(local.exec, left, r, out, options);
-  };
-  if (right_layout == layout::replicated || comm.size() == 1) {
-    join(right, right_by ? *right_by : span<const int64_t>{});
-    return;
-  }
-  // The right side in full on every rank: its global row numbers are the concatenation's.
-  const array<T> all_right = all_of(local, comm, right);
-  array<int64_t> all_codes;
-  if (right_by) all_codes = all_of(local, comm, *right_by);
-  join(all_right.cview(), all_codes.cview());
 }
 
 // ---- sort, merge -------------------------------------------------------------------------------
