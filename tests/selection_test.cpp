@@ -121,6 +121,8 @@ TYPED_TEST(Selection, TopkMatchesTorchsContract) {
         if (k < 1 || k > cols || (n > (1 << 16) && k != 1 && k != cols / 2)) continue;
         for (bool largest : {true, false}) {
           for (bool sorted : {true, false}) {
+            // The sanitizers' subset, large sizes: one row count but 3, two of the four flags.
+            if (test_subset() && n > (1 << 16) && (rows == 3 || largest == sorted)) continue;
             const cpu_t exec = kExecs[(k + rows) % 3];
             std::vector<T> values(size_t(rows * k), poison<T>());
             std::vector<int64_t> indices(size_t(rows * k), -7);
