@@ -248,8 +248,8 @@ TYPED_TEST(CpuMerge, MergeAgainstStdMerge) {
 
 // --- merge sort ------------------------------------------------------------------------------
 
-// fastest: gsearch::sort (on the CPU the same merge sort, through its own entry point), else
-// gsearch::merge_sort.
+// fastest: gsearch::sort (on the CPU the radix sort for integer keys from 2^12, else the merge
+// sort), else gsearch::merge_sort.
 template <class T>
 void check_sort(const cpu_t& exec, const std::vector<T>& keys, const std::string& what, bool fastest = false) {
   const auto run_keys = [&](span<const T> k, span<T> out) { fastest ? sort(exec, k, out) : merge_sort(exec, k, out); };
@@ -281,13 +281,24 @@ void check_sort(const cpu_t& exec, const std::vector<T>& keys, const std::string
   ASSERT_TRUE(same(want_values, values_in_place)) << what << " (key-value in place: values)";
 }
 
+// sort: integer keys from merge_tuning::radix_sort_from (2^12) by the radix sort: every shape,
+// one and three threads, and keys of 8, 16 and 24 bits, whose other digits are skipped (an odd
+// and an even count of passes: the last must still land in `out`, in place too).
 TYPED_TEST(CpuMerge, SortIsStdStableSort) {
   using T = TypeParam;
   std::mt19937_64 rng(test_seed());
-  for (Shape shape : {Shape::random, Shape::dups, Shape::edges})
-    for (int64_t n : {0, 1, 100, 4097})
-      ASSERT_NO_FATAL_FAILURE(check_sort(cpu, make_values<T>(shape, n, 0, rng),
-                                         std::string("sort shape=") + name(shape) + " n=" + std::to_string(n), true));
+  for (Shape shape : {Shape::random, Shape::dups, Shape::all_equal, Shape::edges})
+    for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{100}, int64_t{4097}, kTile + 1})
+      for (const cpu_t& exec : {cpu, cpu.with_threads(3)})
+        ASSERT_NO_FATAL_FAILURE(check_sort(exec, make_values<T>(shape, n, 0, rng),
+                                           std::string("sort shape=") + name(shape) + " n=" + std::to_string(n) +
+                                               " threads=" + std::to_string(exec.threads),
+                                           true));
+  for (int bits : {8, 16, 24}) {
+    std::vector<T> keys(5000);
+    for (auto& k : keys) k = T(rng() % (uint64_t{1} << bits));
+    ASSERT_NO_FATAL_FAILURE(check_sort(cpu, keys, "sort of " + std::to_string(bits) + "-bit keys", true));
+  }
 }
 
 TYPED_TEST(CpuMerge, MergeSortIsStdStableSort) {

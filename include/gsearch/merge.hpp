@@ -78,8 +78,8 @@ struct merge_options {
   void merge_sort(const EXEC& exec, span<const T> keys, span<const int64_t> values,                \
                   span<T> out_keys, span<int64_t> out_values);                                     \
   /** merge_sort's contract (stable, ascending, in place or apart) by the fastest stable sort for \
-      T: on CUDA the radix sort for integer keys, the merge sort for floating-point keys; on the \
-      CPU the merge sort. */                                                                       \
+      T: the radix sort for integer keys (on the CPU from 2^12 keys), the merge sort for         \
+      floating-point keys. */                                                                      \
   void sort(const EXEC& exec, span<const T> keys, span<T> out);                                    \
   /** The same carrying a value per key (stable: equal keys keep their values' order). */          \
   void sort(const EXEC& exec, span<const T> keys, span<const int64_t> values, span<T> out_keys,    \

@@ -175,9 +175,9 @@ def merge(
 
 @_public
 def sort(a: ArrayLike, values: Optional[ArrayLike] = None, *, stream: Any = None) -> Any:
-    """A stable sort of a 1-D array, optionally carrying a value per key: on a GPU the radix sort
-    of integer keys (CUB's onesweep) and the merge sort of floating-point keys, on the CPU the
-    merge sort.
+    """A stable sort of a 1-D array, optionally carrying a value per key: the radix sort of
+    integer keys (on a GPU CUB's onesweep, on the CPU an LSD radix sort from 4,096 keys) and the
+    merge sort of floating-point keys.
 
     ``sort(a) == np.sort(a, kind='stable')``: ascending, NaN last, equal keys (and -0.0 and
     0.0, which are equal) in their input order.

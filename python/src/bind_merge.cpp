@@ -204,8 +204,8 @@ void bind_merge(nb::module_& m) {
                   "out = keys sorted, stable (gsearch::merge_sort; out may be keys); with values and\n"
                   "out_values (int64) each key's value goes with it. Arrays as in merge().");
   def_sort<true>(m, "sort",
-                 "merge_sort's contract by the fastest stable sort for the dtype (gsearch::sort: on CUDA\n"
-                 "the radix sort of integer keys, the merge sort of floating-point keys).");
+                 "merge_sort's contract by the fastest stable sort for the dtype (gsearch::sort: the\n"
+                 "radix sort of integer keys, on the CPU from 2^12 keys; the merge sort of floating-point keys).");
   m.def("set_operation", &py_set_operation, "a"_a, "b"_a, "op"_a, "allocate"_a, "check_sorted"_a = true,
         "stream"_a = 0,
         "The multiset set operation `op` (a value of SET_OPS; std::set_* semantics) of sorted\n"

@@ -17,6 +17,7 @@
 #include "gsearch/core/sorted_search.hpp"
 #include "cpu/parallel.hpp"
 #include "cpu/tuning.hpp"
+#include "merge/cpu_radix_sort.hpp"
 
 namespace gsearch::cpu_backend {
 using namespace merge_tuning;  // tile, min_sort_per_thread, min_rows_per_thread: tuning.hpp
@@ -487,9 +488,14 @@ int64_t join(int threads, join_kind kind, const T* left, int64_t nl, const T* ri
   return rows;
 }
 
-// sort(): the merge sort (on the CPU no other stable sort is faster yet).
+// sort(): integer keys by the LSD radix sort (cpu_radix_sort.hpp) from radix_sort_from
+// elements, as the CUDA backend takes CUB's radix sort for them; floats, and fewer keys, by the
+// merge sort.
 template <class T>
 void sort(int threads, const T* keys, int64_t n, const int64_t* values, T* out, int64_t* out_values) {
+  if constexpr (std::is_integral_v<T>) {
+    if (n >= radix_sort_from) return radix_sort(threads, keys, n, values, out, out_values, min_sort_per_thread);
+  }
   merge_sort(threads, keys, n, values, out, out_values);
 }
 
