@@ -7,7 +7,8 @@
 // messages through the kernel and the front end's thread. Each --socket-spin-us value gets its
 // own front end (socket_options::spin; the clients spin their default when it is not 0): the
 // wake-ups that spinning saves. K: the smallest of --log-keys, the first key type. Rows and
-// JSON: server_bench.cpp.
+// JSON: server_bench.cpp's; the socket rows (impl "socket") with two fields more, spin_us (the
+// front end's spin) and client_spin_us (the clients').
 
 #include <unistd.h>
 
