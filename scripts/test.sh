@@ -48,9 +48,9 @@ rm -f "$log"
 python3 -m pytest -q python/tests
 
 echo "== CPU tests under AddressSanitizer + UndefinedBehaviorSanitizer"
-# -g1 (line tables: the reports' file:line, no variable info) compiles 25% faster than -g (47 ->
-# 35 s for tests/merge_test.cpp); -O1 would run the tests 3.7x faster but compiles 2x slower
-# (86 s), a loss on 2 cores (docs/perf-notes.md "CI's time").
+# -g1 (line tables: the reports' file:line, no variable info): tests/merge_test.cpp compiles in 35
+# s, not 47 with -g (the whole build 6% less CPU); -O1 would run the tests 3.7x faster but
+# compiles 2x slower, a loss on 2 cores (docs/perf-notes.md "CI's time").
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DGSEARCH_CUDA=OFF -DGSEARCH_SANITIZE=ON >/dev/null
 cmake --build build/asan -j "$jobs"
 # GSEARCH_TEST_SUBSET: every code path with fewer input combinations (the sanitizers' ~10x).
