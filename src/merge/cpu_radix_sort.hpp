@@ -18,27 +18,24 @@
 #include <type_traits>
 #include <vector>
 
+#include "gsearch/core/radix_bits.hpp"
 #include "cpu/parallel.hpp"
 
 namespace gsearch::cpu_backend {
 
+/// Digit d (8 bits, 0 the lowest) of x's order bits (core::ordered_bits: for integers the sign
+/// bit flipped, as the GPU's radix sorts and the index intervals' sort take them).
 template <class T>
-struct radix_bits {
-  using U = std::make_unsigned_t<T>;
-  static constexpr int digits = int(sizeof(T));  // 8-bit digits
-  static GSEARCH_FORCEINLINE unsigned digit(T x, int d) {
-    U u = U(x);
-    if constexpr (std::is_signed_v<T>) u ^= U(U(1) << (8 * sizeof(T) - 1));
-    return unsigned(u >> (8 * d)) & 0xffu;
-  }
-};
+GSEARCH_FORCEINLINE unsigned radix_digit(T x, int d) {
+  return unsigned(core::ordered_bits(x) >> (8 * d)) & 0xffu;
+}
 
 /// out[0, n) = keys sorted stably by key order, out_values (when values) the values in the same
 /// order. `min_per_thread`: elements per thread below which one thread does it.
 template <class T>
 void radix_sort(int threads, const T* keys, int64_t n, const int64_t* values, T* out, int64_t* out_values,
                 int64_t min_per_thread) {
-  using bits = radix_bits<T>;
+  constexpr int digits = int(sizeof(T));
   static_assert(std::is_integral_v<T>, "radix_sort: integer keys");
   if (n <= 0) return;
   if (!out_values) values = nullptr;  // (merge_sort's rule: keys alone)
@@ -48,17 +45,17 @@ void radix_sort(int threads, const T* keys, int64_t n, const int64_t* values, T*
   using counts = std::array<int64_t, 256>;
 
   // The digits that sort: one count of every digit of every key.
-  std::vector<std::array<counts, bits::digits>> hist(static_cast<size_t>(workers));
+  std::vector<std::array<counts, digits>> hist(static_cast<size_t>(workers));
   parallel_for(workers, workers, 1, [&](int64_t w0, int64_t w1) {
     for (int64_t w = w0; w < w1; ++w) {
       auto& h = hist[size_t(w)];
       for (auto& c : h) c.fill(0);
       for (int64_t i = begin(w); i < begin(w + 1); ++i)
-        for (int d = 0; d < bits::digits; ++d) ++h[size_t(d)][bits::digit(keys[i], d)];
+        for (int d = 0; d < digits; ++d) ++h[size_t(d)][radix_digit(keys[i], d)];
     }
   });
   std::vector<int> passes;
-  for (int d = 0; d < bits::digits; ++d) {
+  for (int d = 0; d < digits; ++d) {
     int64_t most = 0;
     for (int b = 0; b < 256; ++b) {
       int64_t c = 0;
@@ -97,7 +94,7 @@ void radix_sort(int threads, const T* keys, int64_t n, const int64_t* values, T*
         for (int64_t w = w0; w < w1; ++w) {
           auto& c = hist[size_t(w)][size_t(d)];
           c.fill(0);
-          for (int64_t i = begin(w); i < begin(w + 1); ++i) ++c[bits::digit(src_k[i], d)];
+          for (int64_t i = begin(w); i < begin(w + 1); ++i) ++c[radix_digit(src_k[i], d)];
         }
       });
     }
@@ -111,7 +108,7 @@ void radix_sort(int threads, const T* keys, int64_t n, const int64_t* values, T*
       for (int64_t w = w0; w < w1; ++w) {
         counts next = start[size_t(w)];
         for (int64_t i = begin(w); i < begin(w + 1); ++i) {
-          const int64_t to = next[bits::digit(src_k[i], d)]++;
+          const int64_t to = next[radix_digit(src_k[i], d)]++;
           dst_k[to] = src_k[i];
           if (src_v) dst_v[to] = src_v[i];
         }
