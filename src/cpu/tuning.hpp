@@ -113,12 +113,12 @@ inline constexpr int64_t min_sort_per_thread = int64_t{1} << 15;
 /// Rows per thread below which the join's scans and writes run on one thread.
 inline constexpr int64_t min_rows_per_thread = int64_t{1} << 16;
 /// sort() of integer keys: the LSD radix sort (src/merge/cpu_radix_sort.hpp) from this many
-/// elements, the merge sort below. Measured (this 2-core machine, shared, best of 3-200 calls,
-/// random keys, keys alone / with int64 values, radix against merge sort): 2^12 int32 3.6x /
-/// 3.3x, int64 2.1x / 1.15x; 2^16 int32 4.3x / 3.2x, int64 3.2x / 2.0x; 2^20 int32 6.4x / 4.0x,
-/// int64 2.3x / 1.3x; 2^22 int64 1.3x / 1.8x, uint64 1.6x / 1.2x. Up to 2^11 both take the same
-/// time (1.0-1.2x: the merge sort's one-thread insertion runs), so the line sits at 2^12
-/// (docs/perf-notes.md "The CPU's radix sort").
+/// elements, the merge sort below. Measured (this 2-core machine, quiet, best of 3-200 calls,
+/// random keys, keys alone / with int64 values, radix against merge sort;
+/// bench/results/cpu/issue42/sort_ab.txt): 2^12 int32 3.6x / 3.4x, int64 1.6x / 1.5x, uint64
+/// 2.2x / 1.4x; 2^16 int32 4.0x / 2.7x, int64 1.7x / 1.2x; 2^20 int32 4.3x / 3.4x, int64 2.4x /
+/// 1.7x; 2^22 int64 1.5x / 1.25x. Up to 2^11 both take the same time (0.94-1.14x; both run the
+/// merge sort there), so the line sits at 2^12 (docs/perf-notes.md "The CPU's radix sort").
 inline constexpr int64_t radix_sort_from = int64_t{1} << 12;
 }  // namespace merge_tuning
 
