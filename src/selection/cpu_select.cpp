@@ -331,6 +331,58 @@ constexpr int64_t split_min = 2048;
 template <class T>
 constexpr int64_t claim_block = 16384 / int64_t(sizeof(T));
 
+// --- small inputs: a quickselect on the split kernels ----------------------------------------
+
+// Below these sizes nth_element finishes a quickselect (its steps' set-up costs more there), and
+// after quick_steps steps (a pivot that keeps missing: adversarial data) nth_element takes over.
+constexpr int64_t quick_min = 64;
+constexpr int quick_steps = 48;
+
+// What std::nth_element(buf, buf + k, buf + n) does, for n up to a few thousand keys and no NaN:
+// buf[k] the element of rank k, none after it smaller and none before it larger. A quickselect
+// whose steps are the one-bracket split with a == b == the pivot (select_split.hpp: AVX-512
+// compressing stores, 16 4-byte keys an instruction): the step's range is copied to tmp (n
+// elements), split back into buf (the smaller ones up from the range's start, the larger ones
+// down from its end), and the keys equal to the pivot, compacted in tmp, copied into the gap:
+// a permutation (-0.0 and 0.0, equal, keep their bits). The pivot is the median of 5 keys at
+// pseudo-random positions. numpy's partition of small inputs is x86-simd-sort's vectorized
+// quickselect; nth_element's scalar introselect took 2-3x its time (docs/perf-notes.md, issue 41).
+template <class T>
+void quickselect(T* buf, int64_t n, int64_t k, T* tmp) {
+  int64_t lo = 0, hi = n;
+  uint64_t state = 0x9e3779b97f4a7c15ull ^ uint64_t(n);
+  for (int step = 0; hi - lo > quick_min && step < quick_steps; ++step) {
+    const int64_t len = hi - lo;
+    T s[5];
+    for (T& x : s) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;  // an LCG: positions, not statistics
+      x = buf[lo + int64_t((state >> 33) % uint64_t(len))];
+    }
+    std::sort(s, s + 5);
+    std::memcpy(tmp, buf + lo, size_t(len) * sizeof(T));
+    T *to_lo = buf + lo, *to_mid = tmp, *to_hi = buf + hi;  // the middle compacted in tmp, in place
+    split_scatter(split_keys<T>{s[2], s[2], true, true}, tmp, len, to_lo, to_mid, to_hi);
+    std::memcpy(to_lo, tmp, size_t(to_mid - tmp) * sizeof(T));
+    const int64_t l = to_lo - buf, r = to_hi - buf;
+    if (k < l) hi = l;
+    else if (k >= r) lo = r;
+    else return;  // buf[k] equals the pivot
+  }
+  std::nth_element(buf + lo, buf + k, buf + hi, std::less<T>{});
+}
+
+// std::nth_element(buf, buf + k, buf + n) (no NaN): by quickselect where the split kernels are
+// vectorized (AVX-512), else nth_element itself (a scalar quickselect's copies cost more than
+// they save). tmp: n elements.
+template <class T>
+void small_nth_element(T* buf, int64_t n, int64_t k, T* tmp) {
+#ifdef GSEARCH_SPLIT_AVX512
+  if (has_avx512()) return quickselect(buf, n, k, tmp);
+#endif
+  (void)tmp;
+  std::nth_element(buf, buf + k, buf + n, std::less<T>{});
+}
+
 // The sample's two elements of ranks lo and hi (lo < hi; -1 / s for none) as split keys, by two
 // nth_elements (O(s), where sorting the sample is O(s log s)); nullopt when lo's is NaN.
 template <class T>
@@ -418,9 +470,10 @@ void select_sorted(int threads, const T* data, int64_t n, const int64_t* ranks, 
       select_split(threads, data, n, ranks, m, values, depth))
     return;
   if (n <= small_select || depth >= max_depth || m * dense_ranks > n) {
-    std::vector<T> buf(static_cast<size_t>(n));
+    std::vector<T> buf(static_cast<size_t>(m == 1 ? 2 * n : n));
     const int64_t c = copy_nan_last(data, n, buf.data());
-    multiselect(buf.data(), 0, c, ranks, std::lower_bound(ranks, ranks + m, c) - ranks, std::less<T>{});
+    if (m == 1 && ranks[0] < c) small_nth_element(buf.data(), c, ranks[0], buf.data() + n);
+    else multiselect(buf.data(), 0, c, ranks, std::lower_bound(ranks, ranks + m, c) - ranks, std::less<T>{});
     for (int64_t i = 0; i < m; ++i) values[i] = buf[size_t(ranks[i])];
     return;
   }
@@ -674,7 +727,13 @@ template <class T>
 void partition_one(int threads, const T* data, int64_t n, int64_t k, T* out, int depth) {
   if (n <= split_min || depth >= max_depth) {
     const int64_t c = copy_nan_last(data, n, out);
-    if (k < c) std::nth_element(out, out + k, out + c, std::less<T>{});
+    if (k >= c) return;
+    if (c <= split_min) {
+      T tmp[split_min];
+      small_nth_element(out, c, k, tmp);
+    } else {
+      std::nth_element(out, out + k, out + c, std::less<T>{});
+    }
     return;
   }
   int64_t room = 0;

@@ -20,8 +20,9 @@
 #           backend (16 cores), against pandas.merge_asof and numpy.searchsorted on this host, and
 #           polars / DuckDB where they import (IMPLS adds duckdb; default
 #           gsearch,gsearch-cpu,pandas,polars,numpy)
-# Wheels carried in .whl (cp312, manylinux) are installed into /tmp/site first (polars 2.1.0 is
-# 54 MB, DuckDB 2.0.1 25 MB: with the tree, one at most fits the call's 64 MiB).
+# Wheels carried in .whl (cp312, manylinux) are installed into /tmp/site first (polars 2.1.0's
+# runtime wheel is 54 MB, DuckDB 2.0.1 25 MB: with the tree, neither fits the call's 64 MiB; the
+# runtime travels as .whl/polars_runtime.tar instead, its library xz-compressed to 31 MB).
 # Writes $OUT/asof.tar.gz (logs, JSON) and the JSON files beside it; prints a line a step.
 # Here, before the first call:
 #   bash scripts/device/pack_deps.sh
@@ -40,6 +41,14 @@ if [ -d .whl ] && ls .whl/*.whl > /dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     > "$L/wheels.log" 2>&1 && export PYTHONPATH=/tmp/site || { echo "wheels: install failed"; tail -5 "$L/wheels.log"; }
 fi
+# polars' runtime (polars-runtime-32, a 54 MB wheel: too big beside the tree) travels as
+# .whl/polars_runtime.tar: the wheel's files with its one library xz-compressed (31 MB).
+if [ -f .whl/polars_runtime.tar ]; then
+  mkdir -p /tmp/site && tar -xf .whl/polars_runtime.tar -C /tmp/site &&
+    python3 -c "import lzma, os, shutil; f='/tmp/site/_polars_runtime_32/_polars_runtime.abi3.so'
+shutil.copyfileobj(lzma.open(f + '.xz'), open(f, 'wb')); os.remove(f + '.xz')" && export PYTHONPATH=/tmp/site ||
+    echo "polars runtime: unpacking failed"
+fi
 export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
 python3 - <<'EOF' | tee -a "$L/device.txt"
 import importlib
@@ -50,12 +59,13 @@ for m in ("numpy", "pandas", "polars", "duckdb", "pyarrow", "torch", "hypothesis
         print(m, "missing:", type(e).__name__)
 EOF
 
-gpu_test() { find "$B/tests" -name test_gpu_asof -type f -perm -u+x 2>/dev/null | head -1; }
+# test_gpu_asof: built here, or carried in carry/bin (built for sm_90 on the CPU machine)
+gpu_test() { find carry/bin "$B/tests" -name test_gpu_asof -type f -perm -u+x 2>/dev/null | head -1; }
 imports() { (cd /tmp && python3 -c "import gsearch; assert gsearch.cuda_available(); print(gsearch.build_info())") 2>/dev/null; }
 
 build() {
   local tests=OFF targets="_core" t0=$SECONDS so
-  [ -d .deps ] && tests=ON && targets="_core test_gpu_asof"
+  [ -d .deps ] && [ -z "$(gpu_test)" ] && tests=ON && targets="_core test_gpu_asof"
   export GSEARCH_SOURCE_COMMIT="$(cat .deps/source_commit.txt 2>/dev/null || echo unknown)"
   { cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DGSEARCH_CUDA=ON \
       -DGSEARCH_BUILD_PYTHON=ON -DGSEARCH_BUILD_TESTS=$tests -DGSEARCH_BUILD_CLI=OFF -DGSEARCH_BUILD_BENCH=OFF \
