@@ -102,6 +102,56 @@ TEST(CoreAsof, SweepEqualsTheSearchPerRow) {
   }
 }
 
+// The match by a linear scan of [lo, hi): the rule as core/asof.hpp states it, for the searches.
+template <class T>
+int64_t scanned_match(const std::vector<T>& keys, int64_t lo, int64_t hi, T x, const asof_rule<T>& rule) {
+  int64_t back = -1, fore = -1;
+  for (int64_t j = lo; j < hi; ++j) {
+    const T k = keys[size_t(j)];
+    if (rule.allow_exact_matches ? k <= x : k < x) back = j;  // the last
+    if (fore < 0 && (rule.allow_exact_matches ? k >= x : k > x)) fore = j;  // the first
+  }
+  if (rule.has_tolerance && back >= 0 && x - keys[size_t(back)] > rule.tolerance) back = -1;
+  if (rule.has_tolerance && fore >= 0 && keys[size_t(fore)] - x > rule.tolerance) fore = -1;
+  if (rule.direction == asof_direction::backward) return back;
+  if (rule.direction == asof_direction::forward) return fore;
+  if (back >= 0 && fore >= 0) return x - keys[size_t(back)] <= keys[size_t(fore)] - x ? back : fore;
+  return back >= 0 ? back : fore;
+}
+
+// The one search per row (a second only at a run of keys equal to x) and the two-level search
+// through a directory of every 64th key (CUDA's grouped path) against a scan: ranges anywhere in
+// the array (not on the directory's steps), runs of equal keys longer than a window, every rule.
+TEST(CoreAsof, SearchesEqualAScan) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int64_t m = int64_t(rng() % 3000);
+    const int64_t span = trial % 3 == 0 ? 4 : trial % 3 == 1 ? 200 : 1000000;  // runs of equal keys, or few
+    std::vector<int64_t> keys(static_cast<size_t>(m));
+    for (auto& k : keys) k = int64_t(rng() % uint64_t(span));
+    std::sort(keys.begin(), keys.end());
+    std::vector<int64_t> dir;
+    for (int64_t t = 0; t * asof_sampled_keys<int64_t>::sample < m; ++t)
+      dir.push_back(keys[size_t(t * asof_sampled_keys<int64_t>::sample)]);
+    const asof_keys<int64_t> plain{keys.data()};
+    const asof_sampled_keys<int64_t> sampled{keys.data(), dir.data()};
+    for (int q = 0; q < 40; ++q) {
+      int64_t lo = m ? int64_t(rng() % uint64_t(m + 1)) : 0, hi = m ? int64_t(rng() % uint64_t(m + 1)) : 0;
+      if (lo > hi) std::swap(lo, hi);
+      if (q % 4 == 0) lo = 0, hi = m;
+      const int64_t x = m && q % 2 ? keys[size_t(rng() % uint64_t(m))] : int64_t(rng() % uint64_t(span + 2)) - 1;
+      for (int d = 0; d < 3; ++d)
+        for (bool exact : {true, false})
+          for (int64_t tol : {int64_t{-1}, int64_t{0}, span / 8}) {
+            const asof_rule<int64_t> rule{asof_direction(d), exact, tol >= 0, tol >= 0 ? tol : 0};
+            const int64_t want = scanned_match(keys, lo, hi, x, rule);
+            ASSERT_EQ(asof_match(plain, lo, hi, x, rule), want) << "m " << m << " [" << lo << ", " << hi << ") x " << x << " d " << d << " exact " << exact << " tol " << tol;
+            ASSERT_EQ(asof_match(sampled, lo, hi, x, rule), want) << "sampled: m " << m << " [" << lo << ", " << hi << ") x " << x << " d " << d << " exact " << exact << " tol " << tol;
+          }
+    }
+  }
+}
+
 TEST(CoreAsof, DirectionNames) {
   for (asof_direction d : {asof_direction::backward, asof_direction::forward, asof_direction::nearest})
     EXPECT_EQ(parse_asof_direction(to_string(d)), d);

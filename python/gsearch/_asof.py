@@ -341,6 +341,15 @@ def _as_int64(fw: str, x: Any) -> Any:
     return x.to(_torch().int64) if fw == "torch" else x.astype(_np.int64, copy=False)
 
 
+def _min_max(fw: str, x: Any) -> tuple:
+    """(least, greatest) of a non-empty integer array as Python ints: torch in one pass and one
+    wait (aminmax), where min() and max() read the codes twice (0.19 ms each for 10^8 int64
+    codes on an H200, by ncu) and waited twice."""
+    if fw == "torch":
+        return tuple(int(v) for v in _torch().stack(_torch().aminmax(x)).tolist())
+    return int(x.min()), int(x.max())
+
+
 def _pair_codes(fw: str, l: Any, r: Any) -> tuple:
     """(left codes, right codes, k) of one column pair, equal values one code in [0, k): an
     integer column of a small range by its offset from the least value, each side apart (no
@@ -349,8 +358,8 @@ def _pair_codes(fw: str, l: Any, r: Any) -> tuple:
     if n + m == 0:
         return _as_int64(fw, l), _as_int64(fw, r), 1
     if _integral(fw, l):
-        sides = [x for x in (l, r) if x.shape[0]]
-        lo, hi = min(int(x.min()) for x in sides), max(int(x.max()) for x in sides)
+        bounds = [_min_max(fw, x) for x in (l, r) if x.shape[0]]
+        lo, hi = min(b[0] for b in bounds), max(b[1] for b in bounds)
         if hi - lo < 4 * (n + m) + 1024:
             if lo == 0:
                 return _as_int64(fw, l), _as_int64(fw, r), hi + 1

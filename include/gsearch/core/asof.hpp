@@ -25,7 +25,6 @@
 
 #include "gsearch/core/config.hpp"
 #include "gsearch/core/key_traits.hpp"
-#include "gsearch/core/merge_path.hpp"  // lower_bound_in, upper_bound_in
 
 namespace gsearch {
 
@@ -86,24 +85,6 @@ GSEARCH_HD GSEARCH_FORCEINLINE int64_t asof_pick(T x, int64_t back, int64_t fore
   return back >= 0 ? back : fore;
 }
 
-/// The as-of match of key x among right(lo) .. right(hi - 1), sorted ascending in key order:
-/// its position in [lo, hi), or -1. `right` is an accessor, right(i) the key at i.
-template <class T, class Acc>
-GSEARCH_HD int64_t asof_match(const Acc& right, int64_t lo, int64_t hi, T x, const asof_rule<T>& rule) {
-  // Both bounds where nearest needs both; the one each direction needs otherwise.
-  const bool exact = rule.allow_exact_matches;
-  int64_t back = -1, fore = -1;
-  if (rule.direction != asof_direction::forward) {
-    const int64_t end = exact ? upper_bound_in(right, lo, hi, x) : lower_bound_in(right, lo, hi, x);
-    if (end > lo && (!rule.has_tolerance || asof_within(x, T(right(end - 1)), rule.tolerance))) back = end - 1;
-  }
-  if (rule.direction != asof_direction::backward) {
-    const int64_t start = exact ? lower_bound_in(right, lo, hi, x) : upper_bound_in(right, lo, hi, x);
-    if (start < hi && (!rule.has_tolerance || asof_within(T(right(start)), x, rule.tolerance))) fore = start;
-  }
-  return asof_pick(x, back, fore, back >= 0 ? T(right(back)) : x, fore >= 0 ? T(right(fore)) : x);
-}
-
 /// The right keys in global (or host) memory, read in place.
 template <class T>
 struct asof_keys {
@@ -111,12 +92,85 @@ struct asof_keys {
   GSEARCH_HD GSEARCH_FORCEINLINE T operator()(int64_t i) const { return data[i]; }
 };
 
+/// Right keys with a directory of every sample-th one (dir[t] = data[t sample], for t <
+/// ceil(m / sample)): a bound takes a binary search of the directory's entries within the range,
+/// then one of a window of sample keys. On the GPU the steps of a search over a whole group that
+/// miss L2 (the keys of 10^7 right rows: 80 MB) become steps in the directory (1/64 of the keys:
+/// L2-resident) and in one window (512 bytes of int64: a few lines). The directory's entries
+/// within one group's range are sorted, as its keys are.
+template <class T>
+struct asof_sampled_keys {
+  static constexpr int64_t sample = 64;
+  const T* data;
+  const T* dir;
+  GSEARCH_HD GSEARCH_FORCEINLINE T operator()(int64_t i) const { return data[i]; }
+};
+
+/// The first i in [lo, hi) where pred(right(i)) holds, or hi, for pred false and then true along
+/// the range (x < key: an upper bound; !(key < x): a lower bound). Two levels for sampled keys.
+template <class Acc, class Pred>
+GSEARCH_HD GSEARCH_FORCEINLINE int64_t asof_partition_point(const Acc& right, int64_t lo, int64_t hi, Pred pred) {
+  if constexpr (requires { right.dir; }) {
+    constexpr int64_t S = Acc::sample;
+    int64_t tl = (lo + S - 1) / S, th = (hi + S - 1) / S;  // the entries at positions in [lo, hi)
+    while (tl < th) {  // the first entry where pred holds
+      const int64_t mid = tl + (th - tl) / 2;
+      if (pred(right.dir[mid])) th = mid;
+      else tl = mid + 1;
+    }
+    // pred holds at tl S (or tl S >= hi), and not at (tl - 1) S when that is in the range.
+    int64_t a = tl > 0 && (tl - 1) * S >= lo ? (tl - 1) * S + 1 : lo;
+    int64_t b = tl * S < hi ? tl * S : hi;
+    while (a < b) {
+      const int64_t mid = a + (b - a) / 2;
+      if (pred(right(mid))) b = mid;
+      else a = mid + 1;
+    }
+    return a;
+  } else {
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (pred(right(mid))) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+}
+
+/// The as-of match of key x among right(lo) .. right(hi - 1), sorted ascending in key order:
+/// its position in [lo, hi), or -1. `right` is an accessor, right(i) the key at i (asof_keys,
+/// asof_sampled_keys).
+///
+/// One search for every direction: where the keys a backward match may take end (the keys not
+/// after x, or before it without exact matches), the keys a forward match may take begin, unless
+/// keys equal to x lie at that end; then a second search finds the other end of their run.
+template <class T, class Acc>
+GSEARCH_HD int64_t asof_match(const Acc& right, int64_t lo, int64_t hi, T x, const asof_rule<T>& rule) {
+  const bool exact = rule.allow_exact_matches;
+  const auto after_x = [x](T k) { return key_less(x, k); };
+  const auto not_before_x = [x](T k) { return !key_less(k, x); };
+  const int64_t end = exact ? asof_partition_point(right, lo, hi, after_x) : asof_partition_point(right, lo, hi, not_before_x);
+  int64_t back = -1, fore = -1;
+  if (rule.direction != asof_direction::forward) {
+    if (end > lo && (!rule.has_tolerance || asof_within(x, T(right(end - 1)), rule.tolerance))) back = end - 1;
+    if (rule.direction == asof_direction::backward) return back;
+  }
+  // Forward's start: the first key not before x (exact) or after x. With exact matches that is
+  // `end` unless right(end - 1) equals x; without, unless right(end) does.
+  int64_t start = end;
+  if (exact && end > lo && !key_less(T(right(end - 1)), x)) start = asof_partition_point(right, lo, end, not_before_x);
+  if (!exact && end < hi && !key_less(x, T(right(end)))) start = asof_partition_point(right, end, hi, after_x);
+  if (start < hi && (!rule.has_tolerance || asof_within(T(right(start)), x, rule.tolerance))) fore = start;
+  if (rule.direction == asof_direction::forward) return fore;
+  return asof_pick(x, back, fore, back >= 0 ? T(right(back)) : x, fore >= 0 ? T(right(fore)) : x);
+}
+
 /// Left row i's match, as both backends write it: the row's group g (0 without groups) is the
 /// right rows keys[group_start[g], group_start[g + 1]) (all m of them without groups), whose
 /// original positions are order[...] (the identity when order is null). The right row's original
-/// index, or -1.
-template <class T>
-GSEARCH_HD int64_t asof_row(const T* left, const int64_t* left_by, int64_t i, const T* keys, int64_t m,
+/// index, or -1. `keys` is the keys' accessor (asof_keys, asof_sampled_keys) or their address.
+template <class T, class Keys>
+GSEARCH_HD int64_t asof_row(const T* left, const int64_t* left_by, int64_t i, const Keys& keys, int64_t m,
                             const int64_t* group_start, const int64_t* order, const asof_rule<T>& rule) {
   int64_t lo = 0, hi = m;
   if (left_by) {
@@ -124,7 +178,9 @@ GSEARCH_HD int64_t asof_row(const T* left, const int64_t* left_by, int64_t i, co
     lo = group_start[g];
     hi = group_start[g + 1];
   }
-  const int64_t j = asof_match(asof_keys<T>{keys}, lo, hi, left[i], rule);
+  int64_t j;
+  if constexpr (std::is_pointer_v<Keys>) j = asof_match(asof_keys<T>{keys}, lo, hi, left[i], rule);
+  else j = asof_match(keys, lo, hi, left[i], rule);
   return j < 0 || !order ? j : order[j];
 }
 

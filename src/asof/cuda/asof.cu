@@ -1,7 +1,8 @@
 // The CUDA backend of the as-of join: a thread per left row running core/asof.hpp's match (a
-// binary search within its group's right keys), the right rows grouped by CUB's radix sort of
-// their group codes (stable, so each group keeps its rows' order), and the checks' answers
-// through a host_wait_word.
+// search within its group's right keys, through a directory of every 64th key: two short binary
+// searches, the directory's in L2), the right rows grouped by CUB's radix sort of their group
+// codes (stable, so each group keeps its rows' order), and the checks' answers through a
+// host_wait_word.
 //
 // Why a search per row rather than a merge: the left rows are sorted by key, so at any moment
 // the threads of the device search every group near the same key, and the top levels of each
@@ -29,10 +30,23 @@ constexpr int asof_threads = 256;
 template <class T>
 __global__ void __launch_bounds__(asof_threads)
     asof_match_kernel(const T* __restrict__ left, const int64_t* __restrict__ left_by, int64_t n,
-                      const T* __restrict__ keys, int64_t m, const int64_t* __restrict__ group_start,
+                      core::asof_sampled_keys<T> keys, int64_t m, const int64_t* __restrict__ group_start,
                       const int64_t* __restrict__ order, asof_rule<T> rule, int64_t* __restrict__ out) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     out[i] = core::asof_row(left, left_by, i, keys, m, group_start, order, rule);
+}
+
+// The directory of the searches (core::asof_sampled_keys): dir[t] = keys[t sample].
+template <class T>
+__global__ void __launch_bounds__(asof_threads)
+    directory_kernel(const T* __restrict__ keys, int64_t entries, T* __restrict__ dir) {
+  for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < entries; t += int64_t(gridDim.x) * blockDim.x)
+    dir[t] = keys[t * core::asof_sampled_keys<T>::sample];
+}
+
+template <class T>
+int64_t directory_entries(int64_t m) {
+  return (m + core::asof_sampled_keys<T>::sample - 1) / core::asof_sampled_keys<T>::sample;
 }
 
 __global__ void __launch_bounds__(asof_threads) iota_kernel(int64_t* __restrict__ out, int64_t n) {
@@ -102,12 +116,13 @@ int64_t answer_of(cudaStream_t stream, int fill, Kernel kernel, int64_t n, Args.
 
 namespace {
 
-// The right rows sorted by group code, stably: calls then(keys in that order, each group's first
-// position (groups + 1 of them, the last = m), each position's original row), memory that lives
-// for the call (enqueued work on it is safe: the pool frees it in stream order).
+// The right rows sorted by group code, stably: calls then(keys in that order with their
+// directory, each group's first position (groups + 1 of them, the last = m), each position's
+// original row), memory that lives for the call (enqueued work on it is safe: the pool frees it
+// in stream order).
 template <class T>
 void group_right(cudaStream_t stream, const T* right, const int64_t* right_by, int64_t m, int64_t groups,
-                 const std::function<void(const T*, const int64_t*, const int64_t*)>& then) {
+                 const std::function<void(core::asof_sampled_keys<T>, const int64_t*, const int64_t*)>& then) {
   // Codes are in [0, groups) (checked): as unsigned words their low bit_width(groups - 1) bits
   // order them, and the radix sort reads only those.
   const int end_bit = std::max(1, int(std::bit_width(uint64_t(std::max<int64_t>(groups, 1) - 1))));
@@ -119,9 +134,10 @@ void group_right(cudaStream_t stream, const T* right, const int64_t* right_by, i
   const auto round = [](size_t b) { return (b + 255) / 256 * 256; };
   const size_t words = round(size_t(m) * 8);
   const size_t keys_bytes = round(size_t(m) * sizeof(T)), start_bytes = round(size_t(groups + 1) * 8);
+  const size_t dir_bytes = round(size_t(directory_entries<T>(m)) * sizeof(T));
   // One allocation: the sorted codes, the positions before and after the sort, the keys in group
-  // order, the group starts, CUB's temporary space.
-  const stream_buffer buffer(stream, 3 * words + keys_bytes + start_bytes + sort_bytes);
+  // order, the group starts, CUB's temporary space, the keys' directory.
+  const stream_buffer buffer(stream, 3 * words + keys_bytes + start_bytes + sort_bytes + dir_bytes);
   char* base = static_cast<char*>(buffer.get());
   auto* sorted = reinterpret_cast<uint64_t*>(base);
   auto* positions = reinterpret_cast<int64_t*>(base + words);
@@ -129,15 +145,17 @@ void group_right(cudaStream_t stream, const T* right, const int64_t* right_by, i
   auto* keys = reinterpret_cast<T*>(base + 3 * words);
   auto* start = reinterpret_cast<int64_t*>(base + 3 * words + keys_bytes);
   void* sort_temp = base + 3 * words + keys_bytes + start_bytes;
+  auto* dir = reinterpret_cast<T*>(base + 3 * words + keys_bytes + start_bytes + sort_bytes);
   const device_limits& dev = current_device_limits();
   if (m > 0) {
     launch_plain(iota_kernel, m, asof_threads, stream, dev, positions, m);
     GSEARCH_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp, sort_bytes, codes, sorted, positions, order, m, 0,
                                                        end_bit, stream));
     launch_plain(gather_kernel<T>, m, asof_threads, stream, dev, right, order, m, keys);
+    launch_plain(directory_kernel<T>, directory_entries<T>(m), asof_threads, stream, dev, keys, directory_entries<T>(m), dir);
   }
   launch_plain(group_start_kernel, groups + 1, asof_threads, stream, dev, sorted, m, groups, start);
-  then(keys, start, order);  // enqueued before `buffer` is freed, in stream order
+  then(core::asof_sampled_keys<T>{keys, dir}, start, order);  // enqueued before `buffer` is freed, in stream order
 }
 
 }  // namespace
@@ -148,14 +166,20 @@ void asof_join(cudaStream_t stream, const T* left, const int64_t* left_by, int64
   if (n == 0) return;
   const device_limits& dev = current_device_limits();
   if (!left_by) {
-    launch_plain(asof_match_kernel<T>, n, asof_threads, stream, dev, left, left_by, n, right, m,
+    const int64_t entries = directory_entries<T>(m);
+    const stream_buffer dir(stream, size_t(entries) * sizeof(T));
+    if (entries > 0)
+      launch_plain(directory_kernel<T>, entries, asof_threads, stream, dev, right, entries, static_cast<T*>(dir.get()));
+    launch_plain(asof_match_kernel<T>, n, asof_threads, stream, dev, left, left_by, n,
+                 core::asof_sampled_keys<T>{right, static_cast<const T*>(dir.get())}, m,
                  static_cast<const int64_t*>(nullptr), static_cast<const int64_t*>(nullptr), rule, out);
     return;
   }
-  group_right<T>(stream, right, right_by, m, groups, [&](const T* keys, const int64_t* group_start, const int64_t* order) {
-    launch_plain(asof_match_kernel<T>, n, asof_threads, stream, dev, left, left_by, n, keys, m, group_start, order,
-                 rule, out);
-  });
+  group_right<T>(stream, right, right_by, m, groups,
+                 [&](core::asof_sampled_keys<T> keys, const int64_t* group_start, const int64_t* order) {
+                   launch_plain(asof_match_kernel<T>, n, asof_threads, stream, dev, left, left_by, n, keys, m,
+                                group_start, order, rule, out);
+                 });
 }
 
 template <class T>
