@@ -137,6 +137,7 @@ void group_right(cudaStream_t stream, const T* right, const int64_t* right_by, i
   const size_t dir_bytes = round(size_t(directory_entries<T>(m)) * sizeof(T));
   // One allocation: the sorted codes, the positions before and after the sort, the keys in group
   // order, the group starts, CUB's temporary space, the keys' directory.
+  sort_bytes = round(sort_bytes);  // the directory after it stays aligned
   const stream_buffer buffer(stream, 3 * words + keys_bytes + start_bytes + sort_bytes + dir_bytes);
   char* base = static_cast<char*>(buffer.get());
   auto* sorted = reinterpret_cast<uint64_t*>(base);
