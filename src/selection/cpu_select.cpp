@@ -333,9 +333,10 @@ constexpr int64_t claim_block = 16384 / int64_t(sizeof(T));
 
 // --- small inputs: a quickselect on the split kernels ----------------------------------------
 
-// Below these sizes nth_element finishes a quickselect (its steps' set-up costs more there), and
-// after quick_steps steps (a pivot that keeps missing: adversarial data) nth_element takes over.
-constexpr int64_t quick_min = 64;
+// At or below quick_min keys nth_element finishes a quickselect (a step's set-up costs more
+// there: 100 keys took 0.34 us with a step of 64, 0.23 without), and after quick_steps steps (a
+// pivot that keeps missing: adversarial data) nth_element takes over.
+constexpr int64_t quick_min = 256;
 constexpr int quick_steps = 48;
 
 // What std::nth_element(buf, buf + k, buf + n) does, for n up to a few thousand keys and no NaN:
@@ -371,13 +372,16 @@ void quickselect(T* buf, int64_t n, int64_t k, T* tmp) {
   std::nth_element(buf + lo, buf + k, buf + hi, std::less<T>{});
 }
 
-// std::nth_element(buf, buf + k, buf + n) (no NaN): by quickselect where the split kernels are
-// vectorized (AVX-512), else nth_element itself (a scalar quickselect's copies cost more than
-// they save). tmp: n elements.
+// std::nth_element(buf, buf + k, buf + n) (no NaN): by quickselect for 4-byte keys where the
+// split kernels are vectorized (AVX-512), else nth_element itself. Measured (C++ driver, one
+// rank of n / 2, random keys; bench/results/cpu/issue41/quickselect_ab.*, three A/B runs on this
+// shared 2-core machine, whose runs differ by up to 30%): 4-byte keys 1.3-3.1x nth_element at
+// 1,000-2,000 keys in every run; 8-byte keys (8 lanes a vector) between 0.7x and 1.4x, so they
+// keep nth_element. A scalar quickselect's copies cost more than they save. tmp: n elements.
 template <class T>
 void small_nth_element(T* buf, int64_t n, int64_t k, T* tmp) {
 #ifdef GSEARCH_SPLIT_AVX512
-  if (has_avx512()) return quickselect(buf, n, k, tmp);
+  if (sizeof(T) == 4 && has_avx512()) return quickselect(buf, n, k, tmp);
 #endif
   (void)tmp;
   std::nth_element(buf, buf + k, buf + n, std::less<T>{});
@@ -470,7 +474,7 @@ void select_sorted(int threads, const T* data, int64_t n, const int64_t* ranks, 
       select_split(threads, data, n, ranks, m, values, depth))
     return;
   if (n <= small_select || depth >= max_depth || m * dense_ranks > n) {
-    std::vector<T> buf(static_cast<size_t>(m == 1 ? 2 * n : n));
+    std::vector<T> buf(static_cast<size_t>(m == 1 && sizeof(T) == 4 ? 2 * n : n));  // small_nth_element's tmp
     const int64_t c = copy_nan_last(data, n, buf.data());
     if (m == 1 && ranks[0] < c) small_nth_element(buf.data(), c, ranks[0], buf.data() + n);
     else multiselect(buf.data(), 0, c, ranks, std::lower_bound(ranks, ranks + m, c) - ranks, std::less<T>{});
