@@ -253,7 +253,7 @@ def select(a: ArrayLike, ranks: Any, *, stream: Any = None) -> Any:
     x = _plain(a)
     if x is not None and type(ranks) is int and stream is None and -x.size <= ranks < x.size:
         value = _np.empty(1, x.dtype)
-        _core.select(x, _np.array([ranks], _INT64), value, 0)
+        _core.select(x, _np.array((ranks,), _INT64), value, 0)
         return value[0]
     A = _data("select", a)
     r = _host_ints("select", "ranks", ranks)
@@ -315,7 +315,7 @@ def _partition(fn: str, a: Any, kth: Any, axis: Any, kind: Any, order: Any, indi
     if (x is not None and type(kth) is int and (axis is None or type(axis) is int and -1 <= axis <= 0)
             and stream is None and -x.size <= kth < x.size):
         out = _np.empty(x.size, _INT64 if indices else x.dtype)
-        (_core.argpartition if indices else _core.partition)(x, _np.array([kth], _INT64), out, 0)
+        (_core.argpartition if indices else _core.partition)(x, _np.array((kth,), _INT64), out, 0)
         return out
     A = _data(fn, a)
     if axis is None:
