@@ -53,10 +53,10 @@ TEST(CoreAsof, RowMapsThroughGroupsAndOrder) {
   const std::vector<double> left = {2.5, 2.5, 9};
   const std::vector<int64_t> left_by = {0, 1, 1};
   const asof_rule<double> rule;
-  EXPECT_EQ(asof_row(left.data(), left_by.data(), 0, keys.data(), 4, start.data(), order.data(), rule), 1);
-  EXPECT_EQ(asof_row(left.data(), left_by.data(), 1, keys.data(), 4, start.data(), order.data(), rule), 0);
-  EXPECT_EQ(asof_row(left.data(), left_by.data(), 2, keys.data(), 4, start.data(), order.data(), rule), 2);
-  EXPECT_EQ(asof_row(left.data(), nullptr, 2, keys.data(), 2, nullptr, nullptr, rule), 1);  // ungrouped: [0, m)
+  EXPECT_EQ(asof_row(left.data(), left_by.data(), 0, asof_keys<double>{keys.data()}, 4, start.data(), order.data(), rule), 1);
+  EXPECT_EQ(asof_row(left.data(), left_by.data(), 1, asof_keys<double>{keys.data()}, 4, start.data(), order.data(), rule), 0);
+  EXPECT_EQ(asof_row(left.data(), left_by.data(), 2, asof_keys<double>{keys.data()}, 4, start.data(), order.data(), rule), 2);
+  EXPECT_EQ(asof_row(left.data(), nullptr, 2, asof_keys<double>{keys.data()}, 2, nullptr, nullptr, rule), 1);  // ungrouped: [0, m)
 }
 
 // The sweep (the CPU's) and the per-row binary search (CUDA's) give the same matches, for every
@@ -91,7 +91,7 @@ TEST(CoreAsof, SweepEqualsTheSearchPerRow) {
           asof_rule<int32_t> rule{asof_direction(d), exact, tol >= 0, int32_t(tol >= 0 ? tol : 0)};
           std::vector<int64_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n), -9), latest(static_cast<size_t>(groups));
           for (int64_t i = 0; i < n; ++i)
-            want[size_t(i)] = asof_row(left.data(), grouped ? lb.data() : nullptr, i, keys.data(), m, start.data(),
+            want[size_t(i)] = asof_row(left.data(), grouped ? lb.data() : nullptr, i, asof_keys<int32_t>{keys.data()}, m, start.data(),
                                        order.data(), rule);
           const int64_t cut = n ? int64_t(rng() % uint64_t(n + 1)) : 0;  // two chunks
           for (auto [b, e] : {std::pair{int64_t{0}, cut}, std::pair{cut, n}})

@@ -168,7 +168,7 @@ GSEARCH_HD int64_t asof_match(const Acc& right, int64_t lo, int64_t hi, T x, con
 /// Left row i's match, as both backends write it: the row's group g (0 without groups) is the
 /// right rows keys[group_start[g], group_start[g + 1]) (all m of them without groups), whose
 /// original positions are order[...] (the identity when order is null). The right row's original
-/// index, or -1. `keys` is the keys' accessor (asof_keys, asof_sampled_keys) or their address.
+/// index, or -1. `keys` is the keys' accessor (asof_keys, asof_sampled_keys).
 template <class T, class Keys>
 GSEARCH_HD int64_t asof_row(const T* left, const int64_t* left_by, int64_t i, const Keys& keys, int64_t m,
                             const int64_t* group_start, const int64_t* order, const asof_rule<T>& rule) {
@@ -178,9 +178,7 @@ GSEARCH_HD int64_t asof_row(const T* left, const int64_t* left_by, int64_t i, co
     lo = group_start[g];
     hi = group_start[g + 1];
   }
-  int64_t j;
-  if constexpr (std::is_pointer_v<Keys>) j = asof_match(asof_keys<T>{keys}, lo, hi, left[i], rule);
-  else j = asof_match(keys, lo, hi, left[i], rule);
+  const int64_t j = asof_match(keys, lo, hi, left[i], rule);
   return j < 0 || !order ? j : order[j];
 }
 
