@@ -19,6 +19,7 @@
 
 #include "asof/backend.hpp"
 #include "cuda/launch.cuh"
+#include "cuda/sort_support.cuh"  // fill_positions
 #include "cuda/stream_buffer.cuh"
 #include "merge/backend.hpp"  // sort
 
@@ -47,11 +48,6 @@ __global__ void __launch_bounds__(asof_threads)
 template <class T>
 int64_t directory_entries(int64_t m) {
   return (m + core::asof_sampled_keys<T>::sample - 1) / core::asof_sampled_keys<T>::sample;
-}
-
-__global__ void __launch_bounds__(asof_threads) iota_kernel(int64_t* __restrict__ out, int64_t n) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    out[i] = i;
 }
 
 // start[g] = the first position of group g among the sorted codes (lower bound), g in [0, groups].
@@ -149,7 +145,7 @@ void group_right(cudaStream_t stream, const T* right, const int64_t* right_by, i
   auto* dir = reinterpret_cast<T*>(base + 3 * words + keys_bytes + start_bytes + sort_bytes);
   const device_limits& dev = current_device_limits();
   if (m > 0) {
-    launch_plain(iota_kernel, m, asof_threads, stream, dev, positions, m);
+    fill_positions(stream, dev, positions, m);
     GSEARCH_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp, sort_bytes, codes, sorted, positions, order, m, 0,
                                                        end_bit, stream));
     launch_plain(gather_kernel<T>, m, asof_threads, stream, dev, right, order, m, keys);
@@ -198,7 +194,7 @@ void asof_sort(cudaStream_t stream, const T* keys, const int64_t* codes, int64_t
   auto* sorted = reinterpret_cast<T*>(base + 4 * words);
   const device_limits& dev = current_device_limits();
   if (n > 0) {
-    launch_plain(iota_kernel, n, asof_threads, stream, dev, positions, n);
+    fill_positions(stream, dev, positions, n);
     sort(stream, keys, n, positions, sorted, perm);
     if (codes) launch_plain(gather_codes_kernel, n, asof_threads, stream, dev, codes, perm, n, sorted_codes);
   }

@@ -12,21 +12,11 @@
 
 #include "cuda/check.cuh"
 #include "merge/backend.hpp"
+#include "cuda/sort_support.cuh"  // with_cub_scratch
 #include "cuda/stream_buffer.cuh"
 
 namespace gsearch::cuda_backend {
 namespace {
-
-/// CUB's scratch for `query` (a call of cub::DeviceRadixSort with d_temp_storage == nullptr),
-/// then the sort itself with it, from gsearch's pool.
-template <class Call>
-void with_scratch(cudaStream_t stream, Call&& call) {
-  size_t bytes = 0;
-  GSEARCH_CUDA_CHECK(call(nullptr, bytes));
-  const stream_buffer scratch(stream, bytes);
-  GSEARCH_CUDA_CHECK(call(scratch.get(), bytes));
-  GSEARCH_CUDA_CHECK_LAUNCH();
-}
 
 /// The radix sort of n integer keys (and their values). Apart (out != keys, out_values !=
 /// values): CUB's form that keeps its input, reading it once. In place (either output is its
@@ -37,7 +27,7 @@ void radix_sort(cudaStream_t stream, const T* keys, int64_t n, const int64_t* va
   const bool with_values = values != nullptr;
   const bool in_place = out == keys || (with_values && out_values == values);
   if (!in_place) {
-    with_scratch(stream, [&](void* scratch, size_t& bytes) {
+    with_cub_scratch(stream, [&](void* scratch, size_t& bytes) {
       return with_values ? cub::DeviceRadixSort::SortPairs(scratch, bytes, keys, out, values, out_values, n, 0,
                                                            int(sizeof(T) * 8), stream)
                          : cub::DeviceRadixSort::SortKeys(scratch, bytes, keys, out, n, 0, int(sizeof(T) * 8), stream);
@@ -52,7 +42,7 @@ void radix_sort(cudaStream_t stream, const T* keys, int64_t n, const int64_t* va
   const stream_buffer other_values(stream, with_values ? size_t(n) * sizeof(int64_t) : 0);
   cub::DoubleBuffer<T> k(out, static_cast<T*>(other_keys.get()));
   cub::DoubleBuffer<int64_t> v(out_values, static_cast<int64_t*>(other_values.get()));
-  with_scratch(stream, [&](void* scratch, size_t& bytes) {
+  with_cub_scratch(stream, [&](void* scratch, size_t& bytes) {
     return with_values ? cub::DeviceRadixSort::SortPairs(scratch, bytes, k, v, n, 0, int(sizeof(T) * 8), stream)
                        : cub::DeviceRadixSort::SortKeys(scratch, bytes, k, n, 0, int(sizeof(T) * 8), stream);
   });

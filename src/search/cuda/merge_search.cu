@@ -24,8 +24,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "cuda/check.cuh"
 #include "cuda/launch.cuh"
+#include "cuda/sort_support.cuh"  // with_cub_scratch, fill_positions
 #include "cuda/stream_buffer.cuh"
 #include "merge/backend.hpp"  // sort, sorted_search
 #include "search/backend.hpp"  // sorted_temp_bytes
@@ -38,12 +38,6 @@ constexpr int merge_threads = 256;
 // Positions per window of the answers' scatter (see above): 2^19 answers, 2 MB of int32 or 4 MB
 // of int64, a few of them in L2 (50 MB on the H100, 60 on the H200) at once.
 constexpr int window_bits = 19;
-
-template <class P>
-__global__ void __launch_bounds__(merge_threads) positions_kernel(P* __restrict__ positions, int64_t n) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    positions[i] = P(i);
-}
 
 // out[perm[i]] = answers[i]: each answer back at its query's position.
 template <class P, class Out>
@@ -62,13 +56,10 @@ constexpr size_t round_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
 template <class K, class V>
 void radix_pairs(cudaStream_t stream, const K* keys, K* keys_out, const V* values, V* values_out, int64_t n,
                  int begin_bit, int end_bit) {
-  size_t bytes = 0;
-  GSEARCH_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, keys_out, values, values_out, n, begin_bit,
-                                                     end_bit, stream));
-  const stream_buffer scratch(stream, bytes);
-  GSEARCH_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch.get(), bytes, keys, keys_out, values, values_out, n,
-                                                     begin_bit, end_bit, stream));
-  GSEARCH_CUDA_CHECK_LAUNCH();
+  with_cub_scratch(stream, [&](void* scratch, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(scratch, bytes, keys, keys_out, values, values_out, n, begin_bit, end_bit,
+                                           stream);
+  });
 }
 
 /// The queries sorted with their positions (0 ... n - 1), stable: integer keys by CUB's radix
@@ -77,7 +68,7 @@ void radix_pairs(cudaStream_t stream, const K* keys, K* keys_out, const V* value
 template <class T, class P>
 void sort_queries(cudaStream_t stream, const device_limits& dev, const T* queries, int64_t n, P* positions, T* sorted,
                   P* perm) {
-  launch_plain(positions_kernel<P>, n, merge_threads, stream, dev, positions, n);
+  fill_positions(stream, dev, positions, n);
   if constexpr (std::is_integral_v<T>) {
     radix_pairs(stream, queries, sorted, positions, perm, n, 0, int(sizeof(T) * 8));
   } else {

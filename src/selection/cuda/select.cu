@@ -29,6 +29,7 @@
 #include "selection/cuda/select_scatter_kernel.cuh"
 #include "selection/backend.hpp"
 #include "selection/cuda/selection_kernel.cuh"
+#include "cuda/sort_support.cuh"  // fill_positions
 #include "cuda/stream_buffer.cuh"
 #include "selection/tuning.hpp"
 
@@ -440,9 +441,6 @@ __global__ void partition_from_sorted_kernel(const core::radix_bits_t<T>* __rest
     if (out_indices) out_indices[i] = order[i];
   }
 }
-__global__ void iota_kernel(int64_t* __restrict__ out, int64_t n) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) out[i] = i;
-}
 
 template <class T>
 void partition_by_sort(cudaStream_t stream, const T* data, int64_t n, T* out, int64_t* out_indices) {
@@ -461,7 +459,7 @@ void partition_by_sort(cudaStream_t stream, const T* data, int64_t n, T* out, in
   void* temp = base + 2 * keys_bytes + 2 * index_bytes;
   const unsigned grid = unsigned(std::min<int64_t>((n + 255) / 256, 4096));
   launch(radix_bits_kernel<T>, grid, 256, 0, stream, data, n, bits);
-  launch(iota_kernel, grid, 256, 0, stream, iota, n);
+  fill_positions(stream, current_device_limits(), iota, n);
   GSEARCH_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, sort_bytes, bits, sorted, iota, order, n, 0,
                                                      int(sizeof(U) * 8), stream));
   launch(partition_from_sorted_kernel<T>, grid, 256, 0, stream, sorted, order, n, out, out_indices);
@@ -523,7 +521,7 @@ void partition(CUstream_st* stream, const T* data, int64_t n, const int64_t* kth
   if (m == 0) {  // no kth: numpy's copy (argpartition: the identity), in the data's order
     if (out) GSEARCH_CUDA_CHECK(cudaMemcpyAsync(out, data, size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice, stream));
     if (out_indices) {
-      launch(iota_kernel, std::min<int64_t>((n + 255) / 256, 4096), 256, 0, stream, out_indices, n);
+      fill_positions(stream, current_device_limits(), out_indices, n);
     }
     wait(stream);
     return;
