@@ -152,6 +152,51 @@ TEST(CoreAsof, SearchesEqualAScan) {
   }
 }
 
+// asof_match's hint: a run of ascending keys (with repeats, and jumps far past the gallop's
+// reach) searched with one hint carried from each key to the next equals the scan, for every
+// rule, plain and sampled; the hint returned never passes the key's lower bound.
+TEST(CoreAsof, HintedSearchesEqualAScan) {
+  std::mt19937_64 rng(12);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int64_t m = int64_t(rng() % 3000);
+    const int64_t span = trial % 3 == 0 ? 4 : trial % 3 == 1 ? 200 : 1000000;
+    std::vector<int64_t> keys(static_cast<size_t>(m));
+    for (auto& k : keys) k = int64_t(rng() % uint64_t(span));
+    std::sort(keys.begin(), keys.end());
+    std::vector<int64_t> dir;
+    for (int64_t t = 0; t * asof_sampled_keys<int64_t>::sample < m; ++t)
+      dir.push_back(keys[size_t(t * asof_sampled_keys<int64_t>::sample)]);
+    const asof_keys<int64_t> plain{keys.data()};
+    const asof_sampled_keys<int64_t> sampled{keys.data(), dir.data()};
+    int64_t lo = m ? int64_t(rng() % uint64_t(m + 1)) : 0, hi = m ? int64_t(rng() % uint64_t(m + 1)) : 0;
+    if (lo > hi) std::swap(lo, hi);
+    if (trial % 2 == 0) lo = 0, hi = m;
+    std::vector<int64_t> xs(100);  // ascending: from the keys, between them, repeated, past both ends
+    for (size_t q = 0; q < xs.size(); ++q)
+      xs[q] = m && q % 3 ? keys[size_t(rng() % uint64_t(m))] : int64_t(rng() % uint64_t(span + 2)) - 1;
+    if (trial % 4 == 1) xs.resize(8);  // few keys: long jumps between them
+    std::sort(xs.begin(), xs.end());
+    for (int d = 0; d < 3; ++d)
+      for (bool exact : {true, false})
+        for (int64_t tol : {int64_t{-1}, int64_t{0}, span / 8}) {
+          const asof_rule<int64_t> rule{asof_direction(d), exact, tol >= 0, tol >= 0 ? tol : 0};
+          int64_t from_plain = -1, from_sampled = -1;
+          for (int64_t x : xs) {
+            const int64_t want = scanned_match(keys, lo, hi, x, rule);
+            const int64_t lower = std::lower_bound(keys.begin() + lo, keys.begin() + hi, x) - keys.begin();
+            ASSERT_EQ(asof_match(plain, lo, hi, x, rule, from_plain), want)
+                << "m " << m << " [" << lo << ", " << hi << ") x " << x << " d " << d << " exact " << exact;
+            ASSERT_EQ(asof_match(sampled, lo, hi, x, rule, from_sampled), want)
+                << "sampled: m " << m << " [" << lo << ", " << hi << ") x " << x << " d " << d << " exact " << exact;
+            for (int64_t from : {from_plain, from_sampled}) {
+              ASSERT_LE(from, lower) << "the hint passes x's lower bound";
+              ASSERT_TRUE(from == -1 || from >= lo) << "the hint leaves the range";
+            }
+          }
+        }
+  }
+}
+
 TEST(CoreAsof, DirectionNames) {
   for (asof_direction d : {asof_direction::backward, asof_direction::forward, asof_direction::nearest})
     EXPECT_EQ(parse_asof_direction(to_string(d)), d);

@@ -81,12 +81,17 @@ TYPED_TEST(GpuSearch, ManyBlocksEqualCpu) {
   for (int64_t k : sizes) {
     const auto keys = gen::sorted_keys<T>(k, seed + uint64_t(k));
     const auto queries = gen::random_queries_from_keys(keys.data(), k, n, seed);
-    for (algorithm a : {algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl, algorithm::binary}) {
+    // (merge: the answers' way back by windows of positions, after one or two radix passes,
+    // for int64 and int32 answers)
+    for (algorithm a : {algorithm::pbs, algorithm::pbs_cf, algorithm::pbs_cl, algorithm::binary, algorithm::merge}) {
       for (side s : {side::left, side::pred}) {
         std::vector<int64_t> on_cpu(queries.size());
         search(cpu, s, span<const T>(keys), span<const T>(queries), span<int64_t>(on_cpu), {a, false});
-        const auto on_gpu = run_gpu<T>(keys, queries, s, a, false);
-        ASSERT_EQ(on_gpu, on_cpu) << "k=" << k << " " << to_string(a) << " side=" << side_name(s);
+        for (bool out32 : {false, true}) {
+          if (out32 && a != algorithm::merge) continue;
+          const auto on_gpu = run_gpu<T>(keys, queries, s, a, out32);
+          ASSERT_EQ(on_gpu, on_cpu) << "k=" << k << " " << to_string(a) << " side=" << side_name(s) << " out32 " << out32;
+        }
         ASSERT_EQ(on_cpu, reference_all(keys, queries, s)) << "k=" << k << " " << to_string(a);
       }
     }

@@ -107,6 +107,18 @@ struct asof_sampled_keys {
 };
 
 /// The first i in [lo, hi) where pred(right(i)) holds, or hi, for pred false and then true along
+/// the range: a plain binary search (every step a read of right).
+template <class Acc, class Pred>
+GSEARCH_HD GSEARCH_FORCEINLINE int64_t asof_binary_search(const Acc& right, int64_t lo, int64_t hi, Pred pred) {
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (pred(right(mid))) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/// The first i in [lo, hi) where pred(right(i)) holds, or hi, for pred false and then true along
 /// the range (x < key: an upper bound; !(key < x): a lower bound). Two levels for sampled keys.
 template <class Acc, class Pred>
 GSEARCH_HD GSEARCH_FORCEINLINE int64_t asof_partition_point(const Acc& right, int64_t lo, int64_t hi, Pred pred) {
@@ -119,22 +131,29 @@ GSEARCH_HD GSEARCH_FORCEINLINE int64_t asof_partition_point(const Acc& right, in
       else tl = mid + 1;
     }
     // pred holds at tl S (or tl S >= hi), and not at (tl - 1) S when that is in the range.
-    int64_t a = tl > 0 && (tl - 1) * S >= lo ? (tl - 1) * S + 1 : lo;
-    int64_t b = tl * S < hi ? tl * S : hi;
-    while (a < b) {
-      const int64_t mid = a + (b - a) / 2;
-      if (pred(right(mid))) b = mid;
-      else a = mid + 1;
-    }
-    return a;
+    const int64_t a = tl > 0 && (tl - 1) * S >= lo ? (tl - 1) * S + 1 : lo;
+    const int64_t b = tl * S < hi ? tl * S : hi;
+    return asof_binary_search(right, a, b, pred);
   } else {
-    while (lo < hi) {
-      const int64_t mid = lo + (hi - lo) / 2;
-      if (pred(right(mid))) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
+    return asof_binary_search(right, lo, hi, pred);
   }
+}
+
+/// asof_partition_point over [from, hi) for a point known to lie near `from` (at or after it):
+/// galloping probes, each skipping twice the keys of the one before (at from, then after gaps of
+/// 1, 2, 4, ... 32 keys), then a binary search of the gap where pred turned true, all within a
+/// few neighbouring lines of keys; past the last probe (70 keys on), asof_partition_point of the
+/// rest. What a search for a key a little after the last one costs.
+template <class Acc, class Pred>
+GSEARCH_HD GSEARCH_FORCEINLINE int64_t asof_gallop(const Acc& right, int64_t from, int64_t hi, Pred pred) {
+  int64_t a = from;  // pred fails before a
+  for (int64_t gap = 0; gap <= 32; gap = gap ? 2 * gap : 1) {
+    const int64_t probe = a + gap;
+    if (probe >= hi) return asof_binary_search(right, a, hi, pred);
+    if (pred(right(probe))) return asof_binary_search(right, a, probe, pred);
+    a = probe + 1;
+  }
+  return asof_partition_point(right, a, hi, pred);
 }
 
 /// The as-of match of key x among right(lo) .. right(hi - 1), sorted ascending in key order:
@@ -144,12 +163,25 @@ GSEARCH_HD GSEARCH_FORCEINLINE int64_t asof_partition_point(const Acc& right, in
 /// One search for every direction: where the keys a backward match may take end (the keys not
 /// after x, or before it without exact matches), the keys a forward match may take begin, unless
 /// keys equal to x lie at that end; then a second search finds the other end of their run.
+///
+/// `from` is a hint for a run of keys x taken in ascending order: -1 (none), or a position in
+/// [lo, hi] not after x's lower bound (the first key not before x), where the searches then
+/// start, galloping (asof_gallop). On return it is such a position for x, and so for any later
+/// key: what the next call of the same range may start from. (A hint that breaks the rule, from
+/// keys out of order, gives unspecified matches in [lo, hi), never a read outside it.)
 template <class T, class Acc>
-GSEARCH_HD int64_t asof_match(const Acc& right, int64_t lo, int64_t hi, T x, const asof_rule<T>& rule) {
+GSEARCH_HD int64_t asof_match(const Acc& right, int64_t lo, int64_t hi, T x, const asof_rule<T>& rule, int64_t& from) {
   const bool exact = rule.allow_exact_matches;
   const auto after_x = [x](T k) { return key_less(x, k); };
   const auto not_before_x = [x](T k) { return !key_less(k, x); };
-  const int64_t end = exact ? asof_partition_point(right, lo, hi, after_x) : asof_partition_point(right, lo, hi, not_before_x);
+  const auto search = [&](int64_t a, int64_t b, auto pred) {
+    return from >= a ? asof_gallop(right, from, b, pred) : asof_partition_point(right, a, b, pred);
+  };
+  const int64_t end = exact ? search(lo, hi, after_x) : search(lo, hi, not_before_x);
+  // Without exact matches `end` is x's lower bound; with them, it is when the key before it (if
+  // any) is before x, and otherwise the run of keys equal to x starts before it.
+  const bool run_before_end = exact && end > lo && !key_less(T(right(end - 1)), x);
+  if (!run_before_end) from = end;
   int64_t back = -1, fore = -1;
   if (rule.direction != asof_direction::forward) {
     if (end > lo && (!rule.has_tolerance || asof_within(x, T(right(end - 1)), rule.tolerance))) back = end - 1;
@@ -158,28 +190,45 @@ GSEARCH_HD int64_t asof_match(const Acc& right, int64_t lo, int64_t hi, T x, con
   // Forward's start: the first key not before x (exact) or after x. With exact matches that is
   // `end` unless right(end - 1) equals x; without, unless right(end) does.
   int64_t start = end;
-  if (exact && end > lo && !key_less(T(right(end - 1)), x)) start = asof_partition_point(right, lo, end, not_before_x);
-  if (!exact && end < hi && !key_less(x, T(right(end)))) start = asof_partition_point(right, end, hi, after_x);
+  if (run_before_end) from = start = search(lo, end, not_before_x);
+  if (!exact && end < hi && !key_less(x, T(right(end)))) start = asof_gallop(right, end, hi, after_x);
   if (start < hi && (!rule.has_tolerance || asof_within(T(right(start)), x, rule.tolerance))) fore = start;
   if (rule.direction == asof_direction::forward) return fore;
   return asof_pick(x, back, fore, back >= 0 ? T(right(back)) : x, fore >= 0 ? T(right(fore)) : x);
 }
 
+/// asof_match without a hint.
+template <class T, class Acc>
+GSEARCH_HD int64_t asof_match(const Acc& right, int64_t lo, int64_t hi, T x, const asof_rule<T>& rule) {
+  int64_t from = -1;
+  return asof_match(right, lo, hi, x, rule, from);
+}
+
 /// Left row i's match, as both backends write it: the row's group g (0 without groups) is the
 /// right rows keys[group_start[g], group_start[g + 1]) (all m of them without groups), whose
 /// original positions are order[...] (the identity when order is null). The right row's original
-/// index, or -1. `keys` is the keys' accessor (asof_keys, asof_sampled_keys).
+/// index, or -1. `keys` is the keys' accessor (asof_keys, asof_sampled_keys); `from`, asof_match's
+/// hint for the row's group (-1: none), is advanced for the group's next row.
 template <class T, class Keys>
 GSEARCH_HD int64_t asof_row(const T* left, const int64_t* left_by, int64_t i, const Keys& keys, int64_t m,
-                            const int64_t* group_start, const int64_t* order, const asof_rule<T>& rule) {
+                            const int64_t* group_start, const int64_t* order, const asof_rule<T>& rule,
+                            int64_t& from) {
   int64_t lo = 0, hi = m;
   if (left_by) {
     const int64_t g = left_by[i];
     lo = group_start[g];
     hi = group_start[g + 1];
   }
-  const int64_t j = asof_match(keys, lo, hi, left[i], rule);
+  const int64_t j = asof_match(keys, lo, hi, left[i], rule, from);
   return j < 0 || !order ? j : order[j];
+}
+
+/// asof_row without a hint.
+template <class T, class Keys>
+GSEARCH_HD int64_t asof_row(const T* left, const int64_t* left_by, int64_t i, const Keys& keys, int64_t m,
+                            const int64_t* group_start, const int64_t* order, const asof_rule<T>& rule) {
+  int64_t from = -1;
+  return asof_row(left, left_by, i, keys, m, group_start, order, rule, from);
 }
 
 /// The as-of matches of left rows [begin, end) by pandas' sweep, for a host thread: the right

@@ -12,10 +12,12 @@
 //   (key, position) pairs, 12 bytes with int64 positions (1.5 ms a pass, four passes), 8 with
 //   uint32 ones;
 // - the answers go back in two steps, not one scatter: out[perm[i]] = answers[i] wrote 2^27
-//   4-byte answers to random addresses in 8.4 ms (a partial 32-byte sector each, 16 G writes/s).
-//   A radix pass on the positions' top bits first groups the answers by window of 2^19
-//   positions (2 or 4 MB of output, held in L2 while the blocks write it), then the scatter's
-//   writes land in a few windows at a time and leave L2 as whole lines.
+//   4-byte answers to random addresses in 8.4 ms (a partial 32-byte sector each, 16 G writes/s),
+//   and 7.6 ms still when a radix pass first grouped them by window of 2^19 positions (2 MB, held
+//   in L2: 5f117fe, ncu at 30fd27a): random 4-byte stores cost that much in L2 as well. So the
+//   windows are made to fit shared memory (32 KB of answers: 2^13 int32 or 2^12 int64, two radix
+//   passes on the positions' top bits at Q = 2^27, where one did), and a block puts each window
+//   together there and writes it out in whole lines.
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime.h>
@@ -35,18 +37,29 @@ namespace gsearch::cuda_backend {
 namespace {
 
 constexpr int merge_threads = 256;
-// Positions per window of the answers' scatter (see above): 2^19 answers, 2 MB of int32 or 4 MB
-// of int64, a few of them in L2 (50 MB on the H100, 60 on the H200) at once.
-constexpr int window_bits = 19;
+// Positions per window of the answers' way back (see above): 32 KB of answers, one block's static
+// shared memory.
+template <class Out>
+constexpr int window_bits = sizeof(Out) == 4 ? 13 : 12;
 
-// out[perm[i]] = answers[i]: each answer back at its query's position.
+// out[p] = answers[i] where perm[i] = p, for the positions p of window w, [w 2^Bits, (w + 1)
+// 2^Bits) within n, a block a window: grouped by window (or n within one), perm holds exactly
+// those positions at the same indices. The answers go into shared memory at their offsets in the
+// window, then the window to out in whole lines.
 template <class P, class Out>
 __global__ void __launch_bounds__(merge_threads)
-    scatter_answers_kernel(const Out* __restrict__ answers, const P* __restrict__ perm, int64_t n,
-                           Out* __restrict__ out, launch_gate gate) {
+    window_scatter_kernel(const Out* __restrict__ answers, const P* __restrict__ perm, int64_t n,
+                          Out* __restrict__ out, launch_gate gate) {
+  constexpr int64_t W = int64_t{1} << window_bits<Out>;
+  __shared__ Out window[W];
   if (gate.closed()) return;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    out[perm[i]] = answers[i];
+  for (int64_t first = int64_t(blockIdx.x) * W; first < n; first += int64_t(gridDim.x) * W) {
+    const int64_t size = n - first < W ? n - first : W;
+    for (int64_t j = threadIdx.x; j < size; j += blockDim.x) window[int64_t(perm[first + j]) - first] = answers[first + j];
+    __syncthreads();
+    for (int64_t j = threadIdx.x; j < size; j += blockDim.x) out[first + j] = window[j];
+    __syncthreads();
+  }
 }
 
 constexpr size_t round_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
@@ -77,19 +90,22 @@ void sort_queries(cudaStream_t stream, const device_limits& dev, const T* querie
   }
 }
 
-/// out[perm[i]] = answers[i] for i < n, perm a permutation of 0 ... n - 1: by windows of
-/// 2^window_bits positions (a radix pass on perm's bits above them) when n has more, then the
-/// scatter. grouped_perm and grouped_answers: n each.
+/// out[perm[i]] = answers[i] for i < n, perm a permutation of 0 ... n - 1: grouped by windows of
+/// 2^window_bits positions (radix passes on perm's bits above them) when n has more, then each
+/// window put together in shared memory and written whole. grouped_perm and grouped_answers: n
+/// each.
 template <class P, class Out>
-void answers_back(cudaStream_t stream, const device_limits& dev, const Out* answers, const P* perm, int64_t n,
-                  P* grouped_perm, Out* grouped_answers, Out* out, launch_gate gate) {
+void answers_back(cudaStream_t stream, const device_limits& dev, const Out* answers, const P* perm, int64_t n, P* grouped_perm,
+                  Out* grouped_answers, Out* out, launch_gate gate) {
   const int bits = int(std::bit_width(uint64_t(n - 1)));  // the positions' bits
-  if (bits > window_bits) {
-    radix_pairs(stream, perm, grouped_perm, answers, grouped_answers, n, window_bits, bits);
+  if (bits > window_bits<Out>) {
+    radix_pairs(stream, perm, grouped_perm, answers, grouped_answers, n, window_bits<Out>, bits);
     perm = grouped_perm;
     answers = grouped_answers;
   }
-  launch_plain(scatter_answers_kernel<P, Out>, n, merge_threads, stream, dev, answers, perm, n, out, gate);
+  const int64_t windows = ((n - 1) >> window_bits<Out>) + 1;
+  launch(window_scatter_kernel<P, Out>, grid_size(window_scatter_kernel<P, Out>, merge_threads, 0, windows, dev),
+         merge_threads, 0, stream, answers, perm, n, out, gate);
 }
 
 template <class T, class P, class Out>
