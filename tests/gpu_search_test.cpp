@@ -369,6 +369,20 @@ TEST_F(Gpu, AutoPicksSharedMemoryThenGlobal) {
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 21, 1 << 21), algorithm::index);  // too few
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 26, 1 << 20), algorithm::binary);
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::pbs, 4, int64_t(1) << 24), algorithm::pbs);
+  // The search by sorting the queries for many queries in the largest key lists (merge_auto_rules),
+  // integer keys only.
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 27, 1 << 24), algorithm::merge);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 27), algorithm::merge);  // q unknown: k
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 27, 1 << 24, unlimited_temp_bytes, true),
+            algorithm::partitioned);  // float keys
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 26, 1 << 26), algorithm::merge);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 26, 1 << 25), algorithm::partitioned);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 8, int64_t(1) << 27, 1 << 26), algorithm::merge);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 8, int64_t(1) << 27, 1 << 24), algorithm::partitioned);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 8, int64_t(1) << 26, 1 << 27), algorithm::partitioned);
+  // over the temporary-memory cap: the next choice
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 27, 1 << 24, int64_t(1) << 20),
+            algorithm::binary);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "cuda/tuning_common.hpp"
 #include "merge/tuning.hpp"
+#include "search/tuning.hpp"
 
 namespace {
 
@@ -137,6 +138,27 @@ TEST(TuningPolicy, MergePoliciesFitStaticSharedMemory) {
     check_shapes<P, 4>();
     check_shapes<P, 8>();
   });
+}
+
+// The search's auto_ choice beyond shared memory (the device's limit: 227 KB): the search by
+// sorting the queries for many queries in the largest key lists, where merge_auto_rules measured
+// it first, and not where merge_ok is false (float keys, over the cap).
+TEST(TuningPolicy, AutoTakesMergeForManyQueriesInTheLargestKeyLists) {
+  constexpr int64_t smem = 227 * 1024;
+  const auto pick = [](int key_bytes, int64_t k, int64_t q, bool merge_ok = true) {
+    return auto_choice(key_bytes, k, q, smem, true, true, merge_ok);
+  };
+  EXPECT_EQ(pick(4, int64_t{1} << 27, int64_t{1} << 24), gsearch::algorithm::merge);
+  EXPECT_EQ(pick(4, int64_t{1} << 27, int64_t{1} << 23), gsearch::algorithm::partitioned);
+  EXPECT_EQ(pick(4, int64_t{1} << 30, int64_t{1} << 27), gsearch::algorithm::merge);
+  EXPECT_EQ(pick(4, int64_t{1} << 26, int64_t{1} << 26), gsearch::algorithm::merge);
+  EXPECT_EQ(pick(4, int64_t{1} << 26, int64_t{1} << 25), gsearch::algorithm::partitioned);
+  EXPECT_EQ(pick(4, int64_t{1} << 25, int64_t{1} << 27), gsearch::algorithm::partitioned);
+  EXPECT_EQ(pick(8, int64_t{1} << 27, int64_t{1} << 26), gsearch::algorithm::merge);
+  EXPECT_EQ(pick(8, int64_t{1} << 27, int64_t{1} << 25), gsearch::algorithm::partitioned);
+  EXPECT_EQ(pick(8, int64_t{1} << 26, int64_t{1} << 27), gsearch::algorithm::partitioned);
+  EXPECT_EQ(pick(4, int64_t{1} << 27, int64_t{1} << 27, false), gsearch::algorithm::partitioned);
+  EXPECT_EQ(pick(4, int64_t{1} << 27, 32), gsearch::algorithm::pary);  // a few queries first
 }
 
 }  // namespace

@@ -167,7 +167,8 @@ struct runner {
     const bool shared = int64_t(sizeof(T)) * (k + 2 * warp_width) <= dev.shared_per_block_optin;
     for (const std::string& name : a.algos) {
       const algorithm algo = *algorithm_from_string(name);
-      const std::string resolved(to_string(resolve_algorithm(cuda, algo, int(sizeof(T)), k)));
+      const std::string resolved(to_string(
+          resolve_algorithm(cuda, algo, int(sizeof(T)), k, q, unlimited_temp_bytes, std::is_floating_point_v<T>)));
       json* r = measure("gsearch", name == "auto" ? "auto:" + resolved : name, "", [&](const T* qs) {
         upper_bound(cuda, span<const T>(d_keys), span<const T>(qs, q), span<int32_t>(d_out), {algo, false});
       });

@@ -175,10 +175,14 @@ constexpr int64_t rank_outside(side s, int64_t k, bool above) {
 /// queries on this backend (and, for CUDA, the current device, its shared memory included):
 /// `requested` itself unless it is algorithm::auto_, whose choice leaves out what allocates more
 /// than max_temp_bytes. queries < 0: not known, taken as many (a batch at least as large as k).
+/// float_keys: the keys are float or double (auto_ takes algorithm::merge for integer keys only:
+/// its radix sort of the queries is measured for them).
 algorithm resolve_algorithm(const cpu_t& exec, algorithm requested, int key_bytes, int64_t k,
-                            int64_t queries = -1, int64_t max_temp_bytes = unlimited_temp_bytes);
+                            int64_t queries = -1, int64_t max_temp_bytes = unlimited_temp_bytes,
+                            bool float_keys = false);
 algorithm resolve_algorithm(const cuda_t& exec, algorithm requested, int key_bytes, int64_t k,
-                            int64_t queries = -1, int64_t max_temp_bytes = unlimited_temp_bytes);
+                            int64_t queries = -1, int64_t max_temp_bytes = unlimited_temp_bytes,
+                            bool float_keys = false);
 
 /// The temporary memory (bytes) a search with `algo` allocates per call for k keys of key_bytes
 /// bytes and `queries` queries (< 0: taken as k) on this backend (the CPU: with exec.threads

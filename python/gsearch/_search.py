@@ -330,8 +330,10 @@ def searchsorted(
         same arithmetic and is slower than 'binary'. 'merge' sorts the queries with their
         positions, merges them with the keys (every key read once, whatever K) and writes the
         answers back in query order: its cost is a sort of the queries, for many queries in the
-        largest key sets ('auto' does not take it yet: its GPU measurement is to come); it
-        takes temporary memory of about 2 copies of the queries and 32 bytes a query. N-D `a`
+        largest key sets ('auto' takes it on a GPU for integer keys: 4-byte keys from 2**27
+        keys with at least 2**24 queries and from 2**26 with 2**26, 8-byte keys from 2**27
+        with 2**26); it takes temporary memory of about 2 copies of the queries and 32 bytes
+        a query. N-D `a`
         (one key list per row) runs 'index', 'partitioned', 'pary' and 'merge' as 'binary'
         where rows outgrow shared memory.
     check_sorted : bool or None, optional

@@ -263,9 +263,9 @@ bool is_sorted_rows_impl(const Exec& exec, int64_t rows, span<const T> keys) {
 // (queries < 0: as many as the keys.)
 #define GSEARCH_DEFINE_QUESTIONS(EXEC)                                                                        \
   algorithm resolve_algorithm(const EXEC& exec, algorithm requested, int key_bytes, int64_t k, int64_t queries, \
-                              int64_t max_temp_bytes) {                                                       \
+                              int64_t max_temp_bytes, bool float_keys) {                                      \
     return on_backend(exec, [&](auto h) {                                                                     \
-      return backend::resolve(h, requested, key_bytes, k, queries < 0 ? k : queries, max_temp_bytes);         \
+      return backend::resolve(h, requested, key_bytes, k, queries < 0 ? k : queries, max_temp_bytes, float_keys); \
     });                                                                                                       \
   }                                                                                                           \
   int64_t search_temp_bytes(const EXEC& exec, algorithm algo, int key_bytes, int64_t k, int64_t queries) {    \

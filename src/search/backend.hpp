@@ -91,7 +91,8 @@ GSEARCH_DECLARE_BACKEND_OPS(GSEARCH_ORDER_OPS)
 GSEARCH_DECLARE_BACKEND_OPS(GSEARCH_GATHER_OPS)
 
 GSEARCH_IN_BOTH_BACKENDS(
-    algorithm resolve(handle h, algorithm requested, int key_bytes, int64_t k, int64_t q, int64_t max_temp_bytes);
+    algorithm resolve(handle h, algorithm requested, int key_bytes, int64_t k, int64_t q, int64_t max_temp_bytes,
+                      bool float_keys);
     int64_t temp_bytes(handle h, algorithm algo, int key_bytes, int64_t k, int64_t q);)
 
 namespace gsearch::cuda_backend {

@@ -166,7 +166,7 @@ int64_t index_temp_bytes(int key_bytes, int64_t k) {
 }  // namespace
 
 // auto_ on the CPU: tuning.hpp's cpu_index_rules.
-algorithm resolve(int, algorithm requested, int key_bytes, int64_t k, int64_t q, int64_t max_temp_bytes) {
+algorithm resolve(int, algorithm requested, int key_bytes, int64_t k, int64_t q, int64_t max_temp_bytes, bool) {
   if (requested != algorithm::auto_) return requested;
   for (const cpu_index_rule& r : cpu_index_rules)
     if (k >= r.min_keys)
@@ -177,7 +177,7 @@ algorithm resolve(int, algorithm requested, int key_bytes, int64_t k, int64_t q,
 
 int64_t temp_bytes(int threads, algorithm algo, int key_bytes, int64_t k, int64_t q) {
   if (q <= 0) return 0;
-  switch (resolve(threads, algo, key_bytes, k, q, std::numeric_limits<int64_t>::max())) {
+  switch (resolve(threads, algo, key_bytes, k, q, std::numeric_limits<int64_t>::max(), false)) {
     case algorithm::index: return index_temp_bytes(key_bytes, k);
     case algorithm::partitioned: return partitioned_temp_bytes(threads, key_bytes, k, q);
     // The sorted queries, their positions before and after the sort, the answers, the sort's scratch.
@@ -210,7 +210,7 @@ void search(int threads, side s, algorithm algo, const T* keys, int64_t k, const
             int64_t n, Out* out, int64_t max_temp_bytes) {
   if (n <= 0) return;
   const algorithm requested = algo;
-  algo = resolve(threads, algo, int(sizeof(T)), k, n, max_temp_bytes);
+  algo = resolve(threads, algo, int(sizeof(T)), k, n, max_temp_bytes, std::is_floating_point_v<T>);
   if (requested != algorithm::auto_ &&
       (algo == algorithm::index || algo == algorithm::partitioned || algo == algorithm::merge)) {
     const int64_t need = temp_bytes(threads, algo, int(sizeof(T)), k, n);
@@ -235,7 +235,7 @@ template <class T, class Out>
 void search_rows(int threads, side s, algorithm algo, int64_t rows, const T* keys, int64_t k,
                  const T* queries, int64_t m, Out* out, int64_t max_temp_bytes) {
   if (rows == 0 || m == 0) return;
-  algo = resolve(threads, algo, int(sizeof(T)), k, m, max_temp_bytes);
+  algo = resolve(threads, algo, int(sizeof(T)), k, m, max_temp_bytes, std::is_floating_point_v<T>);
   algo = rows_algorithm(algo);
   visit_side(s, [&]<bool Strict>(int offset) {
     search_rows_dispatch<Strict>(threads, algo, rows, keys, k, queries, m, out, offset, max_temp_bytes);

@@ -110,19 +110,50 @@ constexpr bool partitioned_auto(int key_bytes, int64_t k, int64_t q) {
   return key_bytes <= 4 ? first_match(partitioned_auto_rules_4) : first_match(partitioned_auto_rules_8);
 }
 
+/// When the search by sorting the queries (algorithm::merge: a radix sort of the queries, one
+/// Merge Path over the keys, the answers put back by windows) beats the partitioned search and
+/// the index: its cost is the queries' sort whatever K, where theirs grows with K. The first rule
+/// whose min_keys k reaches decides: merge when q >= min_queries. H200, 9171f52, ms, merge against
+/// the better of partitioned and index (bench/results/h200/issue42/qsweep-9171f52-q*.json and
+/// merge-9171f52.json): int32 K = 2^27: 0.717 vs 0.386 at Q = 2^22, 1.44 vs 1.52 at 2^24, 4.20 vs
+/// 6.06 at 2^26, 7.90 vs 11.7 at 2^27; K = 2^26: 1.27 vs 1.09 at 2^24, 4.04 vs 4.29 at 2^26;
+/// K = 2^25: 3.94 vs 3.37 at 2^26. int64 K = 2^27: 2.35 vs 2.01 at 2^24, 7.40 vs 8.03 at 2^26,
+/// 14.1 vs 16.0 at 2^27; K = 2^26: 7.16 vs 7.18 at 2^26 (even: left to partitioned); K = 2^25:
+/// 6.98 vs 4.99 at 2^26. Integer keys only (the float queries' merge sort was not measured).
+struct merge_auto_rule {
+  int64_t min_keys;
+  int64_t min_queries;
+};
+inline constexpr merge_auto_rule merge_auto_rules_4[] = {{int64_t{1} << 27, int64_t{1} << 24},
+                                                         {int64_t{1} << 26, int64_t{1} << 26}};
+inline constexpr merge_auto_rule merge_auto_rules_8[] = {{int64_t{1} << 27, int64_t{1} << 26}};
+
+/// True when auto takes algorithm::merge for k integer keys (beyond shared memory) and q queries.
+constexpr bool merge_auto(int key_bytes, int64_t k, int64_t q) {
+  auto first_match = [&](const auto& rules) {
+    for (const merge_auto_rule& r : rules)
+      if (k >= r.min_keys) return q >= r.min_queries;
+    return false;
+  };
+  return key_bytes <= 4 ? first_match(merge_auto_rules_4) : first_match(merge_auto_rules_8);
+}
+
 /// The algorithm `auto_` picks for k keys and q queries: keys in shared memory -> PBS-CL (the
 /// paper's best); larger key lists -> P-ary for a few queries (q known and at most
-/// pary_auto_max_queries), the partitioned search for many (partitioned_auto), the static index by
-/// index_auto_rules, else the branch-free binary search in global memory.
+/// pary_auto_max_queries), the search by sorting the queries for many queries in the largest
+/// key lists (merge_auto), the partitioned search for many (partitioned_auto), the static index
+/// by index_auto_rules, else the branch-free binary search in global memory.
 /// `partitioned_ok` false (the device's shared memory would not keep the tuned pipeline's buckets
 /// staged: partitioned_fits in src/search/cuda/partitioned.cu; or its temporary memory is over
-/// search_options::max_temp_bytes) and `index_ok` false (the index's copy of the keys is over the
-/// cap) leave those out: the rules fall through to the next choice, the index or binary.
+/// search_options::max_temp_bytes), `index_ok` false (the index's copy of the keys is over the
+/// cap) and `merge_ok` false (float keys, or its temporary memory over the cap) leave those out:
+/// the rules fall through to the next choice.
 constexpr algorithm auto_choice(int key_bytes, int64_t k, int64_t q, int64_t max_shared_per_block,
-                                bool partitioned_ok = true, bool index_ok = true) {
+                                bool partitioned_ok = true, bool index_ok = true, bool merge_ok = true) {
   const int64_t staged = (k + 2 * warp_width) * key_bytes;
   if (staged <= max_shared_per_block) return algorithm::pbs_cl;
   if (q >= 0 && q <= pary_auto_max_queries) return algorithm::pary;
+  if (merge_ok && merge_auto(key_bytes, k, q)) return algorithm::merge;
   if (partitioned_ok && partitioned_auto(key_bytes, k, q)) return algorithm::partitioned;
   for (const index_auto_rule& r : index_auto_rules)
     if (k >= r.min_keys) return index_ok && q >= k / r.keys_per_query ? algorithm::index : algorithm::binary;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "common.hpp"
@@ -160,7 +161,8 @@ void bench_gpu_inputs(const bench_args& a, int64_t k, const std::string& kind, j
   const bool shared = int64_t(sizeof(T)) * (k + 2 * warp_width) <= dev.shared_per_block_optin;
   for (const std::string& name : a.algos) {
     const algorithm algo = parse_algorithm(name);
-    const std::string resolved(to_string(resolve_algorithm(cuda, algo, int(sizeof(T)), k)));
+    const std::string resolved(to_string(resolve_algorithm(cuda, algo, int(sizeof(T)), k, q, unlimited_temp_bytes,
+                                                              std::is_floating_point_v<T>)));
     int next = 0;
     const timing t = time_runs(a.warmup, a.repeat, [&] {
       const T* queries = d_queries[size_t(next++ % copies)].data();
@@ -196,7 +198,8 @@ void bench_cpu_inputs(const bench_args& a, int64_t k, const std::string& kind, j
   const int threads = gsearch::cpu_threads();  // what gsearch::cpu runs on
   for (const std::string& name : a.algos) {
     const algorithm algo = parse_algorithm(name);
-    const std::string resolved(to_string(resolve_algorithm(cpu, algo, int(sizeof(T)), k)));
+    const std::string resolved(to_string(resolve_algorithm(cpu, algo, int(sizeof(T)), k, int64_t(in.queries.size()),
+                                                              unlimited_temp_bytes, std::is_floating_point_v<T>)));
     const timing t = time_runs(a.warmup, a.repeat, [&] {
       return wall_ms([&] {
         upper_bound(cpu, span<const T>(in.keys), span<const T>(in.queries), span<int32_t>(out), {algo, false});

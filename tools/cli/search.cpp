@@ -340,8 +340,10 @@ exit_code search_typed(const search_args& a, int repeat, const target& dev, cons
   opts.max_temp_bytes = temp_cap(a);
   opts.check_sorted = sorter && !a.assume_sorted;  // the keys in the sorter's order
   if (opts.algo == algorithm::auto_)  // resolved here, so that the summary names what ran
-    opts.algo = dev.cuda ? resolve_algorithm(cuda, opts.algo, int(sizeof(T)), l.keys, l.queries, opts.max_temp_bytes)
-                         : resolve_algorithm(cpu, opts.algo, int(sizeof(T)), l.keys, l.queries, opts.max_temp_bytes);
+    opts.algo = dev.cuda ? resolve_algorithm(cuda, opts.algo, int(sizeof(T)), l.keys, l.queries, opts.max_temp_bytes,
+                                             std::is_floating_point_v<T>)
+                         : resolve_algorithm(cpu, opts.algo, int(sizeof(T)), l.keys, l.queries, opts.max_temp_bytes,
+                                             std::is_floating_point_v<T>);
   if (l.by_rows) opts.algo = rows_algorithm(opts.algo);  // as search_rows runs them
 
   std::vector<Out> out(queries.size());

@@ -9,6 +9,7 @@
 #include <limits>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -134,25 +135,31 @@ algorithm pick(algorithm requested, bool strict, int64_t k, int64_t n, int64_t c
     return requested;
   }
   const bool index_ok = cap == no_cap || index_temp_bytes<T>(k, n) <= cap;
-  algorithm a = auto_choice(kb, k, n, dev.max_shared_per_block, true, index_ok);
+  // (merge for integer keys only: tuning.hpp's merge_auto_rules measure their radix sort)
+  const bool merge_ok = std::is_integral_v<T> && (cap == no_cap || merge_temp_bytes(kb, k, n) <= cap);
+  algorithm a = auto_choice(kb, k, n, dev.max_shared_per_block, true, index_ok, merge_ok);
   if (a == algorithm::partitioned &&
       (!partitioned_fits(kb, k, dev) || (cap < no_cap && partitioned_temp_bytes<T>(strict, k, n, dev) > cap)))
-    a = auto_choice(kb, k, n, dev.max_shared_per_block, false, index_ok);
+    a = auto_choice(kb, k, n, dev.max_shared_per_block, false, index_ok, merge_ok);
   return a;
 }
 
 }  // namespace
 
-algorithm resolve(CUstream_st*, algorithm requested, int key_bytes, int64_t k, int64_t q, int64_t max_temp_bytes) {
+algorithm resolve(CUstream_st*, algorithm requested, int key_bytes, int64_t k, int64_t q, int64_t max_temp_bytes,
+                  bool float_keys) {
   if (requested != algorithm::auto_) return requested;
   const device_limits dev = current_device_limits();
+  if (float_keys)
+    return key_bytes <= 4 ? pick<float>(requested, false, k, q, max_temp_bytes, dev)
+                          : pick<double>(requested, false, k, q, max_temp_bytes, dev);
   return key_bytes <= 4 ? pick<uint32_t>(requested, false, k, q, max_temp_bytes, dev)
                         : pick<uint64_t>(requested, false, k, q, max_temp_bytes, dev);
 }
 
 int64_t temp_bytes(CUstream_st* stream, algorithm algo, int key_bytes, int64_t k, int64_t q) {
   const device_limits dev = current_device_limits();
-  if (algo == algorithm::auto_) algo = resolve(stream, algo, key_bytes, k, q, no_cap);
+  if (algo == algorithm::auto_) algo = resolve(stream, algo, key_bytes, k, q, no_cap, false);
   return key_bytes <= 4 ? algorithm_temp_bytes<uint32_t>(algo, false, k, q, dev)
                         : algorithm_temp_bytes<uint64_t>(algo, false, k, q, dev);
 }
