@@ -315,7 +315,7 @@ def _partition(fn: str, a: Any, kth: Any, axis: Any, kind: Any, order: Any, indi
     if (x is not None and type(kth) is int and (axis is None or type(axis) is int and -1 <= axis <= 0)
             and stream is None and -x.size <= kth < x.size):
         out = _np.empty(x.size, _INT64 if indices else x.dtype)
-        (_core.argpartition if indices else _core.partition)(x, _np.array((kth,), _INT64), out, 0)
+        _core.partition_one(x, kth, out, indices)  # (kth as an int: no array to make)
         return out
     A = _data(fn, a)
     if axis is None:

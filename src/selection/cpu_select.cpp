@@ -93,6 +93,14 @@ int64_t copy_nan_last(const T* data, int64_t n, T* buf) {
     std::copy(data, data + n, buf);
     return n;
   } else {
+    // Most inputs hold no NaN: a count first (a branch-free loop the compiler vectorizes), then a
+    // plain copy; only inputs with NaNs take the element-by-element split.
+    int64_t nans = 0;
+    for (int64_t i = 0; i < n; ++i) nans += data[i] != data[i];
+    if (nans == 0) {
+      std::copy(data, data + n, buf);
+      return n;
+    }
     int64_t lo = 0, hi = n;
     for (int64_t i = 0; i < n; ++i) {
       const T v = data[i];
