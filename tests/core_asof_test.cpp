@@ -119,6 +119,18 @@ int64_t scanned_match(const std::vector<T>& keys, int64_t lo, int64_t hi, T x, c
   return back >= 0 ? back : fore;
 }
 
+// m sorted keys drawn from [0, span) and their directory of every sample-th key
+// (asof_sampled_keys' dir), for the searches' tests.
+struct SortedKeys {
+  std::vector<int64_t> keys, dir;
+  SortedKeys(std::mt19937_64& rng, int64_t m, int64_t span) : keys(static_cast<size_t>(m)) {
+    for (auto& k : keys) k = int64_t(rng() % uint64_t(span));
+    std::sort(keys.begin(), keys.end());
+    for (int64_t t = 0; t * asof_sampled_keys<int64_t>::sample < m; ++t)
+      dir.push_back(keys[size_t(t * asof_sampled_keys<int64_t>::sample)]);
+  }
+};
+
 // The one search per row (a second only at a run of keys equal to x) and the two-level search
 // through a directory of every 64th key (CUDA's grouped path) against a scan: ranges anywhere in
 // the array (not on the directory's steps), runs of equal keys longer than a window, every rule.
@@ -127,14 +139,10 @@ TEST(CoreAsof, SearchesEqualAScan) {
   for (int trial = 0; trial < 300; ++trial) {
     const int64_t m = int64_t(rng() % 3000);
     const int64_t span = trial % 3 == 0 ? 4 : trial % 3 == 1 ? 200 : 1000000;  // runs of equal keys, or few
-    std::vector<int64_t> keys(static_cast<size_t>(m));
-    for (auto& k : keys) k = int64_t(rng() % uint64_t(span));
-    std::sort(keys.begin(), keys.end());
-    std::vector<int64_t> dir;
-    for (int64_t t = 0; t * asof_sampled_keys<int64_t>::sample < m; ++t)
-      dir.push_back(keys[size_t(t * asof_sampled_keys<int64_t>::sample)]);
+    const SortedKeys sk(rng, m, span);
+    const std::vector<int64_t>& keys = sk.keys;
     const asof_keys<int64_t> plain{keys.data()};
-    const asof_sampled_keys<int64_t> sampled{keys.data(), dir.data()};
+    const asof_sampled_keys<int64_t> sampled{keys.data(), sk.dir.data()};
     for (int q = 0; q < 40; ++q) {
       int64_t lo = m ? int64_t(rng() % uint64_t(m + 1)) : 0, hi = m ? int64_t(rng() % uint64_t(m + 1)) : 0;
       if (lo > hi) std::swap(lo, hi);
@@ -160,14 +168,10 @@ TEST(CoreAsof, HintedSearchesEqualAScan) {
   for (int trial = 0; trial < 200; ++trial) {
     const int64_t m = int64_t(rng() % 3000);
     const int64_t span = trial % 3 == 0 ? 4 : trial % 3 == 1 ? 200 : 1000000;
-    std::vector<int64_t> keys(static_cast<size_t>(m));
-    for (auto& k : keys) k = int64_t(rng() % uint64_t(span));
-    std::sort(keys.begin(), keys.end());
-    std::vector<int64_t> dir;
-    for (int64_t t = 0; t * asof_sampled_keys<int64_t>::sample < m; ++t)
-      dir.push_back(keys[size_t(t * asof_sampled_keys<int64_t>::sample)]);
+    const SortedKeys sk(rng, m, span);
+    const std::vector<int64_t>& keys = sk.keys;
     const asof_keys<int64_t> plain{keys.data()};
-    const asof_sampled_keys<int64_t> sampled{keys.data(), dir.data()};
+    const asof_sampled_keys<int64_t> sampled{keys.data(), sk.dir.data()};
     int64_t lo = m ? int64_t(rng() % uint64_t(m + 1)) : 0, hi = m ? int64_t(rng() % uint64_t(m + 1)) : 0;
     if (lo > hi) std::swap(lo, hi);
     if (trial % 2 == 0) lo = 0, hi = m;

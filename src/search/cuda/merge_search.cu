@@ -42,8 +42,8 @@ constexpr int merge_threads = 256;
 template <class Out>
 constexpr int window_bits = sizeof(Out) == 4 ? 13 : 12;
 
-// out[p] = answers[i] where perm[i] = p, for the positions p of window w, [w 2^Bits, (w + 1)
-// 2^Bits) within n, a block a window: grouped by window (or n within one), perm holds exactly
+// out[p] = answers[i] where perm[i] = p, for the positions p of each window, [w W, (w + 1) W)
+// within n (W = 2^window_bits), a block a window: grouped by window (or n within one), perm holds exactly
 // those positions at the same indices. The answers go into shared memory at their offsets in the
 // window, then the window to out in whole lines.
 template <class P, class Out>
@@ -104,8 +104,7 @@ void answers_back(cudaStream_t stream, const device_limits& dev, const Out* answ
     answers = grouped_answers;
   }
   const int64_t windows = ((n - 1) >> window_bits<Out>) + 1;
-  launch(window_scatter_kernel<P, Out>, grid_size(window_scatter_kernel<P, Out>, merge_threads, 0, windows, dev),
-         merge_threads, 0, stream, answers, perm, n, out, gate);
+  launch_filling(window_scatter_kernel<P, Out>, merge_threads, 0, windows, stream, dev, answers, perm, n, out, gate);
 }
 
 template <class T, class P, class Out>
