@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -48,8 +50,7 @@ radix_run<T> radix_select_host(const std::vector<T>& data, const std::vector<int
   std::sort(sample.begin(), sample.end());
   std::vector<core::radix_slot<U>> slots;
   for (const int64_t r : ranks) slots.push_back(core::radix_first_slot(sample.data(), s, r, n));
-  std::vector<U> source;
-  for (const T x : data) source.push_back(core::radix_bits(x));
+  std::vector<T> source = data;
   bool from_data = true;
   radix_run<T> run;
   for (int pass = 0; pass < core::radix_max_passes<U>(); ++pass) {
@@ -59,23 +60,28 @@ radix_run<T> radix_select_host(const std::vector<T>& data, const std::vector<int
     std::vector<std::vector<int64_t>> bins(slots.size(), std::vector<int64_t>(core::radix_bins, 0));
     std::vector<int64_t> below(slots.size(), 0);
     std::vector<U> least(slots.size(), U(~U(0))), most(slots.size(), U(0));
-    std::vector<U> copy;
+    std::vector<T> copy;
     int64_t copied = 0;
-    for (const U u : source) {
+    // As the pass kernel tests: below and inside by ordered bits, the bin by radix bits.
+    std::vector<core::radix_ordered<U>> tested;
+    for (const auto& sl : slots) tested.push_back(core::radix_ordered_range<T>(sl.range.lo, sl.range.hi));
+    for (const T x : source) {
+      const U o = core::ordered_bits(x), u = core::radix_bits(x);
       bool in = false;
       for (size_t k = 0; k < slots.size(); ++k) {
         if (slots[k].done) continue;
-        const int b = core::radix_bin(slots[k].range, u);
-        if (b >= 0) {
+        if (tested[k].inside(o)) {
+          const int b = core::radix_bin(slots[k].range, u);
+          EXPECT_GE(b, 0) << "inside by ordered bits, outside by radix bits: " << show(x);
           ++bins[k][size_t(b)];
           least[k] = std::min(least[k], u);
           most[k] = std::max(most[k], u);
           in = true;
-        } else if (u < slots[k].range.lo) {
+        } else if (tested[k].below(o)) {
           ++below[k];
         }
       }
-      if (in && copied++ < capacity) copy.push_back(u);
+      if (in && copied++ < capacity) copy.push_back(x);
     }
     bool inside = true;
     for (size_t k = 0; k < slots.size(); ++k)
@@ -190,6 +196,56 @@ TYPED_TEST(CoreRadixSelect, ACopyTooSmallReadsTheDataEveryPass) {
     }
     EXPECT_GE(run.data_reads, 2);
   }
+}
+
+// The pass's test by ordered bits against the definition by radix bits: for ranges whose ends are
+// any key's bits, a bit pattern beside it, or an end of the bits (as far as the precondition
+// allows: lo at most the NaN's radix bits, hi at least -inf's), every key (every NaN pattern,
+// -0.0, the extremes) is below, inside or above alike.
+TYPED_TEST(CoreRadixSelect, TheOrderedTestEqualsTheRadixRange) {
+  using T = TypeParam;
+  using U = core::radix_bits_t<T>;
+  using lim = std::numeric_limits<T>;
+  std::vector<T> keys = {lim::lowest(), T(lim::lowest() + T(1)), T(0), T(1), T(2), T(lim::max() - T(1)), lim::max()};
+  if constexpr (std::is_floating_point_v<T>) {
+    const U quiet = core::radix_bits(lim::quiet_NaN());
+    std::vector<U> nans = {U(~U(0)), U(U(~U(0)) >> 1), U(U(~U(0)) >> 1) ^ U(1)};  // -NaN, +NaN payloads
+    for (const U b : nans) {
+      T x;
+      std::memcpy(&x, &b, sizeof(T));
+      keys.push_back(x);
+    }
+    for (const T x : {-lim::infinity(), lim::infinity(), lim::quiet_NaN(), -lim::quiet_NaN(), lim::signaling_NaN(),
+                      T(-0.0), -lim::denorm_min(), lim::denorm_min(), T(-1), -lim::min(), lim::min()})
+      keys.push_back(x);
+    EXPECT_EQ(core::radix_bits(T(-lim::quiet_NaN())), quiet);
+  } else if constexpr (std::is_signed_v<T>) {
+    keys.push_back(T(-1));
+    keys.push_back(T(-2));
+  }
+  std::vector<U> ends = {U(0), U(1), U(~U(0)), U(U(~U(0)) - 1)};
+  for (const T x : keys)
+    for (const U d : {U(0), U(1), U(~U(0))}) ends.push_back(U(core::radix_bits(x) + d));
+  std::sort(ends.begin(), ends.end());
+  ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+  U lo_most = U(~U(0)), hi_least = U(0);
+  if constexpr (std::is_floating_point_v<T>) {
+    lo_most = core::radix_bits(lim::quiet_NaN());
+    hi_least = core::radix_bits(-lim::infinity());
+  }
+  int ranges = 0;
+  for (const U lo : ends)
+    for (const U hi : ends) {
+      if (lo > hi || lo > lo_most || hi < hi_least) continue;
+      ++ranges;
+      const core::radix_ordered<U> r = core::radix_ordered_range<T>(lo, hi);
+      for (const T x : keys) {
+        const U u = core::radix_bits(x), o = core::ordered_bits(x);
+        ASSERT_EQ(r.below(o), u < lo) << show(x) << " in [" << lo << ", " << hi << "]";
+        ASSERT_EQ(r.inside(o), lo <= u && u <= hi) << show(x) << " in [" << lo << ", " << hi << "]";
+      }
+    }
+  EXPECT_GT(ranges, 20);  // 28 for unsigned keys, hundreds for floats
 }
 
 TYPED_TEST(CoreRadixSelect, RangesNarrowByTheBinsAndKeepTheirEnds) {

@@ -75,9 +75,11 @@ GSEARCH_HD GSEARCH_FORCEINLINE radix_bits_t<T> ordered_bits(T x) {
     return U(x) ^ sign;
   } else {
     constexpr U negative_nans = (U(1) << (std::numeric_limits<T>::digits - 1)) - 1;
+    using S = std::make_signed_t<U>;
     U u;
     memcpy(&u, &x, sizeof(T));
-    const U ieee = u & sign ? U(~u) : U(u | sign);
+    // u & sign ? ~u : u | sign, as one xor with the sign spread (2 instructions on the GPU, not 3)
+    const U ieee = u ^ (U(S(u) >> (8 * sizeof(T) - 1)) | sign);
     return U(ieee - negative_nans);
   }
 }
