@@ -153,14 +153,18 @@ _TT: Any = None  # torch.Tensor, once a tensor was seen (for the fast path)
 _TORCH_KEY_TYPE: dict = {}  # torch dtype -> its code in _KEY_DTYPE_NAMES (the key_type of search_pointers)
 _INT64_T: Any = None
 _INT32_T: Any = None
+_FLOAT64_T: Any = None
+_BFLOAT16_T: Any = None
 _raw_stream: Any = None
 _empty_like: Any = None  # torch.empty_like: 2.1 us a call on the H100's host, Tensor.new_empty 3.7
+_torch_empty: Any = None  # torch.empty, for results of another shape (the selection's fast paths)
 
 
 def _register_torch(torch: Any) -> None:
-    global _TT, _TORCH_KEY_TYPE, _INT64_T, _INT32_T, _raw_stream, _empty_like
+    global _TT, _TORCH_KEY_TYPE, _INT64_T, _INT32_T, _FLOAT64_T, _BFLOAT16_T, _raw_stream, _empty_like, _torch_empty
     if _TT is None:
-        _empty_like = torch.empty_like
+        _empty_like, _torch_empty = torch.empty_like, torch.empty
+        _FLOAT64_T, _BFLOAT16_T = torch.float64, getattr(torch, "bfloat16", None)
         _TORCH_KEY_TYPE = {getattr(torch, n): i for i, n in enumerate(_KEY_DTYPE_NAMES) if hasattr(torch, n)}
         _INT64_T, _INT32_T = torch.int64, torch.int32
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
@@ -607,7 +611,7 @@ def _check_out(out: Any, fw: str, dev: Optional[int], shape: tuple, od: _np.dtyp
 
 
 def _is_bfloat16(arr: _Arr) -> bool:
-    return arr.fw == "torch" and str(arr.x.dtype) == "torch.bfloat16"
+    return arr.fw == "torch" and arr.x.dtype is _BFLOAT16_T  # (registered: the array was classified)
 
 
 def _xp(fw: str) -> Any:

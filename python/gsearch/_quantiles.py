@@ -9,7 +9,7 @@ from typing import Any, Literal, NamedTuple, Optional
 
 import numpy as _np
 
-from . import _core
+from . import _arrays, _core
 from ._arrays import (
     _Arr,
     ArrayLike,
@@ -25,11 +25,12 @@ from ._arrays import (
     _StreamScope,
     _torch,
     _torch_dtype,
+    _torch_dtype_to_numpy,
     _widened,
     _xp,
 )
 from ._docs import public as _public
-from ._selection import _DOCS, _axes, _data, _flat, _result
+from ._selection import _DOCS, _axes, _data, _flat, _result, _stream_of, _tensor
 
 QuantileMethod = Literal[
     "inverted_cdf",
@@ -119,6 +120,8 @@ def _nan_of_data_dtype(A: _Arr, R: "_Rows", res: Any, qa: _np.ndarray, skip_nan:
     dtype), and casts the other rows' to it), and quantile with a NaN in the data and a 0-d
     result (numpy returns the NaN element itself, arr[-1]). A pass over the data only when the
     first row's results are all NaN."""
+    if not skip_nan and not (qa.ndim == 0 and R.kept == ()):
+        return False  # (known here: no pass over the results, no wait for them)
     first = res.reshape(-1, R.rows)[:, 0]  # q first: the first row's results
     if not _all_nan(A.fw, first):
         return False
@@ -234,10 +237,38 @@ def _empty_answer(fn: str, A: _Arr, numpy_fn: Any, axis: Any, keepdims: bool, ou
     return res[()] if A.fw == "numpy" and ref.ndim == 0 else res
 
 
+def _fast_q(q: Any) -> Optional[tuple]:
+    """q as a tuple of Python floats when it is one in [0, 1] or a non-empty list or tuple of them
+    (the torch fast path's q: float64 index arithmetic, numpy's dtype rule for a Python float or a
+    float64 array), else None."""
+    if type(q) is float:
+        return (q,) if 0.0 <= q <= 1.0 else None
+    if type(q) in (list, tuple) and q and all(type(v) is float and 0.0 <= v <= 1.0 for v in q):
+        return tuple(q)
+    return None
+
+
 def _quantile(
     fn: str, a: Any, q: Any, axis: Any, out: Any, method: str, keepdims: bool, skip_nan: bool, percent: bool, stream: Any
 ) -> Any:
     code = _choice(fn, "method", method, _QUANTILE_METHODS)
+    t = _tensor(a)
+    fast = t is not None and axis is None and out is None and not keepdims and not percent and stream is None
+    qs = _fast_q(q) if fast and a.numel() else None
+    if qs is not None:
+        # The torch fast path (_selection._tensor): a result that is not an 8-byte integer (the
+        # element itself, which float64 would round), and no NaN of the data's dtype to look for
+        # (_nan_of_data_dtype: nanquantile of float data at an array q). _arithmetic's dtypes.
+        own = _torch_dtype_to_numpy(a.dtype)
+        od = _numpy_result_dtype("quantile", own, q if type(q) is float else _FLOAT64, method)
+        nan_free = od == own or own.kind != "f" or not skip_nan and type(q) is not float
+        if (od.kind == "f" or od.itemsize < 8) and nan_free:
+            shape = () if type(q) is float else (len(qs),)
+            res = _arrays._torch_empty(shape, dtype=_arrays._FLOAT64_T, device=a.device)
+            _core.quantile_pointers(a.data_ptr(), a.numel(), _np.array(qs, _FLOAT64), code, bool(skip_nan),
+                                    res.data_ptr(), t[0], t[1], _stream_of(t[1]),
+                                    lerp_bits=od.itemsize * 8 if od.kind == "f" else 64)
+            return _cast(res, "torch", od)
     A = _data(fn, a)
     qa, key = _host_q(fn, q, percent)
     od = _numpy_result_dtype("quantile", A.dtype.newbyteorder("="), key, method)
@@ -546,6 +577,12 @@ def nanpercentile(
 
 
 def _median(fn: str, a: Any, axis: Any, out: Any, keepdims: bool, skip_nan: bool, stream: Any) -> Any:
+    t = _tensor(a)
+    if t is not None and axis is None and out is None and not keepdims and stream is None and a.numel():
+        # The torch fast path (_selection._tensor): a 0-d result in numpy's dtype.
+        res = _arrays._torch_empty((), dtype=_arrays._FLOAT64_T, device=a.device)
+        _core.median_pointers(a.data_ptr(), a.numel(), bool(skip_nan), res.data_ptr(), t[0], t[1], _stream_of(t[1]))
+        return _cast(res, "torch", _numpy_result_dtype("median", _torch_dtype_to_numpy(a.dtype), None, ""))
     A = _data(fn, a)
     od = _numpy_result_dtype("median", A.dtype.newbyteorder("="), None, "")
     R = _by_rows(fn, A, axis)

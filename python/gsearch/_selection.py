@@ -9,7 +9,7 @@ from typing import Any, NamedTuple, Optional
 
 import numpy as _np
 
-from . import _core
+from . import _arrays, _core
 from ._arrays import (
     _INT64,
     ArrayLike,
@@ -93,6 +93,29 @@ def _plain(a: Any) -> Optional[_np.ndarray]:
     if type(a) is _np.ndarray and a.ndim == 1 and a.dtype in _NATIVE_KEY_DTYPES and a.flags.c_contiguous:
         return a
     return None
+
+
+def _tensor(a: Any) -> Optional[tuple]:
+    """(key type, device) when a is a C-contiguous torch tensor of a key dtype on a CUDA device (its
+    ordinal) or the CPU (-1), else None: the torch fast paths, which pass the extension data
+    pointers (_core.*_pointers) where the general path classifies the array, checks and converts
+    it in Python and lets the extension import it through torch's __dlpack__ (on a CUDA tensor,
+    Python code that makes and compares two stream objects). No tensor seen yet: None (the
+    general path registers torch)."""
+    if type(a) is not _arrays._TT:
+        return None
+    key_type = _arrays._TORCH_KEY_TYPE.get(a.dtype)
+    if key_type is None or not a.is_contiguous():
+        return None
+    dev = a.get_device()  # a CUDA ordinal, -1 on the CPU: one call where .device makes an object
+    if dev < 0 and not a.is_cpu:  # (other devices number themselves too)
+        return None
+    return key_type, dev
+
+
+def _stream_of(dev: int) -> int:
+    """The fast paths' stream: torch's current stream on CUDA device dev (0 on the CPU)."""
+    return _arrays._raw_stream(dev) if dev >= 0 else 0
 
 
 def _flat(A: _Arr) -> Any:
@@ -255,6 +278,11 @@ def select(a: ArrayLike, ranks: Any, *, stream: Any = None) -> Any:
         value = _np.empty(1, x.dtype)
         _core.select(x, _np.array((ranks,), _INT64), value, 0)
         return value[0]
+    t = _tensor(a)
+    if t is not None and type(ranks) is int and stream is None and -a.numel() <= ranks < a.numel():
+        value = _arrays._torch_empty((), dtype=a.dtype, device=a.device)
+        _core.select_pointers(a.data_ptr(), a.numel(), ranks, value.data_ptr(), t[0], t[1], _stream_of(t[1]))
+        return value
     A = _data("select", a)
     r = _host_ints("select", "ranks", ranks)
     n = _size(A.x)
@@ -316,6 +344,12 @@ def _partition(fn: str, a: Any, kth: Any, axis: Any, kind: Any, order: Any, indi
             and stream is None and -x.size <= kth < x.size):
         out = _np.empty(x.size, _INT64 if indices else x.dtype)
         _core.partition_one(x, kth, out, indices)  # (kth as an int: no array to make)
+        return out
+    t = _tensor(a)
+    if (t is not None and type(kth) is int and a.dim() == 1 and (axis is None or type(axis) is int and -1 <= axis <= 0)
+            and stream is None and -a.numel() <= kth < a.numel()):
+        out = _arrays._empty_like(a, dtype=_arrays._INT64_T) if indices else _arrays._empty_like(a)
+        _core.partition_pointers(a.data_ptr(), a.numel(), kth, out.data_ptr(), indices, t[0], t[1], _stream_of(t[1]))
         return out
     A = _data(fn, a)
     if axis is None:
@@ -535,6 +569,18 @@ def topk(
     array([[1, 2],
            [0, 8]])
     """
+    t = _tensor(a)
+    if t is not None and type(k) is int and type(dim) is int and stream is None and dim in (-1, a.dim() - 1) and a.dim():
+        cols = a.shape[-1]
+        if 0 <= k <= cols:
+            shape = a.shape[:-1] + (k,)
+            values = _arrays._torch_empty(shape, dtype=a.dtype, device=a.device)
+            indices = _arrays._torch_empty(shape, dtype=_arrays._INT64_T, device=a.device)
+            rows = a.numel() // cols if cols else 0
+            if rows and k:
+                _core.topk_pointers(a.data_ptr(), rows, cols, k, bool(largest), bool(sorted), values.data_ptr(),
+                                    indices.data_ptr(), t[0], t[1], _stream_of(t[1]))
+            return TopK(values, indices)
     A, rows, cols, d, ndim = _rows("topk", a, dim)
     k = _int("topk", "k", k)
     if not 0 <= k <= cols:

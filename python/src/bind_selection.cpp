@@ -167,6 +167,98 @@ void py_median(const in_array& data, bool skip_nan, out_array& out, uintptr_t st
   });
 }
 
+// --- the torch fast paths: data pointers, not arrays --------------------------------------------
+//
+// gsearch.select, topk, partition, quantile and median pass a C-contiguous torch tensor of a key
+// dtype, and the outputs they made for it, as data pointers and element counts (as searchsorted's
+// fast path does: search_pointers, bind_search.cpp). That spares the DLPack import of each
+// tensor, which is torch's Python __dlpack__ (on CUDA a device check and two stream objects made
+// and compared: microseconds a tensor, two or three tensors a call). The caller checked the
+// dtypes, the device and the contiguity; the library checks the sizes and the arguments.
+
+/// Where a pointer call runs (device: a CUDA ordinal, -1 for the CPU); key_type checked.
+placement pointer_placement(const std::string& fn, int key_type, int device) {
+  if (key_type < 0 || key_type >= int(std::size(gsearch::all_dtypes))) value_error(fn + ": key_type out of range");
+  return {device >= 0, device >= 0 ? device : 0};
+}
+
+template <class T>
+gsearch::span<T> at_address(uintptr_t p, int64_t n) {
+  return {reinterpret_cast<T*>(p), n};
+}
+
+void select_pointers(uintptr_t data, int64_t n, int64_t rank, uintptr_t value, int key_type, int device,
+                     uintptr_t stream) {
+  const std::string fn = "gsearch._core.select_pointers";
+  const placement at = pointer_placement(fn, key_type, device);
+  gsearch::visit_key_type(gsearch::all_dtypes[key_type], [&]<class T>() {
+    on_backend(at, stream, n >= small_scan_elements, [&](const auto& exec) {
+      gsearch::select(exec, at_address<const T>(data, n), gsearch::span<const int64_t>(&rank, 1),
+                      at_address<T>(value, 1));
+    });
+  });
+}
+
+void topk_pointers(uintptr_t data, int64_t rows, int64_t cols, int64_t k, bool largest, bool sorted, uintptr_t values,
+                   uintptr_t indices, int key_type, int device, uintptr_t stream) {
+  const std::string fn = "gsearch._core.topk_pointers";
+  const placement at = pointer_placement(fn, key_type, device);
+  if (rows < 0 || cols < 0 || k < 0) value_error(fn + ": negative sizes");
+  gsearch::topk_options options;
+  options.largest = largest;
+  options.sorted = sorted;
+  gsearch::visit_key_type(gsearch::all_dtypes[key_type], [&]<class T>() {
+    on_backend(at, stream, rows * cols >= small_scan_elements, [&](const auto& exec) {
+      gsearch::topk(exec, at_address<const T>(data, rows * cols), rows, k, options, at_address<T>(values, rows * k),
+                    at_address<int64_t>(indices, rows * k));
+    });
+  });
+}
+
+void partition_pointers(uintptr_t data, int64_t n, int64_t kth, uintptr_t out, bool indices, int key_type, int device,
+                        uintptr_t stream) {
+  const std::string fn = indices ? "gsearch._core.argpartition_pointers" : "gsearch._core.partition_pointers";
+  const placement at = pointer_placement(fn, key_type, device);
+  const gsearch::span<const int64_t> k(&kth, 1);
+  gsearch::visit_key_type(gsearch::all_dtypes[key_type], [&]<class T>() {
+    on_backend(at, stream, n >= small_scan_elements, [&](const auto& exec) {
+      if (indices)
+        gsearch::argpartition(exec, at_address<const T>(data, n), k, at_address<int64_t>(out, n));
+      else
+        gsearch::partition(exec, at_address<const T>(data, n), k, at_address<T>(out, n));
+    });
+  });
+}
+
+void quantile_pointers(uintptr_t data, int64_t n, const in_array& q, int method, bool skip_nan, uintptr_t out,
+                       int key_type, int device, uintptr_t stream, int lerp_bits) {
+  const std::string fn = "gsearch._core.quantile_pointers";
+  const placement at = pointer_placement(fn, key_type, device);
+  if (method < 0 || method > int(gsearch::quantile_method::nearest))
+    value_error(fn + ": method " + std::to_string(method) + " out of range (a value of QUANTILE_METHODS)");
+  const auto qs = host_param<double>(fn, "q", q);
+  gsearch::visit_key_type(gsearch::all_dtypes[key_type], [&]<class T>() {
+    gsearch::quantile_dtypes dtypes = gsearch::scalar_q_dtypes<T>();
+    dtypes.index = gsearch::float_format::binary64;  // q given as Python floats
+    if (lerp_bits != 0) dtypes.lerp = format_of_bits(fn, "lerp_bits", lerp_bits);
+    on_backend(at, stream, n >= small_scan_elements, [&](const auto& exec) {
+      gsearch::quantile(exec, at_address<const T>(data, n), 1, qs, gsearch::quantile_method(method), dtypes, skip_nan,
+                        at_address<double>(out, qs.size()));
+    });
+  });
+}
+
+void median_pointers(uintptr_t data, int64_t n, bool skip_nan, uintptr_t out, int key_type, int device,
+                     uintptr_t stream) {
+  const std::string fn = "gsearch._core.median_pointers";
+  const placement at = pointer_placement(fn, key_type, device);
+  gsearch::visit_key_type(gsearch::all_dtypes[key_type], [&]<class T>() {
+    on_backend(at, stream, n >= small_scan_elements, [&](const auto& exec) {
+      gsearch::median(exec, at_address<const T>(data, n), 1, skip_nan, at_address<double>(out, 1));
+    });
+  });
+}
+
 }  // namespace
 
 void bind_selection(nb::module_& m) {
@@ -219,6 +311,29 @@ void bind_selection(nb::module_& m) {
   m.def("median", &py_median, "data"_a, "skip_nan"_a, "out"_a, "stream"_a = 0, "rows"_a = 1,
         "numpy.median(data.reshape(rows, -1), axis=-1) (skip_nan: numpy.nanmedian) of the flat\n"
         "data into out (float64, one per row, on data's device), in one call. As select().");
+
+  // The torch fast paths (_selection.py, _quantiles.py): the same calls on data pointers.
+  m.def("select_pointers", &select_pointers, "data"_a, "n"_a, "rank"_a, "value"_a, "key_type"_a, "device"_a,
+        "stream"_a,
+        "select() of one rank of data[0, n) into *value, given as data pointers: key_type an index\n"
+        "into KEY_DTYPES, device a CUDA ordinal (-1: the CPU), both arrays contiguous there (the\n"
+        "caller checked them), stream a cudaStream_t as an int. Spares the DLPack imports of the\n"
+        "array form.");
+  m.def("topk_pointers", &topk_pointers, "data"_a, "rows"_a, "cols"_a, "k"_a, "largest"_a, "sorted"_a, "values"_a,
+        "indices"_a, "key_type"_a, "device"_a, "stream"_a,
+        "topk() of the rows x cols data into values and indices (int64), rows * k each, given as\n"
+        "data pointers (as select_pointers()).");
+  m.def("partition_pointers", &partition_pointers, "data"_a, "n"_a, "kth"_a, "out"_a, "indices"_a, "key_type"_a,
+        "device"_a, "stream"_a,
+        "partition(data[0, n), [kth]) into out (indices: argpartition, int64 out), given as data\n"
+        "pointers (as select_pointers()).");
+  m.def("quantile_pointers", &quantile_pointers, "data"_a, "n"_a, "q"_a, "method"_a, "skip_nan"_a, "out"_a,
+        "key_type"_a, "device"_a, "stream"_a, "lerp_bits"_a = 0,
+        "quantile() of data[0, n) at q (host float64 of Python floats: q_bits 64) into out (float64,\n"
+        "q.size), given as data pointers (as select_pointers()).");
+  m.def("median_pointers", &median_pointers, "data"_a, "n"_a, "skip_nan"_a, "out"_a, "key_type"_a, "device"_a,
+        "stream"_a,
+        "median() of data[0, n) into *out (float64), given as data pointers (as select_pointers()).");
 }
 
 }  // namespace gsearch_python

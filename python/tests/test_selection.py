@@ -379,6 +379,57 @@ def test_topk_kthvalue_equal_torch(rng, dtype):
         same_keys(a[np.arange(40), i], want.values.numpy())
 
 
+@pytest.mark.skipif(_torch_cpu is None, reason="torch does not import")
+@pytest.mark.parametrize("dtype", NATIVE_DTYPES)
+def test_torch_fast_paths_equal_numpy(rng, monkeypatch, dtype):
+    # A contiguous tensor of a key dtype goes to the extension as data pointers (_core.*_pointers:
+    # _selection._tensor); its results are the numpy path's, in torch's kind, dtype and shape.
+    torch = _torch_cpu
+    gsearch.select(torch.zeros(3), 0)  # the first tensor registers torch (the general path)
+    seen = []
+    for name in ("select_pointers", "topk_pointers", "partition_pointers", "quantile_pointers", "median_pointers"):
+        real = getattr(_core, name)
+        monkeypatch.setattr(_core, name, lambda *a, _real=real, _name=name, **k: seen.append(_name) or _real(*a, **k))
+
+    def same(got, want, call):
+        assert seen == [call], seen
+        seen.clear()
+        assert isinstance(got, torch.Tensor)
+        same_keys(got.numpy(), np.asarray(want))
+
+    for n in (1, 33, 70_001):
+        a = random_values(rng, dtype, n)
+        t = torch.from_numpy(a)
+        for r in (0, n // 2, -1):
+            same(gsearch.select(t, r), gsearch.select(a, r), "select_pointers")
+            p = gsearch.partition(t, r)
+            assert seen == ["partition_pointers"]
+            seen.clear()
+            check_partitioned(p.numpy(), a, r)
+            i = gsearch.argpartition(t, r, axis=None)
+            assert seen == ["partition_pointers"] and i.dtype == torch.int64
+            seen.clear()
+            check_partitioned(a[i.numpy()], a, r)
+        for k in {1, min(n, 7), n}:
+            for largest in (True, False):
+                v, i = gsearch.topk(t, k, largest=largest)
+                same(v, gsearch.topk(a, k, largest=largest).values, "topk_pointers")
+                same_keys(a[i.numpy()], v.numpy())
+        same(gsearch.median(t), gsearch.median(a), "median_pointers")
+        same(gsearch.nanmedian(t), gsearch.nanmedian(a), "median_pointers")
+        for q in (0.3, [0.25, 0.5, 0.75]):
+            for method in ("linear", "lower", "midpoint"):
+                want = np.asarray(gsearch.quantile(a, q, method=method))
+                got = gsearch.quantile(t, q, method=method)
+                if method == "lower" and dtype in ("int64", "uint64"):  # the element: the general path
+                    assert not seen
+                    same_keys(got.numpy(), want)
+                else:
+                    same(got, want, "quantile_pointers")
+    v, i = gsearch.topk(torch.from_numpy(random_values(rng, dtype, 40 * 31).reshape(40, 31)), 5)  # rows
+    assert seen == ["topk_pointers"] and v.shape == (40, 5)
+
+
 # --- quantile, percentile, median ---------------------------------------------------------------
 
 
@@ -620,8 +671,18 @@ class TestTorchCuda:
 
     def test_no_copy(self, monkeypatch):
         a = torch.rand(1 << 20, device="cuda")
-        seen = spy_on(monkeypatch, "select")
+        seen = []
+        real = _core.select_pointers  # the torch fast path: the tensor's own data pointer
+
+        def spy(data, n, *args):
+            seen.append((data, n))
+            return real(data, n, *args)
+
+        monkeypatch.setattr(_core, "select_pointers", spy)
         gsearch.select(a, 5)
+        assert seen == [(a.data_ptr(), a.numel())]
+        seen = spy_on(monkeypatch, "select")  # the general path (a list of ranks): the tensor itself
+        gsearch.select(a, [5])
         assert seen[0][0] == a.data_ptr()
 
 

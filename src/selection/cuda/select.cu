@@ -509,6 +509,14 @@ nan_rule<T> nan_rule_of(cudaStream_t stream, const T* data, int64_t n, bool skip
 template <class T>
 void select(CUstream_st* stream, const T* data, int64_t n, const int64_t* ranks, int64_t m, T* values) {
   if (m == 0) return;
+  // One rank on the radix route (select_sorted_ranks' first choice for it): the answer copied
+  // into `values` on the device behind the passes, so that finish()'s wait is the call's only
+  // one, where the host route below copies it back to the device and waits a second time.
+  if (m == 1 && m <= radix_select_routed_ranks && n > sample_size<T>)
+    if (std::optional<radix_select<T>> radix = radix_select<T>::enqueue(stream, data, n, {ranks[0]})) {
+      GSEARCH_CUDA_CHECK(cudaMemcpyAsync(values, radix->values(), sizeof(T), cudaMemcpyDeviceToDevice, stream));
+      if (radix->finish()) return;  // else (a chain cut short) the host route writes values again
+    }
   const std::vector<T> out = select_to_host(stream, data, n, std::vector<int64_t>(ranks, ranks + m));
   to_device(stream, values, out.data(), out.size());
   wait(stream);
