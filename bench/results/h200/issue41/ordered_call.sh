@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Issue 41 on one H200, one call from the tree as it is (carried: .deps with the commit stamp, and
+# build/_deps/cccl, CUB 3.6's headers from scripts/fetch-cccl.sh, for the DeviceTopK peers):
+#   build    test_gpu_selection, test_gpu_topk, selection_bench (CUB 3.6 peers in) and the Python
+#            extension (scripts/device/build.sh ... _core)
+#   tests    radix_call.sh's: test_gpu_selection, test_gpu_topk, none skipped
+#   bench    selection_bench --parts PARTS (default select,topk) at 2^26 and 2^28, float32 and
+#            int32, every input kind, CUB's DeviceTopK and the read roofline beside
+#   ncu      the radix kernels' times in one 2^26 uniform float32 select (radix_call.sh's), then
+#            the first pass's profile (speed of light, occupancy, warp states, scheduler,
+#            memory, instructions) at the boost clock (--clock-control none)
+#   python   bench/selection/python_overhead.py: each Python entry point beside its C++ call
+#   memcheck compute-sanitizer memcheck of test_gpu_selection (GSEARCH_TEST_SUBSET=1, int32 and
+#            float instances)
+# Writes $OUT/ordered.tar.gz (logs, JSON); prints a line a step.
+set -uo pipefail
+export OUT=${OUT:-out} GSEARCH_REQUIRE_GPU=1 PYTHONUNBUFFERED=1
+L=$OUT/ordered; mkdir -p "$L"; B=carry/bin
+trap 'tar -czf "$OUT/ordered.tar.gz" -C "$OUT" ordered; rm -rf "$L"' EXIT
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; cat .deps/source_commit.txt
+  grep -m1 "define CUB_VERSION" build/_deps/cccl/include/cub/version.cuh; } | tee "$L/device.txt"
+for step in ${STEPS:-build tests bench ncu python memcheck}; do
+  case $step in
+    build)
+      t0=$SECONDS
+      bash scripts/device/build.sh test_gpu_selection test_gpu_topk selection_bench _core > "$L/build.log" 2>&1 ||
+        { echo "build FAILED"; grep -E "error" -A3 "$L/build.log" | head -40; tail -20 "$L/build.log"; exit 1; }
+      echo "build: $((SECONDS - t0)) s" ;;
+    tests)
+      OUT=$L STEPS=tests bash bench/results/h200/issue41/radix_call.sh | grep -v "^NVIDIA\|^[0-9a-f]\{40\}" ;;
+    bench)
+      timeout 240 "$B/selection_bench" --parts "${PARTS:-select,topk}" --sizes 67108864,268435456 --dtypes float32,int32 \
+        --json "$L/selection.json" > "$L/selection.txt" 2>&1
+      echo "selection_bench: exit $? (${SECONDS} s)"; grep -vE "^#|^$" "$L/selection.txt" | head -150 ;;
+    ncu)
+      OUT=$L STEPS=ncu bash bench/results/h200/issue41/radix_call.sh | grep -v "^NVIDIA\|^[0-9a-f]\{40\}"
+      timeout 120 ncu --kernel-name regex:radix_pass_kernel --launch-count 1 --clock-control none \
+        --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
+        --section MemoryWorkloadAnalysis --section LaunchStats --section InstructionStats \
+        "$B/selection_bench" --parts select --sizes 67108864 --dtypes float32 --dists uniform --no-peers --repeat 1 \
+        --warmup 0 > "$L/ncu_first_pass.txt" 2>&1
+      echo "ncu first pass: exit $? (${SECONDS} s)"
+      grep -E "Duration|DRAM Throughput|Compute \(SM\)|Achieved Occupancy|Issue Slots Busy|No Eligible|Stall|Registers Per|Executed Ipc|Warp Cycles Per Issued|Memory Throughput|Executed Instructions " "$L/ncu_first_pass.txt" | head -30 ;;
+    python)
+      PYTHONPATH=$PWD/python timeout 200 python3 -m bench.selection.python_overhead --out "$L/python_overhead.json" \
+        --cpp-bench "$B/selection_bench" > "$L/python_overhead.txt" 2>&1
+      echo "python_overhead: exit $? (${SECONDS} s)"; tail -30 "$L/python_overhead.txt" ;;
+    memcheck)
+      GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuSelection/0.*:GpuSelection/4.*' timeout 150 compute-sanitizer --tool memcheck \
+        --error-exitcode 9 "$B/test_gpu_selection" > "$L/memcheck-test_gpu_selection.log" 2>&1
+      echo "memcheck test_gpu_selection: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) |ERROR SUMMARY' "$L/memcheck-test_gpu_selection.log" | tr '\n' ' ')(${SECONDS} s)" ;;
+  esac
+done
