@@ -10,6 +10,7 @@
 #            the first pass's profile (speed of light, occupancy, warp states, scheduler,
 #            memory, instructions) at the boost clock (--clock-control none)
 #   python   bench/selection/python_overhead.py: each Python entry point beside its C++ call
+#   pytest   python/tests/test_selection.py and test_quantile*.py on the GPU (no GPU test may skip)
 #   memcheck compute-sanitizer memcheck of test_gpu_selection (GSEARCH_TEST_SUBSET=1, int32 and
 #            float instances)
 # Writes $OUT/ordered.tar.gz (logs, JSON); prints a line a step.
@@ -19,7 +20,7 @@ L=$OUT/ordered; mkdir -p "$L"; B=carry/bin
 trap 'tar -czf "$OUT/ordered.tar.gz" -C "$OUT" ordered; rm -rf "$L"' EXIT
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; cat .deps/source_commit.txt
   grep -m1 "define CUB_VERSION" build/_deps/cccl/include/cub/version.cuh; } | tee "$L/device.txt"
-for step in ${STEPS:-build tests bench ncu python memcheck}; do
+for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do
   case $step in
     build)
       t0=$SECONDS
@@ -45,6 +46,10 @@ for step in ${STEPS:-build tests bench ncu python memcheck}; do
       PYTHONPATH=$PWD/python timeout 200 python3 -m bench.selection.python_overhead --out "$L/python_overhead.json" \
         --cpp-bench "$B/selection_bench" > "$L/python_overhead.txt" 2>&1
       echo "python_overhead: exit $? (${SECONDS} s)"; tail -30 "$L/python_overhead.txt" ;;
+    pytest)
+      (cd python/tests && PYTHONPATH=$OLDPWD/python timeout 150 python3 -m pytest -q -x -p no:cacheprovider \
+        test_selection.py $(ls test_quantile*.py 2>/dev/null)) > "$L/pytest_selection.log" 2>&1
+      echo "pytest selection: exit $? (${SECONDS} s)"; tail -5 "$L/pytest_selection.log" ;;
     memcheck)
       GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuSelection/0.*:GpuSelection/4.*' timeout 150 compute-sanitizer --tool memcheck \
         --error-exitcode 9 "$B/test_gpu_selection" > "$L/memcheck-test_gpu_selection.log" 2>&1
