@@ -5,6 +5,14 @@
 /// radix_select_kernel.cuh). One block sorts a sample and places each rank's first range, then
 /// a fixed chain of passes (one per 11 bits of the key, one more for a sample that missed) narrows
 /// the ranges on the device; finish() waits once. The passes after the answer return at once.
+///
+/// The chain answers every input: only the first pass can miss (later ranges lie inside the one
+/// the rank was found in), and each pass after it leaves a range at most 2^-11 of its width (the
+/// bins of radix_range_of), so 32-bit keys close in 1 + 3 passes and 64-bit ones in 1 + 6, which
+/// is radix_max_passes (core_radix_select_test's host driver checks it on every shape, a sample
+/// that misses every rank and copies too small to hold). A caller that leaves the answer on the
+/// device (select of one rank, the 1-D topk) therefore enqueues and returns without waiting;
+/// finish() is for the host's copy of the answers.
 
 #include <cuda_runtime.h>
 

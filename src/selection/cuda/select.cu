@@ -510,12 +510,13 @@ template <class T>
 void select(CUstream_st* stream, const T* data, int64_t n, const int64_t* ranks, int64_t m, T* values) {
   if (m == 0) return;
   // One rank on the radix route (select_sorted_ranks' first choice for it): the answer copied
-  // into `values` on the device behind the passes, so that finish()'s wait is the call's only
-  // one, where the host route below copies it back to the device and waits a second time.
+  // into `values` on the device behind the passes, and no wait: the chain answers every input
+  // (radix_select.cuh), so nothing here depends on the host seeing it first (the host route
+  // below copies its answer back to the device and waits).
   if (m == 1 && m <= radix_select_routed_ranks && n > sample_size<T>)
     if (std::optional<radix_select<T>> radix = radix_select<T>::enqueue(stream, data, n, {ranks[0]})) {
       GSEARCH_CUDA_CHECK(cudaMemcpyAsync(values, radix->values(), sizeof(T), cudaMemcpyDeviceToDevice, stream));
-      if (radix->finish()) return;  // else (a chain cut short) the host route writes values again
+      return;
     }
   const std::vector<T> out = select_to_host(stream, data, n, std::vector<int64_t>(ranks, ranks + m));
   to_device(stream, values, out.data(), out.size());

@@ -68,8 +68,9 @@ bool launch_rows(cudaStream_t stream, const T* data, int64_t rows, int64_t cols,
 
 // The 1-D topk of data[0, n) into values / indices [0, k), unsorted: the threshold (rank n - k
 // for the largest, k - 1 for the smallest) by select, then one gather pass and the ties. The
-// threshold of a planned select (planned_select.cuh) stays in device memory and the gather is
-// enqueued behind it: one wait for the whole. When the select's first level copied out every
+// threshold of the radix select stays in device memory and the gather is enqueued behind it, with
+// no wait (the chain answers every input: radix_select.cuh); a planned select's
+// (planned_select.cuh) the same, with one wait for the whole. When the select's first level copied out every
 // element beyond its bracket's splitter (k up to about n / 32: the bracket is open on the top-k
 // side) and the threshold fell among them, the gather reads those candidates (some 3% of the
 // data, with their positions) instead of the data: two launches, one per source, of which the
@@ -97,13 +98,13 @@ void topk_flat(cudaStream_t stream, const T* data, int64_t n, int64_t k, bool la
                  plan_status);
   };
   // The radix select's threshold first (src/selection/cuda/radix_select.cuh: one rank is what it
-  // is routed), the gather of the data behind it; the planned levels if it did not finish.
+  // is routed), the gather of the data behind it, and no wait: the chain answers every input.
   if (int64_t(1) <= radix_select_routed_ranks)
     if (std::optional<radix_select<T>> radix = radix_select<T>::enqueue(stream, data, n, {rank})) {
       GSEARCH_CUDA_CHECK(cudaMemsetAsync(counters, 0, 2 * sizeof(u64), stream));
       gather_from(data, whole, radix->values(), gather_source{nullptr, nullptr, radix->status(), nullptr, false});
       fill_ties(radix->status());
-      if (radix->finish()) return;
+      return;
     }
   std::optional<planned_select<T>> planned = planned_select<T>::enqueue(stream, data, n, {rank}, true);
   if (planned) {
