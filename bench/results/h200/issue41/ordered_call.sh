@@ -11,6 +11,8 @@
 #            memory, instructions) at the boost clock (--clock-control none)
 #   python   bench/selection/python_overhead.py: each Python entry point beside its C++ call
 #   pytest   python/tests/test_selection.py and test_quantile*.py on the GPU (no GPU test may skip)
+#   racecheck compute-sanitizer racecheck of the radix select's tests (int32, float; 4 tests:
+#            some 180 s under the tool)
 #   memcheck compute-sanitizer memcheck of test_gpu_selection (GSEARCH_TEST_SUBSET=1, int32 and
 #            float instances)
 # Writes $OUT/ordered.tar.gz (logs, JSON); prints a line a step.
@@ -20,26 +22,30 @@ L=$OUT/ordered; mkdir -p "$L"; B=carry/bin
 trap 'tar -czf "$OUT/ordered.tar.gz" -C "$OUT" ordered; rm -rf "$L"' EXIT
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; cat .deps/source_commit.txt
   grep -m1 "define CUB_VERSION" build/_deps/cccl/include/cub/version.cuh; } | tee "$L/device.txt"
-for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do
+for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racecheck: asked for
   case $step in
     build)
       t0=$SECONDS
       bash scripts/device/build.sh test_gpu_selection test_gpu_topk selection_bench _core > "$L/build.log" 2>&1 ||
         { echo "build FAILED"; grep -E "error" -A3 "$L/build.log" | head -40; tail -20 "$L/build.log"; exit 1; }
       echo "build: $((SECONDS - t0)) s" ;;
-    tests)
-      OUT=$L STEPS=tests bash bench/results/h200/issue41/radix_call.sh | grep -v "^NVIDIA\|^[0-9a-f]\{40\}" ;;
+    tests)  # (radix_call.sh's tests step wrote its logs into the archive its ncu step overwrote)
+      for t in test_gpu_selection test_gpu_topk; do
+        timeout 200 "$B/$t" > "$L/$t.log" 2>&1
+        echo "$t: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$L/$t.log" | tr '\n' ' ')(${SECONDS} s)"
+        grep -E '^\[  FAILED|Failure' -A4 "$L/$t.log" | head -24
+      done ;;
     bench)
       timeout 240 "$B/selection_bench" --parts "${PARTS:-select,topk}" --sizes 67108864,268435456 --dtypes float32,int32 \
         --json "$L/selection.json" > "$L/selection.txt" 2>&1
       echo "selection_bench: exit $? (${SECONDS} s)"; grep -vE "^#|^$" "$L/selection.txt" | head -150 ;;
     ncu)
-      OUT=$L STEPS=ncu bash bench/results/h200/issue41/radix_call.sh | grep -v "^NVIDIA\|^[0-9a-f]\{40\}"
+      OUT=$L/ncu_times STEPS=ncu bash bench/results/h200/issue41/radix_call.sh | grep -v "^NVIDIA\|^[0-9a-f]\{40\}"
       timeout 120 ncu --kernel-name regex:radix_pass_kernel --launch-count 1 --clock-control none \
         --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
         --section MemoryWorkloadAnalysis --section LaunchStats --section InstructionStats \
-        "$B/selection_bench" --parts select --sizes 67108864 --dtypes float32 --dists uniform --no-peers --repeat 1 \
-        --warmup 0 > "$L/ncu_first_pass.txt" 2>&1
+        "$B/selection_bench" --parts select --sizes 67108864 --dtypes float32 --dists uniform --no-peers --quick \
+        > "$L/ncu_first_pass.txt" 2>&1
       echo "ncu first pass: exit $? (${SECONDS} s)"
       grep -E "Duration|DRAM Throughput|Compute \(SM\)|Achieved Occupancy|Issue Slots Busy|No Eligible|Stall|Registers Per|Executed Ipc|Warp Cycles Per Issued|Memory Throughput|Executed Instructions " "$L/ncu_first_pass.txt" | head -30 ;;
     python)
@@ -50,6 +56,10 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do
       (cd python/tests && PYTHONPATH=$OLDPWD/python timeout 150 python3 -m pytest -q -x -p no:cacheprovider \
         test_selection.py $(ls test_quantile*.py 2>/dev/null)) > "$L/pytest_selection.log" 2>&1
       echo "pytest selection: exit $? (${SECONDS} s)"; tail -5 "$L/pytest_selection.log" ;;
+    racecheck)  # the radix select's kernels (shared stage, counts, the pick), int32 and float
+      GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuSelection/0.SelectEqualsSortAndCpu:GpuSelection/4.SelectEqualsSortAndCpu:GpuSelection/0.RadixSelect*:GpuSelection/4.RadixSelect*' \
+        timeout 200 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/test_gpu_selection" > "$L/racecheck-test_gpu_selection.log" 2>&1
+      echo "racecheck test_gpu_selection: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) |RACECHECK SUMMARY' "$L/racecheck-test_gpu_selection.log" | tr '\n' ' ')(${SECONDS} s)" ;;
     memcheck)
       GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuSelection/0.*:GpuSelection/4.*' timeout 150 compute-sanitizer --tool memcheck \
         --error-exitcode 9 "$B/test_gpu_selection" > "$L/memcheck-test_gpu_selection.log" 2>&1
