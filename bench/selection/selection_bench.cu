@@ -220,7 +220,7 @@ double runner::roofline(const void* src, void* dst, int64_t bytes, const char* d
   return gbps;
 }
 
-// ---- targets (issue 21) ---------------------------------------------------------------------
+// ---- targets (issue 41) ---------------------------------------------------------------------
 
 std::vector<const json*> runner::find(const json& want) const {
   return verified_rows(report, want);
@@ -242,8 +242,12 @@ void runner::targets() {
   auto target = [&](const std::string& name, double value, double goal, const char* unit, bool higher) {
     bench::add_target(out, name, value, goal, unit, higher);
   };
-  const std::map<int64_t, double> one_rank_ms = {{int64_t(1) << 26, 0.25}, {int64_t(1) << 28, 1.0},
-                                                 {int64_t(1) << 30, 4.0}};
+  // Issue 41's goals (two reads of the data for one rank; the peers' ratios at least).
+  const std::map<int64_t, double> one_rank_ms = {{int64_t(1) << 26, 0.12}, {int64_t(1) << 28, 0.40},
+                                                 {int64_t(1) << 30, 1.6}};
+  constexpr double half_over_small = 1.2, slowest_over_fastest = 1.3, many_over_one = 1.3;
+  constexpr double topk_small_ms = 0.15, topk_large_ms = 0.3, topk_over_cub = 1.5;
+  constexpr double partition_ms = 0.25, rows_ms = 0.15, rows_over_cub = 1.5, quantile_2_30_ms = 2.0;
   for (const int64_t n : a.sizes) {
     const json g = {{"part", "select"}, {"impl", "gsearch"}, {"dtype", "float32"}, {"n", n}, {"ranks", 1}};
     const auto one = find(g);
@@ -266,13 +270,14 @@ void runner::targets() {
       if (!small.empty() && !half.empty()) worst_half = std::max(worst_half, ms(half[0]) / ms(small[0]));
       if (!many.empty() && !half.empty()) worst_many = std::max(worst_many, ms(many[0]) / std::max(ms(half[0]), ms(small[0])));
     }
-    if (worst_half > 0) target("select k = n/2 / k = 1024, " + at + ", worst input", worst_half, 1.3, "x", false);
+    if (worst_half > 0) target("select k = n/2 / k = 1024, " + at + ", worst input", worst_half, half_over_small, "x", false);
     json w = g;
     w["k"] = std::min<int64_t>(1024, n);
     const auto by_dist = find(w);
     if (by_dist.size() > 1)
-      target("select k = 1024, " + at + ": slowest / fastest input", max_ms(by_dist) / min_ms(by_dist), 1.5, "x", false);
-    if (worst_many > 0) target("select 100 ranks / one rank, " + at + ", worst input", worst_many, 1.3, "x", false);
+      target("select k = 1024, " + at + ": slowest / fastest input", max_ms(by_dist) / min_ms(by_dist),
+             slowest_over_fastest, "x", false);
+    if (worst_many > 0) target("select 100 ranks / one rank, " + at + ", worst input", worst_many, many_over_one, "x", false);
   }
   for (const char* t : {"float32", "int32"}) {
     for (const int64_t k : a.ks) {
@@ -280,29 +285,30 @@ void runner::targets() {
       const auto c = find({{"part", "topk"}, {"impl", "cub"}, {"call", "DeviceTopK::MaxPairs"}, {"dtype", t}, {"k", k}});
       if (g.empty()) continue;
       const std::string at = std::string(t) + " " + n_text(a.n) + ", k = " + std::to_string(k);
-      target("topk sorted, " + at + ", slowest input: ms", max_ms(g), k <= 1024 ? 0.25 : 0.5, "ms", false);
+      target("topk sorted, " + at + ", slowest input: ms", max_ms(g), k <= 1024 ? topk_small_ms : topk_large_ms, "ms", false);
       if (k <= 1024 && !c.empty()) {
         double worst = 1e300;
         for (const json* x : g)
           for (const json* y : c)
             if ((*x)["dist"] == (*y)["dist"]) worst = std::min(worst, ms(y) / ms(x));
-        if (worst < 1e300) target("topk sorted, " + at + ": CUB DeviceTopK / gsearch, worst input", worst, 1.2, "x", true);
+        if (worst < 1e300) target("topk sorted, " + at + ": CUB DeviceTopK / gsearch, worst input", worst, topk_over_cub, "x", true);
       }
     }
     const auto p = find({{"part", "partition"}, {"impl", "gsearch"}, {"dtype", t}});
-    if (!p.empty()) target(std::string("partition, ") + t + " " + n_text(a.n) + ", slowest input: ms", max_ms(p), 0.4, "ms", false);
+    if (!p.empty()) target(std::string("partition, ") + t + " " + n_text(a.n) + ", slowest input: ms", max_ms(p), partition_ms, "ms", false);
   }
   const auto rg = find({{"part", "rows"}, {"impl", "gsearch"}, {"call", "topk sorted"}});
   const auto rc = find({{"part", "rows"}, {"impl", "cub"}, {"call", "DeviceBatchedTopK::MaxPairs sorted"}});
   if (!rg.empty()) {
     const std::string at = std::to_string(a.rows) + " x " + std::to_string(a.cols) + ", k = " + std::to_string(a.row_k);
-    target("row topk sorted, " + at + ", slowest input: ms", max_ms(rg), 0.48, "ms", false);
-    if (!rc.empty()) target("row topk sorted, " + at + ": CUB DeviceBatchedTopK sorted / gsearch", min_ms(rc) / max_ms(rg), 1.2, "x", true);
+    target("row topk sorted, " + at + ", slowest input: ms", max_ms(rg), rows_ms, "ms", false);
+    if (!rc.empty())
+      target("row topk sorted, " + at + ": CUB DeviceBatchedTopK sorted / gsearch", min_ms(rc) / max_ms(rg), rows_over_cub, "x", true);
   }
   const auto qg = find({{"part", "quantile"}, {"impl", "gsearch"}});
-  if (!qg.empty())
-    target("quantile / median, float32 " + n_text(a.quantile_n) + ", slowest input and q: ms", max_ms(qg), 5.0, "ms", false);
-  bench::print_targets(out, "targets (issue 21; torch's come from selection_python.py):");
+  if (!qg.empty() && a.quantile_n == int64_t(1) << 30)
+    target("quantile / median, float32 " + n_text(a.quantile_n) + ", slowest input and q: ms", max_ms(qg), quantile_2_30_ms, "ms", false);
+  bench::print_targets(out, "targets (issue 41; torch's and Python's come from selection_python.py and python_overhead.py):");
 }
 
 // ---- all of it ------------------------------------------------------------------------------
