@@ -25,11 +25,11 @@
 ///
 /// Memory: `data` and every output live with the execution tag (host memory for gsearch::cpu,
 /// device memory for gsearch::cuda); the small parameter arrays (ranks, kth, q) are host memory
-/// on both. The CUDA forms are stream-ordered; select of one rank and the 1-D topk (one row, or
-/// rows too long for a block each) return without waiting where the radix select takes them
-/// (its steps are decided on the device: src/selection/cuda/radix_select.cuh), the rest
-/// synchronize the stream (the counts choose the next step). Temporary device memory comes from
-/// gsearch's pool (cuda/stream_buffer.cuh), freed in stream order.
+/// on both. The CUDA forms are stream-ordered; select of one rank and topk may return before the
+/// device has finished (their steps are decided on the device: the radix select of
+/// src/selection/cuda/radix_select.cuh, a block a row), the other forms synchronize the stream
+/// (the counts choose the next step). Temporary device memory comes from gsearch's pool
+/// (cuda/stream_buffer.cuh), freed in stream order.
 ///
 /// Errors (invalid_argument, nothing written): empty data where a result needs an element, a rank
 /// or kth out of [-n, n) (negative values count from the end, as numpy's kth), k out of [0, cols],

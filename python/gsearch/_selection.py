@@ -239,8 +239,9 @@ def select(a: ArrayLike, ranks: Any, *, stream: Any = None) -> Any:
         The ranks, from 0 (the smallest); negative ranks count from the end (-1: the largest).
         Any shape (an empty list: an empty result); many ranks cost about as much as one (one
         pass over the data).
-    {stream}, as in :func:`searchsorted`. The call waits for
-        its result.
+    {stream}, as in :func:`searchsorted`. On a CUDA array the
+        select of one rank may return before the GPU has finished (its result is ordered on the
+        stream, as torch's own results are); several ranks wait for their result.
 
     Returns
     -------
@@ -535,8 +536,9 @@ def topk(
     sorted : bool, optional
         Sorted by value (default: largest first, or smallest first with largest=False; ties in
         any order), else in any order.
-    {stream}, as in :func:`searchsorted`. The call waits for
-        the result.
+    {stream}, as in :func:`searchsorted`. On a CUDA array the
+        call may return before the GPU has finished (its result is ordered on the stream, as
+        torch's own results are).
 
     Returns
     -------
