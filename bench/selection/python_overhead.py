@@ -439,20 +439,10 @@ def main(argv=None):
     if a.cpp_bench and not (os.path.isfile(a.cpp_bench) and os.access(a.cpp_bench, os.X_OK)):
         log(f"--cpp-bench {a.cpp_bench}: not an executable file")
         return 1
-    try:
-        import torch
-    except ImportError as e:
-        log(f"needs torch with CUDA ({e})")
-        return 2
-    if not torch.cuda.is_available():
-        log("needs a CUDA device (torch.cuda.is_available() is False)")
-        return 2
-    try:
-        import gsearch as gs
-        gs.select  # noqa: B018
-    except (ImportError, AttributeError) as e:
-        log(f"needs the gsearch package with its selection functions ({e})")
-        return 2
+    modules = si.torch_and_gsearch(log)
+    if isinstance(modules, int):
+        return modules
+    torch, gs = modules
     t0 = time.perf_counter()
     b = Bench(a, torch, gs)
     for dtype in a.dtypes:

@@ -127,3 +127,23 @@ def multiset_hash(xp, x):
         lo, hi = h & 0xFFFFFFFF, _shr(h, 32)
         total += int(lo.sum()) + (int(hi.sum()) << 32)
     return total & _M64
+
+
+def torch_and_gsearch(log):
+    """(torch, gsearch) for a benchmark on a CUDA device, or the exit status 2 after saying what is
+    missing through log: torch with CUDA, and the gsearch package with its selection functions."""
+    try:
+        import torch
+    except ImportError as e:
+        log(f"needs torch with CUDA ({e})")
+        return 2
+    if not torch.cuda.is_available():
+        log("needs a CUDA device (torch.cuda.is_available() is False)")
+        return 2
+    try:
+        import gsearch as gs
+        gs.select  # noqa: B018
+    except (ImportError, AttributeError) as e:
+        log(f"needs the gsearch package with its selection functions ({e})")
+        return 2
+    return torch, gs

@@ -363,20 +363,10 @@ def main(argv=None):
             or set(a.impls) - {"gsearch", "torch", "cupy"} or a.repeat < 1:
         p.error(f"--parts from {PARTS}, --dtypes from {si.DTYPES}, --dists from {si.DISTS}, "
                 "--impls from gsearch,torch,cupy, --repeat >= 1")
-    try:
-        import torch
-    except ImportError as e:
-        log(f"needs torch with CUDA ({e})")
-        return 2
-    if not torch.cuda.is_available():
-        log("needs a CUDA device (torch.cuda.is_available() is False)")
-        return 2
-    try:
-        import gsearch as gs
-        gs.select  # noqa: B018
-    except (ImportError, AttributeError) as e:
-        log(f"needs the gsearch package with its selection functions ({e})")
-        return 2
+    modules = si.torch_and_gsearch(log)
+    if isinstance(modules, int):
+        return modules
+    torch, gs = modules
     try:
         import cupy as cp
     except ImportError:
