@@ -230,19 +230,19 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
     }
   }
   // Per tile, two steps. First every item's membership, the one thing most elements need (its
-  // ordered bits and two compares a range, core::radix_ordered: 7 instructions a float where its
-  // radix bits and the count under each range took 17, ncu at 9513bff): a mask of the thread's
+  // ordered bits and two compares a range, core::radix_ordered: 8 instructions a float in the
+  // SASS, where its radix bits and the count under each range took 17): a mask of the thread's
   // items in some range, and in the first pass a mask of those under each range, counted once a
-  // tile. Then the members: the warp stages them in shared
-  // memory at places a warp scan gives (a full stage goes to the copy at a place one global
-  // atomic takes), and counts their bins, its lanes spread over the members just staged. ncu on
+  // tile. Then the members: the warp stages them in shared memory at places a warp scan gives
+  // (a full stage goes to the copy at a place one global atomic takes), and counts their bins,
+  // its lanes spread over the members just staged. ncu on
   // the H200 (docs/perf-notes.md): a vote and a warp-wide bin check for every element cost 78
   // instructions a warp of elements where the read leaves time for about 20 (345 us for a 62 us
   // read); the bins counted per item by each thread, 250 us (a warp runs an item's code when any
   // of its lanes has a member there: most of the time, at a few per cent of members). A dense
   // tile (more members than a quarter of it: constant or few distinct values, or a later pass)
   // is counted per item, a thread's equal bins in a row by one atomic, and goes to the copy
-  // straight.
+  // straight, item by item across the warp.
   T* const stage = reinterpret_cast<T*>(radix_bins_shared + r * core::radix_bins) + warp * radix_stage;
   int staged = 0;        // uniform in the warp
   bool copying = true;   // the copy has not overflowed, as far as this warp saw: stop counting
@@ -344,7 +344,7 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
       if (copying) {
         // Item by item across the warp, so that a store's lanes write consecutive places (a
         // thread's own run, item after item, put a warp's 32 stores in 32 sectors: the constant
-        // input's first pass wrote 5.7 M sectors for 2^26 elements, ncu at 9932cb8).
+        // input's first pass wrote 5.7 M sectors for 2^26 elements, ncu at b84d2f6).
         if (staged) flush();
         int64_t at = take(total);
         const unsigned before_me = (1u << lane) - 1;
