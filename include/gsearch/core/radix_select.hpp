@@ -72,7 +72,7 @@ GSEARCH_HD GSEARCH_FORCEINLINE int radix_bin(const radix_range<U>& r, U u) {
 
 /// A range as a pass tests each element against it: in ordered_bits (radix_bits.hpp), which are
 /// one to one and cost a float 3 instructions where radix_bits, merging every NaN and -0.0 into
-/// one value, cost 7 (the first pass's membership was 17 an element in all: ncu, 9513bff). x is
+/// one value, cost 7 (the first pass's membership took 17 an element in all, in the SASS of 9513bff). x is
 /// below the range when ordered_bits(x) < lo and in it when lo <= ordered_bits(x) <= hi, exactly
 /// as its radix bits are below or in [range.lo, range.hi] (radix_ordered_range).
 template <class U>
