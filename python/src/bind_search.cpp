@@ -191,21 +191,20 @@ void search_pointers(uintptr_t keys, int64_t k, uintptr_t queries, int64_t n, ui
   const std::string fn = "gsearch._core.search_pointers";
   const gsearch::side s = side_of(fn, side_code);
   if (algo < 0 || algo > int(gsearch::algorithm::merge)) value_error(fn + ": algo out of range");
-  if (key_type < 0 || key_type >= int(std::size(gsearch::all_dtypes))) value_error(fn + ": key_type out of range");
+  const placement at = pointer_placement(fn, key_type, device);
   if (queries_sorted < 0 || queries_sorted > gsearch::queries_order::detect)
     value_error(fn + ": queries_sorted out of range (a value of QUERIES_ORDERS)");
   if (k < 0 || n < 0) value_error(fn + ": negative sizes");
   gsearch::search_options options{gsearch::algorithm(algo), false};
   options.queries_sorted = gsearch::queries_order::value_t(queries_sorted);
-  const placement at{device >= 0, device >= 0 ? device : 0};
   const bool large = n >= small_search_queries || options.queries_sorted == gsearch::queries_order::sorted;
   gsearch::visit_key_type(gsearch::all_dtypes[key_type], [&]<class T>() {
-    const gsearch::span<const T> kv(reinterpret_cast<const T*>(keys), k), qv(reinterpret_cast<const T*>(queries), n);
+    const auto kv = at_address<const T>(keys, k), qv = at_address<const T>(queries, n);
     on_backend(at, stream, large, [&](const auto& exec) {
       if (out64)
-        gsearch::search(exec, s, kv, qv, gsearch::span<int64_t>(reinterpret_cast<int64_t*>(out), n), options);
+        gsearch::search(exec, s, kv, qv, at_address<int64_t>(out, n), options);
       else
-        gsearch::search(exec, s, kv, qv, gsearch::span<int32_t>(reinterpret_cast<int32_t*>(out), n), options);
+        gsearch::search(exec, s, kv, qv, at_address<int32_t>(out, n), options);
     });
   });
 }

@@ -176,17 +176,6 @@ void py_median(const in_array& data, bool skip_nan, out_array& out, uintptr_t st
 // and compared: microseconds a tensor, two or three tensors a call). The caller checked the
 // dtypes, the device and the contiguity; the library checks the sizes and the arguments.
 
-/// Where a pointer call runs (device: a CUDA ordinal, -1 for the CPU); key_type checked.
-placement pointer_placement(const std::string& fn, int key_type, int device) {
-  if (key_type < 0 || key_type >= int(std::size(gsearch::all_dtypes))) value_error(fn + ": key_type out of range");
-  return {device >= 0, device >= 0 ? device : 0};
-}
-
-template <class T>
-gsearch::span<T> at_address(uintptr_t p, int64_t n) {
-  return {reinterpret_cast<T*>(p), n};
-}
-
 void select_pointers(uintptr_t data, int64_t n, int64_t rank, uintptr_t value, int key_type, int device,
                      uintptr_t stream) {
   const std::string fn = "gsearch._core.select_pointers";

@@ -220,6 +220,20 @@ struct placement {
   bool on_cuda;
   int dev_id;
 };
+/// Where a fast path's call on data pointers runs (device: a CUDA ordinal, -1 for the CPU), its
+/// key_type (an index into gsearch::all_dtypes) checked: search_pointers, select_pointers, ...
+/// The Python caller checked the arrays (dtype, device, contiguity); the library checks sizes.
+inline placement pointer_placement(const std::string& fn, int key_type, int device) {
+  if (key_type < 0 || key_type >= int(std::size(gsearch::all_dtypes))) value_error(fn + ": key_type out of range");
+  return {device >= 0, device >= 0 ? device : 0};
+}
+
+/// n elements of T at the address a fast path was given as an int.
+template <class T>
+gsearch::span<T> at_address(uintptr_t p, int64_t n) {
+  return {reinterpret_cast<T*>(p), n};
+}
+
 struct located {
   const char* name;
   int type, id;
