@@ -17,6 +17,7 @@
 #include "gsearch/core/radix_bits.hpp"
 #include "gsearch/core/radix_select.hpp"
 #include "gsearch/core/selection.hpp"
+#include "selection/tuning.hpp"  // radix_select_margin
 #include "selection_cases.hpp"
 #include "test_util.hpp"
 
@@ -36,10 +37,11 @@ struct radix_run {
   bool answered = false;
 };
 
-// The CUDA select's flow on the host: the first slots from the sorted sample of s elements; each
-// pass counts the source's elements of every open slot's range in its bins (and, in the first
-// pass, those below it), copies the elements in any range out (at most `capacity`), and picks;
-// the next pass reads the copy when every rank stayed inside its range and the copy held all.
+// The CUDA select's flow on the host: the first slots from the sorted sample of s elements (at
+// its margin); each pass counts the source's elements of every open slot's range in its bins (and,
+// in the first pass, those below it), copies the elements in any range out (at most `capacity`),
+// and picks; the next pass reads the copy when every rank stayed inside its range and the copy
+// held all.
 template <class T>
 radix_run<T> radix_select_host(const std::vector<T>& data, const std::vector<int64_t>& ranks, int64_t s,
                                int64_t capacity) {
@@ -49,7 +51,8 @@ radix_run<T> radix_select_host(const std::vector<T>& data, const std::vector<int
   for (int64_t i = 0; i < s; ++i) sample.push_back(core::radix_bits(data[size_t(core::sample_position(i, s, n))]));
   std::sort(sample.begin(), sample.end());
   std::vector<core::radix_slot<U>> slots;
-  for (const int64_t r : ranks) slots.push_back(core::radix_first_slot(sample.data(), s, r, n));
+  for (const int64_t r : ranks)
+    slots.push_back(core::radix_first_slot(sample.data(), s, r, n, cuda_backend::radix_select_margin));
   std::vector<T> source = data;
   bool from_data = true;
   radix_run<T> run;

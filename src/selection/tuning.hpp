@@ -60,13 +60,12 @@ inline constexpr int select_max_depth = 12;
 /// The radix select (radix_select.cu, core/radix_select.hpp), which answers up to
 /// radix_select_max_ranks ranks of radix_select_min_n elements or more before the sampled
 /// brackets above are tried. Its window kernel sorts a sample of 2 x radix_window_threads
-/// elements in one block: a rank's first range is its bracket there, about 9% of the data at
-/// 2,048 (bracket_of's margin 4: +-91 sample positions), which the first pass copies out and the
+/// elements in one block: a rank's first range is its bracket there, +-radix_select_margin
+/// standard deviations of the rank's place in the sample, which the first pass copies out and the
 /// second reads (4,096 keys took the one block 54 us to sort, more than the 4.5% of the data it
 /// saves in the copy: docs/perf-notes.md). The passes: radix_pass_config tiles,
 /// radix_pass_blocks_per_sm blocks a multiprocessor (each block adds its nonzero counts of 2,048
-/// bins a rank to the pass's at its end: fewer, longer blocks add fewer). First choices, to be
-/// swept on an H200: 256 / 512 threads, 1 / 2 / 4 blocks a multiprocessor.
+/// bins a rank to the pass's at its end: fewer, longer blocks add fewer), radix_pass_stages.
 inline constexpr int radix_select_max_ranks = 4;
 /// The ranks select() routes to the radix select (the rest to the sampled brackets): one. Measured
 /// on one H200 at 0aa6cda (bench/results/h200/issue41/radix-0aa6cda.json, selection_bench, 2^26
@@ -78,7 +77,24 @@ inline constexpr int radix_select_max_ranks = 4;
 inline constexpr int radix_select_routed_ranks = 1;
 inline constexpr int64_t radix_select_min_n = int64_t{1} << 16;
 inline constexpr int radix_window_threads = 1024;
-inline constexpr launch_config radix_pass_config = {512, 4};
+/// The first range's half width in standard deviations of the rank's place in the sample
+/// (bracket_of's margin; sqrt(2048) / 2 = 22.6 sample places): 4 made it +-91 places, 9% of the
+/// data at the median, and the first pass spent 28 instructions a warp of elements where one
+/// that finds no member takes about 11 (ncu and the SASS at 9932cb8: staging and counting the
+/// members); the second pass read the 9% copy (18 us of 2^26). 3 copies three quarters of that;
+/// the sample misses a side with probability 1.3e-3 where 4 missed with 3e-5, and a miss costs
+/// one more read of the data (~0.1 ms at 2^26): 0.3 us on average against some 8 us saved.
+inline constexpr double radix_select_margin = 3.0;
+/// 512 threads, 2 vectors a thread a tile: the tile's loads go through the ring below, so a
+/// thread holds 8 keys where 4 vectors held 16 in registers (64 registers at 2 blocks a
+/// multiprocessor, 8 bytes of them spilled at 4).
+inline constexpr launch_config radix_pass_config = {512, 2};
+/// The tiles a pass's thread has in a shared ring (tile_ring): Stages - 1 of them in flight while
+/// it counts one. 4 stages of 16 KB a block (2 vectors x 512 threads): 96 KB in flight a
+/// multiprocessor at 2 blocks, where the read at 4.8 TB/s with ~1 us of loaded latency needs ~36
+/// KB (Little's law over 132 SMs); 4 slots' counts leave room for 3 stages only (2 blocks of
+/// 228 KB a multiprocessor). Not swept yet.
+constexpr int radix_pass_stages(int slots) { return slots > 2 ? 3 : 4; }
 /// Elements a warp stages before it moves them to the copy (one global atomic a stage).
 inline constexpr int radix_stage = 256;
 inline constexpr int radix_pass_blocks_per_sm = 2;

@@ -120,11 +120,12 @@ struct radix_slot {
   int32_t done = 0;  ///< the range is one value: range.lo is the answer
 };
 
-/// The first range of rank r of n: its bracket in the sorted sample sorted[0, s) of radix bits,
-/// reaching the smallest (largest) bits on an open side, binned over the sample's part of it.
+/// The first range of rank r of n: its bracket in the sorted sample sorted[0, s) of radix bits
+/// (bracket_of's, `margin` standard deviations a side), reaching the smallest (largest) bits on an
+/// open side, binned over the sample's part of it.
 template <class U>
-GSEARCH_HD radix_slot<U> radix_first_slot(const U* sorted, int64_t s, int64_t r, int64_t n) {
-  const sample_bracket b = bracket_of(r, n, s);
+GSEARCH_HD radix_slot<U> radix_first_slot(const U* sorted, int64_t s, int64_t r, int64_t n, double margin = 4.0) {
+  const sample_bracket b = bracket_of(r, n, s, margin);
   const U from = sorted[b.lo < 0 ? 0 : b.lo], to = sorted[b.hi >= s ? s - 1 : b.hi];
   radix_slot<U> slot;
   slot.range = radix_range_of(b.lo < 0 ? U(0) : from, b.hi >= s ? U(~U(0)) : to, from, to);

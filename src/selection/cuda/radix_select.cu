@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "gsearch/core/radix_bits.hpp"
@@ -41,7 +42,7 @@ std::optional<radix_select<T>> radix_select<T>::enqueue(cudaStream_t stream, con
   // at most half the data (a wider copy costs more to write and read than a second read).
   double share = 0;
   for (const int64_t r : ranks) {
-    const core::sample_bracket b = core::bracket_of(r, n, sample);
+    const core::sample_bracket b = core::bracket_of(r, n, sample, radix_select_margin);
     share += double(b.hi - b.lo) / double(sample);
   }
   int64_t capacity = std::min<int64_t>(n / 2, int64_t(std::ceil(select_capacity_factor * share * double(n))) +
@@ -60,23 +61,27 @@ std::optional<radix_select<T>> radix_select<T>::enqueue(cudaStream_t stream, con
   const int64_t most_tiles = (int64_t(1) << 31) / layout.tile;
   const int64_t grid = std::max<int64_t>(std::min<int64_t>(layout.tiles(), int64_t(radix_pass_blocks_per_sm) * dev.sms),
                                          (layout.tiles() + most_tiles - 1) / most_tiles);
-  const int64_t smem = int64_t(ranks.size()) * core::radix_bins * 4 + (threads / 32) * radix_stage * int64_t(sizeof(T));
   // The pass kernel for as few slots as hold the ranks (its registers: 64 at 2 blocks a
   // multiprocessor, and 4 slots' ranges, counts and extents take about 40).
-  const auto enqueue_passes = [&](auto first, auto next) {
+  const auto enqueue_passes = [&](auto first, auto next, auto slots) {
+    constexpr int R = decltype(slots)::value;
+    const int64_t smem = radix_pass_shared_bytes<T, threads, loads, radix_pass_stages(R)>(R);
     allow_dynamic_shared(reinterpret_cast<const void*>(first), smem, dev);
     allow_dynamic_shared(reinterpret_cast<const void*>(next), smem, dev);
     launch(first, grid, threads, smem, stream, data, n, layout.head, st, buffers, capacity);
     for (int pass = 1; pass < core::radix_max_passes<U>(); ++pass)
       launch(next, grid, threads, smem, stream, data, n, layout.head, st, buffers, capacity);
   };
+  using one = std::integral_constant<int, 1>;
+  using two = std::integral_constant<int, 2>;
+  using most = std::integral_constant<int, radix_select_max_ranks>;
   if (ranks.size() == 1)
-    enqueue_passes(radix_pass_kernel<T, threads, loads, true, 1>, radix_pass_kernel<T, threads, loads, false, 1>);
+    enqueue_passes(radix_pass_kernel<T, threads, loads, true, 1>, radix_pass_kernel<T, threads, loads, false, 1>, one{});
   else if (ranks.size() == 2)
-    enqueue_passes(radix_pass_kernel<T, threads, loads, true, 2>, radix_pass_kernel<T, threads, loads, false, 2>);
+    enqueue_passes(radix_pass_kernel<T, threads, loads, true, 2>, radix_pass_kernel<T, threads, loads, false, 2>, two{});
   else
     enqueue_passes(radix_pass_kernel<T, threads, loads, true, radix_select_max_ranks>,
-                   radix_pass_kernel<T, threads, loads, false, radix_select_max_ranks>);
+                   radix_pass_kernel<T, threads, loads, false, radix_select_max_ranks>, most{});
   return radix_select(stream, std::move(memory), st, int(ranks.size()));
 }
 

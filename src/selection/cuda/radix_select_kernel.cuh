@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(Threads, 1)
       }
       __syncthreads();
     }
-  if (int(threadIdx.x) < ranks.r) st->slot[threadIdx.x] = core::radix_first_slot(sample, S, ranks.rank[threadIdx.x], n);
+  if (int(threadIdx.x) < ranks.r) st->slot[threadIdx.x] = core::radix_first_slot(sample, S, ranks.rank[threadIdx.x], n, radix_select_margin);
   for (int i = threadIdx.x; i < ranks.r * core::radix_bins; i += Threads) (&st->hist[0][0])[i] = 0;
   if (threadIdx.x < radix_select_max_ranks) {
     st->below[threadIdx.x] = 0;
@@ -165,12 +165,20 @@ __device__ void radix_pick_block(radix_select_state<T>* st, int64_t capacity, bo
   }
 }
 
+/// The pass kernel's dynamic shared memory for r slots: their counts, each warp's stage, the
+/// tile ring.
+template <class T, int Threads, int Loads, int Stages>
+constexpr int64_t radix_pass_shared_bytes(int r) {
+  return int64_t(r) * core::radix_bins * 4 + (Threads / 32) * radix_stage * int64_t(sizeof(T)) +
+         tile_ring<T, Threads, Loads, Stages>::bytes;
+}
+
 /// One pass, for up to R slots: the source (the data, or the copy `buffers + (source - 1) * capacity`, source_n
-/// elements) read in tiles; per element its radix bits, each open slot's bin (shared counts, added
+/// elements) read in tiles, Stages - 1 of them ahead (tile_ring); per element its radix bits, each open slot's bin (shared counts, added
 /// to st->hist at the end), in the first pass the elements under each range, and the elements in
 /// any range copied to buffer `out` (one global atomic a tile for the tile's place). The block
 /// that finishes last picks (radix_pick_block). `head`: the data's unaligned head (scan_layout).
-template <class T, int Threads, int Loads, bool First, int R>
+template <class T, int Threads, int Loads, bool First, int R, int Stages = radix_pass_stages(R)>
 __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte keys took 85 registers
     radix_pass_kernel(const T* __restrict__ data, int64_t n, int64_t head,
                       radix_select_state<T>* __restrict__ st, T* __restrict__ buffers,
@@ -179,7 +187,7 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
   using view_t = tile_items<T, Threads, Loads>;
   static_assert(R <= radix_select_max_ranks, "R: the most slots the launch has (1, 2 or 4: registers)");
   if (st->status != int32_t(core::plan_status::running)) return;  // uniform: the select is done
-  extern __shared__ __align__(16) uint32_t radix_bins_shared[];  // r x radix_bins counts, then each warp's stage
+  extern __shared__ __align__(16) uint32_t radix_bins_shared[];  // radix_pass_shared_bytes
   __shared__ int last;
   const int r = st->r, source = st->source, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const T* src = source == 0 ? data : buffers + int64_t(source - 1) * capacity;
@@ -243,7 +251,8 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
   // tile (more members than a quarter of it: constant or few distinct values, or a later pass)
   // is counted per item, a thread's equal bins in a row by one atomic, and goes to the copy
   // straight, item by item across the warp.
-  T* const stage = reinterpret_cast<T*>(radix_bins_shared + r * core::radix_bins) + warp * radix_stage;
+  T* const stages = reinterpret_cast<T*>(radix_bins_shared + r * core::radix_bins);  // then the ring
+  T* const stage = stages + warp * radix_stage;
   int staged = 0;        // uniform in the warp
   bool copying = true;   // the copy has not overflowed, as far as this warp saw: stop counting
   const auto take = [&](int count) {  // a place in the copy for `count` elements, from lane 0
@@ -266,10 +275,16 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
     least[k] = u < least[k] ? u : least[k];
     most[k] = u > most[k] ? u : most[k];
   };
+  // The tiles come through a ring in shared memory, after the warps' stages (tile_ring).
+  tile_ring<T, Threads, Loads, Stages> ring(stages + (Threads / 32) * radix_stage, layout);
   const int64_t tiles = layout.tiles();
-  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+  GSEARCH_UNROLL
+  for (int s = 0; s < Stages - 1; ++s) ring.fetch(src, layout, blockIdx.x + s * int64_t(gridDim.x), s);
+  int turn = 0;  // the stage of tile t
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x, turn = turn + 1 == Stages ? 0 : turn + 1) {
+    ring.fetch(src, layout, t + (Stages - 1) * int64_t(gridDim.x), turn == 0 ? Stages - 1 : turn - 1);
     view_t view;
-    view.load(src, layout, t);
+    ring.take(view, src, layout, t, turn);
     uint32_t members = 0, under[R] = {};  // bit j: item j is in some open range; under range k
     GSEARCH_UNROLL
     for (int j = 0; j < view_t::items; ++j) {

@@ -206,6 +206,60 @@ struct tile_items {
   }
 };
 
+/// The full tiles of a scan_layout brought into shared memory ahead of their use, Stages - 1
+/// tiles of a thread in flight while it works on one (cp.async: no register holds the bytes
+/// while they travel, so the bytes in flight do not depend on the warps the registers allow; a
+/// pass that loaded its tile into registers and then worked on it kept DRAM at 58% of its peak,
+/// ncu on the H200, docs/perf-notes.md). Each thread copies its own Loads vectors of a tile into
+/// its own slots and reads back only those, so no barrier is needed: its cp.async.wait_group
+/// orders its copies before its reads, and a stage is refilled only after the thread's reads of
+/// it were used. A partial tile (the last) is loaded directly. Tile t of the thread's i-th turn
+/// lives in stage i % Stages: fetch the tile Stages - 1 turns ahead, then take this one.
+template <class T, int Threads, int Loads, int Stages>
+struct tile_ring {
+  using view_t = tile_items<T, Threads, Loads>;
+  using layout_t = scan_layout<T, Threads, Loads>;
+  static_assert(Stages >= 2, "a stage in use and one in flight at the least");
+  /// The shared memory the ring takes (16-byte aligned).
+  static constexpr int64_t bytes = int64_t(Stages) * Loads * Threads * 16;
+  uint4* slots;        ///< Stages x Loads x Threads vectors of shared memory
+  int64_t full_tiles;  ///< the layout's tiles before the partial one
+  uint64_t policy;     ///< L2 evict-first: each element is read once (as __ldcs in tile_items::load)
+
+  __device__ tile_ring(void* shared, const layout_t& layout)
+      : slots(static_cast<uint4*>(shared)), full_tiles(layout.n > layout.head ? (layout.n - layout.head) / layout.tile : 0) {
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  }
+  /// Starts tile t's copy into `stage` when it is a full tile of the layout; always one group.
+  __device__ void fetch(const T* __restrict__ data, const layout_t& layout, int64_t t, int stage) {
+    if (t < full_tiles) {
+      const uint4* v = reinterpret_cast<const uint4*>(data + layout.head + t * layout.tile);
+      GSEARCH_UNROLL
+      for (int u = 0; u < Loads; ++u) {
+        const auto to = unsigned(__cvta_generic_to_shared(slots + (stage * Loads + u) * Threads + threadIdx.x));
+        asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(to),
+                     "l"(v + u * Threads + threadIdx.x), "l"(policy)
+                     : "memory");
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  }
+  /// Tile t, fetched into `stage` Stages - 1 groups ago, into view (waits for that group).
+  __device__ void take(view_t& view, const T* __restrict__ data, const layout_t& layout, int64_t t, int stage) {
+    asm volatile("cp.async.wait_group %0;" ::"n"(Stages - 1) : "memory");
+    if (t < full_tiles) {
+      GSEARCH_UNROLL
+      for (int u = 0; u < Loads; ++u) {
+        const uint4 raw = slots[(stage * Loads + u) * Threads + threadIdx.x];
+        memcpy(view.x + u * view_t::per_vector, &raw, 16);
+      }
+      view.valid = view_t::items == 32 ? ~0u : (1u << view_t::items) - 1;
+    } else {
+      view.load(data, layout, t);
+    }
+  }
+};
+
 /// How the bucket pass counts (select_register_splitters chooses).
 enum class bucket_counting {
   registers,  ///< per-thread counters of the 2m + 1 <= 2 * select_register_splitters + 1 buckets
