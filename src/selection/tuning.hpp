@@ -85,16 +85,18 @@ inline constexpr int radix_window_threads = 1024;
 /// the sample misses a side with probability 1.3e-3 where 4 missed with 3e-5, and a miss costs
 /// one more read of the data (~0.1 ms at 2^26): 0.3 us on average against some 8 us saved.
 inline constexpr double radix_select_margin = 3.0;
-/// 512 threads, 2 vectors a thread a tile: the tile's loads go through the ring below, so a
-/// thread holds 8 keys where 4 vectors held 16 in registers (64 registers at 2 blocks a
-/// multiprocessor, 8 bytes of them spilled at 4).
-inline constexpr launch_config radix_pass_config = {512, 2};
+/// 512 threads, 4 vectors (16 keys of 4 bytes) a thread a tile: the pass's time is its
+/// instructions (ncu, f8530b3: 66% of the issue slots busy, DRAM at 50%), and a tile's own work
+/// (the ring, the warp scan, the loop) is spread over twice the keys of 2 vectors, which took 36
+/// instructions a warp of elements where 4 vectors in registers had taken 28.
+inline constexpr launch_config radix_pass_config = {512, 4};
 /// The tiles a pass's thread has in a shared ring (tile_ring): Stages - 1 of them in flight while
-/// it counts one. 4 stages of 16 KB a block (2 vectors x 512 threads): 96 KB in flight a
-/// multiprocessor at 2 blocks, where the read at 4.8 TB/s with ~1 us of loaded latency needs ~36
-/// KB (Little's law over 132 SMs); 4 slots' counts leave room for 3 stages only (2 blocks of
-/// 228 KB a multiprocessor). Not swept yet.
-constexpr int radix_pass_stages(int slots) { return slots > 2 ? 3 : 4; }
+/// it counts one. 2 stages of 32 KB a block: 64 KB in flight a multiprocessor at 2 blocks, where
+/// the read at 4.8 TB/s with ~1 us of loaded latency needs ~36 KB (Little's law over 132 SMs);
+/// a third stage would leave room for one block a multiprocessor (228 KB of shared memory). At
+/// 2 vectors a tile, 4 stages (f8530b3): the first pass at 66% of the issue slots, 57% at 9932cb8
+/// with the loads in registers.
+constexpr int radix_pass_stages(int /*slots*/) { return 2; }
 /// Elements a warp stages before it moves them to the copy (one global atomic a stage).
 inline constexpr int radix_stage = 256;
 inline constexpr int radix_pass_blocks_per_sm = 2;

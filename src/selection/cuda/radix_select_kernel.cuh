@@ -241,16 +241,17 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
   // ordered bits and two compares a range, core::radix_ordered: 8 instructions a float in the
   // SASS, where its radix bits and the count under each range took 17): a mask of the thread's
   // items in some range, and in the first pass a mask of those under each range, counted once a
-  // tile. Then the members: the warp stages them in shared memory at places a warp scan gives
-  // (a full stage goes to the copy at a place one global atomic takes), and counts their bins,
-  // its lanes spread over the members just staged. ncu on
-  // the H200 (docs/perf-notes.md): a vote and a warp-wide bin check for every element cost 78
-  // instructions a warp of elements where the read leaves time for about 20 (345 us for a 62 us
-  // read); the bins counted per item by each thread, 250 us (a warp runs an item's code when any
-  // of its lanes has a member there: most of the time, at a few per cent of members). A dense
-  // tile (more members than a quarter of it: constant or few distinct values, or a later pass)
-  // is counted per item, a thread's equal bins in a row by one atomic, and goes to the copy
-  // straight, item by item across the warp.
+  // tile. Then the members: the warp stages them in shared memory at places a warp scan gives,
+  // and a full stage is counted into the bins, a lane a member, and goes to the copy at a place
+  // one global atomic takes. ncu on the H200 (docs/perf-notes.md): a vote and a warp-wide bin
+  // check for every element cost 78 instructions a warp of elements where the read leaves time
+  // for about 20 (345 us for a 62 us read); the bins counted per item by each thread, 250 us (a
+  // warp runs an item's code when any of its lanes has a member there: most of the time, at a
+  // few per cent of members); counted from the stage as each tile's members arrived, a few lanes
+  // busy, 36 instructions a warp of elements in all (f8530b3). A dense tile (more members than a
+  // quarter of it: constant or few distinct values, or a later pass) is counted per item, a
+  // thread's equal bins in a row by one atomic, and goes to the copy straight, item by item
+  // across the warp.
   T* const stages = reinterpret_cast<T*>(radix_bins_shared + r * core::radix_bins);  // then the ring
   T* const stage = stages + warp * radix_stage;
   int staged = 0;        // uniform in the warp
@@ -262,27 +263,36 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
     copying = int64_t(at) + count <= capacity;  // past it, the copy is of no use: the pick sees why
     return int64_t(at);
   };
-  const auto flush = [&] {
-    __syncwarp();
-    const int64_t at = take(staged);
-    for (int i = lane; i < staged; i += 32)
-      if (at + i < capacity) out[at + i] = stage[i];
-    __syncwarp();
-    staged = 0;
-  };
   const auto count_bin = [&](int k, int b, U u, int c) {
     atomicAdd(radix_bins_shared + k * core::radix_bins + b, uint32_t(c));
     least[k] = u < least[k] ? u : least[k];
     most[k] = u > most[k] ? u : most[k];
   };
+  const auto flush = [&] {  // the stage's members counted and copied out
+    __syncwarp();
+    const int64_t at = copying ? take(staged) : 0;
+    for (int i = lane; i < staged; i += 32) {
+      const T x = stage[i];
+      const U u = core::radix_bits(x);
+      GSEARCH_UNROLL
+      for (int k = 0; k < R; ++k) {
+        if (k >= r) break;
+        const int b = open[k] ? core::radix_bin(range[k], u) : -1;
+        if (b >= 0) count_bin(k, b, u, 1);
+      }
+      if (copying && at + i < capacity) out[at + i] = x;
+    }
+    __syncwarp();
+    staged = 0;
+  };
   // The tiles come through a ring in shared memory, after the warps' stages (tile_ring).
-  tile_ring<T, Threads, Loads, Stages> ring(stages + (Threads / 32) * radix_stage, layout);
+  tile_ring<T, Threads, Loads, Stages> ring(stages + (Threads / 32) * radix_stage, src, layout);
   const int64_t tiles = layout.tiles();
   GSEARCH_UNROLL
-  for (int s = 0; s < Stages - 1; ++s) ring.fetch(src, layout, blockIdx.x + s * int64_t(gridDim.x), s);
+  for (int s = 0; s < Stages - 1; ++s) ring.fetch(blockIdx.x + s * int64_t(gridDim.x), s);
   int turn = 0;  // the stage of tile t
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x, turn = turn + 1 == Stages ? 0 : turn + 1) {
-    ring.fetch(src, layout, t + (Stages - 1) * int64_t(gridDim.x), turn == 0 ? Stages - 1 : turn - 1);
+    ring.fetch(t + (Stages - 1) * int64_t(gridDim.x), turn == 0 ? Stages - 1 : turn - 1);
     view_t view;
     ring.take(view, src, layout, t, turn);
     uint32_t members = 0, under[R] = {};  // bit j: item j is in some open range; under range k
@@ -356,11 +366,11 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
         for (int k = 0; k < R; ++k)
           if (k < r && run[k]) count_bin(k, run_bin[k], run_u[k], run[k]);
       }
+      if (staged) flush();
       if (copying) {
         // Item by item across the warp, so that a store's lanes write consecutive places (a
         // thread's own run, item after item, put a warp's 32 stores in 32 sectors: the constant
         // input's first pass wrote 5.7 M sectors for 2^26 elements, ncu at b84d2f6).
-        if (staged) flush();
         int64_t at = take(total);
         const unsigned before_me = (1u << lane) - 1;
         GSEARCH_UNROLL
@@ -373,29 +383,21 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
       }
       continue;
     }
-    // Sparse: staged, then counted from the stage, a lane a member.
-    if (staged + total > radix_stage) {
-      if (copying) flush();
-      staged = 0;
-    }
-    const int first = staged;
+    // Sparse: staged; counted and copied out when the stage is full.
+    if (staged + total > radix_stage) flush();
     int at = staged + inclusive - mine;
-    GSEARCH_UNROLL
-    for (int j = 0; j < view_t::items; ++j)
-      if (members >> j & 1) stage[at++] = view.x[j];
-    staged += total;
-    __syncwarp();
-    for (int i = first + lane; i < staged; i += 32) {
-      const U u = core::radix_bits(stage[i]);
+    if (t < ring.full_tiles) {
+      // From the ring, a member at a time (most threads have none or one: an item at a time
+      // from the registers took 5.5 instructions an item, f8530b3's SASS).
+      for (uint32_t m = members; m; m &= m - 1) stage[at++] = ring.item(turn, __ffs(m) - 1);
+    } else {
       GSEARCH_UNROLL
-      for (int k = 0; k < R; ++k) {
-        if (k >= r) break;
-        const int b = open[k] ? core::radix_bin(range[k], u) : -1;
-        if (b >= 0) count_bin(k, b, u, 1);
-      }
+      for (int j = 0; j < view_t::items; ++j)
+        if (members >> j & 1) stage[at++] = view.x[j];
     }
+    staged += total;
   }
-  if (staged && copying) flush();
+  if (staged) flush();
   // The block's counts into the pass's (the launch gives no block 2^31 elements: 32-bit counts).
   __syncthreads();
   for (int i = threadIdx.x; i < r * core::radix_bins; i += Threads)

@@ -222,27 +222,35 @@ struct tile_ring {
   static_assert(Stages >= 2, "a stage in use and one in flight at the least");
   /// The shared memory the ring takes (16-byte aligned).
   static constexpr int64_t bytes = int64_t(Stages) * Loads * Threads * 16;
-  uint4* slots;        ///< Stages x Loads x Threads vectors of shared memory
+  uint4* slots;        ///< this thread's first vector: stage s, vector u at slots[(s * Loads + u) * Threads]
+  unsigned to;         ///< the same as a shared-window address (cp.async's)
+  const uint4* from;   ///< this thread's first vector of tile 0 (16-byte aligned: the layout's body)
   int64_t full_tiles;  ///< the layout's tiles before the partial one
   uint64_t policy;     ///< L2 evict-first: each element is read once (as __ldcs in tile_items::load)
 
-  __device__ tile_ring(void* shared, const layout_t& layout)
-      : slots(static_cast<uint4*>(shared)), full_tiles(layout.n > layout.head ? (layout.n - layout.head) / layout.tile : 0) {
+  __device__ tile_ring(void* shared, const T* data, const layout_t& layout)
+      : slots(static_cast<uint4*>(shared) + threadIdx.x),
+        to(unsigned(__cvta_generic_to_shared(slots))),
+        from(reinterpret_cast<const uint4*>(data + layout.head) + threadIdx.x),
+        full_tiles(layout.n > layout.head ? (layout.n - layout.head) / layout.tile : 0) {
     asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
   }
   /// Starts tile t's copy into `stage` when it is a full tile of the layout; always one group.
-  __device__ void fetch(const T* __restrict__ data, const layout_t& layout, int64_t t, int stage) {
+  __device__ void fetch(int64_t t, int stage) {
     if (t < full_tiles) {
-      const uint4* v = reinterpret_cast<const uint4*>(data + layout.head + t * layout.tile);
+      const uint4* v = from + t * (Loads * Threads);
       GSEARCH_UNROLL
-      for (int u = 0; u < Loads; ++u) {
-        const auto to = unsigned(__cvta_generic_to_shared(slots + (stage * Loads + u) * Threads + threadIdx.x));
-        asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(to),
-                     "l"(v + u * Threads + threadIdx.x), "l"(policy)
+      for (int u = 0; u < Loads; ++u)
+        asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(
+                         to + unsigned((stage * Loads + u) * Threads * 16)),
+                     "l"(v + u * Threads), "l"(policy)
                      : "memory");
-      }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");
+  }
+  /// Item j of this thread's part of the tile in `stage` (a full tile's, once taken).
+  __device__ T item(int stage, int j) const {
+    return reinterpret_cast<const T*>(slots + (stage * Loads + j / view_t::per_vector) * Threads)[j % view_t::per_vector];
   }
   /// Tile t, fetched into `stage` Stages - 1 groups ago, into view (waits for that group).
   __device__ void take(view_t& view, const T* __restrict__ data, const layout_t& layout, int64_t t, int stage) {
@@ -250,7 +258,7 @@ struct tile_ring {
     if (t < full_tiles) {
       GSEARCH_UNROLL
       for (int u = 0; u < Loads; ++u) {
-        const uint4 raw = slots[(stage * Loads + u) * Threads + threadIdx.x];
+        const uint4 raw = slots[(stage * Loads + u) * Threads];
         memcpy(view.x + u * view_t::per_vector, &raw, 16);
       }
       view.valid = view_t::items == 32 ? ~0u : (1u << view_t::items) - 1;
