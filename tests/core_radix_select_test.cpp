@@ -204,7 +204,7 @@ TYPED_TEST(CoreRadixSelect, ACopyTooSmallReadsTheDataEveryPass) {
 // The pass's test by ordered bits against the definition by radix bits: for ranges whose ends are
 // any key's bits, a bit pattern beside it, or an end of the bits (as far as the precondition
 // allows: lo at most the NaN's radix bits, hi at least -inf's), every key (every NaN pattern,
-// -0.0, the extremes) is below, inside or above alike.
+// -0.0, the extremes) is below, inside or above alike; for floats also in their own compares.
 TYPED_TEST(CoreRadixSelect, TheOrderedTestEqualsTheRadixRange) {
   using T = TypeParam;
   using U = core::radix_bits_t<T>;
@@ -236,7 +236,7 @@ TYPED_TEST(CoreRadixSelect, TheOrderedTestEqualsTheRadixRange) {
     lo_most = core::radix_bits(lim::quiet_NaN());
     hi_least = core::radix_bits(-lim::infinity());
   }
-  int ranges = 0;
+  int ranges = 0, native_ranges = 0;
   for (const U lo : ends)
     for (const U hi : ends) {
       if (lo > hi || lo > lo_most || hi < hi_least) continue;
@@ -247,8 +247,24 @@ TYPED_TEST(CoreRadixSelect, TheOrderedTestEqualsTheRadixRange) {
         ASSERT_EQ(r.below(o), u < lo) << show(x) << " in [" << lo << ", " << hi << "]";
         ASSERT_EQ(r.inside(o), lo <= u && u <= hi) << show(x) << " in [" << lo << ", " << hi << "]";
       }
+      // Floats in their own compares (radix_native_range), wherever it says it is exact: every
+      // range but those that begin among the NaNs.
+      if constexpr (std::is_floating_point_v<T>) {
+        const core::radix_native<T> f = core::radix_native_range<T>(lo, hi);
+        ASSERT_EQ(f.exact, lo <= core::radix_bits(lim::infinity())) << "[" << lo << ", " << hi << "]";
+        if (!f.exact) continue;
+        ++native_ranges;
+        for (const T x : keys) {
+          const U u = core::radix_bits(x);
+          ASSERT_EQ(f.below(x), u < lo) << show(x) << " in [" << lo << ", " << hi << "] natively";
+          ASSERT_EQ(f.inside(x), lo <= u && u <= hi) << show(x) << " in [" << lo << ", " << hi << "] natively";
+        }
+      }
     }
   EXPECT_GT(ranges, 20);  // 28 for unsigned keys, hundreds for floats
+  if constexpr (std::is_floating_point_v<T>) {
+    EXPECT_GT(native_ranges, ranges / 2);
+  }
 }
 
 TYPED_TEST(CoreRadixSelect, RangesNarrowByTheBinsAndKeepTheirEnds) {

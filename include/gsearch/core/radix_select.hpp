@@ -112,6 +112,42 @@ GSEARCH_HD radix_ordered<radix_bits_t<T>> radix_ordered_range(radix_bits_t<T> lo
   }
 }
 
+/// A range of floating-point keys as a pass tests each key in its own order: below when x < lo,
+/// inside when !(x < lo) and (open_top or x <= hi), exactly as the radix bits are below or in
+/// [lo, hi] (radix_native_range) wherever `exact`: every range of the select but those whose
+/// lower end lies among the NaNs, which the ordered bits test. One compare a bound, where the
+/// ordered bits and two unsigned compares took 9.5 instructions a float with its masks (the SASS
+/// of aed3f57's first pass, 152 of its 282 a tile of 16 keys).
+template <class T>
+struct radix_native {
+  T lo{}, hi{};
+  bool open_top = false;  ///< the range reaches the NaN: no upper bound (NaN passes !(x < lo))
+  bool exact = false;
+  GSEARCH_HD GSEARCH_FORCEINLINE bool below(T x) const { return x < lo; }
+  GSEARCH_HD GSEARCH_FORCEINLINE bool inside(T x) const { return !(x < lo) && (open_top || x <= hi); }
+};
+
+/// [lo, hi] of radix bits as radix_native: -0.0 compares equal to 0.0 as its radix bits are
+/// 0.0's, so an upper bound on the slot no key has between the negatives and 0.0 (-0.0's own
+/// pattern, whose value compares as 0.0) becomes -denorm_min; a bound past +inf takes +inf (every
+/// non-NaN) and one at the NaN no bound at all; below -inf's bits nothing lies, so -inf. Not
+/// exact when lo lies past +inf (the range holds NaNs alone: "not below" would have to mean "not
+/// a NaN") or hi below -inf (no key: outside the select's ranges).
+template <class T>
+GSEARCH_HD radix_native<T> radix_native_range(radix_bits_t<T> lo, radix_bits_t<T> hi) {
+  static_assert(std::is_floating_point_v<T>, "integers test their ordered bits: one instruction");
+  using U = radix_bits_t<T>;
+  const T inf = std::numeric_limits<T>::infinity();
+  const U zero = radix_bits(T(0)), nan = radix_bits(std::numeric_limits<T>::quiet_NaN());
+  const U top = radix_bits(inf), bottom = radix_bits(-inf);
+  radix_native<T> r;
+  r.exact = lo <= top && hi >= bottom;
+  r.lo = lo <= bottom ? -inf : from_radix_bits<T>(lo);
+  r.open_top = hi >= nan;
+  r.hi = hi >= top ? inf : hi == U(zero - 1) ? from_radix_bits<T>(U(zero - 2)) : from_radix_bits<T>(hi);
+  return r;
+}
+
 /// One rank between passes: its range and its rank among the data's elements in the range.
 template <class U>
 struct radix_slot {

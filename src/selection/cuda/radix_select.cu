@@ -65,7 +65,7 @@ std::optional<radix_select<T>> radix_select<T>::enqueue(cudaStream_t stream, con
   // multiprocessor, and 4 slots' ranges, counts and extents take about 40).
   const auto enqueue_passes = [&](auto first, auto next, auto slots) {
     constexpr int R = decltype(slots)::value;
-    const int64_t smem = radix_pass_shared_bytes<T, threads, loads, radix_pass_stages(R)>(R);
+    const int64_t smem = radix_pass_shared_bytes<T, threads, loads, radix_pass_stages(R, sizeof(T))>(R);
     allow_dynamic_shared(reinterpret_cast<const void*>(first), smem, dev);
     allow_dynamic_shared(reinterpret_cast<const void*>(next), smem, dev);
     launch(first, grid, threads, smem, stream, data, n, layout.head, st, buffers, capacity);

@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "gsearch/core/radix_bits.hpp"
 #include "gsearch/core/radix_select.hpp"
@@ -103,7 +104,7 @@ __device__ void radix_pick_block(radix_select_state<T>* st, int64_t capacity, bo
   using U = core::radix_bits_t<T>;
   constexpr int per = core::radix_bins / Threads;
   static_assert(per * Threads == core::radix_bins, "each thread scans as many bins");
-  using scan_t = cub::BlockScan<u64, Threads>;
+  using scan_t = cub::BlockScan<u64, Threads, cub::BLOCK_SCAN_WARP_SCANS>;  // small: the pass's ring needs the room
   __shared__ typename scan_t::TempStorage scan_temp;
   __shared__ int inside;
   if (threadIdx.x == 0) inside = 1;
@@ -178,7 +179,7 @@ constexpr int64_t radix_pass_shared_bytes(int r) {
 /// to st->hist at the end), in the first pass the elements under each range, and the elements in
 /// any range copied to buffer `out` (one global atomic a tile for the tile's place). The block
 /// that finishes last picks (radix_pick_block). `head`: the data's unaligned head (scan_layout).
-template <class T, int Threads, int Loads, bool First, int R, int Stages = radix_pass_stages(R)>
+template <class T, int Threads, int Loads, bool First, int R, int Stages = radix_pass_stages(R, sizeof(T))>
 __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte keys took 85 registers
     radix_pass_kernel(const T* __restrict__ data, int64_t n, int64_t head,
                       radix_select_state<T>* __restrict__ st, T* __restrict__ buffers,
@@ -186,6 +187,7 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
   using U = core::radix_bits_t<T>;
   using view_t = tile_items<T, Threads, Loads>;
   static_assert(R <= radix_select_max_ranks, "R: the most slots the launch has (1, 2 or 4: registers)");
+  static_assert(32 * view_t::items / 4 <= radix_stage, "a sparse tile's members fit an empty stage");
   if (st->status != int32_t(core::plan_status::running)) return;  // uniform: the select is done
   extern __shared__ __align__(16) uint32_t radix_bins_shared[];  // radix_pass_shared_bytes
   __shared__ int last;
@@ -202,6 +204,19 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
     range[k] = open[k] ? st->slot[k].range : core::radix_range<U>{};
     tested[k] = open[k] ? core::radix_ordered_range<T>(range[k].lo, range[k].hi)
                         : core::radix_ordered<U>{U(~U(0)), U(~U(0) - 1)};
+  }
+  // One rank of floating-point keys: each key tested in its own compares where the range allows
+  // (core::radix_native: 1, lo <= x <= hi; 2, x >= lo, NaN too), else by its ordered bits (0).
+  constexpr bool can_native = R == 1 && std::is_floating_point_v<T>;
+  T native_lo{}, native_hi{};
+  int native = 0;
+  if constexpr (can_native) {
+    if (open[0]) {
+      const core::radix_native<T> f = core::radix_native_range<T>(range[0].lo, range[0].hi);
+      native_lo = f.lo;
+      native_hi = f.hi;
+      native = f.exact ? (f.open_top ? 2 : 1) : 0;
+    }
   }
   for (int i = threadIdx.x; i < r * core::radix_bins; i += Threads) radix_bins_shared[i] = 0;
   __syncthreads();
@@ -296,18 +311,26 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
     view_t view;
     ring.take(view, src, layout, t, turn);
     uint32_t members = 0, under[R] = {};  // bit j: item j is in some open range; under range k
-    GSEARCH_UNROLL
-    for (int j = 0; j < view_t::items; ++j) {
-      const U o = core::ordered_bits(view.x[j]);
-      bool in = false;
+    const auto classify = [&](auto inside, auto below) {
       GSEARCH_UNROLL
-      for (int k = 0; k < R; ++k) {
-        if (k >= r) break;  // uniform
-        in = in || tested[k].inside(o);
-        if (First) under[k] |= uint32_t(tested[k].below(o)) << j;
+      for (int j = 0; j < view_t::items; ++j) {
+        bool in = false;
+        GSEARCH_UNROLL
+        for (int k = 0; k < R; ++k) {
+          if (k >= r) break;  // uniform
+          in = in || inside(k, view.x[j]);
+          if (First) under[k] |= uint32_t(below(k, view.x[j])) << j;
+        }
+        members |= uint32_t(in) << j;
       }
-      members |= uint32_t(in) << j;
-    }
+    };
+    if (can_native && native == 1)  // uniform
+      classify([&](int, T x) { return !(x < native_lo) && x <= native_hi; }, [&](int, T x) { return x < native_lo; });
+    else if (can_native && native == 2)
+      classify([&](int, T x) { return !(x < native_lo); }, [&](int, T x) { return x < native_lo; });
+    else
+      classify([&](int k, T x) { return tested[k].inside(core::ordered_bits(x)); },
+               [&](int k, T x) { return tested[k].below(core::ordered_bits(x)); });
     members &= view.valid;
     GSEARCH_UNROLL
     for (int k = 0; k < R; ++k)
