@@ -6,6 +6,7 @@
 
 #include <sys/stat.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -194,6 +195,42 @@ TEST_F(NpyFile, ReadsVersion2And3) {
                            major));
     EXPECT_EQ(npy::load<int64_t>(p.string()), v);
   }
+}
+
+// input::map: a regular file whose data is aligned for its type is mapped (and outlives the
+// input it came from); data at an unaligned offset, and an empty array, are read instead.
+TEST_F(NpyFile, MapsAlignedDataAndReadsTheRest) {
+  const std::vector<int64_t> v = gsearch::gen::sorted_keys<int64_t>(5000, 3);
+  const std::string aligned = work("aligned.npy").string();
+  npy::save(aligned, gsearch::span<const int64_t>(v));
+  std::optional<npy::mapped<int64_t>> m;
+  {
+    npy::input in(aligned);
+    m.emplace(in.map<int64_t>());
+  }  // the file closed; the mapping stays
+  EXPECT_TRUE(m->is_mapped());
+  EXPECT_EQ(std::vector<int64_t>(m->view().begin(), m->view().end()), v);
+
+  // The header padded so that the data starts 4 bytes past a multiple of 8.
+  std::string dict = "{'descr': '<i8', 'fortran_order': False, 'shape': (5000,), }";
+  while ((10 + dict.size() + 1) % 8 != 4) dict += ' ';
+  std::string file = std::string("\x93NUMPY\x01\x00", 8);
+  file += char((dict.size() + 1) & 0xff);
+  file += char((dict.size() + 1) >> 8);
+  file += dict + "\n" + bytes_of(v);
+  const fs::path unaligned = work("unaligned.npy");
+  write_bytes(unaligned, file);
+  npy::input in(unaligned.string());
+  const npy::mapped<int64_t> copy = in.map<int64_t>();
+  EXPECT_FALSE(copy.is_mapped());
+  EXPECT_EQ(std::vector<int64_t>(copy.view().begin(), copy.view().end()), v);
+
+  const std::string empty = work("empty.npy").string();
+  npy::save(empty, gsearch::span<const int64_t>());
+  npy::input e(empty);
+  const npy::mapped<int64_t> none = e.map<int64_t>();
+  EXPECT_FALSE(none.is_mapped());
+  EXPECT_EQ(none.view().size(), 0);
 }
 
 // ---- .npy: bad files -----------------------------------------------------------------------
