@@ -25,7 +25,8 @@ namespace gsearch::cpu_backend {
 /// the next: int32, side left, K = 2^20, Q = 2^22: 68.8 ms against 741 for numpy (10.8x numpy,
 /// 1.75x with one query at a time); K = 2^10, Q = 2^22: 18x numpy (was 6.5x)
 /// (bench/search/cpu_bench.py; docs/perf-notes.md, "CPU fast path against numpy.searchsorted",
-/// section 2). The index's walk and the buckets take 8 for the same reason.
+/// section 2). The buckets take 8 for the same reason; the index's walk takes more
+/// (index_tuning::walk_lockstep).
 inline constexpr int lockstep = 8;
 
 // --- search (src/search/cpu.cpp) -------------------------------------------------------------
@@ -71,6 +72,14 @@ namespace index_tuning {
 /// Slots (build) and queries (search) per thread below which a thread costs more than it saves.
 inline constexpr int64_t min_slots_per_thread = int64_t{1} << 16;
 inline constexpr int64_t min_queries_per_thread = int64_t{1} << 12;
+/// Queries a thread walks down the index in lockstep, each one's next node prefetched as soon
+/// as it is known (core::static_index_descend). Measured (this 2-core AMD EPYC, K = 2^24, Q =
+/// 2^22, side left, the CLI's --repeat 5 medians, build included; one run, noisy): int64 197 ms
+/// with 8 queries and no prefetch, 184 with 8 prefetching, 140 with 16, 131 with 32, 126 with
+/// 64; int32 133 / 103 / 100 / 70 / 76 (docs/perf-notes.md, issue 42's CPU process). Without the
+/// prefetch, 16 and 32 were no better than 8 (the reorder buffer fills with the first queries'
+/// steps).
+inline constexpr int walk_lockstep = 32;
 }  // namespace index_tuning
 
 // --- partitioned search (src/search/cpu_partitioned.cpp) --------------------------------------------

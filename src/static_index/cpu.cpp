@@ -9,7 +9,7 @@
 #include "gsearch/detail_placed_memory.hpp"
 
 namespace gsearch::cpu_backend {
-using namespace index_tuning;  // min_slots_per_thread, min_queries_per_thread; lockstep: tuning.hpp
+using namespace index_tuning;  // min_slots_per_thread, min_queries_per_thread, walk_lockstep
 namespace {
 
 // The node compares are SIMD (16 4-byte keys in one AVX-512 compare, two AVX2 ones); the
@@ -21,16 +21,26 @@ namespace {
 #define GSEARCH_SIMD_CLONES
 #endif
 
+// The layout as static_index_ref reads it, with the prefetch that core::static_index_descend
+// gives each query's next node.
+template <class T>
+struct prefetching_layout {
+  const T* layout;
+  GSEARCH_FORCEINLINE T operator()(int64_t s) const { return layout[s]; }
+  GSEARCH_FORCEINLINE void prefetch(int64_t s) const { __builtin_prefetch(layout + s); }
+};
+
 template <bool Strict, class T, class Out>
 GSEARCH_SIMD_CLONES void search_range(const static_index_host_ref<T>& ref, const T* queries, int64_t begin,
                                       int64_t end, Out* out, int64_t offset) {
+  const prefetching_layout<T> layout{ref.layout};
   int64_t j = begin;
-  for (; j + lockstep <= end; j += lockstep) {
-    T q[lockstep];
-    int64_t rank[lockstep];
-    for (int i = 0; i < lockstep; ++i) q[i] = queries[j + i];
-    core::static_index_ranks<Strict>(ref, ref.shape, q, rank);
-    for (int i = 0; i < lockstep; ++i) out[j + i] = Out(rank[i] + offset);
+  for (; j + walk_lockstep <= end; j += walk_lockstep) {
+    T q[walk_lockstep];
+    int64_t rank[walk_lockstep];
+    for (int i = 0; i < walk_lockstep; ++i) q[i] = queries[j + i];
+    core::static_index_ranks<Strict>(layout, ref.shape, q, rank);
+    for (int i = 0; i < walk_lockstep; ++i) out[j + i] = Out(rank[i] + offset);
   }
   for (; j < end; ++j) out[j] = Out(core::static_index_rank<Strict>(ref, ref.shape, queries[j]) + offset);
 }
@@ -48,7 +58,7 @@ void index_build(int threads, const T* keys, int64_t n, T* layout) {
 template <class T, class Out>
 void index_search(int threads, side s, const index_ref<T>& ref, const T* queries, int64_t q, Out* out) {
   visit_side(s, [&]<bool Strict>(int offset) {
-    parallel_for(q, thread_count(threads, q, min_queries_per_thread), lockstep, [&](int64_t begin, int64_t end) {
+    parallel_for(q, thread_count(threads, q, min_queries_per_thread), walk_lockstep, [&](int64_t begin, int64_t end) {
       search_range<Strict>(ref, queries, begin, end, out, offset);
     });
   });

@@ -159,13 +159,22 @@ GSEARCH_HD GSEARCH_FORCEINLINE bool static_index_special(T q) {
 /// path. Level h's node k is read at slot offset(h) + k B, through `layout`, so a caller can
 /// read the top levels from one place (a GPU block's shared memory) and the rest from another.
 /// The N chains of dependent reads overlap (memory-level parallelism).
+///
+/// An accessor with a `prefetch(slot)` member (the CPU's) is given each query's next node (of
+/// level h - 1, read by the next step or, at level 0, by the caller) as soon as it is known: a
+/// prefetch retires without waiting for its line, so the reads of a level are all in flight
+/// while the step walks the other queries, where plain loads stall at the reorder buffer's head
+/// once it holds some 16 queries' steps (issue 42: 32 queries walked so, 1.5-1.9x the walk of 8).
 template <int N, int B, class Acc, class Pred>
 GSEARCH_HD GSEARCH_FORCEINLINE void static_index_descend(const Acc& layout, const static_index_shape<B>& shape, int from,
                                                   int to, const Pred (&before)[N], int64_t (&node)[N]) {
   for (int h = from; h > to; --h) {
     const int64_t level = shape.offset[h];
     GSEARCH_UNROLL
-    for (int i = 0; i < N; ++i) node[i] = node[i] * (B + 1) + static_index_node_rank<B>(layout, level + node[i] * B, before[i]);
+    for (int i = 0; i < N; ++i) {
+      node[i] = node[i] * (B + 1) + static_index_node_rank<B>(layout, level + node[i] * B, before[i]);
+      if constexpr (requires { layout.prefetch(level); }) layout.prefetch(shape.offset[h - 1] + node[i] * B);
+    }
   }
 }
 
