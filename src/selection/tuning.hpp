@@ -91,17 +91,17 @@ inline constexpr double radix_select_margin = 3.0;
 /// instructions a warp of elements where 4 vectors in registers had taken 28.
 inline constexpr launch_config radix_pass_config = {512, 4};
 /// The tiles a pass's thread has in a shared ring (tile_ring): Stages - 1 of them in flight while
-/// it counts one. One rank of 4-byte keys: 3 stages of 32 KB a block, 128 KB in flight a
-/// multiprocessor at 2 blocks (226.6 of its 228 KB of shared memory with radix_stage's 8 KB and
-/// the counts' 8 KB); 2 stages (aed3f57) left the first pass waiting on its own copies 5.0 of
-/// every 13.7 cycles between a warp's instructions, DRAM at 56% (ncu; 64 KB in flight a
-/// multiprocessor, 2.7 TB/s: 3.2 us a round trip through the ring, where the read alone needs
-/// about 1). More slots or 8-byte keys take 2 stages (3 would leave room for one block).
-constexpr int radix_pass_stages(int slots, int key_bytes) { return slots == 1 && key_bytes == 4 ? 3 : 2; }
+/// it counts one. 2 stages of 32 KB a block (64 KB in flight a multiprocessor at 2 blocks).
+/// Measured on one H200 (bench/results/h200/issue41/, one rank of 2^26 / 2^28 float32): 3 stages
+/// for one rank of 4-byte keys with a 128-key warp stage to make the room (fc62eb2) took 0.131-0.157
+/// / 0.344-0.532 ms where 2 stages with 256 (aed3f57) took 0.126-0.147 / 0.352-0.477; the first
+/// pass waited on its copies more, not less (ncu: 6.7 of 17.6 cycles, 5.0 of 13.7 at aed3f57), and
+/// its DRAM throughput stayed at 51-56% either way.
+constexpr int radix_pass_stages(int /*slots*/, int /*key_bytes*/) { return 2; }
 /// Elements a warp stages before it counts them and moves them to the copy (one global atomic a
-/// stage): 128, at least a sparse tile's members (a quarter of 16 keys x 32 lanes); 256 left no
-/// room for a third ring stage.
-inline constexpr int radix_stage = 128;
+/// stage); at least a sparse tile's members (a quarter of 16 keys x 32 lanes). 128 (fc62eb2,
+/// with 3 ring stages) was slower at k = n/2, whose members fill a stage every few tiles.
+inline constexpr int radix_stage = 256;
 inline constexpr int radix_pass_blocks_per_sm = 2;
 
 /// partition / argpartition's scatter (select_scatter_kernel.cuh): tiles of 256 threads x 4
