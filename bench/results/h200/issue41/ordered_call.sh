@@ -9,6 +9,8 @@
 #   ncu      the radix kernels' times in one 2^26 uniform float32 select (radix_call.sh's), then
 #            the first pass's profile (speed of light, occupancy, warp states, scheduler,
 #            memory, instructions) at the boost clock (--clock-control none)
+#   ncu_source  the first pass's warp-state sampling a SASS line (SourceCounters, WarpStateStats;
+#            the report kept, its source page printed as CSV): where the pass's warps wait
 #   python   bench/selection/python_overhead.py: each Python entry point beside its C++ call
 #   pytest   python/tests/test_selection.py and test_quantile*.py on the GPU (no GPU test may skip)
 #   racecheck compute-sanitizer racecheck of the radix select's tests (int32, float; 4 tests:
@@ -48,6 +50,15 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
         > "$L/ncu_first_pass.txt" 2>&1
       echo "ncu first pass: exit $? (${SECONDS} s)"
       grep -E "Duration|DRAM Throughput|Compute \(SM\)|Achieved Occupancy|Issue Slots Busy|No Eligible|Stall|Registers Per|Executed Ipc|Warp Cycles Per Issued|Memory Throughput|Executed Instructions " "$L/ncu_first_pass.txt" | head -30 ;;
+    ncu_source)
+      timeout 150 ncu --kernel-name regex:radix_pass_kernel --launch-count 1 --clock-control none --import-source yes \
+        --section WarpStateStats --section SourceCounters --print-details all -f -o "$L/first_pass" \
+        "$B/selection_bench" --parts select --sizes 67108864 --dtypes float32 --dists uniform --no-peers --quick \
+        > "$L/ncu_source.txt" 2>&1
+      echo "ncu source: exit $? (${SECONDS} s)"
+      ncu --import "$L/first_pass.ncu-rep" --page source --csv --print-source sass > "$L/first_pass_sass.csv" 2> "$L/first_pass_sass.err"
+      echo "ncu source page: exit $? $(wc -l < "$L/first_pass_sass.csv") lines"; head -c 600 "$L/first_pass_sass.err"
+      grep -iE "stall|Warp Cycles|eligible" "$L/ncu_source.txt" | head -40 ;;
     python)
       PYTHONPATH=$PWD/python timeout 200 python3 -m bench.selection.python_overhead --out "$L/python_overhead.json" \
         --cpp-bench "$B/selection_bench" > "$L/python_overhead.txt" 2>&1
