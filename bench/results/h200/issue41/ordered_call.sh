@@ -51,7 +51,7 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
       echo "ncu first pass: exit $? (${SECONDS} s)"
       grep -E "Duration|DRAM Throughput|Compute \(SM\)|Achieved Occupancy|Issue Slots Busy|No Eligible|Stall|Registers Per|Executed Ipc|Warp Cycles Per Issued|Memory Throughput|Executed Instructions " "$L/ncu_first_pass.txt" | head -30 ;;
     ncu_source)
-      timeout 150 ncu --kernel-name regex:radix_pass_kernel --launch-count 1 --clock-control none --import-source yes \
+      timeout 80 ncu --kernel-name regex:radix_pass_kernel --launch-count 1 --clock-control none --import-source yes \
         --section WarpStateStats --section SourceCounters --print-details all -f -o "$L/first_pass" \
         "$B/selection_bench" --parts select --sizes 67108864 --dtypes float32 --dists uniform --no-peers --quick \
         > "$L/ncu_source.txt" 2>&1
