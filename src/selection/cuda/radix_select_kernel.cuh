@@ -174,12 +174,21 @@ constexpr int64_t radix_pass_shared_bytes(int r) {
          tile_ring<T, Threads, Loads, Stages>::bytes;
 }
 
+/// Parts of the pass left out, for bench/selection/radix_probe.cu alone (the library's passes
+/// have none): what each part of the first pass costs, measured by its absence.
+enum radix_probe : int {
+  radix_probe_stream = 1,      ///< the tiles read through the ring and folded, nothing else
+  radix_probe_no_members = 2,  ///< no tile has members (the compares and the counts below stay)
+  radix_probe_no_end = 4,      ///< no block adds its counts to the pass's, and no pick
+};
+
 /// One pass, for up to R slots: the source (the data, or the copy `buffers + (source - 1) * capacity`, source_n
 /// elements) read in tiles, Stages - 1 of them ahead (tile_ring); per element its radix bits, each open slot's bin (shared counts, added
 /// to st->hist at the end), in the first pass the elements under each range, and the elements in
 /// any range copied to buffer `out` (one global atomic a tile for the tile's place). The block
 /// that finishes last picks (radix_pick_block). `head`: the data's unaligned head (scan_layout).
-template <class T, int Threads, int Loads, bool First, int R, int Stages = radix_pass_stages(R, sizeof(T))>
+template <class T, int Threads, int Loads, bool First, int R, int Stages = radix_pass_stages(R, sizeof(T)),
+          int Probe = 0>
 __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte keys took 85 registers
     radix_pass_kernel(const T* __restrict__ data, int64_t n, int64_t head,
                       radix_select_state<T>* __restrict__ st, T* __restrict__ buffers,
@@ -306,10 +315,16 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
   GSEARCH_UNROLL
   for (int s = 0; s < Stages - 1; ++s) ring.fetch(blockIdx.x + s * int64_t(gridDim.x), s);
   int turn = 0;  // the stage of tile t
+  uint32_t probe_fold = 0;  // radix_probe_stream: the tiles' bits, kept from the compiler
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x, turn = turn + 1 == Stages ? 0 : turn + 1) {
     ring.fetch(t + (Stages - 1) * int64_t(gridDim.x), turn == 0 ? Stages - 1 : turn - 1);
     view_t view;
     ring.take(view, src, layout, t, turn);
+    if constexpr ((Probe & radix_probe_stream) != 0) {
+      GSEARCH_UNROLL
+      for (int j = 0; j < view_t::items; ++j) probe_fold ^= uint32_t(core::radix_bits(view.x[j]));
+      continue;
+    }
     uint32_t members = 0, under[R] = {};  // bit j: item j is in some open range; under range k
     const auto classify = [&](auto inside, auto below) {
       GSEARCH_UNROLL
@@ -332,6 +347,7 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
       classify([&](int k, T x) { return tested[k].inside(core::ordered_bits(x)); },
                [&](int k, T x) { return tested[k].below(core::ordered_bits(x)); });
     members &= view.valid;
+    if constexpr ((Probe & radix_probe_no_members) != 0) members = 0;
     GSEARCH_UNROLL
     for (int k = 0; k < R; ++k)
       if (First && k < r) below[k] += __popc(under[k] & view.valid);
@@ -421,6 +437,10 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
     staged += total;
   }
   if (staged) flush();
+  if constexpr ((Probe & (radix_probe_stream | radix_probe_no_end)) != 0) {
+    if (probe_fold == 0x9e3779b9u && below[0] == 7u) st->written = probe_fold;  // never, in effect
+    return;
+  }
   // The block's counts into the pass's (the launch gives no block 2^31 elements: 32-bit counts).
   __syncthreads();
   for (int i = threadIdx.x; i < r * core::radix_bins; i += Threads)

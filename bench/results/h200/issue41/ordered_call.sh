@@ -9,6 +9,8 @@
 #   ncu      the radix kernels' times in one 2^26 uniform float32 select (radix_call.sh's), then
 #            the first pass's profile (speed of light, occupancy, warp states, scheduler,
 #            memory, instructions) at the boost clock (--clock-control none)
+#   probe    bench/selection/radix_probe: the first pass at other ring shapes and with parts left
+#            out (the tiles only read; no members; no end), one rank of 2^26 float32
 #   ncu_source  the first pass's warp-state sampling a SASS line (SourceCounters, WarpStateStats;
 #            the report kept, its source page printed as CSV): where the pass's warps wait
 #   python   bench/selection/python_overhead.py: each Python entry point beside its C++ call
@@ -28,7 +30,7 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
   case $step in
     build)
       t0=$SECONDS
-      bash scripts/device/build.sh test_gpu_selection test_gpu_topk selection_bench _core > "$L/build.log" 2>&1 ||
+      bash scripts/device/build.sh test_gpu_selection test_gpu_topk selection_bench radix_probe _core > "$L/build.log" 2>&1 ||
         { echo "build FAILED"; grep -E "error" -A3 "$L/build.log" | head -40; tail -20 "$L/build.log"; exit 1; }
       echo "build: $((SECONDS - t0)) s" ;;
     tests)  # (radix_call.sh's tests step wrote its logs into the archive its ncu step overwrote)
@@ -50,6 +52,9 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
         > "$L/ncu_first_pass.txt" 2>&1
       echo "ncu first pass: exit $? (${SECONDS} s)"
       grep -E "Duration|DRAM Throughput|Compute \(SM\)|Achieved Occupancy|Issue Slots Busy|No Eligible|Stall|Registers Per|Executed Ipc|Warp Cycles Per Issued|Memory Throughput|Executed Instructions " "$L/ncu_first_pass.txt" | head -30 ;;
+    probe)
+      timeout 120 "$B/radix_probe" --json "$L/radix_probe.json" > "$L/radix_probe.txt" 2>&1
+      echo "radix_probe: exit $? (${SECONDS} s)"; cat "$L/radix_probe.txt" ;;
     ncu_source)
       timeout 80 ncu --kernel-name regex:radix_pass_kernel --launch-count 1 --clock-control none --import-source yes \
         --section WarpStateStats --section SourceCounters --print-details all -f -o "$L/first_pass" \

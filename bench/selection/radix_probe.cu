@@ -1,0 +1,150 @@
+// What each part of the radix select's first pass costs (src/selection/cuda/radix_select_kernel.cuh),
+// measured by its absence: the pass at the library's shape and at other ring shapes (vectors a
+// thread a tile x stages), and with parts left out (radix_probe: the tiles only read through the
+// ring; no members; no end, the blocks' counts not added and no pick). One rank of 2^26 uniform
+// float32 in [0, 1) (k = 1,024 and k = n/2); each run is the window kernel (untimed, it resets the
+// state) then the first pass alone between CUDA events, 2 warm-ups, the median of 10. The grid
+// and the copy's capacity as radix_select.cu makes them. Nothing is checked: the probes' passes
+// are not selects (the library's tests check the real one).
+//
+//   radix_probe [--n N] [--json FILE]
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "bench_host.hpp"
+#include "report.hpp"
+#include "cuda/check.cuh"
+#include "gsearch/core/radix_select.hpp"
+#include "selection/cuda/radix_select_kernel.cuh"
+
+namespace {
+
+using namespace gsearch;
+using namespace gsearch::cuda_backend;
+using json = nlohmann::json;
+
+__global__ void uniform_kernel(float* x, int64_t n, uint64_t seed) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    x[i] = float(core::mix64(seed + uint64_t(i + 1) * bench::host::golden) >> 40) * 0x1p-24f;
+}
+
+struct setup {
+  const float* data;
+  int64_t n, rank, capacity;
+  radix_select_state<float>* st;
+  float* buffers;
+  int sms;
+};
+
+// The first pass of one shape and probe: its median time in ms. The window kernel runs before
+// every pass, outside the events: it resets the state the pass changes.
+template <int Loads, int Stages, int Probe>
+double first_pass_ms(const setup& s) {
+  constexpr int threads = 512;
+  const scan_layout<float, threads, Loads> layout{s.n, unaligned_head(s.data, s.n)};
+  const int64_t grid = std::min<int64_t>(layout.tiles(), int64_t(radix_pass_blocks_per_sm) * s.sms);
+  const int64_t smem = radix_pass_shared_bytes<float, threads, Loads, Stages>(1);
+  GSEARCH_CUDA_CHECK(cudaFuncSetAttribute(radix_pass_kernel<float, threads, Loads, true, 1, Stages, Probe>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  radix_ranks ranks{};
+  ranks.r = 1;
+  ranks.rank[0] = s.rank;
+  cudaEvent_t a, b;
+  GSEARCH_CUDA_CHECK(cudaEventCreate(&a));
+  GSEARCH_CUDA_CHECK(cudaEventCreate(&b));
+  std::vector<double> times;
+  for (int run = 0; run < 12; ++run) {  // 2 warm-ups, 10 timed
+    radix_window_kernel<float, radix_window_threads><<<1, radix_window_threads>>>(s.data, s.n, ranks, s.st);
+    GSEARCH_CUDA_CHECK(cudaEventRecord(a));
+    radix_pass_kernel<float, threads, Loads, true, 1, Stages, Probe><<<unsigned(grid), threads, size_t(smem)>>>(
+        s.data, s.n, layout.head, s.st, s.buffers, s.capacity);
+    GSEARCH_CUDA_CHECK(cudaEventRecord(b));
+    GSEARCH_CUDA_CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    GSEARCH_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    if (run >= 2) times.push_back(ms);
+  }
+  GSEARCH_CUDA_CHECK(cudaGetLastError());
+  GSEARCH_CUDA_CHECK(cudaEventDestroy(a));
+  GSEARCH_CUDA_CHECK(cudaEventDestroy(b));
+  std::sort(times.begin(), times.end());
+  return (times[4] + times[5]) / 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t n = int64_t(1) << 26;
+  std::string json_path;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--n" && i + 1 < argc) {
+      n = std::atoll(argv[++i]);
+    } else if (arg == "--json" && i + 1 < argc) {
+      json_path = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: radix_probe [--n N] [--json FILE]\n");
+      return 2;
+    }
+  }
+  if (gsearch::cuda_device_count() == 0 || n < radix_select_min_n) {
+    std::fprintf(stderr, "radix_probe: %s\n", n < radix_select_min_n ? "n too small" : "no CUDA device");
+    return 2;
+  }
+  cudaDeviceProp prop{};
+  GSEARCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  float* data = nullptr;
+  GSEARCH_CUDA_CHECK(cudaMalloc(&data, size_t(n) * sizeof(float)));
+  uniform_kernel<<<4 * prop.multiProcessorCount, 256>>>(data, n, 1);
+  // The copy as radix_select.cu sizes it (every rank below shares one allocation: the widest).
+  const int64_t sample = 2 * int64_t(radix_window_threads);
+  const core::sample_bracket mid = core::bracket_of(n / 2, n, sample, radix_select_margin);
+  const int64_t capacity =
+      (std::min<int64_t>(n / 2, int64_t(std::ceil(select_capacity_factor * double(mid.hi - mid.lo) / double(sample) *
+                                                   double(n))) + select_capacity_slack) + 63) / 64 * 64;
+  const size_t state_bytes = (sizeof(radix_select_state<float>) + 255) / 256 * 256;
+  unsigned char* memory = nullptr;
+  GSEARCH_CUDA_CHECK(cudaMalloc(&memory, state_bytes + 2 * size_t(capacity) * sizeof(float)));
+  auto* st = reinterpret_cast<radix_select_state<float>*>(memory);
+  float* buffers = reinterpret_cast<float*>(memory + state_bytes);
+
+  json rows = json::array();
+  std::printf("radix_probe: %s, first pass of one rank, %lld uniform float32 (read roofline: plain 16-byte loads)\n",
+              prop.name, static_cast<long long>(n));
+  std::printf("%-12s %-26s %10s %10s\n", "rank", "shape / probe", "ms", "GB/s");
+  for (const int64_t rank : {int64_t(1024), n / 2}) {
+    const setup s{data, n, rank, capacity, st, buffers, prop.multiProcessorCount};
+    const auto row = [&](const char* what, double ms) {
+      const double gbps = double(n) * sizeof(float) / (ms * 1e6);
+      std::printf("%-12lld %-26s %10.4f %10.1f\n", static_cast<long long>(rank), what, ms, gbps);
+      rows.push_back({{"rank", rank}, {"what", what}, {"ms", ms}, {"gbps", gbps}});
+    };
+    row("4x2 (the library's)", first_pass_ms<4, 2, 0>(s));
+    row("4x2 stream only", first_pass_ms<4, 2, radix_probe_stream>(s));
+    row("4x2 no members", first_pass_ms<4, 2, radix_probe_no_members>(s));
+    row("4x2 no end", first_pass_ms<4, 2, radix_probe_no_end>(s));
+    row("4x2 no members, no end", first_pass_ms<4, 2, radix_probe_no_members | radix_probe_no_end>(s));
+    row("2x3", first_pass_ms<2, 3, 0>(s));
+    row("2x4", first_pass_ms<2, 4, 0>(s));
+    row("4x3 (1 block a SM)", first_pass_ms<4, 3, 0>(s));
+  }
+  GSEARCH_CUDA_CHECK(cudaDeviceSynchronize());
+  if (!json_path.empty()) {
+    json report = {{"schema", "gsearch-bench-radix-probe/1"},
+                   {"synthetic", false},
+                   {"device", prop.name},
+                   {"n", n},
+                   {"results", rows}};
+    bench::write_json(json_path, report);
+  }
+  cudaFree(memory);
+  cudaFree(data);
+  return 0;
+}
