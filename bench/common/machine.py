@@ -41,3 +41,17 @@ def package_version(module, dist=None):
         except Exception:  # noqa: BLE001
             v = None
     return None if v is None else str(v)
+
+
+def torch_with_cuda(log):
+    """torch, for a benchmark that needs a CUDA device through it; or the exit status 2 after
+    saying through log what is missing (torch, or a CUDA device torch can see)."""
+    try:
+        import torch
+    except ImportError as e:
+        log(f"needs torch with CUDA ({e})")
+        return 2
+    if not torch.cuda.is_available():
+        log("needs a CUDA device (torch.cuda.is_available() is False)")
+        return 2
+    return torch

@@ -132,13 +132,10 @@ def multiset_hash(xp, x):
 def torch_and_gsearch(log):
     """(torch, gsearch) for a benchmark on a CUDA device, or the exit status 2 after saying what is
     missing through log: torch with CUDA, and the gsearch package with its selection functions."""
-    try:
-        import torch
-    except ImportError as e:
-        log(f"needs torch with CUDA ({e})")
-        return 2
-    if not torch.cuda.is_available():
-        log("needs a CUDA device (torch.cuda.is_available() is False)")
+    from ..common.machine import torch_with_cuda
+
+    torch = torch_with_cuda(log)
+    if isinstance(torch, int):
         return 2
     try:
         import gsearch as gs

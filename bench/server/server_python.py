@@ -47,7 +47,7 @@ if not __package__:  # started as a file, not with -m: bench/_as_package.py
 from ..common import inputs  # noqa: E402
 from ..common.bench_json import write_atomic as write_json  # noqa: E402
 from ..common.cli_args import invoked_argv  # noqa: E402
-from ..common.machine import cpu_name, package_version  # noqa: E402
+from ..common.machine import cpu_name, package_version, torch_with_cuda  # noqa: E402
 from ..common.source_stamp import source  # noqa: E402
 
 SCHEMA = "gsearch-bench-server-python/1"
@@ -267,13 +267,8 @@ def main(argv=None):
         p.error(f"--key-types from float32,int32, --impls from {','.join(IMPLS[a.device])}, positive counts")
     torch = None
     if a.device == "cuda":
-        try:
-            import torch
-        except ImportError as e:
-            log(f"needs torch with CUDA ({e})")
-            return 2
-        if not torch.cuda.is_available():
-            log("needs a CUDA device (torch.cuda.is_available() is False)")
+        torch = torch_with_cuda(log)
+        if isinstance(torch, int):
             return 2
     try:
         import gsearch as gs
