@@ -104,11 +104,8 @@ int main(int argc, char** argv) {
   GSEARCH_CUDA_CHECK(cudaMalloc(&data, size_t(n) * sizeof(float)));
   uniform_kernel<<<4 * prop.multiProcessorCount, 256>>>(data, n, 1);
   // The copy as radix_select.cu sizes it (every rank below shares one allocation: the widest).
-  const int64_t sample = 2 * int64_t(radix_window_threads);
-  const core::sample_bracket mid = core::bracket_of(n / 2, n, sample, radix_select_margin);
-  const int64_t capacity =
-      (std::min<int64_t>(n / 2, int64_t(std::ceil(select_capacity_factor * double(mid.hi - mid.lo) / double(sample) *
-                                                   double(n))) + select_capacity_slack) + 63) / 64 * 64;
+  const int64_t widest = n / 2;
+  const int64_t capacity = radix_copy_capacity(n, &widest, 1);
   const size_t state_bytes = (sizeof(radix_select_state<float>) + 255) / 256 * 256;
   unsigned char* memory = nullptr;
   GSEARCH_CUDA_CHECK(cudaMalloc(&memory, state_bytes + 2 * size_t(capacity) * sizeof(float)));

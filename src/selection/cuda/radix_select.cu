@@ -30,24 +30,13 @@ std::optional<radix_select<T>> radix_select<T>::enqueue(cudaStream_t stream, con
   using U = core::radix_bits_t<T>;
   using state_t = radix_select_state<T>;
   constexpr int threads = radix_pass_config.threads, loads = radix_pass_config.items;
-  constexpr int64_t sample = 2 * int64_t(radix_window_threads);
   if (ranks.empty() || int64_t(ranks.size()) > radix_select_max_ranks || n < radix_select_min_n) return std::nullopt;
   const device_limits dev = current_device_limits();
   radix_ranks params{};
   params.r = int32_t(ranks.size());
   std::copy(ranks.begin(), ranks.end(), params.rank);
 
-  // The copy holds the first ranges' elements: the brackets' share of the sample (bracket_of, as
-  // the window kernel takes them), with select_capacity_factor's margin for the count's spread;
-  // at most half the data (a wider copy costs more to write and read than a second read).
-  double share = 0;
-  for (const int64_t r : ranks) {
-    const core::sample_bracket b = core::bracket_of(r, n, sample, radix_select_margin);
-    share += double(b.hi - b.lo) / double(sample);
-  }
-  int64_t capacity = std::min<int64_t>(n / 2, int64_t(std::ceil(select_capacity_factor * share * double(n))) +
-                                                  select_capacity_slack);
-  capacity = (capacity + 63) / 64 * 64;  // each buffer 256-byte aligned
+  const int64_t capacity = radix_copy_capacity(n, ranks.data(), int(ranks.size()));
   const size_t state_bytes = (sizeof(state_t) + 255) / 256 * 256;
   stream_buffer memory(stream, state_bytes + 2 * size_t(capacity) * sizeof(T));
   auto* st = static_cast<state_t*>(memory.get());

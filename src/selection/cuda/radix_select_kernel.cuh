@@ -10,6 +10,8 @@
 #include <cub/block/block_scan.cuh>
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -42,6 +44,23 @@ struct radix_select_state {
   u64 most[radix_select_max_ranks];   ///< in each range (core::radix_narrow closes the bin to them)
   u64 hist[radix_select_max_ranks][core::radix_bins];
 };
+
+/// The elements each copy buffer holds for the select of `ranks` of n: the first ranges'
+/// elements, the brackets' share of the sample (bracket_of, as the window kernel takes them),
+/// with select_capacity_factor's margin for the count's spread; at most half the data (a wider
+/// copy costs more to write and read than a second read); a multiple of 64 (each buffer 256-byte
+/// aligned).
+inline int64_t radix_copy_capacity(int64_t n, const int64_t* ranks, int r) {
+  const int64_t sample = 2 * int64_t(radix_window_threads);
+  double share = 0;
+  for (int k = 0; k < r; ++k) {
+    const core::sample_bracket b = core::bracket_of(ranks[k], n, sample, radix_select_margin);
+    share += double(b.hi - b.lo) / double(sample);
+  }
+  const int64_t capacity =
+      std::min<int64_t>(n / 2, int64_t(std::ceil(select_capacity_factor * share * double(n))) + select_capacity_slack);
+  return (capacity + 63) / 64 * 64;
+}
 
 /// The ranks of one select (ascending, distinct), a kernel parameter.
 struct radix_ranks {
