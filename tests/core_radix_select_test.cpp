@@ -35,6 +35,10 @@ struct radix_run {
   std::vector<T> values;
   int passes = 0, data_reads = 0;
   bool answered = false;
+  // The first pass's copy where it held its whole range (no miss, no overflow), and whether the
+  // first range reached the largest / smallest bits: topk's gather reads that copy (keep_first).
+  std::vector<T> first_copy;
+  bool first_whole = false, first_open_top = false, first_open_bottom = false;
 };
 
 // The CUDA select's flow on the host: the first slots from the sorted sample of s elements (at
@@ -86,9 +90,17 @@ radix_run<T> radix_select_host(const std::vector<T>& data, const std::vector<int
       }
       if (in && copied++ < capacity) copy.push_back(x);
     }
+    if (pass == 0) {
+      run.first_open_top = slots[0].range.hi == U(~U(0));
+      run.first_open_bottom = slots[0].range.lo == U(0);
+    }
     bool inside = true;
     for (size_t k = 0; k < slots.size(); ++k)
       inside &= core::radix_pick(slots[k], bins[k].data(), pass == 0 ? below[k] : 0, least[k], most[k]);
+    if (pass == 0 && inside && copied <= capacity) {
+      run.first_copy = copy;
+      run.first_whole = true;
+    }
     if (inside && copied <= capacity) {
       source = std::move(copy);
       from_data = false;
@@ -126,6 +138,7 @@ void expect_same(const std::vector<T>& want, const radix_run<T>& got, const std:
 TYPED_TEST(CoreRadixSelect, EveryShapeReadsTheDataOnceAndEqualsASort) {
   using T = TypeParam;
   const int64_t n = 50001, s = 1024;
+  int open_copies = 0;
   for (const shape sh : kShapes) {
     const std::vector<T> data = make_input<T>(sh, n, 11);
     for (const std::vector<int64_t>& ranks :
@@ -143,8 +156,23 @@ TYPED_TEST(CoreRadixSelect, EveryShapeReadsTheDataOnceAndEqualsASort) {
       if (sh == shape::all_equal) {
         EXPECT_EQ(run.passes, 1);
       }
+      // Where the first range reached an end of the keys and the copy held it whole, the copy
+      // holds every element from the answer to that end (topk gathers from it).
+      if (ranks.size() == 1 && run.first_whole && (run.first_open_top || run.first_open_bottom)) {
+        using U = core::radix_bits_t<T>;
+        const U answer = core::radix_bits(run.values[0]);
+        const auto beyond = [&](T x) {
+          const U u = core::radix_bits(x);
+          return run.first_open_top ? u >= answer : u <= answer;
+        };
+        EXPECT_EQ(std::count_if(data.begin(), data.end(), beyond),
+                  std::count_if(run.first_copy.begin(), run.first_copy.end(), beyond))
+            << name(sh) << " rank " << ranks[0];
+        ++open_copies;
+      }
     }
   }
+  EXPECT_GT(open_copies, 10);  // ranks 0, n - 1 and n - 1024 of most shapes
 }
 
 TYPED_TEST(CoreRadixSelect, EqualTopBitsNarrowInTheFirstPass) {

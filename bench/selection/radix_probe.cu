@@ -50,7 +50,7 @@ double first_pass_ms(const setup& s) {
   constexpr int threads = 512;
   const scan_layout<float, threads, Loads> layout{s.n, unaligned_head(s.data, s.n)};
   const int64_t grid = std::min<int64_t>(layout.tiles(), int64_t(radix_pass_blocks_per_sm) * s.sms);
-  const int64_t smem = radix_pass_shared_bytes<float, threads, Loads, Stages>(1);
+  const int64_t smem = radix_pass_shared_bytes<float, threads, Loads, Stages>(1, false);
   GSEARCH_CUDA_CHECK(cudaFuncSetAttribute(radix_pass_kernel<float, threads, Loads, true, 1, Stages, Probe>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   radix_ranks ranks{};
@@ -61,10 +61,10 @@ double first_pass_ms(const setup& s) {
   GSEARCH_CUDA_CHECK(cudaEventCreate(&b));
   std::vector<double> times;
   for (int run = 0; run < 12; ++run) {  // 2 warm-ups, 10 timed
-    radix_window_kernel<float, radix_window_threads><<<1, radix_window_threads>>>(s.data, s.n, ranks, s.st);
+    radix_window_kernel<float, radix_window_threads><<<1, radix_window_threads>>>(s.data, s.n, ranks, s.st, false);
     GSEARCH_CUDA_CHECK(cudaEventRecord(a));
     radix_pass_kernel<float, threads, Loads, true, 1, Stages, Probe><<<unsigned(grid), threads, size_t(smem)>>>(
-        s.data, s.n, layout.head, s.st, s.buffers, s.capacity);
+        s.data, s.n, layout.head, s.st, s.buffers, s.capacity, static_cast<int64_t*>(nullptr));
     GSEARCH_CUDA_CHECK(cudaEventRecord(b));
     GSEARCH_CUDA_CHECK(cudaEventSynchronize(b));
     float ms = 0;

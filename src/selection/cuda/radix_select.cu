@@ -26,7 +26,7 @@ namespace gsearch::cuda_backend {
 
 template <class T>
 std::optional<radix_select<T>> radix_select<T>::enqueue(cudaStream_t stream, const T* data, int64_t n,
-                                                        const std::vector<int64_t>& ranks) {
+                                                        const std::vector<int64_t>& ranks, bool keep_first) {
   using U = core::radix_bits_t<T>;
   using state_t = radix_select_state<T>;
   constexpr int threads = radix_pass_config.threads, loads = radix_pass_config.items;
@@ -37,13 +37,18 @@ std::optional<radix_select<T>> radix_select<T>::enqueue(cudaStream_t stream, con
   std::copy(ranks.begin(), ranks.end(), params.rank);
 
   const int64_t capacity = radix_copy_capacity(n, ranks.data(), int(ranks.size()));
+  // Kept, the first copy and its positions stay for the caller (32-bit positions in the stage).
+  keep_first = keep_first && ranks.size() == 1 && n <= int64_t(UINT32_MAX);
   const size_t state_bytes = (sizeof(state_t) + 255) / 256 * 256;
-  stream_buffer memory(stream, state_bytes + 2 * size_t(capacity) * sizeof(T));
+  const int buffer_count = keep_first ? 3 : 2;
+  stream_buffer memory(stream, state_bytes + size_t(buffer_count) * size_t(capacity) * sizeof(T) +
+                                   (keep_first ? size_t(capacity) * sizeof(int64_t) : 0));
   auto* st = static_cast<state_t*>(memory.get());
   T* buffers = reinterpret_cast<T*>(static_cast<unsigned char*>(memory.get()) + state_bytes);
+  int64_t* positions = keep_first ? reinterpret_cast<int64_t*>(buffers + buffer_count * capacity) : nullptr;
 
   launch(radix_window_kernel<T, radix_window_threads>, 1, radix_window_threads, 0, stream, data, n,
-         params, st);
+         params, st, keep_first);
   // Every pass on the same grid: radix_pass_blocks_per_sm blocks a multiprocessor, and enough
   // that no block counts 2^31 elements in its 32-bit shared counts.
   const scan_layout<T, threads, loads> layout{n, unaligned_head(data, n)};
@@ -54,12 +59,15 @@ std::optional<radix_select<T>> radix_select<T>::enqueue(cudaStream_t stream, con
   // multiprocessor, and 4 slots' ranges, counts and extents take about 40).
   const auto enqueue_passes = [&](auto first, auto next, auto slots) {
     constexpr int R = decltype(slots)::value;
-    const int64_t smem = radix_pass_shared_bytes<T, threads, loads, radix_pass_stages(R, sizeof(T))>(R);
-    allow_dynamic_shared(reinterpret_cast<const void*>(first), smem, dev);
+    constexpr int stages = radix_pass_stages(R, sizeof(T));
+    const int64_t first_smem = radix_pass_shared_bytes<T, threads, loads, stages>(R, keep_first);
+    const int64_t smem = radix_pass_shared_bytes<T, threads, loads, stages>(R, false);
+    allow_dynamic_shared(reinterpret_cast<const void*>(first), first_smem, dev);
     allow_dynamic_shared(reinterpret_cast<const void*>(next), smem, dev);
-    launch(first, grid, threads, smem, stream, data, n, layout.head, st, buffers, capacity);
+    launch(first, grid, threads, first_smem, stream, data, n, layout.head, st, buffers, capacity, positions);
     for (int pass = 1; pass < core::radix_max_passes<U>(); ++pass)
-      launch(next, grid, threads, smem, stream, data, n, layout.head, st, buffers, capacity);
+      launch(next, grid, threads, smem, stream, data, n, layout.head, st, buffers, capacity,
+             static_cast<int64_t*>(nullptr));
   };
   using one = std::integral_constant<int, 1>;
   using two = std::integral_constant<int, 2>;
@@ -71,7 +79,28 @@ std::optional<radix_select<T>> radix_select<T>::enqueue(cudaStream_t stream, con
   else
     enqueue_passes(radix_pass_kernel<T, threads, loads, true, radix_select_max_ranks>,
                    radix_pass_kernel<T, threads, loads, false, radix_select_max_ranks>, most{});
-  return radix_select(stream, std::move(memory), st, int(ranks.size()));
+  return radix_select(stream, std::move(memory), st, int(ranks.size()), capacity, keep_first);
+}
+
+template <class T>
+const T* radix_select<T>::first_values() const {
+  return reinterpret_cast<const T*>(static_cast<const unsigned char*>(state_) +
+                                    (sizeof(radix_select_state<T>) + 255) / 256 * 256);
+}
+template <class T>
+const int64_t* radix_select<T>::first_positions() const {
+  return kept_ ? reinterpret_cast<const int64_t*>(first_values() + 3 * capacity_) : nullptr;
+}
+template <class T>
+const int64_t* radix_select<T>::first_count() const {
+  return reinterpret_cast<const int64_t*>(static_cast<const unsigned char*>(state_) +
+                                          offsetof(radix_select_state<T>, first_count));
+}
+template <class T>
+const int32_t* radix_select<T>::first_holds(bool top) const {
+  return reinterpret_cast<const int32_t*>(
+      static_cast<const unsigned char*>(state_) +
+      (top ? offsetof(radix_select_state<T>, first_holds_top) : offsetof(radix_select_state<T>, first_holds_bottom)));
 }
 
 template <class T>

@@ -29,26 +29,41 @@ class radix_select {
  public:
   /// Enqueues the select of ranks (ascending, distinct, in [0, n)) of data[0, n) on `stream`;
   /// nullopt, with nothing enqueued, for more than radix_select_max_ranks ranks or fewer than
-  /// radix_select_min_n elements.
+  /// radix_select_min_n elements. `keep_first` (one rank, n < 2^32; ignored otherwise): the first
+  /// pass's copy stays, each element's position beside it, for the caller to read in place of
+  /// the data where it holds what the caller needs (first_holds).
   static std::optional<radix_select> enqueue(cudaStream_t stream, const T* data, int64_t n,
-                                             const std::vector<int64_t>& ranks);
+                                             const std::vector<int64_t>& ranks, bool keep_first = false);
 
   /// Device addresses, for kernels enqueued after the select (topk's gather): the answers by
   /// rank, valid once the status (core::plan_status) is done; check it (plan_done) first.
   const T* values() const;
   const int32_t* status() const;
 
+  /// The first pass's copy, where keep_first was granted (first_positions() not null): its
+  /// elements (first_capacity() at most; their count in device memory) and their positions, and
+  /// a flag in device memory, nonzero once the first pass has run if the copy holds every element
+  /// at or above (top) or at or below the rank (the first range reached that end of the keys and
+  /// neither missed nor overflowed).
+  const T* first_values() const;
+  const int64_t* first_positions() const;
+  const int64_t* first_count() const;
+  const int32_t* first_holds(bool top) const;
+  int64_t first_capacity() const { return capacity_; }
+
   /// Waits for the stream; the answers by rank, or nullopt when the chain did not finish (it
   /// always does unless the chain is shortened: the caller then selects another way).
   std::optional<std::vector<T>> finish();
 
  private:
-  radix_select(cudaStream_t stream, stream_buffer memory, void* state, int r)
-      : stream_(stream), memory_(std::move(memory)), state_(state), r_(r) {}
+  radix_select(cudaStream_t stream, stream_buffer memory, void* state, int r, int64_t capacity, bool kept)
+      : stream_(stream), memory_(std::move(memory)), state_(state), r_(r), capacity_(capacity), kept_(kept) {}
   cudaStream_t stream_;
   stream_buffer memory_;
-  void* state_;  // radix_select_state<T> in device memory
+  void* state_;  // radix_select_state<T> in device memory, then the copy buffers, then the positions
   int r_;
+  int64_t capacity_;
+  bool kept_;
 };
 
 }  // namespace gsearch::cuda_backend

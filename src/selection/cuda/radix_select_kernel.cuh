@@ -35,7 +35,14 @@ struct radix_select_state {
   int32_t r = 0;
   int32_t status = 0;
   int32_t source = 0;    ///< what the next pass reads: 0 the data, b > 0 copy buffer b - 1
-  int32_t out = 1;       ///< the copy buffer (1 or 2, never the source) it writes
+  int32_t out = 1;       ///< the copy buffer (1, 2 or 3, never the source) it writes
+  int32_t keep_first = 0;  ///< the first pass's copy (buffer 1) stays, with its positions: later passes use 2 and 3
+  int32_t first_open_top = 0, first_open_bottom = 0;  ///< the first range reached the largest / smallest bits
+  /// Set by the first pass's pick where keep_first: the copy holds every element of the first
+  /// range (no miss, no overflow), and so every element at or beyond the rank on an open side
+  /// (topk's gather reads it in place of the data: first_count elements, their positions beside).
+  int32_t first_holds_top = 0, first_holds_bottom = 0;
+  int64_t first_count = 0;
   int64_t source_n = 0;  ///< the elements of a buffer source
   u64 written = 0;       ///< elements the running pass found in a range (the first `capacity` copied)
   uint32_t blocks_done = 0;
@@ -75,7 +82,7 @@ struct radix_ranks {
 template <class T, int Threads>
 __global__ void __launch_bounds__(Threads, 1)
     radix_window_kernel(const T* __restrict__ data, int64_t n, radix_ranks ranks,
-                        radix_select_state<T>* __restrict__ st) {
+                        radix_select_state<T>* __restrict__ st, bool keep_first) {
   using U = core::radix_bits_t<T>;
   constexpr int S = 2 * Threads;
   static_assert((S & (S - 1)) == 0, "the bitonic sort takes a power of two");
@@ -108,6 +115,11 @@ __global__ void __launch_bounds__(Threads, 1)
     st->status = int32_t(core::plan_status::running);
     st->source = 0;
     st->out = 1;
+    st->keep_first = keep_first;
+    st->first_open_top = st->slot[0].range.hi == U(~U(0));  // thread 0 wrote slot 0 above
+    st->first_open_bottom = st->slot[0].range.lo == U(0);
+    st->first_holds_top = st->first_holds_bottom = 0;
+    st->first_count = 0;
     st->source_n = 0;
     st->written = 0;
     st->blocks_done = 0;
@@ -170,13 +182,20 @@ __device__ void radix_pick_block(radix_select_state<T>* st, int64_t capacity, bo
     bool done = true;
     for (int k = 0; k < r; ++k) done = done && st->slot[k].done;
     const u64 written = st->written;
+    if (first && st->keep_first) {
+      const bool whole = inside && int64_t(written) <= capacity;
+      st->first_holds_top = whole && st->first_open_top;
+      st->first_holds_bottom = whole && st->first_open_bottom;
+      st->first_count = int64_t(written);
+    }
     if (inside && int64_t(written) <= capacity) {
       st->source = st->out;
       st->source_n = int64_t(written);
     } else {
       st->source = 0;  // a miss, or a copy that overflowed: the data holds every range's elements
     }
-    st->out = st->source == 1 ? 2 : 1;
+    // Neither the source nor, where kept, the first pass's copy.
+    st->out = st->keep_first ? (st->source == 2 ? 3 : 2) : (st->source == 1 ? 2 : 1);
     st->written = 0;
     st->blocks_done = 0;
     if (done)
@@ -185,11 +204,12 @@ __device__ void radix_pick_block(radix_select_state<T>* st, int64_t capacity, bo
   }
 }
 
-/// The pass kernel's dynamic shared memory for r slots: their counts, each warp's stage, the
-/// tile ring.
+/// The pass kernel's dynamic shared memory for r slots: their counts, each warp's stage (and,
+/// where the pass copies positions, their 32-bit positions), the tile ring.
 template <class T, int Threads, int Loads, int Stages>
-constexpr int64_t radix_pass_shared_bytes(int r) {
-  return int64_t(r) * core::radix_bins * 4 + (Threads / 32) * radix_stage * int64_t(sizeof(T)) +
+constexpr int64_t radix_pass_shared_bytes(int r, bool positions) {
+  return int64_t(r) * core::radix_bins * 4 +
+         (Threads / 32) * radix_stage * int64_t(sizeof(T) + (positions ? sizeof(uint32_t) : 0)) +
          tile_ring<T, Threads, Loads, Stages>::bytes;
 }
 
@@ -206,12 +226,14 @@ enum radix_probe : int {
 /// to st->hist at the end), in the first pass the elements under each range, and the elements in
 /// any range copied to buffer `out` (one global atomic a tile for the tile's place). The block
 /// that finishes last picks (radix_pick_block). `head`: the data's unaligned head (scan_layout).
+/// `positions` (the first pass only, n < 2^32; else null): each copied element's position in the
+/// data, beside it in the copy (topk gathers from the copy: radix_select_state::keep_first).
 template <class T, int Threads, int Loads, bool First, int R, int Stages = radix_pass_stages(R, sizeof(T)),
           int Probe = 0>
 __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte keys took 85 registers
     radix_pass_kernel(const T* __restrict__ data, int64_t n, int64_t head,
                       radix_select_state<T>* __restrict__ st, T* __restrict__ buffers,
-                      int64_t capacity) {
+                      int64_t capacity, int64_t* __restrict__ positions) {
   using U = core::radix_bits_t<T>;
   using view_t = tile_items<T, Threads, Loads>;
   static_assert(R <= radix_select_max_ranks, "R: the most slots the launch has (1, 2 or 4: registers)");
@@ -277,6 +299,7 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
       if (in) {
         const u64 at = atomicAdd(&st->written, 1ull);
         if (int64_t(at) < capacity) out[at] = src[i];
+        if (First && positions && int64_t(at) < capacity) positions[at] = i;
       }
     }
   }
@@ -295,8 +318,11 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
   // quarter of it: constant or few distinct values, or a later pass) is counted per item, a
   // thread's equal bins in a row by one atomic, and goes to the copy straight, item by item
   // across the warp.
-  T* const stages = reinterpret_cast<T*>(radix_bins_shared + r * core::radix_bins);  // then the ring
+  constexpr int warps = Threads / 32;
+  const bool with_positions = First && positions != nullptr;  // uniform
+  T* const stages = reinterpret_cast<T*>(radix_bins_shared + r * core::radix_bins);  // then the positions, the ring
   T* const stage = stages + warp * radix_stage;
+  uint32_t* const stage_at = reinterpret_cast<uint32_t*>(stages + warps * radix_stage) + warp * radix_stage;
   int staged = 0;        // uniform in the warp
   bool copying = true;   // the copy has not overflowed, as far as this warp saw: stop counting
   const auto take = [&](int count) {  // a place in the copy for `count` elements, from lane 0
@@ -323,13 +349,17 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
         const int b = open[k] ? core::radix_bin(range[k], u) : -1;
         if (b >= 0) count_bin(k, b, u, 1);
       }
-      if (copying && at + i < capacity) out[at + i] = x;
+      if (copying && at + i < capacity) {
+        out[at + i] = x;
+        if (with_positions) positions[at + i] = stage_at[i];
+      }
     }
     __syncwarp();
     staged = 0;
   };
   // The tiles come through a ring in shared memory, after the warps' stages (tile_ring).
-  tile_ring<T, Threads, Loads, Stages> ring(stages + (Threads / 32) * radix_stage, src, layout);
+  tile_ring<T, Threads, Loads, Stages> ring(
+      reinterpret_cast<char*>(stages + warps * radix_stage) + (with_positions ? warps * radix_stage * 4 : 0), src, layout);
   const int64_t tiles = layout.tiles();
   GSEARCH_UNROLL
   for (int s = 0; s < Stages - 1; ++s) ring.fetch(blockIdx.x + s * int64_t(gridDim.x), s);
@@ -435,7 +465,10 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
         for (int j = 0; j < view_t::items; ++j) {
           const unsigned here = __ballot_sync(0xffffffffu, members >> j & 1);
           const int64_t to = at + __popc(here & before_me);
-          if ((members >> j & 1) && to < capacity) out[to] = view.x[j];
+          if ((members >> j & 1) && to < capacity) {
+            out[to] = view.x[j];
+            if (with_positions) positions[to] = view_t::index(layout.head + t * layout.tile, j);
+          }
           at += __popc(here);
         }
       }
@@ -447,11 +480,18 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
     if (t < ring.full_tiles) {
       // From the ring, a member at a time (most threads have none or one: an item at a time
       // from the registers took 5.5 instructions an item, f8530b3's SASS).
-      for (uint32_t m = members; m; m &= m - 1) stage[at++] = ring.item(turn, __ffs(m) - 1);
+      for (uint32_t m = members; m; m &= m - 1) {
+        const int j = __ffs(m) - 1;
+        if (with_positions) stage_at[at] = uint32_t(view_t::index(layout.head + t * layout.tile, j));
+        stage[at++] = ring.item(turn, j);
+      }
     } else {
       GSEARCH_UNROLL
       for (int j = 0; j < view_t::items; ++j)
-        if (members >> j & 1) stage[at++] = view.x[j];
+        if (members >> j & 1) {
+          if (with_positions) stage_at[at] = uint32_t(view_t::index(layout.head + t * layout.tile, j));
+          stage[at++] = view.x[j];
+        }
     }
     staged += total;
   }
