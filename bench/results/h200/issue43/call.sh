@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Issue 43 (and issue 41's last sanitizer runs) on one H200, one call from the tree as it is
+# (carried: .deps with the commit stamp; or run from scripts/device/snapshot.sh's .snap):
+#   build       test_gpu_server, test_gpu_selection, test_gpu_topk, server_bench, the Python
+#               extension (scripts/device/build.sh)
+#   tests       test_gpu_server, its soak for SOAK seconds (default 30), none skipped
+#   latency     server_bench --parts latency,peers: one-query round trips from 1, 4, 16 threads,
+#               K = 2^20, 2^27, float32 and int32, pinned and pageable, beside launch + sync, copy +
+#               launch, a CUDA graph, thrust and the mapped ping-pong floor
+#   socket      server_bench --parts socket (the Unix socket, 1 and 16 connections)
+#   python      bench/server/server_python.py --device cuda (torch.searchsorted + .item() beside
+#               gsearch.Server of one numpy query)
+#   san_server  compute-sanitizer memcheck and racecheck of test_gpu_server (issue 38's filters)
+#   san_select  memcheck of test_gpu_selection and test_gpu_topk (int32, float), racecheck of the
+#               radix select's and the radix top-k's tests: the last selection change
+# Writes $OUT/issue43.tar.gz (logs, JSON); prints a line a step.
+set -uo pipefail
+export OUT=${OUT:-out} GSEARCH_REQUIRE_GPU=1 PYTHONUNBUFFERED=1 CUDA_MODULE_LOADING=EAGER
+L=$OUT/issue43; rm -rf "$L"; mkdir -p "$L"; B=carry/bin
+trap 'tar -czf "$OUT/issue43.tar.gz" -C "$OUT" issue43; rm -rf "$L"' EXIT
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; cat .deps/source_commit.txt
+  lscpu | grep -E "^Model name"; } | tee "$L/device.txt"
+gtest_line() { grep -E '^\[  (PASSED|FAILED|SKIPPED) |SUMMARY|soak ' "$1" | tr '\n' ' '; }
+sanitize() {  # tool binary filter limit
+  GSEARCH_TEST_SUBSET=1 GTEST_FILTER="$3" timeout "$4" compute-sanitizer --tool "$1" --error-exitcode 9 "$B/$2" \
+    > "$L/$1-$2.log" 2>&1
+  echo "$1 $2: exit $? $(gtest_line "$L/$1-$2.log")(${SECONDS} s)"
+}
+for step in ${STEPS:-build tests latency socket python san_server san_select}; do
+  case $step in
+    build)
+      t0=$SECONDS
+      bash scripts/device/build.sh test_gpu_server test_gpu_selection test_gpu_topk server_bench _core > "$L/build.log" 2>&1 ||
+        { echo "build FAILED"; grep -E "error" -A3 "$L/build.log" | head -40; tail -20 "$L/build.log"; exit 1; }
+      echo "build: $((SECONDS - t0)) s" ;;
+    tests)
+      GSEARCH_SOAK_SECONDS=${SOAK:-30} timeout 300 "$B/test_gpu_server" > "$L/test_gpu_server.log" 2>&1
+      echo "test_gpu_server: exit $? $(gtest_line "$L/test_gpu_server.log")(${SECONDS} s)"
+      grep -E '^\[  FAILED|Failure|wrong:' -A4 "$L/test_gpu_server.log" | head -30 ;;
+    latency)
+      timeout 240 "$B/server_bench" --parts latency,peers --key-types float32,int32 --log-keys 20,27 \
+        --json "$L/server_latency.json" > "$L/server_latency.txt" 2>&1
+      echo "server_bench latency: exit $? (${SECONDS} s)"; grep -vE "^$" "$L/server_latency.txt" | head -80 ;;
+    socket)
+      timeout 120 "$B/server_bench" --parts socket --log-keys 27 --json "$L/server_socket.json" > "$L/server_socket.txt" 2>&1
+      echo "server_bench socket: exit $? (${SECONDS} s)"; grep -vE "^$" "$L/server_socket.txt" | tail -20 ;;
+    python)
+      PYTHONPATH=$PWD/python timeout 200 python3 -m bench.server.server_python --device cuda --json "$L/server_python.json" \
+        > "$L/server_python.txt" 2>&1
+      echo "server_python: exit $? (${SECONDS} s)"; tail -25 "$L/server_python.txt" ;;
+    san_server)
+      sanitize memcheck test_gpu_server 'GpuServerFork.*:GpuServer/0.EveryPath*:GpuServer/0.SmallRequests*:GpuServer/5.SmallRequests*' 150
+      sanitize racecheck test_gpu_server 'GpuServerFork.*:GpuServer/0.SmallRequests*:GpuServer/4.EveryPath*' 150 ;;
+    san_select)
+      sanitize memcheck test_gpu_selection 'GpuSelection/0.*:GpuSelection/4.*' 150
+      sanitize memcheck test_gpu_topk 'GpuTopk/0.*:GpuTopk/4.*' 150
+      sanitize racecheck test_gpu_selection 'GpuSelection/0.SelectEqualsSortAndCpu:GpuSelection/4.SelectEqualsSortAndCpu:GpuSelection/0.RadixSelect*:GpuSelection/4.RadixSelect*' 200
+      sanitize racecheck test_gpu_topk 'GpuTopk/0.OneLongRow:GpuTopk/4.OneLongRow' 150 ;;
+  esac
+done
