@@ -82,7 +82,7 @@ void check_all(const std::vector<T>& keys, const std::vector<T>& queries, int la
 }
 
 TEST(PAry, EveryQueryOfSmallLists) {
-  for (int lanes : {1, 2, 3, 7, 32, 1024}) {
+  for (int lanes : {1, 2, 3, 7, 32, 512, 1024}) {  // 512: the server's wide steps
     for (int64_t k = 0; k <= 70; ++k) {
       std::vector<int32_t> keys(static_cast<size_t>(k)), queries;
       for (int64_t i = 0; i < k; ++i) keys[size_t(i)] = int32_t(2 * (i / 3));  // runs of 3 equal keys
@@ -104,7 +104,7 @@ TEST(PAry, RandomListsAndEdgeValues) {
     std::vector<double> queries = edges;
     queries.push_back(std::numeric_limits<double>::quiet_NaN());
     for (int i = 0; i < 200; ++i) queries.push_back(gsearch::test::small_value<double>(rng, 600));
-    for (int lanes : {1, 32, 1024}) {
+    for (int lanes : {1, 32, 512, 1024}) {
       check_all(keys, queries, lanes);
       if (HasFatalFailure()) return;
     }

@@ -29,6 +29,13 @@ __device__ __forceinline__ ulonglong2 load_sys_16(const unsigned long long* p) {
   return v;
 }
 
+/// 16 bytes to host memory (16-aligned) in one vector store, relaxed at system scope: {x, y}
+/// land in one piece (one PCIe write), so a reader that sees y sees x. The search server's
+/// answer to an in-slot request (core::server_slot: the result, then `done`).
+__device__ __forceinline__ void store_sys_16(uint64_t* p, uint64_t x, uint64_t y) {
+  asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(x), "l"(y) : "memory");
+}
+
 /// *to = *from (a struct in host memory: a replace_keys' payload), read at system scope in
 /// 4-byte words, written straight to `to` (shared memory: no copy in local memory).
 template <class S>

@@ -148,9 +148,10 @@ struct server<T>::state {
     for (int64_t i = 0; i < count; ++i) released[size_t(i)].store(uint64_t(i));
   }
 
-  // Takes a ticket, waits for its slot, calls fill(slot index) (the staging of a CUDA request),
-  // writes the request and publishes it. Throws only before the ticket is taken (a refused
-  // submission); fill must not throw.
+  // Takes a ticket, waits for its slot, calls fill(slot index, queries, out) (the staging of a
+  // CUDA request; true when it wrote the slot's one in-slot query), writes the request and
+  // publishes it. Throws only before the ticket is taken (a refused submission); fill must not
+  // throw.
   template <class Fill>
   uint64_t publish(server_op op, int32_t s, int64_t count, uint64_t queries, uint64_t out, bool internal, Fill&& fill) {
     publishing.fetch_add(1, std::memory_order_seq_cst);
@@ -162,9 +163,11 @@ struct server<T>::state {
     server_slot& sl = slot(t);
     std::atomic<uint64_t>& free_from = released[size_t(core::ring_slot_of(t, n()))];
     wait_until([&] { return core::ring_free(free_from.load(std::memory_order_acquire), t); });
-    fill(core::ring_slot_of(t, n()), queries, out);
+    const bool in_slot = fill(core::ring_slot_of(t, n()), queries, out);
+    if (in_slot) host_access::store_release(&sl.query_tag, core::ring_ready_value(t));  // after sl.query
+    sl.in_slot = uint16_t(in_slot);
     sl.op = int32_t(op);
-    sl.side = s;
+    sl.side = int16_t(s);
     sl.count = count;
     sl.queries = queries;
     sl.out = out;
@@ -173,7 +176,7 @@ struct server<T>::state {
     return t;
   }
   uint64_t publish(server_op op, int32_t s, int64_t count, uint64_t queries, uint64_t out, bool internal = false) {
-    return publish(op, s, count, queries, out, internal, [](int64_t, uint64_t&, uint64_t&) {});
+    return publish(op, s, count, queries, out, internal, [](int64_t, uint64_t&, uint64_t&) { return false; });
   }
   bool answered(uint64_t t) { return core::ring_answered(host_access::load_acquire(&slot(t).done), t, n()); }
   // Waits for ticket t's answer; true when it was served (false: the server had failed). On
@@ -362,11 +365,14 @@ typename server<T>::request server<T>::submit(span<const T> queries, side s, spa
   const void* dout = nullptr;
   const cuda_backend::server_memory q_memory = dev.where(queries.data(), &dq);
   const bool stage_q = q_memory == cuda_backend::server_memory::pageable;
-  const bool stage_out = dev.where(out.data(), &dout) == cuda_backend::server_memory::pageable;
+  const cuda_backend::server_memory out_memory = dev.where(out.data(), &dout);
+  const bool stage_out = out_memory == cuda_backend::server_memory::pageable;
   const int64_t piece = stage_q || stage_out ? dev.staging_queries() : std::max<int64_t>(queries.size(), 1);
-  // A request of a few bytes in host memory travels in its slot (one PCIe trip fewer for the kernel).
-  const bool inline_q = queries.size() * int64_t(sizeof(T)) <= core::ring_inline_bytes &&
-                        q_memory != cuda_backend::server_memory::device;
+  // One query from host memory, answered into host memory, travels in its slot and is answered
+  // there (server_slot::in_slot): the kernel sees it in one PCIe round trip and answers it with
+  // one store; the answer is copied out here.
+  const bool in_slot = queries.size() == 1 && q_memory != cuda_backend::server_memory::device &&
+                       out_memory != cuda_backend::server_memory::device;
   std::shared_lock<std::shared_mutex> whole(st.pieces, std::defer_lock);
   if (queries.size() > piece) whole.lock();
   for (int64_t begin = 0;;) {  // one request, or the pieces of a staged one larger than the staging
@@ -376,12 +382,15 @@ typename server<T>::request server<T>::submit(span<const T> queries, side s, spa
     const uint64_t t = st.publish(server_op::search, int32_t(s), count, 0, 0, false,
                                   [&](int64_t sl, uint64_t& qa, uint64_t& oa) {
                                     slot = sl;
-                                    if (inline_q) {
+                                    if (in_slot) {
                                       server_slot& target = st.slots[sl];
-                                      if (count > 0)
-                                        std::memcpy(target.inline_queries, queries.data() + begin, size_t(count) * sizeof(T));
-                                      qa = dev.slot_device_address(sl) + offsetof(server_slot, inline_queries);
-                                    } else if (stage_q) {
+                                      target.query = 0;
+                                      std::memcpy(&target.query, queries.data(), sizeof(T));
+                                      qa = dev.slot_device_address(sl) + offsetof(server_slot, query);
+                                      oa = dev.slot_device_address(sl) + offsetof(server_slot, answer);
+                                      return true;
+                                    }
+                                    if (stage_q) {
                                       std::memcpy(dev.staged_queries(sl), queries.data() + begin, size_t(count) * sizeof(T));
                                       qa = dev.staged_queries_device(sl);
                                     } else {
@@ -389,11 +398,15 @@ typename server<T>::request server<T>::submit(span<const T> queries, side s, spa
                                     }
                                     oa = stage_out ? dev.staged_out_device(sl)
                                                    : reinterpret_cast<uint64_t>(static_cast<const int64_t*>(dout) + begin);
+                                    return false;
                                   });
     request r(this, t, count);
     r.start_ = start;
     r.counted_ = last ? queries.size() : -1;
-    if (stage_out) {
+    if (in_slot) {
+      r.staged_ = reinterpret_cast<const int64_t*>(&st.slots[slot].answer);
+      r.out_ = out.data();
+    } else if (stage_out) {
       r.staged_ = dev.staged_out(slot);
       r.out_ = out.data() + begin;
     }

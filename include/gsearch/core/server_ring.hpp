@@ -42,29 +42,36 @@ enum class server_op : int32_t {
   stop = 3,          ///< the last ticket: the server answers it and leaves its loop
 };
 
-/// One slot: the request (written by its submitter before `ready`), then the protocol words.
+/// One slot, two 64-byte lines: the request (its submitter writes line 0), then the answer (the
+/// server writes line 1). The GPU server reads a request as 16-byte words, each loaded in one
+/// piece over PCIe, and polls words 0 and 3 together: a request of one query from host memory
+/// travels whole in them (`in_slot`: the query in word 3 beside its ticket tag, its answer in
+/// line 1 beside `done`), so that the kernel sees it in one PCIe round trip and answers it with
+/// one store; larger requests are read from words 1-2 after the acquire of `ready`.
 struct alignas(64) server_slot {
+  uint64_t ready = 0;    ///< word 0: submitter: ticket + 1 once published
   int32_t op = 0;        ///< server_op
-  int32_t side = 0;      ///< gsearch::side of a search
-  int64_t count = 0;     ///< queries
+  int16_t side = 0;      ///< gsearch::side of a search
+  uint16_t in_slot = 0;  ///< 1: one query in `query`, its answer in `answer` (count is 1)
+  int64_t count = 0;     ///< word 1: queries
   uint64_t queries = 0;  ///< their address (device-visible for the GPU server)
-  uint64_t out = 0;      ///< the results' address
-  uint64_t ready = 0;    ///< submitter: ticket + 1 once published
-  uint64_t done = 0;     ///< server: ticket + N once answered (initially the slot's index)
-  /// A request of at most ring_inline_bytes of queries may carry them here (`queries` then holds
-  /// this array's address, as the server sees it): the GPU server reads them with the request,
-  /// without another trip over PCIe.
-  uint64_t inline_queries[2] = {};
+  uint64_t out = 0;      ///< word 2: the results' address
+  uint64_t unused = 0;
+  uint64_t query = 0;      ///< word 3: an in-slot query (its bytes, zero-padded) ...
+  uint64_t query_tag = 0;  ///< ... and ticket + 1 once it is this ticket's
+  alignas(64) uint64_t answer = 0;  ///< line 1: an in-slot request's result (int64) ...
+  uint64_t done = 0;  ///< ... server: ticket + N once answered (initially the slot's index)
 };
-static_assert(sizeof(server_slot) == 64, "a slot is one 64-byte line");
-// The GPU server reads op, side, count (bytes 0-15), queries, out (16-31) and the inline queries
-// (48-63) as 16-byte vectors.
-static_assert(offsetof(server_slot, count) == 8 && offsetof(server_slot, queries) == 16 &&
-                  offsetof(server_slot, out) == 24 && offsetof(server_slot, inline_queries) == 48,
-              "the slot's layout that the GPU server's vector loads assume");
+static_assert(sizeof(server_slot) == 128, "a slot is two 64-byte lines");
+// The GPU server's 16-byte loads and stores assume this layout.
+static_assert(offsetof(server_slot, op) == 8 && offsetof(server_slot, count) == 16 && offsetof(server_slot, queries) == 24 &&
+                  offsetof(server_slot, out) == 32 && offsetof(server_slot, query) == 48 &&
+                  offsetof(server_slot, query_tag) == 56 && offsetof(server_slot, answer) == 64 &&
+                  offsetof(server_slot, done) == 72,
+              "the slot's layout that the GPU server's vector loads and stores assume");
 
-/// The most query bytes a slot carries itself (server_slot::inline_queries).
-inline constexpr int64_t ring_inline_bytes = 16;
+/// The most query bytes a slot carries itself (server_slot::query: one query of a key type).
+inline constexpr int64_t ring_inline_bytes = 8;
 
 /// `failed_from`'s value while every request so far was served.
 inline constexpr uint64_t ring_no_failure = ~uint64_t(0);

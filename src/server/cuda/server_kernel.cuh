@@ -63,10 +63,16 @@ struct server_request {
   int64_t count = 0;
   int64_t first_tile = 0;  ///< its first tile in the batch's list of tiles (grid path)
   int32_t side = 0;
-  bool inlined = false;              ///< the queries were in the slot: copied here (block 0's copy)
-  uint64_t inline_queries[2] = {};   ///< core::server_slot::inline_queries
+  bool in_slot = false;       ///< core::server_slot::in_slot: the query is here (block 0's copy) ...
+  uint64_t slot_query = 0;    ///< ... its bytes (`queries` points at the slot's copy, for the grid)
+  uint64_t* slot_answer = nullptr;  ///< ... answered with `done` in one store (`out` points here too)
   __device__ __forceinline__ T query(int64_t j) const {
-    return inlined ? reinterpret_cast<const T*>(inline_queries)[j] : load_l2(queries + j);
+    if (in_slot) {
+      T q;
+      memcpy(&q, &slot_query, sizeof(T));
+      return q;
+    }
+    return load_l2(queries + j);
   }
 };
 
@@ -134,24 +140,38 @@ __device__ int64_t server_collect(const server_params<T>& p, uint64_t tail, serv
     const bool in_ring = taken + lane < p.ring_slots && taken + lane < p.max_batch_requests;
     const int64_t slot = core::ring_slot_of(t, p.ring_slots);
     const core::server_slot* s = &p.slots[slot];
-    const bool published = in_ring && core::ring_published<server_device_access>(p.slots, p.ring_slots, t);
     server_request<T> r;
     int32_t my_op = 0;
-    if (published) {  // after the acquire of its `ready`: the request's words, at system scope
-      // Three 16-byte loads (relaxed, system scope) issued together: op, side, count; queries,
-      // out; the inline queries. Where seven scalar relaxed atomic loads took a PCIe round trip
-      // each (docs/perf-notes.md, "Search server").
+    bool published = false;
+    if (in_ring) {
+      // Words 0 and 3 in one round trip (two 16-byte loads issued together, each one piece over
+      // PCIe): `ready` with the request's op and side, and an in-slot query with its ticket tag.
+      // A one-query request is then whole; a larger one's words 1-2 are read after an acquire.
       const ulonglong2 w0 = load_sys_16(reinterpret_cast<const unsigned long long*>(s));
-      const ulonglong2 w1 = load_sys_16(reinterpret_cast<const unsigned long long*>(s) + 2);
       const ulonglong2 w3 = load_sys_16(reinterpret_cast<const unsigned long long*>(s) + 6);
-      my_op = int32_t(uint32_t(w0.x));
-      r.side = int32_t(uint32_t(w0.x >> 32));
-      r.count = int64_t(w0.y);
-      r.queries = reinterpret_cast<const T*>(w1.x);
-      r.out = reinterpret_cast<int64_t*>(w1.y);
-      r.inlined = w1.x == reinterpret_cast<uint64_t>(&s->inline_queries[0]);
-      r.inline_queries[0] = w3.x;
-      r.inline_queries[1] = w3.y;
+      const uint64_t ready = core::ring_ready_value(t);
+      const bool in_slot = (w0.y >> 48) != 0;
+      // An in-slot request whose query word was read before its submitter wrote it: next round.
+      published = w0.x == ready && (!in_slot || w3.y == ready);
+      if (published) {
+        my_op = int32_t(uint32_t(w0.y));
+        r.side = int32_t(int16_t(uint16_t(w0.y >> 32)));
+        if (in_slot) {
+          r.count = 1;
+          r.in_slot = true;
+          r.slot_query = w3.x;
+          r.slot_answer = const_cast<uint64_t*>(&s->answer);
+          r.queries = reinterpret_cast<const T*>(&s->query);
+          r.out = reinterpret_cast<int64_t*>(r.slot_answer);
+        } else {
+          cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);  // words 1-2 after `ready`
+          const ulonglong2 w1 = load_sys_16(reinterpret_cast<const unsigned long long*>(s) + 2);
+          const ulonglong2 w2 = load_sys_16(reinterpret_cast<const unsigned long long*>(s) + 4);
+          r.count = int64_t(w1.x);
+          r.queries = reinterpret_cast<const T*>(w1.y);
+          r.out = reinterpret_cast<int64_t*>(w2.x);
+        }
+      }
     }
     const unsigned published_mask = __ballot_sync(0xffffffffu, published);
     if (taken == 0 && !(published_mask & 1u)) return 0;
@@ -224,17 +244,33 @@ struct pary_top {
     }
   }
 
-  /// The rank of before.q among keys[0, n), by a whole warp (pary_warp_rank_at's steps).
+  /// Probes a lane reads in one step from global memory: wide_probes = 32 x this, issued together.
+  static constexpr int wide_loads = 16;
+  static constexpr int wide_probes = 32 * wide_loads;
+
+  /// The rank of before.q among keys[0, n), by a whole warp: the first two steps of 32 probes
+  /// from the table, then steps of wide_probes probes from global memory, 16 loads a lane issued
+  /// before any is used, so that a step costs one memory latency, as a step of 32 would, and
+  /// narrows the range 513 times: at K = 2^27 two dependent reads of global memory after the
+  /// table, where steps of 32 took four.
   template <class Pred>
   __device__ int64_t rank(const T* keys, int64_t n, Pred before) const {
     const int lane = threadIdx.x % 32;
     int64_t a = 0, b = n;
-    int first = -1;  // step 1's outcome, once known
-    for (int step = 0; a < b; ++step) {  // the same a and b in every lane: the loop is uniform
-      const T k = step == 0 ? key[lane] : step == 1 ? key[32 + first * 32 + lane] : load_l2(keys + core::pary_probe(a, b, lane, 32));
-      const int count = __popc(__ballot_sync(0xffffffffu, before(k)));
-      if (step == 0) first = count;
-      core::pary_narrow(a, b, count, 32);
+    int first = 0;
+    if (a < b) {  // the same a and b in every lane: the steps are uniform
+      first = __popc(__ballot_sync(0xffffffffu, before(key[lane])));
+      core::pary_narrow(a, b, first, 32);
+    }
+    if (a < b) core::pary_narrow(a, b, __popc(__ballot_sync(0xffffffffu, before(key[32 + first * 32 + lane]))), 32);
+    while (a < b) {
+      T k[wide_loads];
+#pragma unroll
+      for (int u = 0; u < wide_loads; ++u) k[u] = load_l2(keys + core::pary_probe(a, b, u * 32 + lane, wide_probes));
+      int mine = 0;  // probe u * 32 + lane: the probes before q are a prefix in that order
+#pragma unroll
+      for (int u = 0; u < wide_loads; ++u) mine += int(before(k[u]));
+      core::pary_narrow(a, b, int(__reduce_add_sync(0xffffffffu, unsigned(mine))), wide_probes);
     }
     return a;
   }
@@ -271,9 +307,13 @@ __device__ void server_serve_small(const server_request<T>* requests, int taken,
       // Plain loads: the layout may be new since the launch (a replace_keys).
       const int64_t rank = pary.rank(keys.ref.layout, shape.n, before<Strict, T>{q});
       if (threadIdx.x % 32 == 0) {
-        r.out[j] = rank + offset;
-        if (answer)  // request w is ticket tail + w (one query each)
-          core::ring_answer<server_device_access>(p.slots, p.ring_slots, tail + uint64_t(w), false, nullptr);
+        const uint64_t ticket = tail + uint64_t(w);  // request w (one query each)
+        if (answer && r.in_slot)  // the result and `done` in one store: nothing to order, no fence
+          store_sys_16(r.slot_answer, uint64_t(rank + offset), ticket + uint64_t(p.ring_slots));
+        else {
+          r.out[j] = rank + offset;
+          if (answer) core::ring_answer<server_device_access>(p.slots, p.ring_slots, ticket, false, nullptr);
+        }
       }
     });
     return;
