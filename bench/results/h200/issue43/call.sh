@@ -13,6 +13,8 @@
 #   san_server  compute-sanitizer memcheck and racecheck of test_gpu_server (issue 38's filters)
 #   san_select  memcheck of test_gpu_selection and test_gpu_topk (int32, float), racecheck of the
 #               radix select's and the radix top-k's tests: the last selection change
+#   probe       issue 41's radix_probe (built when asked), plain and under memcheck (the first
+#               session's run ended in cudaErrorIllegalInstruction: where)
 # Writes $OUT/issue43.tar.gz (logs, JSON); prints a line a step.
 set -uo pipefail
 export OUT=${OUT:-out} GSEARCH_REQUIRE_GPU=1 PYTHONUNBUFFERED=1 CUDA_MODULE_LOADING=EAGER
@@ -30,7 +32,8 @@ for step in ${STEPS:-build tests latency socket python san_server san_select}; d
   case $step in
     build)
       t0=$SECONDS
-      bash scripts/device/build.sh test_gpu_server test_gpu_selection test_gpu_topk server_bench _core > "$L/build.log" 2>&1 ||
+      extra=(); case " ${STEPS:-} " in *" probe "*) extra=(radix_probe) ;; esac
+      bash scripts/device/build.sh test_gpu_server test_gpu_selection test_gpu_topk server_bench _core "${extra[@]}" > "$L/build.log" 2>&1 ||
         { echo "build FAILED"; grep -E "error" -A3 "$L/build.log" | head -40; tail -20 "$L/build.log"; exit 1; }
       echo "build: $((SECONDS - t0)) s" ;;
     tests)
@@ -56,5 +59,10 @@ for step in ${STEPS:-build tests latency socket python san_server san_select}; d
       sanitize memcheck test_gpu_topk 'GpuTopk/0.*:GpuTopk/4.*' 150
       sanitize racecheck test_gpu_selection 'GpuSelection/0.SelectEqualsSortAndCpu:GpuSelection/4.SelectEqualsSortAndCpu:GpuSelection/0.RadixSelect*:GpuSelection/4.RadixSelect*' 200
       sanitize racecheck test_gpu_topk 'GpuTopk/0.OneLongRow:GpuTopk/4.OneLongRow' 150 ;;
+    probe)
+      timeout 60 "$B/radix_probe" --json "$L/radix_probe.json" > "$L/radix_probe.txt" 2>&1
+      echo "radix_probe: exit $? (${SECONDS} s)"; cat "$L/radix_probe.txt"
+      timeout 90 compute-sanitizer --tool memcheck --show-backtrace device "$B/radix_probe" --n 16777216 > "$L/radix_probe_memcheck.txt" 2>&1
+      echo "radix_probe memcheck: exit $? (${SECONDS} s)"; grep -vE "^\s*$" "$L/radix_probe_memcheck.txt" | head -30 ;;
   esac
 done
