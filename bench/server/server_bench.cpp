@@ -78,6 +78,11 @@
 //   rate_min, rate_max   the slowest and fastest window, queries/s
 //   runs        timed windows (throughput) or runs (interference)
 //   mean_batch_requests  requests per batch the server formed (server_stats)
+//   host_submit_us, host_wait_us, host_finish_us   latency rows: a round trip's host parts, means
+//               (the call to the publication, to the answer seen, to the return: server_stats)
+//   kernel_take_us, kernel_serve_us   latency rows on the GPU: the kernel's part of one-request
+//               batches, means (the poll that read the request to its search begun, to the answer
+//               stored; SM cycles at the device's clock rate)
 //   workload, condition  interference: search | copy; alone | idle | busy
 //   ms          interference: the workload's median time
 //   kept        interference: its time alone / here (1: no slowdown)
@@ -110,7 +115,8 @@ json runner::row(const char* part, const std::string& impl, const std::string& c
   for (const char* f : {"part", "impl", "call", "dtype", "keys", "memory", "threads", "batch", "blocks",
                         "max_delay_us", "preferred_batch_queries", "requests", "p50_us", "p90_us", "p99_us",
                         "p999_us", "max_us", "mean_us", "requests_per_s", "queries_per_s", "rate_min", "rate_max",
-                        "runs", "mean_batch_requests", "workload", "condition", "ms", "kept", "note", "verified"})
+                        "runs", "mean_batch_requests", "host_submit_us", "host_wait_us", "host_finish_us",
+                        "kernel_take_us", "kernel_serve_us", "workload", "condition", "ms", "kept", "note", "verified"})
     r[f] = nullptr;
   r["part"] = part;
   r["impl"] = impl;
@@ -154,6 +160,13 @@ void runner::print(const json& r) const {
   if (!r["queries_per_s"].is_null())
     numbers += (numbers.empty() ? "" : ", ") + cell(r["requests_per_s"]) + " req/s " + cell(r["queries_per_s"]) + " q/s";
   if (!r["mean_batch_requests"].is_null()) numbers += " (" + cell(r["mean_batch_requests"]) + " req/batch)";
+  if (!r["host_wait_us"].is_null())
+    numbers += " [host " + cell(r["host_submit_us"], "%.2f") + " + wait " + cell(r["host_wait_us"], "%.2f") + " + " +
+               cell(r["host_finish_us"], "%.2f") +
+               (r["kernel_take_us"].is_null() ? std::string()
+                                              : "; kernel take " + cell(r["kernel_take_us"], "%.2f") + " serve " +
+                                                    cell(r["kernel_serve_us"], "%.2f")) +
+               " us]";
   if (!r["ms"].is_null()) numbers += " " + r["workload"].get<std::string>() + " " + r["condition"].get<std::string>() +
                                      " " + cell(r["ms"], "%.4g") + " ms kept " + cell(r["kept"], "%.3f");
   std::printf("%-12s %-16s %-7s %-5s %-8s %-24s %s %s\n", r["part"].get<std::string>().c_str(),
@@ -191,7 +204,7 @@ void runner::skip(const json& r, const std::string& why) {
   report["skipped"].push_back(x);
 }
 
-// ---- targets (issue 22) -----------------------------------------------------------------------
+// ---- targets (issue 22, then issue 43's for the one-query round trip) ---------------------------
 
 std::vector<const json*> runner::find(const json& want) const {
   return verified_rows(report, want);
@@ -207,9 +220,12 @@ void runner::targets() {
                            {"memory", host_mem}});
     if (!one.empty()) {
       const json& r = *one[0];
-      bench::add_target(out, "one query, " + at + ", 1 thread: p50", r["p50_us"].get<double>(), 5, "us", false);
-      bench::add_target(out, "one query, " + at + ", 1 thread: p99", r["p99_us"].get<double>(), 8, "us", false);
-      bench::add_target(out, "one query, " + at + ", 1 thread: p99.9", r["p999_us"].get<double>(), 15, "us", false);
+      bench::add_target(out, "one query, " + at + ", 1 thread: p50", r["p50_us"].get<double>(), 4, "us", false);
+      bench::add_target(out, "one query, " + at + ", 1 thread: p99", r["p99_us"].get<double>(), 6, "us", false);
+      bench::add_target(out, "one query, " + at + ", 1 thread: p99.9", r["p999_us"].get<double>(), 10, "us", false);
+      if (!r["requests_per_s"].is_null())
+        bench::add_target(out, "one request in flight (1 thread's round trips), " + at + ": requests/s",
+                          r["requests_per_s"].get<double>(), 200000, "/s", true);
     }
     const auto inflight = find({{"part", "throughput"}, {"impl", "server"}, {"dtype", t}, {"keys", big},
                                 {"threads", 1}, {"batch", 1}, {"memory", host_mem}});
@@ -236,9 +252,9 @@ void runner::targets() {
   }
   auto sock = find({{"part", "socket"}, {"impl", "socket"}, {"threads", 1}, {"spin_us", socket_options{}.spin.count()}});
   if (sock.empty()) sock = find({{"part", "socket"}, {"impl", "socket"}, {"threads", 1}});
-  if (!sock.empty()) bench::add_target(out, "socket round trip, 1 connection: p50", (*sock[0])["p50_us"].get<double>(), 25, "us", false);
-  bench::print_targets(out, a.on_cuda() ? "targets (issue 22; torch's peer: server_python.py):"
-                                        : "targets (issue 22's, meant for the H100; here the CPU server):");
+  if (!sock.empty()) bench::add_target(out, "socket round trip, 1 connection: p50", (*sock[0])["p50_us"].get<double>(), 10, "us", false);
+  bench::print_targets(out, a.on_cuda() ? "targets (issues 22 and 43; torch's peer: server_python.py):"
+                                        : "targets (issues 22 and 43, meant for the H200; here the CPU server):");
 }
 
 // ---- all of it --------------------------------------------------------------------------------

@@ -63,6 +63,24 @@ std::vector<double> host_round_trips(int64_t warmup, int64_t requests, F&& call)
 
 }  // namespace
 
+// A round trip's timeline (issue 43), means of the requests between two statistics: the host's
+// parts (the call to the publication, the wait, the copy out) and, on the GPU, the kernel's part
+// of batches of one request (the poll that read it to the search begun; to the answer stored).
+static void set_timeline(json& r, const server_stats& before, const server_stats& after) {
+  const double requests = double(after.requests - before.requests);
+  if (requests > 0) {
+    r["host_submit_us"] = double(after.host_submit_ns - before.host_submit_ns) * 1e-3 / requests;
+    r["host_wait_us"] = double(after.host_wait_ns - before.host_wait_ns) * 1e-3 / requests;
+    r["host_finish_us"] = double(after.host_finish_ns - before.host_finish_ns) * 1e-3 / requests;
+  }
+  const double timed = double(after.kernel_timed_batches - before.kernel_timed_batches);
+  if (timed > 0 && after.kernel_clock_khz > 0) {
+    const double us_per_cycle = 1e3 / double(after.kernel_clock_khz);
+    r["kernel_take_us"] = double(after.kernel_take_cycles - before.kernel_take_cycles) * us_per_cycle / timed;
+    r["kernel_serve_us"] = double(after.kernel_serve_cycles - before.kernel_serve_cycles) * us_per_cycle / timed;
+  }
+}
+
 // ---- the case ---------------------------------------------------------------------------------
 
 template <class T>
@@ -136,6 +154,7 @@ void runner::latency_part(server<T>& s, const inputs<T>& in, buffer_set& bufs, c
         r["queries_per_s"] = r["requests_per_s"];
         const int64_t batches = after.batches - before.batches;
         if (batches > 0) r["mean_batch_requests"] = double(after.requests - before.requests) / double(batches);
+        set_timeline(r, before, after);
         r["verified"] = ok.load();
         add(r);
       } catch (const std::exception& e) {

@@ -21,6 +21,8 @@ per thread, every answer checked against numpy.searchsorted(side='right'):
     gsearch-server   gsearch.Server(keys, device="cuda").search(q) of a 1-element numpy array,
                      from each of --threads Python threads (the GIL is released while a request
                      waits); skipped (with the reason) when this gsearch has no CUDA server
+    gsearch-core     the same server's extension call, s._core.search(q, side, out) into a
+                     preallocated out, one thread: what the Python layer adds is the difference
   --device cpu (numpy keys):
     numpy            numpy.searchsorted(keys, q, side='right') of a 1-element array
     gsearch          gsearch.searchsorted(keys, q, side='right') (the one-shot function)
@@ -174,6 +176,18 @@ class Bench:
                     return call
                 self.one(case, "latency", "gsearch-server", f'gsearch.Server(keys, device="{device}").search(q)',
                          "pageable" if device == "cuda" else "host", make_call, n)
+
+            def make_core(t, s=s):
+                q, out = np.empty(1, dtype=case.keys.dtype), np.empty(1, dtype=np.int64)
+                right = dict(gs._core.SIDES)["right"]
+
+                def call(i):
+                    q[0] = case.pool[i]
+                    s._core.search(q, right, out)
+                    return out[0]
+                return call
+            self.one(case, "latency", "gsearch-core", "s._core.search(q, side, out)",
+                     "pageable" if device == "cuda" else "host", make_core, 1)
 
     # ---- cpu -------------------------------------------------------------------------------
 

@@ -79,6 +79,16 @@ struct server_stats {
   int64_t batches = 0;   ///< batches served (a replace_keys is one)
   std::array<int64_t, 16> batch_requests{};  ///< batches by their request count
   std::array<int64_t, 32> latency_us{};      ///< search requests by round trip, microseconds
+  /// Where the search requests' time went (sums, ns; a request in pieces counted once):
+  int64_t host_submit_ns = 0;  ///< from the call to the request's publication (checks, staging)
+  int64_t host_wait_ns = 0;    ///< from its publication to its answer seen
+  int64_t host_finish_ns = 0;  ///< from the answer seen to the call's return (results copied out)
+  /// CUDA: the kernel's part of the batches of one search request that block 0 served alone
+  /// (sums, in cycles of its SM's clock; kernel_clock_khz, the device's clock rate, converts):
+  int64_t kernel_timed_batches = 0;
+  int64_t kernel_take_cycles = 0;   ///< from the poll that read the request to its search begun
+  int64_t kernel_serve_cycles = 0;  ///< from the search begun to the answer stored
+  int64_t kernel_clock_khz = 0;
 };
 
 template <class T>
@@ -115,7 +125,7 @@ class server {
     const int64_t* staged_ = nullptr;  // CUDA, pageable out: the results to copy back ...
     int64_t* out_ = nullptr;           // ... into the caller's array
     int64_t counted_ = 0;              // the queries the statistics count it for (-1: a piece, not counted)
-    std::chrono::steady_clock::time_point start_;
+    std::chrono::steady_clock::time_point start_, published_;  // the call, the (last piece's) publication
     bool waited_ = false;
   };
 

@@ -368,8 +368,13 @@ class Server:
     def stats(self) -> dict:
         """Counts since the start: ``requests``, ``queries``, ``batches``, and histograms by powers
         of two (``batch_requests_log2[i]``: batches of 2^i to 2^(i+1) - 1 requests;
-        ``latency_us_log2[i]``: requests answered in 2^i to 2^(i+1) - 1 microseconds). Requests
-        from other processes (:meth:`listen`) count too. ``socket``: while the server listens,
+        ``latency_us_log2[i]``: requests answered in 2^i to 2^(i+1) - 1 microseconds); where
+        the requests' time went, sums in ns: ``host_submit_ns`` (the call to the request's
+        publication), ``host_wait_ns`` (to its answer seen), ``host_finish_ns`` (to the call's
+        return); on the GPU, the kernel's part of batches of one request, in its SM's cycles
+        (``kernel_clock_khz`` converts): ``kernel_timed_batches``, ``kernel_take_cycles`` (the
+        poll that read the request to its search begun), ``kernel_serve_cycles`` (to the answer
+        stored). Requests from other processes (:meth:`listen`) count too. ``socket``: while the server listens,
         its socket front end's counts since :meth:`listen` (``connections`` accepted,
         ``requests`` answered, ``errors`` answered or cut short, ``busy`` answers, connections
         ``open`` now, ``bytes_in_flight`` held now and their ``peak_bytes_in_flight``), else

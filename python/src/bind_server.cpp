@@ -186,6 +186,13 @@ class py_server {
     for (const int64_t c : st.latency_us) latency.append(c);
     d["batch_requests_log2"] = batch;
     d["latency_us_log2"] = latency;
+    d["host_submit_ns"] = st.host_submit_ns;
+    d["host_wait_ns"] = st.host_wait_ns;
+    d["host_finish_ns"] = st.host_finish_ns;
+    d["kernel_timed_batches"] = st.kernel_timed_batches;
+    d["kernel_take_cycles"] = st.kernel_take_cycles;
+    d["kernel_serve_cycles"] = st.kernel_serve_cycles;
+    d["kernel_clock_khz"] = st.kernel_clock_khz;
     return d;
   }
 

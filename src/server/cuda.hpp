@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gsearch/core/server_ring.hpp"
+#include "gsearch/server.hpp"  // server_stats
 
 struct CUstream_st;
 
@@ -63,9 +64,9 @@ class device_server {
   virtual void join() = 0;
   virtual int64_t size() const = 0;
   virtual int blocks() const = 0;
-  /// The kernel's batch statistics so far (server_stats::batches and batch_requests: 16 counts);
+  /// The kernel's statistics so far into s (batches, batch_requests and the kernel_* times);
   /// false (and nothing written) when they cannot be read (a poisoned context).
-  virtual bool batch_counts(int64_t& batches, int64_t* batch_requests) = 0;
+  virtual bool kernel_counts(gsearch::server_stats& s) = 0;
 };
 
 /// Builds the index of the n sorted keys (device or host memory; after the work enqueued on

@@ -115,12 +115,15 @@ class cuda_server final : public device_server<T> {
 
   int64_t size() const override { return current_.keys.ref.shape.n; }
 
-  bool batch_counts(int64_t& batches, int64_t* batch_requests) override {
+  bool kernel_counts(gsearch::server_stats& s) override {
     // A copy on the side stream, which never waits for the kernel (valid after it ended too,
     // until release()); false when the copy fails (a poisoned context).
     constexpr size_t first = offsetof(server_control<T>, batches);
-    static_assert(offsetof(server_control<T>, batch_requests) == first + sizeof(int64_t), "the counts in a row");
-    int64_t counts[17] = {};
+    static_assert(offsetof(server_control<T>, batch_requests) == first + sizeof(int64_t) &&
+                      offsetof(server_control<T>, timed_batches) == first + 17 * sizeof(int64_t) &&
+                      offsetof(server_control<T>, serve_cycles) == first + 19 * sizeof(int64_t),
+                  "the counts in a row");
+    int64_t counts[20] = {};
     if (!control_ ||
         cudaMemcpyAsync(counts, control_.data<const char>() + first, sizeof counts, cudaMemcpyDeviceToHost,
                         side_) != cudaSuccess ||
@@ -128,8 +131,12 @@ class cuda_server final : public device_server<T> {
       (void)cudaGetLastError();
       return false;
     }
-    batches = counts[0];
-    std::memcpy(batch_requests, counts + 1, 16 * sizeof(int64_t));
+    s.batches = counts[0];
+    std::memcpy(s.batch_requests.data(), counts + 1, 16 * sizeof(int64_t));
+    s.kernel_timed_batches = counts[17];
+    s.kernel_take_cycles = counts[18];
+    s.kernel_serve_cycles = counts[19];
+    s.kernel_clock_khz = clock_khz_;
     return true;
   }
   int blocks() const override { return blocks_; }
@@ -205,6 +212,7 @@ class cuda_server final : public device_server<T> {
     int per_sm = 0;
     GSEARCH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, server_threads, size_t(shared_bytes_)));
     blocks_ = config_.blocks > 0 ? config_.blocks : (dev.sms + 1) / 2;
+    GSEARCH_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz_, cudaDevAttrClockRate, dev.device));  // server_stats
     if (blocks_ > per_sm * dev.sms)
       throw invalid_argument("gsearch::server: blocks = " + std::to_string(blocks_) + " cannot all be resident (at most " +
                              std::to_string(per_sm * dev.sms) + " on this device)");
@@ -277,6 +285,7 @@ class cuda_server final : public device_server<T> {
   cudaStream_t stream_ = nullptr;  // the kernel's
   cudaStream_t side_ = nullptr;    // builds and frees
   int blocks_ = 0;
+  int clock_khz_ = 0;  ///< the device's clock rate (the kernel's times are in its cycles)
   int64_t shared_bytes_ = 0;
   bool launched_ = false;
   pinned_block ring_block_, staging_block_;  // the ring; the staging and the payload

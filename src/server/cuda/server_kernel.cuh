@@ -96,6 +96,10 @@ struct server_control {
   /// Statistics (server_stats), written by block 0's thread 0 only, read by the host's copies.
   int64_t batches = 0;              ///< batches taken (a replace_keys or the stop is one)
   int64_t batch_requests[16] = {};  ///< by their request count: [2^i, 2^(i+1)), the last open
+  /// Batches of one search request block 0 served alone, timed on its SM's clock (cycles):
+  int64_t timed_batches = 0;
+  int64_t take_cycles = 0;   ///< from the request seen (the poll that read it) to the search begun
+  int64_t serve_cycles = 0;  ///< from the search begun to the answer stored
 };
 
 template <class T>
@@ -204,7 +208,8 @@ __device__ int64_t server_collect(const server_params<T>& p, uint64_t tail, serv
       r.first_tile = tiles + tiles_through - my_tiles;
       p.requests[taken + lane] = r;
       if (taken + lane < shared_capacity) shared_requests[taken + lane] = r;
-      __threadfence();  // the requests, before thread 0's post releases them to the grid
+      // (p.requests reach the grid through the fence before server_post: a batch block 0
+      // serves alone, the one-query round trip, pays none)
     }
     const int64_t last_running = __shfl_sync(0xffffffffu, running, take > 0 ? take - 1 : 0);
     const int64_t all_tiles = __shfl_sync(0xffffffffu, tiles_through, 31);
@@ -474,24 +479,30 @@ __global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel
         batch.taken = int32_t(taken);
         batch.queries = queries;
         batch.tiles = tiles;
-        ++c->batches;  // statistics: no fence (they reach L2, where the host's copy reads them, soon)
-        ++c->batch_requests[taken > 1 ? min(15, 63 - __clzll(taken)) : 0];
       }
     }
+    const long long seen = clock64();  // (thread 0's, for the statistics)
     __syncthreads();
     const int32_t op = batch.op;
     const int taken = batch.taken;
     const bool answered = server_searchers_answer<Threads>(op, taken, small);
+    const long long begun = clock64();
+    long long served = begun;
     if (op == int32_t(core::server_op::search)) {
       if (batch.queries <= Threads && taken <= server_small_requests) {
         server_serve_small<Threads, T, B>(small, taken, batch.queries, keys, pary, top,
                                           l2_nodes<T>{keys.ref.layout}, p, tail, answered);
+        served = clock64();
         if (!answered)
           __threadfence_system();  // each writer's results, before warp 0's answers (a barrier alone
                                    // does not wait for other warps' writes: the first H100 run)
       } else {
-        if (threadIdx.x == 0) server_post(c, op, taken, batch.tiles);
-        __syncthreads();  // (the post's release covers the requests warp 0 wrote)
+        if (threadIdx.x < 32) {
+          __threadfence();  // the requests warp 0 wrote in p.requests, before the post releases them
+          __syncwarp();
+          if (threadIdx.x == 0) server_post(c, op, taken, batch.tiles);
+        }
+        __syncthreads();
         server_serve_tiles<Threads, Items, T, B>(p.requests, taken, batch.tiles, keys, top,
                                                  l2_nodes<T>{keys.ref.layout});
         __threadfence_system();
@@ -517,6 +528,15 @@ __global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel
     if (threadIdx.x < 32 && !answered)
       for (int i = threadIdx.x; i < taken; i += 32)
         core::ring_answer<server_device_access>(p.slots, p.ring_slots, tail + uint64_t(i), false, nullptr);
+    if (threadIdx.x == 0) {  // statistics, after the answers: no fence (the host's copy reads them at L2, soon)
+      ++c->batches;
+      ++c->batch_requests[taken > 1 ? min(15, 63 - __clzll(taken)) : 0];
+      if (op == int32_t(core::server_op::search) && taken == 1 && served != begun) {
+        ++c->timed_batches;
+        c->take_cycles += begun - seen;
+        c->serve_cycles += served - begun;
+      }
+    }
     if (op == int32_t(core::server_op::stop)) return;
     tail += uint64_t(taken);
     last_request = globaltimer_ns();
