@@ -10,6 +10,7 @@
 #   socket      server_bench --parts socket (the Unix socket, 1 and 16 connections)
 #   python      bench/server/server_python.py --device cuda (torch.searchsorted + .item() beside
 #               gsearch.Server of one numpy query)
+#   pytest      python/tests/test_server*.py on the GPU (none may skip the CUDA cases)
 #   san_server  compute-sanitizer memcheck and racecheck of test_gpu_server (issue 38's filters)
 #   san_select  memcheck of test_gpu_selection and test_gpu_topk (int32, float), racecheck of the
 #               radix select's and the radix top-k's tests: the last selection change
@@ -51,6 +52,10 @@ for step in ${STEPS:-build tests latency socket python san_server san_select}; d
       PYTHONPATH=$PWD/python timeout 200 python3 -m bench.server.server_python --device cuda --json "$L/server_python.json" \
         > "$L/server_python.txt" 2>&1
       echo "server_python: exit $? (${SECONDS} s)"; tail -25 "$L/server_python.txt" ;;
+    pytest)
+      (cd python/tests && PYTHONPATH=$OLDPWD/python timeout 200 python3 -m pytest -q -x -p no:cacheprovider -rs \
+        test_server.py test_server_listen.py) > "$L/pytest_server.log" 2>&1
+      echo "pytest server: exit $? (${SECONDS} s)"; tail -8 "$L/pytest_server.log" ;;
     san_server)
       sanitize memcheck test_gpu_server 'GpuServerFork.*:GpuServer/0.EveryPath*:GpuServer/0.SmallRequests*:GpuServer/5.SmallRequests*' 150
       sanitize racecheck test_gpu_server 'GpuServerFork.*:GpuServer/0.SmallRequests*:GpuServer/4.EveryPath*' 150 ;;
