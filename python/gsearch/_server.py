@@ -337,10 +337,11 @@ class Server:
         if code is None:
             raise ValueError(f"{fn}: side must be 'left', 'right' or 'pred' (got {side!r})")
         if type(q) is _np.ndarray and q.dtype == self._dtype:  # the common case, in short
-            flat = _np.ascontiguousarray(q).reshape(-1)
+            one_d = q.ndim == 1 and q.flags.c_contiguous  # (a vector as it is: no view made)
+            flat = q if one_d else _np.ascontiguousarray(q).reshape(-1)
             out = _np.empty(flat.shape[0], _INT64)
             self._core.search(flat, code, out)
-            return out.reshape(q.shape) if q.ndim else out[0]
+            return out if one_d else out.reshape(q.shape) if q.ndim else out[0]
         a = _classify(q, "queries")
         if isinstance(a, _Arr) and a.dev is not None and a.dev != self._dev:
             if self._dev is None:
