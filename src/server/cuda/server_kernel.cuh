@@ -270,8 +270,17 @@ struct pary_top {
     if (a < b) core::pary_narrow(a, b, __popc(__ballot_sync(0xffffffffu, before(key[32 + first * 32 + lane]))), 32);
     while (a < b) {
       T k[wide_loads];
+      // core::pary_probe's positions; in 32 bits where they fit (the product below 2^32: 64-bit
+      // products and divisions took a few hundred cycles of the step's 16 probes a lane)
+      const int64_t span = b - a;
+      if (span < (int64_t(1) << 32) / (wide_probes + 1)) {
 #pragma unroll
-      for (int u = 0; u < wide_loads; ++u) k[u] = load_l2(keys + core::pary_probe(a, b, u * 32 + lane, wide_probes));
+        for (int u = 0; u < wide_loads; ++u)
+          k[u] = load_l2(keys + a + uint32_t(u * 32 + lane + 1) * uint32_t(span) / uint32_t(wide_probes + 1));
+      } else {
+#pragma unroll
+        for (int u = 0; u < wide_loads; ++u) k[u] = load_l2(keys + core::pary_probe(a, b, u * 32 + lane, wide_probes));
+      }
       int mine = 0;  // probe u * 32 + lane: the probes before q are a prefix in that order
 #pragma unroll
       for (int u = 0; u < wide_loads; ++u) mine += int(before(k[u]));
