@@ -41,7 +41,7 @@ class device_server {
  public:
   virtual ~device_server() = default;  // after the kernel ended (join), or it is abandoned
   virtual core::server_slot* slots() = 0;
-  /// Slot i's address as the kernel sees it (its inline queries are at the same offset).
+  /// Slot i's address as the kernel sees it (its in-slot query and answer at the same offsets).
   virtual uint64_t slot_device_address(int64_t slot) = 0;
   /// Where p lives, and its device address when used in place.
   virtual server_memory where(const void* p, const void** device_address) = 0;

@@ -70,9 +70,6 @@ static_assert(offsetof(server_slot, op) == 8 && offsetof(server_slot, count) == 
                   offsetof(server_slot, done) == 72,
               "the slot's layout that the GPU server's vector loads and stores assume");
 
-/// The most query bytes a slot carries itself (server_slot::query: one query of a key type).
-inline constexpr int64_t ring_inline_bytes = 8;
-
 /// `failed_from`'s value while every request so far was served.
 inline constexpr uint64_t ring_no_failure = ~uint64_t(0);
 
