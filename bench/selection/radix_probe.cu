@@ -1,11 +1,15 @@
 // What each part of the radix select's first pass costs (src/selection/cuda/radix_select_kernel.cuh),
 // measured by its absence: the pass at the library's shape and at other ring shapes (vectors a
-// thread a tile x stages), and with parts left out (radix_probe: the tiles only read through the
-// ring; no members; no end, the blocks' counts not added and no pick). One rank of 2^26 uniform
-// float32 in [0, 1) (k = 1,024 and k = n/2); each run is the window kernel (untimed, it resets the
-// state) then the first pass alone between CUDA events, 2 warm-ups, the median of 10. The grid
-// and the copy's capacity as radix_select.cu makes them. Nothing is checked: the probes' passes
-// are not selects (the library's tests check the real one).
+// thread a tile x stages) and with parts left out (radix_probe: no members; no end, the blocks'
+// counts not added and no pick). (Not the ring alone: CUDA 13.0's ptxas compiled both forms
+// tried, a Probe of the pass whose loop body was a `continue` after the take, and a kernel of its
+// own, to an LDGSTS whose memory descriptor sits in uniform registers nothing sets, UR0:UR1; the
+// first, run on the H200, ended in cudaErrorIllegalInstruction. Scan a build for it with
+// `cuobjdump -sass FILE | grep 'desc\[UR[0-9]*[13579]\]'`.) One rank of 2^26 uniform float32 in
+// [0, 1) (k = 1,024 and k = n/2); each run is the window kernel (untimed, it resets the state)
+// then the first pass alone between CUDA events, 2 warm-ups, the median of 10. The grid and the
+// copy's capacity as radix_select.cu makes them. Nothing is checked: the probes' passes are not
+// selects (the library's tests check the real one).
 //
 //   radix_probe [--n N] [--json FILE]
 
@@ -124,7 +128,6 @@ int main(int argc, char** argv) {
       rows.push_back({{"rank", rank}, {"what", what}, {"ms", ms}, {"gbps", gbps}});
     };
     row("4x2 (the library's)", first_pass_ms<4, 2, 0>(s));
-    row("4x2 stream only", first_pass_ms<4, 2, radix_probe_stream>(s));
     row("4x2 no members", first_pass_ms<4, 2, radix_probe_no_members>(s));
     row("4x2 no end", first_pass_ms<4, 2, radix_probe_no_end>(s));
     row("4x2 no members, no end", first_pass_ms<4, 2, radix_probe_no_members | radix_probe_no_end>(s));

@@ -215,8 +215,10 @@ constexpr int64_t radix_pass_shared_bytes(int r, bool positions) {
 
 /// Parts of the pass left out, for bench/selection/radix_probe.cu alone (the library's passes
 /// have none): what each part of the first pass costs, measured by its absence.
+/// (No probe of the ring alone: with the loop's body a `continue` after the take, CUDA 13.0's
+/// ptxas emitted an LDGSTS whose memory descriptor sat in uniform registers nothing set, UR0:UR1:
+/// cudaErrorIllegalInstruction on the H200, tenth session. radix_probe.cu says how to scan for it.)
 enum radix_probe : int {
-  radix_probe_stream = 1,      ///< the tiles read through the ring and folded, nothing else
   radix_probe_no_members = 2,  ///< no tile has members (the compares and the counts below stay)
   radix_probe_no_end = 4,      ///< no block adds its counts to the pass's, and no pick
 };
@@ -364,16 +366,10 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
   GSEARCH_UNROLL
   for (int s = 0; s < Stages - 1; ++s) ring.fetch(blockIdx.x + s * int64_t(gridDim.x), s);
   int turn = 0;  // the stage of tile t
-  uint32_t probe_fold = 0;  // radix_probe_stream: the tiles' bits, kept from the compiler
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x, turn = turn + 1 == Stages ? 0 : turn + 1) {
     ring.fetch(t + (Stages - 1) * int64_t(gridDim.x), turn == 0 ? Stages - 1 : turn - 1);
     view_t view;
     ring.take(view, src, layout, t, turn);
-    if constexpr ((Probe & radix_probe_stream) != 0) {
-      GSEARCH_UNROLL
-      for (int j = 0; j < view_t::items; ++j) probe_fold ^= uint32_t(core::radix_bits(view.x[j]));
-      continue;
-    }
     uint32_t members = 0, under[R] = {};  // bit j: item j is in some open range; under range k
     const auto classify = [&](auto inside, auto below) {
       GSEARCH_UNROLL
@@ -496,8 +492,8 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
     staged += total;
   }
   if (staged) flush();
-  if constexpr ((Probe & (radix_probe_stream | radix_probe_no_end)) != 0) {
-    if (probe_fold == 0x9e3779b9u && below[0] == 7u) st->written = probe_fold;  // never, in effect
+  if constexpr ((Probe & radix_probe_no_end) != 0) {
+    if (below[0] == 0x9e3779b9u) st->written = below[0];  // never, in effect: the counts kept
     return;
   }
   // The block's counts into the pass's (the launch gives no block 2^31 elements: 32-bit counts).
