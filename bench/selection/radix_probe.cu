@@ -1,11 +1,11 @@
 // What each part of the radix select's first pass costs (src/selection/cuda/radix_select_kernel.cuh),
 // measured by its absence: the pass at the library's shape and at other ring shapes (vectors a
 // thread a tile x stages) and with parts left out (radix_probe: no members; no end, the blocks'
-// counts not added and no pick). (Not the ring alone: CUDA 13.0's ptxas compiled both forms
-// tried, a Probe of the pass whose loop body was a `continue` after the take, and a kernel of its
-// own, to an LDGSTS whose memory descriptor sits in uniform registers nothing sets, UR0:UR1; the
-// first, run on the H200, ended in cudaErrorIllegalInstruction. Scan a build for it with
-// `cuobjdump -sass FILE | grep 'desc\[UR[0-9]*[13579]\]'`.) One rank of 2^26 uniform float32 in
+// counts not added and no pick), and last the ring alone (ring_only_kernel: the tiles read and
+// summed). (A Probe of the pass for the ring alone, its loop body a `continue` after the take,
+// ended on the H200 in cudaErrorIllegalInstruction, which memcheck put at one of its cp.async
+// (LDGSTS) instructions; the cause is not known. The kernel of its own has not run yet: it goes
+// last, after the JSON of the rest is written.) One rank of 2^26 uniform float32 in
 // [0, 1) (k = 1,024 and k = n/2); each run is the window kernel (untimed, it resets the state)
 // then the first pass alone between CUDA events, 2 warm-ups, the median of 10. The grid and the
 // copy's capacity as radix_select.cu makes them. Nothing is checked: the probes' passes are not
@@ -39,6 +39,29 @@ __global__ void uniform_kernel(float* x, int64_t n, uint64_t seed) {
     x[i] = float(core::mix64(seed + uint64_t(i + 1) * bench::host::golden) >> 40) * 0x1p-24f;
 }
 
+// The ring alone (tile_ring, as the pass reads its tiles), each tile's radix bits summed and
+// nothing else: what the pass would cost if its work were free. Measured last (see the header).
+template <int Loads, int Stages>
+__global__ void __launch_bounds__(512, radix_pass_blocks_per_sm)
+    ring_only_kernel(const float* __restrict__ data, int64_t n, int64_t head, uint32_t* sink) {
+  using view_t = tile_items<float, 512, Loads>;
+  extern __shared__ __align__(16) unsigned char ring_memory[];
+  const scan_layout<float, 512, Loads> layout{n, head};
+  tile_ring<float, 512, Loads, Stages> ring(ring_memory, data, layout);
+  const int64_t tiles = layout.tiles();
+  for (int s = 0; s < Stages - 1; ++s) ring.fetch(blockIdx.x + s * int64_t(gridDim.x), s);
+  int turn = 0;
+  uint32_t sum = 0;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x, turn = turn + 1 == Stages ? 0 : turn + 1) {
+    ring.fetch(t + (Stages - 1) * int64_t(gridDim.x), turn == 0 ? Stages - 1 : turn - 1);
+    view_t view;
+    ring.take(view, data, layout, t, turn);
+    for (int j = 0; j < view_t::items; ++j)
+      if (view.valid >> j & 1) sum += uint32_t(core::radix_bits(view.x[j]));
+  }
+  if (sum == 0x9e3779b9u) *sink = sum;  // never, in effect: the loads kept
+}
+
 struct setup {
   const float* data;
   int64_t n, rank, capacity;
@@ -69,6 +92,36 @@ double first_pass_ms(const setup& s) {
     GSEARCH_CUDA_CHECK(cudaEventRecord(a));
     radix_pass_kernel<float, threads, Loads, true, 1, Stages, Probe><<<unsigned(grid), threads, size_t(smem)>>>(
         s.data, s.n, layout.head, s.st, s.buffers, s.capacity, static_cast<int64_t*>(nullptr));
+    GSEARCH_CUDA_CHECK(cudaEventRecord(b));
+    GSEARCH_CUDA_CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    GSEARCH_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    if (run >= 2) times.push_back(ms);
+  }
+  GSEARCH_CUDA_CHECK(cudaGetLastError());
+  GSEARCH_CUDA_CHECK(cudaEventDestroy(a));
+  GSEARCH_CUDA_CHECK(cudaEventDestroy(b));
+  std::sort(times.begin(), times.end());
+  return (times[4] + times[5]) / 2;
+}
+
+// The ring alone, its median time in ms (2 warm-ups, 10 timed).
+template <int Loads, int Stages>
+double ring_only_ms(const setup& s) {
+  constexpr int threads = 512;
+  const scan_layout<float, threads, Loads> layout{s.n, unaligned_head(s.data, s.n)};
+  const int64_t grid = std::min<int64_t>(layout.tiles(), int64_t(radix_pass_blocks_per_sm) * s.sms);
+  const int64_t smem = tile_ring<float, threads, Loads, Stages>::bytes;
+  GSEARCH_CUDA_CHECK(cudaFuncSetAttribute(ring_only_kernel<Loads, Stages>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          int(smem)));
+  cudaEvent_t a, b;
+  GSEARCH_CUDA_CHECK(cudaEventCreate(&a));
+  GSEARCH_CUDA_CHECK(cudaEventCreate(&b));
+  std::vector<double> times;
+  for (int run = 0; run < 12; ++run) {
+    GSEARCH_CUDA_CHECK(cudaEventRecord(a));
+    ring_only_kernel<Loads, Stages><<<unsigned(grid), threads, size_t(smem)>>>(s.data, s.n, layout.head,
+                                                                              reinterpret_cast<uint32_t*>(s.st));
     GSEARCH_CUDA_CHECK(cudaEventRecord(b));
     GSEARCH_CUDA_CHECK(cudaEventSynchronize(b));
     float ms = 0;
@@ -125,6 +178,7 @@ int main(int argc, char** argv) {
     const auto row = [&](const char* what, double ms) {
       const double gbps = double(n) * sizeof(float) / (ms * 1e6);
       std::printf("%-12lld %-26s %10.4f %10.1f\n", static_cast<long long>(rank), what, ms, gbps);
+      std::fflush(stdout);  // (a fault in a later row must not lose this one)
       rows.push_back({{"rank", rank}, {"what", what}, {"ms", ms}, {"gbps", gbps}});
     };
     row("4x2 (the library's)", first_pass_ms<4, 2, 0>(s));
@@ -136,14 +190,21 @@ int main(int argc, char** argv) {
     row("4x3 (1 block a SM)", first_pass_ms<4, 3, 0>(s));
   }
   GSEARCH_CUDA_CHECK(cudaDeviceSynchronize());
-  if (!json_path.empty()) {
-    json report = {{"schema", "gsearch-bench-radix-probe/1"},
-                   {"synthetic", false},
-                   {"device", prop.name},
-                   {"n", n},
-                   {"results", rows}};
-    bench::write_json(json_path, report);
-  }
+  const auto write = [&] {
+    if (json_path.empty()) return;
+    bench::write_json(json_path, json{{"schema", "gsearch-bench-radix-probe/1"},
+                                      {"synthetic", false},
+                                      {"device", prop.name},
+                                      {"n", n},
+                                      {"results", rows}});
+  };
+  write();
+  // The ring alone, last and written again after: a fault here (see the header) loses nothing else.
+  const double ring_ms = ring_only_ms<4, 2>(setup{data, n, 0, capacity, st, buffers, prop.multiProcessorCount});
+  const double ring_gbps = double(n) * sizeof(float) / (ring_ms * 1e6);
+  std::printf("%-12s %-26s %10.4f %10.1f\n", "-", "4x2 ring only", ring_ms, ring_gbps);
+  rows.push_back({{"rank", nullptr}, {"what", "4x2 ring only"}, {"ms", ring_ms}, {"gbps", ring_gbps}});
+  write();
   cudaFree(memory);
   cudaFree(data);
   return 0;

@@ -215,9 +215,8 @@ constexpr int64_t radix_pass_shared_bytes(int r, bool positions) {
 
 /// Parts of the pass left out, for bench/selection/radix_probe.cu alone (the library's passes
 /// have none): what each part of the first pass costs, measured by its absence.
-/// (No probe of the ring alone: with the loop's body a `continue` after the take, CUDA 13.0's
-/// ptxas emitted an LDGSTS whose memory descriptor sat in uniform registers nothing set, UR0:UR1:
-/// cudaErrorIllegalInstruction on the H200, tenth session. radix_probe.cu says how to scan for it.)
+/// (No probe of the ring alone: with the loop's body a `continue` after the take, the pass ended
+/// in cudaErrorIllegalInstruction on the H200, at a cp.async; radix_probe.cu's header.)
 enum radix_probe : int {
   radix_probe_no_members = 2,  ///< no tile has members (the compares and the counts below stay)
   radix_probe_no_end = 4,      ///< no block adds its counts to the pass's, and no pick
