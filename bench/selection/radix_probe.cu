@@ -70,28 +70,17 @@ struct setup {
   int sms;
 };
 
-// The first pass of one shape and probe: its median time in ms. The window kernel runs before
-// every pass, outside the events: it resets the state the pass changes.
-template <int Loads, int Stages, int Probe>
-double first_pass_ms(const setup& s) {
-  constexpr int threads = 512;
-  const scan_layout<float, threads, Loads> layout{s.n, unaligned_head(s.data, s.n)};
-  const int64_t grid = std::min<int64_t>(layout.tiles(), int64_t(radix_pass_blocks_per_sm) * s.sms);
-  const int64_t smem = radix_pass_shared_bytes<float, threads, Loads, Stages>(1, false);
-  GSEARCH_CUDA_CHECK(cudaFuncSetAttribute(radix_pass_kernel<float, threads, Loads, true, 1, Stages, Probe>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  radix_ranks ranks{};
-  ranks.r = 1;
-  ranks.rank[0] = s.rank;
+// The median of 10 timed runs of launch() (after 2 warm-ups), each after before() (untimed), ms.
+template <class Before, class Launch>
+double median_ms(Before before, Launch launch) {
   cudaEvent_t a, b;
   GSEARCH_CUDA_CHECK(cudaEventCreate(&a));
   GSEARCH_CUDA_CHECK(cudaEventCreate(&b));
   std::vector<double> times;
-  for (int run = 0; run < 12; ++run) {  // 2 warm-ups, 10 timed
-    radix_window_kernel<float, radix_window_threads><<<1, radix_window_threads>>>(s.data, s.n, ranks, s.st, false);
+  for (int run = 0; run < 12; ++run) {
+    before();
     GSEARCH_CUDA_CHECK(cudaEventRecord(a));
-    radix_pass_kernel<float, threads, Loads, true, 1, Stages, Probe><<<unsigned(grid), threads, size_t(smem)>>>(
-        s.data, s.n, layout.head, s.st, s.buffers, s.capacity, static_cast<int64_t*>(nullptr));
+    launch();
     GSEARCH_CUDA_CHECK(cudaEventRecord(b));
     GSEARCH_CUDA_CHECK(cudaEventSynchronize(b));
     float ms = 0;
@@ -105,7 +94,28 @@ double first_pass_ms(const setup& s) {
   return (times[4] + times[5]) / 2;
 }
 
-// The ring alone, its median time in ms (2 warm-ups, 10 timed).
+// The first pass of one shape and probe: its median time in ms. The window kernel runs before
+// every pass, outside the events: it resets the state the pass changes.
+template <int Loads, int Stages, int Probe>
+double first_pass_ms(const setup& s) {
+  constexpr int threads = 512;
+  const scan_layout<float, threads, Loads> layout{s.n, unaligned_head(s.data, s.n)};
+  const int64_t grid = std::min<int64_t>(layout.tiles(), int64_t(radix_pass_blocks_per_sm) * s.sms);
+  const int64_t smem = radix_pass_shared_bytes<float, threads, Loads, Stages>(1, false);
+  GSEARCH_CUDA_CHECK(cudaFuncSetAttribute(radix_pass_kernel<float, threads, Loads, true, 1, Stages, Probe>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  radix_ranks ranks{};
+  ranks.r = 1;
+  ranks.rank[0] = s.rank;
+  return median_ms(
+      [&] { radix_window_kernel<float, radix_window_threads><<<1, radix_window_threads>>>(s.data, s.n, ranks, s.st, false); },
+      [&] {
+        radix_pass_kernel<float, threads, Loads, true, 1, Stages, Probe><<<unsigned(grid), threads, size_t(smem)>>>(
+            s.data, s.n, layout.head, s.st, s.buffers, s.capacity, static_cast<int64_t*>(nullptr));
+      });
+}
+
+// The ring alone, its median time in ms.
 template <int Loads, int Stages>
 double ring_only_ms(const setup& s) {
   constexpr int threads = 512;
@@ -114,25 +124,10 @@ double ring_only_ms(const setup& s) {
   const int64_t smem = tile_ring<float, threads, Loads, Stages>::bytes;
   GSEARCH_CUDA_CHECK(cudaFuncSetAttribute(ring_only_kernel<Loads, Stages>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           int(smem)));
-  cudaEvent_t a, b;
-  GSEARCH_CUDA_CHECK(cudaEventCreate(&a));
-  GSEARCH_CUDA_CHECK(cudaEventCreate(&b));
-  std::vector<double> times;
-  for (int run = 0; run < 12; ++run) {
-    GSEARCH_CUDA_CHECK(cudaEventRecord(a));
+  return median_ms([] {}, [&] {
     ring_only_kernel<Loads, Stages><<<unsigned(grid), threads, size_t(smem)>>>(s.data, s.n, layout.head,
                                                                               reinterpret_cast<uint32_t*>(s.st));
-    GSEARCH_CUDA_CHECK(cudaEventRecord(b));
-    GSEARCH_CUDA_CHECK(cudaEventSynchronize(b));
-    float ms = 0;
-    GSEARCH_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-    if (run >= 2) times.push_back(ms);
-  }
-  GSEARCH_CUDA_CHECK(cudaGetLastError());
-  GSEARCH_CUDA_CHECK(cudaEventDestroy(a));
-  GSEARCH_CUDA_CHECK(cudaEventDestroy(b));
-  std::sort(times.begin(), times.end());
-  return (times[4] + times[5]) / 2;
+  });
 }
 
 }  // namespace
