@@ -1,15 +1,15 @@
 // What each part of the radix select's first pass costs (src/selection/cuda/radix_select_kernel.cuh),
 // measured by its absence: the pass at the library's shape and at other ring shapes (vectors a
-// thread a tile x stages) and with parts left out (radix_probe: no members; no end, the blocks'
+// thread a tile x stages), with parts left out (radix_probe: no members; no end, the blocks'
 // counts not added and no pick), and last the ring alone (ring_only_kernel: the tiles read and
 // summed). (A Probe of the pass for the ring alone, its loop body a `continue` after the take,
-// ended on the H200 in cudaErrorIllegalInstruction, which memcheck put at one of its cp.async
-// (LDGSTS) instructions; the cause is not known. The kernel of its own has not run yet: it goes
-// last, after the JSON of the rest is written.) One rank of 2^26 uniform float32 in
-// [0, 1) (k = 1,024 and k = n/2); each run is the window kernel (untimed, it resets the state)
-// then the first pass alone between CUDA events, 2 warm-ups, the median of 10. The grid and the
-// copy's capacity as radix_select.cu makes them. Nothing is checked: the probes' passes are not
-// selects (the library's tests check the real one).
+// ended on the H200 in cudaErrorIllegalInstruction at one of its cp.async (LDGSTS), memcheck
+// said; so did ring_only_kernel at 9df8e2d; the cause is not known. It goes last, after the JSON
+// of the rest is written.) One rank of 2^26 uniform float32 in [0, 1) (k = 1,024 and k = n/2);
+// each run is the window kernel (untimed, it resets the state) then the first pass alone between
+// CUDA events, 2 warm-ups, the median of 10. The grid and the copy's capacity as radix_select.cu
+// makes them. Nothing is checked: the probes' passes are not selects (the library's tests check
+// the real one).
 //
 //   radix_probe [--n N] [--json FILE]
 
