@@ -57,6 +57,14 @@ TYPED_TEST(Server, ManyThreadsGetTheReferenceAnswers) {
   EXPECT_EQ(in_histogram, st.requests);
   EXPECT_GE(st.batches, 1);
   EXPECT_EQ(s.size(), 5000);
+  // The timeline: every request waited for its answer (its three parts are sums of nonnegative
+  // times, the wait the largest part of a loop's round trip); the CPU form has no kernel's part.
+  EXPECT_GT(st.host_wait_ns, 0);
+  EXPECT_GE(st.host_submit_ns, 0);
+  EXPECT_GE(st.host_finish_ns, 0);
+  EXPECT_GT(st.host_submit_ns + st.host_wait_ns + st.host_finish_ns, st.requests * 50);  // >= 50 ns a request
+  EXPECT_EQ(st.kernel_timed_batches, 0);
+  EXPECT_EQ(st.kernel_clock_khz, 0);
 }
 
 TYPED_TEST(Server, AFullRingMakesSubmittersWait) {

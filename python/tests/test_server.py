@@ -85,6 +85,8 @@ def test_threads_and_replacement():
     assert not errors and not mixed
     assert st["requests"] == 8 * 80 and st["batches"] >= 1
     assert sum(st["latency_us_log2"]) == st["requests"]
+    assert st["host_wait_ns"] > 0 and st["host_submit_ns"] >= 0 and st["host_finish_ns"] >= 0
+    assert st["kernel_clock_khz"] == 0 and st["kernel_timed_batches"] == 0  # a CPU server: no kernel
 
 
 def test_errors():
