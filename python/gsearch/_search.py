@@ -327,12 +327,13 @@ def searchsorted(
         search: on a GPU a warp of 32 threads per query, each step cutting the range into 33
         parts (log33 K steps), for the response time of one or a few queries ('auto' takes it
         on a GPU for at most 32 queries in keys beyond shared memory); on the CPU it runs the
-        same arithmetic and is slower than 'binary'. 'merge' sorts the queries with their
-        positions, merges them with the keys (every key read once, whatever K) and writes the
-        answers back in query order: its cost is a sort of the queries, for many queries in the
+        same arithmetic and is slower than 'binary'. 'merge' puts the queries in key order
+        by bucket of keys (a radix sort of one or two passes on a GPU), searches each among its
+        bucket's keys (every key read about once, whatever K) and writes the answers back in
+        query order: its cost is one or two radix passes over the queries, for many queries in the
         largest key sets ('auto' takes it on a GPU for integer keys: 4-byte keys from 2**27
         keys with at least 2**24 queries and from 2**26 with 2**26, 8-byte keys from 2**27
-        with 2**26); it takes temporary memory of about 2 copies of the queries and 32 bytes
+        with 2**26); it takes temporary memory of about 3 copies of the queries and 32 bytes
         a query. N-D `a`
         (one key list per row) runs 'index', 'partitioned', 'pary' and 'merge' as 'binary'
         where rows outgrow shared memory.

@@ -8,14 +8,15 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "gsearch/core/error.hpp"
 #include "gsearch/core/padding.hpp"
 #include "gsearch/core/pary.hpp"
 #include "gsearch/core/pbs.hpp"
+#include "gsearch/core/query_buckets.hpp"
 #include "cpu/parallel.hpp"
-#include "merge/backend.hpp"  // sort, sorted_search (algorithm::merge)
 #include "search/cpu_partitioned.hpp"
 #include "static_index/backend.hpp"
 #include "cpu/tuning.hpp"
@@ -159,6 +160,13 @@ int64_t index_layout_bytes(int64_t k) {
   return (bytes + align - 1) / align * align;
 }
 
+// algorithm::merge on the CPU, as on the GPU (merge_search.cu): each query's code
+// (core/query_buckets.hpp) and bucket, the queries put in bucket order by a stable counting sort
+// (queries below or above every key answered at once), each searched among its bucket's keys
+// (core::bucket_rank) and its answer written at its position. 2^12 buckets: a thread's counts
+// (32 KB) stay in its L1, and a bucket of 2^24 keys is 4,096 keys (not tuned by a measurement).
+constexpr int cpu_merge_bucket_bits = 12;
+
 int64_t index_temp_bytes(int key_bytes, int64_t k) {
   return key_bytes <= 4 ? index_layout_bytes<uint32_t>(k) : index_layout_bytes<uint64_t>(k);
 }
@@ -180,8 +188,8 @@ int64_t temp_bytes(int threads, algorithm algo, int key_bytes, int64_t k, int64_
   switch (resolve(threads, algo, key_bytes, k, q, std::numeric_limits<int64_t>::max(), false)) {
     case algorithm::index: return index_temp_bytes(key_bytes, k);
     case algorithm::partitioned: return partitioned_temp_bytes(threads, key_bytes, k, q);
-    // The sorted queries, their positions before and after the sort, the answers, the sort's scratch.
-    case algorithm::merge: return q * (2 * int64_t(key_bytes) + 32);
+    // merge_search's codes twice, the positions, the counts of 64 chunks at most and the starts.
+    case algorithm::merge: return q * (2 * int64_t(key_bytes) + 8) + (int64_t(65) << cpu_merge_bucket_bits) * 8;
     case algorithm::pbs:
     case algorithm::pbs_cf:
     case algorithm::pbs_cl: return padded_bytes(key_bytes, k);
@@ -189,19 +197,55 @@ int64_t temp_bytes(int threads, algorithm algo, int key_bytes, int64_t k, int64_
   }
 }
 
-// algorithm::merge on the CPU, as on the GPU (merge_search.cu): the queries sorted with their
-// positions by the merge family's stable sort, the sorted search (Merge Path) over them, the
-// answers written back at the queries' positions.
+// algorithm::merge on the CPU (cpu_merge_bucket_bits above).
 template <class T, class Out>
 void merge_search(int threads, side s, const T* keys, int64_t k, const T* queries, int64_t n, Out* out) {
-  std::vector<int64_t> positions(static_cast<size_t>(n)), perm(static_cast<size_t>(n));
-  std::vector<T> sorted(static_cast<size_t>(n));
-  std::vector<Out> answers(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) positions[size_t(i)] = i;
-  sort(threads, queries, n, positions.data(), sorted.data(), perm.data());
-  sorted_search(threads, s, keys, k, sorted.data(), n, answers.data());
-  parallel_for(n, thread_count(threads, n, min_queries_per_thread), 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) out[perm[size_t(i)]] = answers[size_t(i)];
+  using U = core::radix_bits_t<T>;
+  visit_side(s, [&]<bool Strict>(int offset) {
+    if (k == 0) return std::fill(out, out + n, Out(offset));
+    const auto buckets = core::query_buckets<T>::of(keys[0], keys[k - 1], cpu_merge_bucket_bits);
+    const int64_t m = buckets.buckets();
+    std::vector<int64_t> start(size_t(m + 1));
+    const auto key = [keys](int64_t j) { return keys[j]; };
+    parallel_for(m + 1, thread_count(threads, m + 1, 1024), 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) start[size_t(b)] = core::bucket_start(buckets, key, k, b);
+    });
+    // The counting sort: chunk c of the queries counts its buckets (counts[c m + b]), then each
+    // (bucket, chunk) learns where its queries go, bucket-major, then the chunks put them there.
+    const int chunks = std::min(64, thread_count(threads, n, min_queries_per_thread));
+    const int64_t chunk = (n + chunks - 1) / chunks;
+    std::vector<int64_t> counts(size_t(chunks) * size_t(m));
+    std::vector<U> codes(static_cast<size_t>(n));
+    parallel_for(chunks, chunks, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c)
+        for (int64_t i = c * chunk; i < std::min(n, (c + 1) * chunk); ++i) {
+          const U code = codes[size_t(i)] = buckets.encode(queries[i]);
+          const core::bucket_place p = buckets.place(code);
+          if (p == core::bucket_place::inside) ++counts[size_t(c * m + buckets.bucket(code))];
+          else out[i] = Out((p == core::bucket_place::below ? 0 : k) + offset);
+        }
+    });
+    int64_t inside = 0;
+    for (int64_t b = 0; b < m; ++b)
+      for (int64_t c = 0; c < chunks; ++c) inside += std::exchange(counts[size_t(c * m + b)], inside);
+    std::vector<U> sorted(static_cast<size_t>(inside));
+    std::vector<int64_t> perm(static_cast<size_t>(inside));
+    parallel_for(chunks, chunks, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c)
+        for (int64_t i = c * chunk; i < std::min(n, (c + 1) * chunk); ++i) {
+          const U code = codes[size_t(i)];
+          if (buckets.place(code) != core::bucket_place::inside) continue;
+          const int64_t j = counts[size_t(c * m + buckets.bucket(code))]++;
+          sorted[size_t(j)] = code;
+          perm[size_t(j)] = i;
+        }
+    });
+    const auto key_bits = [keys](int64_t j) { return core::radix_bits(keys[j]); };
+    parallel_for(inside, thread_count(threads, inside, min_queries_per_thread), 1, [&](int64_t begin, int64_t end) {
+      for (int64_t j = begin; j < end; ++j)
+        out[perm[size_t(j)]] =
+            Out(core::bucket_rank<Strict>(buckets, key_bits, k, start.data(), sorted[size_t(j)]) + offset);
+    });
   });
 }
 

@@ -56,9 +56,10 @@ enum class algorithm : int {
                 ///< read once for all its queries (shared memory on the GPU), results scattered back
   pary,  ///< P-ary search (core/pary.hpp): a warp of 32 lanes per query on the GPU, each step
          ///< cutting the range into 33 parts; for one query or few: response time, not throughput
-  merge,   ///< the queries sorted with their positions (the merge family's stable sort: a radix
-           ///< sort for integer keys on the GPU), merged with the keys by Merge Path (every key
-           ///< read once, whatever K), the answers scattered back: cost ~ a sort of the queries
+  merge,   ///< the queries put in key order by bucket (core/query_buckets.hpp: a radix sort on
+           ///< 8 or 16 bits on the GPU, a counting sort on the CPU), each searched among its
+           ///< bucket's keys (every key read about once, whatever K), the answers put back at
+           ///< the queries' positions: cost ~ one or two radix passes over the queries
 };
 
 /// Every algorithm, auto_ first and the last one added last: the one list the CLI, the binding's

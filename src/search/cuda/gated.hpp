@@ -27,16 +27,17 @@ template <class T, class Out>
 void pary_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries, int64_t n, Out* out,
                  launch_gate gate = {});
 
-/// The search by sorting the queries (algorithm::merge, merge_search.cu): the queries and their
-/// positions sorted stably, the sorted search (Merge Path) over them, the answers scattered back;
-/// the sort runs whatever the gate (CUB's kernels take none), the search and the scatter only
-/// when `gate` is open. Temporary memory: merge_temp_bytes.
+/// The search by sorting the queries (algorithm::merge, merge_search.cu): the queries' codes
+/// (core/query_buckets.hpp) sorted with their positions on their top 8 or 16 bits, each query
+/// searched among its bucket's keys a tile at a time, the answers put back; the codes and the
+/// sort run whatever the gate (CUB's kernels take none), the search and the way back only when
+/// `gate` is open. Temporary memory: merge_temp_bytes.
 template <class T, class Out>
 void merge_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries, int64_t n, Out* out,
                   launch_gate gate = {});
 
-/// merge_search's temporary memory for n queries of key_bytes (the sorted queries, their
-/// positions before and after the sort, the sorted answers, the sort's and the search's own).
+/// merge_search's temporary memory for n queries of key_bytes (the codes before and after the
+/// sort, the positions, the answers, the buckets' starts, the sort's scratch).
 int64_t merge_temp_bytes(int key_bytes, int64_t k, int64_t n);
 
 /// Instantiates partitioned_search for key type T (src/search/cuda/partitioned.cu).

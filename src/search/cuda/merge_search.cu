@@ -1,23 +1,29 @@
-// The CUDA backend of the search by sorting the queries (algorithm::merge, issue 42): the
-// queries and their positions sorted stably (CUB's radix sort for integer keys, the merge
-// family's merge sort for floats), the sorted search by Merge Path over them (every key read
-// once, at 91-99% of its roofline), the answers put back at the queries' positions. Its cost is
-// a sort of the queries, whatever K: where the staged searches restage K keys per window of
-// queries (the partitioned search at K = 2^27: some 16 GB of key reads for 1 GB of queries,
-// docs/perf-notes.md), this reads the keys once.
+// The CUDA backend of the search by sorting the queries (algorithm::merge, issue 42): every key
+// read about once, whatever K, where the staged searches restage K keys per window of queries
+// (the partitioned search at K = 2^27: some 16 GB of key reads for 1 GB of queries,
+// docs/perf-notes.md). Four steps:
+//   1. encode_kernel          each query's code (core/query_buckets.hpp: its radix bits relative
+//                             to the keys' range, shifted to the top) and its position;
+//   2. CUB's radix sort       of (code, position) on the codes' top 8 or 16 bits alone: the
+//                             queries in bucket order in one or two passes, whatever the key's
+//                             width (a whole stable sort took four passes for int32, eight for
+//                             int64: 5.0 of 7.9 ms at int32, K = 2^24, Q = 2^27, ncu at 9171f52);
+//   3. bucket_search_kernel   a tile of 2,048 bucket-ordered queries stages the keys of its
+//                             buckets in shared memory (their radix bits: integer compares) and
+//                             searches each query among its bucket's keys; a tile whose buckets
+//                             hold more keys than fit searches its buckets in global memory;
+//   4. the answers' way back  (answers_back, below).
+// bucket_start_kernel writes each bucket's first key first (2^bits + 1 partition points).
 //
-// Two choices come from one H200 profile (ncu, int32, K = 2^24, Q = 2^27, at 681d641: 15.5 ms in
-// all; docs/perf-notes.md "Issue 42: algorithm::merge on the H200"):
-// - positions of 4 bytes where the queries number less than 2^32: CUB's onesweep passes move
-//   (key, position) pairs, 12 bytes with int64 positions (1.5 ms a pass, four passes), 8 with
-//   uint32 ones;
-// - the answers go back in two steps, not one scatter: out[perm[i]] = answers[i] wrote 2^27
-//   4-byte answers to random addresses in 8.4 ms (a partial 32-byte sector each, 16 G writes/s),
-//   and 7.6 ms still when a radix pass first grouped them by window of 2^19 positions (2 MB, held
-//   in L2: 5f117fe, ncu at 30fd27a): random 4-byte stores cost that much in L2 as well. So the
-//   windows are made to fit shared memory (32 KB of answers: 2^13 int32 or 2^12 int64, two radix
-//   passes on the positions' top bits at Q = 2^27, where one did), and a block puts each window
-//   together there and writes it out in whole lines.
+// The way back comes from one H200 profile (ncu, int32, K = 2^24, Q = 2^27, at 681d641;
+// docs/perf-notes.md "Issue 42: algorithm::merge on the H200"): out[perm[i]] = answers[i] wrote
+// 2^27 4-byte answers to random addresses in 8.4 ms (a partial 32-byte sector each, 16 G
+// writes/s), and 7.6 ms still when a radix pass first grouped them by window of 2^19 positions
+// (2 MB, held in L2: 5f117fe, ncu at 30fd27a): random 4-byte stores cost that much in L2 as well.
+// So the windows are made to fit shared memory (32 KB of answers: 2^13 int32 or 2^12 int64, two
+// radix passes on the positions' top bits at Q = 2^27, where one did), and a block puts each
+// window together there and writes it out in whole lines. Positions are 4 bytes where the queries
+// number less than 2^32 (CUB's passes move 8-byte pairs, not 12).
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime.h>
@@ -26,11 +32,11 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "gsearch/core/query_buckets.hpp"
 #include "cuda/launch.cuh"
 #include "cuda/sort_support.cuh"  // with_cub_scratch, fill_positions
 #include "cuda/stream_buffer.cuh"
-#include "merge/backend.hpp"  // sort, sorted_search
-#include "search/backend.hpp"  // sorted_temp_bytes
+#include "search/backend.hpp"  // merge_search, merge_temp_bytes
 #include "search/cuda/gated.hpp"
 
 namespace gsearch::cuda_backend {
@@ -62,6 +68,14 @@ __global__ void __launch_bounds__(merge_threads)
   }
 }
 
+/// out[i] = value for i < n (no keys: every answer the same).
+template <class Out>
+__global__ void __launch_bounds__(256) fill_kernel(Out* __restrict__ out, int64_t n, Out value, launch_gate gate) {
+  if (gate.closed()) return;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = value;
+}
+
 constexpr size_t round_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 /// CUB's radix sort of n (key, value) pairs on key bits [begin_bit, end_bit), apart (its
@@ -75,19 +89,114 @@ void radix_pairs(cudaStream_t stream, const K* keys, K* keys_out, const V* value
   });
 }
 
-/// The queries sorted with their positions (0 ... n - 1), stable: integer keys by CUB's radix
-/// sort with positions of P, floats by the merge family's sort (int64 positions; its order puts
-/// NaNs last, as the search's does, where CUB's radix order of floats does not).
+// The bucket search's tile (step 3): 2,048 queries, and at most 40 KB of the keys' radix bits
+// staged (10,240 int32 or 5,120 int64: four blocks an SM).
+constexpr int bucket_threads = 256, bucket_items = 8;
+constexpr int64_t bucket_tile = int64_t(bucket_threads) * bucket_items;
+template <class U>
+constexpr int64_t staged_bits = 40 * 1024 / int64_t(sizeof(U));
+
+/// The bits the queries are sorted on, 8 (one radix pass) or 16 (two): 8 where a tile's staged
+/// keys would fit in half the stage on average (a bucket's keys, k / 2^8, plus those a tile's
+/// queries spread over, tile x k / n), else 16 (2,048 keys a bucket at k = 2^27; more buckets
+/// would need a larger start table).
+int sort_bits(int key_bytes, int64_t k, int64_t n) {
+  const int64_t stage = key_bytes <= 4 ? staged_bits<uint32_t> : staged_bits<uint64_t>;
+  const int64_t spread = (bucket_tile * k + n - 1) / n;
+  return (k >> 8) + spread <= stage / 2 ? 8 : 16;
+}
+
+/// codes[i] = the code of queries[i] (core::query_buckets of the first and last key), positions[i] = i.
 template <class T, class P>
-void sort_queries(cudaStream_t stream, const device_limits& dev, const T* queries, int64_t n, P* positions, T* sorted,
-                  P* perm) {
-  fill_positions(stream, dev, positions, n);
-  if constexpr (std::is_integral_v<T>) {
-    radix_pairs(stream, queries, sorted, positions, perm, n, 0, int(sizeof(T) * 8));
-  } else {
-    static_assert(std::is_same_v<P, int64_t>, "the merge sort carries int64 values");
-    sort(stream, queries, n, positions, sorted, perm);
+__global__ void __launch_bounds__(256)
+    encode_kernel(const T* __restrict__ keys, int64_t k, int bits, const T* __restrict__ queries, int64_t n,
+                  core::radix_bits_t<T>* __restrict__ codes, P* __restrict__ positions) {
+  const auto buckets = core::query_buckets<T>::of(keys[0], keys[k - 1], bits);
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    codes[i] = buckets.encode(queries[i]);
+    positions[i] = P(i);
   }
+}
+
+/// start[b] = the first key of bucket b, b in [0, 2^bits] (core::bucket_start).
+template <class T>
+__global__ void __launch_bounds__(256)
+    bucket_start_kernel(const T* __restrict__ keys, int64_t k, int bits, int64_t* __restrict__ start) {
+  const auto buckets = core::query_buckets<T>::of(keys[0], keys[k - 1], bits);
+  const auto key = [keys](int64_t j) { return keys[j]; };
+  for (int64_t b = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; b <= buckets.buckets();
+       b += int64_t(gridDim.x) * blockDim.x)
+    start[b] = core::bucket_start(buckets, key, k, b);
+}
+
+/// answers[i] = the rank of the query of codes[i] (core::bucket_rank), less 1 for the
+/// predecessor, tile by tile (grid-stride): the tile's smallest and largest bucket bound the keys
+/// its queries can read, [start[lo], start[hi + 1]); staged in shared memory when they fit, else
+/// each query searches its bucket's keys in global memory.
+template <bool Strict, bool Pred, class T, class Out>
+__global__ void __launch_bounds__(bucket_threads)
+    bucket_search_kernel(const T* __restrict__ keys, int64_t k, int bits, const int64_t* __restrict__ start,
+                         const core::radix_bits_t<T>* __restrict__ codes, int64_t n, Out* __restrict__ answers,
+                         launch_gate gate) {
+  using U = core::radix_bits_t<T>;
+  constexpr int64_t stage = staged_bits<U>;
+  __shared__ U staged[stage];
+  __shared__ unsigned tile_lo, tile_hi;
+  if (gate.closed()) return;
+  const auto buckets = core::query_buckets<T>::of(keys[0], keys[k - 1], bits);
+  const auto global_bits = [keys](int64_t j) { return core::radix_bits(keys[j]); };
+  for (int64_t first = int64_t(blockIdx.x) * bucket_tile; first < n; first += int64_t(gridDim.x) * bucket_tile) {
+    if (threadIdx.x == 0) tile_lo = ~0u, tile_hi = 0;
+    U code[bucket_items];
+    unsigned lo = ~0u, hi = 0;
+#pragma unroll
+    for (int j = 0; j < bucket_items; ++j) {
+      const int64_t i = first + j * bucket_threads + threadIdx.x;
+      code[j] = i < n ? codes[i] : U(1);  // (past n: a code that searches nothing)
+      if (i < n && buckets.place(code[j]) == core::bucket_place::inside) {
+        const unsigned b = unsigned(buckets.bucket(code[j]));
+        lo = min(lo, b);
+        hi = max(hi, b);
+      }
+    }
+    __syncthreads();  // (tile_lo / tile_hi set; the last tile's staged keys read)
+    if (lo <= hi) atomicMin(&tile_lo, lo), atomicMax(&tile_hi, hi);
+    __syncthreads();
+    const int64_t base = tile_lo <= tile_hi ? start[tile_lo] : 0;
+    const int64_t size = tile_lo <= tile_hi ? start[int64_t(tile_hi) + 1] - base : 0;
+    const bool in_shared = size <= stage;
+    if (in_shared) {
+      for (int64_t j = threadIdx.x; j < size; j += bucket_threads) staged[j] = core::radix_bits(keys[base + j]);
+      __syncthreads();
+    }
+    const auto shared_bits = [base](int64_t j) { return staged[j - base]; };
+#pragma unroll
+    for (int j = 0; j < bucket_items; ++j) {
+      const int64_t i = first + j * bucket_threads + threadIdx.x;
+      if (i >= n) continue;
+      const int64_t rank = in_shared ? core::bucket_rank<Strict>(buckets, shared_bits, k, start, code[j])
+                                     : core::bucket_rank<Strict>(buckets, global_bits, k, start, code[j]);
+      answers[i] = Out(rank - (Pred ? 1 : 0));
+    }
+  }
+}
+
+/// The answers in bucket order (steps 1-3): the queries' codes sorted on their top bits with
+/// their positions (perm), answers[i] the search of the query perm[i].
+template <class T, class P, class Out>
+void bucket_search(cudaStream_t stream, const device_limits& dev, side s, const T* keys, int64_t k, const T* queries,
+                   int64_t n, core::radix_bits_t<T>* codes, core::radix_bits_t<T>* sorted, P* positions, P* perm,
+                   int64_t* start, Out* answers, launch_gate gate) {
+  using U = core::radix_bits_t<T>;
+  const int bits = sort_bits(int(sizeof(T)), k, n);
+  launch_plain(encode_kernel<T, P>, n, 256, stream, dev, keys, k, bits, queries, n, codes, positions);
+  launch_plain(bucket_start_kernel<T>, (int64_t(1) << bits) + 1, 256, stream, dev, keys, k, bits, start);
+  constexpr int width = int(8 * sizeof(U));
+  radix_pairs(stream, codes, sorted, positions, perm, n, width - bits, width);  // stable
+  visit_side_exact(s, [&]<bool Strict, bool Pred>() {
+    launch_filling(bucket_search_kernel<Strict, Pred, T, Out>, bucket_threads, 0, (n - 1) / bucket_tile + 1, stream,
+                   dev, keys, k, bits, start, sorted, n, answers, gate);
+  });
 }
 
 /// out[perm[i]] = answers[i] for i < n, perm a permutation of 0 ... n - 1: grouped by windows of
@@ -107,22 +216,26 @@ void answers_back(cudaStream_t stream, const device_limits& dev, const Out* answ
   launch_filling(window_scatter_kernel<P, Out>, merge_threads, 0, windows, stream, dev, answers, perm, n, out, gate);
 }
 
+constexpr size_t start_bytes = round_up(((size_t(1) << 16) + 1) * sizeof(int64_t));  // sort_bits <= 16
+
 template <class T, class P, class Out>
 void merge_search_with(cudaStream_t stream, side s, const T* keys, int64_t k, const T* queries, int64_t n, Out* out,
                        launch_gate gate) {
-  const size_t q = round_up(size_t(n) * sizeof(T)), p = round_up(size_t(n) * sizeof(P)),
+  using U = core::radix_bits_t<T>;
+  const size_t q = round_up(size_t(n) * sizeof(U)), p = round_up(size_t(n) * sizeof(P)),
                o = round_up(size_t(n) * sizeof(Out));
-  const stream_buffer buffer(stream, q + 3 * p + 2 * o);
+  const stream_buffer buffer(stream, 2 * q + 3 * p + 2 * o + start_bytes);
   char* base = static_cast<char*>(buffer.get());
-  T* sorted = reinterpret_cast<T*>(base);
-  P* positions = reinterpret_cast<P*>(base + q);
-  P* perm = reinterpret_cast<P*>(base + q + p);
-  P* grouped_perm = reinterpret_cast<P*>(base + q + 2 * p);
-  Out* answers = reinterpret_cast<Out*>(base + q + 3 * p);
-  Out* grouped_answers = reinterpret_cast<Out*>(base + q + 3 * p + o);
+  U* codes = reinterpret_cast<U*>(base);
+  U* sorted = reinterpret_cast<U*>(base + q);
+  P* positions = reinterpret_cast<P*>(base + 2 * q);
+  P* perm = reinterpret_cast<P*>(base + 2 * q + p);
+  P* grouped_perm = reinterpret_cast<P*>(base + 2 * q + 2 * p);
+  Out* answers = reinterpret_cast<Out*>(base + 2 * q + 3 * p);
+  Out* grouped_answers = reinterpret_cast<Out*>(base + 2 * q + 3 * p + o);
+  int64_t* start = reinterpret_cast<int64_t*>(base + 2 * q + 3 * p + 2 * o);
   const device_limits& dev = current_device_limits();
-  sort_queries(stream, dev, queries, n, positions, sorted, perm);  // stable: equal queries keep their order
-  sorted_search(stream, s, keys, k, sorted, n, answers, gate);
+  bucket_search(stream, dev, s, keys, k, queries, n, codes, sorted, positions, perm, start, answers, gate);
   answers_back(stream, dev, answers, perm, n, grouped_perm, grouped_answers, out, gate);
 }
 
@@ -130,20 +243,25 @@ void merge_search_with(cudaStream_t stream, side s, const T* keys, int64_t k, co
 
 int64_t merge_temp_bytes(int key_bytes, int64_t k, int64_t n) {
   if (n <= 0) return 0;
-  // merge_search_with's buffer (the sorted queries, three arrays of positions, two of answers:
-  // int64 at most) and a sort's scratch, bounded by another copy of the queries and their
-  // positions (CUB's double buffers; the merge sort's), then the sorted search's tiles.
+  // merge_search_with's buffer (the codes twice, three arrays of positions, two of answers: int64
+  // at most; the start table) and a sort's scratch, bounded by another copy of the codes and
+  // their positions (CUB's double buffers).
+  (void)k;
   const size_t q = round_up(size_t(n) * size_t(key_bytes)), w = round_up(size_t(n) * 8);
-  return int64_t(2 * q + 6 * w) + sorted_temp_bytes(key_bytes, k, n);
+  return int64_t(3 * q + 6 * w + start_bytes);
 }
 
 template <class T, class Out>
 void merge_search(CUstream_st* stream, side s, const T* keys, int64_t k, const T* queries, int64_t n, Out* out,
                   launch_gate gate) {
   if (n <= 0) return;
-  if constexpr (std::is_integral_v<T>) {
-    if (n <= int64_t(UINT32_MAX)) return merge_search_with<T, uint32_t>(stream, s, keys, k, queries, n, out, gate);
+  if (k == 0) {  // no keys: every rank 0 (the predecessor's -1)
+    visit_side(s, [&]<bool>(int offset) {
+      launch_plain(fill_kernel<Out>, n, 256, stream, current_device_limits(), out, n, Out(offset), gate);
+    });
+    return;
   }
+  if (n <= int64_t(UINT32_MAX)) return merge_search_with<T, uint32_t>(stream, s, keys, k, queries, n, out, gate);
   merge_search_with<T, int64_t>(stream, s, keys, k, queries, n, out, gate);
 }
 

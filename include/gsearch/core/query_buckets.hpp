@@ -1,0 +1,129 @@
+#pragma once
+/// \file
+/// The buckets of algorithm::merge's sort of the queries (issue 42), shared by both backends.
+///
+/// A sort that only has to bring together the queries that read the same few keys need not sort
+/// all their bits: each query's radix bits (radix_bits.hpp) are taken relative to the keys' range
+/// [lo, hi] (the first and the last key's bits) and shifted up until hi - lo's top bit is the
+/// code's top bit. The code's top `bits` bits are then a bucket of keys whose width is the
+/// range over 2^bits, and a radix sort on those bits alone (ceil(bits / 8) passes, whatever the
+/// key's width: 2 where a whole sort of int64 took 8) puts the queries in bucket order. Each
+/// query is then searched among its bucket's keys only, [start[b], start[b + 1]), a partition
+/// point of the keys by bucket (bucket_start). The order within a bucket, and where queries
+/// outside the keys' range land, change only which keys a tile of queries reads together, never
+/// an answer: every query's code gives back its radix bits or says below / above the keys.
+///
+/// Codes (U = radix_bits_t<T>, W its bits, shift = the leading zeros of hi - lo, at most W - 1):
+///   shift >= 1: in range (u - lo) << shift, even; below the keys 1; above them ~0 (both odd).
+///   shift == 0 (hi - lo >= 2^(W-1): no bit to spare): u - lo, wrapping, one to one; in range
+///              when at most hi - lo, else u = code + lo says below (u < lo) or above.
+
+#include <bit>
+#include <cstdint>
+
+#include "gsearch/core/config.hpp"
+#include "gsearch/core/radix_bits.hpp"
+
+namespace gsearch::core {
+
+/// Where a query's code puts it: below every key, among them, or above every key.
+enum class bucket_place : int { below, inside, above };
+
+template <class T>
+struct query_buckets {
+  using U = radix_bits_t<T>;
+  static constexpr int width = int(8 * sizeof(U));
+
+  U lo = 0, hi = 0;  ///< the radix bits of the first and the last key
+  int shift = 0;     ///< in-range codes are (u - lo) << shift
+  int bits = 1;      ///< the buckets are the codes' top `bits` bits (1 ... 32, at most width)
+
+  /// The buckets of sorted keys whose first is `first` and last `last`, 2^bits of them.
+  GSEARCH_HD static query_buckets of(T first, T last, int bits) {
+    query_buckets b;
+    b.lo = radix_bits(first);
+    b.hi = radix_bits(last);
+    const int lz = std::countl_zero(U(b.hi - b.lo));
+    b.shift = lz < width - 1 ? lz : width - 1;  // (all keys equal: lz = W, one code, 0)
+    b.bits = bits < 1 ? 1 : bits > 32 ? 32 : bits;
+    return b;
+  }
+
+  GSEARCH_HD int64_t buckets() const { return int64_t(1) << bits; }
+
+  /// The query's code (the sort's key).
+  GSEARCH_HD U encode(T q) const {
+    const U u = radix_bits(q);
+    if (shift == 0) return U(u - lo);
+    if (u < lo) return U(1);
+    if (u > hi) return U(~U(0));
+    return U(U(u - lo) << shift);
+  }
+
+  GSEARCH_HD bucket_place place(U code) const {
+    if (shift == 0) {
+      if (code <= U(hi - lo)) return bucket_place::inside;
+      return U(code + lo) < lo ? bucket_place::below : bucket_place::above;
+    }
+    if ((code & 1) == 0) return bucket_place::inside;
+    return code == U(1) ? bucket_place::below : bucket_place::above;
+  }
+
+  /// The radix bits of an inside code's query.
+  GSEARCH_HD U radix(U code) const { return U(U(code >> shift) + lo); }
+
+  /// The bucket of an inside code, in [0, 2^bits).
+  GSEARCH_HD int64_t bucket(U code) const { return int64_t(code >> (width - bits)); }
+
+  /// The bucket of a key (every key is inside).
+  GSEARCH_HD int64_t key_bucket(T key) const { return bucket(encode(key)); }
+};
+
+/// start[b]: the count of keys in buckets before b, for b in [0, 2^bits] (start[2^bits] = k): a
+/// partition point of the sorted keys (acc(j) -> key j), their buckets never decreasing.
+template <class T, class Acc>
+GSEARCH_HD int64_t bucket_start(const query_buckets<T>& buckets, const Acc& keys, int64_t k, int64_t b) {
+  int64_t first = 0, count = k;
+  while (count > 0) {
+    const int64_t half = count / 2;
+    if (buckets.key_bucket(keys(first + half)) < b) {
+      first += half + 1;
+      count -= half + 1;
+    } else {
+      count = half;
+    }
+  }
+  return first;
+}
+
+/// The count of keys in [first, last) before a query of radix bits u (Strict: keys whose bits
+/// are < u, lower_bound; else <= u), plus first: acc(j) -> key j's radix bits. The keys before
+/// `first` are all before the query and those from `last` on all after it (its bucket's range).
+template <bool Strict, class U, class Acc>
+GSEARCH_HD int64_t rank_in_bucket(const Acc& key_bits, int64_t first, int64_t last, U u) {
+  int64_t count = last - first;
+  while (count > 0) {
+    const int64_t half = count / 2;
+    const U x = key_bits(first + half);
+    if (Strict ? x < u : x <= u) {
+      first += half + 1;
+      count -= half + 1;
+    } else {
+      count = half;
+    }
+  }
+  return first;
+}
+
+/// The rank of a query (the keys before it, as rank_in_bucket) from its code alone: 0 below the
+/// keys, k above them, else its bucket's start plus its rank there.
+template <bool Strict, class T, class Acc>
+GSEARCH_HD int64_t bucket_rank(const query_buckets<T>& buckets, const Acc& key_bits, int64_t k, const int64_t* start,
+                               radix_bits_t<T> code) {
+  const bucket_place p = buckets.place(code);
+  if (p != bucket_place::inside) return p == bucket_place::below ? 0 : k;
+  const int64_t b = buckets.bucket(code);
+  return rank_in_bucket<Strict>(key_bits, start[b], start[b + 1], buckets.radix(code));
+}
+
+}  // namespace gsearch::core
