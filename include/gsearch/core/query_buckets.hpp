@@ -18,7 +18,6 @@
 ///   shift == 0 (hi - lo >= 2^(W-1): no bit to spare): u - lo, wrapping, one to one; in range
 ///              when at most hi - lo, else u = code + lo says below (u < lo) or above.
 
-#include <bit>
 #include <cstdint>
 
 #include "gsearch/core/config.hpp"
@@ -43,7 +42,7 @@ struct query_buckets {
     query_buckets b;
     b.lo = radix_bits(first);
     b.hi = radix_bits(last);
-    const int lz = std::countl_zero(U(b.hi - b.lo));
+    const int lz = leading_zeros(U(b.hi - b.lo));
     b.shift = lz < width - 1 ? lz : width - 1;  // (all keys equal: lz = W, one code, 0)
     b.bits = bits < 1 ? 1 : bits > 32 ? 32 : bits;
     return b;
@@ -96,23 +95,43 @@ GSEARCH_HD int64_t bucket_start(const query_buckets<T>& buckets, const Acc& keys
   return first;
 }
 
+/// A query's binary search among keys [first, first + n), as steps that a caller may run for
+/// several queries in lockstep (the GPU's tile interleaves a thread's 8): each step halves n
+/// without a branch on the keys (the compare picks the half), a step with n <= 1 does nothing,
+/// and bit_width(n) steps always suffice; then rank_finish.
+struct rank_cursor {
+  int64_t first, n;
+};
+
+/// Keys before a query of radix bits u: those < u (Strict: lower_bound) or <= u.
+template <bool Strict, class U>
+GSEARCH_HD GSEARCH_FORCEINLINE bool bits_before(U key_bits, U u) {
+  return Strict ? key_bits < u : key_bits <= u;
+}
+
+template <bool Strict, class U, class Acc>
+GSEARCH_HD GSEARCH_FORCEINLINE void rank_step(const Acc& key_bits, rank_cursor& c, U u) {
+  if (c.n > 1) {
+    const int64_t half = c.n / 2;
+    if (bits_before<Strict>(U(key_bits(c.first + half)), u)) c.first += half;
+    c.n -= half;
+  }
+}
+
+/// The rank the steps reached: first, plus one where its last key is before the query.
+template <bool Strict, class U, class Acc>
+GSEARCH_HD GSEARCH_FORCEINLINE int64_t rank_finish(const Acc& key_bits, const rank_cursor& c, U u) {
+  return c.first + (c.n == 1 && bits_before<Strict>(U(key_bits(c.first)), u) ? 1 : 0);
+}
+
 /// The count of keys in [first, last) before a query of radix bits u (Strict: keys whose bits
 /// are < u, lower_bound; else <= u), plus first: acc(j) -> key j's radix bits. The keys before
 /// `first` are all before the query and those from `last` on all after it (its bucket's range).
 template <bool Strict, class U, class Acc>
 GSEARCH_HD int64_t rank_in_bucket(const Acc& key_bits, int64_t first, int64_t last, U u) {
-  int64_t count = last - first;
-  while (count > 0) {
-    const int64_t half = count / 2;
-    const U x = key_bits(first + half);
-    if (Strict ? x < u : x <= u) {
-      first += half + 1;
-      count -= half + 1;
-    } else {
-      count = half;
-    }
-  }
-  return first;
+  rank_cursor c{first, last - first};
+  while (c.n > 1) rank_step<Strict>(key_bits, c, u);
+  return rank_finish<Strict>(key_bits, c, u);
 }
 
 /// The rank of a query (the keys before it, as rank_in_bucket) from its code alone: 0 below the

@@ -8,6 +8,7 @@
 ///                 and back returns the very elements (index intervals' sort).
 /// Both are strictly increasing in the key order where the keys differ.
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -20,6 +21,21 @@ namespace gsearch::core {
 /// The unsigned integer as wide as T (uint64_t, a key type: the CPU's sorts take it).
 template <class T>
 using radix_bits_t = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+
+/// The leading zero bits of x (its width for 0). Not std::countl_zero in device code: with nvcc
+/// 13.0 and libstdc++ 12 it compiles to the constant 64 for a 64-bit argument (std::bit_width to
+/// 0, std::countr_zero to 64: the PTX of a test kernel), which the GPU tests of
+/// algorithm::merge caught (2026-11-30); the device takes CUDA's __clz / __clzll.
+template <class U>
+GSEARCH_HD GSEARCH_FORCEINLINE int leading_zeros(U x) {
+  static_assert(std::is_unsigned_v<U> && (sizeof(U) == 4 || sizeof(U) == 8));
+#ifdef __CUDA_ARCH__
+  if constexpr (sizeof(U) == 8) return __clzll(static_cast<long long>(x));
+  else return __clz(static_cast<int>(x));
+#else
+  return std::countl_zero(x);
+#endif
+}
 
 /// T's key order as unsigned bits, equal keys equal: signed integers with the sign bit flipped;
 /// floats with every NaN made the positive quiet NaN and -0.0 made 0.0, then negative values'

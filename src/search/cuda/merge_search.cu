@@ -28,6 +28,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <type_traits>
@@ -89,19 +90,17 @@ void radix_pairs(cudaStream_t stream, const K* keys, K* keys_out, const V* value
   });
 }
 
-// The bucket search's tile (step 3): 2,048 queries, and at most 40 KB of the keys' radix bits
-// staged (10,240 int32 or 5,120 int64: four blocks an SM).
-constexpr int bucket_threads = 256, bucket_items = 8;
-constexpr int64_t bucket_tile = int64_t(bucket_threads) * bucket_items;
-template <class U>
-constexpr int64_t staged_bits = 40 * 1024 / int64_t(sizeof(U));
+// The bucket search's tile (step 3): 2,048 queries, the radix bits of up to 12,288 keys staged
+// (48 KB for 4-byte keys, 96 KB for 8-byte ones, less where the device has less), the starts of
+// up to 256 buckets beside them.
+constexpr int bucket_threads = 256, bucket_items = 8, tile_buckets = 256;
+constexpr int64_t bucket_tile = int64_t(bucket_threads) * bucket_items, stage_keys = 12288;
 
 /// The bits the queries are sorted on, 8 (one radix pass) or 16 (two): 8 where a tile's staged
 /// keys would fit in half the stage on average (a bucket's keys, k / 2^8, plus those a tile's
 /// queries spread over, tile x k / n), else 16 (2,048 keys a bucket at k = 2^27; more buckets
 /// would need a larger start table).
-int sort_bits(int key_bytes, int64_t k, int64_t n) {
-  const int64_t stage = key_bytes <= 4 ? staged_bits<uint32_t> : staged_bits<uint64_t>;
+int sort_bits(int64_t stage, int64_t k, int64_t n) {
   const int64_t spread = (bucket_tile * k + n - 1) / n;
   return (k >> 8) + spread <= stage / 2 ? 8 : 16;
 }
@@ -130,53 +129,91 @@ __global__ void __launch_bounds__(256)
 }
 
 /// answers[i] = the rank of the query of codes[i] (core::bucket_rank), less 1 for the
-/// predecessor, tile by tile (grid-stride): the tile's smallest and largest bucket bound the keys
-/// its queries can read, [start[lo], start[hi + 1]); staged in shared memory when they fit, else
-/// each query searches its bucket's keys in global memory.
+/// predecessor, tile by tile (grid-stride). The tile's smallest and largest bucket bound the keys
+/// its queries can read, [start[lo], start[hi + 1]): where they fit the stage (`stage` keys of
+/// dynamic shared memory) and span at most tile_buckets buckets, their radix bits and the
+/// buckets' starts go to shared memory and each thread searches its 8 queries there in lockstep
+/// (core::rank_step: 8 independent loads in flight a step); else each query searches its
+/// bucket's keys in global memory. Two barriers a tile; the tile's bucket bounds alternate
+/// between two words, so that the next tile's are reset while no thread reads them.
 template <bool Strict, bool Pred, class T, class Out>
 __global__ void __launch_bounds__(bucket_threads)
     bucket_search_kernel(const T* __restrict__ keys, int64_t k, int bits, const int64_t* __restrict__ start,
                          const core::radix_bits_t<T>* __restrict__ codes, int64_t n, Out* __restrict__ answers,
-                         launch_gate gate) {
+                         int64_t stage, launch_gate gate) {
   using U = core::radix_bits_t<T>;
-  constexpr int64_t stage = staged_bits<U>;
-  __shared__ U staged[stage];
-  __shared__ unsigned tile_lo, tile_hi;
+  extern __shared__ __align__(16) unsigned char dynamic_shared[];
+  U* staged = reinterpret_cast<U*>(dynamic_shared);
+  __shared__ int tile_start[tile_buckets + 1];  // the tile's buckets' starts, less the first
+  __shared__ unsigned tile_lo[2], tile_hi[2];
   if (gate.closed()) return;
   const auto buckets = core::query_buckets<T>::of(keys[0], keys[k - 1], bits);
   const auto global_bits = [keys](int64_t j) { return core::radix_bits(keys[j]); };
-  for (int64_t first = int64_t(blockIdx.x) * bucket_tile; first < n; first += int64_t(gridDim.x) * bucket_tile) {
-    if (threadIdx.x == 0) tile_lo = ~0u, tile_hi = 0;
+  const auto shared_bits = [staged](int64_t j) { return staged[j]; };
+  if (threadIdx.x < 2) tile_lo[threadIdx.x] = ~0u, tile_hi[threadIdx.x] = 0;
+  __syncthreads();
+  int parity = 0;
+  for (int64_t first = int64_t(blockIdx.x) * bucket_tile; first < n;
+       first += int64_t(gridDim.x) * bucket_tile, parity ^= 1) {
     U code[bucket_items];
     unsigned lo = ~0u, hi = 0;
 #pragma unroll
     for (int j = 0; j < bucket_items; ++j) {
       const int64_t i = first + j * bucket_threads + threadIdx.x;
-      code[j] = i < n ? codes[i] : U(1);  // (past n: a code that searches nothing)
-      if (i < n && buckets.place(code[j]) == core::bucket_place::inside) {
+      code[j] = i < n ? codes[i] : U(1);  // (past n: a code below the keys, never written)
+      if (buckets.place(code[j]) == core::bucket_place::inside) {
         const unsigned b = unsigned(buckets.bucket(code[j]));
         lo = min(lo, b);
         hi = max(hi, b);
       }
     }
-    __syncthreads();  // (tile_lo / tile_hi set; the last tile's staged keys read)
-    if (lo <= hi) atomicMin(&tile_lo, lo), atomicMax(&tile_hi, hi);
-    __syncthreads();
-    const int64_t base = tile_lo <= tile_hi ? start[tile_lo] : 0;
-    const int64_t size = tile_lo <= tile_hi ? start[int64_t(tile_hi) + 1] - base : 0;
-    const bool in_shared = size <= stage;
+    if (lo <= hi) atomicMin(&tile_lo[parity], lo), atomicMax(&tile_hi[parity], hi);
+    __syncthreads();  // the tile's bounds; every thread done with the last tile's stage
+    const unsigned b0 = tile_lo[parity], b1 = tile_hi[parity];
+    if (threadIdx.x == 0) tile_lo[parity ^ 1] = ~0u, tile_hi[parity ^ 1] = 0;
+    const int64_t spanned = b0 <= b1 ? int64_t(b1) - b0 + 1 : 0;
+    const int64_t base = spanned > 0 ? start[b0] : 0;
+    const int64_t size = spanned > 0 ? start[b0 + spanned] - base : 0;
+    const bool in_shared = spanned <= tile_buckets && size <= stage;
     if (in_shared) {
       for (int64_t j = threadIdx.x; j < size; j += bucket_threads) staged[j] = core::radix_bits(keys[base + j]);
-      __syncthreads();
+      for (int64_t j = threadIdx.x; j <= spanned; j += bucket_threads) tile_start[j] = int(start[b0 + j] - base);
     }
-    const auto shared_bits = [base](int64_t j) { return staged[j - base]; };
+    __syncthreads();  // the stage written; the next tile's bounds reset
+    if (in_shared) {
+      core::rank_cursor c[bucket_items];
+      U u[bucket_items];
 #pragma unroll
-    for (int j = 0; j < bucket_items; ++j) {
-      const int64_t i = first + j * bucket_threads + threadIdx.x;
-      if (i >= n) continue;
-      const int64_t rank = in_shared ? core::bucket_rank<Strict>(buckets, shared_bits, k, start, code[j])
-                                     : core::bucket_rank<Strict>(buckets, global_bits, k, start, code[j]);
-      answers[i] = Out(rank - (Pred ? 1 : 0));
+      for (int j = 0; j < bucket_items; ++j) {
+        c[j] = {0, 0};
+        u[j] = 0;
+        if (buckets.place(code[j]) == core::bucket_place::inside) {
+          const int b = int(buckets.bucket(code[j]) - b0);
+          c[j] = {tile_start[b], tile_start[b + 1] - tile_start[b]};
+          u[j] = buckets.radix(code[j]);
+        }
+      }
+      const int steps = 64 - core::leading_zeros(uint64_t(size));  // bit_width(size)
+      for (int step = 0; step < steps; ++step) {
+#pragma unroll
+        for (int j = 0; j < bucket_items; ++j) core::rank_step<Strict>(shared_bits, c[j], u[j]);
+      }
+#pragma unroll
+      for (int j = 0; j < bucket_items; ++j) {
+        const int64_t i = first + j * bucket_threads + threadIdx.x;
+        if (i >= n) continue;
+        const core::bucket_place p = buckets.place(code[j]);
+        const int64_t rank = p == core::bucket_place::inside ? base + core::rank_finish<Strict>(shared_bits, c[j], u[j])
+                             : p == core::bucket_place::below ? 0
+                                                              : k;
+        answers[i] = Out(rank - (Pred ? 1 : 0));
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < bucket_items; ++j) {
+        const int64_t i = first + j * bucket_threads + threadIdx.x;
+        if (i < n) answers[i] = Out(core::bucket_rank<Strict>(buckets, global_bits, k, start, code[j]) - (Pred ? 1 : 0));
+      }
     }
   }
 }
@@ -188,14 +225,17 @@ void bucket_search(cudaStream_t stream, const device_limits& dev, side s, const 
                    int64_t n, core::radix_bits_t<T>* codes, core::radix_bits_t<T>* sorted, P* positions, P* perm,
                    int64_t* start, Out* answers, launch_gate gate) {
   using U = core::radix_bits_t<T>;
-  const int bits = sort_bits(int(sizeof(T)), k, n);
+  const auto* kernel = reinterpret_cast<const void*>(bucket_search_kernel<true, false, T, Out>);
+  const int64_t stage =
+      std::min<int64_t>(stage_keys, (dev.max_shared_per_block - static_shared_bytes(kernel, dev)) / int64_t(sizeof(U)));
+  const int bits = sort_bits(stage, k, n);
   launch_plain(encode_kernel<T, P>, n, 256, stream, dev, keys, k, bits, queries, n, codes, positions);
   launch_plain(bucket_start_kernel<T>, (int64_t(1) << bits) + 1, 256, stream, dev, keys, k, bits, start);
   constexpr int width = int(8 * sizeof(U));
   radix_pairs(stream, codes, sorted, positions, perm, n, width - bits, width);  // stable
   visit_side_exact(s, [&]<bool Strict, bool Pred>() {
-    launch_filling(bucket_search_kernel<Strict, Pred, T, Out>, bucket_threads, 0, (n - 1) / bucket_tile + 1, stream,
-                   dev, keys, k, bits, start, sorted, n, answers, gate);
+    launch_filling(bucket_search_kernel<Strict, Pred, T, Out>, bucket_threads, stage * int64_t(sizeof(U)),
+                   (n - 1) / bucket_tile + 1, stream, dev, keys, k, bits, start, sorted, n, answers, stage, gate);
   });
 }
 
