@@ -99,8 +99,9 @@ GSEARCH_HD int64_t bucket_start(const query_buckets<T>& buckets, const Acc& keys
 /// several queries in lockstep (the GPU's tile interleaves a thread's 8): each step halves n
 /// without a branch on the keys (the compare picks the half), a step with n <= 1 does nothing,
 /// and bit_width(n) steps always suffice; then rank_finish.
+template <class Index = int64_t>
 struct rank_cursor {
-  int64_t first, n;
+  Index first, n;
 };
 
 /// Keys before a query of radix bits u: those < u (Strict: lower_bound) or <= u.
@@ -109,18 +110,18 @@ GSEARCH_HD GSEARCH_FORCEINLINE bool bits_before(U key_bits, U u) {
   return Strict ? key_bits < u : key_bits <= u;
 }
 
-template <bool Strict, class U, class Acc>
-GSEARCH_HD GSEARCH_FORCEINLINE void rank_step(const Acc& key_bits, rank_cursor& c, U u) {
+template <bool Strict, class U, class Acc, class Index>
+GSEARCH_HD GSEARCH_FORCEINLINE void rank_step(const Acc& key_bits, rank_cursor<Index>& c, U u) {
   if (c.n > 1) {
-    const int64_t half = c.n / 2;
+    const Index half = c.n / 2;
     if (bits_before<Strict>(U(key_bits(c.first + half)), u)) c.first += half;
     c.n -= half;
   }
 }
 
 /// The rank the steps reached: first, plus one where its last key is before the query.
-template <bool Strict, class U, class Acc>
-GSEARCH_HD GSEARCH_FORCEINLINE int64_t rank_finish(const Acc& key_bits, const rank_cursor& c, U u) {
+template <bool Strict, class U, class Acc, class Index>
+GSEARCH_HD GSEARCH_FORCEINLINE Index rank_finish(const Acc& key_bits, const rank_cursor<Index>& c, U u) {
   return c.first + (c.n == 1 && bits_before<Strict>(U(key_bits(c.first)), u) ? 1 : 0);
 }
 
@@ -129,7 +130,7 @@ GSEARCH_HD GSEARCH_FORCEINLINE int64_t rank_finish(const Acc& key_bits, const ra
 /// `first` are all before the query and those from `last` on all after it (its bucket's range).
 template <bool Strict, class U, class Acc>
 GSEARCH_HD int64_t rank_in_bucket(const Acc& key_bits, int64_t first, int64_t last, U u) {
-  rank_cursor c{first, last - first};
+  rank_cursor<int64_t> c{first, last - first};
   while (c.n > 1) rank_step<Strict>(key_bits, c, u);
   return rank_finish<Strict>(key_bits, c, u);
 }

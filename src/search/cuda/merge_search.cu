@@ -129,13 +129,14 @@ __global__ void __launch_bounds__(256)
 }
 
 /// answers[i] = the rank of the query of codes[i] (core::bucket_rank), less 1 for the
-/// predecessor, tile by tile (grid-stride). The tile's smallest and largest bucket bound the keys
-/// its queries can read, [start[lo], start[hi + 1]): where they fit the stage (`stage` keys of
-/// dynamic shared memory) and span at most tile_buckets buckets, their radix bits and the
-/// buckets' starts go to shared memory and each thread searches its 8 queries there in lockstep
-/// (core::rank_step: 8 independent loads in flight a step); else each query searches its
-/// bucket's keys in global memory. Two barriers a tile; the tile's bucket bounds alternate
-/// between two words, so that the next tile's are reset while no thread reads them.
+/// predecessor, tile by tile (grid-stride). The codes are in bucket order (their top bits), so a
+/// tile's first and last code bound the buckets of all its queries, [b0, b1], and the keys they
+/// can read, [start[b0], start[b1 + 1]): where those fit the stage (`stage` keys of dynamic
+/// shared memory) and span at most tile_buckets buckets, their radix bits and the buckets' starts
+/// go to shared memory and each thread searches its 8 queries there in lockstep (core::rank_step:
+/// 8 independent loads in flight a step); else each query searches its bucket's keys in global
+/// memory. The next tile's codes are loaded while this one is searched, and its bounds found
+/// after: what a tile waits for is the keys' load alone. Two barriers a tile.
 template <bool Strict, bool Pred, class T, class Out>
 __global__ void __launch_bounds__(bucket_threads)
     bucket_search_kernel(const T* __restrict__ keys, int64_t k, int bits, const int64_t* __restrict__ start,
@@ -144,56 +145,59 @@ __global__ void __launch_bounds__(bucket_threads)
   using U = core::radix_bits_t<T>;
   extern __shared__ __align__(16) unsigned char dynamic_shared[];
   U* staged = reinterpret_cast<U*>(dynamic_shared);
-  __shared__ int tile_start[tile_buckets + 1];  // the tile's buckets' starts, less the first
-  __shared__ unsigned tile_lo[2], tile_hi[2];
+  __shared__ int tile_start[tile_buckets + 1];  // the tile's buckets' starts, less its first key
   if (gate.closed()) return;
   const auto buckets = core::query_buckets<T>::of(keys[0], keys[k - 1], bits);
   const auto global_bits = [keys](int64_t j) { return core::radix_bits(keys[j]); };
-  const auto shared_bits = [staged](int64_t j) { return staged[j]; };
-  if (threadIdx.x < 2) tile_lo[threadIdx.x] = ~0u, tile_hi[threadIdx.x] = 0;
-  __syncthreads();
-  int parity = 0;
-  for (int64_t first = int64_t(blockIdx.x) * bucket_tile; first < n;
-       first += int64_t(gridDim.x) * bucket_tile, parity ^= 1) {
-    U code[bucket_items];
-    unsigned lo = ~0u, hi = 0;
+  const auto shared_bits = [staged](int j) { return staged[j]; };
+  struct tile_keys {
+    int64_t b0, spanned, base, size;  // the buckets [b0, b0 + spanned), keys [base, base + size)
+  };
+  const auto keys_of = [&](U first_code, U last_code) {
+    const int64_t b0 = buckets.bucket(first_code), b1 = buckets.bucket(last_code);  // (any code's top bits)
+    const int64_t base = start[b0];
+    return tile_keys{b0, b1 - b0 + 1, base, start[b1 + 1] - base};
+  };
+  const auto load = [&](int64_t first, U (&code)[bucket_items], U& first_code, U& last_code) {
 #pragma unroll
     for (int j = 0; j < bucket_items; ++j) {
       const int64_t i = first + j * bucket_threads + threadIdx.x;
       code[j] = i < n ? codes[i] : U(1);  // (past n: a code below the keys, never written)
-      if (buckets.place(code[j]) == core::bucket_place::inside) {
-        const unsigned b = unsigned(buckets.bucket(code[j]));
-        lo = min(lo, b);
-        hi = max(hi, b);
-      }
     }
-    if (lo <= hi) atomicMin(&tile_lo[parity], lo), atomicMax(&tile_hi[parity], hi);
-    __syncthreads();  // the tile's bounds; every thread done with the last tile's stage
-    const unsigned b0 = tile_lo[parity], b1 = tile_hi[parity];
-    if (threadIdx.x == 0) tile_lo[parity ^ 1] = ~0u, tile_hi[parity ^ 1] = 0;
-    const int64_t spanned = b0 <= b1 ? int64_t(b1) - b0 + 1 : 0;
-    const int64_t base = spanned > 0 ? start[b0] : 0;
-    const int64_t size = spanned > 0 ? start[b0 + spanned] - base : 0;
-    const bool in_shared = spanned <= tile_buckets && size <= stage;
+    first_code = codes[first];
+    last_code = codes[min(first + bucket_tile, n) - 1];
+  };
+  const int64_t stride = int64_t(gridDim.x) * bucket_tile;
+  int64_t first = int64_t(blockIdx.x) * bucket_tile;
+  if (first >= n) return;
+  U code[bucket_items], first_code, last_code;
+  load(first, code, first_code, last_code);
+  tile_keys tile = keys_of(first_code, last_code);
+  for (; first < n; first += stride) {
+    U next[bucket_items];
+    if (first + stride < n) load(first + stride, next, first_code, last_code);
+    const bool in_shared = tile.spanned <= tile_buckets && tile.size <= stage;
     if (in_shared) {
-      for (int64_t j = threadIdx.x; j < size; j += bucket_threads) staged[j] = core::radix_bits(keys[base + j]);
-      for (int64_t j = threadIdx.x; j <= spanned; j += bucket_threads) tile_start[j] = int(start[b0 + j] - base);
+      for (int64_t j = threadIdx.x; j < tile.size; j += bucket_threads)
+        staged[j] = core::radix_bits(keys[tile.base + j]);
+      for (int64_t j = threadIdx.x; j <= tile.spanned; j += bucket_threads)
+        tile_start[j] = int(start[tile.b0 + j] - tile.base);
     }
-    __syncthreads();  // the stage written; the next tile's bounds reset
+    __syncthreads();  // the stage written
     if (in_shared) {
-      core::rank_cursor c[bucket_items];
+      core::rank_cursor<int> c[bucket_items];
       U u[bucket_items];
 #pragma unroll
       for (int j = 0; j < bucket_items; ++j) {
         c[j] = {0, 0};
         u[j] = 0;
         if (buckets.place(code[j]) == core::bucket_place::inside) {
-          const int b = int(buckets.bucket(code[j]) - b0);
+          const int b = int(buckets.bucket(code[j]) - tile.b0);
           c[j] = {tile_start[b], tile_start[b + 1] - tile_start[b]};
           u[j] = buckets.radix(code[j]);
         }
       }
-      const int steps = 64 - core::leading_zeros(uint64_t(size));  // bit_width(size)
+      const int steps = 64 - core::leading_zeros(uint64_t(tile.size));  // bit_width(size)
       for (int step = 0; step < steps; ++step) {
 #pragma unroll
         for (int j = 0; j < bucket_items; ++j) core::rank_step<Strict>(shared_bits, c[j], u[j]);
@@ -203,7 +207,8 @@ __global__ void __launch_bounds__(bucket_threads)
         const int64_t i = first + j * bucket_threads + threadIdx.x;
         if (i >= n) continue;
         const core::bucket_place p = buckets.place(code[j]);
-        const int64_t rank = p == core::bucket_place::inside ? base + core::rank_finish<Strict>(shared_bits, c[j], u[j])
+        const int64_t rank = p == core::bucket_place::inside
+                                 ? tile.base + core::rank_finish<Strict>(shared_bits, c[j], u[j])
                              : p == core::bucket_place::below ? 0
                                                               : k;
         answers[i] = Out(rank - (Pred ? 1 : 0));
@@ -215,6 +220,12 @@ __global__ void __launch_bounds__(bucket_threads)
         if (i < n) answers[i] = Out(core::bucket_rank<Strict>(buckets, global_bits, k, start, code[j]) - (Pred ? 1 : 0));
       }
     }
+    if (first + stride < n) {
+      tile = keys_of(first_code, last_code);
+#pragma unroll
+      for (int j = 0; j < bucket_items; ++j) code[j] = next[j];
+    }
+    __syncthreads();  // every thread done with the stage before the next tile's overwrites it
   }
 }
 

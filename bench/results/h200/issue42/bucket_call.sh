@@ -5,6 +5,7 @@
 #   bench     search_bench at K = 2^20 / 2^24 / 2^27, Q = 2^27, int32 and int64: auto,
 #             partitioned, index, merge, thrust and the roofline (the issue's table)
 #   ncu       the kernels' times of one merge search, int32 K = 2^24 and int64 K = 2^27
+#   ncu_search  the bucket search kernel's profile (speed of light, occupancy, warp states, memory)
 #   memcheck  compute-sanitizer memcheck of test_gpu_search (GSEARCH_TEST_SUBSET=1; int32, int64,
 #             double instances)
 #   racecheck compute-sanitizer racecheck of the many-block searches (int32, uint64)
@@ -47,6 +48,13 @@ if rows:
         print(f"  {float(r[vi].replace(',', '')) / 1e6:8.3f} ms  {r[ki][:110]}")
 PY
       done ;;
+    ncu_search)  # the bucket search kernel's profile, int32 K = 2^24
+      timeout 90 ncu --kernel-name regex:bucket_search_kernel --launch-count 1 --section SpeedOfLight --section Occupancy \
+        --section WarpStateStats --section MemoryWorkloadAnalysis --section LaunchStats --section InstructionStats \
+        "$B/search_bench" --keys 16777216 --queries 134217728 --key-type int32 --query-kind random --algo merge \
+        --peers roofline --warmup 0 --repeat 1 > "$L/ncu_bucket_search.txt" 2>&1
+      echo "ncu bucket search: exit $? (${SECONDS} s)"
+      grep -E "Duration|DRAM Throughput|Compute \(SM\)|Achieved Occupancy|Theoretical Occupancy|Issue Slots Busy|No Eligible|Stall|Registers Per|Executed Ipc|Warp Cycles Per Issued|Memory Throughput|L1/TEX Hit|L2 Hit|Shared Memory|Bank" "$L/ncu_bucket_search.txt" | head -40 ;;
     memcheck)
       GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuSearch/0.*:GpuSearch/2.*:GpuSearch/5.*' timeout 200 compute-sanitizer \
         --tool memcheck --error-exitcode 9 "$B/test_gpu_search" > "$L/memcheck-test_gpu_search.log" 2>&1
