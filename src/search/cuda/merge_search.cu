@@ -91,9 +91,9 @@ void radix_pairs(cudaStream_t stream, const K* keys, K* keys_out, const V* value
 }
 
 // The bucket search's tile (step 3): 2,048 queries, the radix bits of up to 12,288 keys staged
-// (48 KB for 4-byte keys, 96 KB for 8-byte ones, less where the device has less), the starts of
-// up to 256 buckets beside them.
-constexpr int bucket_threads = 256, bucket_items = 8, tile_buckets = 256;
+// (48 KB for 4-byte keys, 96 KB for 8-byte ones, less where the device has less) from at most 256
+// buckets, and a table of up to 512 finer buckets' starts beside them.
+constexpr int bucket_threads = 256, bucket_items = 8, tile_buckets = 256, fine_buckets = 512;
 constexpr int64_t bucket_tile = int64_t(bucket_threads) * bucket_items, stage_keys = 12288;
 
 /// The bits the queries are sorted on, 8 (one radix pass) or 16 (two): 8 where a tile's staged
@@ -131,21 +131,26 @@ __global__ void __launch_bounds__(256)
 /// answers[i] = the rank of the query of codes[i] (core::bucket_rank), less 1 for the
 /// predecessor, tile by tile (grid-stride). The codes are in bucket order (their top bits), so a
 /// tile's first and last code bound the buckets of all its queries, [b0, b1], and the keys they
-/// can read, [start[b0], start[b1 + 1]): where those fit the stage (`stage` keys of dynamic
-/// shared memory) and span at most tile_buckets buckets, their radix bits and the buckets' starts
-/// go to shared memory and each thread searches its 8 queries there in lockstep (core::rank_step:
-/// 8 independent loads in flight a step); else each query searches its bucket's keys in global
-/// memory. The next tile's codes are loaded while this one is searched, and its bounds found
-/// after: what a tile waits for is the keys' load alone. Two barriers a tile.
+/// can read, [start[b0], start[b1 + 1]). Where those fit the stage (`stage` keys of dynamic
+/// shared memory) from at most tile_buckets buckets, their radix bits go to shared memory with
+/// a table of finer buckets (the codes' next f bits: up to fine_buckets of them, each key's
+/// one read off its bits, one pass over the stage), and each thread searches its 8 queries among
+/// their fine bucket's keys in lockstep (core::rank_step: 8 independent loads in flight a step,
+/// as many steps as its widest bucket needs: at K = 2^24 a fine bucket holds a key or two where
+/// a bucket held 256). Else each query searches its bucket's keys in global memory. The next
+/// tile's codes are loaded while this one is searched, and its bounds found after. (ncu at
+/// 321345e, int32 K = 2^24: the search without the fine table issued 211 instructions a query,
+/// 73% of the SMs' issue, 1.53 ms.)
 template <bool Strict, bool Pred, class T, class Out>
 __global__ void __launch_bounds__(bucket_threads)
     bucket_search_kernel(const T* __restrict__ keys, int64_t k, int bits, const int64_t* __restrict__ start,
                          const core::radix_bits_t<T>* __restrict__ codes, int64_t n, Out* __restrict__ answers,
                          int64_t stage, launch_gate gate) {
   using U = core::radix_bits_t<T>;
+  constexpr int width = int(8 * sizeof(U));
   extern __shared__ __align__(16) unsigned char dynamic_shared[];
   U* staged = reinterpret_cast<U*>(dynamic_shared);
-  __shared__ int tile_start[tile_buckets + 1];  // the tile's buckets' starts, less its first key
+  __shared__ int fine_start[fine_buckets + 1];  // the tile's fine buckets' first staged keys
   if (gate.closed()) return;
   const auto buckets = core::query_buckets<T>::of(keys[0], keys[k - 1], bits);
   const auto global_bits = [keys](int64_t j) { return core::radix_bits(keys[j]); };
@@ -162,7 +167,7 @@ __global__ void __launch_bounds__(bucket_threads)
 #pragma unroll
     for (int j = 0; j < bucket_items; ++j) {
       const int64_t i = first + j * bucket_threads + threadIdx.x;
-      code[j] = i < n ? codes[i] : U(1);  // (past n: a code below the keys, never written)
+      code[j] = codes[i < n ? i : n - 1];  // (past n: the tile's last code, searched, never written)
     }
     first_code = codes[first];
     last_code = codes[min(first + bucket_tile, n) - 1];
@@ -177,27 +182,39 @@ __global__ void __launch_bounds__(bucket_threads)
     U next[bucket_items];
     if (first + stride < n) load(first + stride, next, first_code, last_code);
     const bool in_shared = tile.spanned <= tile_buckets && tile.size <= stage;
-    if (in_shared) {
-      for (int64_t j = threadIdx.x; j < tile.size; j += bucket_threads)
-        staged[j] = core::radix_bits(keys[tile.base + j]);
-      for (int64_t j = threadIdx.x; j <= tile.spanned; j += bucket_threads)
-        tile_start[j] = int(start[tile.b0 + j] - tile.base);
-    }
+    if (in_shared)
+      for (int64_t j = threadIdx.x; j < tile.size; j += bucket_threads) staged[j] = core::radix_bits(keys[tile.base + j]);
     __syncthreads();  // the stage written
     if (in_shared) {
+      // The fine buckets: the codes' top bits + f bits, f as many as keep them within fine_buckets.
+      int f = 0;
+      while (f < width - bits && (tile.spanned << (f + 1)) <= fine_buckets) ++f;
+      const int fine_count = int(tile.spanned << f), fine_shift = width - bits - f, size = int(tile.size);
+      const int64_t fine0 = tile.b0 << f;
+      const auto fine_of_code = [&](U c) { return int(int64_t(c >> fine_shift) - fine0); };
+      const auto fine_of_key = [&](int m) { return fine_of_code(U(U(staged[m] - buckets.lo) << buckets.shift)); };
+      // fine_start[j] = the first staged key of fine bucket j or after: key m starts the fine
+      // buckets after its predecessor's, through its own (the end, m = size, the rest).
+      for (int m = threadIdx.x; m <= size; m += bucket_threads) {
+        const int from = m == 0 ? 0 : fine_of_key(m - 1) + 1, to = m < size ? fine_of_key(m) : fine_count;
+        for (int j = from; j <= to; ++j) fine_start[j] = m;
+      }
+      __syncthreads();  // the fine table written
       core::rank_cursor<int> c[bucket_items];
       U u[bucket_items];
+      int widest = 0;
 #pragma unroll
       for (int j = 0; j < bucket_items; ++j) {
         c[j] = {0, 0};
         u[j] = 0;
         if (buckets.place(code[j]) == core::bucket_place::inside) {
-          const int b = int(buckets.bucket(code[j]) - tile.b0);
-          c[j] = {tile_start[b], tile_start[b + 1] - tile_start[b]};
+          const int jf = fine_of_code(code[j]);
+          c[j] = {fine_start[jf], fine_start[jf + 1] - fine_start[jf]};
           u[j] = buckets.radix(code[j]);
+          widest = max(widest, c[j].n);
         }
       }
-      const int steps = 64 - core::leading_zeros(uint64_t(tile.size));  // bit_width(size)
+      const int steps = 32 - core::leading_zeros(unsigned(widest));  // bit_width: halvings to 1
       for (int step = 0; step < steps; ++step) {
 #pragma unroll
         for (int j = 0; j < bucket_items; ++j) core::rank_step<Strict>(shared_bits, c[j], u[j]);
@@ -225,7 +242,7 @@ __global__ void __launch_bounds__(bucket_threads)
 #pragma unroll
       for (int j = 0; j < bucket_items; ++j) code[j] = next[j];
     }
-    __syncthreads();  // every thread done with the stage before the next tile's overwrites it
+    __syncthreads();  // every thread done with the stage and the table before the next tile's
   }
 }
 
