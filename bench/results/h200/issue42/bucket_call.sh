@@ -6,6 +6,8 @@
 #             partitioned, index, merge, thrust and the roofline (the issue's table)
 #   ncu       the kernels' times of one merge search, int32 K = 2^24 and int64 K = 2^27
 #   ncu_search  the bucket search kernel's profile (speed of light, occupancy, warp states, memory)
+#   qsweep    search_bench at K = 2^25 / 2^26 / 2^27, Q = 2^22 / 2^24 / 2^26 (partitioned, index,
+#             merge: auto's rules), and float32 / float64 keys at Q = 2^27
 #   memcheck  compute-sanitizer memcheck of test_gpu_search (GSEARCH_TEST_SUBSET=1; int32, int64,
 #             double instances)
 #   racecheck compute-sanitizer racecheck of the many-block searches (int32, uint64)
@@ -55,6 +57,15 @@ PY
         --peers roofline --warmup 0 --repeat 1 > "$L/ncu_bucket_search.txt" 2>&1
       echo "ncu bucket search: exit $? (${SECONDS} s)"
       grep -E "Duration|DRAM Throughput|Compute \(SM\)|Achieved Occupancy|Theoretical Occupancy|Issue Slots Busy|No Eligible|Stall|Registers Per|Executed Ipc|Warp Cycles Per Issued|Memory Throughput|L1/TEX Hit|L2 Hit|Shared Memory|Bank" "$L/ncu_bucket_search.txt" | head -40 ;;
+    qsweep)  # the Q sweep auto's rules come from (merge_auto_rules), and float keys at Q = 2^27
+      for q in 4194304 16777216 67108864; do
+        timeout 100 "$B/search_bench" --keys 33554432,67108864,134217728 --queries $q --key-type int32,int64 \
+          --query-kind random --algo partitioned,index,merge --repeat 3 --json "$L/qsweep-q$q.json" > "$L/qsweep-q$q.txt" 2>&1
+        echo "qsweep Q=$q: exit $? (${SECONDS} s)"; grep -E "gsearch" "$L/qsweep-q$q.txt"
+      done
+      timeout 100 "$B/search_bench" --keys 16777216,134217728 --queries 134217728 --key-type float32,float64 \
+        --query-kind random --algo auto,partitioned,merge --repeat 3 --json "$L/floats.json" > "$L/floats.txt" 2>&1
+      echo "floats: exit $? (${SECONDS} s)"; grep -E "gsearch" "$L/floats.txt" ;;
     memcheck)
       GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuSearch/0.*:GpuSearch/2.*:GpuSearch/5.*' timeout 200 compute-sanitizer \
         --tool memcheck --error-exitcode 9 "$B/test_gpu_search" > "$L/memcheck-test_gpu_search.log" 2>&1
