@@ -379,7 +379,8 @@ TEST_F(Gpu, AutoPicksSharedMemoryThenGlobal) {
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 26, 1 << 25), algorithm::partitioned);
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 8, int64_t(1) << 27, 1 << 26), algorithm::merge);
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 8, int64_t(1) << 27, 1 << 24), algorithm::partitioned);
-  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 8, int64_t(1) << 26, 1 << 27), algorithm::partitioned);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 8, int64_t(1) << 26, 1 << 27), algorithm::merge);
+  EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 8, int64_t(1) << 24, 1 << 26), algorithm::partitioned);
   // over the temporary-memory cap: the next choice
   EXPECT_EQ(resolve_algorithm(cuda, algorithm::auto_, 4, int64_t(1) << 27, 1 << 24, int64_t(1) << 20),
             algorithm::binary);

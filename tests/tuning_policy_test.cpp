@@ -156,7 +156,11 @@ TEST(TuningPolicy, AutoTakesMergeForManyQueriesInTheLargestKeyLists) {
   EXPECT_EQ(pick(4, int64_t{1} << 25, int64_t{1} << 27), gsearch::algorithm::partitioned);
   EXPECT_EQ(pick(8, int64_t{1} << 27, int64_t{1} << 26), gsearch::algorithm::merge);
   EXPECT_EQ(pick(8, int64_t{1} << 27, int64_t{1} << 25), gsearch::algorithm::partitioned);
-  EXPECT_EQ(pick(8, int64_t{1} << 26, int64_t{1} << 27), gsearch::algorithm::partitioned);
+  EXPECT_EQ(pick(8, int64_t{1} << 26, int64_t{1} << 27), gsearch::algorithm::merge);
+  EXPECT_EQ(pick(8, int64_t{1} << 25, int64_t{1} << 26), gsearch::algorithm::merge);
+  EXPECT_EQ(pick(8, int64_t{1} << 25, int64_t{1} << 25), gsearch::algorithm::partitioned);
+  EXPECT_EQ(pick(8, int64_t{1} << 24, int64_t{1} << 27), gsearch::algorithm::merge);
+  EXPECT_EQ(pick(8, int64_t{1} << 24, int64_t{1} << 26), gsearch::algorithm::partitioned);
   EXPECT_EQ(pick(4, int64_t{1} << 27, int64_t{1} << 27, false), gsearch::algorithm::partitioned);
   EXPECT_EQ(pick(4, int64_t{1} << 27, 32), gsearch::algorithm::pary);  // a few queries first
 }

@@ -332,8 +332,8 @@ def searchsorted(
         bucket's keys (every key read about once, whatever K) and writes the answers back in
         query order: its cost is one or two radix passes over the queries, for many queries in the
         largest key sets ('auto' takes it on a GPU for integer keys: 4-byte keys from 2**27
-        keys with at least 2**24 queries and from 2**26 with 2**26, 8-byte keys from 2**27
-        with 2**26); it takes temporary memory of about 3 copies of the queries and 32 bytes
+        keys with at least 2**24 queries and from 2**26 with 2**26, 8-byte keys from 2**25
+        with 2**26 and from 2**24 with 2**27); it takes temporary memory of about 3 copies of the queries and 32 bytes
         a query. N-D `a`
         (one key list per row) runs 'index', 'partitioned', 'pary' and 'merge' as 'binary'
         where rows outgrow shared memory.

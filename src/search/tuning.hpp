@@ -110,23 +110,31 @@ constexpr bool partitioned_auto(int key_bytes, int64_t k, int64_t q) {
   return key_bytes <= 4 ? first_match(partitioned_auto_rules_4) : first_match(partitioned_auto_rules_8);
 }
 
-/// When the search by sorting the queries (algorithm::merge: a radix sort of the queries, one
-/// Merge Path over the keys, the answers put back by windows) beats the partitioned search and
-/// the index: its cost is the queries' sort whatever K, where theirs grows with K. The first rule
-/// whose min_keys k reaches decides: merge when q >= min_queries. H200, 9171f52, ms, merge against
-/// the better of partitioned and index (bench/results/h200/issue42/qsweep-9171f52-q*.json and
-/// merge-9171f52.json): int32 K = 2^27: 0.717 vs 0.386 at Q = 2^22, 1.44 vs 1.52 at 2^24, 4.20 vs
-/// 6.06 at 2^26, 7.90 vs 11.7 at 2^27; K = 2^26: 1.27 vs 1.09 at 2^24, 4.04 vs 4.29 at 2^26;
-/// K = 2^25: 3.94 vs 3.37 at 2^26. int64 K = 2^27: 2.35 vs 2.01 at 2^24, 7.40 vs 8.03 at 2^26,
-/// 14.1 vs 16.0 at 2^27; K = 2^26: 7.16 vs 7.18 at 2^26 (even: left to partitioned); K = 2^25:
-/// 6.98 vs 4.99 at 2^26. Integer keys only (the float queries' merge sort was not measured).
+/// When the search by sorting the queries (algorithm::merge: the queries sorted by bucket of
+/// keys on 8 or 16 bits, each searched among its bucket's keys, the answers put back by windows)
+/// beats the partitioned search and the index: its cost is one or two radix passes over the
+/// queries whatever K, where theirs grows with K. The first rule whose min_keys k reaches decides:
+/// merge when q >= min_queries. H200, ms, merge against the better of partitioned and index.
+/// 4-byte keys, 9171f52 (bench/results/h200/issue42/qsweep-9171f52-q*.json, merge-9171f52.json):
+/// K = 2^27: 0.717 vs 0.386 at Q = 2^22, 1.44 vs 1.52 at 2^24, 4.20 vs 6.06 at 2^26, 7.90 vs
+/// 11.7 at 2^27; K = 2^26: 1.27 vs 1.09 at 2^24, 4.04 vs 4.29 at 2^26; K = 2^25: 3.94 vs 3.37 at
+/// 2^26; the bucket sort at 1607c74 (qsweep-1607c74-q67108864.txt, bucket-255eb9a.json) faster
+/// still where merge was taken (K = 2^26 / 2^27 at Q = 2^26: 3.44 / 3.69 vs 4.32 / 6.09) and even
+/// at K = 2^25, Q = 2^26 (3.32 vs 3.42), behind at K = 2^24, Q = 2^27 (6.17 vs 5.63). 8-byte keys,
+/// the bucket sort (255eb9a, 1607c74): K = 2^27: 8.61 vs 15.98 at Q = 2^27; K = 2^25: 4.14 vs
+/// 5.02 at Q = 2^26; K = 2^24: 7.52 vs 7.95 at Q = 2^27; and 9171f52's K = 2^27 rows (2.35 vs
+/// 2.01 at Q = 2^24: merge only from 2^26, not measured since between). Integer keys only: float
+/// keys whose values are uniform (not their bits) pile into a few of the buckets of equal bit
+/// width, and the tiles search in global memory (float32 K = 2^24, Q = 2^27: 13.1 ms vs the
+/// partitioned search's 5.85, 1607c74).
 struct merge_auto_rule {
   int64_t min_keys;
   int64_t min_queries;
 };
 inline constexpr merge_auto_rule merge_auto_rules_4[] = {{int64_t{1} << 27, int64_t{1} << 24},
                                                          {int64_t{1} << 26, int64_t{1} << 26}};
-inline constexpr merge_auto_rule merge_auto_rules_8[] = {{int64_t{1} << 27, int64_t{1} << 26}};
+inline constexpr merge_auto_rule merge_auto_rules_8[] = {{int64_t{1} << 25, int64_t{1} << 26},
+                                                         {int64_t{1} << 24, int64_t{1} << 27}};
 
 /// True when auto takes algorithm::merge for k integer keys (beyond shared memory) and q queries.
 constexpr bool merge_auto(int key_bytes, int64_t k, int64_t q) {
