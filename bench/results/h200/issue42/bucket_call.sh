@@ -8,6 +8,8 @@
 #   ncu_search  the bucket search kernel's profile (speed of light, occupancy, warp states, memory)
 #   qsweep    search_bench at K = 2^25 / 2^26 / 2^27, Q = 2^22 / 2^24 / 2^26 (partitioned, index,
 #             merge: auto's rules), and float32 / float64 keys at Q = 2^27
+#   sort_probe  bench/search/sort_probe: CUB's passes as the library runs them and packed (built
+#             with the rest)
 #   memcheck  compute-sanitizer memcheck of test_gpu_search (GSEARCH_TEST_SUBSET=1; int32, int64,
 #             double instances)
 #   racecheck compute-sanitizer racecheck of the many-block searches (int32, uint64)
@@ -22,7 +24,7 @@ for step in ${STEPS:-build tests bench ncu}; do
   case $step in
     build)
       t0=$SECONDS
-      bash scripts/device/build.sh test_gpu_search search_bench > "$L/build.log" 2>&1 ||
+      bash scripts/device/build.sh test_gpu_search search_bench sort_probe > "$L/build.log" 2>&1 ||
         { echo "build FAILED"; grep -E "error" -A3 "$L/build.log" | head -40; tail -20 "$L/build.log"; exit 1; }
       echo "build: $((SECONDS - t0)) s" ;;
     tests)
@@ -66,6 +68,9 @@ PY
       timeout 100 "$B/search_bench" --keys 16777216,134217728 --queries 134217728 --key-type float32,float64 \
         --query-kind random --algo auto,partitioned,merge --repeat 3 --json "$L/floats.json" > "$L/floats.txt" 2>&1
       echo "floats: exit $? (${SECONDS} s)"; grep -E "gsearch" "$L/floats.txt" ;;
+    sort_probe)  # CUB's passes by layout (bench/search/sort_probe.cu)
+      timeout 60 "$B/sort_probe" --json "$L/sort_probe.json" > "$L/sort_probe.txt" 2>&1
+      echo "sort_probe: exit $? (${SECONDS} s)"; cat "$L/sort_probe.txt" ;;
     memcheck)
       GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuSearch/0.*:GpuSearch/2.*:GpuSearch/5.*' timeout 200 compute-sanitizer \
         --tool memcheck --error-exitcode 9 "$B/test_gpu_search" > "$L/memcheck-test_gpu_search.log" 2>&1
