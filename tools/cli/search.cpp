@@ -491,8 +491,9 @@ void add_search_options(CLI::App& sub, search_args& a) {
                  "searched; partitioned: queries grouped by bucket of keys, each bucket's keys "
                  "read once for all its queries, for many queries in large key sets; pary: "
                  "P-ary search, a warp per query, for the response time of one or few queries; "
-                 "merge: the queries sorted, merged with the keys (every key read once), the "
-                 "answers scattered back, for many queries in the largest key sets "
+                 "merge: the queries put in key order by bucket of keys, each searched among "
+                 "its bucket's keys (every key read about once), the answers put back, for "
+                 "many queries in the largest key sets "
                  "(2-D keys: index, partitioned, pary and merge run binary)")
       ->check(CLI::IsMember(algorithm_names(true)))
       ->capture_default_str();
