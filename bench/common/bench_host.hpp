@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -18,6 +19,29 @@
 #include "gsearch/gsearch.hpp"
 
 namespace gsearch::bench::host {
+
+// ---- the probes' command line ------------------------------------------------------------------
+
+/// `NAME [--n N] [--json FILE]`, the probes' (radix_probe, sort_probe) whole command line: false
+/// after printing the usage on anything else.
+struct probe_args {
+  int64_t n = 0;
+  std::string json_path;
+};
+inline bool parse_probe_args(int argc, char** argv, const char* name, probe_args& a) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--n" && i + 1 < argc) {
+      a.n = std::atoll(argv[++i]);
+    } else if (arg == "--json" && i + 1 < argc) {
+      a.json_path = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: %s [--n N] [--json FILE]\n", name);
+      return false;
+    }
+  }
+  return true;
+}
 
 // ---- inputs -------------------------------------------------------------------------------------
 

@@ -133,19 +133,10 @@ double ring_only_ms(const setup& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t n = int64_t(1) << 26;
-  std::string json_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--n" && i + 1 < argc) {
-      n = std::atoll(argv[++i]);
-    } else if (arg == "--json" && i + 1 < argc) {
-      json_path = argv[++i];
-    } else {
-      std::fprintf(stderr, "usage: radix_probe [--n N] [--json FILE]\n");
-      return 2;
-    }
-  }
+  bench::host::probe_args args{int64_t(1) << 26, ""};
+  if (!bench::host::parse_probe_args(argc, argv, "radix_probe", args)) return 2;
+  const int64_t n = args.n;
+  const std::string& json_path = args.json_path;
   if (gsearch::cuda_device_count() == 0 || n < radix_select_min_n) {
     std::fprintf(stderr, "radix_probe: %s\n", n < radix_select_min_n ? "n too small" : "no CUDA device");
     return 2;
