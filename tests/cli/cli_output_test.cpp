@@ -348,8 +348,8 @@ bool writes_unnamed_in(pid_t pid, const fs::path& dir) {
 
 // Starts gsearch with `args` in the directory `work` (stdout and stderr to /dev/null; with
 // `named`, GSEARCH_NO_O_TMPFILE=1: the named temporary files of the fallback), waits until it
-// writes `out` (a file name) in `watch` (its temporary file appears there, or an unnamed file of
-// that directory is open), and sends `sig`. Returns the wait status, or -1 if the command ended
+// writes `out` (a file name) in `watch` (its temporary file appears there with data in it, or an
+// unnamed file of that directory is open with data in it), and sends `sig`. Returns the wait status, or -1 if the command ended
 // before the write was seen; `how` says what was seen.
 int signal_mid_write(const fs::path& work, const std::vector<std::string>& args,
                      const fs::path& watch, const std::string& out, int sig,
@@ -378,9 +378,13 @@ int signal_mid_write(const fs::path& work, const std::vector<std::string>& args,
   for (int i = 0; i < 60000; ++i) {  // up to a minute
     int status = 0;
     if (waitpid(pid, &status, WNOHANG) == pid) return -1;
+    // A named temporary file with data in it: the check before the work creates and removes an
+    // empty one of the same name, and a SIGKILL sent after that removal would find nothing.
     bool seen = false;
+    std::error_code ec;
     for (const auto& e : fs::directory_iterator(watch))
-      seen = seen || e.path().filename().string().rfind(prefix, 0) == 0;
+      seen = seen || (e.path().filename().string().rfind(prefix, 0) == 0 &&
+                      fs::file_size(e.path(), ec) > 0 && !ec);
     if (how) *how = seen ? seen_as::named : seen_as::nothing;
     if (!seen && writes_unnamed_in(pid, watch)) {
       seen = true;
