@@ -493,13 +493,51 @@ TEST_F(SocketDir, ARequestThatTimedOutIsNotSentAgain) {
       (void)!send(fd, body.data(), n * 8, MSG_NOSIGNAL);
     }
   });
-  socket_client c(path(), 300ms);
+  socket_client c(path(), 300ms, default_client_spin, false);  // (the fake knows no ring: server_ring_test.cpp)
   std::vector<int64_t> q = {4, 5}, out(2);
   c.search(span<const int64_t>(q), side::left, span<int64_t>(out));
   EXPECT_EQ(out, q);
   EXPECT_THROW(c.search(span<const int64_t>(q), side::left, span<int64_t>(out)), error);
   std::this_thread::sleep_for(300ms);
   EXPECT_EQ(requests.load(), 2);  // not a third: a timeout is no closed connection
+}
+
+// A server older than the ring answers its opening (op 16) "malformed" and closes the connection:
+// the client connects again, goes on over the socket, and asks no more.
+TEST_F(SocketDir, AServerThatKnowsNoRingIsServedOverTheSocket) {
+  std::atomic<int> connections{0}, openings{0};
+  fake_server old(path(), 8, [&](int fd, std::atomic<bool>& stop) {
+    ++connections;
+    for (;;) {
+      uint8_t h[protocol::request_header_bytes];
+      if (!read_exactly(fd, h, sizeof h, stop)) return;
+      const protocol::request_header r = protocol::decode_request(h);
+      if (r.op != protocol::op_search) {
+        ++openings;
+        const std::string e = protocol::encode_error(status::malformed, "op 16 is not served (1: search)");
+        (void)!send(fd, e.data(), e.size(), MSG_NOSIGNAL);
+        return;
+      }
+      std::vector<int64_t> body(r.count);
+      if (!read_exactly(fd, body.data(), r.count * 8, stop)) return;
+      const auto head = protocol::encode_ok_header(r.count);
+      (void)!send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+      (void)!send(fd, body.data(), r.count * 8, MSG_NOSIGNAL);
+    }
+  });
+  socket_client c(path(), 10s);
+  std::vector<int64_t> q = {4, 5}, out(2);
+  for (int i = 0; i < 3; ++i) {
+    c.search(span<const int64_t>(q), side::left, span<int64_t>(out));
+    EXPECT_EQ(out, q);
+    EXPECT_EQ(c.ring_capacity(), 0);
+  }
+  c.close();
+  c.search(span<const int64_t>(q), side::left, span<int64_t>(out));  // a new connection: no opening
+  EXPECT_EQ(out, q);
+  c.close();
+  EXPECT_TRUE(eventually([&] { return connections.load() == 3; })) << connections.load();
+  EXPECT_EQ(openings.load(), 1);
 }
 
 // ---- stop ---------------------------------------------------------------------------------------

@@ -161,7 +161,7 @@ def socket_table(doc, rows):
         return []
     lines = []
     for r in s:
-        base = one(s, impl="in-process", threads=r["threads"]) if r["impl"] == "socket" else None
+        base = one(s, impl="in-process", threads=r["threads"]) if r["impl"] in ("socket", "ring") else None
         added = r["p50_us"] - base["p50_us"] if base else None
         lines.append([r["impl"], r["threads"], us(r["p50_us"]), us(r["p99_us"]), us(r["p999_us"]), us(added)])
     return [pc.title(doc, "The Unix socket front end"),

@@ -41,8 +41,9 @@
 //   interference (cuda) a reference workload on a stream of its own alone, beside an idle and a
 //                busy server (16 threads of one-query requests), the server's blocks at each of
 //                --shares of the SMs: server_interference.cpp's header.
-//   socket       the Unix socket front end's round trip, blocking and spinning (--socket-spin-us;
-//                server_socket.cpp's header).
+//   socket       the Unix socket front end's round trip, blocking and spinning (--socket-spin-us),
+//                through the connection's shared-memory ring and over the socket alone
+//                (server_socket.cpp's header).
 //
 // Inputs (bench/README.md, "Same inputs everywhere"): keys = gen::sorted_keys<T>(K, S), the
 // query pool = gen::random_queries_from_keys(keys, K, --pool, S + 1) (uniform random keys);
@@ -63,7 +64,7 @@
 // A row (fields that do not apply are null):
 //   part        latency | peers | throughput | batcher | interference | socket
 //   impl        server | oneshot | launch | copy+launch | graph | thrust | pingpong |
-//               std::upper_bound | gsearch::search | workload | socket
+//               std::upper_bound | gsearch::search | workload | socket | ring
 //   call        what ran
 //   dtype, keys the key type and K (the ping-pong: null)
 //   memory      pageable | host | pinned | device: where the queries and results sit
@@ -250,9 +251,12 @@ void runner::targets() {
                           true);
     }
   }
-  auto sock = find({{"part", "socket"}, {"impl", "socket"}, {"threads", 1}, {"spin_us", socket_options{}.spin.count()}});
-  if (sock.empty()) sock = find({{"part", "socket"}, {"impl", "socket"}, {"threads", 1}});
-  if (!sock.empty()) bench::add_target(out, "socket round trip, 1 connection: p50", (*sock[0])["p50_us"].get<double>(), 10, "us", false);
+  // The socket client's round trip as a client makes it by default: through its ring.
+  auto sock = find({{"part", "socket"}, {"impl", "ring"}, {"threads", 1}, {"spin_us", socket_options{}.spin.count()}});
+  if (sock.empty()) sock = find({{"part", "socket"}, {"impl", "ring"}, {"threads", 1}});
+  if (!sock.empty())
+    bench::add_target(out, "Unix socket round trip (through the ring), 1 connection: p50", (*sock[0])["p50_us"].get<double>(),
+                      10, "us", false);
   bench::print_targets(out, a.on_cuda() ? "targets (issues 22 and 43; torch's peer: server_python.py):"
                                         : "targets (issues 22 and 43, meant for the H200; here the CPU server):");
 }

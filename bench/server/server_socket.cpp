@@ -1,7 +1,9 @@
 // server_bench, part "socket": the Unix socket front end's added cost. A socket_server
 // (server_socket.hpp) in this process serves a server of the run's device over a socket in
 // /tmp; 1 and 16 threads, each with its own socket_client (one connection), make one-query
-// requests and time each round trip, as the latency part does. Beside each, the same requests
+// requests and time each round trip, as the latency part does: through the connection's
+// shared-memory ring (impl "ring", socket_client's default) and over the socket alone (impl
+// "socket", the client asking for no ring), one after the other in the same run. Beside each, the same requests
 // in-process ("in-process": server<T>::search with the query in pageable host memory, where the
 // socket front end's connection buffer puts it too), so that the difference is the socket's: two
 // messages through the kernel and the front end's thread. Each --socket-spin-us value gets its
@@ -27,10 +29,10 @@ namespace {
 
 // Round trips of one thread's socket_client: `warmup` untimed, `requests` timed, answers checked.
 template <class T>
-std::vector<double> socket_round_trips(const std::string& path, std::chrono::microseconds spin,
+std::vector<double> socket_round_trips(const std::string& path, std::chrono::microseconds spin, bool ring,
                                        const inputs<T>& in, int t, int64_t warmup, int64_t requests,
                                        std::atomic<bool>& ok) {
-  socket_client c(path, std::chrono::milliseconds(0), spin);
+  socket_client c(path, std::chrono::milliseconds(0), spin, ring);
   std::vector<double> ns;
   ns.reserve(static_cast<size_t>(requests));
   int64_t out = -1;
@@ -39,7 +41,7 @@ std::vector<double> socket_round_trips(const std::string& path, std::chrono::mic
     const auto t0 = clock_type::now();
     c.search(span<const T>(&in.pool[i], 1), side::right, span<int64_t>(&out, 1));
     const auto t1 = clock_type::now();
-    if (out != in.expected[i]) ok = false;
+    if (out != in.expected[i] || (c.ring_capacity() > 0) != ring) ok = false;
     if (r >= warmup) ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
   }
   return ns;
@@ -66,9 +68,11 @@ void socket_case(runner& b) {
     o.spin = std::chrono::microseconds(spin_us);
     const auto client_spin = spin_us > 0 ? default_client_spin : std::chrono::microseconds(0);
     socket_server front(*s, o);
+    for (const bool ring : {true, false})
     for (const int n : {1, 16}) {
-      json r =
-          b.row("socket", "socket", "socket_client::search of 1 query over a Unix socket", type_name<T>(), k);
+      json r = ring ? b.row("socket", "ring", "socket_client::search of 1 query through the Unix socket's ring",
+                            type_name<T>(), k)
+                    : b.row("socket", "socket", "socket_client::search of 1 query over a Unix socket", type_name<T>(), k);
       r["memory"] = mem_name(m);
       r["threads"] = n;
       r["batch"] = 1;
@@ -79,7 +83,7 @@ void socket_case(runner& b) {
         std::atomic<bool> ok{true};
         std::vector<std::vector<double>> ns(static_cast<size_t>(n));
         const double secs = run_threads(n, [&](int t) {
-          ns[size_t(t)] = socket_round_trips(o.path, client_spin, in, t, a.warmup_requests, a.requests, ok);
+          ns[size_t(t)] = socket_round_trips(o.path, client_spin, ring, in, t, a.warmup_requests, a.requests, ok);
         });
         std::vector<double> all;
         for (const auto& v : ns) all.insert(all.end(), v.begin(), v.end());

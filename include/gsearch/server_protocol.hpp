@@ -8,12 +8,22 @@
 /// Little-endian; per connection, requests and their responses in order (a client may send many
 /// requests on one connection, and a request before the answer to the last one is read):
 ///
-///     request   magic "GSRQ" | version u16 = 1 | op u16 (core::server_op: 1 search)
+///     request   magic "GSRQ" | version u16 = 1 | op u16 (1 search, 16 ring, 17 doorbell)
 ///               | dtype u8 (gsearch::dtype: 0 int32, 1 uint32, 2 int64, 3 uint64, 4 float32,
 ///               5 float64) | side u8 (gsearch::side: 0 left, 1 right, 2 pred) | reserved u16 = 0
 ///               | count u64 | count elements of dtype                       (20-byte header)
 ///     response  magic "GSRS" | status u32 | then, status 0: count u64 | count int64 results
 ///                                                 else:      length u32 | length bytes of UTF-8
+///
+/// A connection of the Unix-domain socket may ask for a shared-memory ring (op 16, count 0, the
+/// dtype of its queries): the answer is an ok response whose count is the ring's capacity in
+/// queries, the ring's memfd passed with it (SCM_RIGHTS). Requests of up to that many queries of
+/// that dtype then go through the ring (socket_ring.hpp: no system call while the server's worker
+/// watches the ring); a doorbell (op 17, count 0, no answer on the socket) tells the server that
+/// the ring holds a request when no worker watches it. Larger requests still go over the socket.
+/// A server that offers no ring (TCP, socket_options::ring_queries 0, its max_rings open, a ring
+/// open on the connection already) answers ok with capacity 0 and no descriptor: the client goes
+/// on over the socket. An error answer is the request's (a wrong dtype) or the connection's (busy).
 ///
 /// Statuses: 0 ok, 1 malformed, 2 wrong dtype (not the server's keys' dtype), 3 too large (more
 /// queries than the server's max_queries, or more bytes than its whole memory budget), 4 shut
@@ -54,6 +64,12 @@ inline constexpr uint32_t max_message_bytes = 4096;  ///< a longer message is cu
 inline constexpr int64_t default_max_queries = int64_t(1) << 22;
 /// The largest max_queries a server takes (so that a count times an itemsize never overflows).
 inline constexpr int64_t max_queries_limit = int64_t(1) << 32;
+
+/// A request's op (its header's op field): a search (core::server_op::search), the ring's
+/// opening, the ring's doorbell.
+inline constexpr uint16_t op_search = uint16_t(core::server_op::search);
+inline constexpr uint16_t op_ring = 16;
+inline constexpr uint16_t op_doorbell = 17;
 
 enum class status : uint32_t {
   ok = 0,
@@ -99,7 +115,7 @@ U get_le(const uint8_t* p) {
 struct request_header {
   std::array<uint8_t, 4> magic = request_magic;
   uint16_t version = protocol::version;
-  uint16_t op = uint16_t(core::server_op::search);
+  uint16_t op = op_search;
   uint8_t dtype = 0;
   uint8_t side = 0;
   uint16_t reserved = 0;
@@ -139,6 +155,14 @@ inline request_header decode_request(const uint8_t* b) {
   return h;
 }
 
+/// The header of the ring's opening (op_ring) or its doorbell (op_doorbell), for queries of type t.
+inline request_header ring_header(uint16_t op, gsearch::dtype t) {
+  request_header h;
+  h.op = op;
+  h.dtype = uint8_t(t);
+  return h;
+}
+
 /// What the server does with a request, from its header alone (check_request).
 struct verdict {
   status code = status::ok;
@@ -148,11 +172,13 @@ struct verdict {
   gsearch::dtype type = gsearch::dtype::int32;
   gsearch::side side = gsearch::side::left;
   uint64_t count = 0;
+  uint16_t op = op_search;
 };
 
 /// Checks a request header against a server of `keys` with at most max_queries a request, in
-/// this order: magic, version, op, dtype code (malformed, close), count (too large, close),
-/// side, reserved (malformed, kept), dtype (wrong dtype, kept).
+/// this order: magic, version, op, dtype code (malformed, close), count (too large, close; for
+/// the ring's ops, not 0: malformed, close), side, reserved (malformed, kept), dtype (wrong
+/// dtype, kept).
 inline verdict check_request(const request_header& h, gsearch::dtype keys, int64_t max_queries) {
   verdict v;
   const auto fail = [&](status s, std::string why, bool close) {
@@ -167,14 +193,18 @@ inline verdict check_request(const request_header& h, gsearch::dtype keys, int64
                 "protocol version " + std::to_string(h.version) + " is not supported (this server speaks version " +
                     std::to_string(protocol::version) + ")",
                 true);
-  if (h.op != uint16_t(core::server_op::search))
-    return fail(status::malformed, "op " + std::to_string(h.op) + " is not served (1: search)", true);
+  if (h.op != op_search && h.op != op_ring && h.op != op_doorbell)
+    return fail(status::malformed,
+                "op " + std::to_string(h.op) + " is not served (1: search, 16: ring, 17: doorbell)", true);
+  v.op = h.op;
   if (h.dtype >= std::size(all_dtypes))
     return fail(status::malformed,
                 "dtype code " + std::to_string(h.dtype) + " is not a gsearch dtype (0 to " +
                     std::to_string(std::size(all_dtypes) - 1) + ": " + std::string(key_type_names) + ")",
                 true);
   v.type = gsearch::dtype(h.dtype);
+  if (h.op != op_search && h.count != 0)
+    return fail(status::malformed, "a ring or doorbell request has no queries (its count is not 0)", true);
   v.count = h.count;
   max_queries = std::min(max_queries, max_queries_limit);  // count x itemsize cannot overflow below it
   if (max_queries < 0 || h.count > uint64_t(max_queries))

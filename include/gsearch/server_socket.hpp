@@ -75,6 +75,17 @@ struct socket_options {
   std::string group;
   /// Queries a request may hold (at most protocol::max_queries_limit); more: status 3, unread.
   int64_t max_queries = protocol::default_max_queries;
+  /// Queries a request through a connection's shared-memory ring may hold (at most max_queries).
+  /// A client of the Unix-domain socket may open one ring on its connection (socket_client does,
+  /// on its first request): its requests of up to this many queries then go through memory that
+  /// a worker watches, no system call on the round trip (larger ones over the socket). A ring
+  /// takes (itemsize + 8) x ring_queries bytes (and a few hundred) while its connection is open,
+  /// apart from max_bytes_in_flight (held for so long, it could leave requests waiting for ever).
+  /// 0: no rings.
+  int64_t ring_queries = int64_t(1) << 14;
+  /// Rings open at once (256 KB each for int64 keys by default: 16 MB at most); beyond, a
+  /// connection's opening is answered with no ring and its client goes on over the socket.
+  int max_rings = 64;
   /// Bytes of request bodies and responses held at once, every connection together.
   int64_t max_bytes_in_flight = int64_t(1) << 30;
   int max_connections = 1024;  ///< open at once (idle ones included); beyond: "busy" and closed
@@ -165,13 +176,21 @@ class socket_error : public error {
 /// response or a closed connection (a search is idempotent, so a request that met a connection
 /// the server had closed while it was idle, before any byte of an answer, is sent again once; a
 /// request that timed out is not). Not thread-safe: one per thread.
+///
+/// On a Unix-domain socket the client asks, on the first request of each connection, for a
+/// shared-memory ring of the first request's dtype (socket_options::ring_queries): requests of
+/// that dtype and of up to the ring's capacity then go through it (a round trip with no system
+/// call while the server's worker watches the ring; a doorbell over the socket when none does),
+/// the others over the socket. Where the server offers none (TCP, its limit of rings), the
+/// client goes on over the socket.
 class socket_client {
  public:
   /// A Unix-domain socket path. `timeout`: one deadline for a whole request, from the connect to
   /// the last byte of the answer (0: none); `spin`: how long to poll for the answer before
-  /// blocking (0: block at once).
+  /// blocking (0: block at once); `use_ring`: whether to ask for the shared-memory ring (false: every
+  /// request over the socket).
   explicit socket_client(std::string path, std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
-                         std::chrono::microseconds spin = default_client_spin);
+                         std::chrono::microseconds spin = default_client_spin, bool use_ring = true);
   /// 127.0.0.1:port.
   explicit socket_client(int port, std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
                          std::chrono::microseconds spin = default_client_spin);
@@ -190,14 +209,22 @@ class socket_client {
   void search(dtype t, const void* queries, int64_t n, side s, span<int64_t> out);
   void close();
   std::string address() const;  ///< the path, or "127.0.0.1:port"
+  /// Queries a request may hold to go through the connection's ring (0: no ring open).
+  int64_t ring_capacity() const;
 
  private:
-  void connect(std::chrono::steady_clock::time_point deadline);
+  struct ring;  // the connection's shared-memory ring (socket_client.cpp)
+  using time_point = std::chrono::steady_clock::time_point;
+  void connect(time_point deadline);
+  bool open_ring(dtype t, time_point deadline);
+  bool search_ring(const void* queries, int64_t n, side s, span<int64_t> out, time_point deadline, bool retry);
   std::string path_;
   int port_ = -1;
   std::chrono::milliseconds timeout_;
   std::chrono::microseconds spin_;
+  bool want_ring_ = false;
   int fd_ = -1;
+  std::unique_ptr<ring> ring_;
 };
 
 }  // namespace gsearch

@@ -10,6 +10,7 @@
 
 #include "gsearch/server_socket.hpp"
 #include "socket_common.hpp"
+#include "socket_ring.hpp"
 
 namespace gsearch {
 
@@ -129,10 +130,34 @@ transfer send_request(int fd, const uint8_t* head, size_t head_bytes, const void
   return t;
 }
 
+// Reads n bytes by the deadline, keeping a descriptor passed with them (recv_with_descriptor).
+// Whether all of them came.
+bool recv_with_descriptor_full(int fd, void* dst, size_t n, time_point deadline, int& passed) {
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = recv_with_descriptor(fd, static_cast<uint8_t*>(dst) + got, n - got, passed);
+    if (r > 0) {
+      got += size_t(r);
+      continue;
+    }
+    if (r == 0) return false;
+    if (errno == EINTR) continue;
+    if ((errno != EAGAIN && errno != EWOULDBLOCK) || !wait_for(fd, POLLIN, deadline)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
-socket_client::socket_client(std::string path, std::chrono::milliseconds timeout, std::chrono::microseconds spin)
-    : path_(std::move(path)), timeout_(timeout), spin_(spin) {
+struct socket_client::ring {
+  std::unique_ptr<ring_mapping> map;
+  dtype type;
+  uint32_t number;  // the last request's
+};
+
+socket_client::socket_client(std::string path, std::chrono::milliseconds timeout, std::chrono::microseconds spin,
+                             bool use_ring)
+    : path_(std::move(path)), timeout_(timeout), spin_(spin), want_ring_(use_ring) {
   unix_address(path_);  // checks its length
 }
 socket_client::socket_client(int port, std::chrono::milliseconds timeout, std::chrono::microseconds spin)
@@ -142,11 +167,14 @@ socket_client::socket_client(int port, std::chrono::milliseconds timeout, std::c
 socket_client::~socket_client() { close(); }
 socket_client::socket_client(socket_client&& other) noexcept
     : path_(std::move(other.path_)), port_(other.port_), timeout_(other.timeout_), spin_(other.spin_),
-      fd_(std::exchange(other.fd_, -1)) {}
+      want_ring_(other.want_ring_), fd_(std::exchange(other.fd_, -1)), ring_(std::move(other.ring_)) {}
 
 void socket_client::close() {
+  ring_.reset();
   if (fd_ >= 0) ::close(std::exchange(fd_, -1));
 }
+
+int64_t socket_client::ring_capacity() const { return ring_ ? int64_t(ring_->map->capacity()) : 0; }
 
 std::string socket_client::address() const { return port_ > 0 ? "127.0.0.1:" + std::to_string(port_) : path_; }
 
@@ -198,7 +226,15 @@ void socket_client::search(dtype t, const void* queries, int64_t n, side s, span
   const std::string in_time = "did not answer within the timeout (" + std::to_string(timeout_.count()) + " ms)";
   for (int attempt = 0;; ++attempt) {
     const bool fresh = fd_ < 0;
-    if (fresh) connect(deadline);
+    if (fresh) {
+      connect(deadline);
+      // A server that does not know the ring's op answers "malformed" and closes: again, without.
+      if (want_ring_ && port_ < 0 && !open_ring(t, deadline)) connect(deadline);
+    }
+    if (ring_ && ring_->type == t && uint64_t(n) <= ring_->map->capacity()) {
+      if (search_ring(queries, n, s, out, deadline, !fresh && attempt == 0)) return;
+      continue;  // a connection the server had closed while it was idle: once more, on a new one
+    }
     const auto broken = [&](const std::string& what) {
       close();
       return error(where + " " + what);
@@ -262,6 +298,123 @@ void socket_client::search(dtype t, const void* queries, int64_t n, side s, span
     close();  // reconnect for the next request, whatever the server does with this connection
     throw socket_error(h.code, where + " answered " + protocol::to_string(h.code) + ": " + message);
   }
+}
+
+}  // namespace gsearch
+
+namespace gsearch {
+
+// Asks for the connection's ring (protocol op 16) and maps the one passed with the answer. A
+// server that offers none answers ok with no ring (capacity 0): the connection's requests go over
+// the socket. An error answer (the server is busy, the dtype is not its keys') is thrown as a
+// search's would be, but for "malformed" (a server older than the ring, which closes the
+// connection): false, and the client asks no more.
+bool socket_client::open_ring(dtype t, time_point deadline) {
+  const std::string where = "the gsearch server at " + address();
+  const auto broken = [&](const std::string& what) {
+    close();
+    return error(where + " " + what);
+  };
+  const auto head = protocol::encode(protocol::ring_header(protocol::op_ring, t));
+  const transfer sent = send_request(fd_, head.data(), head.size(), nullptr, 0, deadline);
+  if (sent.timed_out) throw broken("did not take the request within the timeout (" + std::to_string(timeout_.count()) + " ms)");
+  int passed = -1;
+  struct closer {
+    int& fd;
+    ~closer() {
+      if (fd >= 0) ::close(fd);
+    }
+  } close_passed{passed};
+  // A send that failed may still have an answer waiting (a connection refused as it was accepted).
+  const auto read = [&](void* dst, size_t n) {
+    if (recv_with_descriptor_full(fd_, dst, n, deadline, passed)) return;
+    if (clock_type::now() >= deadline)
+      throw broken("did not answer within the timeout (" + std::to_string(timeout_.count()) + " ms)");
+    throw broken(sent.err ? "closed the connection: " + errno_text(sent.err) : std::string("closed the connection"));
+  };
+  uint8_t rh[protocol::ok_header_bytes];
+  read(rh, protocol::response_head_bytes);
+  const protocol::response_head h = protocol::decode_response_head(rh);
+  if (!h.magic_ok) throw broken("answered something that is not the gsearch protocol");
+  if (h.code != protocol::status::ok) {
+    uint8_t lb[4];
+    read(lb, sizeof lb);
+    std::string message(std::min<uint32_t>(protocol::get_le<uint32_t>(lb), protocol::max_message_bytes), '\0');
+    read(message.data(), message.size());
+    close();
+    if (h.code == protocol::status::malformed) return want_ring_ = false;
+    throw socket_error(h.code, where + " answered " + protocol::to_string(h.code) + ": " + message);
+  }
+  read(rh + protocol::response_head_bytes, 8);
+  const uint64_t capacity = protocol::get_le<uint64_t>(rh + protocol::response_head_bytes);
+  if (capacity == 0 || passed < 0) return true;  // no ring offered: the socket
+  std::unique_ptr<ring_mapping> m = map_ring(passed, t);
+  if (!m || m->capacity() != capacity) return true;  // not a ring: the socket
+  const uint32_t number = m->control().request.load(std::memory_order_relaxed);
+  ring_ = std::make_unique<ring>(ring{std::move(m), t, number});
+  return true;
+}
+
+// One request through the ring: the queries and the request published, the doorbell rung where
+// no worker watches, the answer spun for and then slept for (a futex) in slices, each ending with
+// a look at the socket: nothing comes there between requests, so a byte or the end means that
+// the server closed the connection. true once answered; false where the server had closed the
+// connection before serving the request and `retry` allows it to be sent again.
+bool socket_client::search_ring(const void* queries, int64_t n, side s, span<int64_t> out, time_point deadline,
+                                 bool retry) {
+  const std::string where = "the gsearch server at " + address();
+  const auto broken = [&](const std::string& what) {
+    close();
+    return error(where + " " + what);
+  };
+  ring_mapping& m = *ring_->map;
+  ring_control& k = m.control();
+  if (n > 0) std::memcpy(m.queries(), queries, size_t(n) * size_t(itemsize(ring_->type)));
+  k.side.store(uint32_t(s), std::memory_order_relaxed);
+  k.count.store(uint64_t(n), std::memory_order_relaxed);
+  const uint32_t number = ++ring_->number;
+  k.request.store(number, std::memory_order_seq_cst);
+  if (k.watching.load(std::memory_order_seq_cst) == 0) {
+    const auto bell = protocol::encode(protocol::ring_header(protocol::op_doorbell, ring_->type));
+    const transfer sent = send_request(fd_, bell.data(), bell.size(), nullptr, 0, deadline);
+    if (sent.timed_out) throw broken("did not take the request within the timeout (" + std::to_string(timeout_.count()) + " ms)");
+    if (!sent.done) {
+      if (retry) return close(), false;
+      throw broken("closed the connection: " + errno_text(sent.err));
+    }
+  }
+  const time_point spin_end = clock_type::now() + spin_;
+  for (unsigned i = 1; k.answer.load(std::memory_order_acquire) != number; ++i) {
+    if (clock_type::now() < spin_end) {
+      if (i % 16 == 0) std::this_thread::yield();  // a core that the server's threads may need
+      else cpu_relax();
+      continue;
+    }
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, 0) == 1) {
+      if (k.answer.load(std::memory_order_acquire) == number) break;
+      if (retry) return close(), false;
+      throw broken("closed the connection");
+    }
+    const int ms = std::min(10, poll_ms(deadline) < 0 ? 10 : poll_ms(deadline));
+    if (ms == 0) throw broken("did not answer within the timeout (" + std::to_string(timeout_.count()) + " ms)");
+    k.sleeping.store(1, std::memory_order_seq_cst);
+    const uint32_t seen = k.answer.load(std::memory_order_seq_cst);
+    if (seen != number) futex_wait(k.answer, seen, ms);
+    k.sleeping.store(0, std::memory_order_relaxed);
+  }
+  const auto st = protocol::status(k.status.load(std::memory_order_relaxed));
+  const uint64_t count = k.answer_count.load(std::memory_order_relaxed);
+  if (st == protocol::status::ok) {
+    if (count != uint64_t(n))
+      throw broken("answered " + std::to_string(count) + " results for " + std::to_string(n) + " queries");
+    if (n > 0) std::memcpy(out.data(), m.results(), size_t(n) * 8);
+    return true;
+  }
+  const std::string message(reinterpret_cast<const char*>(m.results()),
+                            size_t(std::min<uint64_t>(count, m.capacity() * 8)));
+  close();  // as over the socket: a new connection for the next request
+  throw socket_error(st, where + " answered " + protocol::to_string(st) + ": " + message);
 }
 
 }  // namespace gsearch

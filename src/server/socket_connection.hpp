@@ -12,10 +12,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "gsearch/server_protocol.hpp"
 #include "socket_common.hpp"
+#include "socket_ring.hpp"
 
 namespace gsearch::socket_detail {
 
@@ -50,6 +52,7 @@ struct connection {
   bool with_worker = false;  // the loop's flag: a worker holds it (the loop reads nothing else of it)
   bool armed = false;        // the loop's flag: it waits for an event of it (one: EPOLLONESHOT)
   bool peer_known = false;
+  bool local = false;  // on the Unix-domain socket (a ring may be opened)
   uid_t peer = 0;
   phase ph = phase::idle;
   time_point deadline = never;
@@ -73,6 +76,11 @@ struct connection {
   size_t send_left = 0;
   bool close_after = false;
   int64_t reserved = 0;  // the budget's bytes its request holds (its body and its response)
+  // Its shared-memory ring (socket_ring.hpp), once opened: the last request answered there, and
+  // whether the request to search is the ring's.
+  std::unique_ptr<ring_mapping> ring;
+  uint32_t ring_served = 0;
+  bool from_ring = false;
 
   ~connection() {
     std::free(body);

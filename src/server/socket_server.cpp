@@ -65,6 +65,7 @@ struct socket_server::impl {
   std::atomic<int64_t> n_parked{0};       // how many: bytes freed wake the loop only when some wait
   std::string failure;                    // m
   std::atomic<bool> failed{false};
+  std::atomic<int64_t> n_rings{0};        // open (max_rings)
   std::atomic<int64_t> n_connections{0}, n_requests{0}, n_errors{0}, n_busy{0}, n_open{0};
   std::mutex stop_mutex;
   bool stopped = false;
@@ -215,6 +216,8 @@ struct socket_server::impl {
       c.skip_left = c.v.body_bytes;
       return step::more;
     }
+    if (c.v.op == protocol::op_ring) return open_ring(c);
+    if (c.v.op == protocol::op_doorbell) return doorbell(c);
     const uint64_t need = need_of(c.v);
     if (need > uint64_t(o.max_bytes_in_flight)) {
       answer_error(c, protocol::status::too_large,
@@ -227,6 +230,64 @@ struct socket_server::impl {
     c.ph = phase::body;
     c.body_got = 0;
     return step::more;
+  }
+
+  // ---- the ring (socket_ring.hpp) --------------------------------------------------------------
+
+  // The ring's opening (op 16): a ring for this connection, its memfd passed with the answer (ok,
+  // its capacity); or none (ok, capacity 0: the client goes on over the socket). Rings are
+  // counted apart from the requests' budget (max_rings): a ring is held while its connection is
+  // open, and rings that took the budget could leave a request waiting for it for ever.
+  step open_ring(connection& c) {
+    const uint64_t capacity = uint64_t(std::min(o.ring_queries, o.max_queries));
+    c.head_got = 0;
+    c.ph = phase::idle;
+    c.deadline = after(o.idle_timeout);
+    std::unique_ptr<ring_mapping> r;
+    int fd = -1;
+    // None on TCP, with ring_queries 0, a second time, beyond max_rings, or without a memfd.
+    if (c.local && capacity > 0 && !c.ring) {
+      if (n_rings.fetch_add(1) < o.max_rings) fd = create_ring(keys, capacity, r);
+      if (fd < 0) n_rings.fetch_sub(1);
+    }
+    const auto head = protocol::encode_ok_header(fd >= 0 ? capacity : 0);
+    const bool sent = fd >= 0 ? send_with_descriptor(c.fd, head.data(), head.size(), fd)
+                              : send(c.fd, head.data(), head.size(), MSG_NOSIGNAL | MSG_DONTWAIT) == ssize_t(head.size());
+    if (fd >= 0) ::close(fd);
+    if (!sent) {  // (small: the socket takes it) a client that does not read its answers, or is gone
+      if (fd >= 0) n_rings.fetch_sub(1);
+      c.ph = phase::closed;
+      return step::closed;
+    }
+    if (fd >= 0) {
+      c.ring = std::move(r);
+      c.ring_served = 0;
+    }
+    return step::more;
+  }
+
+  // A doorbell (op 17): the ring holds a request that no worker watched for (or held one that a
+  // worker answered since).
+  step doorbell(connection& c) {
+    c.head_got = 0;
+    c.ph = phase::idle;
+    c.deadline = after(o.idle_timeout);
+    return take_ring_request(c) ? step::whole : step::more;
+  }
+
+  // Whether the ring holds a request not answered yet (then it is the one to search), between
+  // requests on the socket.
+  bool take_ring_request(connection& c) {
+    if (!c.ring || c.ph != phase::idle || c.ring->control().request.load(std::memory_order_acquire) == c.ring_served)
+      return false;
+    c.ph = phase::search;
+    c.from_ring = true;
+    return true;
+  }
+
+  void drop_ring(connection& c) {
+    if (c.ring) n_rings.fetch_sub(1);
+    c.ring.reset();
   }
 
   // The body is whole: the response's buffer, then the search (by a worker).
@@ -277,25 +338,31 @@ struct socket_server::impl {
 
   // ---- the workers ----------------------------------------------------------------------------
 
-  // Searches a whole request and prepares its response.
-  void search_request(connection& c) {
-    const int64_t n = int64_t(c.v.count);
-    protocol::status st = protocol::status::ok;
-    std::string message;
+  // The server's search of n queries: ok, or the status and message of its failure.
+  protocol::status run_search(const void* queries, int64_t n, side sd, int64_t* out, std::string& message) {
     try {
-      search(c.body, n, c.v.side, reinterpret_cast<int64_t*>(c.out + 2));
+      search(queries, n, sd, out);
+      return protocol::status::ok;
     } catch (const invalid_argument& e) {  // refused: the server is shut down
-      st = protocol::status::shut_down;
       message = e.what();
+      return protocol::status::shut_down;
     } catch (const std::bad_alloc&) {  // this request's, not the server's: it is still healthy
-      st = protocol::status::busy;
       message = "out of host memory for " + std::to_string(n) + " queries: try again later";
+      return protocol::status::busy;
     } catch (const std::exception& e) {  // the server's loop failed: so will every later request
-      st = protocol::status::failed;
       message = e.what();
       std::lock_guard<std::mutex> lock(m);
       if (!failed.exchange(true)) failure = message;
+      return protocol::status::failed;
     }
+  }
+
+  // Searches a whole request and prepares its response.
+  void search_request(connection& c) {
+    if (c.from_ring) return search_ring(c);
+    const int64_t n = int64_t(c.v.count);
+    std::string message;
+    const protocol::status st = run_search(c.body, n, c.v.side, reinterpret_cast<int64_t*>(c.out + 2), message);
     if (st != protocol::status::ok) return answer_error(c, st, message, false);
     const auto head = protocol::encode_ok_header(uint64_t(n));
     std::memcpy(c.out, head.data(), head.size());
@@ -305,6 +372,42 @@ struct socket_server::impl {
     c.close_after = false;
     c.ph = phase::write;
     c.deadline = after(o.request_timeout);
+  }
+
+  // Searches the ring's request and answers it there: the fields read once and checked, the
+  // results (or the error's message, cut as on the socket) written before the answer's number;
+  // a client asleep on it is woken.
+  void search_ring(connection& c) {
+    c.from_ring = false;
+    ring_control& k = c.ring->control();
+    const uint32_t number = k.request.load(std::memory_order_acquire);
+    const uint64_t n = k.count.load(std::memory_order_relaxed);
+    const uint32_t sd = k.side.load(std::memory_order_relaxed);
+    std::string message;
+    protocol::status st = protocol::status::malformed;
+    if (n > c.ring->capacity())
+      message = std::to_string(n) + " queries in a ring request; its ring holds " + std::to_string(c.ring->capacity());
+    else if (sd > uint32_t(side::pred))
+      message = "side code " + std::to_string(sd) + " is not a side (0 left, 1 right, 2 pred)";
+    else
+      st = run_search(c.ring->queries(), int64_t(n), side(sd), c.ring->results(), message);
+    if (st == protocol::status::ok) {
+      k.answer_count.store(n, std::memory_order_relaxed);
+      n_requests.fetch_add(1, std::memory_order_relaxed);  // before the client can see the answer
+    } else {
+      (st == protocol::status::busy ? n_busy : n_errors).fetch_add(1, std::memory_order_relaxed);
+      const std::string e = protocol::encode_error(st, message);
+      const size_t len = std::min(e.size() - protocol::error_header_bytes, size_t(c.ring->capacity()) * 8);
+      std::memcpy(c.ring->results(), e.data() + protocol::error_header_bytes, len);
+      k.answer_count.store(len, std::memory_order_relaxed);
+    }
+    k.status.store(uint32_t(st), std::memory_order_relaxed);
+    k.answer.store(number, std::memory_order_release);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // against the client's sleeping = 1, then its look
+    if (k.sleeping.load(std::memory_order_relaxed) != 0) futex_wake(k.answer);
+    c.ring_served = number;
+    c.ph = phase::idle;
+    c.deadline = after(o.idle_timeout);
   }
 
   // A worker serves its connection while it has whole requests: searched, answered, and for
@@ -327,13 +430,27 @@ struct socket_server::impl {
 
   // The client's next request (or the rest of one begun): read if it comes within the spin
   // (recv without sleeping: no poll before it), else, after a hold, within the spin after it.
+  // A connection with a ring: the ring is looked at between reads of the socket (16 looks to a
+  // read), and says meanwhile that a worker watches it (no doorbell needed); it stops saying so
+  // before the worker stops looking, and is looked at once more after.
   step await_request(connection& c) {
     step s = read_some(c);
+    if (s == step::more && take_ring_request(c)) return step::whole;
     for (bool held = false; s == step::more && !stopping.load(); held = true) {
       const time_point end = clock_type::now() + o.spin;
-      while (s == step::more && !stopping.load() && clock_type::now() < end) {
+      if (c.ring) c.ring->control().watching.store(1, std::memory_order_seq_cst);
+      for (unsigned i = 1; s == step::more && !stopping.load() && clock_type::now() < end; ++i) {
+        if (take_ring_request(c)) return step::whole;  // still watching: the worker is back after answering
+        if (c.ring && i % 16 != 0) {
+          cpu_relax();
+          continue;
+        }
         std::this_thread::yield();  // a core that others wait for (the server's own threads) is given up
         s = read_some(c);
+      }
+      if (c.ring) {
+        c.ring->control().watching.store(0, std::memory_order_seq_cst);
+        if (s == step::more && take_ring_request(c)) return step::whole;  // published before: no doorbell comes
       }
       if (s != step::more || held || !hold(c)) break;
       s = read_some(c);
@@ -409,6 +526,7 @@ struct socket_server::impl {
   void close_connection(connection& c) {
     release_buffers(c, true);
     unreserve(c);
+    drop_ring(c);
     if (c.ph == phase::lingering) --lingering;
     epoll_ctl(epoll_fd, EPOLL_CTL_DEL, c.fd, nullptr);
     ::close(c.fd);
@@ -422,6 +540,7 @@ struct socket_server::impl {
   void linger(connection& c) {
     release_buffers(c, true);
     unreserve(c);
+    drop_ring(c);
     if (lingering >= max_lingering) return close_connection(c);
     shutdown(c.fd, SHUT_WR);
     c.ph = phase::lingering;
@@ -512,7 +631,8 @@ struct socket_server::impl {
       if (listener == tcp_fd) set_nodelay(fd);
       ucred cred{};
       socklen_t len = sizeof cred;
-      if (listener == unix_fd && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+      c->local = listener == unix_fd;
+      if (c->local && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
         c->peer_known = true;
         c->peer = cred.uid;
       }
@@ -694,6 +814,8 @@ socket_server::socket_server(dtype keys, int64_t key_count, search_fn search, co
   if (options.port > 65535) bad("the port must be at most 65535");
   if (options.max_queries < 0 || options.max_queries > protocol::max_queries_limit)
     bad("max_queries must be 0 to " + std::to_string(protocol::max_queries_limit));
+  if (options.ring_queries < 0 || options.ring_queries > protocol::max_queries_limit || options.max_rings < 0)
+    bad("ring_queries must be 0 to " + std::to_string(protocol::max_queries_limit) + ", max_rings >= 0");
   if (options.max_bytes_in_flight < 1) bad("max_bytes_in_flight must be >= 1");
   if (options.max_connections < 1 || options.max_connections_per_peer < 0 || options.workers < 0)
     bad("max_connections must be >= 1, max_connections_per_peer and workers >= 0");
