@@ -434,7 +434,7 @@ std::string serve_footer() {
          "The protocol (docs/design.md, \"The socket protocol\"; gsearch client and Python's gsearch.Client "
          "speak it): little-endian; per connection, requests and their responses in order (a request may be "
          "sent before the answer to the last one is read). "
-         "Request: \"GSRQ\", version u16 = 1, op u16 = 1 (search), dtype u8 (0 int32, 1 uint32, 2 int64, 3 "
+         "Request: \"GSRQ\", version u16 = 1, op u16 = 1 (search; 16 and 17: the ring's, below), dtype u8 (0 int32, 1 uint32, 2 int64, 3 "
          "uint64, 4 float32, 5 float64: the keys' dtype), side u8 (0 left, 1 right, 2 pred), reserved u16 = 0, "
          "count u64, then count elements. Response: \"GSRS\", status u32, then for status 0 count u64 and count "
          "int64 results, else a length u32 and a UTF-8 message. Statuses: 0 ok, 1 malformed, 2 wrong dtype, 3 "
@@ -442,7 +442,10 @@ std::string serve_footer() {
          "(at --max-connections or a user's --max-connections-per-peer, or no memory for the request: the "
          "server is healthy, try again later). A bad magic, version, op or dtype code or a request too large "
          "is answered and its connection closed; a wrong dtype or side keeps the connection; a connection "
-         "answered busy is closed. Keys: a little-endian .npy file of " +
+         "answered busy is closed. On the Unix-domain socket a client may ask for a shared-memory ring (op 16, "
+         "count 0; gsearch client does): the answer's count is its capacity (2^14 queries) and a memfd comes "
+         "with it; its requests then go through the ring, a doorbell (op 17) over the socket when the server "
+         "is not watching it (docs/design.md, \"The connection's ring\"). Keys: a little-endian .npy file of " +
          dtype_list(" or ") + ".";
 }
 
