@@ -64,7 +64,8 @@
 // A row (fields that do not apply are null):
 //   part        latency | peers | throughput | batcher | interference | socket
 //   impl        server | oneshot | launch | copy+launch | graph | thrust | pingpong |
-//               std::upper_bound | gsearch::search | workload | socket | ring
+//               std::upper_bound | gsearch::search | workload | socket | ring |
+//               transport-socket | transport-ring
 //   call        what ran
 //   dtype, keys the key type and K (the ping-pong: null)
 //   memory      pageable | host | pinned | device: where the queries and results sit

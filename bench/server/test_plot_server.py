@@ -137,7 +137,7 @@ def test_cpu_server_end_to_end(tmp_path):
     assert doc["schema"] == SCHEMA and doc["device"]["backend"] == "cpu" and not doc["errors"]
     assert {r["part"] for r in doc["results"]} >= {"latency", "peers", "throughput", "batcher"}
     for row in doc["results"]:  # the socket rows add the front ends' spins (server_socket.cpp)
-        extra = ["spin_us", "client_spin_us"] if row["impl"] in ("socket", "ring") else []
+        extra = ["spin_us", "client_spin_us"] if row["part"] == "socket" and row["impl"] != "in-process" else []
         assert list(row) == fields + extra and row["verified"] is True
     assert any(t["name"].startswith("one query") for t in doc["targets"])
     # The C++ inputs are gsearch gen's, which bench/common/inputs.py rebuilds.
