@@ -46,7 +46,7 @@ for step in ${STEPS:-build tests latency socket python san_server san_select}; d
         --json "$L/server_latency.json" > "$L/server_latency.txt" 2>&1
       echo "server_bench latency: exit $? (${SECONDS} s)"; grep -vE "^$" "$L/server_latency.txt" | head -80 ;;
     socket)
-      timeout 120 "$B/server_bench" --parts socket --log-keys 27 --json "$L/server_socket.json" > "$L/server_socket.txt" 2>&1
+      timeout 240 "$B/server_bench" --parts socket --log-keys 27 --json "$L/server_socket.json" > "$L/server_socket.txt" 2>&1
       echo "server_bench socket: exit $? (${SECONDS} s)"; grep -vE "^$" "$L/server_socket.txt" | tail -20 ;;
     python)
       PYTHONPATH=$PWD/python timeout 200 python3 -m bench.server.server_python --device cuda --json "$L/server_python.json" \
