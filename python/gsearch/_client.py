@@ -1,7 +1,9 @@
 """Client: searches sent to a gsearch server in another process (``gsearch serve``, or
 ``gsearch.Server.listen``) over a Unix-domain socket or 127.0.0.1, in gsearch's socket protocol
 (docs/design.md, "The socket protocol"). Pure Python over socket, struct and numpy; the queries
-are made ready as gsearch.Server.search makes them (_server._prepare: what searchsorted takes)."""
+are made ready as gsearch.Server.search makes them (_server._prepare: what searchsorted takes).
+It asks for no shared-memory ring (the C++ socket_client's; "The connection's ring"): every
+request goes over the socket."""
 
 from __future__ import annotations
 
