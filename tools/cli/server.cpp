@@ -443,9 +443,10 @@ std::string serve_footer() {
          "server is healthy, try again later). A bad magic, version, op or dtype code or a request too large "
          "is answered and its connection closed; a wrong dtype or side keeps the connection; a connection "
          "answered busy is closed. On the Unix-domain socket a client may ask for a shared-memory ring (op 16, "
-         "count 0; gsearch client does): the answer's count is its capacity (2^14 queries) and a memfd comes "
-         "with it; its requests then go through the ring, a doorbell (op 17) over the socket when the server "
-         "is not watching it (docs/design.md, \"The connection's ring\"). Keys: a little-endian .npy file of " +
+         "count 0; C++'s gsearch::socket_client does, gsearch client, one request, does not): the answer's count "
+         "is its capacity (2^14 queries) and a memfd comes with it; its requests then go through the ring, a "
+         "doorbell (op 17) over the socket when the server is not watching it (docs/design.md, \"The "
+         "connection's ring\"). Keys: a little-endian .npy file of " +
          dtype_list(" or ") + ".";
 }
 
@@ -467,9 +468,10 @@ exit_code run_client(const client_args& a) {
   const side sd = side_from_string(a.side);
   npy::input queries(a.queries);
   // The timeout is one deadline for the whole request, from the connect to the answer's last byte.
+  // No ring: for one request its opening would be a round trip (and a memfd) more.
   auto client = a.socket.empty()
                     ? socket_client(int(parse_count(a.port, "--port", 1, 65535)), timeout)
-                    : socket_client(expand_home(a.socket, "--socket"), timeout);
+                    : socket_client(expand_home(a.socket, "--socket"), timeout, default_client_spin, false);
   return visit_key_type(queries.type(), [&]<class T>() {
     const std::vector<T> q = queries.read<T>();
     std::vector<int64_t> out(q.size());
