@@ -16,6 +16,10 @@
 #               radix select's and the radix top-k's tests: the last selection change
 #   probe       issue 41's radix_probe (built when asked), plain and under memcheck (the first
 #               session's run ended in cudaErrorIllegalInstruction: where)
+#   green       bench/server/green_probe (built when asked): a kernel that never ends (8 and 16
+#               blocks) in the primary context or in a green context of as many SMs, beside a full
+#               read and a first lazily loaded launch, under CUDA_MODULE_LOADING=LAZY and EAGER:
+#               the share of the device left, and whether that launch hangs (issue 43)
 # Writes $OUT/issue43.tar.gz (logs, JSON); prints a line a step.
 set -uo pipefail
 export OUT=${OUT:-out} GSEARCH_REQUIRE_GPU=1 PYTHONUNBUFFERED=1 CUDA_MODULE_LOADING=EAGER
@@ -34,6 +38,7 @@ for step in ${STEPS:-build tests latency socket python san_server san_select}; d
     build)
       t0=$SECONDS
       extra=(); case " ${STEPS:-} " in *" probe "*) extra=(radix_probe) ;; esac
+      case " ${STEPS:-} " in *" green "*) extra+=(green_probe) ;; esac
       bash scripts/device/build.sh test_gpu_server test_gpu_selection test_gpu_topk server_bench _core "${extra[@]}" > "$L/build.log" 2>&1 ||
         { echo "build FAILED"; grep -E "error" -A3 "$L/build.log" | head -40; tail -20 "$L/build.log"; exit 1; }
       echo "build: $((SECONDS - t0)) s" ;;
@@ -64,6 +69,16 @@ for step in ${STEPS:-build tests latency socket python san_server san_select}; d
       sanitize memcheck test_gpu_topk 'GpuTopk/0.*:GpuTopk/4.*' 150
       sanitize racecheck test_gpu_selection 'GpuSelection/0.SelectEqualsSortAndCpu:GpuSelection/4.SelectEqualsSortAndCpu:GpuSelection/0.RadixSelect*:GpuSelection/4.RadixSelect*' 200
       sanitize racecheck test_gpu_topk 'GpuTopk/0.OneLongRow:GpuTopk/4.OneLongRow' 150 ;;
+    green)
+      for loading in LAZY EAGER; do
+        for where in none primary green; do
+          for blocks in 8 16; do
+            CUDA_MODULE_LOADING=$loading timeout 60 "$B/green_probe" --where $where --blocks $blocks --timeout-s 10 \
+              >> "$L/green_probe.jsonl" 2>> "$L/green_probe.err"
+            echo "green_probe $loading $where $blocks: exit $? $(tail -1 "$L/green_probe.jsonl")"
+          done
+        done
+      done ;;
     probe)
       timeout 60 "$B/radix_probe" --json "$L/radix_probe.json" > "$L/radix_probe.txt" 2>&1
       echo "radix_probe: exit $? (${SECONDS} s)"; cat "$L/radix_probe.txt"
