@@ -8,7 +8,9 @@
 // 1. A read of --mb MB by a full grid (read_kernel), alone: its time (the first launch loads it).
 // 2. The spinner: --blocks blocks of 512 threads that spin on a word of portable pinned memory
 //    until told to stop, in the primary context (`primary`), in a green context of --blocks SMs
-//    (`green`: cuDevSmResourceSplitByCount, then a stream of that context), or not at all (`none`).
+//    (`green`: cuDevSmResourceSplitByCount, then a stream of that context), or not at all (`none`);
+//    it begins by reading a word of device memory that the primary context allocated (an error
+//    says so if a green context cannot).
 // 3. Beside it, in the primary context: the read again (its time: the share of the device left),
 //    then the first launch of a kernel of another module (green_probe_lazy.cu, never launched
 //    before: under CUDA_MODULE_LOADING=LAZY its loading happens now, as torch's kernels' do).
@@ -60,10 +62,11 @@ __global__ void read_kernel(const uint4* __restrict__ data, int64_t n, unsigned*
 }
 
 // Spins until *stop is not 0 (a system-scope load of portable pinned memory); thread 0 of block 0
-// says it has begun.
-__global__ void spin_kernel(const volatile unsigned* stop, volatile unsigned* begun) {
+// says it has begun with a word of device memory the primary context allocated (the server's
+// kernel reads its keys there: whether a green context sees that memory).
+__global__ void spin_kernel(const volatile unsigned* stop, volatile unsigned* begun, const uint4* data) {
   if (blockIdx.x == 0 && threadIdx.x == 0) {
-    *begun = 1;
+    *begun = data[0].x;
     __threadfence_system();
   }
   while (*stop == 0) __nanosleep(1000);
@@ -169,7 +172,7 @@ int main(int argc, char** argv) {
     CUcontext as_ctx{};
     check(cuCtxFromGreenCtx(&as_ctx, green), "cuCtxFromGreenCtx");
     check(cuCtxPushCurrent(as_ctx), "cuCtxPushCurrent");
-    spin_kernel<<<blocks, 512, 0, reinterpret_cast<cudaStream_t>(spin_stream)>>>(flags_device, flags_device + 1);
+    spin_kernel<<<blocks, 512, 0, reinterpret_cast<cudaStream_t>(spin_stream)>>>(flags_device, flags_device + 1, data);
     check(cudaGetLastError(), "spin_kernel (green)");
     CUcontext popped{};
     check(cuCtxPopCurrent(&popped), "cuCtxPopCurrent");
@@ -177,15 +180,20 @@ int main(int argc, char** argv) {
     cudaStream_t ss;
     check(cudaStreamCreateWithFlags(&ss, cudaStreamNonBlocking), "cudaStreamCreate");
     spin_stream = reinterpret_cast<CUstream>(ss);
-    spin_kernel<<<blocks, 512, 0, ss>>>(flags_device, flags_device + 1);
+    spin_kernel<<<blocks, 512, 0, ss>>>(flags_device, flags_device + 1, data);
     check(cudaGetLastError(), "spin_kernel");
   }
   if (where != "none") {
     const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
     while (reinterpret_cast<volatile unsigned*>(flags)[1] == 0 && std::chrono::steady_clock::now() < until)
       std::this_thread::yield();
-    if (reinterpret_cast<volatile unsigned*>(flags)[1] == 0) {
-      std::printf("{\"where\": \"%s\", \"error\": \"the spinner did not begin\"}\n", where.c_str());
+    const unsigned begun = reinterpret_cast<volatile unsigned*>(flags)[1];
+    if (begun != 0x01010101u) {  // (cudaMemset's bytes)
+      const CUresult q = cuStreamQuery(spin_stream);
+      const char* e = nullptr;
+      cuGetErrorString(q, &e);
+      std::printf("{\"where\": \"%s\", \"error\": \"the spinner %s (begun word %#x; its stream: %s)\"}\n",
+                  where.c_str(), begun ? "read the wrong device word" : "did not begin", begun, e ? e : "?");
       std::fflush(stdout);
       std::_Exit(3);
     }
