@@ -2,10 +2,12 @@
 // --socket-group), the ready line in --ready-file and optional, running with stdout closed or its
 // reader gone, stopped by SIGINT though started with SIGINT ignored, ~/ in socket paths; the
 // client's --timeout one deadline for the whole request (against listeners in the test that
-// answer nothing, trickle their answer or never accept), and busy (status 6) exit 2.
+// answer nothing, trickle their answer or never accept), and busy (status 6) exit 2; the client
+// rings' options reaching a C++ socket_client.
 // Bounded: every wait has a deadline, and a server still running at the end is killed.
 
 #include "cli_server_cases.hpp"
+#include "gsearch/server_socket.hpp"
 
 namespace cli_test {
 namespace {
@@ -59,6 +61,9 @@ TEST_F(CliServer, ServiceOptionsAreChecked) {
   fails(serve + "--workers -1", 1, "--workers must be at least 0", false);
   fails(serve + "--workers 5000", 1, "--workers must be at most 4096", false);
   fails(serve + "--idle-timeout -1", 1, "--idle-timeout must be at least 0", false);
+  fails(serve + "--client-ring-queries 4294967297", 1, "--client-ring-queries must be at most 4294967296", false);
+  fails(serve + "--client-ring-queries -1", 1, "--client-ring-queries must be at least 0", false);
+  fails(serve + "--max-client-rings -1", 1, "--max-client-rings must be at least 0", false);
   // --ready-file: an output, checked before any work.
   fails(serve + "--ready-file k.npy", 1, "--ready-file 'k.npy' is the same file as --keys 'k.npy'", false);
   fails(serve + "--ready-file s.sock", 1, "--ready-file 's.sock' is the same file as --socket 's.sock'", false);
@@ -243,6 +248,34 @@ TEST_F(CliServer, TildeInSocketPaths) {
   expect_results(keys, std::vector<double>{1.5}, side::left, results<double>(), "~/");
   EXPECT_EQ(s.stop(SIGTERM), 0) << s.err();
   EXPECT_FALSE(fs::exists(work("t.sock")));
+}
+
+// --client-ring-queries and --max-client-rings reach the socket front end: a C++ socket_client
+// gets a ring of that capacity, none with 0 (and its requests are answered either way).
+TEST_F(CliServer, ClientRingsAsTheOptionsSay) {
+  const std::vector<int64_t> keys = {10, 20, 30};
+  save("k.npy", keys);
+  for (const int64_t capacity : {int64_t(64), int64_t(0)}) {
+    background_serve s(work(), "--keys k.npy --socket r.sock --client-ring-queries " + std::to_string(capacity));
+    ASSERT_NE(s.ready_line().find("serving 3 keys"), std::string::npos) << s.err();
+    gsearch::socket_client c(work("r.sock").string(), 10s);
+    const std::vector<int64_t> q = {15, 30, 99};
+    std::vector<int64_t> out(q.size());
+    c.search(gsearch::span<const int64_t>(q), side::right, gsearch::span<int64_t>(out));
+    EXPECT_EQ(out, (std::vector<int64_t>{1, 3, 3}));
+    EXPECT_EQ(c.ring_capacity(), capacity);
+    c.close();
+    EXPECT_EQ(s.stop(SIGTERM), 0) << s.err();
+  }
+  background_serve s(work(), "--keys k.npy --socket r.sock --max-client-rings 0");
+  ASSERT_NE(s.ready_line().find("serving 3 keys"), std::string::npos) << s.err();
+  gsearch::socket_client c(work("r.sock").string(), 10s);
+  std::vector<int64_t> out(1);
+  c.search(gsearch::span<const int64_t>(keys.data(), 1), side::left, gsearch::span<int64_t>(out));
+  EXPECT_EQ(out[0], 0);
+  EXPECT_EQ(c.ring_capacity(), 0);
+  c.close();
+  EXPECT_EQ(s.stop(SIGTERM), 0) << s.err();
 }
 
 // The client's --timeout is one deadline for the whole request: exit 2 within it (and a margin

@@ -44,6 +44,8 @@ struct serve_args {
   std::string max_queries = std::to_string(protocol::default_max_queries), max_connections = "1024";
   std::string max_connections_per_peer = "0", max_bytes_in_flight = std::to_string(int64_t(1) << 30);
   std::string workers = "0", request_timeout_ms = "30000", idle_timeout_s = "60", spin_us = "50", hold_ms = "10";
+  std::string client_ring_queries = std::to_string(socket_options{}.ring_queries),
+              max_client_rings = std::to_string(socket_options{}.max_rings);
   std::string ring_slots = "256", max_batch_requests = "256", max_batch_queries = std::to_string(1 << 22);
   std::string preferred_batch_queries = "0", max_delay_us = "0", threads = "0", blocks = "0";
   bool json = false, no_ready_line = false;
@@ -296,6 +298,8 @@ exit_code run_serve(const serve_args& a) {
   o.idle_timeout = milliseconds(1000 * parse_count(a.idle_timeout_s, "--idle-timeout", 0, int64_t(1) << 30));
   o.spin = std::chrono::microseconds(parse_count(a.spin_us, "--spin-us", 0, 1000000));
   o.hold = milliseconds(parse_count(a.hold_ms, "--hold-ms", 0, 60000));
+  o.ring_queries = parse_count(a.client_ring_queries, "--client-ring-queries", 0, protocol::max_queries_limit);
+  o.max_rings = int(parse_count(a.max_client_rings, "--max-client-rings", 0, 1 << 16));
   server_options so;
   so.ring_slots = parse_count(a.ring_slots, "--ring-slots", 1, 1 << 20);
   so.max_batch_requests = parse_count(a.max_batch_requests, "--max-batch-requests", 1);
@@ -383,6 +387,17 @@ void add_serve_options(CLI::App& sub, serve_args& a) {
                  "Then the worker waits this long more, blocked, for the next request, while no more than half of "
                  "the workers do so (one wake-up a round trip, not two hand-overs; 0: never)")
       ->type_name("MS")
+      ->capture_default_str();
+  sub.add_option("--client-ring-queries", a.client_ring_queries,
+                 "A client on the Unix-domain socket may open a shared-memory ring on its connection (C++'s "
+                 "gsearch::socket_client does): requests of up to this many queries then go through memory a "
+                 "worker watches, no system call on the round trip (at most --max-queries; 0: no rings)")
+      ->type_name("N")
+      ->capture_default_str();
+  sub.add_option("--max-client-rings", a.max_client_rings,
+                 "Rings open at once ((itemsize + 8) x --client-ring-queries bytes each, apart from "
+                 "--max-bytes-in-flight); beyond, a client goes on over the socket")
+      ->type_name("N")
       ->capture_default_str();
   sub.add_option("--ring-slots", a.ring_slots, "Requests in flight in the server at most (more wait: backpressure)")
       ->type_name("N")
