@@ -144,6 +144,7 @@ int main(int argc, char** argv) {
   unsigned* sink = nullptr;
   check(cudaMalloc(&data, size_t(n) * sizeof(uint4)), "cudaMalloc");
   check(cudaMemset(data, 1, size_t(n) * sizeof(uint4)), "cudaMemset");
+  check(cudaDeviceSynchronize(), "cudaMemset");  // (the spinner reads data[0]: the bytes are there first)
   check(cudaMalloc(&sink, sizeof(unsigned)), "cudaMalloc");
   unsigned* flags = nullptr;  // [0] stop, [1] begun: portable (every context), mapped
   check(cudaHostAlloc(&flags, 2 * sizeof(unsigned), cudaHostAllocPortable | cudaHostAllocMapped), "cudaHostAlloc");
