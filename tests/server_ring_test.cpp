@@ -8,8 +8,8 @@
 // std::lower_bound / std::upper_bound.
 
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -32,20 +32,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using protocol::status;
-
-std::vector<int64_t> queries_of(int64_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<int64_t> q(static_cast<size_t>(n));
-  for (int64_t& v : q) v = int64_t(rng() % 2200) - 100;
-  return q;
-}
-
-// Waits (up to 10 s) until `done()` holds.
-template <class F>
-bool eventually(F done) {
-  for (int i = 0; i < 1000 && !done(); ++i) std::this_thread::sleep_for(10ms);
-  return done();
-}
 
 TEST(SocketRingProtocol, TheRingsOpsHaveNoQueries) {
   for (const uint16_t op : {protocol::op_ring, protocol::op_doorbell}) {
@@ -226,11 +212,17 @@ class raw_ring {
     c_.send(bytes_of_header(protocol::ring_header(protocol::op_ring, dtype::int64)));
     uint8_t head[protocol::ok_header_bytes];
     size_t got = 0;
-    while (got < sizeof head) {
-      pollfd p{c_.fd(), POLLIN, 0};
-      if (poll(&p, 1, 10000) != 1) break;
-      const ssize_t r = socket_detail::recv_with_descriptor(c_.fd(), head + got, sizeof head - got, fd_);
+    while (got < sizeof head) {  // (the raw connection's reads are under a 10 s timeout)
+      iovec iov{head + got, sizeof head - got};
+      socket_detail::descriptor_space control;
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control.bytes;
+      msg.msg_controllen = sizeof control.bytes;
+      const ssize_t r = recvmsg(c_.fd(), &msg, MSG_CMSG_CLOEXEC);
       if (r <= 0) break;
+      socket_detail::take_descriptors(msg, fd_);
       got += size_t(r);
     }
     EXPECT_EQ(got, sizeof head);

@@ -44,23 +44,6 @@ int64_t virtual_bytes() {
   return pages * sysconf(_SC_PAGESIZE);
 }
 
-// Waits up to 10 s for `done`.
-bool eventually(const std::function<bool()>& done) {
-  const auto end = clock_type::now() + 10s;
-  while (!done()) {
-    if (clock_type::now() > end) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
-
-std::vector<int64_t> queries_of(int64_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<int64_t> q(static_cast<size_t>(n));
-  for (auto& x : q) x = int64_t(rng() % 2200) - 100;
-  return q;
-}
-
 // One search through a fresh socket_client: the status (ok, or the server's error's).
 status client_search(const std::string& path, std::chrono::milliseconds timeout, const std::vector<int64_t>& q,
                      std::vector<int64_t>& out, std::string* message = nullptr) {

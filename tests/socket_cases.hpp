@@ -1,7 +1,8 @@
 #pragma once
 // What the socket front end's tests share (server_socket_test.cpp: the protocol's failures;
-// server_service_test.cpp: the service under load and abuse): requests as bytes, a raw connection
-// for requests no client would send, a temporary folder for sockets, a server of int64 keys.
+// server_service_test.cpp: the service under load and abuse; server_ring_test.cpp: the
+// connection's ring): requests as bytes, queries, a wait with a deadline, a raw connection for
+// requests no client would send, a temporary folder for sockets, a server of int64 keys.
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -9,11 +10,15 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gsearch/gsearch.hpp"
@@ -37,6 +42,24 @@ inline std::string bytes_of_header(const protocol::request_header& h) {
 template <class T>
 std::string bytes_of(const std::vector<T>& v) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+}
+
+// n int64 queries around SocketServer's keys (0, 2, ..., 1998), some below and above them.
+inline std::vector<int64_t> queries_of(int64_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int64_t> q(static_cast<size_t>(n));
+  for (auto& x : q) x = int64_t(rng() % 2200) - 100;
+  return q;
+}
+
+// Waits up to 10 s for `done`.
+inline bool eventually(const std::function<bool()>& done) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
 }
 
 // A raw connection (blocking, every read under a 10 s timeout), for requests no client would send.

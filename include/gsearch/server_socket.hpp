@@ -218,6 +218,9 @@ class socket_client {
   void connect(time_point deadline);
   bool open_ring(dtype t, time_point deadline);
   bool search_ring(const void* queries, int64_t n, side s, span<int64_t> out, time_point deadline, bool retry);
+  std::string past_timeout(const char* what) const;  ///< "WHAT within the timeout (N ms)"
+  error broken(const std::string& what);             ///< closes; the error naming the server
+  socket_error refused(protocol::status s, const std::string& message);  ///< closes; the server's error answer
   std::string path_;
   int port_ = -1;
   std::chrono::milliseconds timeout_;

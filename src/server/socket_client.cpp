@@ -59,8 +59,10 @@ void consume(iovec (&iov)[2], int& first, size_t bytes) {
 // Reads into two buffers, one after the other, by the deadline, until they are full or
 // `enough(bytes read)` says so; for `spin` first without sleeping (recvmsg again and again: the
 // answer is usually this close, and a poll() before each read would be one system call more).
+// With `passed`, a descriptor passed with the bytes is kept there (take_descriptors).
 template <class Enough>
-transfer recv_into(int fd, iovec (&iov)[2], time_point deadline, std::chrono::microseconds spin, Enough enough) {
+transfer recv_into(int fd, iovec (&iov)[2], time_point deadline, std::chrono::microseconds spin, Enough enough,
+                   int* passed = nullptr) {
   transfer t;
   const size_t n = iov[0].iov_len + iov[1].iov_len;
   const time_point spin_end = clock_type::now() + spin;
@@ -69,7 +71,13 @@ transfer recv_into(int fd, iovec (&iov)[2], time_point deadline, std::chrono::mi
     msghdr msg{};
     msg.msg_iov = iov + first;
     msg.msg_iovlen = size_t(2 - first);
-    const ssize_t r = recvmsg(fd, &msg, MSG_DONTWAIT);
+    descriptor_space control;
+    if (passed) {
+      msg.msg_control = control.bytes;
+      msg.msg_controllen = sizeof control.bytes;
+    }
+    const ssize_t r = recvmsg(fd, &msg, MSG_DONTWAIT | (passed ? MSG_CMSG_CLOEXEC : 0));
+    if (r > 0 && passed) take_descriptors(msg, *passed);
     if (r > 0) {
       t.bytes += size_t(r);
       consume(iov, first, size_t(r));
@@ -94,10 +102,10 @@ transfer recv_into(int fd, iovec (&iov)[2], time_point deadline, std::chrono::mi
   return t;
 }
 
-// Reads n bytes by the deadline.
-transfer recv_full(int fd, void* dst, size_t n, time_point deadline) {
+// Reads n bytes by the deadline (with `passed`: and a descriptor passed with them).
+transfer recv_full(int fd, void* dst, size_t n, time_point deadline, int* passed = nullptr) {
   iovec iov[2] = {{dst, n}, {nullptr, 0}};
-  return recv_into(fd, iov, deadline, std::chrono::microseconds(0), [](size_t) { return false; });
+  return recv_into(fd, iov, deadline, std::chrono::microseconds(0), [](size_t) { return false; }, passed);
 }
 
 // Sends the header and the body by the deadline (one sendmsg while the socket takes them).
@@ -128,23 +136,6 @@ transfer send_request(int fd, const uint8_t* head, size_t head_bytes, const void
   }
   t.done = true;
   return t;
-}
-
-// Reads n bytes by the deadline, keeping a descriptor passed with them (recv_with_descriptor).
-// Whether all of them came.
-bool recv_with_descriptor_full(int fd, void* dst, size_t n, time_point deadline, int& passed) {
-  size_t got = 0;
-  while (got < n) {
-    const ssize_t r = recv_with_descriptor(fd, static_cast<uint8_t*>(dst) + got, n - got, passed);
-    if (r > 0) {
-      got += size_t(r);
-      continue;
-    }
-    if (r == 0) return false;
-    if (errno == EINTR) continue;
-    if ((errno != EAGAIN && errno != EWOULDBLOCK) || !wait_for(fd, POLLIN, deadline)) return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -221,9 +212,7 @@ void socket_client::search(dtype t, const void* queries, int64_t n, side s, span
     throw invalid_argument("gsearch::socket_client::search: out has " + std::to_string(out.size()) + " elements for " +
                            std::to_string(n) + " queries");
   const auto head = protocol::encode(protocol::search_header(t, s, uint64_t(n)));
-  const std::string where = "the gsearch server at " + address();
   const time_point deadline = after(timeout_);
-  const std::string in_time = "did not answer within the timeout (" + std::to_string(timeout_.count()) + " ms)";
   for (int attempt = 0;; ++attempt) {
     const bool fresh = fd_ < 0;
     if (fresh) {
@@ -235,12 +224,8 @@ void socket_client::search(dtype t, const void* queries, int64_t n, side s, span
       if (search_ring(queries, n, s, out, deadline, !fresh && attempt == 0)) return;
       continue;  // a connection the server had closed while it was idle: once more, on a new one
     }
-    const auto broken = [&](const std::string& what) {
-      close();
-      return error(where + " " + what);
-    };
     const transfer sent = send_request(fd_, head.data(), head.size(), queries, size_t(n) * size_t(itemsize(t)), deadline);
-    if (sent.timed_out) throw broken("did not take the request within the timeout (" + std::to_string(timeout_.count()) + " ms)");
+    if (sent.timed_out) throw broken(past_timeout("did not take the request"));
     // A send that failed may still have an answer waiting (a request refused from its header).
     // An answer's head, count and results in one read where they have arrived together; the
     // reading stops early where the head says that no results follow.
@@ -263,7 +248,7 @@ void socket_client::search(dtype t, const void* queries, int64_t n, side s, span
       continue;
     }
     if (got.bytes < protocol::response_head_bytes) {
-      if (got.timed_out) throw broken(in_time);
+      if (got.timed_out) throw broken(past_timeout("did not answer"));
       if (sent.err != 0) throw broken("closed the connection: " + errno_text(sent.err));
       throw broken(got.err ? "closed the connection: " + errno_text(got.err) : std::string("closed the connection"));
     }
@@ -275,7 +260,7 @@ void socket_client::search(dtype t, const void* queries, int64_t n, side s, span
         if (count != uint64_t(n))
           throw broken("answered " + std::to_string(count) + " results for " + std::to_string(n) + " queries");
       }
-      if (got.timed_out) throw broken(in_time);
+      if (got.timed_out) throw broken(past_timeout("did not answer"));
       if (!got.done) throw broken("closed the connection mid-answer");
       return;
     }
@@ -294,15 +279,23 @@ void socket_client::search(dtype t, const void* queries, int64_t n, side s, span
     const uint32_t len =
         std::min(protocol::get_le<uint32_t>(reinterpret_cast<const uint8_t*>(rest.data())), uint32_t(1) << 20);
     if (rest.size() < 4 + size_t(len)) read_more(4 + size_t(len) - rest.size());
-    const std::string message = rest.substr(4, len);
-    close();  // reconnect for the next request, whatever the server does with this connection
-    throw socket_error(h.code, where + " answered " + protocol::to_string(h.code) + ": " + message);
+    throw refused(h.code, rest.substr(4, len));
   }
 }
 
-}  // namespace gsearch
+std::string socket_client::past_timeout(const char* what) const {
+  return std::string(what) + " within the timeout (" + std::to_string(timeout_.count()) + " ms)";
+}
 
-namespace gsearch {
+error socket_client::broken(const std::string& what) {
+  close();
+  return error("the gsearch server at " + address() + " " + what);
+}
+
+socket_error socket_client::refused(protocol::status s, const std::string& message) {
+  close();  // reconnect for the next request, whatever the server does with this connection
+  return socket_error(s, "the gsearch server at " + address() + " answered " + protocol::to_string(s) + ": " + message);
+}
 
 // Asks for the connection's ring (protocol op 16) and maps the one passed with the answer. A
 // server that offers none answers ok with no ring (capacity 0): the connection's requests go over
@@ -310,14 +303,9 @@ namespace gsearch {
 // search's would be, but for "malformed" (a server older than the ring, which closes the
 // connection): false, and the client asks no more.
 bool socket_client::open_ring(dtype t, time_point deadline) {
-  const std::string where = "the gsearch server at " + address();
-  const auto broken = [&](const std::string& what) {
-    close();
-    return error(where + " " + what);
-  };
   const auto head = protocol::encode(protocol::ring_header(protocol::op_ring, t));
   const transfer sent = send_request(fd_, head.data(), head.size(), nullptr, 0, deadline);
-  if (sent.timed_out) throw broken("did not take the request within the timeout (" + std::to_string(timeout_.count()) + " ms)");
+  if (sent.timed_out) throw broken(past_timeout("did not take the request"));
   int passed = -1;
   struct closer {
     int& fd;
@@ -327,9 +315,9 @@ bool socket_client::open_ring(dtype t, time_point deadline) {
   } close_passed{passed};
   // A send that failed may still have an answer waiting (a connection refused as it was accepted).
   const auto read = [&](void* dst, size_t n) {
-    if (recv_with_descriptor_full(fd_, dst, n, deadline, passed)) return;
-    if (clock_type::now() >= deadline)
-      throw broken("did not answer within the timeout (" + std::to_string(timeout_.count()) + " ms)");
+    const transfer got = recv_full(fd_, dst, n, deadline, &passed);
+    if (got.done) return;
+    if (got.timed_out) throw broken(past_timeout("did not answer"));
     throw broken(sent.err ? "closed the connection: " + errno_text(sent.err) : std::string("closed the connection"));
   };
   uint8_t rh[protocol::ok_header_bytes];
@@ -341,9 +329,9 @@ bool socket_client::open_ring(dtype t, time_point deadline) {
     read(lb, sizeof lb);
     std::string message(std::min<uint32_t>(protocol::get_le<uint32_t>(lb), protocol::max_message_bytes), '\0');
     read(message.data(), message.size());
+    if (h.code != protocol::status::malformed) throw refused(h.code, message);
     close();
-    if (h.code == protocol::status::malformed) return want_ring_ = false;
-    throw socket_error(h.code, where + " answered " + protocol::to_string(h.code) + ": " + message);
+    return want_ring_ = false;
   }
   read(rh + protocol::response_head_bytes, 8);
   const uint64_t capacity = protocol::get_le<uint64_t>(rh + protocol::response_head_bytes);
@@ -362,11 +350,6 @@ bool socket_client::open_ring(dtype t, time_point deadline) {
 // connection before serving the request and `retry` allows it to be sent again.
 bool socket_client::search_ring(const void* queries, int64_t n, side s, span<int64_t> out, time_point deadline,
                                  bool retry) {
-  const std::string where = "the gsearch server at " + address();
-  const auto broken = [&](const std::string& what) {
-    close();
-    return error(where + " " + what);
-  };
   ring_mapping& m = *ring_->map;
   ring_control& k = m.control();
   if (n > 0) std::memcpy(m.queries(), queries, size_t(n) * size_t(itemsize(ring_->type)));
@@ -377,7 +360,7 @@ bool socket_client::search_ring(const void* queries, int64_t n, side s, span<int
   if (k.watching.load(std::memory_order_seq_cst) == 0) {
     const auto bell = protocol::encode(protocol::ring_header(protocol::op_doorbell, ring_->type));
     const transfer sent = send_request(fd_, bell.data(), bell.size(), nullptr, 0, deadline);
-    if (sent.timed_out) throw broken("did not take the request within the timeout (" + std::to_string(timeout_.count()) + " ms)");
+    if (sent.timed_out) throw broken(past_timeout("did not take the request"));
     if (!sent.done) {
       if (retry) return close(), false;
       throw broken("closed the connection: " + errno_text(sent.err));
@@ -397,7 +380,7 @@ bool socket_client::search_ring(const void* queries, int64_t n, side s, span<int
       throw broken("closed the connection");
     }
     const int ms = std::min(10, poll_ms(deadline) < 0 ? 10 : poll_ms(deadline));
-    if (ms == 0) throw broken("did not answer within the timeout (" + std::to_string(timeout_.count()) + " ms)");
+    if (ms == 0) throw broken(past_timeout("did not answer"));
     k.sleeping.store(1, std::memory_order_seq_cst);
     const uint32_t seen = k.answer.load(std::memory_order_seq_cst);
     if (seen != number) futex_wait(k.answer, seen, ms);
@@ -411,10 +394,8 @@ bool socket_client::search_ring(const void* queries, int64_t n, side s, span<int
     if (n > 0) std::memcpy(out.data(), m.results(), size_t(n) * 8);
     return true;
   }
-  const std::string message(reinterpret_cast<const char*>(m.results()),
-                            size_t(std::min<uint64_t>(count, m.capacity() * 8)));
-  close();  // as over the socket: a new connection for the next request
-  throw socket_error(st, where + " answered " + protocol::to_string(st) + ": " + message);
+  throw refused(st, std::string(reinterpret_cast<const char*>(m.results()),
+                                size_t(std::min<uint64_t>(count, m.capacity() * 8))));
 }
 
 }  // namespace gsearch

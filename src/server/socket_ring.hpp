@@ -28,16 +28,20 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
-#include <cstddef>
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <ctime>
 #include <memory>
 #include <new>
+#include <string>
 
+#include "gsearch/core/algorithm.hpp"  // side
 #include "gsearch/core/dtype.hpp"
+#include "gsearch/server_protocol.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -72,6 +76,16 @@ struct ring_control {
   alignas(ring_line) std::atomic<uint32_t> sleeping{0};
 };
 
+// Futexes on the shared mapping: not FUTEX_PRIVATE (the two sides are two processes).
+inline void futex_wake(std::atomic<uint32_t>& word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, 1, nullptr, nullptr, 0);
+}
+// Sleeps while word == seen, for at most `ms` (a wake-up, a signal or the time: the caller looks again).
+inline void futex_wait(std::atomic<uint32_t>& word, uint32_t seen, int ms) {
+  const timespec ts{ms / 1000, long(ms % 1000) * 1000000L};
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT, seen, &ts, nullptr, 0);
+}
+
 // The ring's size for `capacity` queries of `itemsize` bytes: the control lines, the queries, the
 // results, each part on its own lines.
 inline size_t ring_bytes(size_t itemsize, uint64_t capacity) {
@@ -92,6 +106,48 @@ class ring_mapping {
   int64_t* results() const { return reinterpret_cast<int64_t*>(base_ + control().results_at); }
   uint64_t capacity() const { return control().capacity; }
   size_t bytes() const { return bytes_; }
+
+  /// The server's side: the request the ring holds, its fields read once (the client may write
+  /// them at any time), and why it cannot be searched ("" when it can).
+  struct request_read {
+    uint32_t number = 0;
+    int64_t count = 0;
+    gsearch::side side = gsearch::side::left;
+    std::string refusal;
+  };
+  request_read request() const {
+    const ring_control& k = control();
+    request_read r;
+    r.number = k.request.load(std::memory_order_acquire);
+    const uint64_t n = k.count.load(std::memory_order_relaxed);
+    const uint32_t sd = k.side.load(std::memory_order_relaxed);
+    if (n > capacity())
+      r.refusal = std::to_string(n) + " queries in a ring request; its ring holds " + std::to_string(capacity());
+    else if (sd > uint32_t(gsearch::side::pred))
+      r.refusal = "side code " + std::to_string(sd) + " is not a side (0 left, 1 right, 2 pred)";
+    r.count = r.refusal.empty() ? int64_t(n) : 0;
+    r.side = r.refusal.empty() ? gsearch::side(sd) : gsearch::side::left;
+    return r;
+  }
+
+  /// The server's side: request `number` answered, ok with its `count` results in results(), or
+  /// an error whose message goes where the results go (cut as encode_error cuts it, and to the
+  /// results' room); the answer's number stored last, and a client asleep on it woken.
+  void answer(uint32_t number, protocol::status st, int64_t count, const std::string& message = "") {
+    ring_control& k = control();
+    if (st == protocol::status::ok) {
+      k.answer_count.store(uint64_t(count), std::memory_order_relaxed);
+    } else {
+      const std::string e = protocol::encode_error(st, message);
+      const size_t len = std::min(e.size() - protocol::error_header_bytes, size_t(capacity()) * 8);
+      std::memcpy(results(), e.data() + protocol::error_header_bytes, len);
+      k.answer_count.store(len, std::memory_order_relaxed);
+    }
+    k.status.store(uint32_t(st), std::memory_order_relaxed);
+    k.answer.store(number, std::memory_order_release);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // against the client's sleeping = 1, then its look
+    if (k.sleeping.load(std::memory_order_relaxed) != 0) futex_wake(k.answer);
+  }
 
  private:
   uint8_t* base_;
@@ -164,18 +220,9 @@ inline bool send_with_descriptor(int fd, const void* bytes, size_t n, int passed
   return r == ssize_t(n);
 }
 
-// One recvmsg (non-blocking) of up to n bytes; a descriptor passed with them is kept in `passed`
-// where that is still -1 (any other is closed). recvmsg's result.
-inline ssize_t recv_with_descriptor(int fd, void* bytes, size_t n, int& passed) {
-  iovec iov{bytes, n};
-  alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))];
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  const ssize_t r = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-  if (r < 0) return r;
+// The descriptors passed with a message recvmsg read (SCM_RIGHTS, in msg's control buffer):
+// the first kept in `passed` where that is still -1, any other closed.
+inline void take_descriptors(msghdr& msg, int& passed) {
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
     const size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
@@ -186,24 +233,18 @@ inline ssize_t recv_with_descriptor(int fd, void* bytes, size_t n, int& passed) 
       else ::close(d);
     }
   }
-  return r;
 }
+
+// A control buffer for recvmsg that holds a few passed descriptors.
+struct descriptor_space {
+  alignas(cmsghdr) char bytes[CMSG_SPACE(4 * sizeof(int))];
+};
 
 // A pause in a spin on the ring (no system call; the core's other thread gets the pipeline).
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   _mm_pause();
 #endif
-}
-
-// Futexes on the shared mapping: not FUTEX_PRIVATE (the two sides are two processes).
-inline void futex_wake(std::atomic<uint32_t>& word) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, 1, nullptr, nullptr, 0);
-}
-// Sleeps while word == seen, for at most `ms` (a wake-up, a signal or the time: the caller looks again).
-inline void futex_wait(std::atomic<uint32_t>& word, uint32_t seen, int ms) {
-  const timespec ts{ms / 1000, long(ms % 1000) * 1000000L};
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT, seen, &ts, nullptr, 0);
 }
 
 }  // namespace gsearch::socket_detail

@@ -374,38 +374,18 @@ struct socket_server::impl {
     c.deadline = after(o.request_timeout);
   }
 
-  // Searches the ring's request and answers it there: the fields read once and checked, the
-  // results (or the error's message, cut as on the socket) written before the answer's number;
-  // a client asleep on it is woken.
+  // Searches the ring's request and answers it there (ring_mapping::request, answer).
   void search_ring(connection& c) {
     c.from_ring = false;
-    ring_control& k = c.ring->control();
-    const uint32_t number = k.request.load(std::memory_order_acquire);
-    const uint64_t n = k.count.load(std::memory_order_relaxed);
-    const uint32_t sd = k.side.load(std::memory_order_relaxed);
-    std::string message;
-    protocol::status st = protocol::status::malformed;
-    if (n > c.ring->capacity())
-      message = std::to_string(n) + " queries in a ring request; its ring holds " + std::to_string(c.ring->capacity());
-    else if (sd > uint32_t(side::pred))
-      message = "side code " + std::to_string(sd) + " is not a side (0 left, 1 right, 2 pred)";
-    else
-      st = run_search(c.ring->queries(), int64_t(n), side(sd), c.ring->results(), message);
-    if (st == protocol::status::ok) {
-      k.answer_count.store(n, std::memory_order_relaxed);
-      n_requests.fetch_add(1, std::memory_order_relaxed);  // before the client can see the answer
-    } else {
-      (st == protocol::status::busy ? n_busy : n_errors).fetch_add(1, std::memory_order_relaxed);
-      const std::string e = protocol::encode_error(st, message);
-      const size_t len = std::min(e.size() - protocol::error_header_bytes, size_t(c.ring->capacity()) * 8);
-      std::memcpy(c.ring->results(), e.data() + protocol::error_header_bytes, len);
-      k.answer_count.store(len, std::memory_order_relaxed);
-    }
-    k.status.store(uint32_t(st), std::memory_order_relaxed);
-    k.answer.store(number, std::memory_order_release);
-    std::atomic_thread_fence(std::memory_order_seq_cst);  // against the client's sleeping = 1, then its look
-    if (k.sleeping.load(std::memory_order_relaxed) != 0) futex_wake(k.answer);
-    c.ring_served = number;
+    const ring_mapping::request_read r = c.ring->request();
+    std::string message = r.refusal;
+    const protocol::status st = r.refusal.empty()
+                                    ? run_search(c.ring->queries(), r.count, r.side, c.ring->results(), message)
+                                    : protocol::status::malformed;
+    if (st == protocol::status::ok) n_requests.fetch_add(1, std::memory_order_relaxed);  // before the answer
+    else (st == protocol::status::busy ? n_busy : n_errors).fetch_add(1, std::memory_order_relaxed);
+    c.ring->answer(r.number, st, r.count, message);
+    c.ring_served = r.number;
     c.ph = phase::idle;
     c.deadline = after(o.idle_timeout);
   }
