@@ -16,10 +16,16 @@
 #               radix select's and the radix top-k's tests: the last selection change
 #   probe       issue 41's radix_probe (built when asked), plain and under memcheck (the first
 #               session's run ended in cudaErrorIllegalInstruction: where)
+#   interference  server_bench --parts interference (a search and a copy beside an idle and a busy
+#               server of 1/8 and 1/2 of the SMs), and again with --sm-partition where the tree's
+#               server_bench knows it and the green step saw no hang
 #   green       bench/server/green_probe (built when asked): a kernel that never ends (8 and 16
 #               blocks) in the primary context or in a green context of as many SMs, beside a full
 #               read and a first lazily loaded launch, under CUDA_MODULE_LOADING=LAZY and EAGER:
 #               the share of the device left, and whether that launch hangs (issue 43)
+# BUILD="targets" replaces the build step's list (the probes asked for are added); DEADLINE=s skips
+# the steps that would begin after s seconds (the call's limit). The tests step leaves out the
+# *SmPartition* tests when the green step ran first and saw a green context hang or fail.
 # Writes $OUT/issue43.tar.gz (logs, JSON); prints a line a step.
 set -uo pipefail
 export OUT=${OUT:-out} GSEARCH_REQUIRE_GPU=1 PYTHONUNBUFFERED=1 CUDA_MODULE_LOADING=EAGER
@@ -33,17 +39,20 @@ sanitize() {  # tool binary filter limit
     > "$L/$1-$2.log" 2>&1
   echo "$1 $2: exit $? $(gtest_line "$L/$1-$2.log")(${SECONDS} s)"
 }
+green_ok=1
 for step in ${STEPS:-build tests latency socket python san_server san_select}; do
+  if [ -n "${DEADLINE:-}" ] && [ "$SECONDS" -gt "$DEADLINE" ]; then echo "$step: skipped (past DEADLINE=$DEADLINE s)"; continue; fi
   case $step in
     build)
       t0=$SECONDS
       extra=(); case " ${STEPS:-} " in *" probe "*) extra=(radix_probe) ;; esac
       case " ${STEPS:-} " in *" green "*) extra+=(green_probe) ;; esac
-      bash scripts/device/build.sh test_gpu_server test_gpu_selection test_gpu_topk server_bench _core "${extra[@]}" > "$L/build.log" 2>&1 ||
+      bash scripts/device/build.sh ${BUILD:-test_gpu_server test_gpu_selection test_gpu_topk server_bench _core} "${extra[@]}" > "$L/build.log" 2>&1 ||
         { echo "build FAILED"; grep -E "error" -A3 "$L/build.log" | head -40; tail -20 "$L/build.log"; exit 1; }
       echo "build: $((SECONDS - t0)) s" ;;
     tests)
-      GSEARCH_SOAK_SECONDS=${SOAK:-30} timeout 300 "$B/test_gpu_server" > "$L/test_gpu_server.log" 2>&1
+      filter='*'; [ $green_ok = 1 ] || filter='-*SmPartition*'
+      GSEARCH_SOAK_SECONDS=${SOAK:-30} GTEST_FILTER="$filter" timeout 300 "$B/test_gpu_server" > "$L/test_gpu_server.log" 2>&1
       echo "test_gpu_server: exit $? $(gtest_line "$L/test_gpu_server.log")(${SECONDS} s)"
       grep -E '^\[  FAILED|Failure|wrong:' -A4 "$L/test_gpu_server.log" | head -30 ;;
     latency)
@@ -75,9 +84,21 @@ for step in ${STEPS:-build tests latency socket python san_server san_select}; d
           for blocks in 8 16; do
             CUDA_MODULE_LOADING=$loading timeout 60 "$B/green_probe" --where $where --blocks $blocks --timeout-s 10 \
               >> "$L/green_probe.jsonl" 2>> "$L/green_probe.err"
-            echo "green_probe $loading $where $blocks: exit $? $(tail -1 "$L/green_probe.jsonl")"
+            rc=$?; echo "green_probe $loading $where $blocks: exit $rc $(tail -1 "$L/green_probe.jsonl")"
+            [ $where != green ] || [ $rc = 0 ] || green_ok=0
           done
         done
+      done ;;
+    interference)
+      for part in "" --sm-partition; do
+        if [ -n "$part" ]; then
+          [ $green_ok = 1 ] || { echo "interference --sm-partition: skipped (a green context hung or failed)"; continue; }
+          "$B/server_bench" --help 2>/dev/null | grep -q -- --sm-partition || continue
+        fi
+        name=server_interference${part:+-sm-partition}
+        timeout 150 "$B/server_bench" --parts interference --key-types float32 --shares 1/8,1/2 $part \
+          --json "$L/$name.json" > "$L/$name.txt" 2>&1
+        echo "server_bench interference $part: exit $? (${SECONDS} s)"; grep -E "^interference|ERROR" "$L/$name.txt" | head -12
       done ;;
     probe)
       timeout 60 "$B/radix_probe" --json "$L/radix_probe.json" > "$L/radix_probe.txt" 2>&1
