@@ -16,6 +16,7 @@
 #             double instances)
 #   racecheck compute-sanitizer racecheck of the many-block searches (int32, uint64)
 #   probe     PROBE_TREE's radix_probe built and run (issue 41's branch), when PROBE_TREE is set
+# DEADLINE=s skips the steps that would begin after s seconds (the call's limit).
 # Writes $OUT/bucket.tar.gz (logs, JSON); prints a line a step.
 set -uo pipefail
 export OUT=${OUT:-out} GSEARCH_REQUIRE_GPU=1
@@ -23,6 +24,7 @@ L=$OUT/bucket; mkdir -p "$L"; B=carry/bin
 trap 'tar -czf "$OUT/bucket.tar.gz" -C "$OUT" bucket; rm -rf "$L"' EXIT
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; cat .deps/source_commit.txt; } | tee "$L/device.txt"
 for step in ${STEPS:-build tests bench ncu}; do
+  if [ -n "${DEADLINE:-}" ] && [ "$SECONDS" -gt "$DEADLINE" ]; then echo "$step: skipped (past DEADLINE=$DEADLINE s)"; continue; fi
   case $step in
     build)
       t0=$SECONDS
