@@ -8,7 +8,7 @@
 // JSON (bench/README.md: "schema": "gsearch-bench-search/1").
 //
 //   search_bench [--json FILE] [--quick] [--keys K,...] [--queries N] [--key-type int32,int64]
-//                [--query-kind random,worst] [--algo pbs,pbs-cf,pbs-cl,binary]
+//                [--query-kind random,worst,sentinel] [--algo pbs,pbs-cf,pbs-cl,binary]
 //                [--peers roofline,thrust,cub] [--sweep] [--repeat 15] [--warmup 3] [--seed 1]
 //
 // Keys: by default 32, 64, ..., 32768, 49152 and the shared-memory maximum of each key type
@@ -106,7 +106,8 @@ struct runner {
   template <class T>
   void configuration(int64_t k, const std::string& kind) {
     const int64_t q = a.queries;
-    const std::vector<T> keys = gen::sorted_keys<T>(k, a.seed);
+    std::vector<T> keys = gen::sorted_keys<T>(k, a.seed);
+    if (kind == "sentinel" && k > 0) keys.back() = key_traits<T>::highest();  // (still sorted)
     const std::vector<T> queries = kind == "worst" ? gen::worst_case_queries(keys.data(), k, q, a.seed + 1)
                                                    : gen::random_queries_from_keys(keys.data(), k, q, a.seed + 1);
     const char* key_type = key_traits<T>::name;
@@ -229,10 +230,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> types;
   for (dtype t : all_dtypes) types.emplace_back(name(t));
   app.add_option("--key-type", a.key_types, "Key types")->delimiter(',')->check(CLI::IsMember(types))->capture_default_str();
-  app.add_option("--query-kind", a.query_kinds, "random (keys drawn at random) and/or worst (the paper's worst case "
-                                                "for PBS)")
+  app.add_option("--query-kind", a.query_kinds, "random (keys drawn at random), worst (the paper's worst case "
+                                                "for PBS) and/or sentinel (random, the last key made the type's "
+                                                "highest value: one outlier, issue 42's buckets)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"random", "worst"}))
+      ->check(CLI::IsMember({"random", "worst", "sentinel"}))
       ->capture_default_str();
   app.add_option("--algo", a.algos, "gsearch algorithms")
       ->delimiter(',')

@@ -8,6 +8,8 @@
 #   ncu_search  the bucket search kernel's profile (speed of light, occupancy, warp states, memory)
 #   qsweep    search_bench at K = 2^25 / 2^26 / 2^27, Q = 2^22 / 2^24 / 2^26 (partitioned, index,
 #             merge: auto's rules), and float32 / float64 keys at Q = 2^27
+#   sentinel  search_bench with one outlier key (--query-kind sentinel) beside random keys,
+#             partitioned and merge, K = 2^24 / 2^27
 #   sort_probe  bench/search/sort_probe: CUB's passes as the library runs them and packed (built
 #             with the rest)
 #   memcheck  compute-sanitizer memcheck of test_gpu_search (GSEARCH_TEST_SUBSET=1; int32, int64,
@@ -68,6 +70,10 @@ PY
       timeout 100 "$B/search_bench" --keys 16777216,134217728 --queries 134217728 --key-type float32,float64 \
         --query-kind random --algo auto,partitioned,merge --repeat 3 --json "$L/floats.json" > "$L/floats.txt" 2>&1
       echo "floats: exit $? (${SECONDS} s)"; grep -E "gsearch" "$L/floats.txt" ;;
+    sentinel)  # one outlier key (the type's highest) against random keys: the buckets' range
+      timeout 120 "$B/search_bench" --keys 16777216,134217728 --queries 134217728 --key-type int32,int64 \
+        --query-kind random,sentinel --algo partitioned,merge --repeat 3 --json "$L/sentinel.json" > "$L/sentinel.txt" 2>&1
+      echo "sentinel: exit $? (${SECONDS} s)"; grep -E "gsearch" "$L/sentinel.txt" ;;
     sort_probe)  # CUB's passes by layout (bench/search/sort_probe.cu)
       timeout 60 "$B/sort_probe" --json "$L/sort_probe.json" > "$L/sort_probe.txt" 2>&1
       echo "sort_probe: exit $? (${SECONDS} s)"; cat "$L/sort_probe.txt" ;;
