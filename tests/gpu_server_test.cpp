@@ -447,6 +447,112 @@ TEST(GpuServerBeside, OtherWorkAndASecondServer) {
   cudaStreamDestroy(st);
 }
 
+// The release (server_kernel.cuh): idle for idle_release, the kernel leaves the device, so that
+// a whole-device wait (cudaDeviceSynchronize: what cudaFree, torch.cuda.synchronize() and a
+// lazily loaded first launch wait for) returns beside an idle server; the next request
+// launches it again, answered right, a replace_keys and the stop too. Then submitters racing
+// the leaving kernel from 8 threads, at gaps around the release time: every answer checked (a
+// request the kernel missed as it left would hang here; the deadline ends the process).
+TEST(GpuServerRelease, LeavesTheIdleDeviceAndComesBackForTheNextRequest) {
+  GSEARCH_GPU_OR_SKIP();
+  std::mt19937_64 rng(test_seed());
+  const std::vector<float> keys = server_keys<float>(1 << 20, rng, 1 << 18);
+  const std::vector<float> other = server_keys<float>(5000, rng, 1 << 18);
+  const std::vector<float> queries = server_queries<float>(3000, rng, 1 << 18);
+  server_options o;
+  o.idle_release = std::chrono::microseconds(500);
+  server<float> s(cuda, span<const float>(keys.data(), int64_t(keys.size())), o);
+  std::vector<int64_t> got(queries.size());
+  const auto search_all = [&](const std::vector<float>& k) {
+    std::fill(got.begin(), got.end(), -1);
+    s.search(span<const float>(queries.data(), int64_t(queries.size())), side::left,
+             span<int64_t>(got.data(), int64_t(got.size())));
+    EXPECT_EQ(first_difference(queries, got, reference_all(k, queries, side::left)), "");
+  };
+  search_all(keys);
+  EXPECT_EQ(s.stats().kernel_launches, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::atomic<bool> synchronized{false};
+  std::thread waiter([&] {
+    cudaDeviceSynchronize();
+    synchronized = true;
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!synchronized.load() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (!synchronized.load()) {
+    std::fprintf(stderr, "GpuServerRelease: cudaDeviceSynchronize beside an idle server did not return in 20 s\n");
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+  waiter.join();
+  EXPECT_EQ(s.stats().kernel_launches, 1);  // it left; nothing launched it since
+  search_all(keys);
+  EXPECT_EQ(s.stats().kernel_launches, 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  s.replace_keys(span<const float>(other.data(), int64_t(other.size())));  // a replace_keys wakes it
+  search_all(other);
+  EXPECT_EQ(s.stats().kernel_launches, 3);
+
+  // Racing submitters: one query in its slot or 200 from pageable memory, after gaps of 0 to
+  // 1.5 ms (the kernel leaves after 0.5 ms, its polling turned cold after 0.2).
+  constexpr int threads = 8;
+  std::atomic<int64_t> wrong{0}, requests{0};
+  std::atomic<bool> done{false};
+  const std::vector<int64_t> expected = reference_all(other, queries, side::right);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      std::mt19937_64 r(test_seed() + uint64_t(t));
+      std::vector<int64_t> out(200);
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+      while (std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::microseconds(r() % 1500));
+        const size_t at = size_t(r() % (queries.size() - 200)), n = r() % 2 ? 1 : 200;
+        s.search(span<const float>(queries.data() + at, int64_t(n)), side::right, span<int64_t>(out.data(), int64_t(n)));
+        for (size_t i = 0; i < n; ++i) wrong += out[i] != expected[at + i];
+        ++requests;
+      }
+    });
+  std::thread watchdog([&] {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!done.load() && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (!done.load()) {
+      std::fprintf(stderr, "GpuServerRelease: a request racing the leaving kernel was not answered in 30 s "
+                   "(%lld requests answered)\n", (long long)requests.load());
+      std::fflush(stderr);
+      std::_Exit(1);
+    }
+  });
+  for (std::thread& th : pool) th.join();
+  done = true;
+  watchdog.join();
+  const server_stats st = s.stats();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(requests.load(), threads * 100);
+  EXPECT_GT(st.kernel_launches, 4) << "the gaps should have let it leave now and then";
+  std::printf("[ release  ] %lld requests from %d threads racing the release, %lld launches, 0 wrong\n",
+              (long long)requests.load(), threads, (long long)st.kernel_launches);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  s.shutdown();  // the stop wakes it too
+}
+
+// With idle_release = 0 the kernel never leaves: one launch however long it idles.
+TEST(GpuServerRelease, ZeroKeepsTheKernel) {
+  GSEARCH_GPU_OR_SKIP();
+  std::mt19937_64 rng(test_seed());
+  const std::vector<float> keys = server_keys<float>(1000, rng, 5000);
+  server_options o;
+  o.idle_release = std::chrono::nanoseconds(0);
+  server<float> s(cuda, span<const float>(keys.data(), int64_t(keys.size())), o);
+  const float q = keys[10];
+  int64_t out = -1;
+  s.search(span<const float>(&q, 1), side::left, span<int64_t>(&out, 1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  s.search(span<const float>(&q, 1), side::left, span<int64_t>(&out, 1));
+  EXPECT_EQ(out, reference_all(keys, std::vector<float>{q}, side::left)[0]);
+  EXPECT_EQ(s.stats().kernel_launches, 1);
+}
 
 // The soak test (issue 22): mixed load from 16 threads for GSEARCH_SOAK_SECONDS (2 by default;
 // the H100 run sets minutes): one query to 2^17 per request, every side, queries and results in
