@@ -7,6 +7,7 @@
 #   latency     server_bench --parts latency,peers: one-query round trips from 1, 4, 16 threads,
 #               K = 2^20, 2^27, float32 and int32, pinned and pageable, beside launch + sync, copy +
 #               launch, a CUDA graph, thrust and the mapped ping-pong floor
+#   latency1    server_bench --parts latency for float32 K = 2^27, 1 thread, pinned only
 #   socket      server_bench --parts socket (the Unix socket, 1 and 16 connections)
 #   python      bench/server/server_python.py --device cuda (torch.searchsorted + .item() beside
 #               gsearch.Server of one numpy query)
@@ -19,6 +20,9 @@
 #   interference  server_bench --parts interference (a search and a copy beside an idle and a busy
 #               server of 1/8 and 1/2 of the SMs), and again with --sm-partition where the tree's
 #               server_bench knows it and the green step saw no hang
+#   lazy        bench/server/lazy_beside.py: a torch kernel's first launch under lazy loading beside
+#               a server whose kernel leaves the idle GPU (idle_release 2 ms) and one whose never does
+#               (0: expected to hang, killed after 20 s); needs _core in BUILD
 #   green       bench/server/green_probe (built when asked): a kernel that never ends (8 and 16
 #               blocks) in the primary context or in a green context of as many SMs, beside a full
 #               read and a first lazily loaded launch, under CUDA_MODULE_LOADING=LAZY and EAGER:
@@ -59,6 +63,10 @@ for step in ${STEPS:-build tests latency socket python san_server san_select}; d
       timeout 240 "$B/server_bench" --parts latency,peers --key-types float32,int32 --log-keys 20,27 \
         --json "$L/server_latency.json" > "$L/server_latency.txt" 2>&1
       echo "server_bench latency: exit $? (${SECONDS} s)"; grep -vE "^$" "$L/server_latency.txt" | head -80 ;;
+    latency1)  # the latency part's one case of the targets: float32 K = 2^27, 1 thread, pinned
+      timeout 120 "$B/server_bench" --parts latency --key-types float32 --log-keys 27 --threads 1 --memory pinned \
+        --json "$L/server_latency1.json" > "$L/server_latency1.txt" 2>&1
+      echo "server_bench latency1: exit $? (${SECONDS} s)"; grep -E "^latency|ERROR" "$L/server_latency1.txt" | head -5 ;;
     socket)
       timeout 240 "$B/server_bench" --parts socket --log-keys 27 --json "$L/server_socket.json" > "$L/server_socket.txt" 2>&1
       echo "server_bench socket: exit $? (${SECONDS} s)"; grep -vE "^$" "$L/server_socket.txt" | tail -20 ;;
@@ -100,6 +108,10 @@ for step in ${STEPS:-build tests latency socket python san_server san_select}; d
           --json "$L/$name.json" > "$L/$name.txt" 2>&1
         echo "server_bench interference $part: exit $? (${SECONDS} s)"; grep -E "^interference|ERROR" "$L/$name.txt" | head -12
       done ;;
+    lazy)
+      PYTHONPATH=$PWD/python timeout 120 python3 -m bench.server.lazy_beside --json "$L/lazy_beside.json" \
+        > "$L/lazy_beside.txt" 2>&1
+      echo "lazy_beside: exit $? (${SECONDS} s)"; cat "$L/lazy_beside.txt" ;;
     probe)
       timeout 60 "$B/radix_probe" --json "$L/radix_probe.json" > "$L/radix_probe.txt" 2>&1
       echo "radix_probe: exit $? (${SECONDS} s)"; cat "$L/radix_probe.txt"
