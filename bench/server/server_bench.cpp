@@ -40,7 +40,8 @@
 //                threads and the throughput of 64-query requests from 16 threads.
 //   interference (cuda) a reference workload on a stream of its own alone, beside an idle and a
 //                busy server (16 threads of one-query requests), the server's blocks at each of
-//                --shares of the SMs: server_interference.cpp's header.
+//                --shares of the SMs, and one-query round trips that wake a kernel gone from
+//                the idle GPU (--idle-release-us): server_interference.cpp's header.
 //   socket       the Unix socket front end's round trip, blocking and spinning (--socket-spin-us),
 //                through the connection's shared-memory ring and over the socket alone
 //                (server_socket.cpp's header).
@@ -88,6 +89,9 @@
 //   workload, condition  interference: search | copy; alone | idle | busy
 //   ms          interference: the workload's median time
 //   kept        interference: its time alone / here (1: no slowdown)
+//   idle_release_us  interference: the server's server_options::idle_release ("idle" is timed
+//               after it; the "wake" row's requests each after a pause longer than it)
+//   launches    interference, "wake": the kernel's launches during those requests
 //   note        the algorithm gsearch resolved, thrust's version, why a workload starved
 //   verified    every answer checked was right
 //

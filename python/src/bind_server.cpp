@@ -331,7 +331,7 @@ void bind_server(nb::module_& m) {
                         "server's device; CUDA arrays are read as they are, unordered with any stream). Use "
                         "gsearch.Server.")
       .def(nb::init<const in_array&, const std::string&, int64_t, int64_t, int64_t, int64_t, int64_t, int, int, int64_t,
-                    int64_t>(),
+                    int64_t, int64_t>(),
            "keys"_a, "device"_a, "ring_slots"_a, "max_batch_requests"_a, "max_batch_queries"_a,
            "preferred_batch_queries"_a, "max_delay_us"_a, "threads"_a, "blocks"_a, "staging_queries"_a,
            "idle_sleep_ns"_a, "idle_release_ns"_a)
