@@ -1,7 +1,9 @@
 // The buckets of algorithm::merge's sort of the queries (core/query_buckets.hpp), the steps of
 // both backends' merge_search: every code says below / inside / above the keys as key_less does,
 // gives back the query's radix bits, keeps the buckets in key order; bucket_start is the
-// partition point of the keys by bucket; bucket_rank equals std::lower_bound / upper_bound.
+// partition point of the keys by bucket; bucket_rank equals std::lower_bound / upper_bound, with
+// the range the whole keys' and less their outer quarters (queries outside it searched among the
+// outer keys).
 // Key ranges: random keys (the wide range: shift 0 for most), narrow ones, one distinct key,
 // the extremes, a range of exactly 2^(W-1) (the last shift 0) and one less (shift 1), and every
 // edge value (NaN, -0.0, +-inf) as a key and as a query; 1, 8, 16 and 32 bucket bits.
@@ -107,22 +109,27 @@ TYPED_TEST(CoreQueryBuckets, RanksEqualStdBounds) {
     const auto key = [&](int64_t j) { return keys[size_t(j)]; };
     const auto key_bits = [&](int64_t j) { return core::radix_bits(keys[size_t(j)]); };
     for (int bits : {1, 8, 16}) {
-      const auto b = core::query_buckets<T>::of(keys.front(), keys.back(), bits);
+     for (int64_t trim : {int64_t(0), k / 4}) {  // the whole range, and one less its outer quarters
+      const auto b = core::query_buckets<T>::of(keys[size_t(trim)], keys[size_t(k - 1 - trim)], bits);
       std::vector<int64_t> start(size_t(b.buckets() + 1));
       for (int64_t i = 0; i <= b.buckets(); ++i) start[size_t(i)] = core::bucket_start(b, key, k, i);
-      ASSERT_EQ(start.front(), 0);
-      ASSERT_EQ(start.back(), k);
-      for (int64_t j = 0; j < k; ++j) {  // key j lies in its bucket's range
+      ASSERT_EQ(start.front(), reference(keys, keys[size_t(trim)], side::left)) << name;  // the keys below
+      ASSERT_EQ(start.back(), reference(keys, keys[size_t(k - 1 - trim)], side::right)) << name;
+      for (int64_t j = 0; j < k; ++j) {  // key j lies in its bucket's range, or outside them all
         const int64_t kb = b.key_bucket(keys[size_t(j)]);
-        ASSERT_TRUE(start[size_t(kb)] <= j && j < start[size_t(kb + 1)]) << name << " key " << j;
+        if (kb < 0) ASSERT_LT(j, start.front()) << name << " key " << j;
+        else if (kb == b.buckets()) ASSERT_GE(j, start.back()) << name << " key " << j;
+        else ASSERT_TRUE(start[size_t(kb)] <= j && j < start[size_t(kb + 1)]) << name << " key " << j;
       }
       for (T q : queries_for(keys, seed)) {
         const auto code = b.encode(q);
-        ASSERT_EQ(core::bucket_rank<true>(b, key_bits, k, start.data(), code), reference(keys, q, side::left))
-            << name << " bits " << bits << " q=" << q;
-        ASSERT_EQ(core::bucket_rank<false>(b, key_bits, k, start.data(), code), reference(keys, q, side::right))
-            << name << " bits " << bits << " q=" << q;
+        const auto query = [q] { return q; };
+        ASSERT_EQ(core::bucket_rank<true>(b, key_bits, k, start.data(), code, query), reference(keys, q, side::left))
+            << name << " bits " << bits << " trim " << trim << " q=" << q;
+        ASSERT_EQ(core::bucket_rank<false>(b, key_bits, k, start.data(), code, query), reference(keys, q, side::right))
+            << name << " bits " << bits << " trim " << trim << " q=" << q;
       }
+     }
     }
   }
 }

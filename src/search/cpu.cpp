@@ -162,7 +162,7 @@ int64_t index_layout_bytes(int64_t k) {
 
 // algorithm::merge on the CPU, as on the GPU (merge_search.cu): each query's code
 // (core/query_buckets.hpp) and bucket, the queries put in bucket order by a stable counting sort
-// (queries below or above every key answered at once), each searched among its bucket's keys
+// (queries outside the buckets' range answered at once among the outer keys), each searched among its bucket's keys
 // (core::bucket_rank) and its answer written at its position. 2^12 buckets: a thread's counts
 // (32 KB) stay in its L1, and a bucket of 2^24 keys is 4,096 keys (not tuned by a measurement).
 constexpr int cpu_merge_bucket_bits = 12;
@@ -203,13 +203,14 @@ void merge_search(int threads, side s, const T* keys, int64_t k, const T* querie
   using U = core::radix_bits_t<T>;
   visit_side(s, [&]<bool Strict>(int offset) {
     if (k == 0) return std::fill(out, out + n, Out(offset));
-    const auto buckets = core::query_buckets<T>::of(keys[0], keys[k - 1], cpu_merge_bucket_bits);
+    const auto key = [keys](int64_t j) { return keys[j]; };
+    const auto buckets = core::bucket_range_of<T>(key, k, cpu_merge_bucket_bits);
     const int64_t m = buckets.buckets();
     std::vector<int64_t> start(size_t(m + 1));
-    const auto key = [keys](int64_t j) { return keys[j]; };
     parallel_for(m + 1, thread_count(threads, m + 1, 1024), 1, [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) start[size_t(b)] = core::bucket_start(buckets, key, k, b);
     });
+    const auto key_bits = [keys](int64_t j) { return core::radix_bits(keys[j]); };
     // The counting sort: chunk c of the queries counts its buckets (counts[c m + b]), then each
     // (bucket, chunk) learns where its queries go, bucket-major, then the chunks put them there.
     const int chunks = std::min(64, thread_count(threads, n, min_queries_per_thread));
@@ -220,9 +221,10 @@ void merge_search(int threads, side s, const T* keys, int64_t k, const T* querie
       for (int64_t c = c0; c < c1; ++c)
         for (int64_t i = c * chunk; i < std::min(n, (c + 1) * chunk); ++i) {
           const U code = codes[size_t(i)] = buckets.encode(queries[i]);
-          const core::bucket_place p = buckets.place(code);
-          if (p == core::bucket_place::inside) ++counts[size_t(c * m + buckets.bucket(code))];
-          else out[i] = Out((p == core::bucket_place::below ? 0 : k) + offset);
+          if (buckets.place(code) == core::bucket_place::inside) ++counts[size_t(c * m + buckets.bucket(code))];
+          else  // (outside the range: searched among the outer keys at once)
+            out[i] = Out(core::bucket_rank<Strict>(buckets, key_bits, k, start.data(), code, [&] { return queries[i]; }) +
+                         offset);
         }
     });
     int64_t inside = 0;
@@ -240,11 +242,12 @@ void merge_search(int threads, side s, const T* keys, int64_t k, const T* querie
           perm[size_t(j)] = i;
         }
     });
-    const auto key_bits = [keys](int64_t j) { return core::radix_bits(keys[j]); };
     parallel_for(inside, thread_count(threads, inside, min_queries_per_thread), 1, [&](int64_t begin, int64_t end) {
       for (int64_t j = begin; j < end; ++j)
         out[perm[size_t(j)]] =
-            Out(core::bucket_rank<Strict>(buckets, key_bits, k, start.data(), sorted[size_t(j)]) + offset);
+            Out(core::bucket_rank<Strict>(buckets, key_bits, k, start.data(), sorted[size_t(j)],
+                                          [&] { return queries[perm[size_t(j)]]; }) +
+                offset);
     });
   });
 }

@@ -13,6 +13,11 @@
 /// outside the keys' range land, change only which keys a tile of queries reads together, never
 /// an answer: every query's code gives back its radix bits or says below / above the keys.
 ///
+/// The range is the keys' less their outer 1/1,024 at each end (bucket_range_of): one outlier
+/// key (a sentinel such as INT64_MAX) would otherwise stretch it so that all the other keys
+/// share a few buckets. A query outside the range is searched among the outer keys on its side,
+/// [0, start[0]) or [start[2^bits], k), its value read again (the code keeps only its side).
+///
 /// Codes (U = radix_bits_t<T>, W its bits, shift = the leading zeros of hi - lo, at most W - 1):
 ///   shift >= 1: in range (u - lo) << shift, even; below the keys 1; above them ~0 (both odd).
 ///   shift == 0 (hi - lo >= 2^(W-1): no bit to spare): u - lo, wrapping, one to one; in range
@@ -25,7 +30,7 @@
 
 namespace gsearch::core {
 
-/// Where a query's code puts it: below every key, among them, or above every key.
+/// Where a query's code puts it: below the buckets' range, in it, or above it.
 enum class bucket_place : int { below, inside, above };
 
 template <class T>
@@ -33,11 +38,11 @@ struct query_buckets {
   using U = radix_bits_t<T>;
   static constexpr int width = int(8 * sizeof(U));
 
-  U lo = 0, hi = 0;  ///< the radix bits of the first and the last key
+  U lo = 0, hi = 0;  ///< the radix bits of the range's first and last key (bucket_range_of)
   int shift = 0;     ///< in-range codes are (u - lo) << shift
   int bits = 1;      ///< the buckets are the codes' top `bits` bits (1 ... 32, at most width)
 
-  /// The buckets of sorted keys whose first is `first` and last `last`, 2^bits of them.
+  /// The buckets of the range [first, last] (keys, sorted), 2^bits of them.
   GSEARCH_HD static query_buckets of(T first, T last, int bits) {
     query_buckets b;
     b.lo = radix_bits(first);
@@ -74,12 +79,27 @@ struct query_buckets {
   /// The bucket of an inside code, in [0, 2^bits).
   GSEARCH_HD int64_t bucket(U code) const { return int64_t(code >> (width - bits)); }
 
-  /// The bucket of a key (every key is inside).
-  GSEARCH_HD int64_t key_bucket(T key) const { return bucket(encode(key)); }
+  /// A key's bucket, -1 below the range and 2^bits above it: never decreasing in key order.
+  GSEARCH_HD int64_t key_bucket(T key) const {
+    const U u = radix_bits(key);
+    return u < lo ? -1 : u > hi ? buckets() : bucket(encode(key));
+  }
 };
 
-/// start[b]: the count of keys in buckets before b, for b in [0, 2^bits] (start[2^bits] = k): a
-/// partition point of the sorted keys (acc(j) -> key j), their buckets never decreasing.
+/// The outer keys left out of the buckets' range at each end: 1/2^10 of them (none below 2^10
+/// keys, which the range then spans whole).
+inline constexpr int bucket_trim_shift = 10;
+
+/// The buckets of k sorted keys (acc(j) -> key j, k > 0): their range less the outer keys.
+template <class T, class Acc>
+GSEARCH_HD query_buckets<T> bucket_range_of(const Acc& keys, int64_t k, int bits) {
+  const int64_t trim = k >> bucket_trim_shift;
+  return query_buckets<T>::of(keys(trim), keys(k - 1 - trim), bits);
+}
+
+/// start[b]: the count of keys in buckets before b (the keys below the range counted in), for b
+/// in [0, 2^bits]: start[0] the keys below the range, start[2^bits] those up to its end; a
+/// partition point of the sorted keys (acc(j) -> key j), their key_bucket never decreasing.
 template <class T, class Acc>
 GSEARCH_HD int64_t bucket_start(const query_buckets<T>& buckets, const Acc& keys, int64_t k, int64_t b) {
   int64_t first = 0, count = k;
@@ -135,15 +155,24 @@ GSEARCH_HD int64_t rank_in_bucket(const Acc& key_bits, int64_t first, int64_t la
   return rank_finish<Strict>(key_bits, c, u);
 }
 
-/// The rank of a query (the keys before it, as rank_in_bucket) from its code alone: 0 below the
-/// keys, k above them, else its bucket's start plus its rank there.
-template <bool Strict, class T, class Acc>
+/// The rank of a query (the keys before it, as rank_in_bucket) from its code: in the range, its
+/// bucket's start plus its rank there; outside it, its rank among the outer keys on its side,
+/// the query's value read by query() (the code keeps only the side).
+template <bool Strict, class T, class Acc, class Query>
 GSEARCH_HD int64_t bucket_rank(const query_buckets<T>& buckets, const Acc& key_bits, int64_t k, const int64_t* start,
-                               radix_bits_t<T> code) {
+                               radix_bits_t<T> code, const Query& query) {
   const bucket_place p = buckets.place(code);
-  if (p != bucket_place::inside) return p == bucket_place::below ? 0 : k;
-  const int64_t b = buckets.bucket(code);
-  return rank_in_bucket<Strict>(key_bits, start[b], start[b + 1], buckets.radix(code));
+  if (p == bucket_place::inside) {
+    const int64_t b = buckets.bucket(code);
+    return rank_in_bucket<Strict>(key_bits, start[b], start[b + 1], buckets.radix(code));
+  }
+  // Beyond every key at once (two loads that every query outside reads: cached): the queries
+  // of a call that all lie past the keys (a time series' newest values) cost what they did
+  // before the range was trimmed.
+  const radix_bits_t<T> u = radix_bits(T(query()));
+  if (p == bucket_place::below)
+    return u < radix_bits_t<T>(key_bits(0)) ? 0 : rank_in_bucket<Strict>(key_bits, int64_t(0), start[0], u);
+  return u > radix_bits_t<T>(key_bits(k - 1)) ? k : rank_in_bucket<Strict>(key_bits, start[buckets.buckets()], k, u);
 }
 
 }  // namespace gsearch::core

@@ -110,7 +110,7 @@ template <class T, class P>
 __global__ void __launch_bounds__(256)
     encode_kernel(const T* __restrict__ keys, int64_t k, int bits, const T* __restrict__ queries, int64_t n,
                   core::radix_bits_t<T>* __restrict__ codes, P* __restrict__ positions) {
-  const auto buckets = core::query_buckets<T>::of(keys[0], keys[k - 1], bits);
+  const auto buckets = core::bucket_range_of<T>([keys](int64_t j) { return keys[j]; }, k, bits);
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     codes[i] = buckets.encode(queries[i]);
     positions[i] = P(i);
@@ -121,8 +121,8 @@ __global__ void __launch_bounds__(256)
 template <class T>
 __global__ void __launch_bounds__(256)
     bucket_start_kernel(const T* __restrict__ keys, int64_t k, int bits, int64_t* __restrict__ start) {
-  const auto buckets = core::query_buckets<T>::of(keys[0], keys[k - 1], bits);
   const auto key = [keys](int64_t j) { return keys[j]; };
+  const auto buckets = core::bucket_range_of<T>(key, k, bits);
   for (int64_t b = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; b <= buckets.buckets();
        b += int64_t(gridDim.x) * blockDim.x)
     start[b] = core::bucket_start(buckets, key, k, b);
@@ -141,20 +141,22 @@ __global__ void __launch_bounds__(256)
 /// tile's codes are loaded while this one is searched, and its bounds found after. (ncu at
 /// 321345e, int32 K = 2^24: the search without the fine table issued 211 instructions a query,
 /// 73% of the SMs' issue, 1.53 ms.)
-template <bool Strict, bool Pred, class T, class Out>
+template <bool Strict, bool Pred, class T, class P, class Out>
 __global__ void __launch_bounds__(bucket_threads)
     bucket_search_kernel(const T* __restrict__ keys, int64_t k, int bits, const int64_t* __restrict__ start,
-                         const core::radix_bits_t<T>* __restrict__ codes, int64_t n, Out* __restrict__ answers,
-                         int64_t stage, launch_gate gate) {
+                         const core::radix_bits_t<T>* __restrict__ codes, const T* __restrict__ queries,
+                         const P* __restrict__ perm, int64_t n, Out* __restrict__ answers, int64_t stage,
+                         launch_gate gate) {
   using U = core::radix_bits_t<T>;
   constexpr int width = int(8 * sizeof(U));
   extern __shared__ __align__(16) unsigned char dynamic_shared[];
   U* staged = reinterpret_cast<U*>(dynamic_shared);
   __shared__ int fine_start[fine_buckets + 1];  // the tile's fine buckets' first staged keys
   if (gate.closed()) return;
-  const auto buckets = core::query_buckets<T>::of(keys[0], keys[k - 1], bits);
+  const auto buckets = core::bucket_range_of<T>([keys](int64_t j) { return keys[j]; }, k, bits);
   const auto global_bits = [keys](int64_t j) { return core::radix_bits(keys[j]); };
   const auto shared_bits = [staged](int j) { return staged[j]; };
+  const auto query = [queries, perm](int64_t i) { return [=] { return queries[perm[i]]; }; };  // (outside the range)
   struct tile_keys {
     int64_t b0, spanned, base, size;  // the buckets [b0, b0 + spanned), keys [base, base + size)
   };
@@ -223,18 +225,17 @@ __global__ void __launch_bounds__(bucket_threads)
       for (int j = 0; j < bucket_items; ++j) {
         const int64_t i = first + j * bucket_threads + threadIdx.x;
         if (i >= n) continue;
-        const core::bucket_place p = buckets.place(code[j]);
-        const int64_t rank = p == core::bucket_place::inside
+        const int64_t rank = buckets.place(code[j]) == core::bucket_place::inside
                                  ? tile.base + core::rank_finish<Strict>(shared_bits, c[j], u[j])
-                             : p == core::bucket_place::below ? 0
-                                                              : k;
+                                 : core::bucket_rank<Strict>(buckets, global_bits, k, start, code[j], query(i));
         answers[i] = Out(rank - (Pred ? 1 : 0));
       }
     } else {
 #pragma unroll
       for (int j = 0; j < bucket_items; ++j) {
         const int64_t i = first + j * bucket_threads + threadIdx.x;
-        if (i < n) answers[i] = Out(core::bucket_rank<Strict>(buckets, global_bits, k, start, code[j]) - (Pred ? 1 : 0));
+        if (i < n)
+          answers[i] = Out(core::bucket_rank<Strict>(buckets, global_bits, k, start, code[j], query(i)) - (Pred ? 1 : 0));
       }
     }
     if (first + stride < n) {
@@ -253,7 +254,7 @@ void bucket_search(cudaStream_t stream, const device_limits& dev, side s, const 
                    int64_t n, core::radix_bits_t<T>* codes, core::radix_bits_t<T>* sorted, P* positions, P* perm,
                    int64_t* start, Out* answers, launch_gate gate) {
   using U = core::radix_bits_t<T>;
-  const auto* kernel = reinterpret_cast<const void*>(bucket_search_kernel<true, false, T, Out>);
+  const auto* kernel = reinterpret_cast<const void*>(bucket_search_kernel<true, false, T, P, Out>);
   const int64_t stage =
       std::min<int64_t>(stage_keys, (dev.max_shared_per_block - static_shared_bytes(kernel, dev)) / int64_t(sizeof(U)));
   const int bits = sort_bits(stage, k, n);
@@ -262,8 +263,9 @@ void bucket_search(cudaStream_t stream, const device_limits& dev, side s, const 
   constexpr int width = int(8 * sizeof(U));
   radix_pairs(stream, codes, sorted, positions, perm, n, width - bits, width);  // stable
   visit_side_exact(s, [&]<bool Strict, bool Pred>() {
-    launch_filling(bucket_search_kernel<Strict, Pred, T, Out>, bucket_threads, stage * int64_t(sizeof(U)),
-                   (n - 1) / bucket_tile + 1, stream, dev, keys, k, bits, start, sorted, n, answers, stage, gate);
+    launch_filling(bucket_search_kernel<Strict, Pred, T, P, Out>, bucket_threads, stage * int64_t(sizeof(U)),
+                   (n - 1) / bucket_tile + 1, stream, dev, keys, k, bits, start, sorted, queries, perm, n, answers,
+                   stage, gate);
   });
 }
 
