@@ -28,19 +28,31 @@ import numpy as np
 import torch
 import gsearch
 
+def step(what):  # the parent names the last step reached when the child hangs
+    print(what, file=sys.stderr, flush=True)
+
 release = float(sys.argv[1])
 keys = np.arange(1 << 20, dtype=np.float32)
 q = np.array([12345.5], dtype=np.float32)
+step("torch.cuda.init")
+torch.cuda.init()
+step("server start")
 with gsearch.Server(keys, device="cuda", idle_release=release) as s:
+    step("first search")
     first = s.search(q)
+    step("sleep")
     time.sleep(0.05)
+    step(f"torch's first launches (server launches so far: {s.stats()['kernel_launches']})")
     t0 = time.perf_counter()
     x = torch.linspace(0, 1, 4096, device="cuda", dtype=torch.float64)
     y = torch.special.erfcx(x)
     torch.cuda.current_stream().synchronize()
     ms = (time.perf_counter() - t0) * 1e3
+    step("second search")
     second = s.search(q)
     launches = s.stats()["kernel_launches"]
+    step("close")
+step("done")
 want = np.searchsorted(keys, q, side="left")
 right = bool((first == want).all() and (second == want).all() and float(y[0].item()) == 1.0)
 print(json.dumps({"idle_release_s": release, "first_launch_ms": round(ms, 3), "kernel_launches": launches,
@@ -63,8 +75,10 @@ def main() -> int:
             lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
             row = json.loads(lines[-1]) if done.returncode == 0 and lines else {
                 "idle_release_s": release, "error": f"exit {done.returncode}: {done.stderr.strip()[-400:]}"}
-        except subprocess.TimeoutExpired:
-            row = {"idle_release_s": release, "first_launch_ms": "hung", "timeout_s": a.timeout}
+        except subprocess.TimeoutExpired as e:
+            steps = (e.stderr.decode() if isinstance(e.stderr, bytes) else e.stderr or "").strip().splitlines()
+            row = {"idle_release_s": release, "first_launch_ms": "hung", "timeout_s": a.timeout,
+                   "hung_at": steps[-1] if steps else "before the first step"}
         row["loading"] = "lazy"
         rows.append(row)
         print(json.dumps(row), flush=True)

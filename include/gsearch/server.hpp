@@ -97,6 +97,7 @@ struct server_stats {
   /// CUDA: the kernel's launches: 1, and one more each time a request found it gone from an
   /// idle device (server_options::idle_release).
   int64_t kernel_launches = 0;
+  int64_t kernel_relaunch_ns = 0;  ///< CUDA: the host's time in those later launches (sum, ns)
 };
 
 template <class T>

@@ -381,7 +381,8 @@ class Server:
         (``kernel_clock_khz`` converts): ``kernel_timed_batches``, ``kernel_take_cycles`` (the
         poll that read the request to its search begun), ``kernel_serve_cycles`` (to the answer
         stored), ``kernel_launches`` (1, and one more each time a request found the kernel gone
-        from an idle GPU: ``idle_release``). Requests from other processes (:meth:`listen`) count too. ``socket``: while the server listens,
+        from an idle GPU: ``idle_release``), ``kernel_relaunch_ns`` (the host's time in those later
+        launches). Requests from other processes (:meth:`listen`) count too. ``socket``: while the server listens,
         its socket front end's counts since :meth:`listen` (``connections`` accepted,
         ``requests`` answered, ``errors`` answered or cut short, ``busy`` answers, connections
         ``open`` now, ``bytes_in_flight`` held now and their ``peak_bytes_in_flight``), else

@@ -195,6 +195,7 @@ class py_server {
     d["kernel_serve_cycles"] = st.kernel_serve_cycles;
     d["kernel_clock_khz"] = st.kernel_clock_khz;
     d["kernel_launches"] = st.kernel_launches;
+    d["kernel_relaunch_ns"] = st.kernel_relaunch_ns;
     return d;
   }
 

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <mutex>
@@ -99,20 +100,19 @@ class cuda_server final : public device_server<T> {
   void wake() override {
     if (state_word().load(std::memory_order_seq_cst) == server_running) return;
     const std::lock_guard<std::mutex> lock(mutex_);
-    uint64_t s;
-    for (uint32_t i = 1; (s = state_word().load(std::memory_order_acquire)) == server_leaving; ++i) {
-      // The kernel decides within a read of the ring over PCIe; one that ended meanwhile failed
-      // (a poisoned context: it leaves the word at server_leaving).
-      if (i % 1024 == 0 && cudaStreamQuery(stream_) != cudaErrorNotReady) {
-        const cudaError_t e = cudaGetLastError();
-        ended_ = true;
-        error_ = std::string("the kernel ended while leaving the device: ") + cudaGetErrorName(e);
-        return;
-      }
+    if (ended_) return;
+    const uint64_t s = settled_state();
+    if (s == server_leaving) {  // the kernel ended without leaving (a poisoned context)
+      ended_ = true;
+      error_ = "the kernel ended while leaving the device (" + stream_error() + ")";
+      return;
     }
-    if (s != server_left || ended_) return;
+    if (s != server_left) return;
     state_word().store(server_running, std::memory_order_relaxed);
+    const auto t0 = std::chrono::steady_clock::now();
     const cudaError_t e = launch();
+    relaunch_ns_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count(),
+                           std::memory_order_relaxed);
     launches_.fetch_add(1, std::memory_order_relaxed);
     if (e != cudaSuccess) {  // nothing will answer: running() says so, with why
       (void)cudaGetLastError();
@@ -127,7 +127,7 @@ class cuda_server final : public device_server<T> {
     const cudaError_t e = cudaStreamQuery(stream_);
     if (e == cudaErrorNotReady) return true;
     // Ended: released while idle (wake launches it again), else stopped or failed.
-    if (e == cudaSuccess && state_word().load(std::memory_order_acquire) == server_left) return true;
+    if (e == cudaSuccess && settled_state() == server_left) return true;
     ended_ = true;
     if (e != cudaSuccess) error_ = std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
     return false;
@@ -170,6 +170,7 @@ class cuda_server final : public device_server<T> {
     s.kernel_serve_cycles = counts[19];
     s.kernel_clock_khz = clock_khz_;
     s.kernel_launches = launches_.load(std::memory_order_relaxed);
+    s.kernel_relaunch_ns = relaunch_ns_.load(std::memory_order_relaxed);
     return true;
   }
   int blocks() const override { return blocks_; }
@@ -184,6 +185,24 @@ class cuda_server final : public device_server<T> {
 
   // The kernel's state word (server_kernel.cuh), after the ring in its pinned block.
   std::atomic_ref<uint64_t> state_word() { return std::atomic_ref<uint64_t>(*state_); }
+
+  // The state word once it is not server_leaving, or server_leaving when the kernel has ended
+  // and it still says so (under mutex_). The leader decides within a read of the ring over
+  // PCIe; the word is read again after the stream says the kernel ended, since its last store
+  // (server_left) may be seen after that.
+  uint64_t settled_state() {
+    for (uint32_t i = 1;; ++i) {
+      const uint64_t s = state_word().load(std::memory_order_acquire);
+      if (s != server_leaving || (i % 1024 == 0 && cudaStreamQuery(stream_) != cudaErrorNotReady &&
+                                  state_word().load(std::memory_order_acquire) == server_leaving))
+        return state_word().load(std::memory_order_acquire);
+    }
+  }
+
+  std::string stream_error() {
+    const cudaError_t e = cudaStreamQuery(stream_);
+    return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+  }
 
   cudaError_t launch() {
     void* args[] = {&params_};
@@ -338,7 +357,8 @@ class cuda_server final : public device_server<T> {
   uint64_t* state_ = nullptr;  // the kernel's state word (server_running, server_leaving, server_left)
   uint64_t slots_device_ = 0;  // the ring's device address
   server_params<T> params_{};  // the kernel's, for every launch
-  std::atomic<int64_t> launches_{0};  // server_stats::kernel_launches
+  std::atomic<int64_t> launches_{0};     // server_stats::kernel_launches
+  std::atomic<int64_t> relaunch_ns_{0};  // server_stats::kernel_relaunch_ns
   T* staging_queries_ = nullptr;
   int64_t* staging_out_ = nullptr;
   server_keys<T>* payload_ = nullptr;
