@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -447,6 +448,154 @@ TEST(GpuServerBeside, OtherWorkAndASecondServer) {
   cudaStreamDestroy(st);
 }
 
+// Runs f on a thread of its own and waits for it; past `seconds` (a hang: a wait for the whole
+// device that cannot be cancelled) says what hung and ends the process.
+template <class F>
+void within_deadline(const char* what, int seconds, F f) {
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    f();
+    done = true;
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (!done.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (!done.load()) {
+    std::fprintf(stderr, "%s: did not return in %d s\n", what, seconds);
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+  t.join();
+}
+
+// The release (server_kernel.cuh): idle for idle_release, the kernel leaves the device, so that
+// a whole-device wait (cudaDeviceSynchronize: what cudaFree and torch.cuda.synchronize() wait
+// for) returns beside an idle server, and so does the first launch of a kernel this process
+// never launched (int64 keys: under CUDA_MODULE_LOADING=LAZY, which call.sh's `release_lazy`
+// step sets, its module is loaded then, as torch's are); the next request launches the server's
+// kernel again, answered right, a replace_keys and the stop too. Then submitters racing the
+// leaving kernel from 8 threads, at gaps around the release time: every answer checked (a
+// request the kernel missed as it left would hang here; the deadline ends the process).
+TEST(GpuServerRelease, LeavesTheIdleDeviceAndComesBackForTheNextRequest) {
+  GSEARCH_GPU_OR_SKIP();
+  std::mt19937_64 rng(test_seed());
+  const std::vector<float> keys = server_keys<float>(1 << 20, rng, 1 << 18);
+  const std::vector<float> other = server_keys<float>(5000, rng, 1 << 18);
+  const std::vector<float> queries = server_queries<float>(3000, rng, 1 << 18);
+  server_options o;
+  o.idle_release = std::chrono::microseconds(500);
+  server<float> s(cuda, span<const float>(keys.data(), int64_t(keys.size())), o);
+  std::vector<int64_t> got(queries.size());
+  const auto search_all = [&](const std::vector<float>& k) {
+    std::fill(got.begin(), got.end(), -1);
+    s.search(span<const float>(queries.data(), int64_t(queries.size())), side::left,
+             span<int64_t>(got.data(), int64_t(got.size())));
+    EXPECT_EQ(first_difference(queries, got, reference_all(k, queries, side::left)), "");
+  };
+  search_all(keys);
+  EXPECT_EQ(s.stats().kernel_launches, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  within_deadline("GpuServerRelease: cudaDeviceSynchronize beside an idle server", 20, [] { cudaDeviceSynchronize(); });
+  {  // a first launch: int64 keys searched by gsearch::search, never before in this process
+    std::vector<int64_t> k64(keys.size()), q64(queries.size()), got64(queries.size(), -1);
+    for (size_t i = 0; i < keys.size(); ++i) k64[i] = int64_t(keys[i]) * 3;
+    for (size_t i = 0; i < queries.size(); ++i) q64[i] = int64_t(queries[i]) * 3 + 1;
+    within_deadline("GpuServerRelease: a first launch beside an idle server", 20, [&] {
+      cudaStream_t st = nullptr;
+      int64_t *dk = nullptr, *dq = nullptr, *dout = nullptr;
+      cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
+      cudaMalloc(&dk, k64.size() * sizeof(int64_t));
+      cudaMalloc(&dq, q64.size() * sizeof(int64_t));
+      cudaMalloc(&dout, q64.size() * sizeof(int64_t));
+      cudaMemcpyAsync(dk, k64.data(), k64.size() * sizeof(int64_t), cudaMemcpyHostToDevice, st);
+      cudaMemcpyAsync(dq, q64.data(), q64.size() * sizeof(int64_t), cudaMemcpyHostToDevice, st);
+      search(cuda.on(st), side::left, span<const int64_t>(dk, int64_t(k64.size())),
+             span<const int64_t>(dq, int64_t(q64.size())), span<int64_t>(dout, int64_t(q64.size())));
+      cudaMemcpyAsync(got64.data(), dout, got64.size() * sizeof(int64_t), cudaMemcpyDeviceToHost, st);
+      cudaStreamSynchronize(st);
+      cudaFree(dk);  // (cudaFree waits for the whole device: the server has left)
+      cudaFree(dq);
+      cudaFree(dout);
+      cudaStreamDestroy(st);
+    });
+    EXPECT_EQ(first_difference(q64, got64, reference_all(k64, q64, side::left)), "");
+  }
+  EXPECT_EQ(s.stats().kernel_launches, 1);  // it left; nothing launched it since
+  search_all(keys);
+  EXPECT_EQ(s.stats().kernel_launches, 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  s.replace_keys(span<const float>(other.data(), int64_t(other.size())));  // a replace_keys wakes it
+  search_all(other);
+  EXPECT_EQ(s.stats().kernel_launches, 3);
+
+  // Racing submitters: one query in its slot or 200 from pageable memory, after gaps of 0 to
+  // 1.5 ms (the kernel leaves after 0.5 ms, its polling turned cold after 0.2).
+  constexpr int threads = 8;
+  std::atomic<int64_t> wrong{0}, requests{0};
+  std::mutex failures_mutex;
+  std::vector<std::string> failures;
+  std::atomic<bool> done{false};
+  const std::vector<int64_t> expected = reference_all(other, queries, side::right);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      std::mt19937_64 r(test_seed() + uint64_t(t));
+      std::vector<int64_t> out(200);
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+      try {
+        while (std::chrono::steady_clock::now() < until) {
+          std::this_thread::sleep_for(std::chrono::microseconds(r() % 1500));
+          const size_t at = size_t(r() % (queries.size() - 200)), n = r() % 2 ? 1 : 200;
+          s.search(span<const float>(queries.data() + at, int64_t(n)), side::right, span<int64_t>(out.data(), int64_t(n)));
+          for (size_t i = 0; i < n; ++i) wrong += out[i] != expected[at + i];
+          ++requests;
+        }
+      } catch (const std::exception& e) {
+        const std::lock_guard<std::mutex> lock(failures_mutex);
+        failures.push_back(e.what());
+      }
+    });
+  std::thread watchdog([&] {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!done.load() && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (!done.load()) {
+      std::fprintf(stderr, "GpuServerRelease: a request racing the leaving kernel was not answered in 30 s "
+                   "(%lld requests answered)\n", (long long)requests.load());
+      std::fflush(stderr);
+      std::_Exit(1);
+    }
+  });
+  for (std::thread& th : pool) th.join();
+  done = true;
+  watchdog.join();
+  const server_stats st = s.stats();
+  EXPECT_TRUE(failures.empty()) << failures.size() << " submitters failed; the first: " << failures[0];
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(requests.load(), threads * 100);
+  EXPECT_GT(st.kernel_launches, 4) << "the gaps should have let it leave now and then";
+  std::printf("[ release  ] %lld requests from %d threads racing the release, %lld launches (%.1f us each on "
+              "the host), %lld wrong\n", (long long)requests.load(), threads, (long long)st.kernel_launches,
+              st.kernel_launches > 1 ? 1e-3 * double(st.kernel_relaunch_ns) / double(st.kernel_launches - 1) : 0.0,
+              (long long)wrong.load());
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  s.shutdown();  // the stop wakes it too
+}
+
+// With idle_release = 0 the kernel never leaves: one launch however long it idles.
+TEST(GpuServerRelease, ZeroKeepsTheKernel) {
+  GSEARCH_GPU_OR_SKIP();
+  std::mt19937_64 rng(test_seed());
+  const std::vector<float> keys = server_keys<float>(1000, rng, 5000);
+  server_options o;
+  o.idle_release = std::chrono::nanoseconds(0);
+  server<float> s(cuda, span<const float>(keys.data(), int64_t(keys.size())), o);
+  const float q = keys[10];
+  int64_t out = -1;
+  s.search(span<const float>(&q, 1), side::left, span<int64_t>(&out, 1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  s.search(span<const float>(&q, 1), side::left, span<int64_t>(&out, 1));
+  EXPECT_EQ(out, reference_all(keys, std::vector<float>{q}, side::left)[0]);
+  EXPECT_EQ(s.stats().kernel_launches, 1);
+}
 
 // The soak test (issue 22): mixed load from 16 threads for GSEARCH_SOAK_SECONDS (2 by default;
 // the H100 run sets minutes): one query to 2^17 per request, every side, queries and results in

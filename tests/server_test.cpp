@@ -65,6 +65,7 @@ TYPED_TEST(Server, ManyThreadsGetTheReferenceAnswers) {
   EXPECT_GT(st.host_submit_ns + st.host_wait_ns + st.host_finish_ns, st.requests * 50);  // >= 50 ns a request
   EXPECT_EQ(st.kernel_timed_batches, 0);
   EXPECT_EQ(st.kernel_clock_khz, 0);
+  EXPECT_EQ(st.kernel_launches, 0);
 }
 
 TYPED_TEST(Server, AFullRingMakesSubmittersWait) {
@@ -200,6 +201,9 @@ TYPED_TEST(Server, BadInputIsRefusedInTheCaller) {
   EXPECT_THROW({ server<T> refused(cpu, span<const T>(unsorted)); }, invalid_argument);
   server_options bad;
   bad.ring_slots = 0;
+  EXPECT_THROW({ server<T> refused(cpu, span<const T>(keys), bad); }, invalid_argument);
+  bad = {};
+  bad.idle_release = std::chrono::nanoseconds(-1);
   EXPECT_THROW({ server<T> refused(cpu, span<const T>(keys), bad); }, invalid_argument);
   server<T> s(cpu, span<const T>(keys));
   std::vector<T> q(10, T(1));

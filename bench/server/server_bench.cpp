@@ -9,7 +9,7 @@
 //                [--key-types float32,int32] [--log-keys 20,27] [--threads 1,4,16]
 //                [--requests 20000] [--warmup-requests 1000] [--memory pinned,pageable]
 //                [--batches 1,64,4096,32768,1048576] [--throughput-threads 1,16]
-//                [--throughput-memory pinned,device] [--window-ms 300] [--blocks 0]
+//                [--throughput-memory pinned,device] [--window-ms 300] [--blocks 0] [--idle-release-us N]
 //                [--batcher 0:0,20:4096,200:65536] [--shares 1/8,1/2,all]
 //                [--workloads search,copy] [--interference-log-keys 20] [--socket-spin-us 0,50]
 //                [--pool 2^22]
@@ -40,7 +40,8 @@
 //                threads and the throughput of 64-query requests from 16 threads.
 //   interference (cuda) a reference workload on a stream of its own alone, beside an idle and a
 //                busy server (16 threads of one-query requests), the server's blocks at each of
-//                --shares of the SMs: server_interference.cpp's header.
+//                --shares of the SMs, and one-query round trips that wake a kernel gone from
+//                the idle GPU (--idle-release-us): server_interference.cpp's header.
 //   socket       the Unix socket front end's round trip, blocking and spinning (--socket-spin-us),
 //                through the connection's shared-memory ring and over the socket alone
 //                (server_socket.cpp's header).
@@ -88,6 +89,9 @@
 //   workload, condition  interference: search | copy; alone | idle | busy
 //   ms          interference: the workload's median time
 //   kept        interference: its time alone / here (1: no slowdown)
+//   idle_release_us  interference: the server's server_options::idle_release ("idle" is timed
+//               after it; the "wake" row's requests each after a pause longer than it)
+//   launches    interference, "wake": the kernel's launches during those requests
 //   note        the algorithm gsearch resolved, thrust's version, why a workload starved
 //   verified    every answer checked was right
 //
@@ -118,7 +122,8 @@ json runner::row(const char* part, const std::string& impl, const std::string& c
                         "max_delay_us", "preferred_batch_queries", "requests", "p50_us", "p90_us", "p99_us",
                         "p999_us", "max_us", "mean_us", "requests_per_s", "queries_per_s", "rate_min", "rate_max",
                         "runs", "mean_batch_requests", "host_submit_us", "host_wait_us", "host_finish_us",
-                        "kernel_take_us", "kernel_serve_us", "workload", "condition", "ms", "kept", "note", "verified"})
+                        "kernel_take_us", "kernel_serve_us", "workload", "condition", "ms", "kept", "idle_release_us", "launches",
+                        "note", "verified"})
     r[f] = nullptr;
   r["part"] = part;
   r["impl"] = impl;
@@ -252,6 +257,11 @@ void runner::targets() {
                           true);
     }
   }
+  // A full-GPU search beside an idle server (every share measured; the least kept).
+  std::optional<double> least;
+  for (const json* r : find({{"part", "interference"}, {"workload", "search"}, {"condition", "idle"}}))
+    if (!(*r)["kept"].is_null()) least = std::min(least.value_or(1e9), (*r)["kept"].get<double>());
+  if (least) bench::add_target(out, "a full-GPU search beside an idle server: kept (alone / beside)", *least, 0.9, "x", true);
   // The socket client's round trip as a client makes it by default: through its ring.
   auto sock = find({{"part", "socket"}, {"impl", "ring"}, {"threads", 1}, {"spin_us", socket_options{}.spin.count()}});
   if (sock.empty()) sock = find({{"part", "socket"}, {"impl", "ring"}, {"threads", 1}});
@@ -357,6 +367,9 @@ int main(int argc, char** argv) {
   app.add_option("--window-ms", a.window_ms, "Throughput: one window (default 300; --quick 60)")->check(CLI::PositiveNumber);
   app.add_option("--blocks", a.blocks, "The server's blocks (0: its default)")->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--idle-release-us", a.idle_release_us,
+                 "CUDA: idle this long, the server's kernel leaves the GPU (server_options::idle_release; 0: never; "
+                 "default: the library's)");
   app.add_option("--batcher", a.batcher, "Batcher settings max_delay_us:preferred_batch_queries")->delimiter(',')
       ->capture_default_str();
   app.add_option("--shares", a.shares, "Interference: the server's share of the SMs (1/8, 1/2, all)")->delimiter(',')
@@ -395,6 +408,7 @@ int main(int argc, char** argv) {
                       {"threads", a.threads}, {"requests", a.requests}, {"warmup_requests", a.warmup_requests},
                       {"memory", a.memory}, {"batches", a.batches}, {"throughput_threads", a.throughput_threads},
                       {"throughput_memory", a.throughput_memory}, {"window_ms", a.window_ms}, {"blocks", a.blocks},
+                      {"idle_release_us", a.idle_release_us},
                       {"batcher", a.batcher}, {"shares", a.shares}, {"workloads", a.workloads},
                       {"interference_log_keys", a.interference_log_keys}, {"pool", a.pool}, {"repeat", a.repeat},
                       {"warmup", a.warmup}, {"seed", a.seed}, {"quick", a.quick}};

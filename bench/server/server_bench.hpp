@@ -90,6 +90,7 @@ struct args : bench::common_args {
   std::vector<int> throughput_threads{1, 16};
   double window_ms = 0;                             // one throughput window (0: 300; quick 60)
   int blocks = 0;                                   // the server's blocks (0: its default)
+  double idle_release_us = -1;                      // server_options::idle_release (< 0: its default)
   std::vector<std::string> batcher{"0:0", "20:4096", "200:65536"};  // max_delay_us:preferred_batch_queries
   std::vector<std::string> shares{"1/8", "1/2", "all"};              // interference: the server's SMs
   std::vector<std::string> workloads{"search", "copy"};              // interference: the other work

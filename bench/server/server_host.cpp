@@ -156,6 +156,7 @@ double run_threads(int n, const std::function<void(int)>& body, const std::funct
 server_options runner::base_options() const {
   server_options o;
   o.blocks = a.blocks;
+  if (a.idle_release_us >= 0) o.idle_release = std::chrono::nanoseconds(int64_t(a.idle_release_us * 1e3));
   return o;
 }
 

@@ -5,7 +5,11 @@
 // shares of 1/8, 1/2 and all of the SMs (server_options::blocks). "kept" = alone / beside: 1 is
 // no slowdown. A workload that does not finish within 50 times its time alone + 2 s beside the
 // server (a server that holds every SM may leave it no room at all) is recorded as starved, and
-// the server is stopped so that it can finish. Rows and JSON: server_bench.cpp.
+// the server is stopped so that it can finish. "idle" is timed once the server has been idle for
+// longer than its idle_release (its kernel has left the device: server_options::idle_release);
+// then the "wake" row: one-query round trips, each after such a pause, which launches the
+// kernel again (their p50 beside the latency part's, where the kernel stays). Rows and JSON:
+// server_bench.cpp.
 
 #include "server_bench.hpp"
 
@@ -126,9 +130,13 @@ void runner::interference_part() {
       error(r, e);
     }
   }
+  const server_options defaults = base_options();
+  // Long enough for the kernel to leave (its polling turns cold after 0.2 ms, then idle_release).
+  const auto past_release = std::chrono::duration_cast<clock_type::duration>(defaults.idle_release) * 3 +
+                            std::chrono::milliseconds(2);
   for (const std::string& share : a.shares) {
     const int blocks = share == "all" ? sms : std::max(1, share == "1/2" ? sms / 2 : sms / 8);
-    server_options o = base_options();
+    server_options o = defaults;
     o.blocks = blocks;
     std::unique_ptr<server<T>> s;
     try {
@@ -146,6 +154,8 @@ void runner::interference_part() {
         try {
           std::optional<background_load<T>> load;
           if (std::string(condition) == "busy") load.emplace(*s, in, buffers_of(bufs, mem::pinned), busy_threads);
+          else if (o.idle_release.count() > 0) std::this_thread::sleep_for(past_release);
+          if (o.idle_release.count() > 0) r["idle_release_us"] = double(o.idle_release.count()) / 1e3;
           const auto t = time_runs(l, 50 * l.alone_ms + 2000);
           if (load) {
             r["requests_per_s"] = load->stop();
@@ -172,6 +182,44 @@ void runner::interference_part() {
         }
       }
       if (!s) break;
+    }
+    if (s && o.idle_release.count() > 0) {  // one query after each pause: the kernel launched again
+      json r = row("interference", "wake", "server<T>::search of 1 query after " +
+                   std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(past_release).count()) +
+                   " us idle", type_name<T>(), in.k);
+      r["blocks"] = blocks;
+      r["memory"] = "pinned";
+      r["threads"] = 1;
+      r["idle_release_us"] = double(o.idle_release.count()) / 1e3;
+      try {
+        thread_buffers& b = buffers_of(bufs, mem::pinned);
+        T* q = b.queries[0].as<T>();
+        int64_t* out = b.out[0].as<int64_t>();
+        const server_stats before = s->stats();
+        std::vector<double> ns;
+        bool right = true;
+        for (int i = 0; i < 50; ++i) {
+          std::this_thread::sleep_for(past_release);
+          const size_t j = size_t(i * 7919) % in.pool.size();
+          *q = in.pool[j];
+          const auto t0 = clock_type::now();
+          s->search(span<const T>(q, 1), side::right, span<int64_t>(out, 1));
+          ns.push_back(double(std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now() - t0).count()));
+          right = right && *out == in.expected[j];
+        }
+        set_latency(r, summarize_ns(ns));
+        const server_stats after = s->stats();
+        r["launches"] = after.kernel_launches - before.kernel_launches;
+        r["host_submit_us"] = 1e-3 * double(after.host_submit_ns - before.host_submit_ns) / double(ns.size());
+        if (after.kernel_launches > before.kernel_launches)
+          r["note"] = "the host's launch call " +
+                      std::to_string(1e-3 * double(after.kernel_relaunch_ns - before.kernel_relaunch_ns) /
+                                     double(after.kernel_launches - before.kernel_launches)) + " us (mean)";
+        r["verified"] = right;
+        add(r);
+      } catch (const std::exception& e) {
+        error(r, e);
+      }
     }
     s.reset();
   }

@@ -32,15 +32,18 @@
 ///    caller makes sure they are written (synchronize the stream that wrote them; a cudaMemcpy
 ///    from pageable memory returns before its DMA has reached the device, so synchronize after
 ///    it too, or copy with cudaMemcpyAsync and synchronize that stream).
-///    While it runs, calls that wait for the whole device (cudaDeviceSynchronize, cudaFree,
-///    cudaFreeHost, torch.cuda.synchronize(), torch.cuda.empty_cache()) wait for the server to
-///    stop: synchronize streams instead. So does the first launch of any kernel under CUDA's
-///    lazy module loading (the default): a process that launches other kernels beside a server
-///    sets CUDA_MODULE_LOADING=EAGER before CUDA starts, and launches once before the server
-///    starts what it will launch beside it (even under eager loading, torch's first all() of a
-///    bool tensor and cupy's JIT-compiled kernels waited for the server on an H100). A CUDA
-///    error that poisons the context fails every request in flight and every later one
-///    (error), and shutdown() still returns.
+///    Idle for idle_release (2 ms by default; no sooner than 0.2 ms), the kernel leaves the
+///    device, and the next request launches it again (some microseconds more for that one
+///    request): an idle server holds no SM. While the kernel runs, calls that wait for the
+///    whole device (cudaDeviceSynchronize, cudaFree, cudaFreeHost, torch.cuda.synchronize(),
+///    torch.cuda.empty_cache()) wait until it has been idle for idle_release, and so does the
+///    first launch of any kernel under CUDA's lazy module loading (the default; torch's and
+///    cupy's kernels are loaded so): they wait for the requests to pause, not for ever. With
+///    idle_release = 0 the kernel never leaves: they then wait for the server to stop (set
+///    CUDA_MODULE_LOADING=EAGER before CUDA starts, launch what will run beside the server once
+///    before it starts, synchronize streams, not the device). A CUDA error that poisons the
+///    context fails every request in flight and every later one (error), and shutdown() still
+///    returns.
 ///
 /// A server belongs to the process that made it: its loop thread (its kernel) does not cross
 /// fork(). In a fork child (Python's multiprocessing on Linux by default) every method, and a
@@ -69,6 +72,8 @@ struct server_options {
   int blocks = 0;                                    ///< CUDA: the persistent grid's blocks, one an SM (0: half the SMs)
   int64_t staging_queries = 4096;                    ///< CUDA: per slot, pinned staging for pageable host queries
   std::chrono::nanoseconds idle_sleep{1000};         ///< CUDA: the idle loop's longest __nanosleep between polls
+  /// CUDA: idle this long, the kernel leaves the device until the next request (0: never).
+  std::chrono::nanoseconds idle_release{2'000'000};
 };
 
 /// Counts since the server started. Histograms by powers of two: entry i counts values in
@@ -89,6 +94,10 @@ struct server_stats {
   int64_t kernel_take_cycles = 0;   ///< from the poll that read the request to its search begun
   int64_t kernel_serve_cycles = 0;  ///< from the search begun to the answer stored
   int64_t kernel_clock_khz = 0;
+  /// CUDA: the kernel's launches: 1, and one more each time a request found it gone from an
+  /// idle device (server_options::idle_release).
+  int64_t kernel_launches = 0;
+  int64_t kernel_relaunch_ns = 0;  ///< CUDA: the host's time in those later launches (sum, ns)
 };
 
 template <class T>

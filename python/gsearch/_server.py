@@ -235,6 +235,10 @@ class Server:
         pieces of this many.
     idle_sleep : float
         CUDA: the idle kernel's longest sleep between polls of the ring, in seconds (0 to 1).
+    idle_release : float
+        CUDA: idle this long (seconds, 0 to 3600; no sooner than 0.2 ms), the kernel leaves the
+        GPU, and the next request launches it again (some microseconds more for that request);
+        0: it never leaves.
 
     Each option is checked before the server starts: TypeError for a value that is not an
     integer (a number for the times), ValueError naming the option for one out of range
@@ -247,18 +251,17 @@ class Server:
     search waits for the current stream first (a stream synchronize), and its result is
     complete when it returns.
 
-    .. warning:: While a CUDA server runs, its kernel never ends: calls that wait for the whole
-       device wait for the server to close, i.e. forever from the thread that would close it.
-       ``torch.cuda.synchronize()``, ``cupy.cuda.Device().synchronize()``,
+    .. warning:: While a CUDA server's kernel runs, calls that wait for the whole device wait
+       for it to leave the GPU, which it does once it has been idle for ``idle_release`` (2 ms
+       by default): ``torch.cuda.synchronize()``, ``cupy.cuda.Device().synchronize()``,
        ``cudaDeviceSynchronize`` and ``cudaFree`` (``torch.cuda.empty_cache()``, cupy's
-       ``free_all_blocks()``) among them. Synchronize streams instead, or close the server
-       first. So does the first launch of any CUDA kernel under CUDA's lazy module loading
-       (the default): set ``CUDA_MODULE_LOADING=EAGER`` in the environment before CUDA starts
-       (before torch or cupy first touches the GPU) to run other GPU work beside a server.
-       Even then some kernels' first launch waited for the server on an H100 (torch 2.11's
-       ``all()`` of a bool tensor, as in ``torch.equal``; cupy's kernels, compiled and loaded
-       at their first use): run the framework work you will need beside a server once before
-       starting it (search's own conversions of other dtypes or strided queries included).
+       ``free_all_blocks()``) among them, and the first launch of any CUDA kernel under CUDA's
+       lazy module loading (the default; torch's and cupy's kernels load so). Beside a server
+       that is busy without a pause they wait as long; synchronize streams instead. With
+       ``idle_release=0`` the kernel never leaves, and they wait for the server to close, i.e.
+       forever from the thread that would close it: then set ``CUDA_MODULE_LOADING=EAGER``
+       before CUDA starts and run the framework work you will need beside the server once
+       before starting it.
 
     Use it as a context manager, or call :meth:`close`: afterwards a search (or :meth:`listen`)
     raises ValueError.
@@ -272,7 +275,8 @@ class Server:
 
     def __init__(self, keys: Any, *, device: str = "cpu", ring_slots: int = 256, max_batch_requests: int = 256,
                  max_batch_queries: int = 1 << 22, preferred_batch_queries: int = 0, max_delay: float = 0.0,
-                 threads: int = 0, blocks: int = 0, staging_queries: int = 4096, idle_sleep: float = 1e-6) -> None:
+                 threads: int = 0, blocks: int = 0, staging_queries: int = 4096, idle_sleep: float = 1e-6,
+                 idle_release: float = 2e-3) -> None:
         if not isinstance(device, str) and type(device).__name__ == "device" and hasattr(device, "type"):
             device = str(device)  # a torch.device
         if not isinstance(device, str) or not (device == "cpu" or _CUDA_DEVICE.match(device)):
@@ -287,10 +291,11 @@ class Server:
         blocks = _count(fn, "blocks", blocks, 0, 1 << 20)
         staging_queries = _count(fn, "staging_queries", staging_queries, 1, big)
         idle_sleep_ns = round(_seconds(fn, "idle_sleep", idle_sleep, 1.0) * 1e9)
+        idle_release_ns = round(_seconds(fn, "idle_release", idle_release, 3600.0) * 1e9)
         k, _, self._dtype = _vector(fn, "keys", keys, device != "cpu")
         self._core = _core.Server(k, device, ring_slots, max_batch_requests, max_batch_queries,
                                   preferred_batch_queries, max_delay_us, threads, blocks, staging_queries,
-                                  idle_sleep_ns)
+                                  idle_sleep_ns, idle_release_ns)
         dev = self._core.device
         self._dev: Optional[int] = None if dev == "cpu" else int(dev.split(":")[1])
 
@@ -375,7 +380,9 @@ class Server:
         return); on the GPU, the kernel's part of batches of one request, in its SM's cycles
         (``kernel_clock_khz`` converts): ``kernel_timed_batches``, ``kernel_take_cycles`` (the
         poll that read the request to its search begun), ``kernel_serve_cycles`` (to the answer
-        stored). Requests from other processes (:meth:`listen`) count too. ``socket``: while the server listens,
+        stored), ``kernel_launches`` (1, and one more each time a request found the kernel gone
+        from an idle GPU: ``idle_release``), ``kernel_relaunch_ns`` (the host's time in those later
+        launches). Requests from other processes (:meth:`listen`) count too. ``socket``: while the server listens,
         its socket front end's counts since :meth:`listen` (``connections`` accepted,
         ``requests`` answered, ``errors`` answered or cut short, ``busy`` answers, connections
         ``open`` now, ``bytes_in_flight`` held now and their ``peak_bytes_in_flight``), else

@@ -81,7 +81,7 @@ class py_server {
 
   py_server(const in_array& keys, const std::string& device, int64_t ring_slots, int64_t max_batch_requests,
             int64_t max_batch_queries, int64_t preferred_batch_queries, int64_t max_delay_us, int threads, int blocks,
-            int64_t staging_queries, int64_t idle_sleep_ns)
+            int64_t staging_queries, int64_t idle_sleep_ns, int64_t idle_release_ns)
       : dtype_(keys.dtype()) {
     const std::string fn = "gsearch._core.Server";
     device_ = server_device(fn, device, keys);
@@ -96,6 +96,7 @@ class py_server {
     o.blocks = blocks;
     o.staging_queries = staging_queries;
     o.idle_sleep = std::chrono::nanoseconds(idle_sleep_ns);
+    o.idle_release = std::chrono::nanoseconds(idle_release_ns);
     visit_key_type(fn, dtype_, [&]<class T>() {
       const gsearch::span<const T> k(static_cast<const T*>(keys.data()), int64_t(keys.size()));
       nb::gil_scoped_release unlocked;
@@ -193,6 +194,8 @@ class py_server {
     d["kernel_take_cycles"] = st.kernel_take_cycles;
     d["kernel_serve_cycles"] = st.kernel_serve_cycles;
     d["kernel_clock_khz"] = st.kernel_clock_khz;
+    d["kernel_launches"] = st.kernel_launches;
+    d["kernel_relaunch_ns"] = st.kernel_relaunch_ns;
     return d;
   }
 
@@ -329,10 +332,10 @@ void bind_server(nb::module_& m) {
                         "server's device; CUDA arrays are read as they are, unordered with any stream). Use "
                         "gsearch.Server.")
       .def(nb::init<const in_array&, const std::string&, int64_t, int64_t, int64_t, int64_t, int64_t, int, int, int64_t,
-                    int64_t>(),
+                    int64_t, int64_t>(),
            "keys"_a, "device"_a, "ring_slots"_a, "max_batch_requests"_a, "max_batch_queries"_a,
            "preferred_batch_queries"_a, "max_delay_us"_a, "threads"_a, "blocks"_a, "staging_queries"_a,
-           "idle_sleep_ns"_a)
+           "idle_sleep_ns"_a, "idle_release_ns"_a)
       .def("search", &py_server::search, "queries"_a, "side"_a, "out"_a,
            "out[i] = the search of queries[i] (1-D, the keys' dtype) on side (a SIDES code); out: int64, as many; "
            "both in host memory or (a CUDA server) on its device. The GIL is released while it waits.")

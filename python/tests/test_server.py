@@ -87,6 +87,7 @@ def test_threads_and_replacement():
     assert sum(st["latency_us_log2"]) == st["requests"]
     assert st["host_wait_ns"] > 0 and st["host_submit_ns"] >= 0 and st["host_finish_ns"] >= 0
     assert st["kernel_clock_khz"] == 0 and st["kernel_timed_batches"] == 0  # a CPU server: no kernel
+    assert st["kernel_launches"] == 0
 
 
 def test_errors():
@@ -280,6 +281,8 @@ def test_search_wide_queries_exactly():
     ("max_delay", 1e30, "max_delay must be a number of seconds from 0"),
     ("max_delay", -0.001, "max_delay must be"),
     ("idle_sleep", float("inf"), "idle_sleep must be"),
+    ("idle_release", -1e-3, "idle_release must be"),
+    ("idle_release", 1e5, "idle_release must be"),
     ("ring_slots", 0, "ring_slots must be 1 to"),
     ("max_batch_requests", 0, "max_batch_requests must be 1 to"),
     ("max_batch_queries", -5, "max_batch_queries must be 1 to"),

@@ -27,6 +27,7 @@ struct device_server_config {
   int64_t idle_sleep_ns = 1000;
   int64_t staging_queries = 4096;
   int blocks = 0;  ///< 0: half the SMs
+  int64_t release_ns = 2000000;  ///< idle this long, the kernel leaves the device (0: never)
 };
 
 /// Where a request's array lives, as the kernel can reach it.
@@ -57,7 +58,11 @@ class device_server {
   /// index. One replacement at a time (the caller serializes them).
   virtual uint64_t prepare_keys(const T* keys, int64_t n) = 0;
   virtual void keys_replaced() = 0;
-  /// Whether the kernel still runs; once it does not, error() says why ("" after a stop).
+  /// After a request's publication and a sequentially consistent fence, by its submitter: the
+  /// kernel, if it left the device while idle (server_options::idle_release), launched again.
+  virtual void wake() = 0;
+  /// Whether the kernel still runs (or left while idle, to be woken); once it does not, error()
+  /// says why ("" after a stop).
   virtual bool running() = 0;
   virtual std::string error() = 0;
   /// Waits for the kernel to end (after its stop ticket was answered, or it failed).

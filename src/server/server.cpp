@@ -191,6 +191,10 @@ struct server<T>::state {
     sl.queries = queries;
     sl.out = out;
     host_access::store_release(&sl.ready, core::ring_ready_value(t));
+    if (device) {  // a kernel that left the device while idle: launched again (server_kernel.cuh's release)
+      std::atomic_thread_fence(std::memory_order_seq_cst);  // the slot written, before the state word read
+      device->wake();
+    }
     publishing.fetch_sub(1, std::memory_order_seq_cst);
     return t;
   }
@@ -297,8 +301,10 @@ void check_options(const server_options& options) {
       options.preferred_batch_queries < 0 || options.max_delay.count() < 0)
     throw invalid_argument("gsearch::server: ring_slots, max_batch_requests and max_batch_queries must be >= 1, "
                            "preferred_batch_queries and max_delay >= 0");
-  if (options.blocks < 0 || options.staging_queries < 1 || options.idle_sleep.count() < 0)
-    throw invalid_argument("gsearch::server: blocks must be >= 0, staging_queries >= 1, idle_sleep >= 0");
+  if (options.blocks < 0 || options.staging_queries < 1 || options.idle_sleep.count() < 0 ||
+      options.idle_release.count() < 0)
+    throw invalid_argument("gsearch::server: blocks must be >= 0, staging_queries >= 1, idle_sleep and "
+                           "idle_release >= 0");
 }
 
 }  // namespace
@@ -335,6 +341,7 @@ server<T>::server(const cuda_t& exec, span<const T> keys, const server_options& 
     c.idle_sleep_ns = options.idle_sleep.count();
     c.staging_queries = options.staging_queries;
     c.blocks = options.blocks;
+    c.release_ns = options.idle_release.count();
     st.device = cuda_backend::start_device_server<T>(stream, keys.data(), keys.size(), c);
   });
   st.init_ring(st.device->slots(), options.ring_slots);

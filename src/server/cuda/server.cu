@@ -4,6 +4,8 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <mutex>
@@ -91,11 +93,41 @@ class cuda_server final : public device_server<T> {
     next_ = {};  // the old layout (a move assignment swaps), freed in stream order
   }
 
+  // The next ticket's submitter, after it published and fenced (src/server/server.cpp): the
+  // kernel runs, or sees the ticket, or is leaving or has left, when this thread launches it
+  // again (server_kernel.cuh's release). Under mutex_: one launch, and running() never sees the
+  // state word's server_running before the launch it announces.
+  void wake() override {
+    if (state_word().load(std::memory_order_seq_cst) == server_running) return;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (ended_) return;
+    const uint64_t s = settled_state();
+    if (s == server_leaving) {  // the kernel ended without leaving (a poisoned context)
+      ended_ = true;
+      error_ = "the kernel ended while leaving the device (" + stream_error() + ")";
+      return;
+    }
+    if (s != server_left) return;
+    state_word().store(server_running, std::memory_order_relaxed);
+    const auto t0 = std::chrono::steady_clock::now();
+    const cudaError_t e = launch();
+    relaunch_ns_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count(),
+                           std::memory_order_relaxed);
+    launches_.fetch_add(1, std::memory_order_relaxed);
+    if (e != cudaSuccess) {  // nothing will answer: running() says so, with why
+      (void)cudaGetLastError();
+      ended_ = true;
+      error_ = std::string("launching the kernel again: ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+    }
+  }
+
   bool running() override {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (ended_) return false;
     const cudaError_t e = cudaStreamQuery(stream_);
     if (e == cudaErrorNotReady) return true;
+    // Ended: released while idle (wake launches it again), else stopped or failed.
+    if (e == cudaSuccess && settled_state() == server_left) return true;
     ended_ = true;
     if (e != cudaSuccess) error_ = std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
     return false;
@@ -137,6 +169,8 @@ class cuda_server final : public device_server<T> {
     s.kernel_take_cycles = counts[18];
     s.kernel_serve_cycles = counts[19];
     s.kernel_clock_khz = clock_khz_;
+    s.kernel_launches = launches_.load(std::memory_order_relaxed);
+    s.kernel_relaunch_ns = relaunch_ns_.load(std::memory_order_relaxed);
     return true;
   }
   int blocks() const override { return blocks_; }
@@ -148,6 +182,33 @@ class cuda_server final : public device_server<T> {
   };
 
   static constexpr auto kernel = server_kernel<T, server_threads, server_items>;
+
+  // The kernel's state word (server_kernel.cuh), after the ring in its pinned block.
+  std::atomic_ref<uint64_t> state_word() { return std::atomic_ref<uint64_t>(*state_); }
+
+  // The state word once it is not server_leaving, or server_leaving when the kernel has ended
+  // and it still says so (under mutex_). The leader decides within a read of the ring over
+  // PCIe; the word is read again after the stream says the kernel ended, since its last store
+  // (server_left) may be seen after that.
+  uint64_t settled_state() {
+    for (uint32_t i = 1;; ++i) {
+      const uint64_t s = state_word().load(std::memory_order_acquire);
+      if (s != server_leaving || (i % 1024 == 0 && cudaStreamQuery(stream_) != cudaErrorNotReady &&
+                                  state_word().load(std::memory_order_acquire) == server_leaving))
+        return state_word().load(std::memory_order_acquire);
+    }
+  }
+
+  std::string stream_error() {
+    const cudaError_t e = cudaStreamQuery(stream_);
+    return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+  }
+
+  cudaError_t launch() {
+    void* args[] = {&params_};
+    return cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(unsigned(blocks_)),
+                                       dim3(server_threads), args, size_t(shared_bytes_), stream_);
+  }
 
   uint64_t device_address(void* host) {
     void* d = nullptr;
@@ -223,9 +284,10 @@ class cuda_server final : public device_server<T> {
     // (docs/design.md, "The search server"), and this one never ends by itself.
     (void)is_sorted(side_, current_.layout.template data<const T>(), core::static_index_shape<B>(n).size());
     const int64_t slots = config_.ring_slots;
-    ring_block_ = pinned_acquire(size_t(slots) * sizeof(core::server_slot));
+    ring_block_ = pinned_acquire(size_t(slots + 1) * sizeof(core::server_slot));  // the slots, the state word
     slots_ = static_cast<core::server_slot*>(ring_block_.p);
-    std::memset(static_cast<void*>(slots_), 0, size_t(slots) * sizeof(core::server_slot));
+    std::memset(static_cast<void*>(slots_), 0, size_t(slots + 1) * sizeof(core::server_slot));
+    state_ = reinterpret_cast<uint64_t*>(slots_ + slots);  // server_running
     for (int64_t i = 0; i < slots; ++i) slots_[i].done = uint64_t(i);  // ticket i may start
     const size_t staged = size_t(slots) * size_t(config_.staging_queries);
     staging_block_ = pinned_acquire(staged * (sizeof(T) + sizeof(int64_t)) + sizeof(server_keys<T>));
@@ -242,7 +304,7 @@ class cuda_server final : public device_server<T> {
     GSEARCH_CUDA_CHECK(cudaMemcpyAsync(control_.get(), &c, sizeof c, cudaMemcpyHostToDevice, side_));
     GSEARCH_CUDA_CHECK(cudaStreamSynchronize(side_));
 
-    server_params<T> p{};
+    server_params<T>& p = params_;
     slots_device_ = device_address(slots_);
     p.slots = reinterpret_cast<core::server_slot*>(slots_device_);
     p.ring_slots = slots;
@@ -253,9 +315,10 @@ class cuda_server final : public device_server<T> {
     p.preferred_batch_queries = config_.preferred_batch_queries;
     p.max_delay_ns = config_.max_delay_ns;
     p.idle_sleep_ns = config_.idle_sleep_ns;
-    void* args[] = {&p};
-    GSEARCH_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(unsigned(blocks_)),
-                                                   dim3(server_threads), args, size_t(shared_bytes_), stream_));
+    p.state = reinterpret_cast<uint64_t*>(device_address(state_));
+    p.release_ns = config_.release_ns;
+    GSEARCH_CUDA_CHECK(launch());
+    launches_ = 1;
     launched_ = true;
   }
 
@@ -275,6 +338,7 @@ class cuda_server final : public device_server<T> {
     if (stream_) cudaStreamDestroy(stream_);
     if (side_) cudaStreamDestroy(side_);
     slots_ = nullptr;
+    state_ = nullptr;
     staging_queries_ = nullptr;
     staging_out_ = nullptr;
     payload_ = nullptr;
@@ -290,7 +354,11 @@ class cuda_server final : public device_server<T> {
   bool launched_ = false;
   pinned_block ring_block_, staging_block_;  // the ring; the staging and the payload
   core::server_slot* slots_ = nullptr;
+  uint64_t* state_ = nullptr;  // the kernel's state word (server_running, server_leaving, server_left)
   uint64_t slots_device_ = 0;  // the ring's device address
+  server_params<T> params_{};  // the kernel's, for every launch
+  std::atomic<int64_t> launches_{0};     // server_stats::kernel_launches
+  std::atomic<int64_t> relaunch_ns_{0};  // server_stats::kernel_relaunch_ns
   T* staging_queries_ = nullptr;
   int64_t* staging_out_ = nullptr;
   server_keys<T>* payload_ = nullptr;

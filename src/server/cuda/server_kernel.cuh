@@ -21,12 +21,26 @@
 ///    kernel does (index_search_tile, the top levels staged in its shared memory) and counts
 ///    itself finished; block 0 waits for the count;
 ///  - replace_keys posts the new index to every block (each restages its shared levels);
-///  - stop posts the end to every block and leaves.
+///  - stop posts the end to every block and leaves;
+///  - after server_params::release_ns without a request the kernel leaves the device (the
+///    release, below), and the host launches it again for the next request.
 /// Every result is written before a __threadfence_system(); then warp 0 answers each ticket
 /// (core::ring_answer: a release store at system scope, lane-parallel); a batch of one-query
 /// requests, one a warp, is answered by the warps that searched it (server_searchers_answer).
 /// The kernel never does a read-modify-write on host memory (not atomic over PCIe); its atomics
 /// are on device memory.
+///
+/// The release (docs/design.md, "The server leaves an idle device"): a kernel that never ends
+/// keeps its SMs from other kernels' waves and makes a first, lazily loaded launch of any other
+/// kernel of the process wait for ever (CUDA's lazy loading waits for the running kernels). So
+/// the leader, idle for release_ns, writes server_leaving to the state word in host memory,
+/// fences at system scope and reads the next slot once more: a request there keeps it
+/// (server_running again); else every block leaves, the leader last, after it wrote where the
+/// ring stands (server_control::tail) and server_left. A submitter writes its slot, fences and
+/// reads the state word (src/server/cuda/server.cu, wake): of the two fenced store-then-load
+/// pairs one sees the other's store (Dekker), so either the kernel sees the request or its
+/// submitter sees the kernel leaving; it then waits for server_left and launches the kernel
+/// again. Only the next ticket's submitter matters: later tickets are served after it.
 
 #include <cuda/atomic>
 #include <cuda_runtime.h>
@@ -85,10 +99,20 @@ struct server_keys {
 
 /// The control block in device memory: block 0 writes it, then releases `posted`; the other
 /// blocks acquire `posted`, serve, and count themselves in `finished`.
+/// The state word (server_params::state): written by the kernel while it runs, by the host
+/// only when it reads server_left (before it launches the kernel again).
+inline constexpr uint64_t server_running = 0;
+inline constexpr uint64_t server_leaving = 1;  ///< the idle leader checks the ring once more
+inline constexpr uint64_t server_left = 2;     ///< every block has left: launch it again to serve
+
+/// server_control::op of the release (not a ring request: core::server_op's values are >= 1).
+inline constexpr int32_t server_release_op = -1;
+
 template <class T>
 struct server_control {
-  uint32_t posted = 0;    ///< batches posted to the grid so far
+  uint32_t posted = 0;    ///< batches posted to the grid so far (0 again after a release)
   uint32_t finished = 0;  ///< blocks done with the current one (reset before each post)
+  uint64_t tail = 0;      ///< the next ticket to serve: where a kernel launched again begins
   int32_t op = 0;         ///< core::server_op of the posted batch
   int32_t requests = 0;   ///< its requests (in server_params::requests)
   int64_t tiles = 0;      ///< its tiles of Threads x Items queries
@@ -113,6 +137,8 @@ struct server_params {
   int64_t preferred_batch_queries; ///< the dynamic batcher: wait for this many queries ...
   int64_t max_delay_ns;            ///< ... at most this long (0: serve at once)
   int64_t idle_sleep_ns;           ///< the longest __nanosleep between polls
+  uint64_t* state;                 ///< the state word (mapped host memory): server_running, ...
+  int64_t release_ns;              ///< idle this long, the kernel leaves the device (0: never)
 };
 
 /// Requests of a batch block 0 keeps in shared memory (its own path serves at most this many).
@@ -393,6 +419,19 @@ __device__ void server_post(server_control<T>* c, int32_t op, int32_t requests, 
   cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(c->posted).fetch_add(1, cuda::memory_order_release);
 }
 
+/// Thread 0 of block 0, idle since release_ns: true when the kernel may leave the device (the
+/// state word then reads server_leaving), false when the next ticket was published after all
+/// (server_running again). The header's release.
+template <class T>
+__device__ bool server_may_leave(const server_params<T>& p, uint64_t tail) {
+  cuda::atomic_ref<uint64_t, cuda::thread_scope_system> state(*p.state);
+  state.store(server_leaving, cuda::memory_order_relaxed);
+  cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
+  if (!core::ring_published<server_device_access>(p.slots, p.ring_slots, tail)) return true;
+  state.store(server_running, cuda::memory_order_relaxed);
+  return false;
+}
+
 /// Thread 0 of block 0: waits until the other blocks are done with the posted batch.
 template <class T>
 __device__ void server_wait_finished(server_control<T>* c, int64_t idle_sleep_ns) {
@@ -442,6 +481,11 @@ __global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel
       __syncthreads();
       const int32_t op = batch.op;
       if (op == int32_t(core::server_op::stop)) return;
+      if (op == server_release_op) {  // counted, so that the leader may reset `posted` for the next launch
+        if (threadIdx.x == 0)
+          cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(c->finished).fetch_add(1, cuda::memory_order_release);
+        return;
+      }
       if (op == int32_t(core::server_op::replace_keys)) {
         top = restage();
       } else {
@@ -455,8 +499,8 @@ __global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel
     }
   }
 
-  // Block 0: the leader.
-  uint64_t tail = 0;
+  // Block 0: the leader, from where the last launch left the ring.
+  uint64_t tail = load_l2(&c->tail);
   uint64_t last_request = globaltimer_ns();
   for (;;) {
     if (threadIdx.x < 32) {
@@ -472,6 +516,16 @@ __global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel
         }
         if (ready) taken = server_collect<tile>(p, tail, small, server_small_requests, op, queries, tiles);
         if (taken > 0) break;
+        if (!hot && p.release_ns > 0 && globaltimer_ns() - last_request >= uint64_t(p.release_ns)) {
+          int leave = 0;
+          if (threadIdx.x == 0) leave = server_may_leave(p, tail);
+          if (__shfl_sync(0xffffffffu, leave, 0)) {
+            op = server_release_op;
+            break;
+          }
+          last_request = globaltimer_ns() - uint64_t(poll_hot_ns);  // (a request came: poll on, cold)
+          continue;
+        }
         ns = poll_backoff(ns, hot ? (p.idle_sleep_ns < poll_hot_nap_ns ? p.idle_sleep_ns : poll_hot_nap_ns)
                                     : p.idle_sleep_ns);
       }
@@ -494,6 +548,18 @@ __global__ void __launch_bounds__(Threads, 65536 / (Threads * 64)) server_kernel
     __syncthreads();
     const int32_t op = batch.op;
     const int taken = batch.taken;
+    if (op == server_release_op) {  // every block leaves; the leader last, having said where the ring stands
+      if (threadIdx.x == 0) {
+        server_post(c, op, 0, 0);
+        server_wait_finished(c, p.idle_sleep_ns);
+        c->posted = 0;
+        c->finished = 0;
+        c->tail = tail;
+        __threadfence();  // (the next launch reads them after this one ended: the launch orders them)
+        cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(*p.state).store(server_left, cuda::memory_order_release);
+      }
+      return;
+    }
     const bool answered = server_searchers_answer<Threads>(op, taken, small);
     const long long begun = clock64();
     long long served = begun;

@@ -7,6 +7,9 @@
 #   latency     server_bench --parts latency,peers: one-query round trips from 1, 4, 16 threads,
 #               K = 2^20, 2^27, float32 and int32, pinned and pageable, beside launch + sync, copy +
 #               launch, a CUDA graph, thrust and the mapped ping-pong floor
+#   latency1    server_bench --parts latency for float32 K = 2^27, 1 thread, pinned only, with the
+#               library's idle_release and with 0
+#   release_lazy  test_gpu_server's GpuServerRelease.* under CUDA_MODULE_LOADING=LAZY
 #   socket      server_bench --parts socket (the Unix socket, 1 and 16 connections)
 #   python      bench/server/server_python.py --device cuda (torch.searchsorted + .item() beside
 #               gsearch.Server of one numpy query)
@@ -19,6 +22,9 @@
 #   interference  server_bench --parts interference (a search and a copy beside an idle and a busy
 #               server of 1/8 and 1/2 of the SMs), and again with --sm-partition where the tree's
 #               server_bench knows it and the green step saw no hang
+#   lazy        bench/server/lazy_beside.py: a torch kernel's first launch under lazy loading beside
+#               a server whose kernel leaves the idle GPU (idle_release 2 ms) and one whose never does
+#               (0: expected to hang, killed after 20 s); needs _core in BUILD
 #   green       bench/server/green_probe (built when asked): a kernel that never ends (8 and 16
 #               blocks) in the primary context or in a green context of as many SMs, beside a full
 #               read and a first lazily loaded launch, under CUDA_MODULE_LOADING=LAZY and EAGER:
@@ -33,7 +39,7 @@ L=$OUT/issue43; rm -rf "$L"; mkdir -p "$L"; B=carry/bin
 trap 'tar -czf "$OUT/issue43.tar.gz" -C "$OUT" issue43; rm -rf "$L"' EXIT
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; cat .deps/source_commit.txt
   lscpu | grep -E "^Model name"; } | tee "$L/device.txt"
-gtest_line() { grep -E '^\[  (PASSED|FAILED|SKIPPED) |SUMMARY|soak ' "$1" | tr '\n' ' '; }
+gtest_line() { grep -E '^\[  (PASSED|FAILED|SKIPPED) |SUMMARY|soak |release  \]' "$1" | tr '\n' ' '; }
 sanitize() {  # tool binary filter limit
   GSEARCH_TEST_SUBSET=1 GTEST_FILTER="$3" timeout "$4" compute-sanitizer --tool "$1" --error-exitcode 9 "$B/$2" \
     > "$L/$1-$2.log" 2>&1
@@ -59,6 +65,20 @@ for step in ${STEPS:-build tests latency socket python san_server san_select}; d
       timeout 240 "$B/server_bench" --parts latency,peers --key-types float32,int32 --log-keys 20,27 \
         --json "$L/server_latency.json" > "$L/server_latency.txt" 2>&1
       echo "server_bench latency: exit $? (${SECONDS} s)"; grep -vE "^$" "$L/server_latency.txt" | head -80 ;;
+    latency1)  # the latency part's one case of the targets: float32 K = 2^27, 1 thread, pinned; the
+               # library's idle_release, then 0 (never leaves: the release's own cost on a round trip)
+      for release in default 0; do
+        opt=(); [ $release = default ] || opt=(--idle-release-us "$release")
+        timeout 120 "$B/server_bench" --parts latency --key-types float32 --log-keys 27 --threads 1 --memory pinned \
+          "${opt[@]}" --json "$L/server_latency1-$release.json" > "$L/server_latency1-$release.txt" 2>&1
+        echo "server_bench latency1 (idle_release $release): exit $? (${SECONDS} s)"
+        grep -E "^latency|ERROR" "$L/server_latency1-$release.txt" | head -5
+      done ;;
+    release_lazy)  # the release test under lazy loading: its first launch beside the idle server
+      CUDA_MODULE_LOADING=LAZY GTEST_FILTER='GpuServerRelease.*' timeout 120 "$B/test_gpu_server" \
+        > "$L/release_lazy.log" 2>&1
+      echo "test_gpu_server GpuServerRelease.* under LAZY: exit $? $(gtest_line "$L/release_lazy.log")(${SECONDS} s)"
+      grep -E "Failure|did not return|release  \]" -A3 "$L/release_lazy.log" | head -20 ;;
     socket)
       timeout 240 "$B/server_bench" --parts socket --log-keys 27 --json "$L/server_socket.json" > "$L/server_socket.txt" 2>&1
       echo "server_bench socket: exit $? (${SECONDS} s)"; grep -vE "^$" "$L/server_socket.txt" | tail -20 ;;
@@ -71,7 +91,7 @@ for step in ${STEPS:-build tests latency socket python san_server san_select}; d
         test_server.py test_server_listen.py) > "$L/pytest_server.log" 2>&1
       echo "pytest server: exit $? (${SECONDS} s)"; tail -8 "$L/pytest_server.log" ;;
     san_server)
-      sanitize memcheck test_gpu_server 'GpuServerFork.*:GpuServer/0.EveryPath*:GpuServer/0.SmallRequests*:GpuServer/5.SmallRequests*' 150
+      sanitize memcheck test_gpu_server 'GpuServerFork.*:GpuServer/0.EveryPath*:GpuServer/0.SmallRequests*:GpuServer/5.SmallRequests*:GpuServerRelease.*' 150
       sanitize racecheck test_gpu_server 'GpuServerFork.*:GpuServer/0.SmallRequests*:GpuServer/4.EveryPath*' 150 ;;
     san_select)
       sanitize memcheck test_gpu_selection 'GpuSelection/0.*:GpuSelection/4.*' 150
@@ -100,6 +120,10 @@ for step in ${STEPS:-build tests latency socket python san_server san_select}; d
           --json "$L/$name.json" > "$L/$name.txt" 2>&1
         echo "server_bench interference $part: exit $? (${SECONDS} s)"; grep -E "^interference|ERROR" "$L/$name.txt" | head -12
       done ;;
+    lazy)
+      PYTHONPATH=$PWD/python timeout 120 python3 -m bench.server.lazy_beside --json "$L/lazy_beside.json" \
+        > "$L/lazy_beside.txt" 2>&1
+      echo "lazy_beside: exit $? (${SECONDS} s)"; cat "$L/lazy_beside.txt" ;;
     probe)
       timeout 60 "$B/radix_probe" --json "$L/radix_probe.json" > "$L/radix_probe.txt" 2>&1
       echo "radix_probe: exit $? (${SECONDS} s)"; cat "$L/radix_probe.txt"
