@@ -255,7 +255,7 @@ def figures(doc, rows, out):
             blocks = sorted({r["blocks"] for r in s if r.get("blocks")})
             for j, cond in enumerate(("idle", "busy")):
                 vals = [(one(s, condition=cond, blocks=b) or {}).get("kept") or 0 for b in blocks]
-                ax.bar([i + (j - 0.5) * 0.4 for i in range(len(blocks))], vals, 0.4, label=f"beside a {cond} server")
+                ax.bar([i + (j - 0.5) * 0.4 for i in range(len(blocks))], vals, 0.4, label=f"beside an {cond} server" if cond == "idle" else f"beside a {cond} server")
             ax.axhline(1, color="k", linewidth=0.7)
             ax.set_xticks(list(range(len(blocks))))
             ax.set_xticklabels([f"{b} blocks" for b in blocks])
