@@ -165,6 +165,7 @@ TEST_F(CliServer, ServeErrors) {
   fails("serve --keys k.npy --socket s.sock --device cuda", 2,
         gsearch::built_with_cuda() ? "--device cuda: no CUDA device is available" : "built without CUDA", false);
   fails("serve --keys k.npy --socket s.sock --port 70000", 1, "--port must be at most 65535", false);
+  fails("serve --keys k.npy --socket s.sock --idle-release-us -5", 1, "--idle-release-us", false);
 }
 
 TEST_F(CliServer, AStaleSocketFileIsReplaced) {

@@ -48,6 +48,7 @@ struct serve_args {
               max_client_rings = std::to_string(socket_options{}.max_rings);
   std::string ring_slots = "256", max_batch_requests = "256", max_batch_queries = std::to_string(1 << 22);
   std::string preferred_batch_queries = "0", max_delay_us = "0", threads = "0", blocks = "0";
+  std::string idle_release_us = std::to_string(server_options{}.idle_release.count() / 1000);
   bool json = false, no_ready_line = false;
 };
 
@@ -308,6 +309,7 @@ exit_code run_serve(const serve_args& a) {
   so.max_delay = std::chrono::microseconds(parse_count(a.max_delay_us, "--max-delay-us", 0, int64_t(1) << 40));
   so.threads = int(parse_count(a.threads, "--threads", 0, 1 << 16));
   so.blocks = int(parse_count(a.blocks, "--blocks", 0, 1 << 20));
+  so.idle_release = std::chrono::microseconds(parse_count(a.idle_release_us, "--idle-release-us", 0, int64_t(1) << 32));
   const target dev = resolve_device(a.device);
   npy::input keys(a.keys);
   if (keys.ndim() != 1)
@@ -420,6 +422,12 @@ void add_serve_options(CLI::App& sub, serve_args& a) {
       ->type_name("N")
       ->capture_default_str();
   sub.add_option("--blocks", a.blocks, "CUDA: the persistent kernel's blocks, one an SM: its share of the GPU (0: half the SMs)")
+      ->type_name("N")
+      ->capture_default_str();
+  sub.add_option("--idle-release-us", a.idle_release_us,
+                 "CUDA: idle this many microseconds, the kernel leaves the GPU (other work of the GPU gets it "
+                 "whole); the next request launches it again, some tens of microseconds more for that one (0: "
+                 "never leaves)")
       ->type_name("N")
       ->capture_default_str();
   sub.add_flag("--json", a.json,
