@@ -1,5 +1,5 @@
 #pragma once
-// What the socket front end (socket_server.cpp) and the client (socket_client.cpp) share: the
+// What the socket front end (socket_server_impl.hpp) and the client (socket_client.cpp) share: the
 // clock and deadlines, addresses, and the short spin that saves a round trip's wake-ups.
 
 #include <arpa/inet.h>

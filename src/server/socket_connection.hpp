@@ -1,5 +1,5 @@
 #pragma once
-// A connection of the socket front end (socket_server.cpp): its record (the phase it is in, the
+// A connection of the socket front end (socket_server_impl.hpp): its record (the phase it is in, the
 // request being read, the response being written, the budget's bytes it holds) and the steps
 // that need nothing of the server: the staged bytes and the reads through them, the buffers.
 
