@@ -104,7 +104,7 @@ class cuda_server final : public device_server<T> {
     const uint64_t s = settled_state();
     if (s == server_leaving) {  // the kernel ended without leaving (a poisoned context)
       ended_ = true;
-      error_ = "the kernel ended while leaving the device (" + stream_error() + ")";
+      error_ = "the kernel ended while leaving the device: " + error_text(cudaStreamQuery(stream_));
       return;
     }
     if (s != server_left) return;
@@ -117,7 +117,7 @@ class cuda_server final : public device_server<T> {
     if (e != cudaSuccess) {  // nothing will answer: running() says so, with why
       (void)cudaGetLastError();
       ended_ = true;
-      error_ = std::string("launching the kernel again: ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+      error_ = "launching the kernel again: " + error_text(e);
     }
   }
 
@@ -129,7 +129,7 @@ class cuda_server final : public device_server<T> {
     // Ended: released while idle (wake launches it again), else stopped or failed.
     if (e == cudaSuccess && settled_state() == server_left) return true;
     ended_ = true;
-    if (e != cudaSuccess) error_ = std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
+    if (e != cudaSuccess) error_ = error_text(e);
     return false;
   }
 
@@ -142,7 +142,7 @@ class cuda_server final : public device_server<T> {
     const cudaError_t e = cudaStreamSynchronize(stream_);
     const std::lock_guard<std::mutex> lock(mutex_);
     ended_ = true;
-    if (e != cudaSuccess && error_.empty()) error_ = std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
+    if (e != cudaSuccess && error_.empty()) error_ = error_text(e);
   }
 
   int64_t size() const override { return current_.keys.ref.shape.n; }
@@ -199,9 +199,9 @@ class cuda_server final : public device_server<T> {
     }
   }
 
-  std::string stream_error() {
-    const cudaError_t e = cudaStreamQuery(stream_);
-    return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+  // What error() says of a CUDA error: its name and its text.
+  static std::string error_text(cudaError_t e) {
+    return std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
   }
 
   cudaError_t launch() {

@@ -97,8 +97,6 @@ struct server_keys {
   int shared_level = 0;  ///< the first level staged in shared memory
 };
 
-/// The control block in device memory: block 0 writes it, then releases `posted`; the other
-/// blocks acquire `posted`, serve, and count themselves in `finished`.
 /// The state word (server_params::state): written by the kernel while it runs, by the host
 /// only when it reads server_left (before it launches the kernel again).
 inline constexpr uint64_t server_running = 0;
@@ -108,6 +106,8 @@ inline constexpr uint64_t server_left = 2;     ///< every block has left: launch
 /// server_control::op of the release (not a ring request: core::server_op's values are >= 1).
 inline constexpr int32_t server_release_op = -1;
 
+/// The control block in device memory: block 0 writes it, then releases `posted`; the other
+/// blocks acquire `posted`, serve, and count themselves in `finished`.
 template <class T>
 struct server_control {
   uint32_t posted = 0;    ///< batches posted to the grid so far (0 again after a release)
