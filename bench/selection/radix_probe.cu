@@ -9,7 +9,10 @@
 // each run is the window kernel (untimed, it resets the state) then the first pass alone between
 // CUDA events, 2 warm-ups, the median of 10. The grid and the copy's capacity as radix_select.cu
 // makes them. Nothing is checked: the probes' passes are not selects (the library's tests check
-// the real one).
+// the real one). Then the window kernel alone (the sample's sort), and the select of 1 to 4
+// ranks end to end (enqueue to the host's answers) by the radix select and by gsearch::select's
+// route for as many ranks (radix_select_routed_ranks decides which ranks go where): the ranks
+// of a median with its NaN check (n/2 - 1, n/2, n - 1) and of four quartiles.
 //
 //   radix_probe [--n N] [--json FILE]
 
@@ -19,6 +22,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -26,6 +31,8 @@
 #include "report.hpp"
 #include "cuda/check.cuh"
 #include "gsearch/core/radix_select.hpp"
+#include "gsearch/selection.hpp"
+#include "selection/cuda/radix_select.cuh"
 #include "selection/cuda/radix_select_kernel.cuh"
 
 namespace {
@@ -115,6 +122,32 @@ double first_pass_ms(const setup& s) {
       });
 }
 
+// The window kernel alone (the sample read and sorted, the first ranges placed), ms.
+double window_ms(const setup& s) {
+  radix_ranks ranks{};
+  ranks.r = 1;
+  ranks.rank[0] = s.rank;
+  return median_ms([] {}, [&] {
+    radix_window_kernel<float, radix_window_threads><<<1, radix_window_threads>>>(s.data, s.n, ranks, s.st, false);
+  });
+}
+
+// One select of `ranks` end to end (enqueued, then the answers on the host), ms: by the radix
+// select itself, or by gsearch::select (whichever route it takes for that many ranks).
+double radix_select_ms(const float* data, int64_t n, const std::vector<int64_t>& ranks) {
+  return median_ms([] {}, [&] {
+    std::optional<radix_select<float>> r = radix_select<float>::enqueue(nullptr, data, n, ranks);
+    if (!r || !r->finish()) throw std::runtime_error("radix_probe: the radix select gave no answer");
+  });
+}
+double library_select_ms(const float* data, int64_t n, const std::vector<int64_t>& ranks, float* values) {
+  return median_ms([] {}, [&] {
+    gsearch::select(gsearch::cuda, gsearch::span<const float>(data, n), gsearch::span<const int64_t>(ranks),
+                    gsearch::span<float>(values, int64_t(ranks.size())));
+    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+  });
+}
+
 // The ring alone, its median time in ms.
 template <int Loads, int Stages>
 double ring_only_ms(const setup& s) {
@@ -156,17 +189,18 @@ int main(int argc, char** argv) {
   float* buffers = reinterpret_cast<float*>(memory + state_bytes);
 
   json rows = json::array();
+  const auto row_of = [&](int64_t rank, const char* what, double ms) {  // "rank": the rank, or a count of ranks
+    const double gbps = double(n) * sizeof(float) / (ms * 1e6);
+    std::printf("%-12lld %-26s %10.4f %10.1f\n", static_cast<long long>(rank), what, ms, gbps);
+    std::fflush(stdout);
+    rows.push_back({{"rank", rank}, {"what", what}, {"ms", ms}, {"gbps", gbps}});
+  };
   std::printf("radix_probe: %s, first pass of one rank, %lld uniform float32 (read roofline: plain 16-byte loads)\n",
               prop.name, static_cast<long long>(n));
   std::printf("%-12s %-26s %10s %10s\n", "rank", "shape / probe", "ms", "GB/s");
   for (const int64_t rank : {int64_t(1024), n / 2}) {
     const setup s{data, n, rank, capacity, st, buffers, prop.multiProcessorCount};
-    const auto row = [&](const char* what, double ms) {
-      const double gbps = double(n) * sizeof(float) / (ms * 1e6);
-      std::printf("%-12lld %-26s %10.4f %10.1f\n", static_cast<long long>(rank), what, ms, gbps);
-      std::fflush(stdout);  // (a fault in a later row must not lose this one)
-      rows.push_back({{"rank", rank}, {"what", what}, {"ms", ms}, {"gbps", gbps}});
-    };
+    const auto row = [&](const char* what, double ms) { row_of(rank, what, ms); };
     row("4x2 (the library's)", first_pass_ms<4, 2, 0>(s));
     row("4x2 no members", first_pass_ms<4, 2, radix_probe_no_members>(s));
     row("4x2 no end", first_pass_ms<4, 2, radix_probe_no_end>(s));
@@ -174,6 +208,21 @@ int main(int argc, char** argv) {
     row("2x3", first_pass_ms<2, 3, 0>(s));
     row("2x4", first_pass_ms<2, 4, 0>(s));
     row("4x3 (1 block a SM)", first_pass_ms<4, 3, 0>(s));
+  }
+  row_of(-1, "window kernel (sample sort)", window_ms(setup{data, n, n / 2, capacity, st, buffers, prop.multiProcessorCount}));
+  // Many ranks end to end (the answers on the host): the radix select against the library's route.
+  float* values = nullptr;  // gsearch::select's answers
+  GSEARCH_CUDA_CHECK(cudaMalloc(&values, 4 * sizeof(float)));
+  const std::vector<std::pair<const char*, std::vector<int64_t>>> rank_sets = {
+      {"1: n/2", {n / 2}},
+      {"2: median", {n / 2 - 1, n / 2}},
+      {"3: median + NaN check", {n / 2 - 1, n / 2, n - 1}},
+      {"4: quartiles", {n / 4, n / 2, 3 * n / 4, n - 1}},
+  };
+  for (const auto& [name, ranks] : rank_sets) {
+    row_of(int64_t(ranks.size()), (std::string("radix select, ") + name).c_str(), radix_select_ms(data, n, ranks));
+    row_of(int64_t(ranks.size()), (std::string("gsearch::select, ") + name).c_str(),
+           library_select_ms(data, n, ranks, values));
   }
   GSEARCH_CUDA_CHECK(cudaDeviceSynchronize());
   const auto write = [&] {
@@ -191,6 +240,7 @@ int main(int argc, char** argv) {
   std::printf("%-12s %-26s %10.4f %10.1f\n", "-", "4x2 ring only", ring_ms, ring_gbps);
   rows.push_back({{"rank", nullptr}, {"what", "4x2 ring only"}, {"ms", ring_ms}, {"gbps", ring_gbps}});
   write();
+  cudaFree(values);
   cudaFree(memory);
   cudaFree(data);
   return 0;

@@ -10,7 +10,10 @@
 #            the first pass's profile (speed of light, occupancy, warp states, scheduler,
 #            memory, instructions) at the boost clock (--clock-control none)
 #   probe    bench/selection/radix_probe: the first pass at other ring shapes and with parts left
-#            out (the tiles only read; no members; no end), one rank of 2^26 float32
+#            out (the tiles only read; no members; no end), the window kernel alone, and selects
+#            of 1-4 ranks by the radix select and by gsearch::select's route; at each of
+#            PROBE_NS (default 2^26 and 2^28 float32)
+#   ncu_rows the row top-k kernel's profile (selection_bench --parts rows: 4096 x 16384, k = 64)
 #   ncu_source  the first pass's warp-state sampling a SASS line (SourceCounters, WarpStateStats;
 #            the report kept, its source page printed as CSV): where the pass's warps wait
 #   python   bench/selection/python_overhead.py: each Python entry point beside its C++ call
@@ -40,7 +43,7 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
         grep -E '^\[  FAILED|Failure' -A4 "$L/$t.log" | head -24
       done ;;
     bench)
-      timeout 240 "$B/selection_bench" --parts "${PARTS:-select,topk}" --sizes 67108864,268435456 --dtypes float32,int32 \
+      timeout ${BENCH_S:-240} "$B/selection_bench" --parts "${PARTS:-select,topk}" --sizes ${SIZES:-67108864,268435456} --dtypes float32,int32 \
         --json "$L/selection.json" > "$L/selection.txt" 2>&1
       echo "selection_bench: exit $? (${SECONDS} s)"; grep -vE "^#|^$" "$L/selection.txt" | head -150 ;;
     ncu)
@@ -53,8 +56,17 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
       echo "ncu first pass: exit $? (${SECONDS} s)"
       grep -E "Duration|DRAM Throughput|Compute \(SM\)|Achieved Occupancy|Issue Slots Busy|No Eligible|Stall|Registers Per|Executed Ipc|Warp Cycles Per Issued|Memory Throughput|Executed Instructions " "$L/ncu_first_pass.txt" | head -30 ;;
     probe)
-      timeout 120 "$B/radix_probe" --json "$L/radix_probe.json" > "$L/radix_probe.txt" 2>&1
-      echo "radix_probe: exit $? (${SECONDS} s)"; cat "$L/radix_probe.txt" ;;
+      for pn in ${PROBE_NS:-67108864 268435456}; do
+        timeout 120 "$B/radix_probe" --n "$pn" --json "$L/radix_probe-$pn.json" > "$L/radix_probe-$pn.txt" 2>&1
+        echo "radix_probe --n $pn: exit $? (${SECONDS} s)"; cat "$L/radix_probe-$pn.txt"
+      done ;;
+    ncu_rows)
+      timeout 120 ncu --kernel-name regex:topk_rows_kernel --launch-count 1 --clock-control none \
+        --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
+        --section MemoryWorkloadAnalysis --section LaunchStats --section InstructionStats \
+        "$B/selection_bench" --parts rows --topk-dists uniform --no-peers --quick > "$L/ncu_rows.txt" 2>&1
+      echo "ncu rows: exit $? (${SECONDS} s)"
+      grep -E "topk_rows_kernel|Duration|DRAM Throughput|Compute \(SM\)|Achieved Occupancy|Issue Slots Busy|No Eligible|Stall|Registers Per|Block Size|Grid Size|Dynamic Shared|Warp Cycles Per Issued|Executed Instructions |Theoretical Occupancy" "$L/ncu_rows.txt" | head -40 ;;
     ncu_source)
       timeout 80 ncu --kernel-name regex:radix_pass_kernel --launch-count 1 --clock-control none --import-source yes \
         --section WarpStateStats --section SourceCounters --print-details all -f -o "$L/first_pass" \
