@@ -143,7 +143,9 @@ TYPED_TEST(GpuSelection, SelectSurvivesSampleAlignedInputs) {
 // a window sample that lies (the largest value at every one of its positions, small values
 // elsewhere: every inner rank misses below its bracket and the next pass reads the data again),
 // and an input whose radix bits share their top 16 (one pass over the data, the rest in the copy),
-// each with one, two neighbouring and four spread ranks, the data off the 16-byte alignment.
+// each with one, two neighbouring, a median's three (its NaN check the largest) and four spread
+// ranks (radix_select_routed_ranks: up to four of 4-byte keys, two of 8-byte ones take the radix
+// select; every slot count's pass kernel runs), the data off the 16-byte alignment.
 TYPED_TEST(GpuSelection, RadixSelectSurvivesAMisleadingSampleAndEqualTopBits) {
   using T = TypeParam;
   using U = core::radix_bits_t<T>;
@@ -158,7 +160,8 @@ TYPED_TEST(GpuSelection, RadixSelectSurvivesAMisleadingSampleAndEqualTopBits) {
   for (const std::vector<T>* data : {&lying, &top}) {
     const OnDevice<T> d(*data, 1);
     for (const std::vector<int64_t>& ranks :
-         {std::vector<int64_t>{n / 2}, {n / 2 - 1, n / 2}, {0, n / 3, n - s - 1, n - 1}, {n - 1024}}) {
+         {std::vector<int64_t>{n / 2}, {n / 2 - 1, n / 2}, {n / 2 - 1, n / 2, n - 1}, {0, n / 3, n - s - 1, n - 1},
+          {n - 1024}}) {
       device_vector<T> values(int64_t(ranks.size()));
       select(cuda, d.view(), span<const int64_t>(ranks), values.view());
       ASSERT_EQ(check_select(*data, ranks, host_of(values)), "")

@@ -1,18 +1,20 @@
 // What each part of the radix select's first pass costs (src/selection/cuda/radix_select_kernel.cuh),
 // measured by its absence: the pass at the library's shape and at other ring shapes (vectors a
 // thread a tile x stages), with parts left out (radix_probe: no members; no end, the blocks'
-// counts not added and no pick), and last the ring alone (ring_only_kernel: the tiles read and
-// summed). (A Probe of the pass for the ring alone, its loop body a `continue` after the take,
-// ended on the H200 in cudaErrorIllegalInstruction at one of its cp.async (LDGSTS), memcheck
-// said; so did ring_only_kernel at 9df8e2d; the cause is not known. It goes last, after the JSON
-// of the rest is written.) One rank of 2^26 uniform float32 in [0, 1) (k = 1,024 and k = n/2);
-// each run is the window kernel (untimed, it resets the state) then the first pass alone between
-// CUDA events, 2 warm-ups, the median of 10. The grid and the copy's capacity as radix_select.cu
-// makes them. Nothing is checked: the probes' passes are not selects (the library's tests check
-// the real one). Then the window kernel alone (the sample's sort), and the select of 1 to 4
-// ranks end to end (enqueue to the host's answers) by the radix select and by gsearch::select's
-// route for as many ranks (radix_select_routed_ranks decides which ranks go where): the ranks
-// of a median with its NaN check (n/2 - 1, n/2, n - 1) and of four quartiles.
+// counts not added and no pick), with the end as it was before 969230d (each warp's atomics, a
+// fence in every thread), and last the ring alone (ring_only_kernel: the tiles read and summed).
+// One rank of 2^26 uniform float32 in [0, 1) (k = 1,024 and k = n/2); each run is the window
+// kernel (untimed, it resets the state) then the first pass alone between CUDA events, 2
+// warm-ups, the median of 10. The grid and the copy's capacity as radix_select.cu makes them.
+// Nothing is checked: the probes' passes are not selects (the library's tests check the real
+// one). Then the window kernel alone (the sample's sort), and the select of 1 to 4 ranks end to
+// end (enqueue to the host's answers) by the radix select and by the sampled brackets' planned
+// levels (planned_select.cuh), the two routes radix_select_routed_ranks chooses between: one
+// rank, a median's two, with its NaN check (n/2 - 1, n/2, n - 1), and three quartiles and the
+// largest. (The ring's earlier probes, and the 4-slot pass at 969230d, ended in
+// cudaErrorIllegalInstruction: CUDA 13.0's ptxas gave their cp.async's L2 cache-policy operand a
+// uniform register nothing writes; the ring has no cache hint since. The ring alone still goes
+// last, after the JSON of the rest is written.)
 //
 //   radix_probe [--n N] [--json FILE]
 
@@ -31,7 +33,7 @@
 #include "report.hpp"
 #include "cuda/check.cuh"
 #include "gsearch/core/radix_select.hpp"
-#include "gsearch/selection.hpp"
+#include "selection/cuda/planned_select.cuh"
 #include "selection/cuda/radix_select.cuh"
 #include "selection/cuda/radix_select_kernel.cuh"
 
@@ -140,11 +142,10 @@ double radix_select_ms(const float* data, int64_t n, const std::vector<int64_t>&
     if (!r || !r->finish()) throw std::runtime_error("radix_probe: the radix select gave no answer");
   });
 }
-double library_select_ms(const float* data, int64_t n, const std::vector<int64_t>& ranks, float* values) {
+double planned_select_ms(const float* data, int64_t n, const std::vector<int64_t>& ranks) {
   return median_ms([] {}, [&] {
-    gsearch::select(gsearch::cuda, gsearch::span<const float>(data, n), gsearch::span<const int64_t>(ranks),
-                    gsearch::span<float>(values, int64_t(ranks.size())));
-    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+    std::optional<planned_select<float>> p = planned_select<float>::enqueue(nullptr, data, n, ranks);
+    if (!p || !p->finish()) throw std::runtime_error("radix_probe: the planned select gave no answer");
   });
 }
 
@@ -205,14 +206,13 @@ int main(int argc, char** argv) {
     row("4x2 no members", first_pass_ms<4, 2, radix_probe_no_members>(s));
     row("4x2 no end", first_pass_ms<4, 2, radix_probe_no_end>(s));
     row("4x2 no members, no end", first_pass_ms<4, 2, radix_probe_no_members | radix_probe_no_end>(s));
+    row("4x2 end by warps", first_pass_ms<4, 2, radix_probe_warp_end>(s));
     row("2x3", first_pass_ms<2, 3, 0>(s));
     row("2x4", first_pass_ms<2, 4, 0>(s));
     row("4x3 (1 block a SM)", first_pass_ms<4, 3, 0>(s));
   }
   row_of(-1, "window kernel (sample sort)", window_ms(setup{data, n, n / 2, capacity, st, buffers, prop.multiProcessorCount}));
-  // Many ranks end to end (the answers on the host): the radix select against the library's route.
-  float* values = nullptr;  // gsearch::select's answers
-  GSEARCH_CUDA_CHECK(cudaMalloc(&values, 4 * sizeof(float)));
+  // A few ranks end to end (the answers on the host): the radix select against the planned levels.
   const std::vector<std::pair<const char*, std::vector<int64_t>>> rank_sets = {
       {"1: n/2", {n / 2}},
       {"2: median", {n / 2 - 1, n / 2}},
@@ -221,8 +221,7 @@ int main(int argc, char** argv) {
   };
   for (const auto& [name, ranks] : rank_sets) {
     row_of(int64_t(ranks.size()), (std::string("radix select, ") + name).c_str(), radix_select_ms(data, n, ranks));
-    row_of(int64_t(ranks.size()), (std::string("gsearch::select, ") + name).c_str(),
-           library_select_ms(data, n, ranks, values));
+    row_of(int64_t(ranks.size()), (std::string("planned levels, ") + name).c_str(), planned_select_ms(data, n, ranks));
   }
   GSEARCH_CUDA_CHECK(cudaDeviceSynchronize());
   const auto write = [&] {
@@ -240,7 +239,6 @@ int main(int argc, char** argv) {
   std::printf("%-12s %-26s %10.4f %10.1f\n", "-", "4x2 ring only", ring_ms, ring_gbps);
   rows.push_back({{"rank", nullptr}, {"what", "4x2 ring only"}, {"ms", ring_ms}, {"gbps", ring_gbps}});
   write();
-  cudaFree(values);
   cudaFree(memory);
   cudaFree(data);
   return 0;

@@ -67,14 +67,14 @@ inline constexpr int select_max_depth = 12;
 /// radix_pass_blocks_per_sm blocks a multiprocessor (each block adds its nonzero counts of 2,048
 /// bins a rank to the pass's at its end: fewer, longer blocks add fewer), radix_pass_stages.
 inline constexpr int radix_select_max_ranks = 4;
-/// The ranks select() routes to the radix select (the rest to the sampled brackets): one. Measured
-/// on one H200 at 0aa6cda (bench/results/h200/issue41/radix-0aa6cda.json, selection_bench, 2^26
-/// float32): one rank 0.255 ms (k = 1,024) and 0.291 ms (k = n/2) on uniform data, where the
-/// sampled brackets took 0.325 / 0.394 ms; but the pass's work grows with the slots, and
-/// quantile / median (three ranks with the NaN check) of 2^28 took 2.27-2.30 ms, about twice the
-/// sampled brackets' (4.65-4.72 ms at 2^30 on the same kind of device, 859c82c). The passes for
-/// 2 and 4 slots passed the GPU tests at 0aa6cda with every select of up to 4 ranks routed here.
-inline constexpr int radix_select_routed_ranks = 1;
+/// The ranks select() routes to the radix select (the rest to the sampled brackets), by key size.
+/// Measured on one H200 at 969230d (bench/results/h200/issue41/, radix_probe's end-to-end rows,
+/// uniform float32, the answers on the host): two ranks (a median's) 0.198 / 0.537 ms at 2^26 /
+/// 2^28 by the radix select, 0.470 / 1.104 by the sampled brackets; one rank 0.171 / 0.479. Four
+/// for 4-byte keys (their 4-slot passes spill nothing); two for 8-byte keys, whose 4-slot passes
+/// spill 280-1,800 bytes a thread (ptxas). At 0aa6cda (an earlier pass) the radix select's 3-rank
+/// quantile / median of 2^28 had taken twice the brackets' time, and only one rank was routed.
+constexpr int radix_select_routed_ranks(int key_bytes) { return key_bytes <= 4 ? radix_select_max_ranks : 2; }
 inline constexpr int64_t radix_select_min_n = int64_t{1} << 16;
 inline constexpr int radix_window_threads = 1024;
 /// The first range's half width in standard deviations of the rank's place in the sample

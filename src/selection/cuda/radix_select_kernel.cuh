@@ -228,6 +228,7 @@ constexpr int64_t radix_pass_shared_bytes(int r, bool positions) {
 enum radix_probe : int {
   radix_probe_no_members = 2,  ///< no tile has members (the compares and the counts below stay)
   radix_probe_no_end = 4,      ///< no block adds its counts to the pass's, and no pick
+  radix_probe_warp_end = 8,    ///< the end as before 969230d: a fence in every thread, each warp's atomics
 };
 
 /// One pass, for up to R slots: the source (the data, or the copy `buffers + (source - 1) * capacity`, source_n
@@ -526,13 +527,17 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
       hi = other_hi > hi ? other_hi : hi;
     }
     if (lane == 0) {
-      if (First && c) atomicAdd(&block_below[k], u64(c));
+      u64* const to_below = (Probe & radix_probe_warp_end) ? &st->below[k] : &block_below[k];
+      u64* const to_least = (Probe & radix_probe_warp_end) ? &st->least[k] : &block_least[k];
+      u64* const to_most = (Probe & radix_probe_warp_end) ? &st->most[k] : &block_most[k];
+      if (First && c) atomicAdd(to_below, u64(c));
       if (lo <= hi) {  // the warp saw an element of the range
-        atomicMin(&block_least[k], u64(lo));
-        atomicMax(&block_most[k], u64(hi));
+        atomicMin(to_least, u64(lo));
+        atomicMax(to_most, u64(hi));
       }
     }
   }
+  if constexpr ((Probe & radix_probe_warp_end) != 0) __threadfence();
   __syncthreads();
   for (int i = threadIdx.x; i < r * core::radix_bins; i += Threads)
     if (radix_bins_shared[i]) atomicAdd(&st->hist[0][0] + i, u64(radix_bins_shared[i]));

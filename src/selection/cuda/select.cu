@@ -326,7 +326,7 @@ template <class T>
 std::vector<T> select_sorted_ranks(cudaStream_t stream, const T* data, int64_t n,
                                    const std::vector<int64_t>& ranks, const device_limits& dev, int depth) {
   if (n <= sample_size<T>) return select_in_block(stream, data, n, ranks, dev);
-  if (depth == 0 && int64_t(ranks.size()) <= radix_select_routed_ranks)
+  if (depth == 0 && int64_t(ranks.size()) <= radix_select_routed_ranks(int(sizeof(T))))
     if (std::optional<radix_select<T>> radix = radix_select<T>::enqueue(stream, data, n, ranks))
       if (std::optional<std::vector<T>> values = radix->finish()) return *std::move(values);
   if (depth == 0)
@@ -513,7 +513,7 @@ void select(CUstream_st* stream, const T* data, int64_t n, const int64_t* ranks,
   // into `values` on the device behind the passes, and no wait: the chain answers every input
   // (radix_select.cuh), so nothing here depends on the host seeing it first (the host route
   // below copies its answer back to the device and waits).
-  if (m == 1 && m <= radix_select_routed_ranks && n > sample_size<T>)
+  if (m == 1 && n > sample_size<T>)
     if (std::optional<radix_select<T>> radix = radix_select<T>::enqueue(stream, data, n, {ranks[0]})) {
       GSEARCH_CUDA_CHECK(cudaMemcpyAsync(values, radix->values(), sizeof(T), cudaMemcpyDeviceToDevice, stream));
       return;

@@ -97,22 +97,21 @@ void topk_flat(cudaStream_t stream, const T* data, int64_t n, int64_t k, bool la
     launch_plain(fill_ties_kernel<T>, k, 256, stream, dev, data, k, counters, tie_indices, values, indices,
                  plan_status);
   };
-  // The radix select's threshold first (src/selection/cuda/radix_select.cuh: one rank is what it
-  // is routed), then the gather, and no wait: the chain answers every input. The gather reads the
-  // select's first copy (some 3-5% of the data, positions beside) where that holds every element
-  // beyond the threshold (the first range reached the top k's end of the keys: k up to about
-  // n / 45), else the data: two launches, of which the copy's flag lets exactly one work.
-  if (int64_t(1) <= radix_select_routed_ranks)
-    if (std::optional<radix_select<T>> radix = radix_select<T>::enqueue(stream, data, n, {rank}, true)) {
-      GSEARCH_CUDA_CHECK(cudaMemsetAsync(counters, 0, 2 * sizeof(u64), stream));
-      const int32_t* holds = radix->first_positions() ? radix->first_holds(largest) : nullptr;
-      if (holds)
-        gather_from(radix->first_values(), {radix->first_capacity(), 0}, radix->values(),
-                    gather_source{radix->first_positions(), radix->first_count(), radix->status(), holds, true});
-      gather_from(data, whole, radix->values(), gather_source{nullptr, nullptr, radix->status(), holds, false});
-      fill_ties(radix->status());
-      return;
-    }
+  // The radix select's threshold first (src/selection/cuda/radix_select.cuh), then the gather,
+  // and no wait: the chain answers every input. The gather reads the select's first copy (some
+  // 3-5% of the data, positions beside) where that holds every element beyond the threshold (the
+  // first range reached the top k's end of the keys: k up to about n / 45), else the data: two
+  // launches, of which the copy's flag lets exactly one work.
+  if (std::optional<radix_select<T>> radix = radix_select<T>::enqueue(stream, data, n, {rank}, true)) {
+    GSEARCH_CUDA_CHECK(cudaMemsetAsync(counters, 0, 2 * sizeof(u64), stream));
+    const int32_t* holds = radix->first_positions() ? radix->first_holds(largest) : nullptr;
+    if (holds)
+      gather_from(radix->first_values(), {radix->first_capacity(), 0}, radix->values(),
+                  gather_source{radix->first_positions(), radix->first_count(), radix->status(), holds, true});
+    gather_from(data, whole, radix->values(), gather_source{nullptr, nullptr, radix->status(), holds, false});
+    fill_ties(radix->status());
+    return;
+  }
   std::optional<planned_select<T>> planned = planned_select<T>::enqueue(stream, data, n, {rank}, true);
   if (planned) {
     GSEARCH_CUDA_CHECK(cudaMemsetAsync(counters, 0, 2 * sizeof(u64), stream));

@@ -4,8 +4,9 @@
 #   build    test_gpu_selection, test_gpu_topk, selection_bench (CUB 3.6 peers in) and the Python
 #            extension (scripts/device/build.sh ... _core)
 #   tests    radix_call.sh's: test_gpu_selection, test_gpu_topk, none skipped
-#   bench    selection_bench --parts PARTS (default select,topk) at 2^26 and 2^28, float32 and
-#            int32, every input kind, CUB's DeviceTopK and the read roofline beside
+#   bench    selection_bench --parts PARTS (default select,topk) at SIZES (default 2^26 and 2^28),
+#            float32 and int32, every input kind, CUB's DeviceTopK and the read roofline beside
+#            (QN: --quantile-n)
 #   ncu      the radix kernels' times in one 2^26 uniform float32 select (radix_call.sh's), then
 #            the first pass's profile (speed of light, occupancy, warp states, scheduler,
 #            memory, instructions) at the boost clock (--clock-control none)
@@ -35,7 +36,11 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
       t0=$SECONDS
       bash scripts/device/build.sh test_gpu_selection test_gpu_topk selection_bench radix_probe _core > "$L/build.log" 2>&1 ||
         { echo "build FAILED"; grep -E "error" -A3 "$L/build.log" | head -40; tail -20 "$L/build.log"; exit 1; }
-      echo "build: $((SECONDS - t0)) s" ;;
+      echo "build: $((SECONDS - t0)) s"
+      # Descriptor registers nothing writes (the ring's LDGSTS under CUDA 13.0: an illegal instruction).
+      python3 scripts/device/sass_desc_check.py "$B/test_gpu_selection" "$B/test_gpu_topk" "$B/radix_probe" \
+        > "$L/sass_desc_check.txt" 2>&1
+      echo "sass_desc_check: exit $? $(wc -l < "$L/sass_desc_check.txt") lines"; head -5 "$L/sass_desc_check.txt" ;;
     tests)  # (radix_call.sh's tests step wrote its logs into the archive its ncu step overwrote)
       for t in test_gpu_selection test_gpu_topk; do
         timeout 200 "$B/$t" > "$L/$t.log" 2>&1
@@ -43,7 +48,7 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
         grep -E '^\[  FAILED|Failure' -A4 "$L/$t.log" | head -24
       done ;;
     bench)
-      timeout ${BENCH_S:-240} "$B/selection_bench" --parts "${PARTS:-select,topk}" --sizes ${SIZES:-67108864,268435456} --dtypes float32,int32 \
+      timeout ${BENCH_S:-240} "$B/selection_bench" --parts "${PARTS:-select,topk}" --sizes ${SIZES:-67108864,268435456} --dtypes float32,int32 ${QN:+--quantile-n $QN} \
         --json "$L/selection.json" > "$L/selection.txt" 2>&1
       echo "selection_bench: exit $? (${SECONDS} s)"; grep -vE "^#|^$" "$L/selection.txt" | head -150 ;;
     ncu)
