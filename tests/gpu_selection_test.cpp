@@ -352,6 +352,36 @@ TYPED_TEST(GpuSelection, MedianEqualsNumpyAndCpu) {
     }
 }
 
+// One NaN, in the unaligned head, the middle or the last partial tile: the radix select's first
+// pass counts it (quantile's NaN check without a rank n - 1), and every result is NaN; nanmedian
+// and nanquantile skip it.
+TYPED_TEST(GpuSelection, OneNaNMakesTheQuantilesNaN) {
+  using T = TypeParam;
+  if constexpr (std::is_floating_point_v<T>) {
+    const int64_t n = cuda_backend::radix_select_min_n + 100003;
+    const std::vector<T> clean = make_input<T>(shape::random, n, test_seed());
+    const std::vector<double> qs = {0.3, 0.5};
+    for (const int64_t at : {int64_t(0), n / 2, n - 1}) {
+      std::vector<T> data = clean;
+      data[size_t(at)] = std::numeric_limits<T>::quiet_NaN();
+      const OnDevice<T> d(data, 1);
+      for (const bool skip_nan : {false, true}) {
+        SCOPED_TRACE("NaN at " + std::to_string(at) + (skip_nan ? ", skipped" : ""));
+        device_vector<double> med(1), out(int64_t(qs.size()));
+        median(cuda, d.view(), skip_nan, med.view());
+        quantile(cuda, d.view(), span<const double>(qs), quantile_method::linear, skip_nan, out.view());
+        ASSERT_TRUE(same_result(host_of(med)[0], reference_median(data, skip_nan)));
+        const std::vector<double> want = reference_quantiles(data, qs, quantile_method::linear, skip_nan);
+        for (size_t i = 0; i < qs.size(); ++i) ASSERT_TRUE(same_result(host_of(out)[i], want[i])) << qs[i];
+      }
+    }
+    const OnDevice<T> d(clean, 0);
+    device_vector<double> med(1);
+    median(cuda, d.view(), false, med.view());
+    ASSERT_TRUE(same_result(host_of(med)[0], reference_median(clean, false))) << "no NaN";
+  }
+}
+
 // --- topk / kthvalue (their kernels: src/selection/cuda/topk.cu) against the references and the CPU -------------
 
 TYPED_TEST(GpuSelection, TopkAndKthvalueEqualCpu) {

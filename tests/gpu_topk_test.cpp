@@ -269,6 +269,51 @@ TYPED_TEST(GpuTopk, TiesAndSpecialValues) {
   }
 }
 
+// Staged rows long enough for the filter (topk_kernel.cuh's filter_row: a bound from a sample of
+// the row, then the select over the keys at or below it): random rows (the filter's candidates
+// suffice), and rows where they overflow and the whole row is selected again: few distinct values
+// (every key a tie), rows in order and in reverse, and the row's smallest keys at the sample's
+// places (for the largest, a bound that keeps most of the row); k on both sides of the filter's
+// limit, and kthvalue.
+TYPED_TEST(GpuTopk, FilteredRows) {
+  using T = TypeParam;
+  for (const int64_t cols : {int64_t(16384), int64_t(9001)}) {
+    const int64_t rows = 5, stride = cols / cuda_backend::topk_filter_sample;
+    ASSERT_GT(cuda_backend::topk_filter_rows(cols, 63), 0) << cols;
+    std::vector<std::pair<std::string, std::vector<T>>> inputs;
+    inputs.emplace_back("random", make_data<T>(rows * cols, uint64_t(cols), 0, true));
+    inputs.emplace_back("ties", make_data<T>(rows * cols, uint64_t(cols) + 1, 5));
+    if (!test_subset()) {
+      std::vector<T> ordered = make_data<T>(rows * cols, uint64_t(cols) + 2, 0);
+      for (int64_t r = 0; r < rows; ++r) {
+        const auto first = ordered.begin() + r * cols, last = first + cols;
+        if (r % 2) std::sort(first, last, [](T a, T b) { return key_less(a, b); });
+        else std::sort(first, last, [](T a, T b) { return key_less(b, a); });
+      }
+      inputs.emplace_back("ordered rows", ordered);
+      std::vector<T> aligned = make_data<T>(rows * cols, uint64_t(cols) + 3, 0);
+      for (int64_t r = 0; r < rows; ++r) {  // the row's smallest keys at the sample's places, the rest between
+        std::vector<T> v(aligned.begin() + r * cols, aligned.begin() + (r + 1) * cols);
+        std::sort(v.begin(), v.end(), [](T a, T b) { return key_less(a, b); });
+        for (int64_t i = 0, next = cuda_backend::topk_filter_sample; i < cols; ++i)
+          aligned[size_t(r * cols + i)] =
+              i % stride == 0 && i / stride < cuda_backend::topk_filter_sample ? v[size_t(i / stride)] : v[size_t(next++)];
+      }
+      inputs.emplace_back("sample-aligned", aligned);
+    }
+    for (const auto& [what, data] : inputs) {
+      for (const int64_t k : {int64_t(1), int64_t(64), int64_t(1024 / stride + 1)})
+        for (const bool largest : {true, false}) {
+          if (test_subset() && (k != 64 || !largest)) continue;
+          expect_topk(data, 1, rows, cols, k, largest, true, what);
+          if (!test_subset()) expect_topk(data, 0, rows, cols, k, largest, false, what + ", unsorted");
+        }
+      if (!test_subset())
+        for (const int64_t rank : {int64_t(0), int64_t(100), cols - 1}) expect_kthvalue(data, 0, rows, cols, rank, what);
+    }
+  }
+}
+
 // k at each block sort's capacity +- 1, and past the last (cub's segmented sort over rows).
 TYPED_TEST(GpuTopk, SortCapacities) {
   using T = TypeParam;

@@ -10,8 +10,8 @@
 // one). Then the window kernel alone (the sample's sort), and the select of 1 to 4 ranks end to
 // end (enqueue to the host's answers) by the radix select and by the sampled brackets' planned
 // levels (planned_select.cuh), the two routes radix_select_routed_ranks chooses between: one
-// rank, a median's two, with its NaN check (n/2 - 1, n/2, n - 1), and three quartiles and the
-// largest. (The ring's earlier probes, and the 4-slot pass at 969230d, ended in
+// rank, a median's two (and the two with the first pass counting NaNs, quantile's NaN check now),
+// with the NaN check as it was (n/2 - 1, n/2, n - 1), and three quartiles and the largest. (The ring's earlier probes, and the 4-slot pass at 969230d, ended in
 // cudaErrorIllegalInstruction: CUDA 13.0's ptxas gave their cp.async's L2 cache-policy operand a
 // uniform register nothing writes; the ring has no cache hint since. The ring alone still goes
 // last, after the JSON of the rest is written.)
@@ -117,7 +117,7 @@ double first_pass_ms(const setup& s) {
   ranks.r = 1;
   ranks.rank[0] = s.rank;
   return median_ms(
-      [&] { radix_window_kernel<float, radix_window_threads><<<1, radix_window_threads>>>(s.data, s.n, ranks, s.st, false); },
+      [&] { radix_window_kernel<float, radix_window_threads><<<1, radix_window_threads>>>(s.data, s.n, ranks, s.st, false, false); },
       [&] {
         radix_pass_kernel<float, threads, Loads, true, 1, Stages, Probe><<<unsigned(grid), threads, size_t(smem)>>>(
             s.data, s.n, layout.head, s.st, s.buffers, s.capacity, static_cast<int64_t*>(nullptr));
@@ -130,23 +130,27 @@ double window_ms(const setup& s) {
   ranks.r = 1;
   ranks.rank[0] = s.rank;
   return median_ms([] {}, [&] {
-    radix_window_kernel<float, radix_window_threads><<<1, radix_window_threads>>>(s.data, s.n, ranks, s.st, false);
+    radix_window_kernel<float, radix_window_threads><<<1, radix_window_threads>>>(s.data, s.n, ranks, s.st, false, false);
   });
 }
 
 // One select of `ranks` end to end (enqueued, then the answers on the host), ms: by the radix
 // select itself, or by gsearch::select (whichever route it takes for that many ranks).
-double radix_select_ms(const float* data, int64_t n, const std::vector<int64_t>& ranks) {
+double radix_select_ms(const float* data, int64_t n, const std::vector<int64_t>& ranks, bool count_nan = false) {
   return median_ms([] {}, [&] {
-    std::optional<radix_select<float>> r = radix_select<float>::enqueue(nullptr, data, n, ranks);
-    if (!r || !r->finish()) throw std::runtime_error("radix_probe: the radix select gave no answer");
+    std::optional<radix_select<float>> r = radix_select<float>::enqueue(nullptr, data, n, ranks, false, count_nan);
+    int64_t nans = 0;
+    if (!r || !r->finish(&nans) || nans != 0) throw std::runtime_error("radix_probe: the radix select gave no answer");
   });
 }
+// NaN where the planned levels give up on these ranks (the library then recurses from the host).
 double planned_select_ms(const float* data, int64_t n, const std::vector<int64_t>& ranks) {
-  return median_ms([] {}, [&] {
+  bool answered = true;
+  const double ms = median_ms([] {}, [&] {
     std::optional<planned_select<float>> p = planned_select<float>::enqueue(nullptr, data, n, ranks);
-    if (!p || !p->finish()) throw std::runtime_error("radix_probe: the planned select gave no answer");
+    answered = answered && p && p->finish();
   });
+  return answered ? ms : std::nan("");
 }
 
 // The ring alone, its median time in ms.
@@ -219,6 +223,7 @@ int main(int argc, char** argv) {
       {"3: median + NaN check", {n / 2 - 1, n / 2, n - 1}},
       {"4: quartiles", {n / 4, n / 2, 3 * n / 4, n - 1}},
   };
+  row_of(2, "radix select, 2: median, NaNs counted", radix_select_ms(data, n, {n / 2 - 1, n / 2}, true));
   for (const auto& [name, ranks] : rank_sets) {
     row_of(int64_t(ranks.size()), (std::string("radix select, ") + name).c_str(), radix_select_ms(data, n, ranks));
     row_of(int64_t(ranks.size()), (std::string("planned levels, ") + name).c_str(), planned_select_ms(data, n, ranks));

@@ -34,6 +34,24 @@ inline constexpr int topk_stage_loads = 8;
 /// key type: the 1 KB histogram, the block scan, per-warp counts): the staged-row rule below
 /// leaves them room, and src/selection/cuda/topk.cu checks the kernel's real figure too.
 inline constexpr int64_t topk_rows_reserved_shared = 3072;
+/// The staged row kernel's filter (topk_kernel.cuh's filter_row): a bound from the key of the
+/// wanted rank among topk_filter_sample keys of the row spaced cols / topk_filter_sample apart,
+/// then the select over the row's keys at or below it alone, up to topk_filter_capacity of them
+/// (4-byte positions in shared memory after the row). A random row keeps about (rank + 1) x
+/// stride keys (520 for k = 64 of 16,384), where the whole-row select reads the row once a digit
+/// with a warp-wide match a key; more than the capacity (ties, an ordered row, a sample that
+/// holds the row's far end) selects over the whole row as before. Taken where the expected count
+/// is at most half the capacity and the sample at most a quarter of the row.
+inline constexpr int topk_filter_sample = 2048;
+inline constexpr int topk_filter_capacity = 2048;
+inline constexpr int64_t topk_filter_min_stride = 4;
+/// The filter's capacity for a staged row of `cols` keys and the key of rank `rank`, or 0 (none).
+constexpr int topk_filter_rows(int64_t cols, int64_t rank) {
+  const int64_t stride = cols / topk_filter_sample;
+  return stride >= topk_filter_min_stride && rank < topk_filter_sample && 2 * (rank + 1) * stride <= topk_filter_capacity
+             ? topk_filter_capacity
+             : 0;
+}
 /// The longest row the row kernels take (int32 positions inside a row, with a block of slack);
 /// longer rows go through the 1-D path one at a time.
 inline constexpr int64_t topk_rows_max_cols = int64_t(1) << 30;

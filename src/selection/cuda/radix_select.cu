@@ -26,7 +26,8 @@ namespace gsearch::cuda_backend {
 
 template <class T>
 std::optional<radix_select<T>> radix_select<T>::enqueue(cudaStream_t stream, const T* data, int64_t n,
-                                                        const std::vector<int64_t>& ranks, bool keep_first) {
+                                                        const std::vector<int64_t>& ranks, bool keep_first,
+                                                        bool count_nan) {
   using U = core::radix_bits_t<T>;
   using state_t = radix_select_state<T>;
   constexpr int threads = radix_pass_config.threads, loads = radix_pass_config.items;
@@ -48,7 +49,7 @@ std::optional<radix_select<T>> radix_select<T>::enqueue(cudaStream_t stream, con
   int64_t* positions = keep_first ? reinterpret_cast<int64_t*>(buffers + buffer_count * capacity) : nullptr;
 
   launch(radix_window_kernel<T, radix_window_threads>, 1, radix_window_threads, 0, stream, data, n,
-         params, st, keep_first);
+         params, st, keep_first, count_nan && std::is_floating_point_v<T>);
   // Every pass on the same grid: radix_pass_blocks_per_sm blocks a multiprocessor, and enough
   // that no block counts 2^31 elements in its 32-bit shared counts.
   const scan_layout<T, threads, loads> layout{n, unaligned_head(data, n)};
@@ -114,17 +115,22 @@ const int32_t* radix_select<T>::status() const {
 }
 
 template <class T>
-std::optional<std::vector<T>> radix_select<T>::finish() {
+std::optional<std::vector<T>> radix_select<T>::finish(int64_t* nan_count) {
   using U = core::radix_bits_t<T>;
   using state_t = radix_select_state<T>;
   // The slots and the status (the state's head; the counts stay on the device).
   core::radix_slot<U> slots[radix_select_max_ranks];
   int32_t status = 0;
+  u64 nans = 0;
   const auto* base = static_cast<const unsigned char*>(state_);
   GSEARCH_CUDA_CHECK(cudaMemcpyAsync(slots, base + offsetof(state_t, slot), sizeof(slots), cudaMemcpyDeviceToHost, stream_));
   GSEARCH_CUDA_CHECK(
       cudaMemcpyAsync(&status, base + offsetof(state_t, status), sizeof(status), cudaMemcpyDeviceToHost, stream_));
+  if (nan_count)
+    GSEARCH_CUDA_CHECK(
+        cudaMemcpyAsync(&nans, base + offsetof(state_t, nan_count), sizeof(nans), cudaMemcpyDeviceToHost, stream_));
   GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (nan_count) *nan_count = int64_t(nans);
   if (status != int32_t(core::plan_status::done)) return std::nullopt;
   std::vector<T> values;
   for (int k = 0; k < r_; ++k) values.push_back(core::from_radix_bits<T>(slots[k].range.lo));

@@ -31,9 +31,11 @@ class radix_select {
   /// nullopt, with nothing enqueued, for more than radix_select_max_ranks ranks or fewer than
   /// radix_select_min_n elements. `keep_first` (one rank, n < 2^32; ignored otherwise): the first
   /// pass's copy stays, each element's position beside it, for the caller to read in place of
-  /// the data where it holds what the caller needs (first_holds).
+  /// the data where it holds what the caller needs (first_holds). `count_nan` (floating-point
+  /// keys): the first pass counts the data's NaNs too (finish), for quantile's NaN check.
   static std::optional<radix_select> enqueue(cudaStream_t stream, const T* data, int64_t n,
-                                             const std::vector<int64_t>& ranks, bool keep_first = false);
+                                             const std::vector<int64_t>& ranks, bool keep_first = false,
+                                             bool count_nan = false);
 
   /// Device addresses, for kernels enqueued after the select (topk's gather): the answers by
   /// rank, valid once the status (core::plan_status) is done; check it (plan_done) first.
@@ -52,8 +54,9 @@ class radix_select {
   int64_t first_capacity() const { return capacity_; }
 
   /// Waits for the stream; the answers by rank, or nullopt when the chain did not finish (it
-  /// always does unless the chain is shortened: the caller then selects another way).
-  std::optional<std::vector<T>> finish();
+  /// always does unless the chain is shortened: the caller then selects another way). With
+  /// `nan_count`, the data's NaNs (enqueued with count_nan; else 0).
+  std::optional<std::vector<T>> finish(int64_t* nan_count = nullptr);
 
  private:
   radix_select(cudaStream_t stream, stream_buffer memory, void* state, int r, int64_t capacity, bool kept)

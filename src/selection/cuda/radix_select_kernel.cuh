@@ -43,6 +43,8 @@ struct radix_select_state {
   /// (topk's gather reads it in place of the data: first_count elements, their positions beside).
   int32_t first_holds_top = 0, first_holds_bottom = 0;
   int64_t first_count = 0;
+  int32_t count_nan = 0;  ///< the first pass counts the NaNs (floating-point keys): nan_count
+  u64 nan_count = 0;
   int64_t source_n = 0;  ///< the elements of a buffer source
   u64 written = 0;       ///< elements the running pass found in a range (the first `capacity` copied)
   uint32_t blocks_done = 0;
@@ -85,7 +87,7 @@ struct radix_ranks {
 template <class T, int Threads>
 __global__ void __launch_bounds__(Threads, 1)
     radix_window_kernel(const T* __restrict__ data, int64_t n, radix_ranks ranks,
-                        radix_select_state<T>* __restrict__ st, bool keep_first) {
+                        radix_select_state<T>* __restrict__ st, bool keep_first, bool count_nan) {
   using U = core::radix_bits_t<T>;
   constexpr int S = 2 * Threads;
   static_assert((S & (S - 1)) == 0, "the bitonic sort takes a power of two");
@@ -128,6 +130,8 @@ __global__ void __launch_bounds__(Threads, 1)
     st->first_open_bottom = st->slot[0].range.lo == U(0);
     st->first_holds_top = st->first_holds_bottom = 0;
     st->first_count = 0;
+    st->count_nan = count_nan;
+    st->nan_count = 0;
     st->source_n = 0;
     st->written = 0;
     st->blocks_done = 0;
@@ -252,6 +256,7 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
   extern __shared__ __align__(16) uint32_t radix_bins_shared[];  // radix_pass_shared_bytes
   __shared__ int last;
   __shared__ u64 block_below[R], block_least[R], block_most[R];  // the warps' counts and extents
+  __shared__ u64 block_nans;
   const int r = st->r, source = st->source, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const T* src = source == 0 ? data : buffers + int64_t(source - 1) * capacity;
   T* out = buffers + int64_t(st->out - 1) * capacity;
@@ -280,6 +285,7 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
     }
   }
   for (int i = threadIdx.x; i < r * core::radix_bins; i += Threads) radix_bins_shared[i] = 0;
+  if (threadIdx.x == 0) block_nans = 0;
   if (threadIdx.x < R) {
     block_below[threadIdx.x] = 0;
     block_least[threadIdx.x] = ~u64(0);
@@ -289,6 +295,10 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
   // Per slot in registers (every index below a compile-time one: an array indexed at run time
   // goes to local memory, which made the first version's pass 589 us for a 62 us read).
   uint32_t below[R] = {};
+  // The first pass's NaNs, where the caller asked (a quantile's NaN check, without a rank n - 1).
+  constexpr bool can_count_nan = First && std::is_floating_point_v<T>;
+  const bool count_nan = can_count_nan && st->count_nan;  // uniform
+  uint32_t nans = 0;
   U least[R], most[R];
   GSEARCH_UNROLL
   for (int k = 0; k < R; ++k) {
@@ -312,6 +322,7 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
         if (First && k < r && open[k] && u < range[k].lo) ++below[k];
         in = in || b >= 0;
       }
+      if constexpr (can_count_nan) nans += count_nan && src[i] != src[i];
       if (in) {
         const u64 at = atomicAdd(&st->written, 1ull);
         if (int64_t(at) < capacity) out[at] = src[i];
@@ -410,6 +421,13 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
     GSEARCH_UNROLL
     for (int k = 0; k < R; ++k)
       if (First && k < r) below[k] += __popc(under[k] & view.valid);
+    if constexpr (can_count_nan)
+      if (count_nan) {  // uniform: the selects that do not ask pay no instruction a key
+        uint32_t nan_items = 0;
+        GSEARCH_UNROLL
+        for (int j = 0; j < view_t::items; ++j) nan_items |= uint32_t(view.x[j] != view.x[j]) << j;
+        nans += __popc(nan_items & view.valid);
+      }
     const int mine = __popc(members);
     const int inclusive = warp_inclusive_sum(mine);
     const int total = __shfl_sync(0xffffffffu, inclusive, 31);
@@ -538,9 +556,16 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
     }
   }
   if constexpr ((Probe & radix_probe_warp_end) != 0) __threadfence();
+  if constexpr (can_count_nan) {
+    if (count_nan) {
+      const uint32_t warp_nans = warp_inclusive_sum(nans);
+      if (lane == 31 && warp_nans) atomicAdd(&block_nans, u64(warp_nans));
+    }
+  }
   __syncthreads();
   for (int i = threadIdx.x; i < r * core::radix_bins; i += Threads)
     if (radix_bins_shared[i]) atomicAdd(&st->hist[0][0] + i, u64(radix_bins_shared[i]));
+  if (can_count_nan && threadIdx.x == 0 && block_nans) atomicAdd(&st->nan_count, block_nans);
   if (threadIdx.x < r) {
     const int k = threadIdx.x;
     if (First && block_below[k]) atomicAdd(&st->below[k], block_below[k]);

@@ -226,28 +226,42 @@ struct tile_ring {
   unsigned to;         ///< the same as a shared-window address (cp.async's)
   const uint4* from;   ///< this thread's first vector of tile 0 (16-byte aligned: the layout's body)
   int64_t full_tiles;  ///< the layout's tiles before the partial one
+  uint64_t policy;     ///< L2 evict-first: each element is read once
 
   __device__ tile_ring(void* shared, const T* data, const layout_t& layout)
       : slots(static_cast<uint4*>(shared) + threadIdx.x),
         to(unsigned(__cvta_generic_to_shared(slots))),
         from(reinterpret_cast<const uint4*>(data + layout.head) + threadIdx.x),
-        full_tiles(layout.n > layout.head ? (layout.n - layout.head) / layout.tile : 0) {}
+        full_tiles(layout.n > layout.head ? (layout.n - layout.head) / layout.tile : 0) {
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  }
   /// Starts tile t's copy into `stage` when it is a full tile of the layout; always one group.
-  /// No L2 cache hint: with an evict-first policy operand (`.L2::cache_hint`), CUDA 13.0's ptxas
-  /// gave some instances' second copy of the prologue's LDGSTS a policy register that nothing
-  /// writes (the 4-slot first passes of every 4-byte key, the 2- and 4-slot ones of float64: their
-  /// SASS), and the 4-slot pass ended in cudaErrorIllegalInstruction on the H200 (radix_probe,
-  /// 969230d), as radix_probe's own ring kernels had before (docs/perf-notes.md).
+  /// The stage's address is chosen among per-thread values (stage_to), not a per-thread address
+  /// plus the stage's offset: where ptxas (CUDA 13.0) kept that offset in a uniform register it
+  /// encoded the LDGSTS with it and the cache policy together, a form whose policy register
+  /// nothing writes (scripts/device/sass_desc_check.py finds it), and the 4-slot radix pass ended
+  /// in cudaErrorIllegalInstruction on the H200 (issue 41, 969230d), as radix_probe's own ring
+  /// kernels had before. Without the cache hint the copy the select's first pass writes no longer
+  /// stayed in L2 for the second: one rank of 2^26 took ~9 us more (20945d5).
   __device__ void fetch(int64_t t, int stage) {
     if (t < full_tiles) {
       const uint4* v = from + t * (Loads * Threads);
       GSEARCH_UNROLL
       for (int u = 0; u < Loads; ++u)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to + unsigned((stage * Loads + u) * Threads * 16)),
-                     "l"(v + u * Threads)
+        asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(
+                         stage_to(stage) + unsigned(u * Threads * 16)),
+                     "l"(v + u * Threads), "l"(policy)
                      : "memory");
     }
     asm volatile("cp.async.commit_group;" ::: "memory");
+  }
+  /// This thread's first slot of `stage` as a shared-window address, chosen among per-thread
+  /// values rather than added to: see fetch.
+  __device__ unsigned stage_to(int stage) const {
+    unsigned at = to;
+    GSEARCH_UNROLL
+    for (int s = 1; s < Stages; ++s) at = stage == s ? to + unsigned(s * Loads * Threads * 16) : at;
+    return at;
   }
   /// Item j of this thread's part of the tile in `stage` (a full tile's, once taken).
   __device__ T item(int stage, int j) const {

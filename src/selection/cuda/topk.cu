@@ -54,15 +54,20 @@ bool launch_rows(cudaStream_t stream, const T* data, int64_t rows, int64_t cols,
   auto staged = topk_rows_kernel<T, row_threads, true>;
   // The rule of tuning_topk.hpp (what the tests size their rows by), and the kernel's real static
   // shared memory, which the rule's reserve is meant to cover.
+  const int64_t static_bytes = static_shared_bytes(reinterpret_cast<const void*>(staged), dev);
   if (cols <= topk_staged_max_cols(int(sizeof(T)), dev.max_shared_per_block) &&
-      staged_bytes + static_shared_bytes(reinterpret_cast<const void*>(staged), dev) <= dev.max_shared_per_block) {
-    launch_filling(staged, row_threads, staged_bytes, rows, stream, dev, data, rows, int(cols), int(rank), flip,
-                   first_tie_only, values, indices);
+      staged_bytes + static_bytes <= dev.max_shared_per_block) {
+    // With the filter's positions after the row (topk_filter_rows) where they fit too.
+    int filter = topk_filter_rows(cols, rank);
+    const int64_t filter_bytes = (staged_bytes + 15) / 16 * 16 + int64_t(filter) * 4;
+    if (filter_bytes + static_bytes > dev.max_shared_per_block) filter = 0;
+    launch_filling(staged, row_threads, filter ? filter_bytes : staged_bytes, rows, stream, dev, data, rows, int(cols),
+                   int(rank), flip, first_tie_only, values, indices, filter);
     return true;
   }
   if (!topk_rows_in_global(rows, cols, int(sizeof(T)), dev.sms)) return false;
   launch_filling(topk_rows_kernel<T, row_threads, false>, row_threads, 0, rows, stream, dev, data, rows, int(cols),
-                 int(rank), flip, first_tie_only, values, indices);
+                 int(rank), flip, first_tie_only, values, indices, 0);
   return true;
 }
 

@@ -182,14 +182,15 @@ __device__ K select_rank(const Keys& key, int cols, int rank, radix_state<K>& st
   return state.prefix;
 }
 
-/// Writes the row's outputs in index order, each warp over its own contiguous slice of the row
-/// (a whole number of 32-key strides): topk (first_tie_only false): the keys before `threshold`
-/// at slots [0, less) and the first `ties` keys equal to it at [less, less + ties); kthvalue
-/// (first_tie_only): the first key equal to it at slot 0. Values are read from the row in global
-/// memory (their own bits: -0.0 and NaN payloads kept). warp_less / warp_equal: Threads / 32
-/// shared counters.
-template <int Threads, class Keys, class K, class T>
-__device__ void write_row_outputs(const Keys& key, const T* __restrict__ row, int cols, K threshold,
+/// Writes the row's outputs in index order, each warp over its own contiguous slice of the keys
+/// key(0 .. cols) (a whole number of 32-key strides), key(i) being the row's element at(i) (at
+/// increasing: the row itself, or its filtered candidates): topk (first_tie_only false): the keys
+/// before `threshold` at slots [0, less) and the first `ties` keys equal to it at [less, less +
+/// ties); kthvalue (first_tie_only): the first key equal to it at slot 0. Values are read from
+/// the row in global memory (their own bits: -0.0 and NaN payloads kept). warp_less /
+/// warp_equal: Threads / 32 shared counters.
+template <int Threads, class Keys, class At, class K, class T>
+__device__ void write_row_outputs(const Keys& key, const At& at, const T* __restrict__ row, int cols, K threshold,
                                   int less, int ties, bool first_tie_only, T* __restrict__ values,
                                   int64_t* __restrict__ indices, int* warp_less, int* warp_equal) {
   constexpr int warps = Threads / 32;
@@ -231,12 +232,75 @@ __device__ void write_row_outputs(const Keys& key, const T* __restrict__ row, in
       if (tie < ties) slot = (first_tie_only ? 0 : less) + tie;
     }
     if (slot >= 0) {
-      values[slot] = row[i];
-      indices[slot] = i;
+      const int p = at(i);
+      values[slot] = row[p];
+      indices[slot] = p;
     }
     less_before += __popc(int(less_lanes));
     equal_before += __popc(int(equal_lanes));
   }
+}
+
+/// The row's keys in shared memory read at sample positions: key(i) = staged[i * stride].
+template <class K>
+struct sampled_keys {
+  const K* staged;
+  int stride;
+  __device__ GSEARCH_FORCEINLINE K operator()(int i) const { return staged[i * stride]; }
+};
+
+/// The row's filtered candidates: key(j) = staged[at[j]].
+template <class K>
+struct candidate_keys {
+  const K* staged;
+  const uint32_t* at;
+  __device__ GSEARCH_FORCEINLINE K operator()(int j) const { return staged[at[j]]; }
+};
+
+/// The candidates for the key of rank `rank` of a staged row: a bound, the key of that rank among
+/// topk_filter_sample keys `stride` apart (rank + 1 of them lie at or below it, all in the row,
+/// so the row's key of rank `rank` lies at or below it too), and the positions of the row's keys
+/// at or below the bound, in index order (each warp over its own contiguous slice, as
+/// write_row_outputs), into at[0, capacity). Returns their count, which includes the row's keys
+/// of ranks 0 ... rank and every key equal to the one of rank `rank`; or -1, with nothing
+/// written, when there are more than `capacity` (the caller selects over the whole row then). A
+/// random row keeps about (rank + 1) x stride keys, where the whole-row select reads the row once
+/// a digit (topk_filter_capacity).
+template <int Threads, class K>
+__device__ int filter_row(const K* staged, int cols, int rank, int stride, uint32_t* at, int capacity,
+                          radix_state<K>& state, unsigned* histogram, unsigned* choice, K* unique_key,
+                          typename cub::BlockScan<unsigned, Threads>::TempStorage& scan_temp, int* warp_count) {
+  constexpr int warps = Threads / 32;
+  const K bound = select_rank<Threads>(sampled_keys<K>{staged, stride}, topk_filter_sample, rank, state, histogram,
+                                       choice, unique_key, scan_temp);
+  const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32;
+  const int slice = int(((int64_t(cols) + warps - 1) / warps + 31) / 32 * 32);
+  const int begin = int(int64_t(warp) * slice < cols ? int64_t(warp) * slice : cols);
+  const int end = int(int64_t(begin) + slice < cols ? int64_t(begin) + slice : cols);
+  int mine = 0;
+  for (int i0 = begin; i0 < end; i0 += 32) {
+    const int i = i0 + lane;
+    mine += __popc(int(__ballot_sync(0xffffffffu, i < end && staged[i] <= bound)));
+  }
+  if (lane == 0) warp_count[warp] = mine;
+  __syncthreads();
+  int before = 0, total = 0;
+  for (int w = 0; w < warps; ++w) {
+    before += w < warp ? warp_count[w] : 0;
+    total += warp_count[w];
+  }
+  __syncthreads();  // warp_count read by all (the caller's next use rewrites it)
+  if (total > capacity) return -1;  // uniform
+  const unsigned lanes_below = (1u << lane) - 1u;
+  for (int i0 = begin; i0 < end; i0 += 32) {
+    const int i = i0 + lane;
+    const bool in = i < end && staged[i] <= bound;
+    const unsigned in_lanes = __ballot_sync(0xffffffffu, in);
+    if (in) at[before + __popc(int(in_lanes & lanes_below))] = uint32_t(i);
+    before += __popc(int(in_lanes));
+  }
+  __syncthreads();
+  return total;
 }
 
 /// One block per row (grid-stride over rows): the element of rank `rank` of each row in the
@@ -246,12 +310,14 @@ __device__ void write_row_outputs(const Keys& key, const T* __restrict__ row, in
 ///  - kthvalue (first_tie_only true): the element and the index of the first element equal to
 ///    it, at values / indices + row.
 /// Staged: the row's keys in dynamic shared memory (topk_staged_max_cols; dynamic size (cols +
-/// 16 / sizeof(T)) * sizeof(T)); else read from global memory on every pass. cols <=
-/// topk_rows_max_cols; indices within the row.
+/// 16 / sizeof(T)) * sizeof(T), rounded up to 16 bytes, then `filter` 4-byte positions); else
+/// read from global memory on every pass. filter > 0 (staged rows only, topk_filter_rows): the
+/// row's candidates first (filter_row), the select and the outputs over them when there are at
+/// most `filter`. cols <= topk_rows_max_cols; indices within the row.
 template <class T, int Threads, bool Staged>
 __global__ void __launch_bounds__(Threads)
     topk_rows_kernel(const T* __restrict__ data, int64_t rows, int cols, int rank, core::radix_bits_t<T> flip,
-                     bool first_tie_only, T* __restrict__ values, int64_t* __restrict__ indices) {
+                     bool first_tie_only, T* __restrict__ values, int64_t* __restrict__ indices, int filter) {
   using K = core::radix_bits_t<T>;
   extern __shared__ __align__(16) unsigned char topk_shared[];
   __shared__ unsigned histogram[topk_radix_bins];
@@ -272,10 +338,24 @@ __global__ void __launch_bounds__(Threads)
       __syncthreads();
     }
     radix_state<K> state;
+    int candidates = -1;
+    uint32_t* const at = reinterpret_cast<uint32_t*>(topk_shared + (size_t(cols + 16 / sizeof(T)) * sizeof(T) + 15) / 16 * 16);
+    if constexpr (Staged)
+      if (filter > 0)  // uniform
+        candidates = filter_row<Threads>(key.staged, cols, rank, cols / topk_filter_sample, at, filter, state,
+                                         histogram, choice, &unique_key, scan_temp, warp_less);
+    if (candidates >= 0) {  // uniform
+      const candidate_keys<K> among{key.staged, at};
+      const K threshold = select_rank<Threads>(among, candidates, rank, state, histogram, choice, &unique_key, scan_temp);
+      write_row_outputs<Threads>(among, [at](int j) { return int(at[j]); }, row, candidates, threshold,
+                                 rank - state.rank, first_tie_only ? 1 : state.rank + 1, first_tie_only,
+                                 values + r * out_stride, indices + r * out_stride, warp_less, warp_equal);
+      continue;
+    }
     const K threshold = select_rank<Threads>(key, cols, rank, state, histogram, choice, &unique_key, scan_temp);
     const int less = rank - state.rank;  // keys before the threshold
     const int ties = first_tie_only ? 1 : state.rank + 1;  // equal keys to write
-    write_row_outputs<Threads>(key, row, cols, threshold, less, ties, first_tie_only,
+    write_row_outputs<Threads>(key, [](int i) { return i; }, row, cols, threshold, less, ties, first_tie_only,
                                values + r * out_stride, indices + r * out_stride, warp_less, warp_equal);
   }
 }
