@@ -144,8 +144,8 @@ TYPED_TEST(GpuSelection, SelectSurvivesSampleAlignedInputs) {
 // elsewhere: every inner rank misses below its bracket and the next pass reads the data again),
 // and an input whose radix bits share their top 16 (one pass over the data, the rest in the copy),
 // each with one, two neighbouring, a median's three (its NaN check the largest) and four spread
-// ranks (radix_select_routed_ranks: up to four of 4-byte keys, two of 8-byte ones take the radix
-// select; every slot count's pass kernel runs), the data off the 16-byte alignment.
+// ranks (radix_select_routed_ranks: up to two take the radix select), the data off the 16-byte
+// alignment.
 TYPED_TEST(GpuSelection, RadixSelectSurvivesAMisleadingSampleAndEqualTopBits) {
   using T = TypeParam;
   using U = core::radix_bits_t<T>;

@@ -67,14 +67,15 @@ inline constexpr int select_max_depth = 12;
 /// radix_pass_blocks_per_sm blocks a multiprocessor (each block adds its nonzero counts of 2,048
 /// bins a rank to the pass's at its end: fewer, longer blocks add fewer), radix_pass_stages.
 inline constexpr int radix_select_max_ranks = 4;
-/// The ranks select() routes to the radix select (the rest to the sampled brackets), by key size.
-/// Measured on one H200 at 969230d (bench/results/h200/issue41/, radix_probe's end-to-end rows,
-/// uniform float32, the answers on the host): two ranks (a median's) 0.198 / 0.537 ms at 2^26 /
-/// 2^28 by the radix select, 0.470 / 1.104 by the sampled brackets; one rank 0.171 / 0.479. Four
-/// for 4-byte keys (their 4-slot passes spill nothing); two for 8-byte keys, whose 4-slot passes
-/// spill 280-1,800 bytes a thread (ptxas). At 0aa6cda (an earlier pass) the radix select's 3-rank
-/// quantile / median of 2^28 had taken twice the brackets' time, and only one rank was routed.
-constexpr int radix_select_routed_ranks(int key_bytes) { return key_bytes <= 4 ? radix_select_max_ranks : 2; }
+/// The ranks select() routes to the radix select (the rest to the sampled brackets): two. Measured
+/// on one H200 (bench/results/h200/issue41/, radix_probe's end-to-end rows, uniform float32, the
+/// answers on the host; f28b4fb): one rank 0.166 / 0.421 ms at 2^26 / 2^28 by the radix select,
+/// 0.380 / 0.903 by the planned levels; a median's two 0.211 / 0.574 against 0.455 / 1.096 (and
+/// 0.221 / 0.613 with the first pass counting NaNs, quantile's NaN check); but three ranks took
+/// 0.278 / 0.814 and four (three quartiles and the largest: some 17% of the data in the first
+/// ranges) 0.827 / 1.970, where the planned levels gave up and the host's levels were not timed.
+/// (At 0aa6cda, an earlier pass, only one rank was routed.)
+constexpr int radix_select_routed_ranks(int /*key_bytes*/) { return 2; }
 inline constexpr int64_t radix_select_min_n = int64_t{1} << 16;
 inline constexpr int radix_window_threads = 1024;
 /// The first range's half width in standard deviations of the rank's place in the sample
