@@ -237,8 +237,9 @@ def select(a: ArrayLike, ranks: Any, *, stream: Any = None) -> Any:
         All of its elements are taken (any shape, as ``a.ravel()``).
     ranks : int or array_like of ints
         The ranks, from 0 (the smallest); negative ranks count from the end (-1: the largest).
-        Any shape (an empty list: an empty result); many ranks cost about as much as one (one
-        pass over the data).
+        Any shape (an empty list: an empty result). Ranks share the passes over the data; on a
+        GPU one or two ranks take the radix select (about two reads of the data), more take the
+        sampled levels, and ranks too dense for them (some hundred quantiles) a sort.
     {stream}, as in :func:`searchsorted`. On a CUDA array the
         select of one rank may return before the GPU has finished (its result is ordered on the
         stream, as torch's own results are); several ranks wait for their result.
