@@ -159,9 +159,11 @@ TYPED_TEST(GpuSelection, RadixSelectSurvivesAMisleadingSampleAndEqualTopBits) {
   for (auto& x : top) x = core::from_radix_bits<T>(U(prefix | U(rng() & 0xffff)));
   for (const std::vector<T>* data : {&lying, &top}) {
     const OnDevice<T> d(*data, 1);
-    for (const std::vector<int64_t>& ranks :
-         {std::vector<int64_t>{n / 2}, {n / 2 - 1, n / 2}, {n / 2 - 1, n / 2, n - 1}, {0, n / 3, n - s - 1, n - 1},
-          {n - 1024}}) {
+    for (const std::vector<int64_t>& ranks : {std::vector<int64_t>{n / 2},
+                                              {n / 2 - 1, n / 2},
+                                              {n / 2 - 1, n / 2, n - 1},
+                                              {0, n / 3, n - s - 1, n - 1},
+                                              {n - 1024}}) {
       device_vector<T> values(int64_t(ranks.size()));
       select(cuda, d.view(), span<const int64_t>(ranks), values.view());
       ASSERT_EQ(check_select(*data, ranks, host_of(values)), "")

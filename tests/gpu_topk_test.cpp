@@ -287,17 +287,21 @@ TYPED_TEST(GpuTopk, FilteredRows) {
       std::vector<T> ordered = make_data<T>(rows * cols, uint64_t(cols) + 2, 0);
       for (int64_t r = 0; r < rows; ++r) {
         const auto first = ordered.begin() + r * cols, last = first + cols;
-        if (r % 2) std::sort(first, last, [](T a, T b) { return key_less(a, b); });
-        else std::sort(first, last, [](T a, T b) { return key_less(b, a); });
+        if (r % 2)
+          std::sort(first, last, [](T a, T b) { return key_less(a, b); });
+        else
+          std::sort(first, last, [](T a, T b) { return key_less(b, a); });
       }
       inputs.emplace_back("ordered rows", ordered);
       std::vector<T> aligned = make_data<T>(rows * cols, uint64_t(cols) + 3, 0);
-      for (int64_t r = 0; r < rows; ++r) {  // the row's smallest keys at the sample's places, the rest between
+      for (int64_t r = 0; r < rows;
+           ++r) {  // the row's smallest keys at the sample's places, the rest between
         std::vector<T> v(aligned.begin() + r * cols, aligned.begin() + (r + 1) * cols);
         std::sort(v.begin(), v.end(), [](T a, T b) { return key_less(a, b); });
         for (int64_t i = 0, next = cuda_backend::topk_filter_sample; i < cols; ++i)
-          aligned[size_t(r * cols + i)] =
-              i % stride == 0 && i / stride < cuda_backend::topk_filter_sample ? v[size_t(i / stride)] : v[size_t(next++)];
+          aligned[size_t(r * cols + i)] = i % stride == 0 && i / stride < cuda_backend::topk_filter_sample
+                                              ? v[size_t(i / stride)]
+                                              : v[size_t(next++)];
       }
       inputs.emplace_back("sample-aligned", aligned);
     }
@@ -309,7 +313,8 @@ TYPED_TEST(GpuTopk, FilteredRows) {
           if (!test_subset()) expect_topk(data, 0, rows, cols, k, largest, false, what + ", unsorted");
         }
       if (!test_subset())
-        for (const int64_t rank : {int64_t(0), int64_t(100), cols - 1}) expect_kthvalue(data, 0, rows, cols, rank, what);
+        for (const int64_t rank : {int64_t(0), int64_t(100), cols - 1})
+          expect_kthvalue(data, 0, rows, cols, rank, what);
     }
   }
 }

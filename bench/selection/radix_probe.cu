@@ -11,10 +11,11 @@
 // end (enqueue to the host's answers) by the radix select and by the sampled brackets' planned
 // levels (planned_select.cuh), the two routes radix_select_routed_ranks chooses between: one
 // rank, a median's two (and the two with the first pass counting NaNs, quantile's NaN check now),
-// with the NaN check as it was (n/2 - 1, n/2, n - 1), and three quartiles and the largest. (The ring's earlier probes, and the 4-slot pass at 969230d, ended in
-// cudaErrorIllegalInstruction: CUDA 13.0's ptxas gave their cp.async's L2 cache-policy operand a
-// uniform register nothing writes; the ring has no cache hint since. The ring alone still goes
-// last, after the JSON of the rest is written.)
+// with the NaN check as it was (n/2 - 1, n/2, n - 1), and three quartiles and the largest. (The
+// ring's earlier probes, and the 4-slot pass at 969230d, ended in cudaErrorIllegalInstruction:
+// CUDA 13.0's ptxas left their cp.async's L2 cache-policy register unwritten where it kept the
+// ring stage's offset in a uniform register; tile_ring::stage_to avoids that form since f28b4fb.
+// The ring alone still goes last, after the JSON of the rest is written.)
 //
 //   radix_probe [--n N] [--json FILE]
 
@@ -30,9 +31,9 @@
 #include <vector>
 
 #include "bench_host.hpp"
-#include "report.hpp"
 #include "cuda/check.cuh"
 #include "gsearch/core/radix_select.hpp"
+#include "report.hpp"
 #include "selection/cuda/planned_select.cuh"
 #include "selection/cuda/radix_select.cuh"
 #include "selection/cuda/radix_select_kernel.cuh"
@@ -117,7 +118,10 @@ double first_pass_ms(const setup& s) {
   ranks.r = 1;
   ranks.rank[0] = s.rank;
   return median_ms(
-      [&] { radix_window_kernel<float, radix_window_threads><<<1, radix_window_threads>>>(s.data, s.n, ranks, s.st, false, false); },
+      [&] {
+        radix_window_kernel<float, radix_window_threads>
+            <<<1, radix_window_threads>>>(s.data, s.n, ranks, s.st, false, false);
+      },
       [&] {
         radix_pass_kernel<float, threads, Loads, true, 1, Stages, Probe><<<unsigned(grid), threads, size_t(smem)>>>(
             s.data, s.n, layout.head, s.st, s.buffers, s.capacity, static_cast<int64_t*>(nullptr));
@@ -129,27 +133,35 @@ double window_ms(const setup& s) {
   radix_ranks ranks{};
   ranks.r = 1;
   ranks.rank[0] = s.rank;
-  return median_ms([] {}, [&] {
-    radix_window_kernel<float, radix_window_threads><<<1, radix_window_threads>>>(s.data, s.n, ranks, s.st, false, false);
-  });
+  return median_ms([] {},
+                   [&] {
+                     radix_window_kernel<float, radix_window_threads>
+                         <<<1, radix_window_threads>>>(s.data, s.n, ranks, s.st, false, false);
+                   });
 }
 
 // One select of `ranks` end to end (enqueued, then the answers on the host), ms: by the radix
 // select itself, or by gsearch::select (whichever route it takes for that many ranks).
-double radix_select_ms(const float* data, int64_t n, const std::vector<int64_t>& ranks, bool count_nan = false) {
-  return median_ms([] {}, [&] {
-    std::optional<radix_select<float>> r = radix_select<float>::enqueue(nullptr, data, n, ranks, false, count_nan);
-    int64_t nans = 0;
-    if (!r || !r->finish(&nans) || nans != 0) throw std::runtime_error("radix_probe: the radix select gave no answer");
-  });
+double radix_select_ms(const float* data, int64_t n, const std::vector<int64_t>& ranks,
+                       bool count_nan = false) {
+  return median_ms([] {},
+                   [&] {
+                     std::optional<radix_select<float>> r =
+                         radix_select<float>::enqueue(nullptr, data, n, ranks, false, count_nan);
+                     int64_t nans = 0;
+                     if (!r || !r->finish(&nans) || nans != 0)
+                       throw std::runtime_error("radix_probe: the radix select gave no answer");
+                   });
 }
 // NaN where the planned levels give up on these ranks (the library then recurses from the host).
 double planned_select_ms(const float* data, int64_t n, const std::vector<int64_t>& ranks) {
   bool answered = true;
-  const double ms = median_ms([] {}, [&] {
-    std::optional<planned_select<float>> p = planned_select<float>::enqueue(nullptr, data, n, ranks);
-    answered = answered && p && p->finish();
-  });
+  const double ms = median_ms([] {},
+                              [&] {
+                                std::optional<planned_select<float>> p =
+                                    planned_select<float>::enqueue(nullptr, data, n, ranks);
+                                answered = answered && p && p->finish();
+                              });
   return answered ? ms : std::nan("");
 }
 
@@ -194,7 +206,8 @@ int main(int argc, char** argv) {
   float* buffers = reinterpret_cast<float*>(memory + state_bytes);
 
   json rows = json::array();
-  const auto row_of = [&](int64_t rank, const char* what, double ms) {  // "rank": the rank, or a count of ranks
+  const auto row_of = [&](int64_t rank, const char* what,
+                          double ms) {  // "rank": the rank, or a count of ranks
     const double gbps = double(n) * sizeof(float) / (ms * 1e6);
     std::printf("%-12lld %-26s %10.4f %10.1f\n", static_cast<long long>(rank), what, ms, gbps);
     std::fflush(stdout);
@@ -215,7 +228,8 @@ int main(int argc, char** argv) {
     row("2x4", first_pass_ms<2, 4, 0>(s));
     row("4x3 (1 block a SM)", first_pass_ms<4, 3, 0>(s));
   }
-  row_of(-1, "window kernel (sample sort)", window_ms(setup{data, n, n / 2, capacity, st, buffers, prop.multiProcessorCount}));
+  row_of(-1, "window kernel (sample sort)",
+         window_ms(setup{data, n, n / 2, capacity, st, buffers, prop.multiProcessorCount}));
   // A few ranks end to end (the answers on the host): the radix select against the planned levels.
   const std::vector<std::pair<const char*, std::vector<int64_t>>> rank_sets = {
       {"1: n/2", {n / 2}},
@@ -225,8 +239,10 @@ int main(int argc, char** argv) {
   };
   row_of(2, "radix select, 2: median, NaNs counted", radix_select_ms(data, n, {n / 2 - 1, n / 2}, true));
   for (const auto& [name, ranks] : rank_sets) {
-    row_of(int64_t(ranks.size()), (std::string("radix select, ") + name).c_str(), radix_select_ms(data, n, ranks));
-    row_of(int64_t(ranks.size()), (std::string("planned levels, ") + name).c_str(), planned_select_ms(data, n, ranks));
+    row_of(int64_t(ranks.size()), (std::string("radix select, ") + name).c_str(),
+           radix_select_ms(data, n, ranks));
+    row_of(int64_t(ranks.size()), (std::string("planned levels, ") + name).c_str(),
+           planned_select_ms(data, n, ranks));
   }
   GSEARCH_CUDA_CHECK(cudaDeviceSynchronize());
   const auto write = [&] {

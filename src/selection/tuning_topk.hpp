@@ -48,7 +48,8 @@ inline constexpr int64_t topk_filter_min_stride = 4;
 /// The filter's capacity for a staged row of `cols` keys and the key of rank `rank`, or 0 (none).
 constexpr int topk_filter_rows(int64_t cols, int64_t rank) {
   const int64_t stride = cols / topk_filter_sample;
-  return stride >= topk_filter_min_stride && rank < topk_filter_sample && 2 * (rank + 1) * stride <= topk_filter_capacity
+  return stride >= topk_filter_min_stride && rank < topk_filter_sample &&
+                 2 * (rank + 1) * stride <= topk_filter_capacity
              ? topk_filter_capacity
              : 0;
 }

@@ -48,8 +48,8 @@ std::optional<radix_select<T>> radix_select<T>::enqueue(cudaStream_t stream, con
   T* buffers = reinterpret_cast<T*>(static_cast<unsigned char*>(memory.get()) + state_bytes);
   int64_t* positions = keep_first ? reinterpret_cast<int64_t*>(buffers + buffer_count * capacity) : nullptr;
 
-  launch(radix_window_kernel<T, radix_window_threads>, 1, radix_window_threads, 0, stream, data, n,
-         params, st, keep_first, count_nan && std::is_floating_point_v<T>);
+  launch(radix_window_kernel<T, radix_window_threads>, 1, radix_window_threads, 0, stream, data, n, params,
+         st, keep_first, count_nan && std::is_floating_point_v<T>);
   // Every pass on the same grid: radix_pass_blocks_per_sm blocks a multiprocessor, and enough
   // that no block counts 2^31 elements in its 32-bit shared counts.
   const scan_layout<T, threads, loads> layout{n, unaligned_head(data, n)};
@@ -127,8 +127,8 @@ std::optional<std::vector<T>> radix_select<T>::finish(int64_t* nan_count) {
   GSEARCH_CUDA_CHECK(
       cudaMemcpyAsync(&status, base + offsetof(state_t, status), sizeof(status), cudaMemcpyDeviceToHost, stream_));
   if (nan_count)
-    GSEARCH_CUDA_CHECK(
-        cudaMemcpyAsync(&nans, base + offsetof(state_t, nan_count), sizeof(nans), cudaMemcpyDeviceToHost, stream_));
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(&nans, base + offsetof(state_t, nan_count), sizeof(nans),
+                                       cudaMemcpyDeviceToHost, stream_));
   GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
   if (nan_count) *nan_count = int64_t(nans);
   if (status != int32_t(core::plan_status::done)) return std::nullopt;

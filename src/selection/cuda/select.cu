@@ -518,13 +518,15 @@ std::vector<T> select_checking_nan(cudaStream_t stream, const T* data, int64_t n
   std::sort(sorted.begin(), sorted.end());
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
   if (n > sample_size<T> && int64_t(sorted.size()) <= radix_select_routed_ranks(int(sizeof(T))))
-    if (std::optional<radix_select<T>> radix = radix_select<T>::enqueue(stream, data, n, sorted, false, true)) {
+    if (std::optional<radix_select<T>> radix =
+            radix_select<T>::enqueue(stream, data, n, sorted, false, true)) {
       int64_t nans = 0;
       if (std::optional<std::vector<T>> values = radix->finish(&nans)) {
         nan = nans > 0;
         std::vector<T> out(ranks.size());
         for (size_t i = 0; i < ranks.size(); ++i)
-          out[i] = (*values)[size_t(std::lower_bound(sorted.begin(), sorted.end(), ranks[i]) - sorted.begin())];
+          out[i] =
+              (*values)[size_t(std::lower_bound(sorted.begin(), sorted.end(), ranks[i]) - sorted.begin())];
         return out;
       }
     }

@@ -61,13 +61,13 @@ bool launch_rows(cudaStream_t stream, const T* data, int64_t rows, int64_t cols,
     int filter = topk_filter_rows(cols, rank);
     const int64_t filter_bytes = (staged_bytes + 15) / 16 * 16 + int64_t(filter) * 4;
     if (filter_bytes + static_bytes > dev.max_shared_per_block) filter = 0;
-    launch_filling(staged, row_threads, filter ? filter_bytes : staged_bytes, rows, stream, dev, data, rows, int(cols),
-                   int(rank), flip, first_tie_only, values, indices, filter);
+    launch_filling(staged, row_threads, filter ? filter_bytes : staged_bytes, rows, stream, dev, data, rows,
+                   int(cols), int(rank), flip, first_tie_only, values, indices, filter);
     return true;
   }
   if (!topk_rows_in_global(rows, cols, int(sizeof(T)), dev.sms)) return false;
-  launch_filling(topk_rows_kernel<T, row_threads, false>, row_threads, 0, rows, stream, dev, data, rows, int(cols),
-                 int(rank), flip, first_tie_only, values, indices, 0);
+  launch_filling(topk_rows_kernel<T, row_threads, false>, row_threads, 0, rows, stream, dev, data, rows,
+                 int(cols), int(rank), flip, first_tie_only, values, indices, 0);
   return true;
 }
 
@@ -111,8 +111,9 @@ void topk_flat(cudaStream_t stream, const T* data, int64_t n, int64_t k, bool la
     GSEARCH_CUDA_CHECK(cudaMemsetAsync(counters, 0, 2 * sizeof(u64), stream));
     const int32_t* holds = radix->first_positions() ? radix->first_holds(largest) : nullptr;
     if (holds)
-      gather_from(radix->first_values(), {radix->first_capacity(), 0}, radix->values(),
-                  gather_source{radix->first_positions(), radix->first_count(), radix->status(), holds, true});
+      gather_from(
+          radix->first_values(), {radix->first_capacity(), 0}, radix->values(),
+          gather_source{radix->first_positions(), radix->first_count(), radix->status(), holds, true});
     gather_from(data, whole, radix->values(), gather_source{nullptr, nullptr, radix->status(), holds, false});
     fill_ties(radix->status());
     return;

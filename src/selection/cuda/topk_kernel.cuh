@@ -190,9 +190,10 @@ __device__ K select_rank(const Keys& key, int cols, int rank, radix_state<K>& st
 /// the row in global memory (their own bits: -0.0 and NaN payloads kept). warp_less /
 /// warp_equal: Threads / 32 shared counters.
 template <int Threads, class Keys, class At, class K, class T>
-__device__ void write_row_outputs(const Keys& key, const At& at, const T* __restrict__ row, int cols, K threshold,
-                                  int less, int ties, bool first_tie_only, T* __restrict__ values,
-                                  int64_t* __restrict__ indices, int* warp_less, int* warp_equal) {
+__device__ void write_row_outputs(const Keys& key, const At& at, const T* __restrict__ row, int cols,
+                                  K threshold, int less, int ties, bool first_tie_only,
+                                  T* __restrict__ values, int64_t* __restrict__ indices, int* warp_less,
+                                  int* warp_equal) {
   constexpr int warps = Threads / 32;
   const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32;
   const int slice = int(((int64_t(cols) + warps - 1) / warps + 31) / 32 * 32);
@@ -269,10 +270,11 @@ struct candidate_keys {
 template <int Threads, class K>
 __device__ int filter_row(const K* staged, int cols, int rank, int stride, uint32_t* at, int capacity,
                           radix_state<K>& state, unsigned* histogram, unsigned* choice, K* unique_key,
-                          typename cub::BlockScan<unsigned, Threads>::TempStorage& scan_temp, int* warp_count) {
+                          typename cub::BlockScan<unsigned, Threads>::TempStorage& scan_temp,
+                          int* warp_count) {
   constexpr int warps = Threads / 32;
-  const K bound = select_rank<Threads>(sampled_keys<K>{staged, stride}, topk_filter_sample, rank, state, histogram,
-                                       choice, unique_key, scan_temp);
+  const K bound = select_rank<Threads>(sampled_keys<K>{staged, stride}, topk_filter_sample, rank, state,
+                                       histogram, choice, unique_key, scan_temp);
   const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32;
   const int slice = int(((int64_t(cols) + warps - 1) / warps + 31) / 32 * 32);
   const int begin = int(int64_t(warp) * slice < cols ? int64_t(warp) * slice : cols);
@@ -289,7 +291,8 @@ __device__ int filter_row(const K* staged, int cols, int rank, int stride, uint3
     before += w < warp ? warp_count[w] : 0;
     total += warp_count[w];
   }
-  __syncthreads();  // warp_count read by all (the caller's next use rewrites it)
+  // warp_count read by all (the caller's next use rewrites it).
+  __syncthreads();
   if (total > capacity) return -1;  // uniform
   const unsigned lanes_below = (1u << lane) - 1u;
   for (int i0 = begin; i0 < end; i0 += 32) {
@@ -339,24 +342,28 @@ __global__ void __launch_bounds__(Threads)
     }
     radix_state<K> state;
     int candidates = -1;
-    uint32_t* const at = reinterpret_cast<uint32_t*>(topk_shared + (size_t(cols + 16 / sizeof(T)) * sizeof(T) + 15) / 16 * 16);
+    uint32_t* const at =
+        reinterpret_cast<uint32_t*>(topk_shared + (size_t(cols + 16 / sizeof(T)) * sizeof(T) + 15) / 16 * 16);
     if constexpr (Staged)
       if (filter > 0)  // uniform
         candidates = filter_row<Threads>(key.staged, cols, rank, cols / topk_filter_sample, at, filter, state,
                                          histogram, choice, &unique_key, scan_temp, warp_less);
     if (candidates >= 0) {  // uniform
       const candidate_keys<K> among{key.staged, at};
-      const K threshold = select_rank<Threads>(among, candidates, rank, state, histogram, choice, &unique_key, scan_temp);
-      write_row_outputs<Threads>(among, [at](int j) { return int(at[j]); }, row, candidates, threshold,
-                                 rank - state.rank, first_tie_only ? 1 : state.rank + 1, first_tie_only,
-                                 values + r * out_stride, indices + r * out_stride, warp_less, warp_equal);
+      const K threshold =
+          select_rank<Threads>(among, candidates, rank, state, histogram, choice, &unique_key, scan_temp);
+      write_row_outputs<Threads>(
+          among, [at](int j) { return int(at[j]); }, row, candidates, threshold, rank - state.rank,
+          first_tie_only ? 1 : state.rank + 1, first_tie_only, values + r * out_stride,
+          indices + r * out_stride, warp_less, warp_equal);
       continue;
     }
     const K threshold = select_rank<Threads>(key, cols, rank, state, histogram, choice, &unique_key, scan_temp);
     const int less = rank - state.rank;  // keys before the threshold
     const int ties = first_tie_only ? 1 : state.rank + 1;  // equal keys to write
-    write_row_outputs<Threads>(key, [](int i) { return i; }, row, cols, threshold, less, ties, first_tie_only,
-                               values + r * out_stride, indices + r * out_stride, warp_less, warp_equal);
+    write_row_outputs<Threads>(
+        key, [](int i) { return i; }, row, cols, threshold, less, ties, first_tie_only,
+        values + r * out_stride, indices + r * out_stride, warp_less, warp_equal);
   }
 }
 
