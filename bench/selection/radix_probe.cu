@@ -1,8 +1,9 @@
 // What each part of the radix select's first pass costs (src/selection/cuda/radix_select_kernel.cuh),
 // measured by its absence: the pass at the library's shape and at other ring shapes (vectors a
 // thread a tile x stages), with parts left out (radix_probe: no members; no end, the blocks'
-// counts not added and no pick), with the end as it was before 969230d (each warp's atomics, a
-// fence in every thread), and last the ring alone (ring_only_kernel: the tiles read and summed).
+// counts not added and no pick), and last the ring alone (ring_only_kernel: the tiles read and
+// summed). (Its files at 20945d5 and f28b4fb have a row "end by warps": the end as it was before
+// 969230d, each warp's atomics and a fence in every thread, since taken out of the kernel.)
 // One rank of 2^26 uniform float32 in [0, 1) (k = 1,024 and k = n/2); each run is the window
 // kernel (untimed, it resets the state) then the first pass alone between CUDA events, 2
 // warm-ups, the median of 10. The grid and the copy's capacity as radix_select.cu makes them.
@@ -223,7 +224,6 @@ int main(int argc, char** argv) {
     row("4x2 no members", first_pass_ms<4, 2, radix_probe_no_members>(s));
     row("4x2 no end", first_pass_ms<4, 2, radix_probe_no_end>(s));
     row("4x2 no members, no end", first_pass_ms<4, 2, radix_probe_no_members | radix_probe_no_end>(s));
-    row("4x2 end by warps", first_pass_ms<4, 2, radix_probe_warp_end>(s));
     row("2x3", first_pass_ms<2, 3, 0>(s));
     row("2x4", first_pass_ms<2, 4, 0>(s));
     row("4x3 (1 block a SM)", first_pass_ms<4, 3, 0>(s));

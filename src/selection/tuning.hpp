@@ -75,7 +75,7 @@ inline constexpr int radix_select_max_ranks = 4;
 /// 0.278 / 0.814 and four (three quartiles and the largest: some 17% of the data in the first
 /// ranges) 0.827 / 1.970, where the planned levels gave up and the host's levels were not timed.
 /// (At 0aa6cda, an earlier pass, only one rank was routed.)
-constexpr int radix_select_routed_ranks(int /*key_bytes*/) { return 2; }
+inline constexpr int radix_select_routed_ranks = 2;
 inline constexpr int64_t radix_select_min_n = int64_t{1} << 16;
 inline constexpr int radix_window_threads = 1024;
 /// The first range's half width in standard deviations of the rank's place in the sample

@@ -45,6 +45,16 @@ inline constexpr int64_t topk_rows_reserved_shared = 3072;
 inline constexpr int topk_filter_sample = 2048;
 inline constexpr int topk_filter_capacity = 2048;
 inline constexpr int64_t topk_filter_min_stride = 4;
+/// The staged row kernel's dynamic shared memory: the row's keys with the slack that lands its
+/// 16-byte loads on 16-byte aligned keys (16 / key_bytes - 1 keys: topk_kernel.cuh's
+/// stage_row_keys), then, from the next 16-byte boundary, the filter's positions (4 bytes each).
+/// The launch sizes it and the kernel finds the positions by these two alone.
+constexpr int64_t topk_staged_row_bytes(int64_t cols, int key_bytes) {
+  return (cols + 16 / key_bytes - 1) * key_bytes;
+}
+constexpr int64_t topk_filter_positions_offset(int64_t cols, int key_bytes) {
+  return (topk_staged_row_bytes(cols, key_bytes) + 15) / 16 * 16;
+}
 /// The filter's capacity for a staged row of `cols` keys and the key of rank `rank`, or 0 (none).
 constexpr int topk_filter_rows(int64_t cols, int64_t rank) {
   const int64_t stride = cols / topk_filter_sample;

@@ -232,7 +232,6 @@ constexpr int64_t radix_pass_shared_bytes(int r, bool positions) {
 enum radix_probe : int {
   radix_probe_no_members = 2,  ///< no tile has members (the compares and the counts below stay)
   radix_probe_no_end = 4,      ///< no block adds its counts to the pass's, and no pick
-  radix_probe_warp_end = 8,    ///< the end as before 969230d: a fence in every thread, each warp's atomics
 };
 
 /// One pass, for up to R slots: the source (the data, or the copy `buffers + (source - 1) * capacity`, source_n
@@ -545,17 +544,13 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
       hi = other_hi > hi ? other_hi : hi;
     }
     if (lane == 0) {
-      u64* const to_below = (Probe & radix_probe_warp_end) ? &st->below[k] : &block_below[k];
-      u64* const to_least = (Probe & radix_probe_warp_end) ? &st->least[k] : &block_least[k];
-      u64* const to_most = (Probe & radix_probe_warp_end) ? &st->most[k] : &block_most[k];
-      if (First && c) atomicAdd(to_below, u64(c));
+      if (First && c) atomicAdd(&block_below[k], u64(c));
       if (lo <= hi) {  // the warp saw an element of the range
-        atomicMin(to_least, u64(lo));
-        atomicMax(to_most, u64(hi));
+        atomicMin(&block_least[k], u64(lo));
+        atomicMax(&block_most[k], u64(hi));
       }
     }
   }
-  if constexpr ((Probe & radix_probe_warp_end) != 0) __threadfence();
   if constexpr (can_count_nan) {
     if (count_nan) {
       const uint32_t warp_nans = warp_inclusive_sum(nans);
@@ -576,7 +571,9 @@ __global__ void __launch_bounds__(Threads, radix_pass_blocks_per_sm)  // 8-byte 
   }
   // The last block to finish picks: every block's counts are in st. The barrier orders the
   // block's atomics before thread 0's fence, which orders them before its count (one fence a
-  // block, as cooperative groups' grid sync does: a fence in every thread cost each block 512).
+  // block, as cooperative groups' grid sync does; each warp's global atomics and a fence in every
+  // thread, measured against this as radix_probe's "end by warps" at 20945d5 and f28b4fb, took
+  // the first pass 1-5% longer).
   __syncthreads();
   if (threadIdx.x == 0) {
     __threadfence();

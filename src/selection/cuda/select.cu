@@ -326,7 +326,7 @@ template <class T>
 std::vector<T> select_sorted_ranks(cudaStream_t stream, const T* data, int64_t n,
                                    const std::vector<int64_t>& ranks, const device_limits& dev, int depth) {
   if (n <= sample_size<T>) return select_in_block(stream, data, n, ranks, dev);
-  if (depth == 0 && int64_t(ranks.size()) <= radix_select_routed_ranks(int(sizeof(T))))
+  if (depth == 0 && int64_t(ranks.size()) <= radix_select_routed_ranks)
     if (std::optional<radix_select<T>> radix = radix_select<T>::enqueue(stream, data, n, ranks))
       if (std::optional<std::vector<T>> values = radix->finish()) return *std::move(values);
   if (depth == 0)
@@ -418,17 +418,26 @@ std::vector<T> select_sorted_ranks(cudaStream_t stream, const T* data, int64_t n
 }
 
 // The values of ranks in [0, n) (any order, repeats allowed), on the host.
+std::vector<int64_t> sorted_distinct(std::vector<int64_t> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  return ranks;
+}
+// The values of `sorted` (sorted_distinct(ranks)) in the order of `ranks`, repeats and all.
 template <class T>
-std::vector<T> select_to_host(cudaStream_t stream, const T* data, int64_t n, const std::vector<int64_t>& ranks) {
-  std::vector<int64_t> sorted = ranks;
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  std::vector<T> values;
-  if (!sorted.empty()) values = select_sorted_ranks(stream, data, n, sorted, current_device_limits(), 0);
+std::vector<T> in_rank_order(const std::vector<int64_t>& ranks, const std::vector<int64_t>& sorted,
+                             const std::vector<T>& values) {
   std::vector<T> out(ranks.size());
   for (size_t i = 0; i < ranks.size(); ++i)
     out[i] = values[size_t(std::lower_bound(sorted.begin(), sorted.end(), ranks[i]) - sorted.begin())];
   return out;
+}
+template <class T>
+std::vector<T> select_to_host(cudaStream_t stream, const T* data, int64_t n, const std::vector<int64_t>& ranks) {
+  const std::vector<int64_t> sorted = sorted_distinct(ranks);
+  std::vector<T> values;
+  if (!sorted.empty()) values = select_sorted_ranks(stream, data, n, sorted, current_device_limits(), 0);
+  return in_rank_order(ranks, sorted, values);
 }
 
 // partition by sorting (kth values too many for buckets): the keys' bits sorted with their
@@ -514,20 +523,14 @@ std::vector<T> select_checking_nan(cudaStream_t stream, const T* data, int64_t n
                                    bool check_nan, bool& nan) {
   nan = false;
   if (!check_nan) return select_to_host(stream, data, n, ranks);
-  std::vector<int64_t> sorted = ranks;
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  if (n > sample_size<T> && int64_t(sorted.size()) <= radix_select_routed_ranks(int(sizeof(T))))
+  const std::vector<int64_t> sorted = sorted_distinct(ranks);
+  if (n > sample_size<T> && int64_t(sorted.size()) <= radix_select_routed_ranks)
     if (std::optional<radix_select<T>> radix =
             radix_select<T>::enqueue(stream, data, n, sorted, false, true)) {
       int64_t nans = 0;
       if (std::optional<std::vector<T>> values = radix->finish(&nans)) {
         nan = nans > 0;
-        std::vector<T> out(ranks.size());
-        for (size_t i = 0; i < ranks.size(); ++i)
-          out[i] =
-              (*values)[size_t(std::lower_bound(sorted.begin(), sorted.end(), ranks[i]) - sorted.begin())];
-        return out;
+        return in_rank_order(ranks, sorted, *values);
       }
     }
   ranks.push_back(n - 1);

@@ -50,7 +50,7 @@ bool launch_rows(cudaStream_t stream, const T* data, int64_t rows, int64_t cols,
                  bool first_tie_only, T* values, int64_t* indices, const device_limits& dev) {
   if (cols > topk_rows_max_cols) return false;
   const auto flip = selection_flip<T>(largest);
-  const int64_t staged_bytes = (cols + 16 / int64_t(sizeof(T)) - 1) * int64_t(sizeof(T));
+  const int64_t staged_bytes = topk_staged_row_bytes(cols, int(sizeof(T)));
   auto staged = topk_rows_kernel<T, row_threads, true>;
   // The rule of tuning_topk.hpp (what the tests size their rows by), and the kernel's real static
   // shared memory, which the rule's reserve is meant to cover.
@@ -59,7 +59,7 @@ bool launch_rows(cudaStream_t stream, const T* data, int64_t rows, int64_t cols,
       staged_bytes + static_bytes <= dev.max_shared_per_block) {
     // With the filter's positions after the row (topk_filter_rows) where they fit too.
     int filter = topk_filter_rows(cols, rank);
-    const int64_t filter_bytes = (staged_bytes + 15) / 16 * 16 + int64_t(filter) * 4;
+    const int64_t filter_bytes = topk_filter_positions_offset(cols, int(sizeof(T))) + int64_t(filter) * 4;
     if (filter_bytes + static_bytes > dev.max_shared_per_block) filter = 0;
     launch_filling(staged, row_threads, filter ? filter_bytes : staged_bytes, rows, stream, dev, data, rows,
                    int(cols), int(rank), flip, first_tie_only, values, indices, filter);

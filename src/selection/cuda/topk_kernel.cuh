@@ -312,8 +312,8 @@ __device__ int filter_row(const K* staged, int cols, int rank, int stride, uint3
 ///    the elements before the threshold, then the first ties), at values / indices + row * k;
 ///  - kthvalue (first_tie_only true): the element and the index of the first element equal to
 ///    it, at values / indices + row.
-/// Staged: the row's keys in dynamic shared memory (topk_staged_max_cols; dynamic size (cols +
-/// 16 / sizeof(T)) * sizeof(T), rounded up to 16 bytes, then `filter` 4-byte positions); else
+/// Staged: the row's keys in dynamic shared memory (topk_staged_max_cols; topk_staged_row_bytes,
+/// then `filter` 4-byte positions at topk_filter_positions_offset); else
 /// read from global memory on every pass. filter > 0 (staged rows only, topk_filter_rows): the
 /// row's candidates first (filter_row), the select and the outputs over them when there are at
 /// most `filter`. cols <= topk_rows_max_cols; indices within the row.
@@ -342,8 +342,7 @@ __global__ void __launch_bounds__(Threads)
     }
     radix_state<K> state;
     int candidates = -1;
-    uint32_t* const at =
-        reinterpret_cast<uint32_t*>(topk_shared + (size_t(cols + 16 / sizeof(T)) * sizeof(T) + 15) / 16 * 16);
+    uint32_t* const at = reinterpret_cast<uint32_t*>(topk_shared + topk_filter_positions_offset(cols, sizeof(T)));
     if constexpr (Staged)
       if (filter > 0)  // uniform
         candidates = filter_row<Threads>(key.staged, cols, rank, cols / topk_filter_sample, at, filter, state,
