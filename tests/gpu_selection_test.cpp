@@ -93,6 +93,19 @@ std::vector<shape> gpu_shapes() {
   return {std::begin(kShapes), std::end(kShapes)};
 }
 
+// partition and argpartition of data (at an element offset) at kth, each checked.
+template <class T>
+void check_partitions(const std::vector<T>& data, int64_t offset, const std::vector<int64_t>& kth) {
+  const int64_t n = int64_t(data.size());
+  const OnDevice<T> d(data, offset);
+  device_vector<T> out(n);
+  device_vector<int64_t> idx(n);
+  partition(cuda, d.view(), span<const int64_t>(kth), out.view());
+  ASSERT_EQ(check_partition(data, kth, host_of(out)), "");
+  argpartition(cuda, d.view(), span<const int64_t>(kth), idx.view());
+  ASSERT_EQ(check_argpartition(data, kth, host_of(idx)), "");
+}
+
 // --- select -----------------------------------------------------------------------------------------
 
 TYPED_TEST(GpuSelection, SelectEqualsSortAndCpu) {
@@ -168,6 +181,10 @@ TYPED_TEST(GpuSelection, RadixSelectSurvivesAMisleadingSampleAndEqualTopBits) {
       select(cuda, d.view(), span<const int64_t>(ranks), values.view());
       ASSERT_EQ(check_select(*data, ranks, host_of(values)), "")
           << (data == &lying ? "misleading sample" : "equal top bits") << ", rank " << ranks[0];
+      // partition at the same kth (up to radix_select_routed_ranks: from the radix select's answers)
+      SCOPED_TRACE(std::string(data == &lying ? "misleading sample" : "equal top bits") + ", partition, " +
+                   std::to_string(ranks.size()) + " kth");
+      check_partitions(*data, 1, ranks);
     }
   }
 }
@@ -196,17 +213,29 @@ TYPED_TEST(GpuSelection, SelectRejectsBadRanks) {
 
 // --- partition / argpartition --------------------------------------------------------------------
 
-template <class T>
-void check_partitions(const std::vector<T>& data, int64_t offset, const std::vector<int64_t>& kth) {
-  const int64_t n = int64_t(data.size());
-  const OnDevice<T> d(data, offset);
-  device_vector<T> out(n);
-  device_vector<int64_t> idx(n);
-  partition(cuda, d.view(), span<const int64_t>(kth), out.view());
-  ASSERT_EQ(check_partition(data, kth, host_of(out)), "");
-  argpartition(cuda, d.view(), span<const int64_t>(kth), idx.view());
-  ASSERT_EQ(check_argpartition(data, kth, host_of(idx)), "");
+// The 1-D select's radix route is also partition's for one or two kth (radix_select_routed_ranks)
+// of radix_select_min_n elements or more: the buckets placed from the answers and the counts
+// under them, the even ones filled from their end. Every shape (ties: few distinct values, all
+// equal; NaN and -0.0 / 0.0: specials), the kth at both ends, neighbouring, far apart.
+TYPED_TEST(GpuSelection, PartitionOnTheRadixRoute) {
+  using T = TypeParam;
+  const uint64_t seed = test_seed();
+  const std::vector<int64_t> sizes = test_subset() ? std::vector<int64_t>{cuda_backend::radix_select_min_n + 7}
+                                                   : std::vector<int64_t>{cuda_backend::radix_select_min_n,
+                                                                          cuda_backend::radix_select_min_n * 2 + 7,
+                                                                          (int64_t{1} << 20) + 3};
+  for (const int64_t n : sizes)
+    for (const shape sh : gpu_shapes()) {
+      const std::vector<T> data = make_input<T>(sh, n, seed ^ uint64_t(n) ^ 77);
+      for (const std::vector<int64_t>& kth : {std::vector<int64_t>{n / 2}, {0}, {n - 1}, {n / 2 - 1, n / 2},
+                                              {0, n - 1}, {n / 3, 2 * n / 3}, {n - 2, n - 1}}) {
+        SCOPED_TRACE(std::string(name(sh)) + ", n = " + std::to_string(n) + ", kth " + std::to_string(kth[0]) +
+                     (kth.size() > 1 ? ", " + std::to_string(kth[1]) : std::string()));
+        check_partitions(data, n % 2, kth);
+      }
+    }
 }
+
 
 // Along the last axis of a rows x cols array in one call: short rows (each sorted by a block),
 // rows just past the block sorts' tiles (each by the 1-D partition), every shape; and the CPU's

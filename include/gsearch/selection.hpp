@@ -25,8 +25,9 @@
 ///
 /// Memory: `data` and every output live with the execution tag (host memory for gsearch::cpu,
 /// device memory for gsearch::cuda); the small parameter arrays (ranks, kth, q) are host memory
-/// on both. The CUDA forms are stream-ordered; select of one rank and topk may return before the
-/// device has finished (their steps are decided on the device: the radix select of
+/// on both. The CUDA forms are stream-ordered; select of one rank, partition / argpartition of
+/// one or two kth (of 2^16 elements or more) and topk may return before the device has finished
+/// (their steps are decided on the device: the radix select of
 /// src/selection/cuda/radix_select.cuh, a block a row), the other forms synchronize the stream
 /// (the counts choose the next step). Temporary device memory comes from gsearch's pool
 /// (cuda/stream_buffer.cuh), freed in stream order.

@@ -414,8 +414,10 @@ def partition(
     ----------
     {data}
     {partition_params}
-    {stream}, as in :func:`searchsorted`. The call waits for
-        the result.
+    {stream}, as in :func:`searchsorted`. On a CUDA array a
+        partition of one row at one or two kth (of 2^16 elements or more) may return before the
+        GPU has finished (its result is ordered on the stream, as torch's own results are); the
+        other calls wait for the result.
 
     Returns
     -------
@@ -470,8 +472,10 @@ def argpartition(
     ----------
     {data}
     {partition_params}
-    {stream}, as in :func:`searchsorted`. The call waits for
-        the result.
+    {stream}, as in :func:`searchsorted`. On a CUDA array an
+        argpartition of one row at one or two kth (of 2^16 elements or more) may return before the
+        GPU has finished (its result is ordered on the stream, as torch's own results are); the
+        other calls wait for the result.
 
     Returns
     -------

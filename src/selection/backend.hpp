@@ -8,7 +8,8 @@
 /// Arguments are validated, and ranks / kth normalized, by the public layer (api.cpp) before they
 /// get here: ranks in [0, n), kth sorted and distinct, q in [0, 1], sizes checked. On CUDA, data
 /// and outputs are in device memory, ranks / kth / q in host memory, and each call is enqueued on
-/// the stream and synchronizes it before returning (the counts of one pass choose the next).
+/// the stream and synchronizes it before returning (the counts of one pass choose the next),
+/// but for the forms whose steps the device decides (include/gsearch/selection.hpp says which).
 ///
 ///   select     values[i] = the element of rank ranks[i] of data[0, n) (n >= 1), for i < m
 ///   partition  numpy.partition / argpartition of data[0, n) at kth[0, m) (sorted, distinct): the

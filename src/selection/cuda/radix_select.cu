@@ -109,6 +109,10 @@ const T* radix_select<T>::values() const {
   return reinterpret_cast<const T*>(static_cast<const unsigned char*>(state_) + offsetof(radix_select_state<T>, value));
 }
 template <class T>
+const int64_t* radix_select<T>::less() const {
+  return reinterpret_cast<const int64_t*>(static_cast<const unsigned char*>(state_) + offsetof(radix_select_state<T>, less));
+}
+template <class T>
 const int32_t* radix_select<T>::status() const {
   return reinterpret_cast<const int32_t*>(static_cast<const unsigned char*>(state_) +
                                           offsetof(radix_select_state<T>, status));

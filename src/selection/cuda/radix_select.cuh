@@ -41,6 +41,9 @@ class radix_select {
   /// rank, valid once the status (core::plan_status) is done; check it (plan_done) first.
   const T* values() const;
   const int32_t* status() const;
+  /// By rank, the data's elements less than its answer (valid once done, as values()): where the
+  /// answer's equal elements begin in the sorted data (partition's bucket bounds).
+  const int64_t* less() const;
 
   /// The first pass's copy, where keep_first was granted (first_positions() not null): its
   /// elements (first_capacity() at most; their count in device memory) and their positions, and

@@ -32,6 +32,8 @@ struct radix_select_state {
   using U = core::radix_bits_t<T>;
   core::radix_slot<U> slot[radix_select_max_ranks];
   T value[radix_select_max_ranks];  ///< the answers, once status is done (for kernels enqueued after)
+  int64_t asked[radix_select_max_ranks];  ///< the ranks asked for
+  int64_t less[radix_select_max_ranks];   ///< the data's elements under each answer, once status is done
   int32_t r = 0;
   int32_t status = 0;
   int32_t source = 0;    ///< what the next pass reads: 0 the data, b > 0 copy buffer b - 1
@@ -113,7 +115,10 @@ __global__ void __launch_bounds__(Threads, 1)
       else
         __syncwarp();
     }
-  if (int(threadIdx.x) < ranks.r) st->slot[threadIdx.x] = core::radix_first_slot(sample, S, ranks.rank[threadIdx.x], n, radix_select_margin);
+  if (int(threadIdx.x) < ranks.r) {
+    st->slot[threadIdx.x] = core::radix_first_slot(sample, S, ranks.rank[threadIdx.x], n, radix_select_margin);
+    st->asked[threadIdx.x] = ranks.rank[threadIdx.x];
+  }
   for (int i = threadIdx.x; i < ranks.r * core::radix_bins; i += Threads) (&st->hist[0][0])[i] = 0;
   if (threadIdx.x < radix_select_max_ranks) {
     st->below[threadIdx.x] = 0;
@@ -210,8 +215,11 @@ __device__ void radix_pick_block(radix_select_state<T>* st, int64_t capacity, bo
     st->out = st->keep_first ? (st->source == 2 ? 3 : 2) : (st->source == 1 ? 2 : 1);
     st->written = 0;
     st->blocks_done = 0;
-    if (done)
-      for (int k = 0; k < r; ++k) st->value[k] = core::from_radix_bits<T>(st->slot[k].range.lo);
+    if (done)  // a slot's rank is its rank among its range's elements: here, those equal to the answer
+      for (int k = 0; k < r; ++k) {
+        st->value[k] = core::from_radix_bits<T>(st->slot[k].range.lo);
+        st->less[k] = st->asked[k] - st->slot[k].rank;
+      }
     st->status = int32_t(done ? core::plan_status::done : core::plan_status::running);
   }
 }

@@ -7,7 +7,14 @@
 /// slot). The order within a bucket is free (numpy's partition promises none), so a tile needs no
 /// look-back: it ranks its elements within their buckets by warp-aggregated shared atomics, then
 /// reserves each bucket's range with one global atomic on its cursor, and writes.
-/// Launched from src/cuda/select.cu.
+///
+/// The cursors come from one of two places. The bucket pass's counts: each bucket filled from its
+/// first position up. Or the radix select's answers (one to radix_select_max_ranks kth), which
+/// give each kth value v_i the count L_i of the elements less than it but not how many equal it:
+/// then the elements equal to v_i fill up from L_i and those strictly between v_{i-1} and v_i (the
+/// even bucket 2i) fill down from L_i, their end (the last even bucket's end is n), and the two
+/// meet where the equal ones end, with no count pass (`even_down`; select.cu's partition_cursors_kernel).
+/// Launched from src/selection/cuda/select.cu.
 
 #include <cuda_runtime.h>
 
@@ -32,11 +39,12 @@ struct scatter_shared {
 
 /// Writes data[i] (out, when not null) and i (out_indices, when not null) at the next free slot
 /// of its bucket; cursors[b] starts at bucket b's first position (the exclusive prefix sum of the
-/// bucket counts) and ends at its last plus one.
+/// bucket counts) and ends at its last plus one, or, for even b where even_down, starts at its
+/// last plus one and ends at its first.
 template <class T, int Threads, int Loads>
 __global__ void __launch_bounds__(Threads)
     partition_scatter_kernel(const T* __restrict__ data, scan_layout<T, Threads, Loads> layout,
-                             const T* __restrict__ splitters, int m, u64* __restrict__ cursors,
+                             const T* __restrict__ splitters, int m, u64* __restrict__ cursors, bool even_down,
                              T* __restrict__ out, int64_t* __restrict__ out_indices) {
   using view_t = tile_items<T, Threads, Loads>;
   extern __shared__ __align__(16) unsigned char scatter_bytes[];
@@ -56,10 +64,14 @@ __global__ void __launch_bounds__(Threads)
   };
 
   // Tile 0's head, by thread 0 of the block that takes tile 0 (at most 3 elements): a slot each.
+  // Where `c` elements of bucket b go: the first of c slots taken from its cursor.
+  const auto reserve = [&](int b, u64 c) {
+    return even_down && b % 2 == 0 ? atomicAdd(cursors + b, u64(0) - c) - c : atomicAdd(cursors + b, c);
+  };
   if (blockIdx.x == 0 && threadIdx.x == 0)
     for (int64_t i = 0; i < layout.head; ++i) {
       const int b = core::select_bucket(split, m, data[i]);
-      put(int64_t(atomicAdd(cursors + b, 1ull)), data[i], i);
+      put(int64_t(reserve(b, 1)), data[i], i);
     }
   const int64_t tiles = layout.tiles();
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
@@ -84,7 +96,7 @@ __global__ void __launch_bounds__(Threads)
     for (int b = threadIdx.x; b < buckets; b += Threads) {
       const uint32_t c = tile_count[b];
       if (c) {
-        tile_base[b] = atomicAdd(cursors + b, u64(c));
+        tile_base[b] = reserve(b, c);
         tile_count[b] = 0;  // for the next tile, whose counting starts after the barrier below
       }
     }
