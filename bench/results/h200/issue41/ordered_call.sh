@@ -14,6 +14,14 @@
 #            out (the tiles only read; no members; no end), the window kernel alone, and selects
 #            of 1-4 ranks by the radix select and by gsearch::select's route; at each of
 #            PROBE_NS (default 2^26 and 2^28 float32)
+#   partition  selection_bench --parts partition at 2^26 (kth = n/2), float32 and int32, every
+#            input kind, CUB's SortKeys and the copy roofline beside
+#   row_shapes selection_bench --parts rows at the issue's four shapes (4096 x 16384 k = 64,
+#            256 x 524,288 k = 256, 64 x 16,384 k = 512, 10^6 x 64 k = 8), uniform, CUB beside
+#   ncu_rows_full  the row top-k kernel's profile at 4096 x 16384, k = 64, with the warp states
+#            sampled a SASS line (the report kept, its source page printed as CSV)
+#   san_partition  memcheck of the partition tests (int32, float; subset) and racecheck of
+#            PartitionOnTheRadixRoute (float)
 #   ncu_rows the row top-k kernel's profile (selection_bench --parts rows: 4096 x 16384, k = 64)
 #   ncu_source  the first pass's warp-state sampling a SASS line (SourceCounters, WarpStateStats;
 #            the report kept, its source page printed as CSV): where the pass's warps wait
@@ -34,15 +42,16 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
   case $step in
     build)
       t0=$SECONDS
-      bash scripts/device/build.sh test_gpu_selection test_gpu_topk selection_bench radix_probe _core > "$L/build.log" 2>&1 ||
+      targets=${BUILD:-test_gpu_selection test_gpu_topk selection_bench radix_probe _core}
+      bash scripts/device/build.sh $targets > "$L/build.log" 2>&1 ||
         { echo "build FAILED"; grep -E "error" -A3 "$L/build.log" | head -40; tail -20 "$L/build.log"; exit 1; }
       echo "build: $((SECONDS - t0)) s"
       # Descriptor registers nothing writes (the ring's LDGSTS under CUDA 13.0: an illegal instruction).
-      python3 scripts/device/sass_desc_check.py "$B/test_gpu_selection" "$B/test_gpu_topk" "$B/radix_probe" \
+      python3 scripts/device/sass_desc_check.py $(for t in test_gpu_selection test_gpu_topk radix_probe; do [ -x "$B/$t" ] && echo "$B/$t"; done) \
         > "$L/sass_desc_check.txt" 2>&1
       echo "sass_desc_check: exit $? $(wc -l < "$L/sass_desc_check.txt") lines"; head -5 "$L/sass_desc_check.txt" ;;
     tests)  # (radix_call.sh's tests step wrote its logs into the archive its ncu step overwrote)
-      for t in test_gpu_selection test_gpu_topk; do
+      for t in ${TESTS:-test_gpu_selection test_gpu_topk}; do
         timeout 200 "$B/$t" > "$L/$t.log" 2>&1
         echo "$t: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$L/$t.log" | tr '\n' ' ')(${SECONDS} s)"
         grep -E '^\[  FAILED|Failure' -A4 "$L/$t.log" | head -24
@@ -65,6 +74,34 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
         timeout 120 "$B/radix_probe" --n "$pn" --json "$L/radix_probe-$pn.json" > "$L/radix_probe-$pn.txt" 2>&1
         echo "radix_probe --n $pn: exit $? (${SECONDS} s)"; cat "$L/radix_probe-$pn.txt"
       done ;;
+    partition)
+      timeout 150 "$B/selection_bench" --parts partition --n 67108864 --dtypes float32,int32 \
+        --json "$L/partition.json" > "$L/partition.txt" 2>&1
+      echo "selection_bench partition: exit $? (${SECONDS} s)"; grep -vE "^#|^$|^roofline" "$L/partition.txt" | head -60 ;;
+    row_shapes)
+      for shape in "4096 16384 64" "256 524288 256" "64 16384 512" "1000000 64 8"; do
+        set -- $shape
+        timeout 100 "$B/selection_bench" --parts rows --rows $1 --cols $2 --row-k $3 --topk-dists uniform \
+          --json "$L/rows-$1x$2.json" > "$L/rows-$1x$2.txt" 2>&1
+        echo "rows $1 x $2 k = $3: exit $? (${SECONDS} s)"; grep -E "^rows " "$L/rows-$1x$2.txt"
+      done ;;
+    ncu_rows_full)
+      timeout 150 ncu --kernel-name regex:topk_rows_kernel --launch-count 1 --clock-control none --import-source yes \
+        --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
+        --section LaunchStats --section InstructionStats --section SourceCounters -f -o "$L/rows_kernel" \
+        "$B/selection_bench" --parts rows --rows 4096 --topk-dists uniform --no-peers --quick > "$L/ncu_rows_full.txt" 2>&1
+      echo "ncu rows (4096 x 16384): exit $? (${SECONDS} s)"
+      ncu --import "$L/rows_kernel.ncu-rep" --print-details all > "$L/ncu_rows_full_details.txt" 2>&1
+      ncu --import "$L/rows_kernel.ncu-rep" --page source --csv --print-source sass > "$L/rows_kernel_sass.csv" 2> "$L/rows_kernel_sass.err"
+      echo "ncu source page: exit $? $(wc -l < "$L/rows_kernel_sass.csv") lines"
+      grep -E "Duration|DRAM Throughput|Achieved Occupancy|No Eligible|Registers Per|Grid Size|Warp Cycles Per Issued|Executed Instructions |Theoretical Occupancy|Stall" "$L/ncu_rows_full_details.txt" | head -40 ;;
+    san_partition)
+      GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuSelection/0.Partition*:GpuSelection/4.Partition*:GpuSelection/0.RadixSelect*:GpuSelection/4.RadixSelect*' \
+        timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/test_gpu_selection" > "$L/memcheck-partition.log" 2>&1
+      echo "memcheck partition: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) |ERROR SUMMARY' "$L/memcheck-partition.log" | tr '\n' ' ')(${SECONDS} s)"
+      GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuSelection/4.PartitionOnTheRadixRoute' \
+        timeout 100 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/test_gpu_selection" > "$L/racecheck-partition.log" 2>&1
+      echo "racecheck partition: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) |RACECHECK SUMMARY' "$L/racecheck-partition.log" | tr '\n' ' ')(${SECONDS} s)" ;;
     ncu_rows)
       timeout 120 ncu --kernel-name regex:topk_rows_kernel --launch-count 1 --clock-control none \
         --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
