@@ -28,6 +28,7 @@
 
 #include "cuda/launch.hpp"
 #include "selection/backend.hpp"
+#include "gsearch/core/topk_list.hpp"
 #include "selection/tuning_topk.hpp"
 #include "gsearch/device.hpp"
 #include "test_util.hpp"
@@ -240,6 +241,39 @@ TYPED_TEST(GpuTopk, SmallRows) {
     }
     for (int64_t rank : {int64_t(0), cols / 2, cols - 1}) expect_kthvalue(data, 1, rows, cols, rank, "random");
   }
+}
+
+// Short rows a thread each (core::short_row_list: topk_short_kernel.cuh): row counts across
+// blocks of topk_short_threads (1, one past a block, several), every list length and k at its
+// ends, columns odd and even (the staged stride), the data off its alignment; random keys, three
+// distinct values (ties in index order), the specials, and rows of one extreme value (their radix
+// keys the list's empty key: for the largest, the least value; for the smallest, the greatest).
+TYPED_TEST(GpuTopk, ShortRows) {
+  using T = TypeParam;
+  const int64_t block = cuda_backend::topk_short_threads;
+  const std::vector<int64_t> row_counts = test_subset() ? std::vector<int64_t>{block + 1}
+                                                        : std::vector<int64_t>{1, block + 1, 3 * block + 5};
+  for (const int64_t rows : row_counts)
+    for (const int64_t cols : {int64_t(1), int64_t(8), int64_t(33), int64_t(64), int64_t(65), int64_t(128)}) {
+      if (test_subset() && cols != 65) continue;
+      std::vector<std::pair<std::string, std::vector<T>>> inputs;
+      inputs.emplace_back("random", make_data<T>(rows * cols, uint64_t(rows * cols), 0));
+      inputs.emplace_back("ties", make_data<T>(rows * cols, uint64_t(cols) + 1, 3));
+      if constexpr (std::is_floating_point_v<T>)
+        inputs.emplace_back("specials", make_data<T>(rows * cols, uint64_t(cols) + 2, 0, true));
+      inputs.emplace_back("least", std::vector<T>(size_t(rows * cols), std::numeric_limits<T>::lowest()));
+      inputs.emplace_back("greatest", std::vector<T>(size_t(rows * cols), std::is_floating_point_v<T>
+                                                                              ? std::numeric_limits<T>::quiet_NaN()
+                                                                              : std::numeric_limits<T>::max()));
+      for (const auto& [what, data] : inputs)
+        for (const int64_t k : {int64_t(1), int64_t(8), int64_t(9), int64_t(16), int64_t(17), int64_t(32)}) {
+          if (k > cols || core::short_row_list(cols, k) == 0) continue;
+          if (test_subset() && k != 9) continue;
+          for (const bool largest : {true, false})
+            for (const bool sorted : {true, false})
+              expect_topk(data, cols % 2 ? 0 : 1, rows, cols, k, largest, sorted, "short rows, " + what);
+        }
+    }
 }
 
 TYPED_TEST(GpuTopk, TiesAndSpecialValues) {

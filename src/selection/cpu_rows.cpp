@@ -1,6 +1,8 @@
 // The CPU backend of torch.topk and torch.kthvalue over the last axis of a rows x cols array:
 // one row gets every thread, several rows share them out; each row selects its threshold
 // (cpu_select.hpp's select_values), then gathers the elements beyond it and the ties it needs.
+// Short rows with a small k (core::short_row_list) offer their keys to a sorted list instead
+// (core/topk_list.hpp, as the CUDA backend's thread a row): no select, no second pass, no sort.
 
 #include <algorithm>
 #include <cstdint>
@@ -13,6 +15,7 @@
 
 #include "selection/backend.hpp"
 #include "gsearch/core/radix_bits.hpp"
+#include "gsearch/core/topk_list.hpp"
 #include "selection/cpu_loops.hpp"
 #include "selection/cpu_select.hpp"
 
@@ -174,9 +177,32 @@ void partition_short_rows(const T* data, int64_t first, int64_t last, int64_t co
 
 }  // namespace
 
+// torch.topk of one short row by core::smallest_list<L>: its k outputs, sorted.
+template <int L, class T>
+void topk_short_row(const T* row, int64_t cols, int64_t k, bool largest, T* values, int64_t* indices) {
+  using K = core::radix_bits_t<T>;
+  const K flip = largest ? ~K(0) : K(0);
+  core::smallest_list<L, K> list;
+  list.clear();
+  list.offer_row([&](int c) { return K(core::radix_bits(row[c]) ^ flip); }, int(cols));
+  for (int64_t j = 0; j < k; ++j) {
+    values[j] = row[list.at[j]];
+    indices[j] = int64_t(list.at[j]);
+  }
+}
+
 template <class T>
 void topk(int threads, const T* data, int64_t rows, int64_t cols, int64_t k, bool largest, bool sorted, T* values,
           int64_t* indices) {
+  if (const int list = core::short_row_list(cols, k)) {  // sorted as found
+    for_rows(threads, rows, cols, [&](int, int64_t r) {
+      const T* row = data + r * cols;
+      if (list == 8) topk_short_row<8>(row, cols, k, largest, values + r * k, indices + r * k);
+      else if (list == 16) topk_short_row<16>(row, cols, k, largest, values + r * k, indices + r * k);
+      else topk_short_row<32>(row, cols, k, largest, values + r * k, indices + r * k);
+    });
+    return;
+  }
   for_rows(threads, rows, cols, [&](int row_threads, int64_t r) {
     topk_row(row_threads, data + r * cols, cols, k, largest, sorted, values + r * k, indices + r * k);
   });

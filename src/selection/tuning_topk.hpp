@@ -77,6 +77,14 @@ constexpr int64_t topk_staged_max_cols(int key_bytes, int64_t shared_limit) {
   return cols > 0 ? cols : 0;
 }
 
+/// Short rows, a thread a row (topk_short_kernel.cuh; which rows: core::short_row_list): rows a
+/// block, and the elements each thread has in flight while the block's rows are staged (128 x 16
+/// 4-byte loads: 8 KB a block; the per-SM bandwidth wants ~20 KB in flight at the H200's
+/// latency, and a 64-column float row stages 128 rows in 33 KB, six blocks an SM). First
+/// choices, measured at one point (10^6 x 64, k = 8; perf-notes, fifteenth session).
+inline constexpr int topk_short_threads = 128;
+inline constexpr int topk_short_loads = 16;
+
 /// The 1-D gather pass (topk_flat_kernel.cuh): 256 threads x 4 16-byte loads per tile, the shape
 /// of find's tiles (find_tiles_config, 99.9% of the read roofline on count).
 inline constexpr launch_config topk_gather_config = {256, 4};

@@ -1,4 +1,6 @@
 // The CUDA backend of topk and kthvalue (torch.topk / torch.kthvalue over the last axis):
+//  - short rows and small k (core::short_row_list), topk only: a thread a row, its outputs
+//    sorted as they are found (topk_short_kernel.cuh);
 //  - rows that fit in shared memory (and, by topk_rows_in_global, long rows when there are enough
 //    of them): the row kernel, one block per row (topk_kernel.cuh);
 //  - other rows, one at a time: the threshold by a planned select (planned_select.cuh: in device
@@ -14,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "gsearch/core/topk_list.hpp"
 #include "cuda/check.cuh"
 #include "selection/cuda/planned_select.cuh"
 #include "selection/cuda/radix_select.cuh"
@@ -23,6 +26,7 @@
 #include "cuda/stream_buffer.cuh"
 #include "selection/cuda/topk_flat_kernel.cuh"
 #include "selection/cuda/topk_kernel.cuh"
+#include "selection/cuda/topk_short_kernel.cuh"
 #include "selection/tuning_topk.hpp"
 
 namespace gsearch::cuda_backend {
@@ -69,6 +73,23 @@ bool launch_rows(cudaStream_t stream, const T* data, int64_t rows, int64_t cols,
   launch_filling(topk_rows_kernel<T, row_threads, false>, row_threads, 0, rows, stream, dev, data, rows,
                  int(cols), int(rank), flip, first_tie_only, values, indices, 0);
   return true;
+}
+
+// The short rows' kernel for a list of `list` entries (core::short_row_list's), block after
+// block of topk_short_threads rows.
+template <class T>
+void launch_short_rows(cudaStream_t stream, const T* data, int64_t rows, int64_t cols, int64_t k, bool largest,
+                       int list, T* values, int64_t* indices, const device_limits& dev) {
+  constexpr int threads = topk_short_threads;
+  const int64_t smem = threads * topk_short_stride(cols) * int64_t(sizeof(T));
+  const int64_t tiles = (rows + threads - 1) / threads;
+  const auto go = [&](auto kernel) {
+    launch_filling(kernel, threads, smem, tiles, stream, dev, data, rows, int(cols), int(k), selection_flip<T>(largest),
+                   values, indices);
+  };
+  if (list == 8) go(topk_short_rows_kernel<T, 8, threads>);
+  else if (list == 16) go(topk_short_rows_kernel<T, 16, threads>);
+  else go(topk_short_rows_kernel<T, 32, threads>);
 }
 
 // The 1-D topk of data[0, n) into values / indices [0, k), unsorted: the threshold (rank n - k
@@ -228,6 +249,10 @@ void topk(CUstream_st* stream, const T* data, int64_t rows, int64_t cols, int64_
           bool sorted, T* values, int64_t* indices) {
   if (rows <= 0 || k <= 0) return;
   const device_limits dev = current_device_limits();
+  if (const int list = core::short_row_list(cols, k)) {  // its outputs come sorted
+    launch_short_rows(stream, data, rows, cols, k, largest, list, values, indices, dev);
+    return;
+  }
   if (!launch_rows(stream, data, rows, cols, k - 1, largest, false, values, indices, dev))
     for (int64_t r = 0; r < rows; ++r)
       topk_flat(stream, data + r * cols, cols, k, largest, values + r * k, indices + r * k, dev);

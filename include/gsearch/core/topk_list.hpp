@@ -1,0 +1,90 @@
+#pragma once
+/// \file
+/// Top-k of short rows, one row by one thread (issue 41's short rows: 10^6 x 64, k = 8, torch.topk
+/// of a mixture of experts' router): the row's keys offered one by one, in index order, to a list
+/// of the L smallest seen so far, kept sorted in registers. Each offer is L compare-and-swaps
+/// with no branch (a GPU warp runs 32 rows in step, and a branch taken by one lane costs all of
+/// them), so a row of c keys costs c x L of them and no pass over the row is repeated; the list
+/// ends as the row's L smallest keys, smallest first, equal keys in index order (an offer moves
+/// an entry back only past a strictly larger key). Its first k entries are torch.topk's k outputs
+/// in sorted order, so no sort follows.
+///
+/// Keys are radix keys (core::radix_bits ^ flip: the key order, largest first when flipped, every
+/// NaN one key, -0.0 equal to 0.0). The CUDA backend runs it a thread a row
+/// (src/selection/cuda/topk_short_kernel.cuh), the CPU backend a row at a time on each thread
+/// (src/selection/cpu_rows.cpp); core_topk_list_test.cpp checks it against a sort.
+
+#include <cstdint>
+
+#include "gsearch/core/config.hpp"
+
+namespace gsearch::core {
+
+/// The L smallest (key, position) pairs offered, sorted by key, then position (fewer than L
+/// offered: the first that many entries).
+template <int L, class K>
+struct smallest_list {
+  K key[L];
+  uint32_t at[L];
+
+  /// Empty (every entry the largest key at the largest position; the first L offers are fill()'s,
+  /// which take the empty entries whatever their key: the largest key is a real key too).
+  GSEARCH_HD GSEARCH_FORCEINLINE void clear() {
+    GSEARCH_UNROLL
+    for (int j = 0; j < L; ++j) {
+      key[j] = K(~K(0));
+      at[j] = ~uint32_t(0);
+    }
+  }
+
+  /// Offers key x at position p, the p-th offer (p < L): entries p and beyond are empty, so x
+  /// goes before the first of them or before the first filled entry strictly larger.
+  GSEARCH_HD GSEARCH_FORCEINLINE void fill(K x, uint32_t p) { insert<true>(x, p); }
+
+  /// Offers key x at position p (p larger than every position offered before, and at least L):
+  /// x takes the place of the first entry strictly larger, the entries from there move back one,
+  /// the last drops out.
+  GSEARCH_HD GSEARCH_FORCEINLINE void offer(K x, uint32_t p) { insert<false>(x, p); }
+
+  /// A row's keys key(0 .. n), offered in index order.
+  template <class Key>
+  GSEARCH_HD GSEARCH_FORCEINLINE void offer_row(const Key& key, int n) {
+    const int head = n < L ? n : L;
+    for (int c = 0; c < head; ++c) fill(key(c), uint32_t(c));
+    for (int c = head; c < n; ++c) offer(key(c), uint32_t(c));
+  }
+
+ private:
+  template <bool Filling>
+  GSEARCH_HD GSEARCH_FORCEINLINE void insert(K x, uint32_t p) {
+    const uint32_t filled = p;  // (p moves back with the entries x passes)
+    bool shifting = false;      // x went in: every entry after it moves back one, equal or not
+    GSEARCH_UNROLL
+    for (int j = 0; j < L; ++j) {
+      const bool before = shifting || (Filling && uint32_t(j) >= filled) || x < key[j];
+      shifting = before;
+      const K k = key[j];
+      const uint32_t a = at[j];
+      key[j] = before ? x : k;
+      at[j] = before ? p : a;
+      x = before ? k : x;
+      p = before ? a : p;
+    }
+  }
+};
+
+/// The list length for the top-k of rows of `cols` keys one thread a row, or 0 where the row is
+/// for a block: k up to 32 in lists of 8, 16 or 32, while a row's cols x L compare-and-swaps
+/// (some 5 instructions each) stay within short_row_work. A first choice from arithmetic (a
+/// block a row runs four digit passes, each with block barriers and a scan, whatever the row's
+/// length), measured at one point: 10^6 x 64, k = 8 (bench/results/h200/issue41/, fifteenth
+/// session).
+inline constexpr int64_t short_row_max_cols = 128;
+inline constexpr int64_t short_row_work = 2048;
+GSEARCH_HD constexpr int short_row_list(int64_t cols, int64_t k) {
+  if (cols > short_row_max_cols || k < 1 || k > cols) return 0;
+  const int list = k <= 8 ? 8 : k <= 16 ? 16 : k <= 32 ? 32 : 0;
+  return list && cols * list <= short_row_work ? list : 0;
+}
+
+}  // namespace gsearch::core
