@@ -17,9 +17,12 @@
 #   partition  selection_bench --parts partition at 2^26 (kth = n/2), float32 and int32, every
 #            input kind, CUB's SortKeys and the copy roofline beside
 #   row_shapes selection_bench --parts rows at the issue's four shapes (4096 x 16384 k = 64,
-#            256 x 524,288 k = 256, 64 x 16,384 k = 512, 10^6 x 64 k = 8), uniform, CUB beside
+#            256 x 524,288 k = 256, 64 x 16,384 k = 512, 10^6 x 64 k = 8; ROW_SHAPES "rows,cols,k
+#            ..."), uniform, alone and then with CUB beside (ROWS_S: each run's limit)
 #   ncu_rows_full  the row top-k kernel's profile at 4096 x 16384, k = 64, with the warp states
 #            sampled a SASS line (the report kept, its source page printed as CSV)
+#   san_topk memcheck of the short rows (int32, float, double) and the filtered rows (float),
+#            racecheck of the short rows (float, double); subsets
 #   san_partition  memcheck of the partition tests (int32, float; subset) and racecheck of
 #            PartitionOnTheRadixRoute (float)
 #   ncu_rows the row top-k kernel's profile (selection_bench --parts rows: 4096 x 16384, k = 64)
@@ -51,8 +54,9 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
         > "$L/sass_desc_check.txt" 2>&1
       echo "sass_desc_check: exit $? $(wc -l < "$L/sass_desc_check.txt") lines"; head -5 "$L/sass_desc_check.txt" ;;
     tests)  # (radix_call.sh's tests step wrote its logs into the archive its ncu step overwrote)
-      for t in ${TESTS:-test_gpu_selection test_gpu_topk}; do
-        timeout 200 "$B/$t" > "$L/$t.log" 2>&1
+      for t in ${TESTS:-test_gpu_selection test_gpu_topk}; do  # SEL_FILTER: test_gpu_selection's gtest filter
+        filter='*'; [ "$t" = test_gpu_selection ] && filter=${SEL_FILTER:-*}
+        GTEST_FILTER=$filter timeout 200 "$B/$t" > "$L/$t.log" 2>&1
         echo "$t: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$L/$t.log" | tr '\n' ' ')(${SECONDS} s)"
         grep -E '^\[  FAILED|Failure' -A4 "$L/$t.log" | head -24
       done ;;
@@ -79,12 +83,23 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
         --json "$L/partition.json" > "$L/partition.txt" 2>&1
       echo "selection_bench partition: exit $? (${SECONDS} s)"; grep -vE "^#|^$|^roofline" "$L/partition.txt" | head -60 ;;
     row_shapes)
-      for shape in "4096 16384 64" "256 524288 256" "64 16384 512" "1000000 64 8"; do
-        set -- $shape
-        timeout 100 "$B/selection_bench" --parts rows --rows $1 --cols $2 --row-k $3 --topk-dists uniform \
-          --json "$L/rows-$1x$2.json" > "$L/rows-$1x$2.txt" 2>&1
-        echo "rows $1 x $2 k = $3: exit $? (${SECONDS} s)"; grep -E "^rows " "$L/rows-$1x$2.txt"
+      # (each shape gsearch alone first, then with CUB beside: 10^6 rows of 64 outran 100 s with
+      # both in the fifteenth session's call 2, neither row printed)
+      for shape in ${ROW_SHAPES:-"4096 16384 64" "256 524288 256" "64 16384 512" "1000000 64 8"}; do
+        set -- ${shape//,/ }
+        for peers in --no-peers ""; do
+          timeout ${ROWS_S:-100} "$B/selection_bench" --parts rows --rows $1 --cols $2 --row-k $3 --topk-dists uniform $peers \
+            --json "$L/rows-$1x$2${peers:+-alone}.json" > "$L/rows-$1x$2${peers:+-alone}.txt" 2>&1
+          echo "rows $1 x $2 k = $3 ${peers:-with CUB}: exit $? (${SECONDS} s)"; grep -E "^rows " "$L/rows-$1x$2${peers:+-alone}.txt"
+        done
       done ;;
+    san_topk)
+      GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuTopk/0.ShortRows:GpuTopk/4.ShortRows:GpuTopk/5.ShortRows:GpuTopk/4.FilteredRows' \
+        timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/test_gpu_topk" > "$L/memcheck-topk.log" 2>&1
+      echo "memcheck topk: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) |ERROR SUMMARY' "$L/memcheck-topk.log" | tr '\n' ' ')(${SECONDS} s)"
+      GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuTopk/4.ShortRows:GpuTopk/5.ShortRows' \
+        timeout 100 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/test_gpu_topk" > "$L/racecheck-topk.log" 2>&1
+      echo "racecheck topk: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) |RACECHECK SUMMARY' "$L/racecheck-topk.log" | tr '\n' ' ')(${SECONDS} s)" ;;
     ncu_rows_full)
       timeout 150 ncu --kernel-name regex:topk_rows_kernel --launch-count 1 --clock-control none --import-source yes \
         --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
