@@ -303,17 +303,20 @@ TYPED_TEST(GpuTopk, TiesAndSpecialValues) {
   }
 }
 
-// Staged rows long enough for the filter (topk_kernel.cuh's filter_row: a bound from a sample of
-// the row, then the select over the keys at or below it): random rows (the filter's candidates
-// suffice), and rows where they overflow and the whole row is selected again: few distinct values
-// (every key a tie), rows in order and in reverse, and the row's smallest keys at the sample's
-// places (for the largest, a bound that keeps most of the row); k on both sides of the filter's
-// limit, and kthvalue.
+// Staged rows long enough for the filter (topk_kernel.cuh's filter_row: a bound from the least
+// keys of groups of the row, then the select over the keys at or below it): random rows (the
+// filter's candidates suffice), and rows where they overflow and the whole row is selected
+// again: few distinct values (every key a tie), rows in order and in reverse, and the row's
+// largest keys at the positions of one group (for the smallest, a bound that keeps most of the
+// row; for the largest, a group that holds the best keys); k on both sides of the filter's limit
+// (rank + 1 <= 128 at these lengths), and kthvalue.
 TYPED_TEST(GpuTopk, FilteredRows) {
   using T = TypeParam;
   for (const int64_t cols : {int64_t(16384), int64_t(9001)}) {
-    const int64_t rows = 5, stride = cols / cuda_backend::topk_filter_sample;
+    const int64_t rows = 5;
     ASSERT_GT(cuda_backend::topk_filter_rows(cols, 63), 0) << cols;
+    ASSERT_GT(cuda_backend::topk_filter_rows(cols, 127), 0) << cols;
+    ASSERT_EQ(cuda_backend::topk_filter_rows(cols, 128), 0) << cols;
     std::vector<std::pair<std::string, std::vector<T>>> inputs;
     inputs.emplace_back("random", make_data<T>(rows * cols, uint64_t(cols), 0, true));
     inputs.emplace_back("ties", make_data<T>(rows * cols, uint64_t(cols) + 1, 5));
@@ -328,19 +331,18 @@ TYPED_TEST(GpuTopk, FilteredRows) {
       }
       inputs.emplace_back("ordered rows", ordered);
       std::vector<T> aligned = make_data<T>(rows * cols, uint64_t(cols) + 3, 0);
-      for (int64_t r = 0; r < rows;
-           ++r) {  // the row's smallest keys at the sample's places, the rest between
+      const int64_t groups = cuda_backend::topk_filter_groups(63);
+      for (int64_t r = 0; r < rows; ++r) {  // the row's largest keys at the positions = 0 mod groups
         std::vector<T> v(aligned.begin() + r * cols, aligned.begin() + (r + 1) * cols);
-        std::sort(v.begin(), v.end(), [](T a, T b) { return key_less(a, b); });
-        for (int64_t i = 0, next = cuda_backend::topk_filter_sample; i < cols; ++i)
-          aligned[size_t(r * cols + i)] = i % stride == 0 && i / stride < cuda_backend::topk_filter_sample
-                                              ? v[size_t(i / stride)]
-                                              : v[size_t(next++)];
+        std::sort(v.begin(), v.end(), [](T a, T b) { return key_less(b, a); });
+        int64_t next_large = 0, next_small = (cols + groups - 1) / groups;
+        for (int64_t i = 0; i < cols; ++i)
+          aligned[size_t(r * cols + i)] = i % groups == 0 ? v[size_t(next_large++)] : v[size_t(next_small++)];
       }
-      inputs.emplace_back("sample-aligned", aligned);
+      inputs.emplace_back("group-aligned", aligned);
     }
     for (const auto& [what, data] : inputs) {
-      for (const int64_t k : {int64_t(1), int64_t(64), int64_t(1024 / stride + 1)})
+      for (const int64_t k : {int64_t(1), int64_t(64), int64_t(128), int64_t(129)})
         for (const bool largest : {true, false}) {
           if (test_subset() && (k != 64 || !largest)) continue;
           expect_topk(data, 1, rows, cols, k, largest, true, what);

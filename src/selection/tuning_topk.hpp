@@ -34,17 +34,30 @@ inline constexpr int topk_stage_loads = 8;
 /// key type: the 1 KB histogram, the block scan, per-warp counts): the staged-row rule below
 /// leaves them room, and src/selection/cuda/topk.cu checks the kernel's real figure too.
 inline constexpr int64_t topk_rows_reserved_shared = 3072;
-/// The staged row kernel's filter (topk_kernel.cuh's filter_row): a bound from the key of the
-/// wanted rank among topk_filter_sample keys of the row spaced cols / topk_filter_sample apart,
-/// then the select over the row's keys at or below it alone, up to topk_filter_capacity of them
-/// (4-byte positions in shared memory after the row). A random row keeps about (rank + 1) x
-/// stride keys (520 for k = 64 of 16,384), where the whole-row select reads the row once a digit
-/// with a warp-wide match a key; more than the capacity (ties, an ordered row, a sample that
-/// holds the row's far end) selects over the whole row as before. Taken where the expected count
-/// is at most half the capacity and the sample at most a quarter of the row.
-inline constexpr int topk_filter_sample = 2048;
+/// The staged row kernel's filter (topk_kernel.cuh's filter_row): a bound, the largest of the
+/// least keys of G groups of the row (group g: the positions = g mod G; G the power of two at
+/// or above rank + 1, so G keys, one a group, lie at or below it), then the select over the row's
+/// keys at or below it alone, up to topk_filter_capacity of them (4-byte positions in shared
+/// memory after the row). A random row keeps about G ln(G / ln 2) keys (the median of the largest
+/// of G minima of cols / G keys: 290 for k = 64, where the earlier bound, the wanted rank among
+/// 2,048 keys spaced along the row, kept ~520 and cost four digit passes over them), where the
+/// whole-row select reads the row once a digit with a warp-wide match a key; more than the
+/// capacity (ties, a group of large keys) selects over the whole row as before. Taken where the
+/// expected count is at most half the capacity and a quarter of the row, and G divides the
+/// block's threads (each thread's keys then lie in one group).
 inline constexpr int topk_filter_capacity = 2048;
-inline constexpr int64_t topk_filter_min_stride = 4;
+/// G for the key of rank `rank`: the least power of two >= rank + 1.
+constexpr int topk_filter_groups(int64_t rank) {
+  int g = 1;
+  while (g < rank + 1 && g <= topk_rows_threads) g *= 2;
+  return g;
+}
+/// A random row's expected candidates for G groups, G ln(G / ln 2) (ln as 0.693 log2 + 0.367).
+constexpr int64_t topk_filter_expected(int groups) {
+  int log2 = 0;
+  while ((1 << log2) < groups) ++log2;
+  return int64_t(groups) * (693 * log2 + 367) / 1000;
+}
 /// The staged row kernel's dynamic shared memory: the row's keys with the slack that lands its
 /// 16-byte loads on 16-byte aligned keys (16 / key_bytes - 1 keys: topk_kernel.cuh's
 /// stage_row_keys), then, from the next 16-byte boundary, the filter's positions (4 bytes each).
@@ -57,9 +70,11 @@ constexpr int64_t topk_filter_positions_offset(int64_t cols, int key_bytes) {
 }
 /// The filter's capacity for a staged row of `cols` keys and the key of rank `rank`, or 0 (none).
 constexpr int topk_filter_rows(int64_t cols, int64_t rank) {
-  const int64_t stride = cols / topk_filter_sample;
-  return stride >= topk_filter_min_stride && rank < topk_filter_sample &&
-                 2 * (rank + 1) * stride <= topk_filter_capacity
+  const int groups = topk_filter_groups(rank);
+  const int64_t expected = topk_filter_expected(groups);
+  // (groups x 8 bytes within the kernel's 1 KB histogram, which holds the groups' keys meanwhile)
+  return groups <= topk_rows_threads && topk_rows_threads % groups == 0 && groups * 8 <= topk_radix_bins * 4 &&
+                 2 * expected <= topk_filter_capacity && 4 * expected <= cols
              ? topk_filter_capacity
              : 0;
 }

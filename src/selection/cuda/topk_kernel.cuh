@@ -242,14 +242,6 @@ __device__ void write_row_outputs(const Keys& key, const At& at, const T* __rest
   }
 }
 
-/// The row's keys in shared memory read at sample positions: key(i) = staged[i * stride].
-template <class K>
-struct sampled_keys {
-  const K* staged;
-  int stride;
-  __device__ GSEARCH_FORCEINLINE K operator()(int i) const { return staged[i * stride]; }
-};
-
 /// The row's filtered candidates: key(j) = staged[at[j]].
 template <class K>
 struct candidate_keys {
@@ -258,23 +250,52 @@ struct candidate_keys {
   __device__ GSEARCH_FORCEINLINE K operator()(int j) const { return staged[at[j]]; }
 };
 
-/// The candidates for the key of rank `rank` of a staged row: a bound, the key of that rank among
-/// topk_filter_sample keys `stride` apart (rank + 1 of them lie at or below it, all in the row,
-/// so the row's key of rank `rank` lies at or below it too), and the positions of the row's keys
-/// at or below the bound, in index order (each warp over its own contiguous slice, as
-/// write_row_outputs), into at[0, capacity). Returns their count, which includes the row's keys
-/// of ranks 0 ... rank and every key equal to the one of rank `rank`; or -1, with nothing
-/// written, when there are more than `capacity` (the caller selects over the whole row then). A
-/// random row keeps about (rank + 1) x stride keys, where the whole-row select reads the row once
-/// a digit (topk_filter_capacity).
+/// The filter's bound for the key of rank `rank` (< groups, a power of two dividing Threads): the
+/// largest of the least keys of `groups` groups of the staged row, group g the positions = g mod
+/// groups. One key a group lies at or below it, so rank + 1 keys do, and the row's key of rank
+/// `rank` too. Thread t's keys (positions t, t + Threads, ...) all lie in group t mod groups: each
+/// thread takes its least, lanes of one group in a warp combine by shuffles, and the warps by
+/// atomic maxima of the complements in `scratch` (groups keys, zero on entry: the complement of
+/// a group's least, so zero stands for none yet). Every warp then reads the bound; the caller
+/// zeroes scratch after its next barrier.
 template <int Threads, class K>
-__device__ int filter_row(const K* staged, int cols, int rank, int stride, uint32_t* at, int capacity,
-                          radix_state<K>& state, unsigned* histogram, unsigned* choice, K* unique_key,
-                          typename cub::BlockScan<unsigned, Threads>::TempStorage& scan_temp,
-                          int* warp_count) {
+__device__ K group_min_bound(const K* staged, int cols, int groups, K* scratch) {
+  const int lane = int(threadIdx.x) % 32;
+  K least = K(~K(0));
+  for (int i = int(threadIdx.x); i < cols; i += Threads) least = staged[i] < least ? staged[i] : least;
+  for (int o = groups; o < 32; o *= 2) {
+    const K other = __shfl_xor_sync(0xffffffffu, least, o);
+    least = other < least ? other : least;
+  }
+  if (lane < groups) {
+    K* const slot = &scratch[int(threadIdx.x) % groups];
+    if constexpr (sizeof(K) == 8)
+      atomicMax(reinterpret_cast<unsigned long long*>(slot), static_cast<unsigned long long>(K(~least)));
+    else
+      atomicMax(slot, K(~least));
+  }
+  __syncthreads();
+  K fewest = K(~K(0));  // the least complement: the bound's
+  for (int g = lane; g < groups; g += 32) fewest = scratch[g] < fewest ? scratch[g] : fewest;
+  for (int o = 16; o > 0; o /= 2) {
+    const K other = __shfl_xor_sync(0xffffffffu, fewest, o);
+    fewest = other < fewest ? other : fewest;
+  }
+  return K(~fewest);
+}
+
+/// The candidates for the key of rank `rank` of a staged row: group_min_bound's bound and the
+/// positions of the row's keys at or below it, in index order (each warp over its own contiguous
+/// slice, as write_row_outputs), into at[0, capacity). Returns their count, which includes the
+/// row's keys of ranks 0 ... rank and every key equal to the one of rank `rank`; or -1, with
+/// nothing written, when there are more than `capacity` (the caller selects over the whole row
+/// then). `histogram` (zero on entry, left zero) holds the groups' keys meanwhile.
+template <int Threads, class K>
+__device__ int filter_row(const K* staged, int cols, int rank, int groups, uint32_t* at, int capacity,
+                          unsigned* histogram, int* warp_count) {
   constexpr int warps = Threads / 32;
-  const K bound = select_rank<Threads>(sampled_keys<K>{staged, stride}, topk_filter_sample, rank, state,
-                                       histogram, choice, unique_key, scan_temp);
+  K* const scratch = reinterpret_cast<K*>(histogram);
+  const K bound = group_min_bound<Threads>(staged, cols, groups, scratch);
   const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32;
   const int slice = int(((int64_t(cols) + warps - 1) / warps + 31) / 32 * 32);
   const int begin = int(int64_t(warp) * slice < cols ? int64_t(warp) * slice : cols);
@@ -285,7 +306,8 @@ __device__ int filter_row(const K* staged, int cols, int rank, int stride, uint3
     mine += __popc(int(__ballot_sync(0xffffffffu, i < end && staged[i] <= bound)));
   }
   if (lane == 0) warp_count[warp] = mine;
-  __syncthreads();
+  __syncthreads();  // (every warp has read the bound: scratch is free)
+  for (int i = int(threadIdx.x); i < groups * int(sizeof(K) / sizeof(unsigned)); i += Threads) histogram[i] = 0;
   int before = 0, total = 0;
   for (int w = 0; w < warps; ++w) {
     before += w < warp ? warp_count[w] : 0;
@@ -323,7 +345,7 @@ __global__ void __launch_bounds__(Threads)
                      bool first_tie_only, T* __restrict__ values, int64_t* __restrict__ indices, int filter) {
   using K = core::radix_bits_t<T>;
   extern __shared__ __align__(16) unsigned char topk_shared[];
-  __shared__ unsigned histogram[topk_radix_bins];
+  __shared__ __align__(8) unsigned histogram[topk_radix_bins];  // (also filter_row's groups' keys)
   __shared__ unsigned choice[3];
   __shared__ K unique_key;
   __shared__ int warp_less[Threads / 32], warp_equal[Threads / 32];
@@ -345,8 +367,8 @@ __global__ void __launch_bounds__(Threads)
     uint32_t* const at = reinterpret_cast<uint32_t*>(topk_shared + topk_filter_positions_offset(cols, sizeof(T)));
     if constexpr (Staged)
       if (filter > 0)  // uniform
-        candidates = filter_row<Threads>(key.staged, cols, rank, cols / topk_filter_sample, at, filter, state,
-                                         histogram, choice, &unique_key, scan_temp, warp_less);
+        candidates = filter_row<Threads>(key.staged, cols, rank, topk_filter_groups(rank), at, filter, histogram,
+                                         warp_less);
     if (candidates >= 0) {  // uniform
       const candidate_keys<K> among{key.staged, at};
       const K threshold =
