@@ -17,6 +17,8 @@ What runs (a: the numpy array, n its length):
   and, asked for by --ops (not by default), of a as rows (n // c, c) for each c of --cols:
     partition_rows     gsearch.partition(r, c // 2, axis=-1)     np.partition(r, c // 2, axis=-1)
     argpartition_rows  gsearch.argpartition(r, c // 2, axis=-1)  np.argpartition(r, c // 2, axis=-1)
+    topk_rows          gsearch.topk(r, 8) (torch.topk: the 8      np.argpartition(r, c - 8, axis=-1)'s last
+                       largest a row, sorted, and their indices)  8, sorted by np.argsort (c >= 8)
 Results are compared before timing (select, quantile, median: equal values, quantile100 of float32
 within 2 float32 ulps of numpy's array-q float64 arithmetic; partition: a[kth] equal, the two sides
 around it, and the sorted outputs equal). Timing, timeit-style (as
@@ -49,7 +51,8 @@ from . import selection_inputs as si  # noqa: E402
 SCHEMA = "gsearch-bench-selection-cpu/1"
 SIZES = [1000, 10**4, 10**5, 10**6, 1 << 24]
 OPS = ("select", "partition", "quantile", "quantile100", "median")
-ROW_OPS = ("partition_rows", "argpartition_rows")
+ROW_OPS = ("partition_rows", "argpartition_rows", "topk_rows")
+TOPK_K = 8
 Q100 = np.arange(100) / 99
 
 
@@ -60,6 +63,15 @@ def log(msg):
 def calls(gs, op, a):
     """(gsearch's call, numpy's call) of op on a, each a function of no arguments."""
     k = a.shape[-1] // 2
+    if op == "topk_rows":
+        def numpy_topk():
+            part = np.argpartition(a, a.shape[-1] - TOPK_K, axis=-1)[:, -TOPK_K:]
+            vals = np.take_along_axis(a, part, axis=-1)
+            order = np.argsort(-vals if vals.dtype.kind == "f" else vals, axis=-1, kind="stable")
+            if vals.dtype.kind != "f":
+                order = order[:, ::-1]
+            return np.take_along_axis(vals, order, axis=-1), np.take_along_axis(part, order, axis=-1)
+        return (lambda: gs.topk(a, TOPK_K), numpy_topk)
     if op in ROW_OPS:
         fn = "partition" if op == "partition_rows" else "argpartition"
         return (lambda: getattr(gs, fn)(a, k, axis=-1), lambda: getattr(np, fn)(a, k, axis=-1))
@@ -75,6 +87,10 @@ def calls(gs, op, a):
 def same(op, a, got, want):
     """gsearch's result against numpy's: equal (quantiles bit for bit since issue 38: an array q
     of float32 data is interpolated in float64, as numpy does; docs/semantics.md)."""
+    if op == "topk_rows":  # the values, largest first, equal; each index points at its value
+        values, indices = (np.asarray(x) for x in got)
+        return (bool(np.array_equal(values, want[0])) and
+                bool(np.array_equal(np.take_along_axis(a, indices, axis=-1), values)))
     got = np.asarray(got)
     if op in ROW_OPS:  # each row partitioned around its kth: the values, from the indices for argpartition
         k = a.shape[-1] // 2
@@ -169,7 +185,7 @@ def main(argv=None):
                 flat = si.values(np, dist, dtype, n, a.seed)
                 for op, c in [(op, c) for op in ops for c in (cols if op in ROW_OPS else [None])]:
                     arr = flat if c is None else flat[: n // c * c].reshape(n // c, c)
-                    if arr.size == 0:
+                    if arr.size == 0 or (op == "topk_rows" and c < TOPK_K):
                         continue
                     g, nfn = calls(gs, op, arr)
                     ok = same(op, arr, g(), nfn())
