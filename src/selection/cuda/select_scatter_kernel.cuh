@@ -25,10 +25,6 @@
 
 namespace gsearch::cuda_backend {
 
-/// Buckets up to which partition_scatter_kernel ranks a warp's items by a ballot a bucket (the
-/// 3 or 5 of one or two kth) instead of __match_any_sync.
-inline constexpr int scatter_ballot_buckets = 5;
-
 /// The shared memory of partition_scatter_kernel for m splitters: the splitters, then per bucket
 /// the tile's count and its base in the output.
 template <class T>
@@ -67,24 +63,11 @@ __global__ void __launch_bounds__(Threads)
     if (out_indices) out_indices[at] = i;
   };
 
+  // Tile 0's head, by thread 0 of the block that takes tile 0 (at most 3 elements): a slot each.
   // Where `c` elements of bucket b go: the first of c slots taken from its cursor.
   const auto reserve = [&](int b, u64 c) {
     return even_down && b % 2 == 0 ? atomicAdd(cursors + b, u64(0) - c) - c : atomicAdd(cursors + b, c);
   };
-  // The lanes of the warp whose item is in bucket b (b = -1: none): a ballot a bucket for the
-  // few buckets of one or two kth, else a warp-wide match.
-  const bool few = buckets <= scatter_ballot_buckets;
-  const auto peers_of = [&](int b) {
-    if (!few) return __match_any_sync(0xffffffffu, b);
-    unsigned peers = 0;
-    GSEARCH_UNROLL
-    for (int q = 0; q < scatter_ballot_buckets; ++q) {
-      const unsigned in_q = __ballot_sync(0xffffffffu, b == q);
-      peers = b == q ? in_q : peers;
-    }
-    return peers;
-  };
-  // Tile 0's head, by thread 0 of the block that takes tile 0 (at most 3 elements): a slot each.
   if (blockIdx.x == 0 && threadIdx.x == 0)
     for (int64_t i = 0; i < layout.head; ++i) {
       const int b = core::select_bucket(split, m, data[i]);
@@ -101,7 +84,7 @@ __global__ void __launch_bounds__(Threads)
     GSEARCH_UNROLL
     for (int j = 0; j < view_t::items; ++j) {
       const int b = view.valid >> j & 1 ? core::select_bucket(split, m, view.x[j]) : -1;
-      const unsigned peers = peers_of(b);
+      const unsigned peers = __match_any_sync(0xffffffffu, b);
       const int leader = __ffs(int(peers)) - 1;
       uint32_t first = 0;
       if (b >= 0 && lane == leader) first = atomicAdd(tile_count + b, uint32_t(__popc(peers)));
