@@ -13,6 +13,9 @@ targets) and writes into --out:
                          panel per float32 size
     selection_topk.png   1-D topk against k: gsearch sorted / unsorted, CUB DeviceTopK (and
                          torch.topk), one panel per element type, uniform input
+    selection_partition.png  partition at kth = n/2 by input: gsearch, CUB's sort, the copy roofline
+    selection_rows.png   row topk by shape: gsearch and CUB DeviceBatchedTopK, sorted and unsorted
+Each figure only where the JSON has its rows.
 """
 import os
 import sys
@@ -133,18 +136,13 @@ def tables(doc, rows, args):
     return "\n".join(out) + "\n"
 
 
-def figures(doc, rows, out):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    os.makedirs(out, exist_ok=True)
-    py = py_rows(_python.get("doc"))
-    paths = []
-
-    # Time against n.
-    fig, ax = plt.subplots(figsize=(7, 4.8))
+def select_size_figure(doc, rows, py, out, plt):
+    """Select of one rank against n (float32 uniform): selection_size.png, where there are select rows."""
     sel = rows_of(rows, part="select", dtype="float32", dist="uniform")
     sizes = sorted({r["n"] for r in sel})
+    if not sel:
+        return []
+    fig, ax = plt.subplots(figsize=(7, 4.8))
     series = [("gsearch select, k=1024", lambda n: ms_of(sel, impl="gsearch", n=n, k=min(1024, n), ranks=1), "o", 2.2),
               ("gsearch select, 100 ranks", lambda n: ms_of(sel, impl="gsearch", n=n, ranks=100), "o", 1.2),
               ("CUB 3.6 DeviceTopK k=1024", lambda n: ms_of(sel, impl="cub", call="DeviceTopK::MaxKeys", n=n,
@@ -172,7 +170,76 @@ def figures(doc, rows, out):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     fig.suptitle(pc.suptitle(doc, "Select one rank against the size"))
-    paths.append(pc.save(fig, out, "selection_size.png"))
+    return [pc.save(fig, out, "selection_size.png")]
+
+
+
+def partition_figure(doc, rows, out, plt):
+    """partition of n at kth = n/2 by input, one panel a dtype: gsearch, CUB's sort, the copy
+    roofline and the issue's 0.25 ms: selection_partition.png."""
+    types = [t for t in ("float32", "int32") if rows_of(rows, part="partition", dtype=t)]
+    if not types:
+        return []
+    fig, axes = plt.subplots(1, len(types), figsize=(6.5 * len(types), 4.6), squeeze=False)
+    for ax, t in zip(axes[0], types):
+        s = rows_of(rows, part="partition", dtype=t)
+        dists = [d for d in DISTS if rows_of(s, dist=d)]
+        kinds = [("gsearch partition", dict(impl="gsearch")), ("CUB 3.6 SortKeys", dict(impl="cub"))]
+        width = 0.8 / len(kinds)
+        for j, (label, want) in enumerate(kinds):
+            vals = [ms_of(s, dist=d, **want) or 0 for d in dists]
+            ax.bar([i + j * width for i in range(len(dists))], vals, width, label=label)
+        n = s[0]["n"]
+        copy = roof_ms(doc, "copy", n)
+        if copy:
+            ax.axhline(copy, color="g", linewidth=0.8, linestyle="--", label=f"copy roofline {copy:.3f} ms")
+        ax.axhline(0.25, color="k", linewidth=0.8, linestyle=":", label="issue 41 target: 0.25 ms")
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(dists))])
+        ax.set_xticklabels(dists, rotation=30, fontsize=8)
+        ax.set_ylabel("ms")
+        ax.set_title(f"{t}, n = {pc.fmt_n(n)}, kth = n/2")
+        ax.legend(fontsize=7)
+    fig.suptitle(pc.suptitle(doc, "partition (the whole array rewritten)"))
+    return [pc.save(fig, out, "selection_partition.png")]
+
+
+def rows_figure(doc, rows, out, plt):
+    """Row topk, one group of bars a shape (rows x cols, k): gsearch sorted / unsorted, CUB's
+    DeviceBatchedTopK sorted / unsorted, log scale: selection_rows.png."""
+    s = rows_of(rows, part="rows")
+    if not s:
+        return []
+    shapes = sorted({(r.get("rows"), r.get("cols"), r.get("k")) for r in s}, key=lambda x: (x[0] or 0) * (x[1] or 0))
+    kinds = [("gsearch sorted", dict(impl="gsearch", call="topk sorted")),
+             ("gsearch unsorted", dict(impl="gsearch", call="topk unsorted")),
+             ("CUB 3.6 DeviceBatchedTopK sorted", dict(impl="cub", call="DeviceBatchedTopK::MaxPairs sorted")),
+             ("CUB 3.6 DeviceBatchedTopK unsorted", dict(impl="cub", call="DeviceBatchedTopK::MaxPairs unsorted"))]
+    fig, ax = plt.subplots(figsize=(max(6.5, 2.6 * len(shapes)), 4.6))
+    width = 0.8 / len(kinds)
+    for j, (label, want) in enumerate(kinds):
+        vals = [ms_of([r for r in s if (r.get("rows"), r.get("cols"), r.get("k")) == sh], **want) or 0 for sh in shapes]
+        ax.bar([i + j * width for i in range(len(shapes))], vals, width, label=label)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(shapes))])
+    ax.set_xticklabels([f"{sh[0]} x {sh[1]}, k = {sh[2]}" for sh in shapes], fontsize=8)
+    ax.set_yscale("log")
+    ax.set_ylabel("ms")
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.suptitle(pc.suptitle(doc, "Row topk (float32, uniform)"))
+    return [pc.save(fig, out, "selection_rows.png")]
+
+
+def figures(doc, rows, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    os.makedirs(out, exist_ok=True)
+    py = py_rows(_python.get("doc"))
+    paths = []
+
+    paths += select_size_figure(doc, rows, py, out, plt)
+    paths += partition_figure(doc, rows, out, plt)
+    paths += rows_figure(doc, rows, out, plt)
 
     # Time by input.
     sizes = sorted({r["n"] for r in rows_of(rows, part="select", dtype="float32")})

@@ -18,7 +18,7 @@ from . import selection_inputs as si
 HERE = pathlib.Path(__file__).resolve().parent
 SCRIPT = PlotScript(HERE / "plot_selection.py", HERE / "sample_selection_results.json", "selection.json")
 SCHEMA = "gsearch-bench-selection/1"
-FIGURES = ["selection_dist.png", "selection_size.png", "selection_topk.png"]
+FIGURES = ["selection_dist.png", "selection_partition.png", "selection_rows.png", "selection_size.png", "selection_topk.png"]
 
 
 def test_sample_is_synthetic():
