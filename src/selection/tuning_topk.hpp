@@ -96,7 +96,8 @@ constexpr int64_t topk_staged_max_cols(int key_bytes, int64_t shared_limit) {
 /// block, and the elements each thread has in flight while the block's rows are staged (128 x 16
 /// 4-byte loads: 8 KB a block; the per-SM bandwidth wants ~20 KB in flight at the H200's
 /// latency, and a 64-column float row stages 128 rows in 33 KB, six blocks an SM). First
-/// choices, measured at one point (10^6 x 64, k = 8; perf-notes, fifteenth session).
+/// choices, measured at one point: 10^6 x 64, k = 8, 0.276 ms on one H200, 21% of the read
+/// roofline (bench/results/h200/issue41/rows-ce37e82.json; perf-notes, fifteenth session).
 inline constexpr int topk_short_threads = 128;
 inline constexpr int topk_short_loads = 16;
 

@@ -77,8 +77,9 @@ struct smallest_list {
 /// for a block: k up to 32 in lists of 8, 16 or 32, while a row's cols x L compare-and-swaps
 /// (some 5 instructions each) stay within short_row_work. A first choice from arithmetic (a
 /// block a row runs four digit passes, each with block barriers and a scan, whatever the row's
-/// length), measured at one point: 10^6 x 64, k = 8 (bench/results/h200/issue41/, fifteenth
-/// session).
+/// length), measured at one point: 10^6 x 64, k = 8, 0.276 ms on one H200
+/// (bench/results/h200/issue41/rows-ce37e82.json), and on the CPU 2.2-4.0x the path before it
+/// (bench/results/cpu/issue41/topk_rows_cpu-cb00576.md).
 inline constexpr int64_t short_row_max_cols = 128;
 inline constexpr int64_t short_row_work = 2048;
 GSEARCH_HD constexpr int short_row_list(int64_t cols, int64_t k) {
