@@ -71,12 +71,12 @@ TEST(CoreTopkList, ShortRowRule) {
   EXPECT_EQ(core::short_row_list(64, 1), 8);
   EXPECT_EQ(core::short_row_list(64, 9), 16);
   EXPECT_EQ(core::short_row_list(64, 32), 32);
-  EXPECT_EQ(core::short_row_list(64, 33), 0);      // past the longest list
+  EXPECT_EQ(core::short_row_list(64, 33), 0);  // past the longest list
   EXPECT_EQ(core::short_row_list(128, 16), 16);
-  EXPECT_EQ(core::short_row_list(128, 17), 0);     // 128 x 32 past short_row_work
-  EXPECT_EQ(core::short_row_list(129, 1), 0);      // past short_row_max_cols
+  EXPECT_EQ(core::short_row_list(128, 17), 0);  // 128 x 32 past short_row_work
+  EXPECT_EQ(core::short_row_list(129, 1), 0);   // past short_row_max_cols
   EXPECT_EQ(core::short_row_list(5, 5), 8);
-  EXPECT_EQ(core::short_row_list(5, 6), 0);        // k > cols
+  EXPECT_EQ(core::short_row_list(5, 6), 0);  // k > cols
   EXPECT_EQ(core::short_row_list(5, 0), 0);
 }
 

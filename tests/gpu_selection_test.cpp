@@ -220,22 +220,27 @@ TYPED_TEST(GpuSelection, SelectRejectsBadRanks) {
 TYPED_TEST(GpuSelection, PartitionOnTheRadixRoute) {
   using T = TypeParam;
   const uint64_t seed = test_seed();
-  const std::vector<int64_t> sizes = test_subset() ? std::vector<int64_t>{cuda_backend::radix_select_min_n + 7}
-                                                   : std::vector<int64_t>{cuda_backend::radix_select_min_n,
-                                                                          cuda_backend::radix_select_min_n * 2 + 7,
-                                                                          (int64_t{1} << 20) + 3};
+  const std::vector<int64_t> sizes =
+      test_subset() ? std::vector<int64_t>{cuda_backend::radix_select_min_n + 7}
+                    : std::vector<int64_t>{cuda_backend::radix_select_min_n,
+                                           cuda_backend::radix_select_min_n * 2 + 7, (int64_t{1} << 20) + 3};
   for (const int64_t n : sizes)
     for (const shape sh : gpu_shapes()) {
       const std::vector<T> data = make_input<T>(sh, n, seed ^ uint64_t(n) ^ 77);
-      for (const std::vector<int64_t>& kth : {std::vector<int64_t>{n / 2}, {0}, {n - 1}, {n / 2 - 1, n / 2},
-                                              {0, n - 1}, {n / 3, 2 * n / 3}, {n - 2, n - 1}}) {
-        SCOPED_TRACE(std::string(name(sh)) + ", n = " + std::to_string(n) + ", kth " + std::to_string(kth[0]) +
+      for (const std::vector<int64_t>& kth : {std::vector<int64_t>{n / 2},
+                                              {0},
+                                              {n - 1},
+                                              {n / 2 - 1, n / 2},
+                                              {0, n - 1},
+                                              {n / 3, 2 * n / 3},
+                                              {n - 2, n - 1}}) {
+        SCOPED_TRACE(std::string(name(sh)) + ", n = " + std::to_string(n) + ", kth " +
+                     std::to_string(kth[0]) +
                      (kth.size() > 1 ? ", " + std::to_string(kth[1]) : std::string()));
         check_partitions(data, n % 2, kth);
       }
     }
 }
-
 
 // Along the last axis of a rows x cols array in one call: short rows (each sorted by a block),
 // rows just past the block sorts' tiles (each by the 1-D partition), every shape; and the CPU's

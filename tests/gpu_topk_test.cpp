@@ -27,10 +27,10 @@
 #include <vector>
 
 #include "cuda/launch.hpp"
-#include "selection/backend.hpp"
 #include "gsearch/core/topk_list.hpp"
-#include "selection/tuning_topk.hpp"
 #include "gsearch/device.hpp"
+#include "selection/backend.hpp"
+#include "selection/tuning_topk.hpp"
 #include "test_util.hpp"
 
 namespace gsearch::test {
@@ -251,8 +251,8 @@ TYPED_TEST(GpuTopk, SmallRows) {
 TYPED_TEST(GpuTopk, ShortRows) {
   using T = TypeParam;
   const int64_t block = cuda_backend::topk_short_threads;
-  const std::vector<int64_t> row_counts = test_subset() ? std::vector<int64_t>{block + 1}
-                                                        : std::vector<int64_t>{1, block + 1, 3 * block + 5};
+  const std::vector<int64_t> row_counts =
+      test_subset() ? std::vector<int64_t>{block + 1} : std::vector<int64_t>{1, block + 1, 3 * block + 5};
   for (const int64_t rows : row_counts)
     for (const int64_t cols : {int64_t(1), int64_t(8), int64_t(33), int64_t(64), int64_t(65), int64_t(128)}) {
       if (test_subset() && cols != 65) continue;
@@ -262,9 +262,10 @@ TYPED_TEST(GpuTopk, ShortRows) {
       if constexpr (std::is_floating_point_v<T>)
         inputs.emplace_back("specials", make_data<T>(rows * cols, uint64_t(cols) + 2, 0, true));
       inputs.emplace_back("least", std::vector<T>(size_t(rows * cols), std::numeric_limits<T>::lowest()));
-      inputs.emplace_back("greatest", std::vector<T>(size_t(rows * cols), std::is_floating_point_v<T>
-                                                                              ? std::numeric_limits<T>::quiet_NaN()
-                                                                              : std::numeric_limits<T>::max()));
+      inputs.emplace_back("greatest",
+                          std::vector<T>(size_t(rows * cols), std::is_floating_point_v<T>
+                                                                  ? std::numeric_limits<T>::quiet_NaN()
+                                                                  : std::numeric_limits<T>::max()));
       for (const auto& [what, data] : inputs)
         for (const int64_t k : {int64_t(1), int64_t(8), int64_t(9), int64_t(16), int64_t(17), int64_t(32)}) {
           if (k > cols || core::short_row_list(cols, k) == 0) continue;

@@ -8,14 +8,14 @@
 #include <cstdint>
 #include <cstring>
 #include <numeric>
-#include <type_traits>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
-#include "selection/backend.hpp"
 #include "gsearch/core/radix_bits.hpp"
 #include "gsearch/core/topk_list.hpp"
+#include "selection/backend.hpp"
 #include "selection/cpu_loops.hpp"
 #include "selection/cpu_select.hpp"
 
@@ -197,9 +197,12 @@ void topk(int threads, const T* data, int64_t rows, int64_t cols, int64_t k, boo
   if (const int list = core::short_row_list(cols, k)) {  // sorted as found
     for_rows(threads, rows, cols, [&](int, int64_t r) {
       const T* row = data + r * cols;
-      if (list == 8) topk_short_row<8>(row, cols, k, largest, values + r * k, indices + r * k);
-      else if (list == 16) topk_short_row<16>(row, cols, k, largest, values + r * k, indices + r * k);
-      else topk_short_row<32>(row, cols, k, largest, values + r * k, indices + r * k);
+      if (list == 8)
+        topk_short_row<8>(row, cols, k, largest, values + r * k, indices + r * k);
+      else if (list == 16)
+        topk_short_row<16>(row, cols, k, largest, values + r * k, indices + r * k);
+      else
+        topk_short_row<32>(row, cols, k, largest, values + r * k, indices + r * k);
     });
     return;
   }

@@ -73,8 +73,9 @@ constexpr int topk_filter_rows(int64_t cols, int64_t rank) {
   const int groups = topk_filter_groups(rank);
   const int64_t expected = topk_filter_expected(groups);
   // (groups x 8 bytes within the kernel's 1 KB histogram, which holds the groups' keys meanwhile)
-  return groups <= topk_rows_threads && topk_rows_threads % groups == 0 && groups * 8 <= topk_radix_bins * 4 &&
-                 2 * expected <= topk_filter_capacity && 4 * expected <= cols
+  return groups <= topk_rows_threads && topk_rows_threads % groups == 0 &&
+                 groups * 8 <= topk_radix_bins * 4 && 2 * expected <= topk_filter_capacity &&
+                 4 * expected <= cols
              ? topk_filter_capacity
              : 0;
 }

@@ -110,7 +110,8 @@ const T* radix_select<T>::values() const {
 }
 template <class T>
 const int64_t* radix_select<T>::less() const {
-  return reinterpret_cast<const int64_t*>(static_cast<const unsigned char*>(state_) + offsetof(radix_select_state<T>, less));
+  return reinterpret_cast<const int64_t*>(static_cast<const unsigned char*>(state_) +
+                                          offsetof(radix_select_state<T>, less));
 }
 template <class T>
 const int32_t* radix_select<T>::status() const {

@@ -116,7 +116,8 @@ __global__ void __launch_bounds__(Threads, 1)
         __syncwarp();
     }
   if (int(threadIdx.x) < ranks.r) {
-    st->slot[threadIdx.x] = core::radix_first_slot(sample, S, ranks.rank[threadIdx.x], n, radix_select_margin);
+    st->slot[threadIdx.x] =
+        core::radix_first_slot(sample, S, ranks.rank[threadIdx.x], n, radix_select_margin);
     st->asked[threadIdx.x] = ranks.rank[threadIdx.x];
   }
   for (int i = threadIdx.x; i < ranks.r * core::radix_bins; i += Threads) (&st->hist[0][0])[i] = 0;

@@ -444,12 +444,12 @@ std::vector<T> select_to_host(cudaStream_t stream, const T* data, int64_t n, con
 /// elements under values[i], over values[i - 1]) ends at less[i], bucket 2i + 1 (those equal to
 /// values[i]) begins there, bucket 2m ends at n. Equal answers (equal kth values) give equal
 /// bounds: core::select_bucket puts their elements in the last one's odd bucket, the others stay empty.
-__global__ void partition_cursors_kernel(const int64_t* __restrict__ less, int m, int64_t n, u64* __restrict__ cursors) {
+__global__ void partition_cursors_kernel(const int64_t* __restrict__ less, int m, int64_t n,
+                                         u64* __restrict__ cursors) {
   const int i = threadIdx.x;
   if (i < m) cursors[2 * i] = cursors[2 * i + 1] = u64(less[i]);
   if (i == 0) cursors[2 * m] = u64(n);
 }
-
 
 // partition by sorting (kth values too many for buckets): the keys' bits sorted with their
 // indices; both outputs from them.
@@ -587,14 +587,16 @@ void partition(CUstream_st* stream, const T* data, int64_t n, const int64_t* kth
   // As many kth as select routes to the radix select: its answers and the counts under them
   // place every bucket (the scatter's even_down), all on the device: no count pass, no wait.
   std::optional<radix_select<T>> radix;
-  if (m <= radix_select_routed_ranks) radix = radix_select<T>::enqueue(stream, data, n, std::vector<int64_t>(kth, kth + m));
+  if (m <= radix_select_routed_ranks)
+    radix = radix_select<T>::enqueue(stream, data, n, std::vector<int64_t>(kth, kth + m));
   if (radix) {
     stream_buffer cursors(stream, size_t(2 * m + 1) * sizeof(u64));
     auto* c = static_cast<u64*>(cursors.get());
     launch(partition_cursors_kernel, 1, 32, 0, stream, radix->less(), int(m), n, c);
     const scatter_shared<T> shape{int(m)};
-    launch_filling(partition_scatter_kernel<T, scatter_threads, scatter_loads>, scatter_threads, int64_t(shape.bytes()),
-                   layout.tiles(), stream, dev, data, layout, radix->values(), int(m), c, true, out, out_indices);
+    launch_filling(partition_scatter_kernel<T, scatter_threads, scatter_loads>, scatter_threads,
+                   int64_t(shape.bytes()), layout.tiles(), stream, dev, data, layout, radix->values(), int(m),
+                   c, true, out, out_indices);
     return;
   }
   // The kth values, deduplicated by key (equal values share the bucket of the elements equal to them).
@@ -622,8 +624,9 @@ void partition(CUstream_st* stream, const T* data, int64_t n, const int64_t* kth
   GSEARCH_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_temp, scan_bytes, mem.hist, cursors, buckets, stream));
   // The scatter.
   const scatter_shared<T> shape{int(ms)};
-  launch_filling(partition_scatter_kernel<T, scatter_threads, scatter_loads>, scatter_threads, int64_t(shape.bytes()),
-                 layout.tiles(), stream, dev, data, layout, mem.splitters, int(ms), cursors, false, out, out_indices);
+  launch_filling(partition_scatter_kernel<T, scatter_threads, scatter_loads>, scatter_threads,
+                 int64_t(shape.bytes()), layout.tiles(), stream, dev, data, layout, mem.splitters, int(ms),
+                 cursors, false, out, out_indices);
   wait(stream);
 }
 

@@ -44,8 +44,8 @@ struct scatter_shared {
 template <class T, int Threads, int Loads>
 __global__ void __launch_bounds__(Threads)
     partition_scatter_kernel(const T* __restrict__ data, scan_layout<T, Threads, Loads> layout,
-                             const T* __restrict__ splitters, int m, u64* __restrict__ cursors, bool even_down,
-                             T* __restrict__ out, int64_t* __restrict__ out_indices) {
+                             const T* __restrict__ splitters, int m, u64* __restrict__ cursors,
+                             bool even_down, T* __restrict__ out, int64_t* __restrict__ out_indices) {
   using view_t = tile_items<T, Threads, Loads>;
   extern __shared__ __align__(16) unsigned char scatter_bytes[];
   const scatter_shared<T> shape{m};

@@ -78,18 +78,21 @@ bool launch_rows(cudaStream_t stream, const T* data, int64_t rows, int64_t cols,
 // The short rows' kernel for a list of `list` entries (core::short_row_list's), block after
 // block of topk_short_threads rows.
 template <class T>
-void launch_short_rows(cudaStream_t stream, const T* data, int64_t rows, int64_t cols, int64_t k, bool largest,
-                       int list, T* values, int64_t* indices, const device_limits& dev) {
+void launch_short_rows(cudaStream_t stream, const T* data, int64_t rows, int64_t cols, int64_t k,
+                       bool largest, int list, T* values, int64_t* indices, const device_limits& dev) {
   constexpr int threads = topk_short_threads;
   const int64_t smem = threads * topk_short_stride(cols) * int64_t(sizeof(T));
   const int64_t tiles = (rows + threads - 1) / threads;
   const auto go = [&](auto kernel) {
-    launch_filling(kernel, threads, smem, tiles, stream, dev, data, rows, int(cols), int(k), selection_flip<T>(largest),
-                   values, indices);
+    launch_filling(kernel, threads, smem, tiles, stream, dev, data, rows, int(cols), int(k),
+                   selection_flip<T>(largest), values, indices);
   };
-  if (list == 8) go(topk_short_rows_kernel<T, 8, threads>);
-  else if (list == 16) go(topk_short_rows_kernel<T, 16, threads>);
-  else go(topk_short_rows_kernel<T, 32, threads>);
+  if (list == 8)
+    go(topk_short_rows_kernel<T, 8, threads>);
+  else if (list == 16)
+    go(topk_short_rows_kernel<T, 16, threads>);
+  else
+    go(topk_short_rows_kernel<T, 32, threads>);
 }
 
 // The 1-D topk of data[0, n) into values / indices [0, k), unsorted: the threshold (rank n - k

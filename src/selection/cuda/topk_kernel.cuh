@@ -307,7 +307,8 @@ __device__ int filter_row(const K* staged, int cols, int rank, int groups, uint3
   }
   if (lane == 0) warp_count[warp] = mine;
   __syncthreads();  // (every warp has read the bound: scratch is free)
-  for (int i = int(threadIdx.x); i < groups * int(sizeof(K) / sizeof(unsigned)); i += Threads) histogram[i] = 0;
+  for (int i = int(threadIdx.x); i < groups * int(sizeof(K) / sizeof(unsigned)); i += Threads)
+    histogram[i] = 0;
   int before = 0, total = 0;
   for (int w = 0; w < warps; ++w) {
     before += w < warp ? warp_count[w] : 0;
@@ -367,8 +368,8 @@ __global__ void __launch_bounds__(Threads)
     uint32_t* const at = reinterpret_cast<uint32_t*>(topk_shared + topk_filter_positions_offset(cols, sizeof(T)));
     if constexpr (Staged)
       if (filter > 0)  // uniform
-        candidates = filter_row<Threads>(key.staged, cols, rank, topk_filter_groups(rank), at, filter, histogram,
-                                         warp_less);
+        candidates = filter_row<Threads>(key.staged, cols, rank, topk_filter_groups(rank), at, filter,
+                                         histogram, warp_less);
     if (candidates >= 0) {  // uniform
       const candidate_keys<K> among{key.staged, at};
       const K threshold =

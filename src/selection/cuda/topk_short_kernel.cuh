@@ -32,8 +32,9 @@ __host__ __device__ constexpr int64_t topk_short_stride(int64_t cols) { return c
 /// Dynamic shared memory: Threads x topk_short_stride(cols) elements.
 template <class T, int L, int Threads>
 __global__ void __launch_bounds__(Threads)
-    topk_short_rows_kernel(const T* __restrict__ data, int64_t rows, int cols, int k, core::radix_bits_t<T> flip,
-                           T* __restrict__ values, int64_t* __restrict__ indices) {
+    topk_short_rows_kernel(const T* __restrict__ data, int64_t rows, int cols, int k,
+                           core::radix_bits_t<T> flip, T* __restrict__ values,
+                           int64_t* __restrict__ indices) {
   using K = core::radix_bits_t<T>;
   extern __shared__ __align__(16) unsigned char topk_short_shared[];
   T* const staged = reinterpret_cast<T*>(topk_short_shared);
