@@ -136,6 +136,15 @@ def tables(doc, rows, args):
     return "\n".join(out) + "\n"
 
 
+def grouped_bars(ax, groups, kinds, ms):
+    """One group of bars a group, one bar a kind (label, want): ms(group, want), 0 where missing;
+    the x ticks at the groups' middles (the caller labels them)."""
+    width = 0.8 / len(kinds)
+    for j, (label, want) in enumerate(kinds):
+        ax.bar([i + j * width for i in range(len(groups))], [ms(g, want) or 0 for g in groups], width, label=label)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(groups))])
+
+
 def select_size_figure(doc, rows, py, out, plt):
     """Select of one rank against n (float32 uniform): selection_size.png, where there are select rows."""
     sel = rows_of(rows, part="select", dtype="float32", dist="uniform")
@@ -185,16 +194,12 @@ def partition_figure(doc, rows, out, plt):
         s = rows_of(rows, part="partition", dtype=t)
         dists = [d for d in DISTS if rows_of(s, dist=d)]
         kinds = [("gsearch partition", dict(impl="gsearch")), ("CUB 3.6 SortKeys", dict(impl="cub"))]
-        width = 0.8 / len(kinds)
-        for j, (label, want) in enumerate(kinds):
-            vals = [ms_of(s, dist=d, **want) or 0 for d in dists]
-            ax.bar([i + j * width for i in range(len(dists))], vals, width, label=label)
+        grouped_bars(ax, dists, kinds, lambda d, want: ms_of(s, dist=d, **want))
         n = s[0]["n"]
         copy = roof_ms(doc, "copy", n)
         if copy:
             ax.axhline(copy, color="g", linewidth=0.8, linestyle="--", label=f"copy roofline {copy:.3f} ms")
         ax.axhline(0.25, color="k", linewidth=0.8, linestyle=":", label="issue 41 target: 0.25 ms")
-        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(dists))])
         ax.set_xticklabels(dists, rotation=30, fontsize=8)
         ax.set_ylabel("ms")
         ax.set_title(f"{t}, n = {pc.fmt_n(n)}, kth = n/2")
@@ -215,11 +220,8 @@ def rows_figure(doc, rows, out, plt):
              ("CUB 3.6 DeviceBatchedTopK sorted", dict(impl="cub", call="DeviceBatchedTopK::MaxPairs sorted")),
              ("CUB 3.6 DeviceBatchedTopK unsorted", dict(impl="cub", call="DeviceBatchedTopK::MaxPairs unsorted"))]
     fig, ax = plt.subplots(figsize=(max(6.5, 2.6 * len(shapes)), 4.6))
-    width = 0.8 / len(kinds)
-    for j, (label, want) in enumerate(kinds):
-        vals = [ms_of([r for r in s if (r.get("rows"), r.get("cols"), r.get("k")) == sh], **want) or 0 for sh in shapes]
-        ax.bar([i + j * width for i in range(len(shapes))], vals, width, label=label)
-    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(shapes))])
+    grouped_bars(ax, shapes, kinds,
+                 lambda sh, want: ms_of([r for r in s if (r.get("rows"), r.get("cols"), r.get("k")) == sh], **want))
     ax.set_xticklabels([f"{sh[0]} x {sh[1]}, k = {sh[2]}" for sh in shapes], fontsize=8)
     ax.set_yscale("log")
     ax.set_ylabel("ms")
@@ -252,11 +254,7 @@ def figures(doc, rows, out):
                      ("gsearch 100 ranks", dict(impl="gsearch", ranks=100)),
                      ("CUB DeviceTopK k=1024", dict(impl="cub", call="DeviceTopK::MaxKeys", k=min(1024, n)))]
             dists = [d for d in DISTS if rows_of(s, dist=d)]
-            width = 0.8 / len(kinds)
-            for j, (label, want) in enumerate(kinds):
-                vals = [ms_of(s, dist=d, **want) or 0 for d in dists]
-                ax.bar([i + j * width for i in range(len(dists))], vals, width, label=label)
-            ax.set_xticks([i + 0.4 - width / 2 for i in range(len(dists))])
+            grouped_bars(ax, dists, kinds, lambda d, want: ms_of(s, dist=d, **want))
             ax.set_xticklabels(dists, rotation=30, fontsize=8)
             ax.set_ylabel("ms")
             ax.set_title(f"float32, n = {pc.fmt_n(n)}")
