@@ -195,14 +195,10 @@ template <class T>
 void topk(int threads, const T* data, int64_t rows, int64_t cols, int64_t k, bool largest, bool sorted, T* values,
           int64_t* indices) {
   if (const int list = core::short_row_list(cols, k)) {  // sorted as found
-    for_rows(threads, rows, cols, [&](int, int64_t r) {
-      const T* row = data + r * cols;
-      if (list == 8)
-        topk_short_row<8>(row, cols, k, largest, values + r * k, indices + r * k);
-      else if (list == 16)
-        topk_short_row<16>(row, cols, k, largest, values + r * k, indices + r * k);
-      else
-        topk_short_row<32>(row, cols, k, largest, values + r * k, indices + r * k);
+    core::with_short_row_list(list, [&](auto length) {
+      for_rows(threads, rows, cols, [&](int, int64_t r) {
+        topk_short_row<length()>(data + r * cols, cols, k, largest, values + r * k, indices + r * k);
+      });
     });
     return;
   }

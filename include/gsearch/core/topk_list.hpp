@@ -15,6 +15,7 @@
 /// (src/selection/cpu_rows.cpp); core_topk_list_test.cpp checks it against a sort.
 
 #include <cstdint>
+#include <type_traits>
 
 #include "gsearch/core/config.hpp"
 
@@ -86,6 +87,18 @@ GSEARCH_HD constexpr int short_row_list(int64_t cols, int64_t k) {
   if (cols > short_row_max_cols || k < 1 || k > cols) return 0;
   const int list = k <= 8 ? 8 : k <= 16 ? 16 : k <= 32 ? 32 : 0;
   return list && cols * list <= short_row_work ? list : 0;
+}
+
+/// f(std::integral_constant<int, L>{}) for short_row_list's list length L (8, 16 or 32): each
+/// backend's one dispatch from the runtime length to its compiled lists.
+template <class F>
+void with_short_row_list(int list, F&& f) {
+  if (list == 8)
+    f(std::integral_constant<int, 8>{});
+  else if (list == 16)
+    f(std::integral_constant<int, 16>{});
+  else
+    f(std::integral_constant<int, 32>{});
 }
 
 }  // namespace gsearch::core

@@ -83,16 +83,10 @@ void launch_short_rows(cudaStream_t stream, const T* data, int64_t rows, int64_t
   constexpr int threads = topk_short_threads;
   const int64_t smem = threads * topk_short_stride(cols) * int64_t(sizeof(T));
   const int64_t tiles = (rows + threads - 1) / threads;
-  const auto go = [&](auto kernel) {
-    launch_filling(kernel, threads, smem, tiles, stream, dev, data, rows, int(cols), int(k),
-                   selection_flip<T>(largest), values, indices);
-  };
-  if (list == 8)
-    go(topk_short_rows_kernel<T, 8, threads>);
-  else if (list == 16)
-    go(topk_short_rows_kernel<T, 16, threads>);
-  else
-    go(topk_short_rows_kernel<T, 32, threads>);
+  core::with_short_row_list(list, [&](auto length) {
+    launch_filling(topk_short_rows_kernel<T, length(), threads>, threads, smem, tiles, stream, dev, data,
+                   rows, int(cols), int(k), selection_flip<T>(largest), values, indices);
+  });
 }
 
 // The 1-D topk of data[0, n) into values / indices [0, k), unsorted: the threshold (rank n - k

@@ -284,14 +284,14 @@ __device__ K group_min_bound(const K* staged, int cols, int groups, K* scratch) 
   return K(~fewest);
 }
 
-/// The candidates for the key of rank `rank` of a staged row: group_min_bound's bound and the
+/// The candidates for the key of a rank below `groups` of a staged row: group_min_bound's bound and the
 /// positions of the row's keys at or below it, in index order (each warp over its own contiguous
 /// slice, as write_row_outputs), into at[0, capacity). Returns their count, which includes the
 /// row's keys of ranks 0 ... rank and every key equal to the one of rank `rank`; or -1, with
 /// nothing written, when there are more than `capacity` (the caller selects over the whole row
 /// then). `histogram` (zero on entry, left zero) holds the groups' keys meanwhile.
 template <int Threads, class K>
-__device__ int filter_row(const K* staged, int cols, int rank, int groups, uint32_t* at, int capacity,
+__device__ int filter_row(const K* staged, int cols, int groups, uint32_t* at, int capacity,
                           unsigned* histogram, int* warp_count) {
   constexpr int warps = Threads / 32;
   K* const scratch = reinterpret_cast<K*>(histogram);
@@ -368,8 +368,8 @@ __global__ void __launch_bounds__(Threads)
     uint32_t* const at = reinterpret_cast<uint32_t*>(topk_shared + topk_filter_positions_offset(cols, sizeof(T)));
     if constexpr (Staged)
       if (filter > 0)  // uniform
-        candidates = filter_row<Threads>(key.staged, cols, rank, topk_filter_groups(rank), at, filter,
-                                         histogram, warp_less);
+        candidates =
+            filter_row<Threads>(key.staged, cols, topk_filter_groups(rank), at, filter, histogram, warp_less);
     if (candidates >= 0) {  // uniform
       const candidate_keys<K> among{key.staged, at};
       const K threshold =
