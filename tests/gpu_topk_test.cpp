@@ -192,6 +192,16 @@ class SharedLimit {
   int64_t old_;
 };
 
+/// Keeps every row whole (no split: tuning_topk.hpp's topk_row_split) for one scope.
+class NoSplit {
+ public:
+  NoSplit() : old_(cuda_backend::topk_split_enabled()) { cuda_backend::set_topk_split_enabled(false); }
+  ~NoSplit() { cuda_backend::set_topk_split_enabled(old_); }
+
+ private:
+  bool old_;
+};
+
 int64_t device_shared_limit() {
   int device = 0, bytes = 0;
   cudaGetDevice(&device);
@@ -309,15 +319,18 @@ TYPED_TEST(GpuTopk, TiesAndSpecialValues) {
 // filter's candidates suffice), and rows where they overflow and the whole row is selected
 // again: few distinct values (every key a tie), rows in order and in reverse, and the row's
 // largest keys at the positions of one group (for the smallest, a bound that keeps most of the
-// row; for the largest, a group that holds the best keys); k on both sides of the filter's limit
-// (rank + 1 <= 128 at these lengths), and kthvalue.
+// row; for the largest, a group that holds the best keys); k on both sides of the filter's
+// capacities (2,048 positions up to rank 127, 4,096 up to rank 255, none beyond), and kthvalue.
+// Rows whole (SplitRows splits them).
 TYPED_TEST(GpuTopk, FilteredRows) {
   using T = TypeParam;
+  const NoSplit whole;
   for (const int64_t cols : {int64_t(16384), int64_t(9001)}) {
     const int64_t rows = 5;
-    ASSERT_GT(cuda_backend::topk_filter_rows(cols, 63), 0) << cols;
-    ASSERT_GT(cuda_backend::topk_filter_rows(cols, 127), 0) << cols;
-    ASSERT_EQ(cuda_backend::topk_filter_rows(cols, 128), 0) << cols;
+    ASSERT_EQ(cuda_backend::topk_filter_rows(cols, 127), cuda_backend::topk_filter_capacity) << cols;
+    ASSERT_EQ(cuda_backend::topk_filter_rows(cols, 128), cuda_backend::topk_filter_max_capacity) << cols;
+    ASSERT_EQ(cuda_backend::topk_filter_rows(cols, 255), cuda_backend::topk_filter_max_capacity) << cols;
+    ASSERT_EQ(cuda_backend::topk_filter_rows(cols, 256), 0) << cols;
     std::vector<std::pair<std::string, std::vector<T>>> inputs;
     inputs.emplace_back("random", make_data<T>(rows * cols, uint64_t(cols), 0, true));
     inputs.emplace_back("ties", make_data<T>(rows * cols, uint64_t(cols) + 1, 5));
@@ -343,9 +356,10 @@ TYPED_TEST(GpuTopk, FilteredRows) {
       inputs.emplace_back("group-aligned", aligned);
     }
     for (const auto& [what, data] : inputs) {
-      for (const int64_t k : {int64_t(1), int64_t(64), int64_t(128), int64_t(129)})
+      for (const int64_t k :
+           {int64_t(1), int64_t(64), int64_t(128), int64_t(129), int64_t(256), int64_t(257)})
         for (const bool largest : {true, false}) {
-          if (test_subset() && (k != 64 || !largest)) continue;
+          if (test_subset() && ((k != 64 && k != 256) || !largest)) continue;
           expect_topk(data, 1, rows, cols, k, largest, true, what);
           if (!test_subset()) expect_topk(data, 0, rows, cols, k, largest, false, what + ", unsorted");
         }
@@ -353,6 +367,78 @@ TYPED_TEST(GpuTopk, FilteredRows) {
         for (const int64_t rank : {int64_t(0), int64_t(100), cols - 1})
           expect_kthvalue(data, 0, rows, cols, rank, what);
     }
+  }
+}
+
+/// topk with the split and without (NoSplit): the same outputs, sorted (values bit for bit and
+/// indices: both paths give the row's first ties, in position order) or, unsorted, the same
+/// positions; kthvalue the same value and index.
+template <class T>
+void expect_split_as_whole(const std::vector<T>& data, int64_t rows, int64_t cols, int64_t k, bool largest,
+                           bool sorted, const std::string& what) {
+  SCOPED_TRACE(what + " rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) + " k=" +
+               std::to_string(k) + (largest ? " largest" : " smallest") + (sorted ? " sorted" : " unsorted"));
+  Outputs<T> split = gpu_topk(data, 0, rows, cols, k, largest, sorted), whole;
+  {
+    const NoSplit scope;
+    whole = gpu_topk(data, 0, rows, cols, k, largest, sorted);
+  }
+  if (!sorted)
+    for (Outputs<T>* o : {&split, &whole})
+      for (int64_t r = 0; r < rows; ++r)
+        std::sort(o->indices.begin() + r * k, o->indices.begin() + (r + 1) * k);
+  ASSERT_EQ(split.indices, whole.indices);
+  if (sorted)
+    for (size_t i = 0; i < split.values.size(); ++i)
+      ASSERT_TRUE(same_bits(split.values[i], whole.values[i])) << "output " << i;
+}
+
+// Rows split in pieces (tuning_topk.hpp's topk_row_split), against the reference and against the
+// rows whole: rows too long for shared memory (FlashInfer's shape, fewer rows; a ragged last
+// piece), and too few rows to fill the device (a row fitting shared memory in pieces); random
+// keys with the specials, few distinct values (ties across every piece: the first ties must be
+// the row's), all equal, and rows in reverse order (every piece's outputs the row's); k of 1,
+// 64, 256 (the 4,096-position filter) and 512 (none), and kthvalue (the first equal element).
+TYPED_TEST(GpuTopk, SplitRows) {
+  using T = TypeParam;
+  const int sms = device_sms();
+  const int64_t staged = topk_staged_max_cols(int(sizeof(T)), device_shared_limit());
+  struct shape {
+    int64_t rows, cols;
+  };
+  const std::vector<shape> shapes =
+      test_subset()
+          ? std::vector<shape>{{3, 3 * staged + 101}, {2, 16384}}
+          : std::vector<shape>{{2, int64_t(1) << 19}, {3, 3 * staged + 101}, {5, 16384}, {1, 40000}};
+  for (const auto& [rows, cols] : shapes) {
+    std::vector<std::pair<std::string, std::vector<T>>> inputs;
+    inputs.emplace_back("random", make_data<T>(rows * cols, uint64_t(cols), 0, true));
+    inputs.emplace_back("ties", make_data<T>(rows * cols, uint64_t(cols) + 1, 5));
+    if (!test_subset()) {
+      inputs.emplace_back("all equal", std::vector<T>(size_t(rows * cols), T(2)));
+      std::vector<T> reversed = make_data<T>(rows * cols, uint64_t(cols) + 2, 0);
+      for (int64_t r = 0; r < rows; ++r)
+        std::sort(reversed.begin() + r * cols, reversed.begin() + (r + 1) * cols,
+                  [](T a, T b) { return key_less(b, a); });
+      inputs.emplace_back("reversed", reversed);
+    }
+    for (const int64_t k : {int64_t(1), int64_t(64), int64_t(256), int64_t(512)}) {
+      ASSERT_GT(cuda_backend::topk_row_split(rows, cols, k, int(sizeof(T)), staged, sms).parts, 1)
+          << rows << " x " << cols << ", k " << k << ": not split";
+      if (test_subset() && k != 256) continue;
+      for (const auto& [what, data] : inputs)
+        for (const bool largest : {true, false}) {
+          if (test_subset() && !largest) continue;
+          expect_topk(data, 0, rows, cols, k, largest, true, "split, " + what);
+          expect_split_as_whole(data, rows, cols, k, largest, true, "split, " + what);
+          if (!test_subset()) expect_split_as_whole(data, rows, cols, k, largest, false, "split, " + what);
+        }
+    }
+    for (const auto& [what, data] : inputs)
+      for (const int64_t rank : {int64_t(0), int64_t(300)}) {
+        expect_kthvalue(data, 0, rows, cols, rank, "split, " + what);
+        if (test_subset()) break;
+      }
   }
 }
 
@@ -381,9 +467,10 @@ TYPED_TEST(GpuTopk, SortCapacities) {
 }
 
 // Rows at the staged limit and one past it (the global-memory row kernel), under the 48 KB
-// testing limit and under the device's own.
+// testing limit and under the device's own; rows whole (SplitRows splits them).
 TYPED_TEST(GpuTopk, StagedLimit) {
   using T = TypeParam;
+  const NoSplit whole;
   for (int64_t limit : {cuda_backend::min_shared_limit_override, device_shared_limit()}) {
     const SharedLimit scope(limit == device_shared_limit() ? 0 : limit);
     const int64_t at = topk_staged_max_cols(int(sizeof(T)), limit);

@@ -4,10 +4,13 @@
 // that with_policy calls the chosen policy's code once and returns its answer, and the merge
 // family's list (src/merge/tuning.hpp): ascending, sm_90 for the H100 / H200 and for every other
 // architecture until one of theirs is measured, and every policy's tiles within the 48 KB of
-// static shared memory their kernels declare.
+// static shared memory their kernels declare. The row top-k's split (src/selection/tuning_topk.hpp:
+// topk_row_split): its pieces' invariants over a grid of shapes, and where it splits the
+// benchmarks' shapes.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -16,6 +19,7 @@
 #include "cuda/tuning_common.hpp"
 #include "merge/tuning.hpp"
 #include "search/tuning.hpp"
+#include "selection/tuning_topk.hpp"
 
 namespace {
 
@@ -163,6 +167,44 @@ TEST(TuningPolicy, AutoTakesMergeForManyQueriesInTheLargestKeyLists) {
   EXPECT_EQ(pick(8, int64_t{1} << 24, int64_t{1} << 26), gsearch::algorithm::partitioned);
   EXPECT_EQ(pick(4, int64_t{1} << 27, int64_t{1} << 27, false), gsearch::algorithm::partitioned);
   EXPECT_EQ(pick(4, int64_t{1} << 27, 32), gsearch::algorithm::pary);  // a few queries first
+}
+
+// The pieces of every split: a multiple of 32 keys, at least 4 k and topk_split_min_piece, the
+// last at least k and no longer than the others, both steps within the staged limit, the second
+// step at most half the first; and the split's choices at the benchmarks' shapes (an H200: 132
+// SMs, 227 KB of shared memory a block).
+TEST(TuningPolicy, TopkRowSplitPieces) {
+  const int sms = 132;
+  for (const int key_bytes : {1, 2, 4, 8}) {
+    const int64_t staged = topk_staged_max_cols(key_bytes, 227 * 1024);
+    for (const int64_t rows :
+         {int64_t(1), int64_t(3), int64_t(64), int64_t(263), int64_t(264), int64_t(4096)})
+      for (const int64_t cols : {int64_t(2047), int64_t(2048), int64_t(9001), int64_t(16384), staged,
+                                 staged + 1, int64_t(524288), int64_t(1) << 22, (int64_t(1) << 26) + 3})
+        for (const int64_t k : {int64_t(1), int64_t(64), int64_t(256), int64_t(512), int64_t(4097)}) {
+          const topk_split s = topk_row_split(rows, cols, k, key_bytes, staged, sms);
+          SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols) + ", k " + std::to_string(k) +
+                       ", " + std::to_string(key_bytes) + " B");
+          if (s.parts <= 1) continue;
+          EXPECT_EQ(s.part % 32, 0);
+          EXPECT_GE(s.part, std::max(4 * k, topk_split_min_piece));
+          const int64_t last = cols - (s.parts - 1) * s.part;
+          EXPECT_GE(last, k);
+          EXPECT_LE(last, s.part);
+          EXPECT_LE(s.part, staged);
+          EXPECT_LE(s.parts * k, staged);
+          EXPECT_LE(2 * s.parts * k, cols);
+        }
+  }
+  const int64_t staged = topk_staged_max_cols(4, 227 * 1024);
+  const topk_split flash = topk_row_split(256, 524288, 256, 4, staged, sms);  // FlashInfer's shape
+  EXPECT_EQ(flash.parts, 32);
+  EXPECT_EQ(flash.part, 16384);
+  EXPECT_EQ(topk_row_split(64, 16384, 512, 4, staged, sms).parts, 5);             // too few rows: 5 pieces
+  EXPECT_EQ(topk_row_split(4096, 16384, 64, 4, staged, sms).parts, 1);            // the row kernel alone
+  EXPECT_EQ(topk_row_split(1, int64_t(1) << 26, 1024, 4, staged, sms).parts, 1);  // the 1-D path
+  EXPECT_EQ(topk_row_split(1, int64_t(1) << 24, 1, 4, staged, sms).parts, 1);     // the 1-D path (model)
+  EXPECT_GT(topk_row_split(1, int64_t(1) << 22, 1, 4, staged, sms).parts, 1);
 }
 
 }  // namespace

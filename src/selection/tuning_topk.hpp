@@ -46,6 +46,9 @@ inline constexpr int64_t topk_rows_reserved_shared = 3072;
 /// expected count is at most half the capacity and a quarter of the row, and G divides the
 /// block's threads (each thread's keys then lie in one group).
 inline constexpr int topk_filter_capacity = 2048;
+/// The most positions the filter may take (16 KB): G = 256 (rank 128 ... 255) expects ~1,500
+/// candidates, which want twice that room.
+inline constexpr int topk_filter_max_capacity = 4096;
 /// G for the key of rank `rank`: the least power of two >= rank + 1.
 constexpr int topk_filter_groups(int64_t rank) {
   int g = 1;
@@ -68,15 +71,18 @@ constexpr int64_t topk_staged_row_bytes(int64_t cols, int key_bytes) {
 constexpr int64_t topk_filter_positions_offset(int64_t cols, int key_bytes) {
   return (topk_staged_row_bytes(cols, key_bytes) + 15) / 16 * 16;
 }
-/// The filter's capacity for a staged row of `cols` keys and the key of rank `rank`, or 0 (none).
+/// The filter's capacity for a staged row of `cols` keys and the key of rank `rank`, or 0 (none):
+/// topk_filter_capacity, doubled up to topk_filter_max_capacity while under twice the expected
+/// count.
 constexpr int topk_filter_rows(int64_t cols, int64_t rank) {
   const int groups = topk_filter_groups(rank);
   const int64_t expected = topk_filter_expected(groups);
+  int capacity = topk_filter_capacity;
+  while (capacity < 2 * expected && capacity < topk_filter_max_capacity) capacity *= 2;
   // (groups x 8 bytes within the kernel's 1 KB histogram, which holds the groups' keys meanwhile)
   return groups <= topk_rows_threads && topk_rows_threads % groups == 0 &&
-                 groups * 8 <= topk_radix_bins * 4 && 2 * expected <= topk_filter_capacity &&
-                 4 * expected <= cols
-             ? topk_filter_capacity
+                 groups * 8 <= topk_radix_bins * 4 && 2 * expected <= capacity && 4 * expected <= cols
+             ? capacity
              : 0;
 }
 /// The longest row the row kernels take (int32 positions inside a row, with a block of slack);
@@ -92,6 +98,77 @@ constexpr int64_t topk_staged_max_cols(int key_bytes, int64_t shared_limit) {
   const int64_t cols = room / key_bytes - (16 / key_bytes - 1);
   return cols > 0 ? cols : 0;
 }
+
+/// Rows split into pieces (topk.cu's launch_split): the row kernel takes each piece of a row
+/// for the piece's own k smallest (by key, then position: exactly the outputs of the row's
+/// smallest that lie in the piece, and more), then each row's parts x k candidates for the
+/// row's k. Two launches, one read of the data and a small second one. For rows too long for
+/// shared memory (in pieces of topk_split_piece keys: the row kernel's measured shape, in place
+/// of the global-memory row kernel's block a row) and for fewer rows than fill the device (in
+/// as many pieces as fill it, no more than balance the two steps' lengths, cols / parts against
+/// parts x k). A piece holds at least topk_split_min_piece keys and 4 k (its k outputs a
+/// quarter of it at most), its length a multiple of 32 keys, the last piece at least k; the
+/// candidates must fit the staged row kernel. First choices (guesses, not yet measured).
+struct topk_split {
+  int64_t part = 0;  ///< keys of every piece but the last (0: no split)
+  int64_t parts = 1;
+};
+inline constexpr int64_t topk_split_piece = 16384;
+inline constexpr int64_t topk_split_min_piece = 1024;
+/// Blocks the few-rows split aims at: this many an SM.
+inline constexpr int topk_split_blocks_per_sm = 2;
+/// Against the 1-D path (a few very long rows): the split's time as one launch of the row kernel
+/// over all the data at split_gb_per_s (4096 x 16384 float32, k = 64, unsorted: 0.188 ms, 1.43
+/// TB/s: bench/results/h200/issue41/rows-ce37e82.json) plus split_fixed_us, the 1-D path's as
+/// flat_row_us a row plus two reads at flat_gb_per_s (topk of 2^26 float32 k = 1,024: 0.136-0.154
+/// ms). Guessed where not cited.
+struct topk_split_model {
+  double split_gb_per_s = 1400;
+  double split_fixed_us = 10;  // the second launch (guess)
+  double flat_row_us = 20;     // a 1-D row's launches (guess)
+  double flat_gb_per_s = 4300;
+};
+inline constexpr topk_split_model topk_split_costs = {};
+
+/// The split of rows x cols keys of key_bytes bytes for the key of rank k - 1, or none (parts 1);
+/// staged_max: topk_staged_max_cols under the device's shared memory.
+constexpr topk_split topk_row_split(int64_t rows, int64_t cols, int64_t k, int key_bytes, int64_t staged_max,
+                                    int sms, const topk_split_model& m = topk_split_costs) {
+  const int64_t least = 4 * k > topk_split_min_piece ? 4 * k : topk_split_min_piece;
+  if (rows <= 0 || k <= 0 || cols < 2 * least) return {};
+  int64_t parts = 1;
+  if (cols > staged_max) parts = (cols + topk_split_piece - 1) / topk_split_piece;
+  const int64_t fill = int64_t(sms) * topk_split_blocks_per_sm;
+  if (rows < fill) {
+    int64_t want = (fill + rows - 1) / rows;
+    int64_t balance = 1;  // the least parts with parts x k >= cols / parts, about sqrt(cols / k)
+    while (balance * balance * k < cols) ++balance;
+    if (want > balance) want = balance;
+    if (want > parts) parts = want;
+  }
+  if (parts > cols / least) parts = cols / least;
+  if (parts < 2) return {};
+  int64_t part = 0;
+  for (; parts >= 2; --parts) {  // pieces of a multiple of 32 keys; the last at least k
+    part = ((cols + parts - 1) / parts + 31) / 32 * 32;
+    if (cols - (parts - 1) * part >= k) break;
+  }
+  if (parts < 2 || part > staged_max || parts * k > staged_max || 2 * parts * k > cols) return {};
+  const double bytes = double(rows) * double(cols) * key_bytes;
+  const double split_us = bytes / (m.split_gb_per_s * 1e3) + m.split_fixed_us;
+  const double flat_us = double(rows) * m.flat_row_us + 2 * bytes / (m.flat_gb_per_s * 1e3);
+  // Rows too long to stage: the split or the 1-D path (the global-memory row kernel reads a row
+  // some key_bytes + 2 times with one block). Rows that stage: the split fills the device where
+  // the row kernel alone would not.
+  if (cols > staged_max && split_us > flat_us) return {};
+  return {part, parts};
+}
+
+/// Testing hook and A/B switch: false keeps every row whole (the row kernel, the global-memory
+/// one, the 1-D path, as before the split). Starts as the environment variable GSEARCH_TOPK_SPLIT
+/// says ("0": off; unset or anything else: on). Defined in src/selection/cuda/topk.cu.
+void set_topk_split_enabled(bool on);
+bool topk_split_enabled();
 
 /// Short rows, a thread a row (topk_short_kernel.cuh; which rows: core::short_row_list): rows a
 /// block, and the elements each thread has in flight while the block's rows are staged (128 x 16

@@ -1,6 +1,9 @@
 // The CUDA backend of topk and kthvalue (torch.topk / torch.kthvalue over the last axis):
 //  - short rows and small k (core::short_row_list), topk only: a thread a row, its outputs
 //    sorted as they are found (topk_short_kernel.cuh);
+//  - rows too long for shared memory, or too few to fill the device (tuning_topk.hpp's
+//    topk_row_split): split in pieces, the row kernel over the pieces, then over each row's
+//    pieces' outputs (launch_split);
 //  - rows that fit in shared memory (and, by topk_rows_in_global, long rows when there are enough
 //    of them): the row kernel, one block per row (topk_kernel.cuh);
 //  - other rows, one at a time: the threshold by a planned select (planned_select.cuh: in device
@@ -8,25 +11,28 @@
 // then, for a sorted topk, the sort of each row's k outputs (a block sort up to
 // topk_block_sort_max_k, cub's device sorts beyond).
 
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_segmented_sort.cuh>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_segmented_sort.cuh>
 #include <optional>
+#include <string_view>
 
-#include "gsearch/core/topk_list.hpp"
 #include "cuda/check.cuh"
+#include "cuda/launch.cuh"
+#include "cuda/stream_buffer.cuh"
+#include "gsearch/core/topk_list.hpp"
+#include "selection/backend.hpp"
 #include "selection/cuda/planned_select.cuh"
 #include "selection/cuda/radix_select.cuh"
-#include "selection/tuning.hpp"
-#include "cuda/launch.cuh"
-#include "selection/backend.hpp"
-#include "cuda/stream_buffer.cuh"
 #include "selection/cuda/topk_flat_kernel.cuh"
 #include "selection/cuda/topk_kernel.cuh"
 #include "selection/cuda/topk_short_kernel.cuh"
+#include "selection/tuning.hpp"
 #include "selection/tuning_topk.hpp"
 
 namespace gsearch::cuda_backend {
@@ -46,32 +52,78 @@ struct carve {
 };
 constexpr size_t carve_bytes(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-// The row kernel over every row when it takes them (see tuning_topk.hpp): staged in shared memory
-// when the row fits, else reading global memory (when topk_rows_in_global says so). False when
-// the rows are for the 1-D path.
+// The staged row kernel over `rows` rows read as `pieces`, with the filter's positions after
+// each piece where they fit (topk_filter_rows); false (nothing launched) when a piece does not fit
+// shared memory. The rule of tuning_topk.hpp (what the tests size their rows by), and the
+// kernel's real static shared memory, which the rule's reserve is meant to cover.
+template <class T>
+bool launch_staged_rows(cudaStream_t stream, const T* data, int64_t rows, const row_pieces& pieces,
+                        int64_t rank, core::radix_bits_t<T> flip, bool first_tie_only, T* values,
+                        int64_t* indices, const device_limits& dev) {
+  const auto staged = topk_rows_kernel<T, row_threads, true>;
+  const int64_t staged_bytes = topk_staged_row_bytes(pieces.part, int(sizeof(T)));
+  const int64_t static_bytes = static_shared_bytes(reinterpret_cast<const void*>(staged), dev);
+  if (pieces.part > topk_staged_max_cols(int(sizeof(T)), dev.max_shared_per_block) ||
+      staged_bytes + static_bytes > dev.max_shared_per_block)
+    return false;
+  int filter = topk_filter_rows(pieces.part, rank);
+  const int64_t filter_bytes =
+      topk_filter_positions_offset(pieces.part, int(sizeof(T))) + int64_t(filter) * 4;
+  if (filter_bytes + static_bytes > dev.max_shared_per_block) filter = 0;
+  launch_filling(staged, row_threads, filter ? filter_bytes : staged_bytes, rows * pieces.parts, stream, dev,
+                 data, rows, pieces, int(rank), flip, first_tie_only, values, indices, filter);
+  return true;
+}
+
+// The split of tuning_topk.hpp's topk_row_split: the staged row kernel over each row's pieces
+// for their rank + 1 smallest (by key, then position), into a buffer; then over each row's
+// parts x (rank + 1) of them, in piece order, with their positions beside. That order keeps the
+// outputs the whole row's: the keys equal to the threshold come out in position order (within a
+// piece they lie all before its own threshold or all at it: its outputs' two runs, each in
+// position order), so the first ties (and kthvalue's first equal element) are the row's first.
+template <class T>
+bool launch_split(cudaStream_t stream, const T* data, int64_t rows, int64_t cols, const topk_split& split,
+                  int64_t rank, core::radix_bits_t<T> flip, bool first_tie_only, T* values, int64_t* indices,
+                  const device_limits& dev) {
+  const int64_t width = split.parts * (rank + 1);  // each row's candidates
+  const row_pieces first{cols, int(split.part), int(split.parts), nullptr};
+  const row_pieces second{width, int(width), 1, nullptr};
+  const stream_buffer memory(stream, carve_bytes(size_t(rows * width) * sizeof(T)) +
+                                         carve_bytes(size_t(rows * width) * sizeof(int64_t)));
+  carve c{static_cast<char*>(memory.get())};
+  T* candidates = c.take<T>(rows * width);
+  int64_t* positions = c.take<int64_t>(rows * width);
+  if (!launch_staged_rows(stream, data, rows, first, rank, flip, false, candidates, positions, dev))
+    return false;
+  row_pieces among = second;
+  among.origin = positions;
+  // (The rule sized both steps to fit shared memory; were this one to decline, the caller's other
+  // paths would write every output.)
+  return launch_staged_rows(stream, candidates, rows, among, rank, flip, first_tie_only, values, indices,
+                            dev);
+}
+
+// The row kernels over every row when they take them (see tuning_topk.hpp): split in pieces
+// (topk_row_split), staged in shared memory when the row fits, else reading global memory (when
+// topk_rows_in_global says so). False when the rows are for the 1-D path.
 template <class T>
 bool launch_rows(cudaStream_t stream, const T* data, int64_t rows, int64_t cols, int64_t rank, bool largest,
                  bool first_tie_only, T* values, int64_t* indices, const device_limits& dev) {
   if (cols > topk_rows_max_cols) return false;
   const auto flip = selection_flip<T>(largest);
-  const int64_t staged_bytes = topk_staged_row_bytes(cols, int(sizeof(T)));
-  auto staged = topk_rows_kernel<T, row_threads, true>;
-  // The rule of tuning_topk.hpp (what the tests size their rows by), and the kernel's real static
-  // shared memory, which the rule's reserve is meant to cover.
-  const int64_t static_bytes = static_shared_bytes(reinterpret_cast<const void*>(staged), dev);
-  if (cols <= topk_staged_max_cols(int(sizeof(T)), dev.max_shared_per_block) &&
-      staged_bytes + static_bytes <= dev.max_shared_per_block) {
-    // With the filter's positions after the row (topk_filter_rows) where they fit too.
-    int filter = topk_filter_rows(cols, rank);
-    const int64_t filter_bytes = topk_filter_positions_offset(cols, int(sizeof(T))) + int64_t(filter) * 4;
-    if (filter_bytes + static_bytes > dev.max_shared_per_block) filter = 0;
-    launch_filling(staged, row_threads, filter ? filter_bytes : staged_bytes, rows, stream, dev, data, rows,
-                   int(cols), int(rank), flip, first_tie_only, values, indices, filter);
+  const int64_t staged_max = topk_staged_max_cols(int(sizeof(T)), dev.max_shared_per_block);
+  if (topk_split_enabled())
+    if (const topk_split split = topk_row_split(rows, cols, rank + 1, int(sizeof(T)), staged_max, dev.sms);
+        split.parts > 1 &&
+        launch_split(stream, data, rows, cols, split, rank, flip, first_tie_only, values, indices, dev))
+      return true;
+  if (launch_staged_rows(stream, data, rows, row_pieces{cols, int(cols), 1, nullptr}, rank, flip,
+                         first_tie_only, values, indices, dev))
     return true;
-  }
   if (!topk_rows_in_global(rows, cols, int(sizeof(T)), dev.sms)) return false;
   launch_filling(topk_rows_kernel<T, row_threads, false>, row_threads, 0, rows, stream, dev, data, rows,
-                 int(cols), int(rank), flip, first_tie_only, values, indices, 0);
+                 row_pieces{cols, int(cols), 1, nullptr}, int(rank), flip, first_tie_only, values, indices,
+                 0);
   return true;
 }
 
@@ -239,7 +291,18 @@ __global__ void row_iota_kernel(int64_t* __restrict__ indices, int64_t cols, int
     indices[i] = i % cols;
 }
 
+std::atomic<bool>& topk_split_switch() {
+  static std::atomic<bool> on{[] {
+    const char* env = std::getenv("GSEARCH_TOPK_SPLIT");
+    return !(env && std::string_view(env) == "0");
+  }()};
+  return on;
+}
+
 }  // namespace
+
+void set_topk_split_enabled(bool on) { topk_split_switch().store(on, std::memory_order_relaxed); }
+bool topk_split_enabled() { return topk_split_switch().load(std::memory_order_relaxed); }
 
 template <class T>
 void topk(CUstream_st* stream, const T* data, int64_t rows, int64_t cols, int64_t k, bool largest,

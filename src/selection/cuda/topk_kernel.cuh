@@ -187,13 +187,13 @@ __device__ K select_rank(const Keys& key, int cols, int rank, radix_state<K>& st
 /// increasing: the row itself, or its filtered candidates): topk (first_tie_only false): the keys
 /// before `threshold` at slots [0, less) and the first `ties` keys equal to it at [less, less +
 /// ties); kthvalue (first_tie_only): the first key equal to it at slot 0. Values are read from
-/// the row in global memory (their own bits: -0.0 and NaN payloads kept). warp_less /
-/// warp_equal: Threads / 32 shared counters.
-template <int Threads, class Keys, class At, class K, class T>
-__device__ void write_row_outputs(const Keys& key, const At& at, const T* __restrict__ row, int cols,
-                                  K threshold, int less, int ties, bool first_tie_only,
-                                  T* __restrict__ values, int64_t* __restrict__ indices, int* warp_less,
-                                  int* warp_equal) {
+/// the row in global memory (their own bits: -0.0 and NaN payloads kept), indices are
+/// index_of(position). warp_less / warp_equal: Threads / 32 shared counters.
+template <int Threads, class Keys, class At, class IndexOf, class K, class T>
+__device__ void write_row_outputs(const Keys& key, const At& at, const IndexOf& index_of,
+                                  const T* __restrict__ row, int cols, K threshold, int less, int ties,
+                                  bool first_tie_only, T* __restrict__ values, int64_t* __restrict__ indices,
+                                  int* warp_less, int* warp_equal) {
   constexpr int warps = Threads / 32;
   const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32;
   const int slice = int(((int64_t(cols) + warps - 1) / warps + 31) / 32 * 32);
@@ -235,7 +235,7 @@ __device__ void write_row_outputs(const Keys& key, const At& at, const T* __rest
     if (slot >= 0) {
       const int p = at(i);
       values[slot] = row[p];
-      indices[slot] = p;
+      indices[slot] = index_of(p);
     }
     less_before += __popc(int(less_lanes));
     equal_before += __popc(int(equal_lanes));
@@ -329,21 +329,35 @@ __device__ int filter_row(const K* staged, int cols, int groups, uint32_t* at, i
   return total;
 }
 
-/// One block per row (grid-stride over rows): the element of rank `rank` of each row in the
-/// order of core::radix_bits ^ flip, and then
+/// Where the row kernel's rows come from (topk.cu's launches): each of the data's rows of `cols`
+/// keys read as `parts` pieces of `part` keys, the last piece the rest (parts 1, part = cols: the
+/// rows whole; else the first step of a split, tuning_topk.hpp's topk_row_split). A block's row r
+/// is piece r % parts of row r / parts. Its output indices are positions in the data's row (the
+/// piece's start added), or, where `origin` is set (the split's second step, whose rows are the
+/// first's candidates: rows x cols positions beside them), origin's entry for the position.
+struct row_pieces {
+  int64_t cols = 0;
+  int part = 0;
+  int parts = 1;
+  const int64_t* origin = nullptr;
+};
+
+/// One block per row (grid-stride over rows x pieces.parts rows: row_pieces): the element of
+/// rank `rank` of each row in the order of core::radix_bits ^ flip, and then
 ///  - topk (first_tie_only false; rank = k - 1): the row's k outputs, unsorted (index order:
 ///    the elements before the threshold, then the first ties), at values / indices + row * k;
 ///  - kthvalue (first_tie_only true): the element and the index of the first element equal to
 ///    it, at values / indices + row.
-/// Staged: the row's keys in dynamic shared memory (topk_staged_max_cols; topk_staged_row_bytes,
-/// then `filter` 4-byte positions at topk_filter_positions_offset); else
+/// Staged: the row's keys in dynamic shared memory (topk_staged_max_cols; topk_staged_row_bytes
+/// of pieces.part keys, then `filter` 4-byte positions at topk_filter_positions_offset); else
 /// read from global memory on every pass. filter > 0 (staged rows only, topk_filter_rows): the
 /// row's candidates first (filter_row), the select and the outputs over them when there are at
-/// most `filter`. cols <= topk_rows_max_cols; indices within the row.
+/// most `filter`. pieces.part <= topk_rows_max_cols.
 template <class T, int Threads, bool Staged>
 __global__ void __launch_bounds__(Threads)
-    topk_rows_kernel(const T* __restrict__ data, int64_t rows, int cols, int rank, core::radix_bits_t<T> flip,
-                     bool first_tie_only, T* __restrict__ values, int64_t* __restrict__ indices, int filter) {
+    topk_rows_kernel(const T* __restrict__ data, int64_t rows, row_pieces pieces, int rank,
+                     core::radix_bits_t<T> flip, bool first_tie_only, T* __restrict__ values,
+                     int64_t* __restrict__ indices, int filter) {
   using K = core::radix_bits_t<T>;
   extern __shared__ __align__(16) unsigned char topk_shared[];
   __shared__ __align__(8) unsigned histogram[topk_radix_bins];  // (also filter_row's groups' keys)
@@ -355,8 +369,13 @@ __global__ void __launch_bounds__(Threads)
   // Ordered before the first histogram by the barrier after staging (or, unstaged, the one below).
   if constexpr (!Staged) __syncthreads();
   const int64_t out_stride = first_tie_only ? 1 : int64_t(rank) + 1;
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const T* row = data + r * int64_t(cols);
+  for (int64_t r = blockIdx.x; r < rows * pieces.parts; r += gridDim.x) {
+    const int64_t whole = r / pieces.parts;  // (a division a row)
+    const int begin = int(r - whole * pieces.parts) * pieces.part;
+    const int cols = int(pieces.cols - begin < pieces.part ? pieces.cols - begin : pieces.part);
+    const T* row = data + whole * pieces.cols + begin;
+    const int64_t* const origin = pieces.origin ? pieces.origin + whole * pieces.cols : nullptr;
+    const auto index_of = [origin, begin](int p) { return origin ? origin[p] : int64_t(begin) + p; };
     row_keys<T, Staged> key{nullptr, row, flip};
     if constexpr (Staged) {
       __syncthreads();  // the previous row is done with the staged keys
@@ -365,7 +384,8 @@ __global__ void __launch_bounds__(Threads)
     }
     radix_state<K> state;
     int candidates = -1;
-    uint32_t* const at = reinterpret_cast<uint32_t*>(topk_shared + topk_filter_positions_offset(cols, sizeof(T)));
+    uint32_t* const at =
+        reinterpret_cast<uint32_t*>(topk_shared + topk_filter_positions_offset(pieces.part, sizeof(T)));
     if constexpr (Staged)
       if (filter > 0)  // uniform
         candidates =
@@ -375,7 +395,7 @@ __global__ void __launch_bounds__(Threads)
       const K threshold =
           select_rank<Threads>(among, candidates, rank, state, histogram, choice, &unique_key, scan_temp);
       write_row_outputs<Threads>(
-          among, [at](int j) { return int(at[j]); }, row, candidates, threshold, rank - state.rank,
+          among, [at](int j) { return int(at[j]); }, index_of, row, candidates, threshold, rank - state.rank,
           first_tie_only ? 1 : state.rank + 1, first_tie_only, values + r * out_stride,
           indices + r * out_stride, warp_less, warp_equal);
       continue;
@@ -384,7 +404,7 @@ __global__ void __launch_bounds__(Threads)
     const int less = rank - state.rank;  // keys before the threshold
     const int ties = first_tie_only ? 1 : state.rank + 1;  // equal keys to write
     write_row_outputs<Threads>(
-        key, [](int i) { return i; }, row, cols, threshold, less, ties, first_tie_only,
+        key, [](int i) { return i; }, index_of, row, cols, threshold, less, ties, first_tie_only,
         values + r * out_stride, indices + r * out_stride, warp_less, warp_equal);
   }
 }

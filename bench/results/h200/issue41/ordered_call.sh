@@ -21,6 +21,12 @@
 #            ..."), uniform, alone and then with CUB beside (ROWS_S: each run's limit)
 #   ncu_rows_full  the row top-k kernel's profile at 4096 x 16384, k = 64, with the warp states
 #            sampled a SASS line (the report kept, its source page printed as CSV)
+#   split_ab the row split against the rows whole (GSEARCH_TOPK_SPLIT=0), one binary, each shape
+#            alone, then with CUB beside (SPLIT_SHAPES "rows,cols,k ...")
+#   ncu_split the split's two row-kernel launches at 256 x 524,288, k = 256
+#   ncu_short the short rows' kernel at 10^6 x 64, k = 8 (report kept, SASS page as CSV)
+#   san_split memcheck of SplitRows (int32, float, double) and FilteredRows (float), racecheck of
+#            SplitRows (float); subsets
 #   san_topk memcheck of the short rows (int32, float, double) and the filtered rows (float),
 #            racecheck of the short rows (float, double); subsets
 #   san_partition  memcheck of the partition tests (int32, float; subset) and racecheck of
@@ -93,6 +99,43 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
           echo "rows $1 x $2 k = $3 ${peers:-with CUB}: exit $? (${SECONDS} s)"; grep -E "^rows " "$L/rows-$1x$2${peers:+-alone}.txt"
         done
       done ;;
+    split_ab)
+      # The row split (tuning_topk.hpp's topk_row_split) against the rows whole, one binary:
+      # GSEARCH_TOPK_SPLIT=0 then unset, each shape alone; then with CUB beside (SPLIT_SHAPES).
+      for shape in ${SPLIT_SHAPES:-"256 524288 256" "64 16384 512" "4096 16384 64"}; do
+        set -- ${shape//,/ }
+        for mode in whole split peers; do
+          env $([ $mode = whole ] && echo GSEARCH_TOPK_SPLIT=0) timeout ${ROWS_S:-100} "$B/selection_bench" --parts rows \
+            --rows $1 --cols $2 --row-k $3 --topk-dists uniform $([ $mode = peers ] || echo --no-peers) \
+            --json "$L/split-$1x$2-$mode.json" > "$L/split-$1x$2-$mode.txt" 2>&1
+          echo "rows $1 x $2 k = $3 $mode: exit $? (${SECONDS} s)"; grep -E "^rows " "$L/split-$1x$2-$mode.txt"
+        done
+      done ;;
+    ncu_split)  # the split's two launches of the row kernel at 256 x 524,288, k = 256
+      timeout 150 ncu --kernel-name regex:topk_rows_kernel --launch-count 2 --clock-control none \
+        --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
+        --section LaunchStats --section InstructionStats --section MemoryWorkloadAnalysis \
+        "$B/selection_bench" --parts rows --rows 256 --cols 524288 --row-k 256 --topk-dists uniform --no-peers --quick \
+        > "$L/ncu_split.txt" 2>&1
+      echo "ncu split: exit $? (${SECONDS} s)"
+      grep -E "topk_rows_kernel|Duration|DRAM Throughput|Achieved Occupancy|No Eligible|Registers Per|Grid Size|Dynamic Shared|Warp Cycles Per Issued|Executed Instructions |Theoretical Occupancy|Stall" "$L/ncu_split.txt" | head -50 ;;
+    ncu_short)  # the short rows' kernel at 10^6 x 64, k = 8, warp states a SASS line
+      timeout 150 ncu --kernel-name regex:topk_short_rows_kernel --launch-count 1 --clock-control none --import-source yes \
+        --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
+        --section LaunchStats --section InstructionStats --section MemoryWorkloadAnalysis --section SourceCounters \
+        -f -o "$L/short_kernel" "$B/selection_bench" --parts rows --rows 1000000 --cols 64 --row-k 8 --topk-dists uniform \
+        --no-peers --quick > "$L/ncu_short.txt" 2>&1
+      echo "ncu short rows: exit $? (${SECONDS} s)"
+      ncu --import "$L/short_kernel.ncu-rep" --print-details all > "$L/ncu_short_details.txt" 2>&1
+      ncu --import "$L/short_kernel.ncu-rep" --page source --csv --print-source sass > "$L/short_kernel_sass.csv" 2> /dev/null
+      grep -E "Duration|DRAM Throughput|L1/TEX Hit|L2 Hit|Mem Busy|Max Bandwidth|Achieved Occupancy|No Eligible|Registers Per|Grid Size|Warp Cycles Per Issued|Executed Instructions |Theoretical Occupancy|Stall|Uncoalesced|Excessive" "$L/ncu_short_details.txt" | head -50 ;;
+    san_split)
+      GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuTopk/0.SplitRows:GpuTopk/4.SplitRows:GpuTopk/5.SplitRows:GpuTopk/4.FilteredRows' \
+        timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/test_gpu_topk" > "$L/memcheck-split.log" 2>&1
+      echo "memcheck split: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) |ERROR SUMMARY' "$L/memcheck-split.log" | tr '\n' ' ')(${SECONDS} s)"
+      GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuTopk/4.SplitRows' \
+        timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/test_gpu_topk" > "$L/racecheck-split.log" 2>&1
+      echo "racecheck split: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) |RACECHECK SUMMARY' "$L/racecheck-split.log" | tr '\n' ' ')(${SECONDS} s)" ;;
     san_topk)
       GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuTopk/0.ShortRows:GpuTopk/4.ShortRows:GpuTopk/5.ShortRows:GpuTopk/4.FilteredRows' \
         timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/test_gpu_topk" > "$L/memcheck-topk.log" 2>&1
