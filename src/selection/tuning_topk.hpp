@@ -71,17 +71,17 @@ constexpr int64_t topk_staged_row_bytes(int64_t cols, int key_bytes) {
 constexpr int64_t topk_filter_positions_offset(int64_t cols, int key_bytes) {
   return (topk_staged_row_bytes(cols, key_bytes) + 15) / 16 * 16;
 }
-/// The filter's capacity for a staged row of `cols` keys and the key of rank `rank`, or 0 (none):
-/// topk_filter_capacity, doubled up to topk_filter_max_capacity while under twice the expected
-/// count.
-constexpr int topk_filter_rows(int64_t cols, int64_t rank) {
+/// The filter's capacity for a staged row of `cols` keys of key_bytes bytes and the key of rank
+/// `rank`, or 0 (none): topk_filter_capacity, doubled up to topk_filter_max_capacity while under
+/// twice the expected count. The groups' least keys live in the kernel's 1 KB histogram meanwhile:
+/// 256 groups of 4-byte keys, 128 of 8-byte ones.
+constexpr int topk_filter_rows(int64_t cols, int64_t rank, int key_bytes) {
   const int groups = topk_filter_groups(rank);
   const int64_t expected = topk_filter_expected(groups);
   int capacity = topk_filter_capacity;
   while (capacity < 2 * expected && capacity < topk_filter_max_capacity) capacity *= 2;
-  // (groups x 8 bytes within the kernel's 1 KB histogram, which holds the groups' keys meanwhile)
   return groups <= topk_rows_threads && topk_rows_threads % groups == 0 &&
-                 groups * 8 <= topk_radix_bins * 4 && 2 * expected <= capacity && 4 * expected <= cols
+                 groups * key_bytes <= topk_radix_bins * 4 && 2 * expected <= capacity && 4 * expected <= cols
              ? capacity
              : 0;
 }

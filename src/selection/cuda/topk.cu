@@ -66,7 +66,7 @@ bool launch_staged_rows(cudaStream_t stream, const T* data, int64_t rows, const 
   if (pieces.part > topk_staged_max_cols(int(sizeof(T)), dev.max_shared_per_block) ||
       staged_bytes + static_bytes > dev.max_shared_per_block)
     return false;
-  int filter = topk_filter_rows(pieces.part, rank);
+  int filter = topk_filter_rows(pieces.part, rank, int(sizeof(T)));
   const int64_t filter_bytes =
       topk_filter_positions_offset(pieces.part, int(sizeof(T))) + int64_t(filter) * 4;
   if (filter_bytes + static_bytes > dev.max_shared_per_block) filter = 0;
