@@ -37,7 +37,7 @@ inline constexpr int64_t topk_rows_reserved_shared = 3072;
 /// The staged row kernel's filter (topk_kernel.cuh's filter_row): a bound, the largest of the
 /// least keys of G groups of the row (group g: the positions = g mod G; G the power of two at
 /// or above rank + 1, so G keys, one a group, lie at or below it), then the select over the row's
-/// keys at or below it alone, up to topk_filter_capacity of them (4-byte positions in shared
+/// keys at or below it alone, up to topk_filter_capacity of them (2-byte positions in shared
 /// memory after the row). A random row keeps about G ln(G / ln 2) keys (the median of the largest
 /// of G minima of cols / G keys: 290 for k = 64, where the earlier bound, the wanted rank among
 /// 2,048 keys spaced along the row, kept ~520 and cost four digit passes over them), where the
@@ -46,9 +46,12 @@ inline constexpr int64_t topk_rows_reserved_shared = 3072;
 /// expected count is at most half the capacity and a quarter of the row, and G divides the
 /// block's threads (each thread's keys then lie in one group).
 inline constexpr int topk_filter_capacity = 2048;
-/// The most positions the filter may take (16 KB): G = 256 (rank 128 ... 255) expects ~1,500
+/// The most positions the filter may take (8 KB): G = 256 (rank 128 ... 255) expects ~1,500
 /// candidates, which want twice that room.
 inline constexpr int topk_filter_max_capacity = 4096;
+/// A filtered key's position in its staged row.
+using topk_filter_position = uint16_t;
+inline constexpr int64_t topk_filter_max_cols = int64_t(1) << 16;
 /// G for the key of rank `rank`: the least power of two >= rank + 1.
 constexpr int topk_filter_groups(int64_t rank) {
   int g = 1;
@@ -63,7 +66,10 @@ constexpr int64_t topk_filter_expected(int groups) {
 }
 /// The staged row kernel's dynamic shared memory: the row's keys with the slack that lands its
 /// 16-byte loads on 16-byte aligned keys (16 / key_bytes - 1 keys: topk_kernel.cuh's
-/// stage_row_keys), then, from the next 16-byte boundary, the filter's positions (4 bytes each).
+/// stage_row_keys), then, from the next 16-byte boundary, the filter's positions
+/// (topk_filter_position: 2 bytes, so rows up to 65,536 keys; 4-byte ones cost the 16,384-key
+/// pieces of a split at k = 256 a third of their blocks: 80 KB a block, two an SM, 638 us for
+/// 8,192 pieces in call 2 of the sixteenth session).
 /// The launch sizes it and the kernel finds the positions by these two alone.
 constexpr int64_t topk_staged_row_bytes(int64_t cols, int key_bytes) {
   return (cols + 16 / key_bytes - 1) * key_bytes;
@@ -81,7 +87,8 @@ constexpr int topk_filter_rows(int64_t cols, int64_t rank, int key_bytes) {
   int capacity = topk_filter_capacity;
   while (capacity < 2 * expected && capacity < topk_filter_max_capacity) capacity *= 2;
   return groups <= topk_rows_threads && topk_rows_threads % groups == 0 &&
-                 groups * key_bytes <= topk_radix_bins * 4 && 2 * expected <= capacity && 4 * expected <= cols
+                 groups * key_bytes <= topk_radix_bins * 4 && 2 * expected <= capacity &&
+                 4 * expected <= cols && cols <= topk_filter_max_cols
              ? capacity
              : 0;
 }

@@ -67,8 +67,8 @@ bool launch_staged_rows(cudaStream_t stream, const T* data, int64_t rows, const 
       staged_bytes + static_bytes > dev.max_shared_per_block)
     return false;
   int filter = topk_filter_rows(pieces.part, rank, int(sizeof(T)));
-  const int64_t filter_bytes =
-      topk_filter_positions_offset(pieces.part, int(sizeof(T))) + int64_t(filter) * 4;
+  const int64_t filter_bytes = topk_filter_positions_offset(pieces.part, int(sizeof(T))) +
+                               int64_t(filter) * int64_t(sizeof(topk_filter_position));
   if (filter_bytes + static_bytes > dev.max_shared_per_block) filter = 0;
   launch_filling(staged, row_threads, filter ? filter_bytes : staged_bytes, rows * pieces.parts, stream, dev,
                  data, rows, pieces, int(rank), flip, first_tie_only, values, indices, filter);
@@ -77,30 +77,34 @@ bool launch_staged_rows(cudaStream_t stream, const T* data, int64_t rows, const 
 
 // The split of tuning_topk.hpp's topk_row_split: the staged row kernel over each row's pieces
 // for their rank + 1 smallest (by key, then position), into a buffer; then over each row's
-// parts x (rank + 1) of them, in piece order, with their positions beside. That order keeps the
-// outputs the whole row's: the keys equal to the threshold come out in position order (within a
-// piece they lie all before its own threshold or all at it: its outputs' two runs, each in
-// position order), so the first ties (and kthvalue's first equal element) are the row's first.
+// parts x (rank + 1) of them, in piece order, with their positions beside (split again where
+// they are still too few rows to fill the device). That order keeps the outputs the whole row's:
+// the keys equal to the threshold come out in position order (within a piece they lie all
+// before its own threshold or all at it: its outputs' two runs, each in position order), so the
+// first ties (and kthvalue's first equal element) are the row's. origin: the rows' positions in
+// the caller's rows (a split's candidates), or null.
 template <class T>
-bool launch_split(cudaStream_t stream, const T* data, int64_t rows, int64_t cols, const topk_split& split,
-                  int64_t rank, core::radix_bits_t<T> flip, bool first_tie_only, T* values, int64_t* indices,
-                  const device_limits& dev) {
+bool launch_split(cudaStream_t stream, const T* data, int64_t rows, int64_t cols, const int64_t* origin,
+                  const topk_split& split, int64_t rank, core::radix_bits_t<T> flip, bool first_tie_only,
+                  T* values, int64_t* indices, const device_limits& dev) {
   const int64_t width = split.parts * (rank + 1);  // each row's candidates
-  const row_pieces first{cols, int(split.part), int(split.parts), nullptr};
-  const row_pieces second{width, int(width), 1, nullptr};
   const stream_buffer memory(stream, carve_bytes(size_t(rows * width) * sizeof(T)) +
                                          carve_bytes(size_t(rows * width) * sizeof(int64_t)));
   carve c{static_cast<char*>(memory.get())};
   T* candidates = c.take<T>(rows * width);
   int64_t* positions = c.take<int64_t>(rows * width);
-  if (!launch_staged_rows(stream, data, rows, first, rank, flip, false, candidates, positions, dev))
+  if (!launch_staged_rows(stream, data, rows, row_pieces{cols, int(split.part), int(split.parts), origin},
+                          rank, flip, false, candidates, positions, dev))
     return false;
-  row_pieces among = second;
-  among.origin = positions;
-  // (The rule sized both steps to fit shared memory; were this one to decline, the caller's other
-  // paths would write every output.)
-  return launch_staged_rows(stream, candidates, rows, among, rank, flip, first_tie_only, values, indices,
-                            dev);
+  // (The rule sized both steps to fit shared memory; were the second to decline, the caller's
+  // other paths would write every output.)
+  const int64_t staged_max = topk_staged_max_cols(int(sizeof(T)), dev.max_shared_per_block);
+  if (const topk_split again = topk_row_split(rows, width, rank + 1, int(sizeof(T)), staged_max, dev.sms);
+      again.parts > 1)
+    return launch_split(stream, candidates, rows, width, positions, again, rank, flip, first_tie_only, values,
+                        indices, dev);
+  return launch_staged_rows(stream, candidates, rows, row_pieces{width, int(width), 1, positions}, rank, flip,
+                            first_tie_only, values, indices, dev);
 }
 
 // The row kernels over every row when they take them (see tuning_topk.hpp): split in pieces
@@ -114,8 +118,8 @@ bool launch_rows(cudaStream_t stream, const T* data, int64_t rows, int64_t cols,
   const int64_t staged_max = topk_staged_max_cols(int(sizeof(T)), dev.max_shared_per_block);
   if (topk_split_enabled())
     if (const topk_split split = topk_row_split(rows, cols, rank + 1, int(sizeof(T)), staged_max, dev.sms);
-        split.parts > 1 &&
-        launch_split(stream, data, rows, cols, split, rank, flip, first_tie_only, values, indices, dev))
+        split.parts > 1 && launch_split(stream, data, rows, cols, nullptr, split, rank, flip, first_tie_only,
+                                        values, indices, dev))
       return true;
   if (launch_staged_rows(stream, data, rows, row_pieces{cols, int(cols), 1, nullptr}, rank, flip,
                          first_tie_only, values, indices, dev))

@@ -246,7 +246,7 @@ __device__ void write_row_outputs(const Keys& key, const At& at, const IndexOf& 
 template <class K>
 struct candidate_keys {
   const K* staged;
-  const uint32_t* at;
+  const topk_filter_position* at;
   __device__ GSEARCH_FORCEINLINE K operator()(int j) const { return staged[at[j]]; }
 };
 
@@ -291,7 +291,7 @@ __device__ K group_min_bound(const K* staged, int cols, int groups, K* scratch) 
 /// nothing written, when there are more than `capacity` (the caller selects over the whole row
 /// then). `histogram` (zero on entry, left zero) holds the groups' keys meanwhile.
 template <int Threads, class K>
-__device__ int filter_row(const K* staged, int cols, int groups, uint32_t* at, int capacity,
+__device__ int filter_row(const K* staged, int cols, int groups, topk_filter_position* at, int capacity,
                           unsigned* histogram, int* warp_count) {
   constexpr int warps = Threads / 32;
   K* const scratch = reinterpret_cast<K*>(histogram);
@@ -322,7 +322,7 @@ __device__ int filter_row(const K* staged, int cols, int groups, uint32_t* at, i
     const int i = i0 + lane;
     const bool in = i < end && staged[i] <= bound;
     const unsigned in_lanes = __ballot_sync(0xffffffffu, in);
-    if (in) at[before + __popc(int(in_lanes & lanes_below))] = uint32_t(i);
+    if (in) at[before + __popc(int(in_lanes & lanes_below))] = topk_filter_position(i);
     before += __popc(int(in_lanes));
   }
   __syncthreads();
@@ -349,7 +349,7 @@ struct row_pieces {
 ///  - kthvalue (first_tie_only true): the element and the index of the first element equal to
 ///    it, at values / indices + row.
 /// Staged: the row's keys in dynamic shared memory (topk_staged_max_cols; topk_staged_row_bytes
-/// of pieces.part keys, then `filter` 4-byte positions at topk_filter_positions_offset); else
+/// of pieces.part keys, then `filter` positions at topk_filter_positions_offset); else
 /// read from global memory on every pass. filter > 0 (staged rows only, topk_filter_rows): the
 /// row's candidates first (filter_row), the select and the outputs over them when there are at
 /// most `filter`. pieces.part <= topk_rows_max_cols.
@@ -374,7 +374,7 @@ __global__ void __launch_bounds__(Threads)
     const int begin = int(r - whole * pieces.parts) * pieces.part;
     const int cols = int(pieces.cols - begin < pieces.part ? pieces.cols - begin : pieces.part);
     const T* row = data + whole * pieces.cols + begin;
-    const int64_t* const origin = pieces.origin ? pieces.origin + whole * pieces.cols : nullptr;
+    const int64_t* const origin = pieces.origin ? pieces.origin + whole * pieces.cols + begin : nullptr;
     const auto index_of = [origin, begin](int p) { return origin ? origin[p] : int64_t(begin) + p; };
     row_keys<T, Staged> key{nullptr, row, flip};
     if constexpr (Staged) {
@@ -384,8 +384,8 @@ __global__ void __launch_bounds__(Threads)
     }
     radix_state<K> state;
     int candidates = -1;
-    uint32_t* const at =
-        reinterpret_cast<uint32_t*>(topk_shared + topk_filter_positions_offset(pieces.part, sizeof(T)));
+    topk_filter_position* const at = reinterpret_cast<topk_filter_position*>(
+        topk_shared + topk_filter_positions_offset(pieces.part, sizeof(T)));
     if constexpr (Staged)
       if (filter > 0)  // uniform
         candidates =
