@@ -92,6 +92,9 @@ constexpr int topk_filter_rows(int64_t cols, int64_t rank, int key_bytes) {
              ? capacity
              : 0;
 }
+/// The most outputs the row kernel sorts itself (topk_kernel.cuh's sort_row_outputs: one a
+/// thread); more go to the separate sorts below.
+inline constexpr int64_t topk_rows_sort_max_k = topk_rows_threads;
 /// The longest row the row kernels take (int32 positions inside a row, with a block of slack);
 /// longer rows go through the 1-D path one at a time.
 inline constexpr int64_t topk_rows_max_cols = int64_t(1) << 30;

@@ -8,8 +8,8 @@
 //    of them): the row kernel, one block per row (topk_kernel.cuh);
 //  - other rows, one at a time: the threshold by a planned select (planned_select.cuh: in device
 //    memory, no wait before the gather), then one gather pass (topk_flat_kernel.cuh);
-// then, for a sorted topk, the sort of each row's k outputs (a block sort up to
-// topk_block_sort_max_k, cub's device sorts beyond).
+// then, for a sorted topk, the sort of each row's k outputs (in the row kernels up to
+// topk_rows_sort_max_k; else a block sort up to topk_block_sort_max_k, cub's device sorts beyond).
 
 #include <cuda_runtime.h>
 
@@ -58,7 +58,7 @@ constexpr size_t carve_bytes(size_t bytes) { return (bytes + 255) / 256 * 256; }
 // kernel's real static shared memory, which the rule's reserve is meant to cover.
 template <class T>
 bool launch_staged_rows(cudaStream_t stream, const T* data, int64_t rows, const row_pieces& pieces,
-                        int64_t rank, core::radix_bits_t<T> flip, bool first_tie_only, T* values,
+                        int64_t rank, core::radix_bits_t<T> flip, row_outputs outputs, T* values,
                         int64_t* indices, const device_limits& dev) {
   const auto staged = topk_rows_kernel<T, row_threads, true>;
   const int64_t staged_bytes = topk_staged_row_bytes(pieces.part, int(sizeof(T)));
@@ -71,7 +71,7 @@ bool launch_staged_rows(cudaStream_t stream, const T* data, int64_t rows, const 
                                int64_t(filter) * int64_t(sizeof(topk_filter_position));
   if (filter_bytes + static_bytes > dev.max_shared_per_block) filter = 0;
   launch_filling(staged, row_threads, filter ? filter_bytes : staged_bytes, rows * pieces.parts, stream, dev,
-                 data, rows, pieces, int(rank), flip, first_tie_only, values, indices, filter);
+                 data, rows, pieces, int(rank), flip, outputs, values, indices, filter);
   return true;
 }
 
@@ -85,7 +85,7 @@ bool launch_staged_rows(cudaStream_t stream, const T* data, int64_t rows, const 
 // the caller's rows (a split's candidates), or null.
 template <class T>
 bool launch_split(cudaStream_t stream, const T* data, int64_t rows, int64_t cols, const int64_t* origin,
-                  const topk_split& split, int64_t rank, core::radix_bits_t<T> flip, bool first_tie_only,
+                  const topk_split& split, int64_t rank, core::radix_bits_t<T> flip, row_outputs outputs,
                   T* values, int64_t* indices, const device_limits& dev) {
   const int64_t width = split.parts * (rank + 1);  // each row's candidates
   const stream_buffer memory(stream, carve_bytes(size_t(rows * width) * sizeof(T)) +
@@ -94,17 +94,17 @@ bool launch_split(cudaStream_t stream, const T* data, int64_t rows, int64_t cols
   T* candidates = c.take<T>(rows * width);
   int64_t* positions = c.take<int64_t>(rows * width);
   if (!launch_staged_rows(stream, data, rows, row_pieces{cols, int(split.part), int(split.parts), origin},
-                          rank, flip, false, candidates, positions, dev))
+                          rank, flip, row_outputs::topk, candidates, positions, dev))
     return false;
   // (The rule sized both steps to fit shared memory; were the second to decline, the caller's
   // other paths would write every output.)
   const int64_t staged_max = topk_staged_max_cols(int(sizeof(T)), dev.max_shared_per_block);
   if (const topk_split again = topk_row_split(rows, width, rank + 1, int(sizeof(T)), staged_max, dev.sms);
       again.parts > 1)
-    return launch_split(stream, candidates, rows, width, positions, again, rank, flip, first_tie_only, values,
+    return launch_split(stream, candidates, rows, width, positions, again, rank, flip, outputs, values,
                         indices, dev);
   return launch_staged_rows(stream, candidates, rows, row_pieces{width, int(width), 1, positions}, rank, flip,
-                            first_tie_only, values, indices, dev);
+                            outputs, values, indices, dev);
 }
 
 // The row kernels over every row when they take them (see tuning_topk.hpp): split in pieces
@@ -112,22 +112,22 @@ bool launch_split(cudaStream_t stream, const T* data, int64_t rows, int64_t cols
 // topk_rows_in_global says so). False when the rows are for the 1-D path.
 template <class T>
 bool launch_rows(cudaStream_t stream, const T* data, int64_t rows, int64_t cols, int64_t rank, bool largest,
-                 bool first_tie_only, T* values, int64_t* indices, const device_limits& dev) {
+                 row_outputs outputs, T* values, int64_t* indices, const device_limits& dev) {
   if (cols > topk_rows_max_cols) return false;
   const auto flip = selection_flip<T>(largest);
   const int64_t staged_max = topk_staged_max_cols(int(sizeof(T)), dev.max_shared_per_block);
   if (topk_split_enabled())
     if (const topk_split split = topk_row_split(rows, cols, rank + 1, int(sizeof(T)), staged_max, dev.sms);
-        split.parts > 1 && launch_split(stream, data, rows, cols, nullptr, split, rank, flip, first_tie_only,
-                                        values, indices, dev))
+        split.parts > 1 &&
+        launch_split(stream, data, rows, cols, nullptr, split, rank, flip, outputs, values, indices, dev))
       return true;
-  if (launch_staged_rows(stream, data, rows, row_pieces{cols, int(cols), 1, nullptr}, rank, flip,
-                         first_tie_only, values, indices, dev))
+  if (launch_staged_rows(stream, data, rows, row_pieces{cols, int(cols), 1, nullptr}, rank, flip, outputs,
+                         values, indices, dev))
     return true;
   if (!topk_rows_in_global(rows, cols, int(sizeof(T)), dev.sms)) return false;
-  launch_filling(topk_rows_kernel<T, row_threads, false>, row_threads, 0, rows, stream, dev, data, rows,
-                 row_pieces{cols, int(cols), 1, nullptr}, int(rank), flip, first_tie_only, values, indices,
-                 0);
+  const int64_t sort_bytes = outputs == row_outputs::topk_sorted ? (rank + 1) * int64_t(sizeof(T)) : 0;
+  launch_filling(topk_rows_kernel<T, row_threads, false>, row_threads, sort_bytes, rows, stream, dev, data,
+                 rows, row_pieces{cols, int(cols), 1, nullptr}, int(rank), flip, outputs, values, indices, 0);
   return true;
 }
 
@@ -317,9 +317,16 @@ void topk(CUstream_st* stream, const T* data, int64_t rows, int64_t cols, int64_
     launch_short_rows(stream, data, rows, cols, k, largest, list, values, indices, dev);
     return;
   }
-  if (!launch_rows(stream, data, rows, cols, k - 1, largest, false, values, indices, dev))
-    for (int64_t r = 0; r < rows; ++r)
-      topk_flat(stream, data + r * cols, cols, k, largest, values + r * k, indices + r * k, dev);
+  // The row kernels sort up to topk_rows_sort_max_k outputs themselves.
+  const row_outputs outputs =
+      sorted && k <= topk_rows_sort_max_k ? row_outputs::topk_sorted : row_outputs::topk;
+  if (launch_rows(stream, data, rows, cols, k - 1, largest, outputs, values, indices, dev)) {
+    if (sorted && outputs != row_outputs::topk_sorted)
+      sort_outputs(stream, data, rows, cols, k, largest, values, indices, dev);
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r)
+    topk_flat(stream, data + r * cols, cols, k, largest, values + r * k, indices + r * k, dev);
   if (sorted) sort_outputs(stream, data, rows, cols, k, largest, values, indices, dev);
 }
 
@@ -328,7 +335,7 @@ void kthvalue(CUstream_st* stream, const T* data, int64_t rows, int64_t cols, in
               int64_t* indices) {
   if (rows <= 0) return;
   const device_limits dev = current_device_limits();
-  if (!launch_rows(stream, data, rows, cols, rank, false, true, values, indices, dev))
+  if (!launch_rows(stream, data, rows, cols, rank, false, row_outputs::first_tie, values, indices, dev))
     for (int64_t r = 0; r < rows; ++r) kthvalue_flat(stream, data + r * cols, cols, rank, values + r, indices + r, dev);
 }
 

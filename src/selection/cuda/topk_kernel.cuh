@@ -329,6 +329,42 @@ __device__ int filter_row(const K* staged, int cols, int groups, topk_filter_pos
   return total;
 }
 
+/// What the row kernel writes for each row: topk's k outputs in index order (the elements before
+/// the threshold, then the first ties), the same sorted (by key, ties in index order: a stable
+/// sort's order; k <= the block's threads), or kthvalue's one (the element of the rank and the
+/// index of the first element equal to it).
+enum class row_outputs { topk, topk_sorted, first_tie };
+
+/// Sorts a row's k outputs, just written at values / indices [0, k) by this block (k <= Threads;
+/// the caller's barrier makes them visible): each thread takes one, puts its key in `scratch`
+/// (k keys of shared memory), and after a barrier writes it at its rank among the k (the keys
+/// before it, and the equal ones at lower slots: equal keys keep their order). One compare a key
+/// and thread, where a separate launch sorted every row's outputs again (4096 rows of 64: 36 us).
+template <int Threads, class T, class K>
+__device__ void sort_row_outputs(int k, K flip, T* __restrict__ values, int64_t* __restrict__ indices,
+                                 K* scratch) {
+  const int i = int(threadIdx.x);
+  T value{};
+  int64_t index = 0;
+  K key = 0;
+  if (i < k) {
+    value = values[i];
+    index = indices[i];
+    key = core::radix_bits(value) ^ flip;
+    scratch[i] = key;
+  }
+  __syncthreads();  // every key in scratch, every output read
+  if (i < k) {
+    int rank = 0;
+    for (int j = 0; j < k; ++j) {
+      const K other = scratch[j];
+      rank += int(other < key || (other == key && j < i));
+    }
+    values[rank] = value;
+    indices[rank] = index;
+  }
+}
+
 /// Where the row kernel's rows come from (topk.cu's launches): each of the data's rows of `cols`
 /// keys read as `parts` pieces of `part` keys, the last piece the rest (parts 1, part = cols: the
 /// rows whole; else the first step of a split, tuning_topk.hpp's topk_row_split). A block's row r
@@ -347,16 +383,17 @@ struct row_pieces {
 ///  - topk (first_tie_only false; rank = k - 1): the row's k outputs, unsorted (index order:
 ///    the elements before the threshold, then the first ties), at values / indices + row * k;
 ///  - kthvalue (first_tie_only true): the element and the index of the first element equal to
-///    it, at values / indices + row.
+///    it, at values / indices + row;
+///  - topk_sorted: topk's, then sorted in place (sort_row_outputs; k <= Threads).
 /// Staged: the row's keys in dynamic shared memory (topk_staged_max_cols; topk_staged_row_bytes
 /// of pieces.part keys, then `filter` positions at topk_filter_positions_offset); else
-/// read from global memory on every pass. filter > 0 (staged rows only, topk_filter_rows): the
-/// row's candidates first (filter_row), the select and the outputs over them when there are at
-/// most `filter`. pieces.part <= topk_rows_max_cols.
+/// read from global memory on every pass (dynamic shared memory: the sort's k keys, if any). filter > 0
+/// (staged rows only, topk_filter_rows): the row's candidates first (filter_row), the select and the outputs
+/// over them when there are at most `filter`. pieces.part <= topk_rows_max_cols.
 template <class T, int Threads, bool Staged>
 __global__ void __launch_bounds__(Threads)
     topk_rows_kernel(const T* __restrict__ data, int64_t rows, row_pieces pieces, int rank,
-                     core::radix_bits_t<T> flip, bool first_tie_only, T* __restrict__ values,
+                     core::radix_bits_t<T> flip, row_outputs outputs, T* __restrict__ values,
                      int64_t* __restrict__ indices, int filter) {
   using K = core::radix_bits_t<T>;
   extern __shared__ __align__(16) unsigned char topk_shared[];
@@ -368,7 +405,16 @@ __global__ void __launch_bounds__(Threads)
   for (int i = int(threadIdx.x); i < topk_radix_bins; i += Threads) histogram[i] = 0;
   // Ordered before the first histogram by the barrier after staging (or, unstaged, the one below).
   if constexpr (!Staged) __syncthreads();
+  const bool first_tie_only = outputs == row_outputs::first_tie;
   const int64_t out_stride = first_tie_only ? 1 : int64_t(rank) + 1;
+  // The sort of the outputs, after the barrier that makes them visible to the block; its keys in
+  // the staged row's place (read by then) or, unstaged, the launch's k keys.
+  const auto sort_outputs = [&](int64_t r) {
+    if (outputs != row_outputs::topk_sorted) return;  // uniform
+    __syncthreads();
+    sort_row_outputs<Threads>(rank + 1, flip, values + r * out_stride, indices + r * out_stride,
+                              reinterpret_cast<K*>(topk_shared));
+  };
   for (int64_t r = blockIdx.x; r < rows * pieces.parts; r += gridDim.x) {
     const int64_t whole = r / pieces.parts;  // (a division a row)
     const int begin = int(r - whole * pieces.parts) * pieces.part;
@@ -398,6 +444,7 @@ __global__ void __launch_bounds__(Threads)
           among, [at](int j) { return int(at[j]); }, index_of, row, candidates, threshold, rank - state.rank,
           first_tie_only ? 1 : state.rank + 1, first_tie_only, values + r * out_stride,
           indices + r * out_stride, warp_less, warp_equal);
+      sort_outputs(r);
       continue;
     }
     const K threshold = select_rank<Threads>(key, cols, rank, state, histogram, choice, &unique_key, scan_temp);
@@ -406,6 +453,7 @@ __global__ void __launch_bounds__(Threads)
     write_row_outputs<Threads>(
         key, [](int i) { return i; }, index_of, row, cols, threshold, less, ties, first_tie_only,
         values + r * out_stride, indices + r * out_stride, warp_less, warp_equal);
+    sort_outputs(r);
   }
 }
 

@@ -24,6 +24,7 @@
 #   split_ab the row split against the rows whole (GSEARCH_TOPK_SPLIT=0), one binary, each shape
 #            alone, then with CUB beside (SPLIT_SHAPES "rows,cols,k ...")
 #   ncu_split the split's two row-kernel launches at 256 x 524,288, k = 256
+#   ncu_split_source the split's first launch, warp states a SASS line (report kept, SASS page as CSV)
 #   ncu_short the short rows' kernel at 10^6 x 64, k = 8 (report kept, SASS page as CSV)
 #   san_split memcheck of SplitRows (int32, float, double) and FilteredRows (float), racecheck of
 #            SplitRows (float); subsets
@@ -119,6 +120,15 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
         > "$L/ncu_split.txt" 2>&1
       echo "ncu split: exit $? (${SECONDS} s)"
       grep -E "topk_rows_kernel|Duration|DRAM Throughput|Achieved Occupancy|No Eligible|Registers Per|Grid Size|Dynamic Shared|Warp Cycles Per Issued|Executed Instructions |Theoretical Occupancy|Stall" "$L/ncu_split.txt" | head -50 ;;
+    ncu_split_source)  # the split's first launch (the pieces) at 256 x 524,288, k = 256, warp states a SASS line
+      timeout 150 ncu --kernel-name regex:topk_rows_kernel --launch-count 1 --clock-control none --import-source yes \
+        --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
+        --section LaunchStats --section InstructionStats --section SourceCounters -f -o "$L/pieces_kernel" \
+        "$B/selection_bench" --parts rows --rows 256 --cols 524288 --row-k 256 --topk-dists uniform --no-peers --quick \
+        > "$L/ncu_split_source.txt" 2>&1
+      echo "ncu split source: exit $? (${SECONDS} s)"
+      ncu --import "$L/pieces_kernel.ncu-rep" --page source --csv --print-source sass > "$L/pieces_kernel_sass.csv" 2> /dev/null
+      echo "ncu source page: exit $? $(wc -l < "$L/pieces_kernel_sass.csv") lines" ;;
     ncu_short)  # the short rows' kernel at 10^6 x 64, k = 8, warp states a SASS line
       timeout 150 ncu --kernel-name regex:topk_short_rows_kernel --launch-count 1 --clock-control none --import-source yes \
         --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
