@@ -22,6 +22,12 @@ namespace gsearch::cuda_backend {
 /// up to 85 registers; 512 would cap them at 42. Must be at least topk_radix_bins (one bin per
 /// thread in the digit choice).
 inline constexpr int topk_rows_threads = 256;
+/// The row kernel's blocks an SM that its registers must allow (__launch_bounds__: at most 80
+/// registers a thread for three 256-thread blocks, as three staged 16,384-float rows fit): the
+/// sort of the outputs in the kernel, inlined at two places, took it to 96 registers and two
+/// blocks, and 4096 x 16384, k = 64 from 0.194 to 0.235 ms (sixteenth session, call 4); at one
+/// place, 76-80 registers and no spills.
+inline constexpr int topk_rows_blocks_per_sm = 3;
 /// Bits per digit of the row kernel's radix select: 4 passes for 32-bit keys, 8 for 64-bit (fewer
 /// when a digit leaves one candidate). 8 keeps the histogram at 1 KB and the digit choice at one
 /// bin per thread; 11 (AIR top-k's) would save a pass of 32-bit keys for an 8 KB histogram.

@@ -200,14 +200,16 @@ __device__ void write_row_outputs(const Keys& key, const At& at, const IndexOf& 
   const int begin = int(int64_t(warp) * slice < cols ? int64_t(warp) * slice : cols);
   const int end = int(int64_t(begin) + slice < cols ? int64_t(begin) + slice : cols);
   const unsigned lanes_below = (1u << lane) - 1u;
-  // 1. Each warp's counts.
-  int my_less = 0, my_equal = 0;
-  for (int i0 = begin; i0 < end; i0 += 32) {
-    const int i = i0 + lane;
-    const K x = i < end ? key(i) : K(0);
-    my_less += __popc(int(__ballot_sync(0xffffffffu, i < end && x < threshold)));
-    my_equal += __popc(int(__ballot_sync(0xffffffffu, i < end && x == threshold)));
+  // 1. Each warp's counts: each lane counts its own keys, then one warp-wide sum (a ballot and a
+  // count a stride cost three times the instructions).
+  unsigned lane_less = 0, lane_equal = 0;
+  for (int i = begin + lane; i < end; i += 32) {
+    const K x = key(i);
+    lane_less += unsigned(x < threshold);
+    lane_equal += unsigned(x == threshold);
   }
+  const int my_less = int(__reduce_add_sync(0xffffffffu, lane_less));
+  const int my_equal = int(__reduce_add_sync(0xffffffffu, lane_equal));
   if (lane == 0) {
     warp_less[warp] = my_less;
     warp_equal[warp] = my_equal;
@@ -300,11 +302,9 @@ __device__ int filter_row(const K* staged, int cols, int groups, topk_filter_pos
   const int slice = int(((int64_t(cols) + warps - 1) / warps + 31) / 32 * 32);
   const int begin = int(int64_t(warp) * slice < cols ? int64_t(warp) * slice : cols);
   const int end = int(int64_t(begin) + slice < cols ? int64_t(begin) + slice : cols);
-  int mine = 0;
-  for (int i0 = begin; i0 < end; i0 += 32) {
-    const int i = i0 + lane;
-    mine += __popc(int(__ballot_sync(0xffffffffu, i < end && staged[i] <= bound)));
-  }
+  unsigned lane_count = 0;  // (each lane its own keys, then one warp-wide sum: write_row_outputs')
+  for (int i = begin + lane; i < end; i += 32) lane_count += unsigned(staged[i] <= bound);
+  const int mine = int(__reduce_add_sync(0xffffffffu, lane_count));
   if (lane == 0) warp_count[warp] = mine;
   __syncthreads();  // (every warp has read the bound: scratch is free)
   for (int i = int(threadIdx.x); i < groups * int(sizeof(K) / sizeof(unsigned)); i += Threads)
@@ -391,7 +391,7 @@ struct row_pieces {
 /// (staged rows only, topk_filter_rows): the row's candidates first (filter_row), the select and the outputs
 /// over them when there are at most `filter`. pieces.part <= topk_rows_max_cols.
 template <class T, int Threads, bool Staged>
-__global__ void __launch_bounds__(Threads)
+__global__ void __launch_bounds__(Threads, topk_rows_blocks_per_sm)
     topk_rows_kernel(const T* __restrict__ data, int64_t rows, row_pieces pieces, int rank,
                      core::radix_bits_t<T> flip, row_outputs outputs, T* __restrict__ values,
                      int64_t* __restrict__ indices, int filter) {
@@ -407,16 +407,8 @@ __global__ void __launch_bounds__(Threads)
   if constexpr (!Staged) __syncthreads();
   const bool first_tie_only = outputs == row_outputs::first_tie;
   const int64_t out_stride = first_tie_only ? 1 : int64_t(rank) + 1;
-  // The sort of the outputs, after the barrier that makes them visible to the block; its keys in
-  // the staged row's place (read by then) or, unstaged, the launch's k keys.
-  const auto sort_outputs = [&](int64_t r) {
-    if (outputs != row_outputs::topk_sorted) return;  // uniform
-    __syncthreads();
-    sort_row_outputs<Threads>(rank + 1, flip, values + r * out_stride, indices + r * out_stride,
-                              reinterpret_cast<K*>(topk_shared));
-  };
   for (int64_t r = blockIdx.x; r < rows * pieces.parts; r += gridDim.x) {
-    const int64_t whole = r / pieces.parts;  // (a division a row)
+    const int64_t whole = pieces.parts == 1 ? r : r / pieces.parts;  // (uniform; a 64-bit division a piece)
     const int begin = int(r - whole * pieces.parts) * pieces.part;
     const int cols = int(pieces.cols - begin < pieces.part ? pieces.cols - begin : pieces.part);
     const T* row = data + whole * pieces.cols + begin;
@@ -444,16 +436,22 @@ __global__ void __launch_bounds__(Threads)
           among, [at](int j) { return int(at[j]); }, index_of, row, candidates, threshold, rank - state.rank,
           first_tie_only ? 1 : state.rank + 1, first_tie_only, values + r * out_stride,
           indices + r * out_stride, warp_less, warp_equal);
-      sort_outputs(r);
-      continue;
+    } else {
+      const K threshold =
+          select_rank<Threads>(key, cols, rank, state, histogram, choice, &unique_key, scan_temp);
+      const int less = rank - state.rank;                    // keys before the threshold
+      const int ties = first_tie_only ? 1 : state.rank + 1;  // equal keys to write
+      write_row_outputs<Threads>(
+          key, [](int i) { return i; }, index_of, row, cols, threshold, less, ties, first_tie_only,
+          values + r * out_stride, indices + r * out_stride, warp_less, warp_equal);
     }
-    const K threshold = select_rank<Threads>(key, cols, rank, state, histogram, choice, &unique_key, scan_temp);
-    const int less = rank - state.rank;  // keys before the threshold
-    const int ties = first_tie_only ? 1 : state.rank + 1;  // equal keys to write
-    write_row_outputs<Threads>(
-        key, [](int i) { return i; }, index_of, row, cols, threshold, less, ties, first_tie_only,
-        values + r * out_stride, indices + r * out_stride, warp_less, warp_equal);
-    sort_outputs(r);
+    if (outputs == row_outputs::topk_sorted) {  // uniform
+      // After the barrier that makes the outputs visible to the block; the sort's keys in the
+      // staged row's place (read by then) or, unstaged, the launch's k keys.
+      __syncthreads();
+      sort_row_outputs<Threads>(rank + 1, flip, values + r * out_stride, indices + r * out_stride,
+                                reinterpret_cast<K*>(topk_shared));
+    }
   }
 }
 

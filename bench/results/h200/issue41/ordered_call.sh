@@ -26,8 +26,8 @@
 #   ncu_split the split's two row-kernel launches at 256 x 524,288, k = 256
 #   ncu_split_source the split's first launch, warp states a SASS line (report kept, SASS page as CSV)
 #   ncu_short the short rows' kernel at 10^6 x 64, k = 8 (report kept, SASS page as CSV)
-#   san_split memcheck of SplitRows (int32, float, double) and FilteredRows (float), racecheck of
-#            SplitRows (float); subsets
+#   san_split memcheck of SplitRows (int32, float, double), FilteredRows and StagedLimit (float),
+#            racecheck of SplitRows and FilteredRows (float); subsets
 #   san_topk memcheck of the short rows (int32, float, double) and the filtered rows (float),
 #            racecheck of the short rows (float, double); subsets
 #   san_partition  memcheck of the partition tests (int32, float; subset) and racecheck of
@@ -140,10 +140,10 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
       ncu --import "$L/short_kernel.ncu-rep" --page source --csv --print-source sass > "$L/short_kernel_sass.csv" 2> /dev/null
       grep -E "Duration|DRAM Throughput|L1/TEX Hit|L2 Hit|Mem Busy|Max Bandwidth|Achieved Occupancy|No Eligible|Registers Per|Grid Size|Warp Cycles Per Issued|Executed Instructions |Theoretical Occupancy|Stall|Uncoalesced|Excessive" "$L/ncu_short_details.txt" | head -50 ;;
     san_split)
-      GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuTopk/0.SplitRows:GpuTopk/4.SplitRows:GpuTopk/5.SplitRows:GpuTopk/4.FilteredRows' \
+      GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuTopk/0.SplitRows:GpuTopk/4.SplitRows:GpuTopk/5.SplitRows:GpuTopk/4.FilteredRows:GpuTopk/4.StagedLimit' \
         timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/test_gpu_topk" > "$L/memcheck-split.log" 2>&1
       echo "memcheck split: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) |ERROR SUMMARY' "$L/memcheck-split.log" | tr '\n' ' ')(${SECONDS} s)"
-      GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuTopk/4.SplitRows' \
+      GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuTopk/4.SplitRows:GpuTopk/4.FilteredRows' \
         timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/test_gpu_topk" > "$L/racecheck-split.log" 2>&1
       echo "racecheck split: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) |RACECHECK SUMMARY' "$L/racecheck-split.log" | tr '\n' ' ')(${SECONDS} s)" ;;
     san_topk)
