@@ -337,7 +337,8 @@ enum class row_outputs { topk, topk_sorted, first_tie };
 
 /// Sorts a row's k outputs, just written at values / indices [0, k) by this block (k <= Threads;
 /// the caller's barrier makes them visible): each thread takes one, puts its key in `scratch`
-/// (k keys of shared memory), and after a barrier writes it at its rank among the k (the keys
+/// (k keys of shared memory, and room to read up to the next 16 bytes: nvcc reads the last keys
+/// with one 16-byte load), and after a barrier writes it at its rank among the k (the keys
 /// before it, and the equal ones at lower slots: equal keys keep their order). One compare a key
 /// and thread, where a separate launch sorted every row's outputs again (4096 rows of 64: 36 us).
 template <int Threads, class T, class K>
