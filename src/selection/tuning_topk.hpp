@@ -124,7 +124,11 @@ constexpr int64_t topk_staged_max_cols(int key_bytes, int64_t shared_limit) {
 /// as many pieces as fill it, no more than balance the two steps' lengths, cols / parts against
 /// parts x k). A piece holds at least topk_split_min_piece keys and 4 k (its k outputs a
 /// quarter of it at most), its length a multiple of 32 keys, the last piece at least k; the
-/// candidates must fit the staged row kernel. First choices (guesses, not yet measured).
+/// candidates must fit the staged row kernel. First choices, measured against the rows whole at
+/// four shapes in one run (GSEARCH_TOPK_SPLIT=0; bench/results/h200/issue41/rows-split-b4c95ed.json
+/// and rows-whole-b4c95ed.json): 256 x 524,288, k = 256 0.558 ms (5.34 whole), 8 x 1,048,576,
+/// k = 256 0.076 ms (7.56), 64 x 16,384, k = 512 37 us (56); the piece length, the fill and the
+/// model's constants not swept.
 struct topk_split {
   int64_t part = 0;  ///< keys of every piece but the last (0: no split)
   int64_t parts = 1;
