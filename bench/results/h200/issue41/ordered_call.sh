@@ -24,7 +24,7 @@
 #   split_ab the row split against the rows whole (GSEARCH_TOPK_SPLIT=0), one binary, each shape
 #            alone, then with CUB beside (SPLIT_SHAPES "rows,cols,k ...")
 #   ncu_split the split's two row-kernel launches at 256 x 524,288, k = 256
-#   ncu_split_source the split's first launch, warp states a SASS line (report kept, SASS page as CSV)
+#   ncu_split_source the split's first launch, warp states a SASS line (ncu_source: report, details, SASS page)
 #   ncu_short the short rows' kernel at 10^6 x 64, k = 8 (report kept, SASS page as CSV)
 #   san_split memcheck of SplitRows (int32, float, double), FilteredRows and StagedLimit (float),
 #            racecheck of SplitRows and FilteredRows (float); subsets
@@ -48,6 +48,31 @@ L=$OUT/ordered; mkdir -p "$L"; B=carry/bin
 trap 'tar -czf "$OUT/ordered.tar.gz" -C "$OUT" ordered; rm -rf "$L"' EXIT
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; cat .deps/source_commit.txt
   grep -m1 "define CUB_VERSION" build/_deps/cccl/include/cub/version.cuh; } | tee "$L/device.txt"
+# sanitize NAME TOOL LIMIT TEST FILTER: compute-sanitizer TOOL (memcheck / racecheck) over test
+# binary TEST's subset (GSEARCH_TEST_SUBSET=1) under gtest FILTER, its log $L/TOOL-NAME.log, one line.
+sanitize() {
+  local name=$1 tool=$2 limit=$3 test=$4 filter=$5 summary='ERROR SUMMARY'
+  [ "$tool" = racecheck ] && summary='RACECHECK SUMMARY'
+  GSEARCH_TEST_SUBSET=1 GTEST_FILTER=$filter timeout "$limit" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+    "$B/$test" > "$L/$tool-$name.log" 2>&1
+  echo "$tool $name: exit $? $(grep -E "^\[  (PASSED|FAILED|SKIPPED) |$summary" "$L/$tool-$name.log" | tr '\n' ' ')(${SECONDS} s)"
+}
+# ncu_source NAME KERNEL_REGEX SELECTION_BENCH_ARGS...: the first launch of the kernel profiled with
+# warp states a SASS line (report $L/NAME.ncu-rep, details $L/NAME_details.txt, SASS page
+# $L/NAME_sass.csv), the headline figures printed.
+ncu_source() {
+  local name=$1 kernel=$2; shift 2
+  timeout 150 ncu --kernel-name "regex:$kernel" --launch-count 1 --clock-control none --import-source yes \
+    --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
+    --section LaunchStats --section InstructionStats --section MemoryWorkloadAnalysis --section SourceCounters \
+    -f -o "$L/$name" "$B/selection_bench" "$@" --no-peers --quick > "$L/$name.txt" 2>&1
+  echo "ncu $name: exit $? (${SECONDS} s)"
+  ncu --import "$L/$name.ncu-rep" --print-details all > "$L/${name}_details.txt" 2>&1
+  ncu --import "$L/$name.ncu-rep" --page source --csv --print-source sass > "$L/${name}_sass.csv" 2> /dev/null
+  echo "ncu source page: exit $? $(wc -l < "$L/${name}_sass.csv") lines"
+  grep -E "Duration|DRAM Throughput|L1/TEX Hit|L2 Hit|Achieved Occupancy|No Eligible|Registers Per|Grid Size|Warp Cycles Per Issued|Executed Instructions |Theoretical Occupancy|Stall" \
+    "$L/${name}_details.txt" | head -50
+}
 for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racecheck: asked for
   case $step in
     build)
@@ -120,56 +145,21 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
         > "$L/ncu_split.txt" 2>&1
       echo "ncu split: exit $? (${SECONDS} s)"
       grep -E "topk_rows_kernel|Duration|DRAM Throughput|Achieved Occupancy|No Eligible|Registers Per|Grid Size|Dynamic Shared|Warp Cycles Per Issued|Executed Instructions |Theoretical Occupancy|Stall" "$L/ncu_split.txt" | head -50 ;;
-    ncu_split_source)  # the split's first launch (the pieces) at 256 x 524,288, k = 256, warp states a SASS line
-      timeout 150 ncu --kernel-name regex:topk_rows_kernel --launch-count 1 --clock-control none --import-source yes \
-        --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
-        --section LaunchStats --section InstructionStats --section SourceCounters -f -o "$L/pieces_kernel" \
-        "$B/selection_bench" --parts rows --rows 256 --cols 524288 --row-k 256 --topk-dists uniform --no-peers --quick \
-        > "$L/ncu_split_source.txt" 2>&1
-      echo "ncu split source: exit $? (${SECONDS} s)"
-      ncu --import "$L/pieces_kernel.ncu-rep" --page source --csv --print-source sass > "$L/pieces_kernel_sass.csv" 2> /dev/null
-      echo "ncu source page: exit $? $(wc -l < "$L/pieces_kernel_sass.csv") lines" ;;
-    ncu_short)  # the short rows' kernel at 10^6 x 64, k = 8, warp states a SASS line
-      timeout 150 ncu --kernel-name regex:topk_short_rows_kernel --launch-count 1 --clock-control none --import-source yes \
-        --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
-        --section LaunchStats --section InstructionStats --section MemoryWorkloadAnalysis --section SourceCounters \
-        -f -o "$L/short_kernel" "$B/selection_bench" --parts rows --rows 1000000 --cols 64 --row-k 8 --topk-dists uniform \
-        --no-peers --quick > "$L/ncu_short.txt" 2>&1
-      echo "ncu short rows: exit $? (${SECONDS} s)"
-      ncu --import "$L/short_kernel.ncu-rep" --print-details all > "$L/ncu_short_details.txt" 2>&1
-      ncu --import "$L/short_kernel.ncu-rep" --page source --csv --print-source sass > "$L/short_kernel_sass.csv" 2> /dev/null
-      grep -E "Duration|DRAM Throughput|L1/TEX Hit|L2 Hit|Mem Busy|Max Bandwidth|Achieved Occupancy|No Eligible|Registers Per|Grid Size|Warp Cycles Per Issued|Executed Instructions |Theoretical Occupancy|Stall|Uncoalesced|Excessive" "$L/ncu_short_details.txt" | head -50 ;;
+    ncu_split_source)  # the split's first launch (the pieces) at 256 x 524,288, k = 256
+      ncu_source pieces_kernel topk_rows_kernel --parts rows --rows 256 --cols 524288 --row-k 256 --topk-dists uniform ;;
+    ncu_short)  # the short rows' kernel at 10^6 x 64, k = 8
+      ncu_source short_kernel topk_short_rows_kernel --parts rows --rows 1000000 --cols 64 --row-k 8 --topk-dists uniform ;;
     san_split)
-      GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuTopk/0.SplitRows:GpuTopk/4.SplitRows:GpuTopk/5.SplitRows:GpuTopk/4.FilteredRows:GpuTopk/4.StagedLimit' \
-        timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/test_gpu_topk" > "$L/memcheck-split.log" 2>&1
-      echo "memcheck split: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) |ERROR SUMMARY' "$L/memcheck-split.log" | tr '\n' ' ')(${SECONDS} s)"
-      GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuTopk/4.SplitRows:GpuTopk/4.FilteredRows' \
-        timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/test_gpu_topk" > "$L/racecheck-split.log" 2>&1
-      echo "racecheck split: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) |RACECHECK SUMMARY' "$L/racecheck-split.log" | tr '\n' ' ')(${SECONDS} s)" ;;
+      sanitize split memcheck 200 test_gpu_topk 'GpuTopk/0.SplitRows:GpuTopk/4.SplitRows:GpuTopk/5.SplitRows:GpuTopk/4.FilteredRows:GpuTopk/4.StagedLimit'
+      sanitize split racecheck 150 test_gpu_topk 'GpuTopk/4.SplitRows:GpuTopk/4.FilteredRows' ;;
     san_topk)
-      GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuTopk/0.ShortRows:GpuTopk/4.ShortRows:GpuTopk/5.ShortRows:GpuTopk/4.FilteredRows' \
-        timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/test_gpu_topk" > "$L/memcheck-topk.log" 2>&1
-      echo "memcheck topk: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) |ERROR SUMMARY' "$L/memcheck-topk.log" | tr '\n' ' ')(${SECONDS} s)"
-      GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuTopk/4.ShortRows:GpuTopk/5.ShortRows' \
-        timeout 100 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/test_gpu_topk" > "$L/racecheck-topk.log" 2>&1
-      echo "racecheck topk: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) |RACECHECK SUMMARY' "$L/racecheck-topk.log" | tr '\n' ' ')(${SECONDS} s)" ;;
-    ncu_rows_full)
-      timeout 150 ncu --kernel-name regex:topk_rows_kernel --launch-count 1 --clock-control none --import-source yes \
-        --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
-        --section LaunchStats --section InstructionStats --section SourceCounters -f -o "$L/rows_kernel" \
-        "$B/selection_bench" --parts rows --rows 4096 --topk-dists uniform --no-peers --quick > "$L/ncu_rows_full.txt" 2>&1
-      echo "ncu rows (4096 x 16384): exit $? (${SECONDS} s)"
-      ncu --import "$L/rows_kernel.ncu-rep" --print-details all > "$L/ncu_rows_full_details.txt" 2>&1
-      ncu --import "$L/rows_kernel.ncu-rep" --page source --csv --print-source sass > "$L/rows_kernel_sass.csv" 2> "$L/rows_kernel_sass.err"
-      echo "ncu source page: exit $? $(wc -l < "$L/rows_kernel_sass.csv") lines"
-      grep -E "Duration|DRAM Throughput|Achieved Occupancy|No Eligible|Registers Per|Grid Size|Warp Cycles Per Issued|Executed Instructions |Theoretical Occupancy|Stall" "$L/ncu_rows_full_details.txt" | head -40 ;;
+      sanitize topk memcheck 150 test_gpu_topk 'GpuTopk/0.ShortRows:GpuTopk/4.ShortRows:GpuTopk/5.ShortRows:GpuTopk/4.FilteredRows'
+      sanitize topk racecheck 100 test_gpu_topk 'GpuTopk/4.ShortRows:GpuTopk/5.ShortRows' ;;
+    ncu_rows_full)  # the row kernel at 4096 x 16384, k = 64
+      ncu_source rows_kernel topk_rows_kernel --parts rows --rows 4096 --topk-dists uniform ;;
     san_partition)
-      GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuSelection/0.Partition*:GpuSelection/4.Partition*:GpuSelection/0.RadixSelect*:GpuSelection/4.RadixSelect*' \
-        timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/test_gpu_selection" > "$L/memcheck-partition.log" 2>&1
-      echo "memcheck partition: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) |ERROR SUMMARY' "$L/memcheck-partition.log" | tr '\n' ' ')(${SECONDS} s)"
-      GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuSelection/4.PartitionOnTheRadixRoute' \
-        timeout 100 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/test_gpu_selection" > "$L/racecheck-partition.log" 2>&1
-      echo "racecheck partition: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) |RACECHECK SUMMARY' "$L/racecheck-partition.log" | tr '\n' ' ')(${SECONDS} s)" ;;
+      sanitize partition memcheck 150 test_gpu_selection 'GpuSelection/0.Partition*:GpuSelection/4.Partition*:GpuSelection/0.RadixSelect*:GpuSelection/4.RadixSelect*'
+      sanitize partition racecheck 100 test_gpu_selection 'GpuSelection/4.PartitionOnTheRadixRoute' ;;
     ncu_rows)
       timeout 120 ncu --kernel-name regex:topk_rows_kernel --launch-count 1 --clock-control none \
         --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
@@ -195,12 +185,8 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
         test_selection.py $(ls test_quantile*.py 2>/dev/null)) > "$L/pytest_selection.log" 2>&1
       echo "pytest selection: exit $? (${SECONDS} s)"; tail -5 "$L/pytest_selection.log" ;;
     racecheck)  # the radix select's kernels (shared stage, counts, the pick), int32 and float
-      GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuSelection/0.SelectEqualsSortAndCpu:GpuSelection/4.SelectEqualsSortAndCpu:GpuSelection/0.RadixSelect*:GpuSelection/4.RadixSelect*' \
-        timeout 200 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/test_gpu_selection" > "$L/racecheck-test_gpu_selection.log" 2>&1
-      echo "racecheck test_gpu_selection: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) |RACECHECK SUMMARY' "$L/racecheck-test_gpu_selection.log" | tr '\n' ' ')(${SECONDS} s)" ;;
+      sanitize test_gpu_selection racecheck 200 test_gpu_selection 'GpuSelection/0.SelectEqualsSortAndCpu:GpuSelection/4.SelectEqualsSortAndCpu:GpuSelection/0.RadixSelect*:GpuSelection/4.RadixSelect*' ;;
     memcheck)
-      GSEARCH_TEST_SUBSET=1 GTEST_FILTER='GpuSelection/0.*:GpuSelection/4.*' timeout 150 compute-sanitizer --tool memcheck \
-        --error-exitcode 9 "$B/test_gpu_selection" > "$L/memcheck-test_gpu_selection.log" 2>&1
-      echo "memcheck test_gpu_selection: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) |ERROR SUMMARY' "$L/memcheck-test_gpu_selection.log" | tr '\n' ' ')(${SECONDS} s)" ;;
+      sanitize test_gpu_selection memcheck 150 test_gpu_selection 'GpuSelection/0.*:GpuSelection/4.*' ;;
   esac
 done
