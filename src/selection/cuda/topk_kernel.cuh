@@ -14,9 +14,10 @@
 /// one candidate is left. Then two passes write the outputs in index order: each warp counts the
 /// elements before the threshold and equal to it in its own contiguous slice, and writes them at
 /// its offsets: every element strictly before the threshold, then the first (by index) of those
-/// equal to it, as many as k needs. The order of the k outputs is settled afterwards
-/// (topk_flat_kernel.cuh's sort), so the row kernel never sorts.
-/// Instantiated in src/cuda/topk.cu.
+/// equal to it, as many as k needs. A sorted topk of up to topk_rows_sort_max_k outputs is then
+/// sorted by the block itself (sort_row_outputs); more are sorted afterwards (topk.cu's
+/// sort_outputs). A block's row may be a piece of a longer row (row_pieces: topk.cu's split).
+/// Instantiated in src/selection/cuda/topk.cu.
 
 #include <cub/block/block_scan.cuh>
 #include <cuda_runtime.h>
@@ -387,10 +388,10 @@ struct row_pieces {
 ///    it, at values / indices + row;
 ///  - topk_sorted: topk's, then sorted in place (sort_row_outputs; k <= Threads).
 /// Staged: the row's keys in dynamic shared memory (topk_staged_max_cols; topk_staged_row_bytes
-/// of pieces.part keys, then `filter` positions at topk_filter_positions_offset); else
-/// read from global memory on every pass (dynamic shared memory: the sort's k keys, if any). filter > 0
-/// (staged rows only, topk_filter_rows): the row's candidates first (filter_row), the select and the outputs
-/// over them when there are at most `filter`. pieces.part <= topk_rows_max_cols.
+/// of pieces.part keys, then `filter` positions at topk_filter_positions_offset); else read from
+/// global memory on every pass (dynamic shared memory: the sort's k keys, if any). filter > 0
+/// (staged rows only, topk_filter_rows): the row's candidates first (filter_row), the select and
+/// the outputs over them when there are at most `filter`. pieces.part <= topk_rows_max_cols.
 template <class T, int Threads, bool Staged>
 __global__ void __launch_bounds__(Threads, topk_rows_blocks_per_sm)
     topk_rows_kernel(const T* __restrict__ data, int64_t rows, row_pieces pieces, int rank,
@@ -409,7 +410,7 @@ __global__ void __launch_bounds__(Threads, topk_rows_blocks_per_sm)
   const bool first_tie_only = outputs == row_outputs::first_tie;
   const int64_t out_stride = first_tie_only ? 1 : int64_t(rank) + 1;
   for (int64_t r = blockIdx.x; r < rows * pieces.parts; r += gridDim.x) {
-    const int64_t whole = pieces.parts == 1 ? r : r / pieces.parts;  // (uniform; a 64-bit division a piece)
+    const int64_t whole = pieces.parts == 1 ? r : r / pieces.parts;  // (one 64-bit division a piece)
     const int begin = int(r - whole * pieces.parts) * pieces.part;
     const int cols = int(pieces.cols - begin < pieces.part ? pieces.cols - begin : pieces.part);
     const T* row = data + whole * pieces.cols + begin;
