@@ -1,8 +1,8 @@
 // core/topk_list.hpp's sorted list of the L smallest keys, against a stable sort of (key,
 // position): random keys, few distinct (ties, kept in index order), ascending, descending, every
 // key the largest (which the empty entries hold too), rows shorter than the list, both key
-// widths; and the rule
-// short_row_list that picks the list for a row.
+// widths; smallest_by_chunks (the same answer by sorted chunks, keys of 32 bits) the same way;
+// and the rule short_row_list that picks the list for a row.
 
 #include <gtest/gtest.h>
 
@@ -35,17 +35,36 @@ void expect_list(const std::vector<K>& keys, const std::string& what) {
   }
 }
 
+/// core::smallest_by_chunks (keys of at most 32 bits) against the same stable sort.
+template <int L, class K>
+void expect_chunks(const std::vector<K>& keys, const std::string& what) {
+  uint32_t at[L];
+  core::smallest_by_chunks<L>([&](int c) { return keys[size_t(c)]; }, int(keys.size()), at);
+  std::vector<uint32_t> order(keys.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+  for (int j = 0; j < L && size_t(j) < keys.size(); ++j)
+    ASSERT_EQ(at[j], order[size_t(j)])
+        << what << ", chunks of " << L << ", n = " << keys.size() << ", entry " << j;
+}
+
 template <class K>
 void expect_every_list(const std::vector<K>& keys, const std::string& what) {
   expect_list<8>(keys, what);
   expect_list<16>(keys, what);
   expect_list<32>(keys, what);
+  if constexpr (sizeof(K) <= 4) {
+    expect_chunks<8>(keys, what);
+    expect_chunks<16>(keys, what);
+    expect_chunks<32>(keys, what);
+  }
 }
 
 template <class K>
 void run_shapes() {
   std::mt19937_64 rng(5);
-  for (const size_t n : {size_t(1), size_t(7), size_t(8), size_t(9), size_t(31), size_t(64), size_t(129)}) {
+  for (const size_t n : {size_t(1), size_t(7), size_t(8), size_t(9), size_t(16), size_t(17), size_t(31),
+                         size_t(33), size_t(64), size_t(65), size_t(129)}) {
     std::vector<K> random(n), few(n), up(n), down(n);
     for (size_t i = 0; i < n; ++i) {
       random[i] = K(rng());

@@ -177,17 +177,27 @@ void partition_short_rows(const T* data, int64_t first, int64_t last, int64_t co
 
 }  // namespace
 
-// torch.topk of one short row by core::smallest_list<L>: its k outputs, sorted.
+// torch.topk of one short row: its k outputs, sorted. Keys of up to 32 bits by sorted chunks
+// (core::smallest_by_chunks: compare-and-swaps of 64-bit words, a compare and two conditional
+// moves each here; 1.2-3.4x the list's speed, bench/results/cpu/issue41/topk_rows_cpu-chunks.md),
+// wider ones by core::smallest_list.
 template <int L, class T>
 void topk_short_row(const T* row, int64_t cols, int64_t k, bool largest, T* values, int64_t* indices) {
   using K = core::radix_bits_t<T>;
   const K flip = largest ? ~K(0) : K(0);
-  core::smallest_list<L, K> list;
-  list.clear();
-  list.offer_row([&](int c) { return K(core::radix_bits(row[c]) ^ flip); }, int(cols));
+  const auto key = [&](int c) { return K(core::radix_bits(row[c]) ^ flip); };
+  uint32_t at[L];
+  if constexpr (sizeof(K) <= 4) {
+    core::smallest_by_chunks<L>(key, int(cols), at);
+  } else {
+    core::smallest_list<L, K> list;
+    list.clear();
+    list.offer_row(key, int(cols));
+    for (int j = 0; j < L; ++j) at[j] = list.at[j];
+  }
   for (int64_t j = 0; j < k; ++j) {
-    values[j] = row[list.at[j]];
-    indices[j] = int64_t(list.at[j]);
+    values[j] = row[at[j]];
+    indices[j] = int64_t(at[j]);
   }
 }
 
