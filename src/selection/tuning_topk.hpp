@@ -118,7 +118,8 @@ constexpr int64_t topk_staged_max_cols(int key_bytes, int64_t shared_limit) {
 /// Rows split into pieces (topk.cu's launch_split): the row kernel takes each piece of a row
 /// for the piece's own k smallest (by key, then position: exactly the outputs of the row's
 /// smallest that lie in the piece, and more), then each row's parts x k candidates for the
-/// row's k. Two launches, one read of the data and a small second one. For rows too long for
+/// row's k (split again while those are still too few rows to fill the device: a third launch).
+/// One read of the data and small further ones. For rows too long for
 /// shared memory (in pieces of topk_split_piece keys: the row kernel's measured shape, in place
 /// of the global-memory row kernel's block a row) and for fewer rows than fill the device (in
 /// as many pieces as fill it, no more than balance the two steps' lengths, cols / parts against
