@@ -202,6 +202,41 @@ TYPED_TEST(GpuSelection, SelectManyRanksSorts) {
   ASSERT_EQ(check_select(data, ranks, host_of(values)), "");
 }
 
+// More ranks than the planned levels take (core::plan_max_ranks): the many-rank radix select
+// (many_select.cu), whose passes narrow every rank at once, copy the open slots' elements once
+// they are few and sort the last few thousand in one block. 100 and 1,000 ranks spread as
+// numpy's quantiles are, a cluster of neighbours, every shape (ties, NaN and -0.0, a spike at the
+// sample's stride); partition's buckets placed from the answers and the elements under them.
+TYPED_TEST(GpuSelection, SelectManyRanksByRadixPasses) {
+  using T = TypeParam;
+  const uint64_t seed = test_seed();
+  const std::vector<int64_t> sizes =
+      test_subset() ? std::vector<int64_t>{100003} : std::vector<int64_t>{100003, (int64_t{1} << 20) + 3};
+  for (const int64_t n : sizes)
+    for (const shape sh : gpu_shapes()) {
+      const std::vector<T> data = make_input<T>(sh, n, seed ^ uint64_t(n) ^ 41);
+      const OnDevice<T> d(data, 1);
+      std::vector<std::vector<int64_t>> lists;
+      for (const int64_t count : {int64_t(5), int64_t(100), int64_t(1000)}) {
+        std::vector<int64_t> spread;
+        for (int64_t i = 0; i < count; ++i) spread.push_back(i * (n - 1) / (count - 1));
+        lists.push_back(spread);
+      }
+      std::vector<int64_t> cluster;
+      for (int64_t r = n / 3; r < n / 3 + 300; r += 3) cluster.push_back(r);
+      lists.push_back(cluster);
+      for (const std::vector<int64_t>& ranks : lists) {
+        SCOPED_TRACE(std::string(name(sh)) + ", n = " + std::to_string(n) + ", " +
+                     std::to_string(ranks.size()) + " ranks");
+        device_vector<T> values(int64_t(ranks.size()));
+        select(cuda, d.view(), span<const int64_t>(ranks), values.view());
+        ASSERT_EQ(check_select(data, ranks, host_of(values)), "");
+        if (n < 200000 && ranks.size() <= 100)
+          check_partitions(data, 1, ranks);  // the checker: quadratic in the gaps
+      }
+    }
+}
+
 TYPED_TEST(GpuSelection, SelectRejectsBadRanks) {
   using T = TypeParam;
   const std::vector<T> data = make_input<T>(shape::random, 100, 3);

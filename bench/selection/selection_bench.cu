@@ -22,8 +22,9 @@
 //   rows       gsearch::topk over --rows x --cols float32 (row-major), k = --row-k per row,
 //              sorted and unsorted, on --topk-dists. Peer: cub::DeviceBatchedTopK::MaxPairs,
 //              output_ordering::sorted and ::unsorted.
-//   partition  gsearch::partition (numpy.partition: the whole array rewritten) with kth = n/2 at
-//              --n, every distribution, float32 and int32. Peers: the copy roofline and
+//   partition  gsearch::partition (numpy.partition: the whole array rewritten) with kth = n/2 and
+//              with 100 kth (j (n - 1) / 99) at --n, every distribution, float32 and int32.
+//              Peers: the copy roofline and
 //              cub::DeviceRadixSort::SortKeys into the output (a sorted array is partitioned).
 //   quantile   gsearch::quantile (method linear) of --quantile-n float32 with q = 0.5 and with
 //              100 q (q_j = j / 99), and gsearch::median, every distribution. Peer: sort, then
@@ -302,8 +303,16 @@ void runner::targets() {
         if (worst < 1e300) target("topk sorted, " + at + ": CUB DeviceTopK / gsearch, worst input", worst, topk_over_cub, "x", true);
       }
     }
-    const auto p = find({{"part", "partition"}, {"impl", "gsearch"}, {"dtype", t}});
+    const auto p = find({{"part", "partition"}, {"impl", "gsearch"}, {"dtype", t}, {"ranks", 1}});
     if (!p.empty()) target(std::string("partition, ") + t + " " + n_text(a.n) + ", slowest input: ms", max_ms(p), partition_ms, "ms", false);
+    const auto p100 = find({{"part", "partition"}, {"impl", "gsearch"}, {"dtype", t}, {"ranks", 100}});
+    double worst = 0;
+    for (const json* x : p100)
+      for (const json* y : p)
+        if ((*x)["dist"] == (*y)["dist"]) worst = std::max(worst, ms(x) / ms(y));
+    if (worst > 0)
+      target(std::string("partition 100 kth / one kth, ") + t + " " + n_text(a.n) + ", worst input", worst,
+             many_over_one, "x", false);
   }
   const auto rg = find({{"part", "rows"}, {"impl", "gsearch"}, {"call", "topk sorted"}});
   const auto rc = find({{"part", "rows"}, {"impl", "cub"}, {"call", "DeviceBatchedTopK::MaxPairs sorted"}});

@@ -1,8 +1,9 @@
 // selection_bench, part "partition": gsearch::partition (numpy.partition: the whole array
-// rewritten) with kth = n/2 at --n, every distribution, float32 and int32, against the copy
-// roofline and cub::DeviceRadixSort::SortKeys into the output (a sorted array is partitioned).
-// Checked: the output a permutation (equal order-free hashes), out[kth] of rank kth (counts) and
-// partitioned around it. Inputs, rows and JSON: selection_bench.cu.
+// rewritten) with kth = n/2 and with 100 kth (kth_j = j (n - 1) / 99, "ranks": 100) at --n, every
+// distribution, float32 and int32, against the copy roofline and cub::DeviceRadixSort::SortKeys
+// into the output (a sorted array is partitioned). Checked: the output a permutation (equal
+// order-free hashes), out[kth] of rank kth (counts) and partitioned around it, for every kth.
+// Inputs, rows and JSON: selection_bench.cu.
 
 #include "selection_bench.hpp"
 
@@ -22,22 +23,37 @@ void runner::partition_part() {
     temp_bytes = std::max(peers::cub_sort_temp_bytes<T>(n), size_t(1));
     temp.emplace(int64_t(temp_bytes));
   }
-  const std::vector<int64_t> kths{kth};
+  std::vector<int64_t> spread;  // numpy's 100 evenly spaced kth
+  for (int64_t j = 0; j < 100; ++j) spread.push_back(j * (n - 1) / 99);
   for (const std::string& dn : a.dists) {
     make_input<T>(d.data(), n, dn);
     const uint64_t want = peers::multiset_hash<T>(stream, d.data(), n, reinterpret_cast<uint64_t*>(scratch.data()));
-    auto check = [&](json& r) {
-      const T v = host_copy(out.data() + kth, 1)[0];
-      r["result"] = v;
-      return peers::multiset_hash<T>(stream, out.data(), n, reinterpret_cast<uint64_t*>(scratch.data())) == want &&
-             has_rank<T>(d.data(), n, v, kth) && peers::partitioned_at<T>(stream, out.data(), n, kth, scratch.data());
+    const auto check_at = [&](json& r, const std::vector<int64_t>& ks) {
+      bool ok =
+          peers::multiset_hash<T>(stream, out.data(), n, reinterpret_cast<uint64_t*>(scratch.data())) == want;
+      for (const int64_t k : ks) {
+        const T v = host_copy(out.data() + k, 1)[0];
+        if (k == ks[ks.size() / 2]) r["result"] = v;
+        ok = ok && has_rank<T>(d.data(), n, v, k) &&
+             peers::partitioned_at<T>(stream, out.data(), n, k, scratch.data());
+      }
+      return ok;
     };
-    json r = row("partition", "gsearch", "partition", "partition", type_name<T>(), dn, n);
-    r["k"] = kth;
-    GSEARCH_CUDA_CHECK(cudaMemset(out.data(), 0x7f, size_t(n) * sizeof(T)));
-    measure(r, bytes, roof, [&] {
-      gsearch::partition(cuda, span<const T>(d.data(), n), span<const int64_t>(kths), out.view());
-    }, check);
+    const std::vector<int64_t> one{kth};
+    auto check = [&](json& r) { return check_at(r, one); };
+    for (const std::vector<int64_t>* kths :
+         std::initializer_list<const std::vector<int64_t>*>{&one, &spread}) {
+      json r = row("partition", "gsearch", "partition", "partition", type_name<T>(), dn, n);
+      r["k"] = kth;
+      r["ranks"] = int64_t(kths->size());
+      GSEARCH_CUDA_CHECK(cudaMemset(out.data(), 0x7f, size_t(n) * sizeof(T)));
+      measure(
+          r, bytes, roof,
+          [&] {
+            gsearch::partition(cuda, span<const T>(d.data(), n), span<const int64_t>(*kths), out.view());
+          },
+          [&](json& x) { return check_at(x, *kths); });
+    }
     if (!temp) continue;
     json c = row("partition", "cub", "partition", "SortKeys", type_name<T>(), dn, n);
     c["k"] = kth;

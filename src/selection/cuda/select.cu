@@ -6,8 +6,6 @@
 // rank from the counts (core code: brackets, buckets) and recurses on the candidates, which are a
 // few per cent of the data; a level of at most one sample's size is sorted in one block.
 
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -15,22 +13,25 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 #include <limits>
 #include <optional>
 #include <vector>
 
+#include "cuda/check.cuh"
+#include "cuda/launch.cuh"
+#include "cuda/sort_support.cuh"  // fill_positions
+#include "cuda/stream_buffer.cuh"
 #include "gsearch/core/quantile.hpp"
 #include "gsearch/core/select_plan.hpp"
 #include "gsearch/core/selection.hpp"
-#include "cuda/check.cuh"
+#include "selection/backend.hpp"
+#include "selection/cuda/many_select.cuh"
 #include "selection/cuda/planned_select.cuh"
 #include "selection/cuda/radix_select.cuh"
-#include "cuda/launch.cuh"
 #include "selection/cuda/select_scatter_kernel.cuh"
-#include "selection/backend.hpp"
 #include "selection/cuda/selection_kernel.cuh"
-#include "cuda/sort_support.cuh"  // fill_positions
-#include "cuda/stream_buffer.cuh"
 #include "selection/tuning.hpp"
 
 namespace gsearch::cuda_backend {
@@ -332,6 +333,11 @@ std::vector<T> select_sorted_ranks(cudaStream_t stream, const T* data, int64_t n
   if (depth == 0)
     if (std::optional<planned_select<T>> planned = planned_select<T>::enqueue(stream, data, n, ranks))
       if (std::optional<std::vector<T>> values = planned->finish()) return *std::move(values);
+  // More ranks than the planned levels take: the many-rank radix select (its brackets would
+  // cover the data, and the levels below would sort it).
+  if (depth == 0 && int64_t(ranks.size()) > core::plan_max_ranks)
+    if (std::optional<many_answers<T>> many = many_select(stream, data, n, ranks))
+      return std::move(many->values);
   if (depth >= select_max_depth) return select_by_sort(stream, data, n, ranks);
   const int64_t s = sample_size<T>;
 
@@ -599,6 +605,30 @@ void partition(CUstream_st* stream, const T* data, int64_t n, const int64_t* kth
                    c, true, out, out_indices);
     return;
   }
+  // More kth (up to the scatter's most): the many-rank select's answers and the elements under
+  // each place every bucket as the radix select's do, with no counting pass.
+  const std::vector<int64_t> sorted_kth = sorted_distinct(std::vector<int64_t>(kth, kth + m));
+  if (n > sample_size<T> && int64_t(sorted_kth.size()) > radix_select_routed_ranks &&
+      int64_t(sorted_kth.size()) <= partition_max_splitters)
+    if (std::optional<many_answers<T>> many = many_select(stream, data, n, sorted_kth)) {
+      const int ms = int(sorted_kth.size());
+      std::vector<u64> bounds(size_t(2 * ms + 1));
+      for (int i = 0; i < ms; ++i)
+        bounds[size_t(2 * i)] = bounds[size_t(2 * i + 1)] = u64(many->less[size_t(i)]);
+      bounds[size_t(2 * ms)] = u64(n);
+      stream_buffer memory(stream, align16(bounds.size() * 8) + size_t(ms) * sizeof(T));
+      auto* cursors = static_cast<u64*>(memory.get());
+      T* values =
+          reinterpret_cast<T*>(static_cast<unsigned char*>(memory.get()) + align16(bounds.size() * 8));
+      to_device(stream, cursors, bounds.data(), bounds.size());
+      to_device(stream, values, many->values.data(), size_t(ms));
+      const scatter_shared<T> shape{ms};
+      launch_filling(partition_scatter_kernel<T, scatter_threads, scatter_loads>, scatter_threads,
+                     int64_t(shape.bytes()), layout.tiles(), stream, dev, data, layout,
+                     static_cast<const T*>(values), ms, cursors, true, out, out_indices);
+      wait(stream);
+      return;
+    }
   // The kth values, deduplicated by key (equal values share the bucket of the elements equal to them).
   std::vector<T> splitters;
   for (const T v : select_to_host(stream, data, n, std::vector<int64_t>(kth, kth + m)))

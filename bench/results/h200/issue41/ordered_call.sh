@@ -32,6 +32,13 @@
 #            racecheck of the short rows (float, double); subsets
 #   san_partition  memcheck of the partition tests (int32, float; subset) and racecheck of
 #            PartitionOnTheRadixRoute (float)
+#   san_many memcheck of SelectManyRanksByRadixPasses (int32, float, double), racecheck (float);
+#            subsets
+#   many     selection_bench --parts select,partition,quantile at 2^26 (MANY_PARTS, MANY_DISTS):
+#            one rank and 100 ranks (the many-rank select), partition of one and of 100 kth,
+#            quantile of 1 and 100 q, float32 and int32, the peers beside
+#   ncu_many the many-rank select's passes (100 ranks of 2^26 float32 uniform, MANY_DIST): every
+#            launch's duration, DRAM throughput, occupancy
 #   ncu_rows the row top-k kernel's profile (selection_bench --parts rows: 4096 x 16384, k = 64)
 #   ncu_source  the first pass's warp-state sampling a SASS line (SourceCounters, WarpStateStats;
 #            the report kept, its source page printed as CSV): where the pass's warps wait
@@ -160,6 +167,21 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
     san_partition)
       sanitize partition memcheck 150 test_gpu_selection 'GpuSelection/0.Partition*:GpuSelection/4.Partition*:GpuSelection/0.RadixSelect*:GpuSelection/4.RadixSelect*'
       sanitize partition racecheck 100 test_gpu_selection 'GpuSelection/4.PartitionOnTheRadixRoute' ;;
+    san_many)
+      sanitize many memcheck 200 test_gpu_selection 'GpuSelection/0.SelectManyRanksByRadixPasses:GpuSelection/4.SelectManyRanksByRadixPasses:GpuSelection/5.SelectManyRanksByRadixPasses'
+      sanitize many racecheck 150 test_gpu_selection 'GpuSelection/4.SelectManyRanksByRadixPasses' ;;
+    many)
+      timeout ${BENCH_S:-240} "$B/selection_bench" --parts "${MANY_PARTS:-select,partition,quantile}" --sizes 67108864 \
+        --n 67108864 --quantile-n 67108864 --dtypes float32,int32 ${MANY_DISTS:+--dists $MANY_DISTS} \
+        --json "$L/many.json" > "$L/many.txt" 2>&1
+      echo "selection_bench many: exit $? (${SECONDS} s)"; grep -vE "^#|^$|^roofline" "$L/many.txt" | head -150 ;;
+    ncu_many)
+      timeout 150 ncu --kernel-name regex:"many_select_pass_kernel|sort_sample_kernel" --clock-control none \
+        --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+        "$B/selection_bench" --parts select --sizes 67108864 --dtypes float32 --dists ${MANY_DIST:-uniform} --no-peers \
+        --quick --repeat 1 --warmup 0 > "$L/ncu_many.txt" 2>&1
+      echo "ncu many: exit $? (${SECONDS} s)"
+      grep -E "many_select_pass_kernel|sort_sample_kernel|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Grid Size|Dynamic Shared|No Eligible|Warp Cycles Per Issued" "$L/ncu_many.txt" | head -80 ;;
     ncu_rows)
       timeout 120 ncu --kernel-name regex:topk_rows_kernel --launch-count 1 --clock-control none \
         --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \

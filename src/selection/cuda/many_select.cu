@@ -1,0 +1,118 @@
+// The select of many ranks (many_select.cuh): the planner of core/many_select.hpp on the host, a
+// pass kernel (many_select_kernel.cuh) a digit, one wait a pass for its counts.
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "cuda/check.cuh"
+#include "cuda/launch.cuh"
+#include "cuda/stream_buffer.cuh"
+#include "gsearch/core/many_select.hpp"
+#include "gsearch/core/radix_bits.hpp"
+#include "selection/backend.hpp"
+#include "selection/cuda/many_select.cuh"
+#include "selection/cuda/many_select_kernel.cuh"
+#include "selection/tuning.hpp"
+
+namespace gsearch::cuda_backend {
+
+template <class T>
+std::optional<many_answers<T>> many_select(cudaStream_t stream, const T* data, int64_t n,
+                                           const std::vector<int64_t>& ranks) {
+  using U = core::radix_bits_t<T>;
+  constexpr int threads = many_pass_config.threads, loads = many_pass_config.items;
+  using layout_t = scan_layout<T, threads, loads>;
+  if (ranks.empty() || int64_t(ranks.size()) > many_select_max_ranks || n <= 0) return std::nullopt;
+  const int64_t capacity = std::max<int64_t>(n / many_copy_fraction, 1);
+  // The last few thousand elements sorted by one block (the select's sample sort) and read off.
+  const int64_t sort_max = select_sample_size(int(sizeof(T)));
+  core::many_plan<U> plan(n, ranks, capacity, sort_max);
+  const device_limits dev = current_device_limits();
+
+  // The counts (the most bins a pass has, then the copy's count), the tables, two copies (each
+  // element's slot beside it).
+  const auto align = [](size_t b) { return (b + 255) / 256 * 256; };
+  const size_t hist_bytes = align(size_t(core::many_pass_bins + 1) * 8);
+  const size_t table_bytes = align(size_t(core::many_plan<U>::max_table_entries) * 2);
+  const size_t copy_bytes = align(size_t(capacity) * sizeof(T)), root_bytes = align(size_t(capacity) * 2);
+  stream_buffer memory(stream, hist_bytes + table_bytes + 2 * (copy_bytes + root_bytes));
+  auto* base = static_cast<unsigned char*>(memory.get());
+  auto* hist = reinterpret_cast<u64*>(base);
+  u64* copied = hist + core::many_pass_bins;
+  auto* tables = reinterpret_cast<int16_t*>(base + hist_bytes);
+  T* copies[2] = {reinterpret_cast<T*>(base + hist_bytes + table_bytes),
+                  reinterpret_cast<T*>(base + hist_bytes + table_bytes + copy_bytes)};
+  uint16_t* roots[2] = {
+      reinterpret_cast<uint16_t*>(base + hist_bytes + table_bytes + 2 * copy_bytes),
+      reinterpret_cast<uint16_t*>(base + hist_bytes + table_bytes + 2 * copy_bytes + root_bytes)};
+  int source = -1;  // the copy the next pass reads (-1: the data)
+  std::vector<u64> counts;
+  while (!plan.done()) {
+    if (plan.gave_up()) return std::nullopt;
+    const core::many_pass& p = plan.pass();
+    const std::vector<int16_t>& t = plan.tables();  // the newest table: the others are on the device
+    if (const auto from = size_t(plan.new_tables_from()); t.size() > from)
+      GSEARCH_CUDA_CHECK(cudaMemcpyAsync(tables + from, t.data() + from, (t.size() - from) * 2,
+                                         cudaMemcpyHostToDevice, stream));
+    GSEARCH_CUDA_CHECK(cudaMemsetAsync(hist, 0, size_t(p.bins) * 8, stream));
+    GSEARCH_CUDA_CHECK(cudaMemsetAsync(copied, 0, 8, stream));
+    const T* src = source < 0 ? data : copies[source];
+    const layout_t layout{plan.source_n(), source < 0 ? unaligned_head(data, n) : 0};
+    const int out = source == 0 ? 1 : 0;
+    auto kernel = plan.copies() ? many_select_pass_kernel<T, threads, loads, true>
+                                : many_select_pass_kernel<T, threads, loads, false>;
+    const int64_t smem = many_pass_shared_bytes(p);
+    allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
+    // No block counts 2^31 elements in its 32-bit shared counts.
+    const int64_t tiles = layout.tiles(), most_tiles = (int64_t(1) << 31) / layout.tile;
+    const int64_t grid = std::max<int64_t>(grid_size(kernel, threads, smem, tiles, dev),
+                                           (tiles + most_tiles - 1) / most_tiles);
+    launch(kernel, grid, threads, smem, stream, src,
+           source < 0 ? static_cast<const uint16_t*>(nullptr) : roots[source], layout, p,
+           static_cast<const int16_t*>(tables), hist, copies[out], roots[out], copied);
+    if (plan.sorts()) {
+      const int64_t count = plan.copied_count();
+      constexpr int sort_threads = select_sort_threads, sort_items = select_sort_items(int(sizeof(T)));
+      auto sort = sort_sample_kernel<T, sort_threads, sort_items>;
+      const auto sort_smem = int64_t(sample_sort<T, sort_threads, sort_items>::shared_bytes);
+      allow_dynamic_shared(reinterpret_cast<const void*>(sort), sort_smem, dev);
+      T* sorted = copies[1 - out];  // never the copy it sorts; the pass has read its source
+      launch(sort, 1, sort_threads, sort_smem, stream, static_cast<const T*>(copies[out]), count, int(count),
+             static_cast<const int32_t*>(nullptr), 0, static_cast<T*>(nullptr), sorted);
+      std::vector<T> keys(static_cast<size_t>(count));
+      GSEARCH_CUDA_CHECK(
+          cudaMemcpyAsync(keys.data(), sorted, size_t(count) * sizeof(T), cudaMemcpyDeviceToHost, stream));
+      GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+      std::vector<U> bits(keys.size());
+      for (size_t i = 0; i < keys.size(); ++i) bits[i] = core::radix_bits(keys[i]);
+      plan.finish_from(bits.data());
+      break;
+    }
+    counts.resize(size_t(p.bins));
+    GSEARCH_CUDA_CHECK(
+        cudaMemcpyAsync(counts.data(), hist, counts.size() * 8, cudaMemcpyDeviceToHost, stream));
+    GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const bool copying = plan.copies();
+    plan.absorb(counts.data());
+    if (copying) source = out;
+  }
+  many_answers<T> answers;
+  for (size_t k = 0; k < plan.size(); ++k) {
+    answers.values.push_back(core::from_radix_bits<T>(plan.answer(k)));
+    answers.less.push_back(plan.less(k));
+  }
+  return answers;
+}
+
+#define GSEARCH_INSTANTIATE_MANY_SELECT(T)                                                \
+  template std::optional<many_answers<T>> many_select<T>(cudaStream_t, const T*, int64_t, \
+                                                         const std::vector<int64_t>&);
+GSEARCH_KEY_TYPES(GSEARCH_INSTANTIATE_MANY_SELECT)
+#undef GSEARCH_INSTANTIATE_MANY_SELECT
+
+}  // namespace gsearch::cuda_backend
