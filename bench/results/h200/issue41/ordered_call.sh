@@ -39,6 +39,8 @@
 #            quantile of 1 and 100 q, float32 and int32, the peers beside
 #   ncu_many the many-rank select's passes (100 ranks of 2^26 float32 uniform, MANY_DIST): every
 #            launch's duration, DRAM throughput, occupancy
+#   nsys_many the same select under nsys (when the machine has it): the kernels', copies' and CUDA
+#            calls' sums, and the trace of the last 100-rank call (MANY_DTYPE, MANY_DIST)
 #   ncu_rows the row top-k kernel's profile (selection_bench --parts rows: 4096 x 16384, k = 64)
 #   ncu_source  the first pass's warp-state sampling a SASS line (SourceCounters, WarpStateStats;
 #            the report kept, its source page printed as CSV): where the pass's warps wait
@@ -182,6 +184,17 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
         --quick --repeat 1 --warmup 0 > "$L/ncu_many.txt" 2>&1
       echo "ncu many: exit $? (${SECONDS} s)"
       grep -E "many_select_pass_kernel|sort_sample_kernel|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Grid Size|Dynamic Shared|No Eligible|Warp Cycles Per Issued" "$L/ncu_many.txt" | head -80 ;;
+    nsys_many)
+      if command -v nsys > /dev/null; then
+        timeout 150 nsys profile -t cuda -f true -o "$L/many_nsys" "$B/selection_bench" --parts select --sizes 67108864 \
+          --dtypes ${MANY_DTYPE:-float32} --dists ${MANY_DIST:-uniform} --no-peers --quick > "$L/nsys_many.txt" 2>&1
+        echo "nsys many: exit $? (${SECONDS} s)"
+        nsys stats -r cuda_gpu_kern_sum,cuda_api_sum,cuda_gpu_mem_time_sum -f csv "$L/many_nsys.nsys-rep" > "$L/nsys_many_sums.csv" 2>&1
+        nsys stats -r cuda_gpu_trace -f csv "$L/many_nsys.nsys-rep" > "$L/nsys_many_trace.csv" 2>&1
+        cut -c1-220 "$L/nsys_many_sums.csv" | head -70; echo "-- trace, the last 45:"; tail -45 "$L/nsys_many_trace.csv" | cut -c1-200
+      else
+        echo "nsys many: no nsys on this machine"
+      fi ;;
     ncu_rows)
       timeout 120 ncu --kernel-name regex:topk_rows_kernel --launch-count 1 --clock-control none \
         --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
