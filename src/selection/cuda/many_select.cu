@@ -11,6 +11,7 @@
 
 #include "cuda/check.cuh"
 #include "cuda/launch.cuh"
+#include "cuda/pinned_pool.hpp"
 #include "cuda/stream_buffer.cuh"
 #include "gsearch/core/many_select.hpp"
 #include "gsearch/core/radix_bits.hpp"
@@ -50,15 +51,27 @@ std::optional<many_answers<T>> many_select(cudaStream_t stream, const T* data, i
   uint16_t* roots[2] = {
       reinterpret_cast<uint16_t*>(base + hist_bytes + table_bytes + 2 * copy_bytes),
       reinterpret_cast<uint16_t*>(base + hist_bytes + table_bytes + 2 * copy_bytes + root_bytes)};
+  // Page-locked staging for what crosses between passes (a pageable copy of a pass's counts took
+  // tens of microseconds): the counts, the newest table, the sorted last copy.
+  struct staging {
+    pinned_block block;
+    ~staging() { pinned_release(block); }
+  } host;
+  const size_t counts_bytes = size_t(core::many_pass_bins) * 8, newest_bytes = size_t(core::many_pass_bins) * 2;
+  host.block = pinned_acquire(counts_bytes + newest_bytes + size_t(sort_max) * sizeof(T));
+  auto* counts = static_cast<u64*>(host.block.p);
+  auto* newest = reinterpret_cast<int16_t*>(static_cast<unsigned char*>(host.block.p) + counts_bytes);
+  auto* last_keys = reinterpret_cast<T*>(static_cast<unsigned char*>(host.block.p) + counts_bytes + newest_bytes);
   int source = -1;  // the copy the next pass reads (-1: the data)
-  std::vector<u64> counts;
   while (!plan.done()) {
     if (plan.gave_up()) return std::nullopt;
     const core::many_pass& p = plan.pass();
     const std::vector<int16_t>& t = plan.tables();  // the newest table: the others are on the device
-    if (const auto from = size_t(plan.new_tables_from()); t.size() > from)
-      GSEARCH_CUDA_CHECK(cudaMemcpyAsync(tables + from, t.data() + from, (t.size() - from) * 2,
-                                         cudaMemcpyHostToDevice, stream));
+    if (const auto from = size_t(plan.new_tables_from()); t.size() > from) {
+      std::copy(t.begin() + int64_t(from), t.end(), newest);  // one table: at most a pass's bins
+      GSEARCH_CUDA_CHECK(
+          cudaMemcpyAsync(tables + from, newest, (t.size() - from) * 2, cudaMemcpyHostToDevice, stream));
+    }
     GSEARCH_CUDA_CHECK(cudaMemsetAsync(hist, 0, size_t(p.bins) * 8, stream));
     GSEARCH_CUDA_CHECK(cudaMemsetAsync(copied, 0, 8, stream));
     const T* src = source < 0 ? data : copies[source];
@@ -66,7 +79,7 @@ std::optional<many_answers<T>> many_select(cudaStream_t stream, const T* data, i
     const int out = source == 0 ? 1 : 0;
     auto kernel = plan.copies() ? many_select_pass_kernel<T, threads, loads, true>
                                 : many_select_pass_kernel<T, threads, loads, false>;
-    const int64_t smem = many_pass_shared_bytes(p);
+    const int64_t smem = many_pass_shared_bytes<T>(p, threads, plan.copies());
     allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
     // No block counts 2^31 elements in its 32-bit shared counts.
     const int64_t tiles = layout.tiles(), most_tiles = (int64_t(1) << 31) / layout.tile;
@@ -75,30 +88,30 @@ std::optional<many_answers<T>> many_select(cudaStream_t stream, const T* data, i
     launch(kernel, grid, threads, smem, stream, src,
            source < 0 ? static_cast<const uint16_t*>(nullptr) : roots[source], layout, p,
            static_cast<const int16_t*>(tables), hist, copies[out], roots[out], copied);
-    if (plan.sorts()) {
+    if (plan.sorts()) {  // the copy sorted by one block (a smaller one for a few thousand), read off
       const int64_t count = plan.copied_count();
-      constexpr int sort_threads = select_sort_threads, sort_items = select_sort_items(int(sizeof(T)));
-      auto sort = sort_sample_kernel<T, sort_threads, sort_items>;
-      const auto sort_smem = int64_t(sample_sort<T, sort_threads, sort_items>::shared_bytes);
-      allow_dynamic_shared(reinterpret_cast<const void*>(sort), sort_smem, dev);
       T* sorted = copies[1 - out];  // never the copy it sorts; the pass has read its source
-      launch(sort, 1, sort_threads, sort_smem, stream, static_cast<const T*>(copies[out]), count, int(count),
-             static_cast<const int32_t*>(nullptr), 0, static_cast<T*>(nullptr), sorted);
-      std::vector<T> keys(static_cast<size_t>(count));
-      GSEARCH_CUDA_CHECK(
-          cudaMemcpyAsync(keys.data(), sorted, size_t(count) * sizeof(T), cudaMemcpyDeviceToHost, stream));
+      const auto sort_with = [&](auto kernel, int64_t shared_bytes) {
+        allow_dynamic_shared(reinterpret_cast<const void*>(kernel), shared_bytes, dev);
+        launch(kernel, 1, select_sort_threads, shared_bytes, stream, static_cast<const T*>(copies[out]), count,
+               int(count), static_cast<const int32_t*>(nullptr), 0, static_cast<T*>(nullptr), sorted);
+      };
+      constexpr int threads_s = select_sort_threads, items = select_sort_items(int(sizeof(T))), few = items / 4;
+      if (count <= int64_t(threads_s) * few)
+        sort_with(sort_sample_kernel<T, threads_s, few>, int64_t(sample_sort<T, threads_s, few>::shared_bytes));
+      else
+        sort_with(sort_sample_kernel<T, threads_s, items>, int64_t(sample_sort<T, threads_s, items>::shared_bytes));
+      GSEARCH_CUDA_CHECK(cudaMemcpyAsync(last_keys, sorted, size_t(count) * sizeof(T), cudaMemcpyDeviceToHost, stream));
       GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-      std::vector<U> bits(keys.size());
-      for (size_t i = 0; i < keys.size(); ++i) bits[i] = core::radix_bits(keys[i]);
+      std::vector<U> bits(static_cast<size_t>(count));
+      for (size_t i = 0; i < bits.size(); ++i) bits[i] = core::radix_bits(last_keys[i]);
       plan.finish_from(bits.data());
       break;
     }
-    counts.resize(size_t(p.bins));
-    GSEARCH_CUDA_CHECK(
-        cudaMemcpyAsync(counts.data(), hist, counts.size() * 8, cudaMemcpyDeviceToHost, stream));
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(counts, hist, size_t(p.bins) * 8, cudaMemcpyDeviceToHost, stream));
     GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream));
     const bool copying = plan.copies();
-    plan.absorb(counts.data());
+    plan.absorb(counts);
     if (copying) source = out;
   }
   many_answers<T> answers;
