@@ -113,7 +113,7 @@ inline constexpr int radix_pass_blocks_per_sm = 2;
 /// warps, to a pass of 12,800 bins (ncu, H200, 0a58b57: 192 us, DRAM 29%). A copy holds at most
 /// 1 / many_copy_fraction of the data (the plan copies only what is at most a quarter of the
 /// pass's source: a copy of 1/8 is read by the next pass at 1/8 of a read).
-inline constexpr int many_select_max_ranks = 4096;
+inline constexpr int many_select_max_ranks = 2048;  // 2^14 bins: 8 a slot (core::many_min_bits)
 inline constexpr launch_config many_pass_config = {512, 4};
 inline constexpr int64_t many_copy_fraction = 8;
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -26,52 +27,75 @@ template <class T>
 std::optional<many_answers<T>> many_select(cudaStream_t stream, const T* data, int64_t n,
                                            const std::vector<int64_t>& ranks) {
   using U = core::radix_bits_t<T>;
+  using plan_t = core::many_plan<U>;
+  using range_t = core::many_range<U>;
   constexpr int threads = many_pass_config.threads, loads = many_pass_config.items;
   using layout_t = scan_layout<T, threads, loads>;
   if (ranks.empty() || int64_t(ranks.size()) > many_select_max_ranks || n <= 0) return std::nullopt;
   const int64_t capacity = std::max<int64_t>(n / many_copy_fraction, 1);
   // The last few thousand elements sorted by one block (the select's sample sort) and read off.
   const int64_t sort_max = select_sample_size(int(sizeof(T)));
-  core::many_plan<U> plan(n, ranks, capacity, sort_max);
   const device_limits dev = current_device_limits();
 
-  // The counts (the most bins a pass has, then the copy's count), the tables, two copies (each
-  // element's slot beside it).
+  // The counts (the most bins a pass has, then the copy's count), the sample's extent, the tables,
+  // the ranges, two copies (each element's slot beside it).
   const auto align = [](size_t b) { return (b + 255) / 256 * 256; };
-  const size_t hist_bytes = align(size_t(core::many_pass_bins + 1) * 8);
-  const size_t table_bytes = align(size_t(core::many_plan<U>::max_table_entries) * 2);
+  const size_t hist_bytes = align(size_t(core::many_pass_bins + 1) * 8 + 2 * sizeof(U));
+  const size_t table_bytes = align(size_t(plan_t::max_table_entries) * 2);
+  const size_t range_bytes = align(size_t(plan_t::max_ranges) * sizeof(range_t));
   const size_t copy_bytes = align(size_t(capacity) * sizeof(T)), root_bytes = align(size_t(capacity) * 2);
-  stream_buffer memory(stream, hist_bytes + table_bytes + 2 * (copy_bytes + root_bytes));
+  stream_buffer memory(stream, hist_bytes + table_bytes + range_bytes + 2 * (copy_bytes + root_bytes));
   auto* base = static_cast<unsigned char*>(memory.get());
   auto* hist = reinterpret_cast<u64*>(base);
   u64* copied = hist + core::many_pass_bins;
+  U* extent = reinterpret_cast<U*>(copied + 1);
   auto* tables = reinterpret_cast<int16_t*>(base + hist_bytes);
-  T* copies[2] = {reinterpret_cast<T*>(base + hist_bytes + table_bytes),
-                  reinterpret_cast<T*>(base + hist_bytes + table_bytes + copy_bytes)};
-  uint16_t* roots[2] = {
-      reinterpret_cast<uint16_t*>(base + hist_bytes + table_bytes + 2 * copy_bytes),
-      reinterpret_cast<uint16_t*>(base + hist_bytes + table_bytes + 2 * copy_bytes + root_bytes)};
+  auto* ranges = reinterpret_cast<range_t*>(base + hist_bytes + table_bytes);
+  unsigned char* const buffers = base + hist_bytes + table_bytes + range_bytes;
+  T* copies[2] = {reinterpret_cast<T*>(buffers), reinterpret_cast<T*>(buffers + copy_bytes)};
+  uint16_t* roots[2] = {reinterpret_cast<uint16_t*>(buffers + 2 * copy_bytes),
+                        reinterpret_cast<uint16_t*>(buffers + 2 * copy_bytes + root_bytes)};
+
   // Page-locked staging for what crosses between passes (a pageable copy of a pass's counts took
-  // tens of microseconds): the counts, the newest table, the sorted last copy.
+  // tens of microseconds): the counts, the newest table, the ranges, the sorted last copy.
   struct staging {
     pinned_block block;
     ~staging() { pinned_release(block); }
   } host;
   const size_t counts_bytes = size_t(core::many_pass_bins) * 8, newest_bytes = size_t(core::many_pass_bins) * 2;
-  host.block = pinned_acquire(counts_bytes + newest_bytes + size_t(sort_max) * sizeof(T));
-  auto* counts = static_cast<u64*>(host.block.p);
-  auto* newest = reinterpret_cast<int16_t*>(static_cast<unsigned char*>(host.block.p) + counts_bytes);
-  auto* last_keys = reinterpret_cast<T*>(static_cast<unsigned char*>(host.block.p) + counts_bytes + newest_bytes);
+  const size_t host_range_bytes = size_t(plan_t::max_ranges) * sizeof(range_t);
+  host.block =
+      pinned_acquire(counts_bytes + newest_bytes + host_range_bytes + size_t(sort_max) * sizeof(T) + 16);
+  auto* const staged = static_cast<unsigned char*>(host.block.p);
+  auto* counts = reinterpret_cast<u64*>(staged);
+  auto* newest = reinterpret_cast<int16_t*>(staged + counts_bytes);
+  auto* host_ranges = reinterpret_cast<range_t*>(staged + counts_bytes + newest_bytes);
+  auto* last_keys = reinterpret_cast<T*>(staged + counts_bytes + newest_bytes + host_range_bytes);
+
+  // The sample's extent: the first slot's bins span it.
+  constexpr int extent_threads = 1024;
+  launch(many_sample_extent_kernel<T, extent_threads>, 1, extent_threads, 0, stream, data, n,
+         std::min<int64_t>(n, sort_max), extent);
+  GSEARCH_CUDA_CHECK(cudaMemcpyAsync(counts, extent, 2 * sizeof(U), cudaMemcpyDeviceToHost, stream));
+  GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  U from, to;
+  std::memcpy(&from, counts, sizeof(U));
+  std::memcpy(&to, reinterpret_cast<const unsigned char*>(counts) + sizeof(U), sizeof(U));
+  plan_t plan(n, ranks, from, to, capacity, sort_max);
+
   int source = -1;  // the copy the next pass reads (-1: the data)
   while (!plan.done()) {
     if (plan.gave_up()) return std::nullopt;
     const core::many_pass& p = plan.pass();
     const std::vector<int16_t>& t = plan.tables();  // the newest table: the others are on the device
-    if (const auto from = size_t(plan.new_tables_from()); t.size() > from) {
-      std::copy(t.begin() + int64_t(from), t.end(), newest);  // one table: at most a pass's bins
-      GSEARCH_CUDA_CHECK(
-          cudaMemcpyAsync(tables + from, newest, (t.size() - from) * 2, cudaMemcpyHostToDevice, stream));
+    if (const auto from_entry = size_t(plan.new_tables_from()); t.size() > from_entry) {
+      std::copy(t.begin() + int64_t(from_entry), t.end(), newest);  // one table: at most a pass's bins
+      GSEARCH_CUDA_CHECK(cudaMemcpyAsync(tables + from_entry, newest, (t.size() - from_entry) * 2,
+                                         cudaMemcpyHostToDevice, stream));
     }
+    std::copy(plan.ranges().begin(), plan.ranges().end(), host_ranges);  // every level's (a copy moves them)
+    GSEARCH_CUDA_CHECK(cudaMemcpyAsync(ranges, host_ranges, plan.ranges().size() * sizeof(range_t),
+                                       cudaMemcpyHostToDevice, stream));
     GSEARCH_CUDA_CHECK(cudaMemsetAsync(hist, 0, size_t(p.bins) * 8, stream));
     GSEARCH_CUDA_CHECK(cudaMemsetAsync(copied, 0, 8, stream));
     const T* src = source < 0 ? data : copies[source];
@@ -79,7 +103,7 @@ std::optional<many_answers<T>> many_select(cudaStream_t stream, const T* data, i
     const int out = source == 0 ? 1 : 0;
     auto kernel = plan.copies() ? many_select_pass_kernel<T, threads, loads, true>
                                 : many_select_pass_kernel<T, threads, loads, false>;
-    const int64_t smem = many_pass_shared_bytes<T>(p, threads, plan.copies());
+    const int64_t smem = many_shared_layout<T>(p, threads, plan.copies()).bytes();
     allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
     // No block counts 2^31 elements in its 32-bit shared counts.
     const int64_t tiles = layout.tiles(), most_tiles = (int64_t(1) << 31) / layout.tile;
@@ -87,7 +111,8 @@ std::optional<many_answers<T>> many_select(cudaStream_t stream, const T* data, i
                                            (tiles + most_tiles - 1) / most_tiles);
     launch(kernel, grid, threads, smem, stream, src,
            source < 0 ? static_cast<const uint16_t*>(nullptr) : roots[source], layout, p,
-           static_cast<const int16_t*>(tables), hist, copies[out], roots[out], copied);
+           static_cast<const int16_t*>(tables), static_cast<const range_t*>(ranges), hist, copies[out],
+           roots[out], copied);
     if (plan.sorts()) {  // the copy sorted by one block (a smaller one for a few thousand), read off
       const int64_t count = plan.copied_count();
       T* sorted = copies[1 - out];  // never the copy it sorts; the pass has read its source

@@ -11,6 +11,7 @@
 #include "cuda/scan.cuh"  // scan_layout, u64, warp_inclusive_sum
 #include "gsearch/core/many_select.hpp"
 #include "gsearch/core/radix_bits.hpp"
+#include "gsearch/core/selection.hpp"           // sample_position
 #include "selection/cuda/selection_kernel.cuh"  // tile_items
 
 namespace gsearch::cuda_backend {
@@ -20,14 +21,68 @@ namespace gsearch::cuda_backend {
 /// tile made the copying pass 385 us for a 62 us read of 2^26 float32 (ncu, H200, 0a58b57).
 inline constexpr int many_stage = 256;
 
-/// The dynamic shared memory of a pass: the bins' 32-bit counts, the tables' 16-bit slots where
-/// they fit (else the kernel reads them from global memory, through L1), and in a copying pass
-/// each warp's stage (keys, then their 16-bit slots).
+/// The dynamic shared memory of a pass: the bins' 32-bit counts, the ranges and the tables' 16-bit
+/// slots where they fit (else the kernel reads them from global memory, through L1), and in a
+/// copying pass each warp's stage (keys, then their 16-bit slots).
 template <class T>
-int64_t many_pass_shared_bytes(const core::many_pass& p, int threads, bool copying) {
-  const int64_t tables = p.tables_in_shared ? (int64_t(p.table_entries) * 2 + 15) / 16 * 16 : 0;
-  const int64_t stages = copying ? int64_t(threads / 32) * many_stage * int64_t(sizeof(T) + 2) : 0;
-  return int64_t(p.bins) * 4 + tables + stages;
+struct many_shared_layout {
+  int64_t bins, range_entries, table_entries;
+  bool in_shared;
+  int threads;
+  bool copying;
+  using range_t = core::many_range<core::radix_bits_t<T>>;
+  __host__ __device__ many_shared_layout(const core::many_pass& p, int threads_, bool copying_)
+      : bins(p.bins),
+        range_entries(p.range_entries),
+        table_entries(p.table_entries),
+        in_shared(p.tables_in_shared != 0),
+        threads(threads_),
+        copying(copying_) {}
+  __host__ __device__ int64_t ranges_at() const { return bins * 4; }  // 16-byte aligned: 8 bins or more
+  __host__ __device__ int64_t tables_at() const {
+    return ranges_at() + (in_shared ? range_entries * int64_t(sizeof(range_t)) : 0);
+  }
+  __host__ __device__ int64_t stages_at() const {
+    return tables_at() + (in_shared ? (table_entries * 2 + 15) / 16 * 16 : 0);
+  }
+  __host__ __device__ int64_t bytes() const {
+    return stages_at() + (copying ? int64_t(threads / 32) * many_stage * int64_t(sizeof(T) + 2) : 0);
+  }
+};
+
+/// One block: the least and the largest radix bits of the s elements of data at
+/// core::sample_position (the first slot's bins span them: core::many_plan), to extent[0, 2).
+template <class T, int Threads>
+__global__ void __launch_bounds__(Threads)
+    many_sample_extent_kernel(const T* __restrict__ data, int64_t n, int64_t s,
+                              core::radix_bits_t<T>* __restrict__ extent) {
+  using U = core::radix_bits_t<T>;
+  __shared__ U least[Threads / 32], most[Threads / 32];
+  U lo = U(~U(0)), hi = U(0);
+  for (int64_t i = threadIdx.x; i < s; i += Threads) {
+    const U u = core::radix_bits(data[core::sample_position(i, s, n)]);
+    lo = u < lo ? u : lo;
+    hi = u > hi ? u : hi;
+  }
+  GSEARCH_UNROLL
+  for (int o = 16; o > 0; o /= 2) {
+    const U a = __shfl_xor_sync(0xffffffffu, lo, o), b = __shfl_xor_sync(0xffffffffu, hi, o);
+    lo = a < lo ? a : lo;
+    hi = b > hi ? b : hi;
+  }
+  if (threadIdx.x % 32 == 0) {
+    least[threadIdx.x / 32] = lo;
+    most[threadIdx.x / 32] = hi;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < Threads / 32; ++w) {
+      lo = least[w] < lo ? least[w] : lo;
+      hi = most[w] > hi ? most[w] : hi;
+    }
+    extent[0] = lo;
+    extent[1] = hi;
+  }
 }
 
 /// One pass over src[0, n) (`layout`: its unaligned head and tiles), grid-stride over the tiles:
@@ -41,28 +96,35 @@ int64_t many_pass_shared_bytes(const core::many_pass& p, int threads, bool copyi
 template <class T, int Threads, int Loads, bool Copy>
 __global__ void __launch_bounds__(Threads)
     many_select_pass_kernel(const T* __restrict__ src, const uint16_t* __restrict__ roots,
-                            scan_layout<T, Threads, Loads> layout, core::many_pass p, const int16_t* __restrict__ tables,
+                            scan_layout<T, Threads, Loads> layout, core::many_pass p,
+                            const int16_t* __restrict__ tables,
+                            const core::many_range<core::radix_bits_t<T>>* __restrict__ ranges,
                             u64* __restrict__ hist, T* __restrict__ copy, uint16_t* __restrict__ copy_roots,
                             u64* __restrict__ copied) {
   using view_t = tile_items<T, Threads, Loads>;
+  using range_t = core::many_range<core::radix_bits_t<T>>;
   constexpr int warps = Threads / 32;
-  extern __shared__ __align__(16) uint32_t many_shared[];
-  uint32_t* const bins = many_shared;
-  int16_t* const staged_tables = reinterpret_cast<int16_t*>(many_shared + p.bins);
+  extern __shared__ __align__(16) unsigned char many_shared[];
+  const many_shared_layout<T> at{p, Threads, Copy};
+  uint32_t* const bins = reinterpret_cast<uint32_t*>(many_shared);
+  auto* const staged_ranges = reinterpret_cast<range_t*>(many_shared + at.ranges_at());
+  auto* const staged_tables = reinterpret_cast<int16_t*>(many_shared + at.tables_at());
   const int16_t* const table = p.tables_in_shared ? staged_tables : tables;
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, counted_bits = p.digit[p.levels].bits;
-  // The warp's stage, after the bins and the tables.
-  unsigned char* const stage_base = reinterpret_cast<unsigned char*>(many_shared + p.bins) +
-                                    (p.tables_in_shared ? (int64_t(p.table_entries) * 2 + 15) / 16 * 16 : 0);
-  T* const stage = reinterpret_cast<T*>(stage_base) + warp * many_stage;
+  const range_t* const range = p.tables_in_shared ? staged_ranges : ranges;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, counted_bits = p.bits[p.levels];
+  T* const stage = reinterpret_cast<T*>(many_shared + at.stages_at()) + warp * many_stage;
   uint16_t* const stage_roots =
-      reinterpret_cast<uint16_t*>(stage_base + int64_t(warps) * many_stage * int64_t(sizeof(T))) + warp * many_stage;
+      reinterpret_cast<uint16_t*>(many_shared + at.stages_at() +
+                                  int64_t(warps) * many_stage * int64_t(sizeof(T))) +
+      warp * many_stage;
   for (int i = threadIdx.x; i < p.bins; i += Threads) bins[i] = 0;
-  if (p.tables_in_shared)
+  if (p.tables_in_shared) {
     for (int i = threadIdx.x; i < p.table_entries; i += Threads) staged_tables[i] = tables[i];
+    for (int i = threadIdx.x; i < p.range_entries; i += Threads) staged_ranges[i] = ranges[i];
+  }
   __syncthreads();
   const auto bin_of = [&](T x, int64_t i) {
-    return core::many_bin(p, table, core::radix_bits(x), roots ? int(roots[i]) : 0);
+    return core::many_bin(p, table, range, core::radix_bits(x), roots ? int(roots[i]) : 0);
   };
   int staged = 0;  // uniform in the warp
   const auto take = [&](int count) {  // `count` places in the copy, from lane 0
