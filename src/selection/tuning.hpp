@@ -111,11 +111,13 @@ inline constexpr int radix_pass_blocks_per_sm = 2;
 /// H200, docs/perf-notes.md). Its passes: tiles of 512 threads x 4 vectors: a pass's bins take
 /// up to 64 KB of shared memory a block, and 256 threads a block left 4 blocks, 41% of the
 /// warps, to a pass of 12,800 bins (ncu, H200, 0a58b57: 192 us, DRAM 29%). A copy holds at most
-/// 1 / many_copy_fraction of the data (the plan copies only what is at most a quarter of the
-/// pass's source: a copy of 1/8 is read by the next pass at 1/8 of a read).
+/// 1 / many_copy_fraction of the data (the plan copies only what is at most a third of the pass's
+/// source: the copy's write and its later reads cost less than a second read of the data). A
+/// quarter: 100 ranks of normal float32 hold some 20% of it after the first pass (0.23% a bin in
+/// [0.5, 1)), which a copy of an eighth could not take: a third read of the data.
 inline constexpr int many_select_max_ranks = 2048;  // 2^14 bins: 8 a slot (core::many_min_bits)
 inline constexpr launch_config many_pass_config = {512, 4};
-inline constexpr int64_t many_copy_fraction = 8;
+inline constexpr int64_t many_copy_fraction = 4;
 
 /// partition / argpartition's scatter (select_scatter_kernel.cuh): tiles of 256 threads x 4
 /// 16-byte loads; each tile ranks its elements within their buckets by warp-aggregated shared

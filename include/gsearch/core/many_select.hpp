@@ -21,8 +21,8 @@
 /// brackets, +-4 standard deviations of the sample each, covered the whole data
 /// (docs/perf-notes.md, the fourteenth session).
 ///
-/// Once the open slots hold few elements (at most the copy's capacity and a quarter of the
-/// pass's source), the next pass also copies the elements it counts, each with its slot beside it,
+/// Once the open slots hold few elements (at most the copy's capacity and a third of the pass's
+/// source), the next pass also copies the elements it counts, each with its slot beside it,
 /// and the passes after it read that copy, walking only the tables made after it. Once they hold
 /// no more than one block sorts (`sort_max`), the next pass's copy is sorted instead and every
 /// open rank read off it (finish_from). A constant input is answered by its first pass (its bin of
@@ -294,7 +294,7 @@ class many_plan {
     const bool tables_full = shared_entries + (int64_t(open_.size()) << bits) > shared_table_entries;
     const bool first = pass_.levels == 0 && !reads_copy_;
     sorts_ = !first && total <= sort_max_ && total <= capacity_;
-    copies_ = sorts_ || (!first && total <= capacity_ && (4 * total <= source_n_ || tables_full));
+    copies_ = sorts_ || (!first && total <= capacity_ && (3 * total <= source_n_ || tables_full));
   }
   // The ranges of the walked levels: those of level l end where level l + 1's begin; the last
   // walked level's are as many as the slots its table maps from.

@@ -44,14 +44,23 @@ std::optional<many_answers<T>> many_select(cudaStream_t stream, const T* data, i
   const size_t table_bytes = align(size_t(plan_t::max_table_entries) * 2);
   const size_t range_bytes = align(size_t(plan_t::max_ranges) * sizeof(range_t));
   const size_t copy_bytes = align(size_t(capacity) * sizeof(T)), root_bytes = align(size_t(capacity) * 2);
-  stream_buffer memory(stream, hist_bytes + table_bytes + range_bytes + 2 * (copy_bytes + root_bytes));
+  // A pass's blocks' counts, a row a block: the most blocks a pass has (the resident blocks of
+  // every multiprocessor, or more where a block would count 2^31 elements) x the most bins.
+  const int64_t most_tiles = (int64_t(1) << 31) / layout_t::tile;
+  constexpr int most_threads_per_sm = 2048;  // sm_70 to sm_90's most
+  const int64_t most_rows = std::max<int64_t>(int64_t(dev.sms) * (most_threads_per_sm / threads),
+                                              (layout_t{n, 0}.tiles() + 1 + most_tiles - 1) / most_tiles);
+  const size_t partial_bytes = align(size_t(most_rows) * size_t(core::many_pass_bins) * 4);
+  stream_buffer memory(
+      stream, hist_bytes + table_bytes + range_bytes + partial_bytes + 2 * (copy_bytes + root_bytes));
   auto* base = static_cast<unsigned char*>(memory.get());
   auto* hist = reinterpret_cast<u64*>(base);
   u64* copied = hist + core::many_pass_bins;
   U* extent = reinterpret_cast<U*>(copied + 1);
   auto* tables = reinterpret_cast<int16_t*>(base + hist_bytes);
   auto* ranges = reinterpret_cast<range_t*>(base + hist_bytes + table_bytes);
-  unsigned char* const buffers = base + hist_bytes + table_bytes + range_bytes;
+  auto* partial = reinterpret_cast<uint32_t*>(base + hist_bytes + table_bytes + range_bytes);
+  unsigned char* const buffers = base + hist_bytes + table_bytes + range_bytes + partial_bytes;
   T* copies[2] = {reinterpret_cast<T*>(buffers), reinterpret_cast<T*>(buffers + copy_bytes)};
   uint16_t* roots[2] = {reinterpret_cast<uint16_t*>(buffers + 2 * copy_bytes),
                         reinterpret_cast<uint16_t*>(buffers + 2 * copy_bytes + root_bytes)};
@@ -106,13 +115,17 @@ std::optional<many_answers<T>> many_select(cudaStream_t stream, const T* data, i
     const int64_t smem = many_shared_layout<T>(p, threads, plan.copies()).bytes();
     allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
     // No block counts 2^31 elements in its 32-bit shared counts.
-    const int64_t tiles = layout.tiles(), most_tiles = (int64_t(1) << 31) / layout.tile;
-    const int64_t grid = std::max<int64_t>(grid_size(kernel, threads, smem, tiles, dev),
-                                           (tiles + most_tiles - 1) / most_tiles);
+    const int64_t tiles = layout.tiles();
+    const int64_t grid =
+        std::min<int64_t>(most_rows, std::max<int64_t>(grid_size(kernel, threads, smem, tiles, dev),
+                                                       (tiles + most_tiles - 1) / most_tiles));
     launch(kernel, grid, threads, smem, stream, src,
            source < 0 ? static_cast<const uint16_t*>(nullptr) : roots[source], layout, p,
-           static_cast<const int16_t*>(tables), static_cast<const range_t*>(ranges), hist, copies[out],
+           static_cast<const int16_t*>(tables), static_cast<const range_t*>(ranges), partial, copies[out],
            roots[out], copied);
+    constexpr int sum_threads = 256, slices = 8;
+    launch(many_sum_kernel, (p.bins + sum_threads - 1) / sum_threads * slices, sum_threads, 0, stream,
+           static_cast<const uint32_t*>(partial), int(grid), p.bins, slices, hist);
     if (plan.sorts()) {  // the copy sorted by one block (a smaller one for a few thousand), read off
       const int64_t count = plan.copied_count();
       T* sorted = copies[1 - out];  // never the copy it sorts; the pass has read its source

@@ -178,12 +178,12 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
         --json "$L/many.json" > "$L/many.txt" 2>&1
       echo "selection_bench many: exit $? (${SECONDS} s)"; grep -vE "^#|^$|^roofline" "$L/many.txt" | head -150 ;;
     ncu_many)
-      timeout 150 ncu --kernel-name regex:"many_select_pass_kernel|sort_sample_kernel" --clock-control none \
+      timeout 150 ncu --kernel-name regex:"many_" --clock-control none \
         --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
         "$B/selection_bench" --parts select --sizes 67108864 --dtypes float32 --dists ${MANY_DIST:-uniform} --no-peers \
         --quick --repeat 1 --warmup 0 > "$L/ncu_many.txt" 2>&1
       echo "ncu many: exit $? (${SECONDS} s)"
-      grep -E "many_select_pass_kernel|sort_sample_kernel|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Grid Size|Dynamic Shared|No Eligible|Warp Cycles Per Issued" "$L/ncu_many.txt" | head -80 ;;
+      grep -E "many_|sort_sample_kernel|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Grid Size|Dynamic Shared|No Eligible|Warp Cycles Per Issued" "$L/ncu_many.txt" | head -80 ;;
     nsys_many)
       if command -v nsys > /dev/null; then
         timeout 150 nsys profile -t cuda -f true -o "$L/many_nsys" "$B/selection_bench" --parts select --sizes 67108864 \
