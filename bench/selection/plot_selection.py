@@ -13,7 +13,8 @@ targets) and writes into --out:
                          panel per float32 size
     selection_topk.png   1-D topk against k: gsearch sorted / unsorted, CUB DeviceTopK (and
                          torch.topk), one panel per element type, uniform input
-    selection_partition.png  partition at kth = n/2 by input: gsearch, CUB's sort, the copy roofline
+    selection_partition.png  partition at kth = n/2 (and of 100 kth) by input: gsearch, CUB's sort,
+                         the copy roofline
     selection_rows.png   row topk by shape: gsearch and CUB DeviceBatchedTopK, sorted and unsorted
 Each figure only where the JSON has its rows.
 """
@@ -184,8 +185,8 @@ def select_size_figure(doc, rows, py, out, plt):
 
 
 def partition_figure(doc, rows, out, plt):
-    """partition of n at kth = n/2 by input, one panel a dtype: gsearch, CUB's sort, the copy
-    roofline and the issue's 0.25 ms: selection_partition.png."""
+    """partition of n at kth = n/2 (and of 100 kth, where the JSON has them) by input, one panel a
+    dtype: gsearch, CUB's sort, the copy roofline and the issue's 0.25 ms: selection_partition.png."""
     types = [t for t in ("float32", "int32") if rows_of(rows, part="partition", dtype=t)]
     if not types:
         return []
@@ -193,8 +194,16 @@ def partition_figure(doc, rows, out, plt):
     for ax, t in zip(axes[0], types):
         s = rows_of(rows, part="partition", dtype=t)
         dists = [d for d in DISTS if rows_of(s, dist=d)]
-        kinds = [("gsearch partition", dict(impl="gsearch")), ("CUB 3.6 SortKeys", dict(impl="cub"))]
-        grouped_bars(ax, dists, kinds, lambda d, want: ms_of(s, dist=d, **want))
+        kinds = [("gsearch partition", dict(impl="gsearch", ranks=1))]
+        if rows_of(s, impl="gsearch", ranks=100):
+            kinds.append(("gsearch partition, 100 kth", dict(impl="gsearch", ranks=100)))
+        kinds.append(("CUB 3.6 SortKeys", dict(impl="cub", ranks=1)))
+
+        def ms_at(d, want):  # rows from before the 100 kth have no "ranks": one kth
+            ranks = want["ranks"]
+            return ms_of([r for r in s if (r.get("ranks") or 1) == ranks], dist=d, impl=want["impl"])
+
+        grouped_bars(ax, dists, kinds, ms_at)
         n = s[0]["n"]
         copy = roof_ms(doc, "copy", n)
         if copy:
@@ -202,7 +211,7 @@ def partition_figure(doc, rows, out, plt):
         ax.axhline(0.25, color="k", linewidth=0.8, linestyle=":", label="issue 41 target: 0.25 ms")
         ax.set_xticklabels(dists, rotation=30, fontsize=8)
         ax.set_ylabel("ms")
-        ax.set_title(f"{t}, n = {pc.fmt_n(n)}, kth = n/2")
+        ax.set_title(f"{t}, n = {pc.fmt_n(n)}, kth = n/2" + (" and 100 kth" if len(kinds) > 2 else ""))
         ax.legend(fontsize=7)
     fig.suptitle(pc.suptitle(doc, "partition (the whole array rewritten)"))
     return [pc.save(fig, out, "selection_partition.png")]

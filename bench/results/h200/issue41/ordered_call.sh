@@ -39,6 +39,8 @@
 #            quantile of 1 and 100 q, float32 and int32, the peers beside
 #   ncu_many the many-rank select's passes (100 ranks of 2^26 float32 uniform, MANY_DIST): every
 #            launch's duration, DRAM throughput, occupancy
+#   ncu_many_source the many-rank select's first and second passes (100 ranks of 2^26 float32
+#            uniform), warp states a SASS line (ncu_source, NCU_SKIP 0 and 1)
 #   nsys_many the same select under nsys (when the machine has it): the kernels', copies' and CUDA
 #            calls' sums, and the trace of the last 100-rank call (MANY_DTYPE, MANY_DIST)
 #   ncu_rows the row top-k kernel's profile (selection_bench --parts rows: 4096 x 16384, k = 64)
@@ -71,7 +73,7 @@ sanitize() {
 # $L/NAME_sass.csv), the headline figures printed.
 ncu_source() {
   local name=$1 kernel=$2; shift 2
-  timeout 150 ncu --kernel-name "regex:$kernel" --launch-count 1 --clock-control none --import-source yes \
+  timeout 150 ncu --kernel-name "regex:$kernel" --launch-skip ${NCU_SKIP:-0} --launch-count 1 --clock-control none --import-source yes \
     --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
     --section LaunchStats --section InstructionStats --section MemoryWorkloadAnalysis --section SourceCounters \
     -f -o "$L/$name" "$B/selection_bench" "$@" --no-peers --quick > "$L/$name.txt" 2>&1
@@ -184,6 +186,9 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
         --quick --repeat 1 --warmup 0 > "$L/ncu_many.txt" 2>&1
       echo "ncu many: exit $? (${SECONDS} s)"
       grep -E "many_|sort_sample_kernel|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Grid Size|Dynamic Shared|No Eligible|Warp Cycles Per Issued" "$L/ncu_many.txt" | head -80 ;;
+    ncu_many_source)
+      NCU_SKIP=0 ncu_source many_pass1 many_select_pass_kernel --parts select --sizes 67108864 --dtypes float32 --dists uniform
+      NCU_SKIP=1 ncu_source many_pass2 many_select_pass_kernel --parts select --sizes 67108864 --dtypes float32 --dists uniform ;;
     nsys_many)
       if command -v nsys > /dev/null; then
         timeout 150 nsys profile -t cuda -f true -o "$L/many_nsys" "$B/selection_bench" --parts select --sizes 67108864 \
