@@ -238,8 +238,9 @@ def select(a: ArrayLike, ranks: Any, *, stream: Any = None) -> Any:
     ranks : int or array_like of ints
         The ranks, from 0 (the smallest); negative ranks count from the end (-1: the largest).
         Any shape (an empty list: an empty result). Ranks share the passes over the data; on a
-        GPU one or two ranks take the radix select (about two reads of the data), more take the
-        sampled levels, and ranks too dense for them (some hundred quantiles) a sort.
+        GPU one or two ranks take the radix select (about two reads of the data), three or four
+        the sampled levels, up to 2,048 the many-rank radix passes (two or three reads), more
+        the sampled levels again (a sort where they are dense).
     {stream}, as in :func:`searchsorted`. On a CUDA array the
         select of one rank may return before the GPU has finished (its result is ordered on the
         stream, as torch's own results are); several ranks wait for their result.
