@@ -177,6 +177,20 @@ inline int64_t sample_size(int64_t n) {
   while (s < (int64_t{1} << 14) && s * s < n) s *= 2;
   return std::min(s, n);
 }
+/// The many-rank select (cpu_many_select.cpp, core/many_select.hpp's radix passes) for
+/// many_min_ranks to many_max_ranks ranks of more than small_select elements, at the select's first
+/// level: the sampled brackets of 100 ranks cover the data. Its first bins span the extent of
+/// many_sample sampled elements; a copy holds at most 1 / many_copy_fraction of the data; the last
+/// many_sort_max elements or fewer are sorted. The threshold measured on this 2-core EPYC
+/// (gsearch.select of m evenly spread ranks of uniform float32 / int32, the other path against
+/// this one in one session, bench/results/cpu/issue41/many_ranks_ab.json): at 3 and 5 ranks the
+/// brackets' path (one bracket: the split) is 1.1-6.2x faster; from 8 the radix passes are, 0.19-0.79x
+/// its time (8 ranks of 2^24 int32 41 ms against 105, 100 ranks 42 against 222).
+inline constexpr int64_t many_min_ranks = 8;
+inline constexpr int64_t many_max_ranks = 2048;
+inline constexpr int64_t many_sample = int64_t{1} << 14;
+inline constexpr int64_t many_copy_fraction = 4;
+inline constexpr int64_t many_sort_max = int64_t{1} << 14;
 }  // namespace selection_tuning
 
 }  // namespace gsearch::cpu_backend

@@ -427,6 +427,11 @@ void select_sorted(int threads, const T* data, int64_t n, const int64_t* ranks, 
   if (n > split_min && depth < max_depth && m * dense_ranks <= n &&
       select_split(threads, data, n, ranks, m, values, depth))
     return;
+  // Many ranks: the radix passes (their brackets would cover the sample, and the buckets copied
+  // out most of the data).
+  if (depth == 0 && m >= many_min_ranks && n > small_select && m * dense_ranks <= n &&
+      select_many(threads, data, n, ranks, m, values))
+    return;
   if (n <= small_select || depth >= max_depth || m * dense_ranks > n) {
     std::vector<T> buf(static_cast<size_t>(m == 1 && sizeof(T) == 4 ? 2 * n : n));  // small_nth_element's tmp
     const int64_t c = copy_nan_last(data, n, buf.data());

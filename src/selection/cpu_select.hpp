@@ -18,6 +18,12 @@ namespace gsearch::cpu_backend::select_detail {
 template <class T>
 std::vector<T> select_values(int threads, const T* data, int64_t n, std::vector<int64_t> ranks);
 
+/// values[k] = the element of rank ranks[k] (sorted, distinct, in [0, n)) of data[0, n) by the
+/// many-rank radix passes (cpu_many_select.cpp); false, nothing written, where its plan gives up
+/// or m is past selection_tuning::many_max_ranks (the caller selects another way).
+template <class T>
+bool select_many(int threads, const T* data, int64_t n, const int64_t* ranks, int64_t m, T* values);
+
 /// NaN elements of data[0, n) (0 for integer keys), counted on all cores.
 template <class T>
 int64_t count_nan(int threads, const T* data, int64_t n);
