@@ -129,14 +129,6 @@ void expect_sorted_answers(const std::vector<T>& data, const std::vector<int64_t
   }
 }
 
-// `count` ranks spread over [0, n) (numpy's quantiles of evenly spaced q), distinct.
-std::vector<int64_t> spread_ranks(int64_t n, int64_t count) {
-  std::vector<int64_t> r;
-  for (int64_t i = 0; i < count; ++i) r.push_back(count == 1 ? 0 : i * (n - 1) / (count - 1));
-  r.erase(std::unique(r.begin(), r.end()), r.end());
-  return r;
-}
-
 TYPED_TEST(CoreManySelect, EveryShapeEqualsASort) {
   using T = TypeParam;
   for (const int64_t n : {int64_t(1), int64_t(2), int64_t(1000), int64_t(50001)})

@@ -216,16 +216,8 @@ TYPED_TEST(GpuSelection, SelectManyRanksByRadixPasses) {
     for (const shape sh : gpu_shapes()) {
       const std::vector<T> data = make_input<T>(sh, n, seed ^ uint64_t(n) ^ 41);
       const OnDevice<T> d(data, 1);
-      std::vector<std::vector<int64_t>> lists;
-      for (const int64_t count : {int64_t(5), int64_t(100), int64_t(1000)}) {
-        std::vector<int64_t> spread;
-        for (int64_t i = 0; i < count; ++i) spread.push_back(i * (n - 1) / (count - 1));
-        lists.push_back(spread);
-      }
-      std::vector<int64_t> cluster;
-      for (int64_t r = n / 3; r < n / 3 + 300; r += 3) cluster.push_back(r);
-      lists.push_back(cluster);
-      for (const std::vector<int64_t>& ranks : lists) {
+      for (const std::vector<int64_t>& ranks :
+           {spread_ranks(n, 5), spread_ranks(n, 100), spread_ranks(n, 1000), cluster_ranks(n)}) {
         SCOPED_TRACE(std::string(name(sh)) + ", n = " + std::to_string(n) + ", " +
                      std::to_string(ranks.size()) + " ranks");
         device_vector<T> values(int64_t(ranks.size()));

@@ -126,6 +126,21 @@ inline std::vector<int64_t> sizes(bool large = false) {
   return s;
 }
 
+// `count` ranks spread evenly over [0, n) (numpy's quantiles of evenly spaced q), distinct: the
+// many-rank select's lists (with cluster_ranks).
+inline std::vector<int64_t> spread_ranks(int64_t n, int64_t count) {
+  std::vector<int64_t> r;
+  for (int64_t i = 0; i < count; ++i) r.push_back(count == 1 ? 0 : i * (n - 1) / (count - 1));
+  r.erase(std::unique(r.begin(), r.end()), r.end());
+  return r;
+}
+// 100 neighbouring ranks, every third from n / 3 (n > 300): a cluster in a few bins.
+inline std::vector<int64_t> cluster_ranks(int64_t n) {
+  std::vector<int64_t> r;
+  for (int64_t k = n / 3; k < n / 3 + 300; k += 3) r.push_back(k);
+  return r;
+}
+
 // Rank lists for n elements (raw: negative ones count from the end, repeats kept).
 inline std::vector<std::vector<int64_t>> rank_lists(int64_t n) {
   std::vector<std::vector<int64_t>> lists;

@@ -97,16 +97,8 @@ TYPED_TEST(Selection, ManyRanksByRadixPassesMatchTheSortedCopy) {
   for (const shape sh : kShapes) {
     const std::vector<T> data = make_input<T>(sh, n, ++seed);
     const std::vector<T> sorted = sorted_copy(data);
-    std::vector<std::vector<int64_t>> lists;
-    for (const int64_t count : {int64_t(8), int64_t(1000), int64_t(2048)}) {
-      std::vector<int64_t> spread;
-      for (int64_t i = 0; i < count; ++i) spread.push_back(i * (n - 1) / (count - 1));
-      lists.push_back(spread);
-    }
-    std::vector<int64_t> cluster;
-    for (int64_t r = n / 3; r < n / 3 + 300; r += 3) cluster.push_back(r);
-    lists.push_back(cluster);
-    for (const std::vector<int64_t>& ranks : lists) {
+    for (const std::vector<int64_t>& ranks :
+         {spread_ranks(n, 8), spread_ranks(n, 1000), spread_ranks(n, 2048), cluster_ranks(n)}) {
       const cpu_t exec = kExecs[ranks.size() % 3];
       std::vector<T> values(ranks.size(), poison<T>());
       select(exec, span<const T>(data), span<const int64_t>(ranks), span<T>(values));

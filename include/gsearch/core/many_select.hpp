@@ -271,8 +271,7 @@ class many_plan {
       gave_up_ = true;
       return;
     }
-    // The counted level's ranges after the walked levels'.
-    ranges_.resize(walked_ranges());
+    // The counted level's ranges after the walked levels' (ranges_ holds exactly those).
     const auto counted_at = int32_t(ranges_.size());
     for (const slot_info& s : open_) ranges_.push_back(range_of(s, bits));
     for (int l = 0; l < pass_.levels; ++l) {
@@ -296,14 +295,6 @@ class many_plan {
     sorts_ = !first && total <= sort_max_ && total <= capacity_;
     copies_ = sorts_ || (!first && total <= capacity_ && (3 * total <= source_n_ || tables_full));
   }
-  // The ranges of the walked levels: those of level l end where level l + 1's begin; the last
-  // walked level's are as many as the slots its table maps from.
-  size_t walked_ranges() const {
-    if (range_at_.empty()) return 0;
-    return size_t(range_at_.back()) +
-           (tables_.size() - size_t(table_at_.back())) / (size_t(1) << level_bits_.back());
-  }
-
   std::vector<int64_t> ranks_, offset_, less_;
   std::vector<int32_t> slot_;  // the rank's open slot, -1 once answered
   std::vector<U> answers_;

@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(Threads)
 /// partial[block][b] = the block's elements of bin b (counted in shared memory, 32-bit: the launch
 /// gives no block 2^31 elements). `roots`: for a copy, each element's slot where the tables begin (null
 /// for the data: slot 0). Where Copy, every element in a bin is appended to `copy`, its slot
-/// (bin >> the counted digit's bits) to `copy_roots`, through the warp's stage (the plan knows
+/// (bin >> the counted level's bits) to `copy_roots`, through the warp's stage (the plan knows
 /// their number, so no capacity is needed). A thread counts its items' equal bins in a row with
 /// one atomic, so a constant input or a sorted one costs an atomic a thread a tile, not one an
 /// element.
