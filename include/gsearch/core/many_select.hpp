@@ -80,17 +80,29 @@ struct many_pass {
 };
 
 /// The bin that bits u count in, or -1 when it is in no open slot. `root`: the element's slot at
-/// level 0 (0 for the data; for a copy, the slot stored beside it).
-template <class U>
+/// level 0 (0 for the data; for a copy, the slot stored beside it). Levels >= 0: the pass's level
+/// count at compile time (p.levels == Levels), so that a kernel unrolls the walk and reads each
+/// level's bits and offsets once (a run-time level loop read them from the parameters every
+/// element: 3 of the first pass's 57 instructions a warp of elements, and its branches 11 more).
+template <int Levels = -1, class U>
 GSEARCH_HD GSEARCH_FORCEINLINE int many_bin(const many_pass& p, const int16_t* tables,
                                             const many_range<U>* ranges, U u, int root = 0) {
+  const int levels = Levels >= 0 ? Levels : p.levels;
   int slot = root;
-  for (int l = 0;; ++l) {
-    const int b = many_bin_in(ranges[p.range_at[l] + slot], u, p.bits[l]);
-    if (l == p.levels) return (slot << p.bits[l]) + b;
-    slot = tables[p.table_at[l] + (slot << p.bits[l]) + b];
-    if (slot < 0) return -1;
+  const auto step = [&](int l) {
+    slot =
+        tables[p.table_at[l] + (slot << p.bits[l]) + many_bin_in(ranges[p.range_at[l] + slot], u, p.bits[l])];
+    return slot >= 0;
+  };
+  if constexpr (Levels >= 0) {
+    GSEARCH_UNROLL
+    for (int l = 0; l < Levels; ++l)
+      if (!step(l)) return -1;
+  } else {
+    for (int l = 0; l < levels; ++l)
+      if (!step(l)) return -1;
   }
+  return (slot << p.bits[levels]) + many_bin_in(ranges[p.range_at[levels] + slot], u, p.bits[levels]);
 }
 
 /// The planner (host): the open slots, each rank's slot and offset, the tables, the next pass.

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "cuda/check.cuh"
@@ -22,6 +23,27 @@
 #include "selection/tuning.hpp"
 
 namespace gsearch::cuda_backend {
+
+namespace {
+
+// The pass kernel for p: its level count at compile time where it is 0, 1 or 2 and the tables are
+// in shared memory (a pass after a copy walks one level, the first none), else the general one.
+template <class T, int Threads, int Loads>
+auto pass_kernel(const core::many_pass& p, bool copies) {
+  using kernel_t = decltype(&many_select_pass_kernel<T, Threads, Loads, false>);
+  const auto of = [&](auto copy) -> kernel_t {
+    constexpr bool C = decltype(copy)::value;
+    if (p.tables_in_shared) {
+      if (p.levels == 0) return many_select_pass_kernel<T, Threads, Loads, C, 0>;
+      if (p.levels == 1) return many_select_pass_kernel<T, Threads, Loads, C, 1>;
+      if (p.levels == 2) return many_select_pass_kernel<T, Threads, Loads, C, 2>;
+    }
+    return many_select_pass_kernel<T, Threads, Loads, C, -1>;
+  };
+  return copies ? of(std::true_type{}) : of(std::false_type{});
+}
+
+}  // namespace
 
 template <class T>
 std::optional<many_answers<T>> many_select(cudaStream_t stream, const T* data, int64_t n,
@@ -110,8 +132,7 @@ std::optional<many_answers<T>> many_select(cudaStream_t stream, const T* data, i
     const T* src = source < 0 ? data : copies[source];
     const layout_t layout{plan.source_n(), source < 0 ? unaligned_head(data, n) : 0};
     const int out = source == 0 ? 1 : 0;
-    auto kernel = plan.copies() ? many_select_pass_kernel<T, threads, loads, true>
-                                : many_select_pass_kernel<T, threads, loads, false>;
+    auto kernel = pass_kernel<T, threads, loads>(p, plan.copies());
     const int64_t smem = many_shared_layout<T>(p, threads, plan.copies()).bytes();
     allow_dynamic_shared(reinterpret_cast<const void*>(kernel), smem, dev);
     // No block counts 2^31 elements in its 32-bit shared counts.

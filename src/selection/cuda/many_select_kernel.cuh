@@ -90,10 +90,9 @@ __global__ void __launch_bounds__(Threads)
 /// gives no block 2^31 elements). `roots`: for a copy, each element's slot where the tables begin (null
 /// for the data: slot 0). Where Copy, every element in a bin is appended to `copy`, its slot
 /// (bin >> the counted level's bits) to `copy_roots`, through the warp's stage (the plan knows
-/// their number, so no capacity is needed). A thread counts its items' equal bins in a row with
-/// one atomic, so a constant input or a sorted one costs an atomic a thread a tile, not one an
-/// element.
-template <class T, int Threads, int Loads, bool Copy>
+/// their number, so no capacity is needed). Levels >= 0: p.levels at compile time, the tables in
+/// shared memory (core::many_bin's walk unrolled).
+template <class T, int Threads, int Loads, bool Copy, int Levels = -1>
 __global__ void __launch_bounds__(Threads)
     many_select_pass_kernel(const T* __restrict__ src, const uint16_t* __restrict__ roots,
                             scan_layout<T, Threads, Loads> layout, core::many_pass p,
@@ -109,8 +108,10 @@ __global__ void __launch_bounds__(Threads)
   uint32_t* const bins = reinterpret_cast<uint32_t*>(many_shared);
   auto* const staged_ranges = reinterpret_cast<range_t*>(many_shared + at.ranges_at());
   auto* const staged_tables = reinterpret_cast<int16_t*>(many_shared + at.tables_at());
-  const int16_t* const table = p.tables_in_shared ? staged_tables : tables;
-  const range_t* const range = p.tables_in_shared ? staged_ranges : ranges;
+  // Levels >= 0: the launch staged the tables in shared memory (shared loads, where a pointer to
+  // either space took generic ones).
+  const int16_t* const table = Levels >= 0 || p.tables_in_shared ? staged_tables : tables;
+  const range_t* const range = Levels >= 0 || p.tables_in_shared ? staged_ranges : ranges;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, counted_bits = p.bits[p.levels];
   T* const stage = reinterpret_cast<T*>(many_shared + at.stages_at()) + warp * many_stage;
   uint16_t* const stage_roots =
@@ -123,8 +124,15 @@ __global__ void __launch_bounds__(Threads)
     for (int i = threadIdx.x; i < p.range_entries; i += Threads) staged_ranges[i] = ranges[i];
   }
   __syncthreads();
+  // The first pass (Levels == 0) reads the data, every element in the one slot: its range in
+  // registers (a shared load an element, else: the atomics into the bins may alias it).
+  const range_t root_range = range[p.range_at[0]];
+  const int first_bits = p.bits[0];
   const auto bin_of = [&](T x, int64_t i) {
-    return core::many_bin(p, table, range, core::radix_bits(x), roots ? int(roots[i]) : 0);
+    if constexpr (Levels == 0)
+      return core::many_bin_in(root_range, core::radix_bits(x), first_bits);
+    else
+      return core::many_bin<Levels>(p, table, range, core::radix_bits(x), roots ? int(roots[i]) : 0);
   };
   int staged = 0;  // uniform in the warp
   const auto take = [&](int count) {  // `count` places in the copy, from lane 0
@@ -162,21 +170,21 @@ __global__ void __launch_bounds__(Threads)
     const int64_t body = layout.head + t * layout.tile;
     uint32_t counted = 0;  // bit j: item j is in a bin
     uint16_t slot[Copy ? view_t::items : 1];  // the counted items' slots, for the copy
-    int run_bin = -1;
-    uint32_t run = 0;
     GSEARCH_UNROLL
     for (int j = 0; j < view_t::items; ++j) {
       const int b = (view.valid >> j & 1) ? bin_of(view.x[j], view_t::index(body, j)) : -1;
-      if (b != run_bin) {
-        if (run) atomicAdd(bins + run_bin, run);
-        run_bin = b;
-        run = 0;
+      // A warp whose lanes share the bin (a constant input, a sorted one) adds 32 by one atomic;
+      // otherwise a lane an atomic (a thread's run of equal bins, merged in a branch an item, took
+      // 11 of the first pass's 57 instructions a warp of elements).
+      const int first = __shfl_sync(0xffffffffu, b, 0);
+      if (__all_sync(0xffffffffu, b == first)) {
+        if (lane == 0 && first >= 0) atomicAdd(bins + first, 32u);
+      } else if (b >= 0) {
+        atomicAdd(bins + b, 1u);
       }
-      run += b >= 0;
       counted |= uint32_t(b >= 0) << j;
       if constexpr (Copy) slot[j] = uint16_t(b >> counted_bits);
     }
-    if (run) atomicAdd(bins + run_bin, run);
     if constexpr (Copy) {
       const int mine = __popc(counted);
       const int inclusive = warp_inclusive_sum(mine);
