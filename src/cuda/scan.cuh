@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cub/block/block_scan.cuh>
 
 #include "gsearch/core/config.hpp"  // GSEARCH_UNROLL, GSEARCH_FORCEINLINE
 
@@ -51,6 +52,28 @@ __device__ GSEARCH_FORCEINLINE X warp_inclusive_sum(X x) {
     if (lane >= o) x += y;
   }
   return x;
+}
+
+/// In place, over `size` ints in shared memory: the exclusive prefix sums, then data[size] = the
+/// total. Each thread sums a run of consecutive entries, a block scan joins the runs. The tile
+/// sorts by bucket of the partitioned search's and the selection's scatters.
+template <int Threads>
+__device__ __forceinline__ void block_exclusive_scan(int* data, int size) {
+  using scan_t = cub::BlockScan<int, Threads>;
+  __shared__ typename scan_t::TempStorage scan_storage;
+  const int per = (size + Threads - 1) / Threads;
+  const int begin = int(threadIdx.x) * per;
+  const int end = begin + per < size ? begin + per : size;
+  int sum = 0;
+  for (int i = begin; i < end; ++i) sum += data[i];
+  int before_run = 0, total = 0;
+  scan_t(scan_storage).ExclusiveSum(sum, before_run, total);
+  for (int i = begin; i < end; ++i) {
+    const int v = data[i];
+    data[i] = before_run;
+    before_run += v;
+  }
+  if (threadIdx.x == 0) data[size] = total;
 }
 
 }  // namespace gsearch::cuda_backend

@@ -22,24 +22,24 @@
 /// few, and bound the temporary memory. Instantiated in src/search/cuda/partitioned.cu; bench/ calls
 /// launch_partitioned with other configurations to tune them.
 
-#include <cub/block/block_scan.cuh>
-#include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cub/device/device_scan.cuh>
 #include <iterator>
 #include <string>
 #include <utility>
 
+#include "cuda/check.cuh"
+#include "cuda/scan.cuh"  // block_exclusive_scan
+#include "cuda/stream_buffer.cuh"
 #include "gsearch/core/key_traits.hpp"
 #include "gsearch/core/partition.hpp"
 #include "gsearch/core/pary.hpp"
-#include "cuda/check.cuh"
 #include "search/cuda/search_kernel.cuh"
-#include "cuda/stream_buffer.cuh"
-#include "search/tuning_partitioned.hpp"
 #include "search/tuning.hpp"
+#include "search/tuning_partitioned.hpp"
 
 namespace gsearch::cuda_backend {
 
@@ -114,27 +114,6 @@ __global__ void __launch_bounds__(Threads)
 template <class T, int Tile>
 constexpr int64_t scatter_shared_bytes(int64_t buckets) {
   return partition_scatter_smem(int(sizeof(T)), Tile, buckets);
-}
-
-/// In place, over `size` ints in shared memory: the exclusive prefix sums, then data[size] = the
-/// total. Each thread sums a run of consecutive entries, a block scan joins the runs.
-template <int Threads>
-__device__ __forceinline__ void block_exclusive_scan(int* data, int size) {
-  using scan_t = cub::BlockScan<int, Threads>;
-  __shared__ typename scan_t::TempStorage scan_storage;
-  const int per = (size + Threads - 1) / Threads;
-  const int begin = int(threadIdx.x) * per;
-  const int end = begin + per < size ? begin + per : size;
-  int sum = 0;
-  for (int i = begin; i < end; ++i) sum += data[i];
-  int before_run = 0, total = 0;
-  scan_t(scan_storage).ExclusiveSum(sum, before_run, total);
-  for (int i = begin; i < end; ++i) {
-    const int v = data[i];
-    data[i] = before_run;
-    before_run += v;
-  }
-  if (threadIdx.x == 0) data[size] = total;
 }
 
 /// Writes every query of the window and its position into its bucket: first[b x gridDim.x +

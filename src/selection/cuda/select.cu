@@ -599,7 +599,7 @@ void partition(CUstream_st* stream, const T* data, int64_t n, const int64_t* kth
     stream_buffer cursors(stream, size_t(2 * m + 1) * sizeof(u64));
     auto* c = static_cast<u64*>(cursors.get());
     launch(partition_cursors_kernel, 1, 32, 0, stream, radix->less(), int(m), n, c);
-    const scatter_shared<T> shape{int(m)};
+    const scatter_shared<T> shape{int(m), int(layout.tile)};
     launch_filling(partition_scatter_kernel<T, scatter_threads, scatter_loads>, scatter_threads,
                    int64_t(shape.bytes()), layout.tiles(), stream, dev, data, layout, radix->values(), int(m),
                    c, true, out, out_indices);
@@ -622,7 +622,7 @@ void partition(CUstream_st* stream, const T* data, int64_t n, const int64_t* kth
           reinterpret_cast<T*>(static_cast<unsigned char*>(memory.get()) + align16(bounds.size() * 8));
       to_device(stream, cursors, bounds.data(), bounds.size());
       to_device(stream, values, many->values.data(), size_t(ms));
-      const scatter_shared<T> shape{ms};
+      const scatter_shared<T> shape{ms, int(layout.tile)};
       launch_filling(partition_scatter_kernel<T, scatter_threads, scatter_loads>, scatter_threads,
                      int64_t(shape.bytes()), layout.tiles(), stream, dev, data, layout,
                      static_cast<const T*>(values), ms, cursors, true, out, out_indices);
@@ -653,7 +653,7 @@ void partition(CUstream_st* stream, const T* data, int64_t n, const int64_t* kth
                      mem.candidate_count(), dev);
   GSEARCH_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_temp, scan_bytes, mem.hist, cursors, buckets, stream));
   // The scatter.
-  const scatter_shared<T> shape{int(ms)};
+  const scatter_shared<T> shape{int(ms), int(layout.tile)};
   launch_filling(partition_scatter_kernel<T, scatter_threads, scatter_loads>, scatter_threads,
                  int64_t(shape.bytes()), layout.tiles(), stream, dev, data, layout, mem.splitters, int(ms),
                  cursors, false, out, out_indices);
