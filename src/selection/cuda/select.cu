@@ -557,6 +557,20 @@ std::vector<T> select_checking_nan(cudaStream_t stream, const T* data, int64_t n
   return values;
 }
 
+// partition's scatter of data around m splitters (select_scatter_kernel.cuh), its tiles sorted
+// by bucket in shared memory where there are more than scatter_few_buckets buckets.
+template <class T>
+void launch_scatter(cudaStream_t stream, const device_limits& dev, const T* data,
+                    const scan_layout<T, scatter_threads, scatter_loads>& layout, const T* splitters, int m,
+                    u64* cursors, bool even_down, T* out, int64_t* out_indices) {
+  const bool sorted = 2 * m + 1 > scatter_few_buckets;
+  const scatter_shared<T> shape{m, sorted ? int(layout.tile) : 0};
+  auto kernel = sorted ? partition_scatter_kernel<T, scatter_threads, scatter_loads, true>
+                       : partition_scatter_kernel<T, scatter_threads, scatter_loads, false>;
+  launch_filling(kernel, scatter_threads, int64_t(shape.bytes()), layout.tiles(), stream, dev, data, layout,
+                 splitters, m, cursors, even_down, out, out_indices);
+}
+
 }  // namespace
 
 template <class T>
@@ -599,10 +613,7 @@ void partition(CUstream_st* stream, const T* data, int64_t n, const int64_t* kth
     stream_buffer cursors(stream, size_t(2 * m + 1) * sizeof(u64));
     auto* c = static_cast<u64*>(cursors.get());
     launch(partition_cursors_kernel, 1, 32, 0, stream, radix->less(), int(m), n, c);
-    const scatter_shared<T> shape{int(m), int(layout.tile)};
-    launch_filling(partition_scatter_kernel<T, scatter_threads, scatter_loads>, scatter_threads,
-                   int64_t(shape.bytes()), layout.tiles(), stream, dev, data, layout, radix->values(), int(m),
-                   c, true, out, out_indices);
+    launch_scatter(stream, dev, data, layout, radix->values(), int(m), c, true, out, out_indices);
     return;
   }
   // More kth (up to the scatter's most): the many-rank select's answers and the elements under
@@ -622,10 +633,7 @@ void partition(CUstream_st* stream, const T* data, int64_t n, const int64_t* kth
           reinterpret_cast<T*>(static_cast<unsigned char*>(memory.get()) + align16(bounds.size() * 8));
       to_device(stream, cursors, bounds.data(), bounds.size());
       to_device(stream, values, many->values.data(), size_t(ms));
-      const scatter_shared<T> shape{ms, int(layout.tile)};
-      launch_filling(partition_scatter_kernel<T, scatter_threads, scatter_loads>, scatter_threads,
-                     int64_t(shape.bytes()), layout.tiles(), stream, dev, data, layout,
-                     static_cast<const T*>(values), ms, cursors, true, out, out_indices);
+      launch_scatter(stream, dev, data, layout, static_cast<const T*>(values), ms, cursors, true, out, out_indices);
       wait(stream);
       return;
     }
@@ -653,10 +661,7 @@ void partition(CUstream_st* stream, const T* data, int64_t n, const int64_t* kth
                      mem.candidate_count(), dev);
   GSEARCH_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_temp, scan_bytes, mem.hist, cursors, buckets, stream));
   // The scatter.
-  const scatter_shared<T> shape{int(ms), int(layout.tile)};
-  launch_filling(partition_scatter_kernel<T, scatter_threads, scatter_loads>, scatter_threads,
-                 int64_t(shape.bytes()), layout.tiles(), stream, dev, data, layout, mem.splitters, int(ms),
-                 cursors, false, out, out_indices);
+  launch_scatter(stream, dev, data, layout, mem.splitters, int(ms), cursors, false, out, out_indices);
   wait(stream);
 }
 

@@ -32,7 +32,7 @@ namespace gsearch::cuda_backend {
 /// elements, each one's bucket and its place in the tile (16-bit: a tile holds at most 16,384).
 template <class T>
 struct scatter_shared {
-  int m, tile;
+  int m, tile;  // tile: 0 where the scatter does not sort its tiles
   static constexpr size_t up16(size_t b) { return (b + 15) / 16 * 16; }
   __host__ __device__ size_t count_offset() const { return up16(size_t(m) * sizeof(T)); }
   __host__ __device__ size_t start_offset() const { return count_offset() + up16(size_t(2 * m + 1) * 4); }
@@ -50,22 +50,24 @@ struct scatter_shared {
 /// bucket counts) and ends at its last plus one, or, for even b where even_down, starts at its
 /// last plus one and ends at its first.
 ///
-/// Each tile is sorted by bucket in shared memory before it is written (a counting sort: ranks
-/// from shared atomics, block_exclusive_scan of the tile's counts), so that consecutive threads
-/// write consecutive places of a bucket's run. Written straight from the registers, a warp's
-/// stores of 100 kth's 201 buckets landed on some 30 runs an instruction (~1 ms of the 0.6-2.2 ms
-/// partition of 2^26 on the H200, docs/perf-notes.md); one or two kth's 3-5 buckets on a few
-/// short runs each. The ranks: a warp's lanes of one bucket by one atomic (__match_any_sync) for
-/// up to few_buckets buckets, whose atomics would otherwise queue on 2-5 addresses; else an
-/// atomic an element.
-template <class T, int Threads, int Loads>
+/// Sorted (more than few_buckets buckets): each tile is sorted by bucket in shared memory before
+/// it is written (a counting sort: ranks from shared atomics, block_exclusive_scan of the tile's
+/// counts), so that consecutive threads write consecutive places of a bucket's run. Written
+/// straight from the registers, a warp's stores of 100 kth's 201 buckets landed on some 30 runs
+/// an instruction: sorting the tile took partition of 100 kth of 2^26 from 1.55-2.17 to 0.94-1.48
+/// ms on random inputs (H200, docs/perf-notes.md). One or two kth (3-5 buckets, a few runs a warp)
+/// write from the registers: the sort cost them 5% there. The ranks: a warp's lanes of one bucket
+/// by one atomic (__match_any_sync) for up to few_buckets buckets, whose atomics would otherwise
+/// queue on 2-5 addresses; else an atomic an element.
+inline constexpr int scatter_few_buckets = 8;
+
+template <class T, int Threads, int Loads, bool Sorted>
 __global__ void __launch_bounds__(Threads)
     partition_scatter_kernel(const T* __restrict__ data, scan_layout<T, Threads, Loads> layout,
                              const T* __restrict__ splitters, int m, u64* __restrict__ cursors,
                              bool even_down, T* __restrict__ out, int64_t* __restrict__ out_indices) {
   using view_t = tile_items<T, Threads, Loads>;
   static_assert(view_t::items * Threads <= 65536, "a tile's places are 16-bit");
-  constexpr int few_buckets = 8;
   extern __shared__ __align__(16) unsigned char scatter_bytes[];
   const scatter_shared<T> shape{m, int(layout.tile)};
   T* const s = reinterpret_cast<T*>(scatter_bytes);
@@ -109,7 +111,7 @@ __global__ void __launch_bounds__(Threads)
     for (int j = 0; j < view_t::items; ++j) {
       const int b = view.valid >> j & 1 ? core::select_bucket(split, m, view.x[j]) : -1;
       int rank = 0;
-      if (buckets <= few_buckets) {  // uniform in the block
+      if (!Sorted) {  // buckets <= scatter_few_buckets
         const unsigned peers = __match_any_sync(0xffffffffu, b);
         const int leader = __ffs(int(peers)) - 1;
         int first = 0;
@@ -123,26 +125,33 @@ __global__ void __launch_bounds__(Threads)
     __syncthreads();  // the tile's counts are complete
     for (int b = threadIdx.x; b < buckets; b += Threads) {
       const int c = tile_count[b];
-      tile_start[b] = c;
+      if (Sorted) tile_start[b] = c;
       if (c) tile_base[b] = reserve(b, u64(c));
       tile_count[b] = 0;  // for the next tile, whose counting starts after this tile's last barrier
     }
     __syncthreads();
-    block_exclusive_scan<Threads>(tile_start, buckets);  // tile_start[buckets]: the tile's elements
-    __syncthreads();
-    GSEARCH_UNROLL
-    for (int j = 0; j < view_t::items; ++j)
-      if (view.valid >> j & 1) {
-        const int at = tile_start[where[j] & 0xffff] + int(where[j] >> 16);
-        sorted[at] = view.x[j];
-        sorted_bucket[at] = uint16_t(where[j]);
-        sorted_place[at] = uint16_t(view_t::index(0, j));
-      }
-    __syncthreads();
     const int64_t body = layout.head + t * layout.tile;
-    for (int at = threadIdx.x; at < tile_start[buckets]; at += Threads) {
-      const int b = sorted_bucket[at];
-      put(int64_t(tile_base[b]) + (at - tile_start[b]), sorted[at], body + sorted_place[at]);
+    if constexpr (!Sorted) {
+      GSEARCH_UNROLL
+      for (int j = 0; j < view_t::items; ++j)
+        if (view.valid >> j & 1)
+          put(int64_t(tile_base[where[j] & 0xffff]) + int(where[j] >> 16), view.x[j], view_t::index(body, j));
+    } else {
+      block_exclusive_scan<Threads>(tile_start, buckets);  // tile_start[buckets]: the tile's elements
+      __syncthreads();
+      GSEARCH_UNROLL
+      for (int j = 0; j < view_t::items; ++j)
+        if (view.valid >> j & 1) {
+          const int at = tile_start[where[j] & 0xffff] + int(where[j] >> 16);
+          sorted[at] = view.x[j];
+          sorted_bucket[at] = uint16_t(where[j]);
+          sorted_place[at] = uint16_t(view_t::index(0, j));
+        }
+      __syncthreads();
+      for (int at = threadIdx.x; at < tile_start[buckets]; at += Threads) {
+        const int b = sorted_bucket[at];
+        put(int64_t(tile_base[b]) + (at - tile_start[b]), sorted[at], body + sorted_place[at]);
+      }
     }
     __syncthreads();  // the sorted tile, its starts and bases are read before the next tile's
   }
