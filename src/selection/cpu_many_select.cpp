@@ -24,15 +24,12 @@ template <class T>
 bool select_many(int threads, const T* data, int64_t n, const int64_t* ranks, int64_t m, T* values) {
   using U = core::radix_bits_t<T>;
   if (m == 0 || n <= 0 || m > selection_tuning::many_max_ranks) return false;
-  // The first slot's bins span a sample's extent.
-  const int64_t s = std::min<int64_t>(n, selection_tuning::many_sample);
-  U from = U(~U(0)), to = U(0);
-  for (int64_t i = 0; i < s; ++i) {
-    const U u = core::radix_bits(data[core::sample_position(i, s, n)]);
-    from = std::min(from, u);
-    to = std::max(to, u);
-  }
-  core::many_plan<U> plan(n, std::vector<int64_t>(ranks, ranks + m), from, to,
+  // The first pass's bins from a sample's cells (core::many_plan: equi-depth in the sample).
+  std::vector<uint32_t> counts;
+  const core::many_cells<U> cells = core::many_sample_cells<U>(
+      n, std::min<int64_t>(n, selection_tuning::many_sample),
+      [&](int64_t i) { return core::radix_bits(data[i]); }, counts);
+  core::many_plan<U> plan(n, std::vector<int64_t>(ranks, ranks + m), cells, counts,
                           std::max<int64_t>(n / selection_tuning::many_copy_fraction, 1),
                           selection_tuning::many_sort_max);
   std::vector<T> keys;          // the last copy
@@ -43,6 +40,7 @@ bool select_many(int threads, const T* data, int64_t n, const int64_t* ranks, in
     const core::many_pass& p = plan.pass();
     const int16_t* tables = plan.tables().data();
     const core::many_range<U>* ranges = plan.ranges().data();
+    const uint32_t* entries = plan.cell_entries().data();
     const bool from_copy = plan.reads_copy(), copying = plan.copies();
     const T* src = from_copy ? keys.data() : data;
     const int64_t len = plan.source_n();
@@ -55,7 +53,7 @@ bool select_many(int threads, const T* data, int64_t n, const int64_t* ranks, in
       int run_bin = -1;
       uint64_t run = 0;
       for (int64_t i = begin; i < end; ++i) {
-        const int b = core::many_bin(p, tables, ranges, core::radix_bits(src[i]),
+        const int b = core::many_bin(p, tables, ranges, entries, core::radix_bits(src[i]),
                                      from_copy ? int(roots[size_t(i)]) : 0);
         if (b != run_bin) {
           if (run_bin >= 0) h[run_bin] += run;

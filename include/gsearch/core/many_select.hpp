@@ -12,9 +12,12 @@
 /// bits wide from the slot's base, the first and the last whatever lies below and past them
 /// (radix_select.hpp's bins, with the bins a parameter). The planner then finds each rank's bin;
 /// the bins that hold a rank become the next open slots, and a bin of one value answers its
-/// ranks. The first slot is every key, binned over the extent of a sample (2^14 bins from its
-/// least to its largest bits): where the keys' top bits crowd (floats in [0, 1), integers in
-/// [0, 2^24)) the bins still split the data finely. An element finds its slot through one table
+/// ranks. The first slot is every key, binned by a sample (2^13 bins): its extent is cut into at
+/// most 1,024 cells and each cell given 2^k bins by its share of the sample, so the bins are
+/// about equally full whatever the distribution (normal floats, whose bits crowd unevenly, left
+/// 35% of the data open after a first pass uniform over the extent; these ~2%), and where the
+/// keys' top bits crowd (floats in [0, 1), integers in [0, 2^24)) they still split the data
+/// finely. An element finds its slot through one table
 /// a level: level l's table maps (the element's slot at level l - 1, its bin there) to its slot
 /// at level l, or -1 where no rank is: a range and a table entry in shared memory a level, where
 /// the sampled buckets' binary search of 2m splitters took log2(2m) dependent loads and 100 ranks'
@@ -35,13 +38,19 @@
 
 #include "gsearch/core/config.hpp"
 #include "gsearch/core/radix_bits.hpp"
+#include "gsearch/core/selection.hpp"  // sample_position
 
 namespace gsearch::core {
 
-/// The first pass's bins (64 KB of 32-bit counters in shared memory): fine enough that 100 ranks
-/// of uniform float32 (half of it in one binary exponent) hold a few per cent of the data.
-inline constexpr int many_first_bits = 14;
-/// The most bins a pass counts (open slots x 2^bits).
+/// The first pass's bins (32 KB of 32-bit counters in shared memory), equi-depth in a sample
+/// (many_cells): 100 quantiles' 199 ranks hold ~2% of normal, uniform, lognormal float32 or
+/// uniform int32 after it (bench/results/cpu/issue41/many_first_bins.py models it: 2^14 bins
+/// uniform over the sample's extent left 35% of normal float32 open, 3.2% of uniform).
+inline constexpr int many_first_bits = 13;
+/// The most cells the sample's extent is cut into (each given 2^k of the first pass's bins by its
+/// share of the sample; a 32-bit entry a cell in shared memory).
+inline constexpr int many_max_cells = 1024;
+/// The most bins a pass after the first counts (open slots x 2^bits; 64 KB of counters).
 inline constexpr int64_t many_pass_bins = int64_t(1) << 14;
 /// The fewest bins a slot has (2^3: 6 middle bins): many_select_max_ranks keeps it there.
 inline constexpr int many_min_bits = 3;
@@ -74,54 +83,125 @@ struct many_pass {
   int32_t table_entries = 0;     ///< the tables' 16-bit entries in all
   int32_t range_entries = 0;     ///< the ranges in all
   int32_t tables_in_shared = 0;  ///< tables and ranges staged in shared memory (else read from global)
+  /// The pass reads the data: level 0 is the first pass's, its bins by the sample's cells
+  /// (many_first_bin: cell_count entries, cell c covering the bits from cell_from + c << cell_shift,
+  /// first_bins bins in all), not by a range.
+  int32_t mapped = 0;
+  int32_t cell_shift = 0, cell_count = 0, first_bins = 0;
+  uint64_t cell_from = 0;
   int32_t bits[many_max_levels + 1] = {};
   int32_t table_at[many_max_levels] = {};
   int32_t range_at[many_max_levels + 1] = {};
 };
+
+/// The first pass's bin of bits u: 0 below the sample's least, first_bins - 1 past its cells,
+/// else its cell's first bin plus its place among the cell's 2^k bins. entries[c]: the cell's
+/// first bin (low 16 bits) and the width of each of its bins, log2 (high 16).
+template <class U>
+GSEARCH_HD GSEARCH_FORCEINLINE int many_first_bin(const many_pass& p, const uint32_t* entries, U u) {
+  const U from = U(p.cell_from);
+  if (u < from) return 0;
+  const U d = U(u - from), c = U(d >> p.cell_shift);
+  if (c >= U(p.cell_count)) return p.first_bins - 1;
+  const uint32_t e = entries[c];
+  return int(e & 0xffffu) + int(U(d - U(c << p.cell_shift)) >> (e >> 16));
+}
 
 /// The bin that bits u count in, or -1 when it is in no open slot. `root`: the element's slot at
 /// level 0 (0 for the data; for a copy, the slot stored beside it). Levels >= 0: the pass's level
 /// count at compile time (p.levels == Levels), so that a kernel unrolls the walk and reads each
 /// level's bits and offsets once (a run-time level loop read them from the parameters every
 /// element: 3 of the first pass's 57 instructions a warp of elements, and its branches 11 more).
+/// `entries`: the first pass's cells (read where p.mapped).
 template <int Levels = -1, class U>
 GSEARCH_HD GSEARCH_FORCEINLINE int many_bin(const many_pass& p, const int16_t* tables,
-                                            const many_range<U>* ranges, U u, int root = 0) {
+                                            const many_range<U>* ranges, const uint32_t* entries, U u,
+                                            int root = 0) {
   const int levels = Levels >= 0 ? Levels : p.levels;
   int slot = root;
-  const auto step = [&](int l) {
-    slot =
-        tables[p.table_at[l] + (slot << p.bits[l]) + many_bin_in(ranges[p.range_at[l] + slot], u, p.bits[l])];
+  // Level l's bin of u in `slot` (level 0 by the cells where the pass reads the data).
+  const auto bin_at = [&](int l, bool mapped) {
+    return mapped ? many_first_bin(p, entries, u) : many_bin_in(ranges[p.range_at[l] + slot], u, p.bits[l]);
+  };
+  const auto step = [&](int l, bool mapped) {
+    slot = tables[p.table_at[l] + (slot << p.bits[l]) + bin_at(l, mapped)];
     return slot >= 0;
   };
   if constexpr (Levels >= 0) {
     GSEARCH_UNROLL
     for (int l = 0; l < Levels; ++l)
-      if (!step(l)) return -1;
-  } else {
-    for (int l = 0; l < levels; ++l)
-      if (!step(l)) return -1;
+      if (!step(l, l == 0 && p.mapped)) return -1;
+  } else {  // (level 0 apart: a mapped test in the loop cost the general kernel 52 registers)
+    int l = 0;
+    if (levels > 0 && p.mapped) {
+      if (!step(0, true)) return -1;
+      l = 1;
+    }
+    for (; l < levels; ++l)
+      if (!step(l, false)) return -1;
   }
-  return (slot << p.bits[levels]) + many_bin_in(ranges[p.range_at[levels] + slot], u, p.bits[levels]);
+  return (slot << p.bits[levels]) + bin_at(levels, levels == 0 && p.mapped);
+}
+
+/// The first pass's cells: the sample's extent [from, to] cut into at most many_max_cells cells
+/// of 2^shift bits; `count` their number. counts_of(sample) is what the planner takes: each
+/// cell's elements of the sample (the CUDA select counts them on the device, the same way).
+template <class U>
+struct many_cells {
+  U from = 0;
+  int32_t shift = 0, count = 1;
+  static GSEARCH_HD many_cells over(U from, U to) {
+    many_cells c;
+    c.from = from < to ? from : to;
+    const U width = U((from < to ? to : from) - c.from);
+    while (U(width >> c.shift) >= U(many_max_cells)) ++c.shift;
+    c.count = int32_t(U(width >> c.shift)) + 1;
+    return c;
+  }
+  /// Bits u's cell (u in [from, to]).
+  GSEARCH_HD int of(U u) const { return int(U(U(u - from) >> shift)); }
+};
+
+/// The sample at core::sample_position (s of n elements, `read(i)` the radix bits of element i):
+/// its cells and each cell's elements of it, the first pass's input to many_plan.
+template <class U, class Read>
+many_cells<U> many_sample_cells(int64_t n, int64_t s, Read read, std::vector<uint32_t>& counts) {
+  U from = U(~U(0)), to = U(0);
+  std::vector<U> sample(static_cast<size_t>(s));
+  for (int64_t i = 0; i < s; ++i) {
+    const U u = read(sample_position(i, s, n));
+    sample[size_t(i)] = u;
+    from = u < from ? u : from;
+    to = u > to ? u : to;
+  }
+  const many_cells<U> cells = many_cells<U>::over(from, to);
+  counts.assign(size_t(cells.count), 0);
+  for (const U u : sample) ++counts[size_t(cells.of(u))];
+  return cells;
 }
 
 /// The planner (host): the open slots, each rank's slot and offset, the tables, the next pass.
-/// `ranks`: ascending, distinct, in [0, n). [from, to]: the sample's least and largest bits (the
-/// first slot's bins); `capacity`: the elements a copy may hold; `sort_max`: the most the caller
-/// sorts at once (0: never).
+/// `ranks`: ascending, distinct, in [0, n). `cells`, `counts`: the first pass's cells and each
+/// one's elements of the sample (many_sample_cells): each cell gets 2^k of the first pass's bins,
+/// 2^k about its share of the sample, so that the bins are about equally full whatever the
+/// distribution; `capacity`: the elements a copy may hold; `sort_max`: the most the caller sorts
+/// at once (0: never).
 template <class U>
 class many_plan {
  public:
-  many_plan(int64_t n, std::vector<int64_t> ranks, U from, U to, int64_t capacity, int64_t sort_max = 0)
+  many_plan(int64_t n, std::vector<int64_t> ranks, many_cells<U> cells, const std::vector<uint32_t>& counts,
+            int64_t capacity, int64_t sort_max = 0)
       : ranks_(std::move(ranks)),
         offset_(ranks_),
         less_(ranks_.size(), 0),
         slot_(ranks_.size(), 0),
         answers_(ranks_.size(), U(0)),
+        cells_(cells),
         capacity_(capacity),
         sort_max_(sort_max),
         source_n_(n) {
-    open_.push_back({U(0), U(~U(0)), std::min(from, to), std::max(from, to), n, 0});
+    place_first_bins(counts);
+    open_.push_back({U(0), U(~U(0)), cells_.from, cells_.from, n, 0});
     plan_next();
   }
 
@@ -135,6 +215,8 @@ class many_plan {
   const many_pass& pass() const { return pass_; }
   const std::vector<int16_t>& tables() const { return tables_; }
   const std::vector<many_range<U>>& ranges() const { return ranges_; }
+  /// The first pass's cells' entries (many_first_bin reads them; the same for every pass).
+  const std::vector<uint32_t>& cell_entries() const { return entries_; }
   bool copies() const { return copies_; }
   int64_t copied_count() const { return open_total(); }
   /// The tables' entries that are new since the last pass (the caller uploads tables()[from, end)).
@@ -177,16 +259,20 @@ class many_plan {
         ++bin;
       }
       const slot_info& parent = open_[size_t(bin >> bits)];
-      const many_range<U> r = range_of(parent, bits);
       U lo, hi;
       const int b = int(bin - first);
-      if (b == 0) {
-        lo = parent.lo;
-        hi = U(r.base - 1);  // the bin has an element, so base > lo
+      if (pass_.mapped && pass_.levels == 0) {
+        first_bin_keys(b, lo, hi);
       } else {
-        lo = U(r.base + (U(b - 1) << r.shift));   // at most an element of the bin: no overflow
-        const U last = U((U(1) << r.shift) - 1);  // a middle bin's width less one
-        hi = b == per - 1 || U(parent.hi - lo) < last ? parent.hi : U(lo + last);
+        const many_range<U> r = range_of(parent, bits);
+        if (b == 0) {
+          lo = parent.lo;
+          hi = U(r.base - 1);  // the bin has an element, so base > lo
+        } else {
+          lo = U(r.base + (U(b - 1) << r.shift));   // at most an element of the bin: no overflow
+          const U last = U((U(1) << r.shift) - 1);  // a middle bin's width less one
+          hi = b == per - 1 || U(parent.hi - lo) < last ? parent.hi : U(lo + last);
+        }
       }
       if (lo == hi) {  // one value: the rank's answer
         answers_[k] = lo;
@@ -254,7 +340,7 @@ class many_plan {
  private:
   struct slot_info {
     U lo, hi;       // the keys in it
-    U from, to;     // the extent its bins cover (lo, hi but in the first slot: the sample's)
+    U from, to;     // the extent its bins cover (lo, hi; the first slot's bins are the cells')
     int64_t count;  // its elements
     int64_t bin;    // the bin it was counted in (while it is built)
   };
@@ -262,6 +348,55 @@ class many_plan {
     int64_t total = 0;
     for (const slot_info& s : open_) total += s.count;
     return total;
+  }
+  // Each cell's bins: 2^k, k = floor(log2(its share of the sample x the bins)) (at least one bin,
+  // at most one a value), the largest k lowered until they fit; bin 0 below the cells, the last
+  // past them.
+  void place_first_bins(const std::vector<uint32_t>& counts) {
+    const int cells = cells_.count, budget = (1 << many_first_bits) - 2;
+    uint64_t sample = 0;
+    for (int c = 0; c < cells; ++c) sample += c < int(counts.size()) ? counts[size_t(c)] : 0u;
+    std::vector<int> k(size_t(cells), 0);
+    int64_t used = 0;
+    for (int c = 0; c < cells; ++c) {
+      const double share =
+          sample && c < int(counts.size()) ? double(counts[size_t(c)]) * budget / double(sample) : 0;
+      while (k[size_t(c)] < cells_.shift && double(int64_t(2) << k[size_t(c)]) <= share) ++k[size_t(c)];
+      used += int64_t(1) << k[size_t(c)];
+    }
+    while (used > budget) {  // (cells <= budget / 2: every k can reach 0)
+      const auto top = std::max_element(k.begin(), k.end());
+      used -= int64_t(1) << (*top - 1);
+      --*top;
+    }
+    entries_.resize(size_t(cells));
+    first_bin_.resize(size_t(cells) + 1);
+    int at = 1;
+    for (int c = 0; c < cells; ++c) {
+      first_bin_[size_t(c)] = at;
+      entries_[size_t(c)] = uint32_t(at) | uint32_t(cells_.shift - k[size_t(c)]) << 16;
+      at += 1 << k[size_t(c)];
+    }
+    first_bin_[size_t(cells)] = at;
+    first_bins_ = at + 1;
+  }
+  // The keys of the first pass's bin b: below the cells, a cell's bin, past the cells (a bin
+  // that holds a rank holds an element, so its bounds do not wrap).
+  void first_bin_keys(int b, U& lo, U& hi) const {
+    if (b == 0) {
+      lo = U(0);
+      hi = U(cells_.from - 1);
+      return;
+    }
+    const int c = int(std::upper_bound(first_bin_.begin(), first_bin_.end(), b) - first_bin_.begin()) - 1;
+    if (c >= cells_.count) {
+      lo = U(cells_.from + U(U(cells_.count - 1) << cells_.shift) + (U(1) << cells_.shift));
+      hi = U(~U(0));
+      return;
+    }
+    const int width = int(entries_[size_t(c)] >> 16);
+    lo = U(cells_.from + U(U(c) << cells_.shift) + U(U(b - first_bin_[size_t(c)]) << width));
+    hi = U(lo + U((U(1) << width) - 1));
   }
   // The slot's bins at `bits`: the middle ones as fine as fit [from, to].
   static many_range<U> range_of(const slot_info& s, int bits) {
@@ -274,8 +409,9 @@ class many_plan {
   }
   // The next pass: bins as fine as the budget allows, the open slots' ranges, whether it copies.
   void plan_next() {
-    int bits = range_at_.empty() && !reads_copy_ ? many_first_bits : many_min_bits;
-    while (int64_t(open_.size()) << (bits + 1) <= many_pass_bins && bits < many_first_bits) ++bits;
+    const bool first_pass = range_at_.empty() && !reads_copy_;
+    int bits = first_pass ? many_first_bits : many_min_bits;
+    while (!first_pass && int64_t(open_.size()) << (bits + 1) <= many_pass_bins) ++bits;
     pass_ = many_pass{};
     pass_.levels = int32_t(level_bits_.size());
     if (pass_.levels > many_max_levels - 1 || int64_t(tables_.size()) > max_table_entries ||
@@ -293,6 +429,13 @@ class many_plan {
     }
     pass_.bits[pass_.levels] = bits;
     pass_.range_at[pass_.levels] = counted_at;
+    if (!reads_copy_) {  // level 0 is the first pass's (bins by the cells)
+      pass_.mapped = 1;
+      pass_.cell_from = uint64_t(cells_.from);
+      pass_.cell_shift = cells_.shift;
+      pass_.cell_count = cells_.count;
+      pass_.first_bins = first_bins_;
+    }
     pass_.bins = int32_t(int64_t(open_.size()) << bits);
     pass_.table_entries = int32_t(tables_.size());
     pass_.range_entries = int32_t(ranges_.size());
@@ -314,6 +457,10 @@ class many_plan {
   std::vector<int32_t> level_bits_, table_at_, range_at_;  // the walked levels
   std::vector<int16_t> tables_;
   std::vector<many_range<U>> ranges_;
+  many_cells<U> cells_;
+  std::vector<uint32_t> entries_;  // the cells' (many_first_bin)
+  std::vector<int> first_bin_;     // each cell's first bin, then the past bin
+  int first_bins_ = 0;
   many_pass pass_;
   int64_t capacity_, sort_max_;
   int64_t source_n_;

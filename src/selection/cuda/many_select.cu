@@ -59,10 +59,12 @@ std::optional<many_answers<T>> many_select(cudaStream_t stream, const T* data, i
   const int64_t sort_max = select_sample_size(int(sizeof(T)));
   const device_limits dev = current_device_limits();
 
-  // The counts (the most bins a pass has, then the copy's count), the sample's extent, the tables,
+  // The counts (the most bins a pass has, then the copy's count), the sample's extent and cells, the tables,
   // the ranges, two copies (each element's slot beside it).
   const auto align = [](size_t b) { return (b + 255) / 256 * 256; };
-  const size_t hist_bytes = align(size_t(core::many_pass_bins + 1) * 8 + 2 * sizeof(U));
+  // (beside the counts, the sample's cells' counts, then the cells' entries)
+  const size_t counts_end = align(size_t(core::many_pass_bins + 1) * 8 + 2 * sizeof(U));
+  const size_t hist_bytes = counts_end + align(size_t(core::many_max_cells) * 4);
   const size_t table_bytes = align(size_t(plan_t::max_table_entries) * 2);
   const size_t range_bytes = align(size_t(plan_t::max_ranges) * sizeof(range_t));
   const size_t copy_bytes = align(size_t(capacity) * sizeof(T)), root_bytes = align(size_t(capacity) * 2);
@@ -79,6 +81,7 @@ std::optional<many_answers<T>> many_select(cudaStream_t stream, const T* data, i
   auto* hist = reinterpret_cast<u64*>(base);
   u64* copied = hist + core::many_pass_bins;
   U* extent = reinterpret_cast<U*>(copied + 1);
+  auto* cells = reinterpret_cast<uint32_t*>(base + counts_end);
   auto* tables = reinterpret_cast<int16_t*>(base + hist_bytes);
   auto* ranges = reinterpret_cast<range_t*>(base + hist_bytes + table_bytes);
   auto* partial = reinterpret_cast<uint32_t*>(base + hist_bytes + table_bytes + range_bytes);
@@ -103,16 +106,29 @@ std::optional<many_answers<T>> many_select(cudaStream_t stream, const T* data, i
   auto* host_ranges = reinterpret_cast<range_t*>(staged + counts_bytes + newest_bytes);
   auto* last_keys = reinterpret_cast<T*>(staged + counts_bytes + newest_bytes + host_range_bytes);
 
-  // The sample's extent: the first slot's bins span it.
-  constexpr int extent_threads = 1024;
-  launch(many_sample_extent_kernel<T, extent_threads>, 1, extent_threads, 0, stream, data, n,
-         std::min<int64_t>(n, sort_max), extent);
+  // The sample's extent and cells (the first pass's bins: core::many_plan), then the cells'
+  // entries for every pass that reads the data.
+  constexpr int sample_threads = 1024, sample_items = 16;
+  static_assert(sample_threads * sample_items >= select_sample_size(int(sizeof(T))),
+                "one block holds the sample");
+  launch(many_sample_cells_kernel<T, sample_threads, sample_items>, 1, sample_threads, 0, stream, data, n,
+         std::min<int64_t>(n, sort_max), extent, cells);
   GSEARCH_CUDA_CHECK(cudaMemcpyAsync(counts, extent, 2 * sizeof(U), cudaMemcpyDeviceToHost, stream));
+  GSEARCH_CUDA_CHECK(
+      cudaMemcpyAsync(counts + 2, cells, size_t(core::many_max_cells) * 4, cudaMemcpyDeviceToHost, stream));
   GSEARCH_CUDA_CHECK(cudaStreamSynchronize(stream));
   U from, to;
   std::memcpy(&from, counts, sizeof(U));
   std::memcpy(&to, reinterpret_cast<const unsigned char*>(counts) + sizeof(U), sizeof(U));
-  plan_t plan(n, ranks, from, to, capacity, sort_max);
+  const core::many_cells<U> sample_cells = core::many_cells<U>::over(from, to);
+  const auto* cell_counts = reinterpret_cast<const uint32_t*>(counts + 2);
+  plan_t plan(n, ranks, sample_cells, std::vector<uint32_t>(cell_counts, cell_counts + sample_cells.count),
+              capacity, sort_max);
+  // (through the tables' staging: the first pass uploads no table, and each pass waits before the
+  // next rewrites it)
+  std::copy(plan.cell_entries().begin(), plan.cell_entries().end(), reinterpret_cast<uint32_t*>(newest));
+  GSEARCH_CUDA_CHECK(
+      cudaMemcpyAsync(cells, newest, plan.cell_entries().size() * 4, cudaMemcpyHostToDevice, stream));
 
   int source = -1;  // the copy the next pass reads (-1: the data)
   while (!plan.done()) {
@@ -142,8 +158,8 @@ std::optional<many_answers<T>> many_select(cudaStream_t stream, const T* data, i
                                                        (tiles + most_tiles - 1) / most_tiles));
     launch(kernel, grid, threads, smem, stream, src,
            source < 0 ? static_cast<const uint16_t*>(nullptr) : roots[source], layout, p,
-           static_cast<const int16_t*>(tables), static_cast<const range_t*>(ranges), partial, copies[out],
-           roots[out], copied);
+           static_cast<const int16_t*>(tables), static_cast<const range_t*>(ranges),
+           static_cast<const uint32_t*>(cells), partial, copies[out], roots[out], copied);
     constexpr int sum_threads = 256, slices = 8;
     launch(many_sum_kernel, (p.bins + sum_threads - 1) / sum_threads * slices, sum_threads, 0, stream,
            static_cast<const uint32_t*>(partial), int(grid), p.bins, slices, hist);

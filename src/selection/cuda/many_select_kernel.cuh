@@ -20,25 +20,33 @@ namespace gsearch::cuda_backend {
 /// stage, the stores coalesced): at 2.4% of the data copied, a block-wide scan and two barriers a
 /// tile made the copying pass 385 us for a 62 us read of 2^26 float32 (ncu, H200, 0a58b57).
 inline constexpr int many_stage = 256;
+/// The blocks of 512 a multiprocessor at the least: a copying pass two (64 registers: the general
+/// copying kernel, which walks the levels at run time, took 112 once the first level was the
+/// cells', and with it one block). A counting pass takes 32-56 as it is (asking for four blocks
+/// made the 8-byte kernels spill).
+constexpr int many_pass_min_blocks(bool copy) { return copy ? 2 : 0; }  // (0: unasked; 1 took 48 registers)
 
-/// The dynamic shared memory of a pass: the bins' 32-bit counts, the ranges and the tables' 16-bit
-/// slots where they fit (else the kernel reads them from global memory, through L1), and in a
-/// copying pass each warp's stage (keys, then their 16-bit slots).
+/// The dynamic shared memory of a pass: the bins' 32-bit counts, the first pass's cell entries
+/// where the pass reads the data (core::many_first_bin), the ranges and the tables' 16-bit slots
+/// where they fit (else the kernel reads them from global memory, through L1), and in a copying
+/// pass each warp's stage (keys, then their 16-bit slots).
 template <class T>
 struct many_shared_layout {
-  int64_t bins, range_entries, table_entries;
+  int64_t bins, cells, range_entries, table_entries;
   bool in_shared;
   int threads;
   bool copying;
   using range_t = core::many_range<core::radix_bits_t<T>>;
   __host__ __device__ many_shared_layout(const core::many_pass& p, int threads_, bool copying_)
       : bins(p.bins),
+        cells(p.mapped ? p.cell_count : 0),
         range_entries(p.range_entries),
         table_entries(p.table_entries),
         in_shared(p.tables_in_shared != 0),
         threads(threads_),
         copying(copying_) {}
-  __host__ __device__ int64_t ranges_at() const { return bins * 4; }  // 16-byte aligned: 8 bins or more
+  __host__ __device__ int64_t entries_at() const { return bins * 4; }  // 16-byte aligned: 8 bins or more
+  __host__ __device__ int64_t ranges_at() const { return entries_at() + (cells * 4 + 15) / 16 * 16; }
   __host__ __device__ int64_t tables_at() const {
     return ranges_at() + (in_shared ? range_entries * int64_t(sizeof(range_t)) : 0);
   }
@@ -50,19 +58,27 @@ struct many_shared_layout {
   }
 };
 
-/// One block: the least and the largest radix bits of the s elements of data at
-/// core::sample_position (the first slot's bins span them: core::many_plan), to extent[0, 2).
-template <class T, int Threads>
+/// One block, Threads x Items >= s: the s elements of data at core::sample_position, their least
+/// and largest radix bits to extent[0, 2), then their cells (core::many_cells over that extent)
+/// and each cell's elements of the sample to counts[0, cells): core::many_sample_cells on the
+/// device, what core::many_plan places the first pass's bins by.
+template <class T, int Threads, int Items>
 __global__ void __launch_bounds__(Threads)
-    many_sample_extent_kernel(const T* __restrict__ data, int64_t n, int64_t s,
-                              core::radix_bits_t<T>* __restrict__ extent) {
+    many_sample_cells_kernel(const T* __restrict__ data, int64_t n, int64_t s,
+                             core::radix_bits_t<T>* __restrict__ extent, uint32_t* __restrict__ counts) {
   using U = core::radix_bits_t<T>;
   __shared__ U least[Threads / 32], most[Threads / 32];
+  __shared__ uint32_t cell_counts[core::many_max_cells];
+  U u[Items];
   U lo = U(~U(0)), hi = U(0);
-  for (int64_t i = threadIdx.x; i < s; i += Threads) {
-    const U u = core::radix_bits(data[core::sample_position(i, s, n)]);
-    lo = u < lo ? u : lo;
-    hi = u > hi ? u : hi;
+  GSEARCH_UNROLL
+  for (int j = 0; j < Items; ++j) {
+    const int64_t i = int64_t(j) * Threads + threadIdx.x;
+    u[j] = i < s ? core::radix_bits(data[core::sample_position(i, s, n)]) : U(0);
+    if (i < s) {
+      lo = u[j] < lo ? u[j] : lo;
+      hi = u[j] > hi ? u[j] : hi;
+    }
   }
   GSEARCH_UNROLL
   for (int o = 16; o > 0; o /= 2) {
@@ -74,15 +90,24 @@ __global__ void __launch_bounds__(Threads)
     least[threadIdx.x / 32] = lo;
     most[threadIdx.x / 32] = hi;
   }
+  for (int c = threadIdx.x; c < core::many_max_cells; c += Threads) cell_counts[c] = 0;
+  __syncthreads();
+  lo = least[0];
+  hi = most[0];
+  for (int w = 1; w < Threads / 32; ++w) {
+    lo = least[w] < lo ? least[w] : lo;
+    hi = most[w] > hi ? most[w] : hi;
+  }
+  const core::many_cells<U> cells = core::many_cells<U>::over(lo, hi);
+  GSEARCH_UNROLL
+  for (int j = 0; j < Items; ++j)
+    if (int64_t(j) * Threads + threadIdx.x < s) atomicAdd(cell_counts + cells.of(u[j]), 1u);
   __syncthreads();
   if (threadIdx.x == 0) {
-    for (int w = 1; w < Threads / 32; ++w) {
-      lo = least[w] < lo ? least[w] : lo;
-      hi = most[w] > hi ? most[w] : hi;
-    }
     extent[0] = lo;
     extent[1] = hi;
   }
+  for (int c = threadIdx.x; c < cells.count; c += Threads) counts[c] = cell_counts[c];
 }
 
 /// One pass over src[0, n) (`layout`: its unaligned head and tiles), grid-stride over the tiles:
@@ -93,19 +118,21 @@ __global__ void __launch_bounds__(Threads)
 /// their number, so no capacity is needed). Levels >= 0: p.levels at compile time, the tables in
 /// shared memory (core::many_bin's walk unrolled).
 template <class T, int Threads, int Loads, bool Copy, int Levels = -1>
-__global__ void __launch_bounds__(Threads)
+__global__ void __launch_bounds__(Threads, many_pass_min_blocks(Copy))
     many_select_pass_kernel(const T* __restrict__ src, const uint16_t* __restrict__ roots,
                             scan_layout<T, Threads, Loads> layout, core::many_pass p,
                             const int16_t* __restrict__ tables,
                             const core::many_range<core::radix_bits_t<T>>* __restrict__ ranges,
-                            uint32_t* __restrict__ partial, T* __restrict__ copy,
-                            uint16_t* __restrict__ copy_roots, u64* __restrict__ copied) {
+                            const uint32_t* __restrict__ entries, uint32_t* __restrict__ partial,
+                            T* __restrict__ copy, uint16_t* __restrict__ copy_roots,
+                            u64* __restrict__ copied) {
   using view_t = tile_items<T, Threads, Loads>;
   using range_t = core::many_range<core::radix_bits_t<T>>;
   constexpr int warps = Threads / 32;
   extern __shared__ __align__(16) unsigned char many_shared[];
   const many_shared_layout<T> at{p, Threads, Copy};
   uint32_t* const bins = reinterpret_cast<uint32_t*>(many_shared);
+  auto* const staged_entries = reinterpret_cast<uint32_t*>(many_shared + at.entries_at());
   auto* const staged_ranges = reinterpret_cast<range_t*>(many_shared + at.ranges_at());
   auto* const staged_tables = reinterpret_cast<int16_t*>(many_shared + at.tables_at());
   // Levels >= 0: the launch staged the tables in shared memory (shared loads, where a pointer to
@@ -119,20 +146,21 @@ __global__ void __launch_bounds__(Threads)
                                   int64_t(warps) * many_stage * int64_t(sizeof(T))) +
       warp * many_stage;
   for (int i = threadIdx.x; i < p.bins; i += Threads) bins[i] = 0;
+  if (p.mapped)
+    for (int i = threadIdx.x; i < p.cell_count; i += Threads) staged_entries[i] = entries[i];
   if (p.tables_in_shared) {
     for (int i = threadIdx.x; i < p.table_entries; i += Threads) staged_tables[i] = tables[i];
     for (int i = threadIdx.x; i < p.range_entries; i += Threads) staged_ranges[i] = ranges[i];
   }
   __syncthreads();
-  // The first pass (Levels == 0) reads the data, every element in the one slot: its range in
-  // registers (a shared load an element, else: the atomics into the bins may alias it).
-  const range_t root_range = range[p.range_at[0]];
-  const int first_bits = p.bits[0];
+  // The first pass (Levels == 0) reads the data, every element in the one slot: its bins by the
+  // sample's cells.
   const auto bin_of = [&](T x, int64_t i) {
     if constexpr (Levels == 0)
-      return core::many_bin_in(root_range, core::radix_bits(x), first_bits);
+      return core::many_first_bin(p, staged_entries, core::radix_bits(x));
     else
-      return core::many_bin<Levels>(p, table, range, core::radix_bits(x), roots ? int(roots[i]) : 0);
+      return core::many_bin<Levels>(p, table, range, staged_entries, core::radix_bits(x),
+                                    roots ? int(roots[i]) : 0);
   };
   int staged = 0;  // uniform in the warp
   const auto take = [&](int count) {  // `count` places in the copy, from lane 0
