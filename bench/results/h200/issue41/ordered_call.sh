@@ -35,7 +35,7 @@
 #   san_scatter memcheck of the partition tests (int32, float; argpartition double) and of
 #            SelectManyRanksByRadixPasses (float: partition of 3-100 kth), racecheck of
 #            PartitionOnTheRadixRoute and PartitionAndArgpartition (float); subsets
-#   ncu_scatter partition's scatter at 2^26 float32 uniform, kth = n/2 and 100 kth (two launches)
+#   ncu_scatter partition's scatter at 2^26 float32 uniform: kth = n/2 (unsorted tiles), 100 kth (sorted)
 #   san_many memcheck of SelectManyRanksByRadixPasses (int32, float, double), racecheck (float);
 #            subsets
 #   many     selection_bench --parts select,partition,quantile at 2^26 (MANY_PARTS, MANY_DISTS):
@@ -178,13 +178,16 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
     san_scatter)
       sanitize scatter memcheck 200 test_gpu_selection 'GpuSelection/0.Partition*:GpuSelection/4.Partition*:GpuSelection/5.PartitionAndArgpartition:GpuSelection/4.SelectManyRanksByRadixPasses'
       sanitize scatter racecheck 150 test_gpu_selection 'GpuSelection/4.PartitionOnTheRadixRoute:GpuSelection/4.PartitionAndArgpartition' ;;
-    ncu_scatter)
-      timeout 150 ncu --kernel-name regex:partition_scatter --launch-count 2 --clock-control none \
-        --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis \
-        "$B/selection_bench" --parts partition --n 67108864 --dtypes float32 --dists uniform --no-peers \
-        --quick --repeat 1 --warmup 0 > "$L/ncu_scatter.txt" 2>&1
-      echo "ncu scatter: exit $? (${SECONDS} s)"
-      grep -E "partition_scatter|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Grid Size|Dynamic Shared|No Eligible|Warp Cycles Per Issued|L2 Hit|Mem Busy" "$L/ncu_scatter.txt" | head -40 ;;
+    ncu_scatter)  # the unsorted scatter (one kth), then the sorted one (100 kth)
+      for sorted in false true; do
+        timeout 100 ncu --kernel-name-base demangled --kernel-name "regex:partition_scatter_kernel<float, 256, 4, $sorted>" \
+          --launch-count 1 --clock-control none \
+          --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis \
+          "$B/selection_bench" --parts partition --n 67108864 --dtypes float32 --dists uniform --no-peers \
+          --quick --repeat 1 --warmup 0 > "$L/ncu_scatter_$sorted.txt" 2>&1
+        echo "ncu scatter (sorted $sorted): exit $? (${SECONDS} s)"
+        grep -E "partition_scatter|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Grid Size|Dynamic Shared|No Eligible|Warp Cycles Per Issued|L2 Hit|Mem Busy" "$L/ncu_scatter_$sorted.txt" | head -20
+      done ;;
     san_many)
       sanitize many memcheck 200 test_gpu_selection 'GpuSelection/0.SelectManyRanksByRadixPasses:GpuSelection/4.SelectManyRanksByRadixPasses:GpuSelection/5.SelectManyRanksByRadixPasses'
       sanitize many racecheck 150 test_gpu_selection 'GpuSelection/4.SelectManyRanksByRadixPasses' ;;
