@@ -179,8 +179,8 @@ for step in ${STEPS:-build tests bench ncu python pytest memcheck}; do  # racech
       sanitize scatter memcheck 200 test_gpu_selection 'GpuSelection/0.Partition*:GpuSelection/4.Partition*:GpuSelection/5.PartitionAndArgpartition:GpuSelection/4.SelectManyRanksByRadixPasses'
       sanitize scatter racecheck 150 test_gpu_selection 'GpuSelection/4.PartitionOnTheRadixRoute:GpuSelection/4.PartitionAndArgpartition' ;;
     ncu_scatter)  # the unsorted scatter (one kth), then the sorted one (100 kth)
-      for sorted in false true; do
-        timeout 100 ncu --kernel-name-base demangled --kernel-name "regex:partition_scatter_kernel<float, 256, 4, $sorted>" \
+      for sorted in 0 1; do  # (ncu's demangled name: partition_scatter_kernel<float, (int)256, (int)4, (bool)0>)
+        timeout 100 ncu --kernel-name-base demangled --kernel-name "regex:partition_scatter_kernel<float.*bool.$sorted>" \
           --launch-count 1 --clock-control none \
           --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis \
           "$B/selection_bench" --parts partition --n 67108864 --dtypes float32 --dists uniform --no-peers \
