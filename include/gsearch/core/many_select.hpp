@@ -44,8 +44,9 @@ namespace gsearch::core {
 
 /// The first pass's bins (32 KB of 32-bit counters in shared memory), equi-depth in a sample
 /// (many_cells): 100 quantiles' 199 ranks hold ~2% of normal, uniform, lognormal float32 or
-/// uniform int32 after it (bench/results/cpu/issue41/many_first_bins.py models it: 2^14 bins
-/// uniform over the sample's extent left 35% of normal float32 open, 3.2% of uniform).
+/// uniform int32 after it (bench/results/cpu/issue41/many_first_bins_cells.py models it: 2^14
+/// bins uniform over the sample's extent left 35% of normal float32 open, 3.2% of uniform; 2^14
+/// bins by the cells would leave ~1%, at twice the shared memory: docs/perf-notes.md).
 inline constexpr int many_first_bits = 13;
 /// The most cells the sample's extent is cut into (each given 2^k of the first pass's bins by its
 /// share of the sample; a 32-bit entry a cell in shared memory).
@@ -131,7 +132,7 @@ GSEARCH_HD GSEARCH_FORCEINLINE int many_bin(const many_pass& p, const int16_t* t
     GSEARCH_UNROLL
     for (int l = 0; l < Levels; ++l)
       if (!step(l, l == 0 && p.mapped)) return -1;
-  } else {  // (level 0 apart: a mapped test in the loop cost the general kernel 52 registers)
+  } else {  // (level 0 apart: the loop's levels are all ranges')
     int l = 0;
     if (levels > 0 && p.mapped) {
       if (!step(0, true)) return -1;
@@ -144,8 +145,8 @@ GSEARCH_HD GSEARCH_FORCEINLINE int many_bin(const many_pass& p, const int16_t* t
 }
 
 /// The first pass's cells: the sample's extent [from, to] cut into at most many_max_cells cells
-/// of 2^shift bits; `count` their number. counts_of(sample) is what the planner takes: each
-/// cell's elements of the sample (the CUDA select counts them on the device, the same way).
+/// of 2^shift bits; `count` their number. many_sample_cells finds them and each cell's elements
+/// of the sample, what the planner takes (the CUDA select counts them on the device the same way).
 template <class U>
 struct many_cells {
   U from = 0;
