@@ -50,14 +50,14 @@ struct scatter_shared {
 /// bucket counts) and ends at its last plus one, or, for even b where even_down, starts at its
 /// last plus one and ends at its first.
 ///
-/// Sorted (more than few_buckets buckets): each tile is sorted by bucket in shared memory before
+/// Sorted (more than scatter_few_buckets buckets): each tile is sorted by bucket in shared memory before
 /// it is written (a counting sort: ranks from shared atomics, block_exclusive_scan of the tile's
 /// counts), so that consecutive threads write consecutive places of a bucket's run. Written
 /// straight from the registers, a warp's stores of 100 kth's 201 buckets landed on some 30 runs
 /// an instruction: sorting the tile took partition of 100 kth of 2^26 from 1.55-2.17 to 0.94-1.48
 /// ms on random inputs (H200, docs/perf-notes.md). One or two kth (3-5 buckets, a few runs a warp)
 /// write from the registers: the sort cost them 5% there. The ranks: a warp's lanes of one bucket
-/// by one atomic (__match_any_sync) for up to few_buckets buckets, whose atomics would otherwise
+/// by one atomic (__match_any_sync) for up to scatter_few_buckets buckets, whose atomics would otherwise
 /// queue on 2-5 addresses; else an atomic an element.
 inline constexpr int scatter_few_buckets = 8;
 
@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(Threads)
     if (out_indices) out_indices[at] = i;
   };
 
-  // Tile 0's head, by thread 0 of the block that takes tile 0 (at most 15 elements): a slot each.
+  // Tile 0's head, by thread 0 of the block that takes tile 0 (fewer than one 16-byte vector): a slot each.
   // Where `c` elements of bucket b go: the first of c slots taken from its cursor.
   const auto reserve = [&](int b, u64 c) {
     return even_down && b % 2 == 0 ? atomicAdd(cursors + b, u64(0) - c) - c : atomicAdd(cursors + b, c);
@@ -101,8 +101,8 @@ __global__ void __launch_bounds__(Threads)
   const int64_t tiles = layout.tiles();
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     view_t view;
-    // Cached loads: the counting pass read the same data just before (it stays in L2 when the
-    // input fits there).
+    // Cached loads: where a bucket pass counted (partition's general path) it read the same data
+    // just before, and it stays in L2 when the input fits there.
     view.template load<true>(data, layout, t);
     // Each valid item's bucket (low 16 bits) and its rank among the tile's elements of that
     // bucket (high 16 bits): one register an item.
